@@ -1,0 +1,105 @@
+package agent
+
+import (
+	"fmt"
+	"os/exec"
+	"strings"
+
+	"github.com/google/shlex"
+)
+
+func init() { Register("command", func() Adapter { return commandAdapter{} }) }
+
+// commandAdapter runs any program: the prompt on stdin (and in
+// LOOPRINTER_PROMPT_FILE), its standard output is the transcript, and signals
+// are read from that output.
+type commandAdapter struct{}
+
+func (commandAdapter) Name() string { return "command" }
+
+func (commandAdapter) Invocation(req Request) (Invocation, error) {
+	argv, err := shlex.Split(req.Command)
+	if err != nil {
+		return Invocation{}, fmt.Errorf("agent.command: %w", err)
+	}
+	if len(argv) == 0 {
+		return Invocation{}, fmt.Errorf("agent.command is empty: the command backend needs a program to run")
+	}
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return Invocation{}, fmt.Errorf("agent.command: %q not found: %w", argv[0], err)
+	}
+	args := append(argv[1:], req.Args...)
+	return Invocation{Path: path, Args: args, Env: ChildEnv(req), Stdin: req.Prompt}, nil
+}
+
+func (commandAdapter) NewParser(req Request) Parser {
+	return &commandParser{prompt: req.Prompt}
+}
+
+// commandParser keeps only what it needs from the stream: the signals and
+// the last lines, never the whole output.
+type commandParser struct {
+	prompt  string
+	promise string
+	blocked string
+	tail    []string
+}
+
+const commandTailLines = 20
+
+func (p *commandParser) Line(line []byte) []ToolEvent {
+	s := string(line)
+	if strings.Contains(s, "<promise>") || strings.Contains(s, "<blocked>") {
+		if pr, bl := Signals(s, p.prompt); pr != "" || bl != "" {
+			if pr != "" {
+				p.promise = pr
+			}
+			if bl != "" {
+				p.blocked = bl
+			}
+		}
+	}
+	if len(s) > 2000 {
+		s = s[:2000] + "…"
+	}
+	p.tail = append(p.tail, s)
+	if len(p.tail) > commandTailLines {
+		p.tail = p.tail[1:]
+	}
+	return nil
+}
+
+func (p *commandParser) Finish(exit Exit) Result {
+	res := Result{ExitCode: exit.Code, Promise: p.promise, Blocked: p.blocked,
+		FinalMessage: strings.Join(p.tail, "\n")}
+	switch {
+	case exit.StartErr != nil:
+		res.Status = StatusBlocked
+		res.Error = exit.StartErr.Error()
+		res.Fix = "check agent.command in the loop file: the program must exist and be executable"
+	case exit.Killed != "":
+		res.Status = exit.Killed
+		res.Error = "stopped by the engine: " + string(exit.Killed)
+	case p.blocked != "":
+		res.Status = StatusBlocked
+		res.Error = "the agent asked for a human: " + p.blocked
+	case exit.Code == 0:
+		res.Status = StatusOK
+	default:
+		res.Status = StatusFailed
+		res.Error = fmt.Sprintf("the agent exited with code %d", exit.Code)
+		if t := strings.TrimSpace(lastLines(exit.StderrTail, 5)); t != "" {
+			res.Error += ": " + t
+		}
+	}
+	return res
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,369 @@
+package agent
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// MaxLine is the longest line handed to a parser; the transcript always gets
+// every byte.
+const MaxLine = 1 << 20
+
+// stderrTail is how much of standard error is kept for classification.
+const stderrTail = 8 << 10
+
+// pipeDrain bounds how long the runner waits for the output pipes to close
+// after the agent's process group is gone: a grandchild that escaped the group
+// and still holds a pipe cannot hang the engine.
+const pipeDrain = 2 * time.Second
+
+// sessionVars are variables that make a CLI believe it runs nested inside
+// another agent session; the child must not inherit them.
+var sessionVars = []string{
+	"CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SSE_PORT",
+	"CODEX_SANDBOX", "CODEX_SANDBOX_NETWORK_DISABLED", "CODEX_THREAD_ID",
+	"GEMINI_CLI", "LOOPRINTER_PHASE", "LOOPRINTER_CYCLE", "LOOPRINTER_ITERATION",
+	"LOOPRINTER_TASK", "LOOPRINTER_DIR", "LOOPRINTER_PROMPT_FILE",
+}
+
+// ChildEnv builds a child's environment: the engine's own, minus agent-session
+// variables, plus the LOOPRINTER_* variables and the request's env.
+func ChildEnv(req Request) []string {
+	drop := map[string]bool{}
+	for _, k := range sessionVars {
+		drop[k] = true
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if drop[k] {
+			continue
+		}
+		if _, over := req.Env[k]; over {
+			continue
+		}
+		env = append(env, kv)
+	}
+	env = append(env,
+		"LOOPRINTER_PHASE="+req.Phase,
+		"LOOPRINTER_CYCLE="+strconv.Itoa(req.Cycle),
+		"LOOPRINTER_ITERATION="+strconv.Itoa(req.Iteration),
+		"LOOPRINTER_TASK="+req.Task,
+		"LOOPRINTER_DIR="+req.Dir,
+		"LOOPRINTER_PROMPT_FILE="+req.PromptFile,
+	)
+	for k, v := range req.Env {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+// Run starts the agent, streams its output, enforces the timeouts and returns
+// the normalized result. It never returns before the agent's process group has
+// been signalled to stop. onTool, if not nil, is called for each tool call as
+// it shows up in the stream.
+func Run(ctx context.Context, req Request, ad Adapter, onTool func(ToolEvent)) Result {
+	start := time.Now()
+	parser := ad.NewParser(req)
+	finish := func(exit Exit, out int64) Result {
+		res := parser.Finish(exit)
+		res.Duration = time.Since(start)
+		res.OutputBytes = out
+		res.Transcript = req.Transcript
+		if res.Status == "" {
+			res.Status = StatusFailed
+		}
+		return res
+	}
+
+	inv, err := ad.Invocation(req)
+	if err != nil {
+		return finish(Exit{Code: -1, StartErr: err}, 0)
+	}
+	if err := os.MkdirAll(filepath.Dir(req.Transcript), 0o755); err != nil {
+		return finish(Exit{Code: -1, StartErr: err}, 0)
+	}
+	// O_EXCL: a transcript is never overwritten.
+	transcript, err := os.OpenFile(req.Transcript, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return finish(Exit{Code: -1, StartErr: fmt.Errorf("open transcript: %w", err)}, 0)
+	}
+	defer transcript.Close()
+
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return finish(Exit{Code: -1, StartErr: err}, 0)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return finish(Exit{Code: -1, StartErr: err}, 0)
+	}
+
+	cmd := exec.Command(inv.Path, inv.Args...)
+	cmd.Dir = req.Dir
+	cmd.Env = inv.Env
+	cmd.Stdin = strings.NewReader(inv.Stdin)
+	cmd.Stdout = outW
+	cmd.Stderr = errW
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// The stdin copy goroutine must not outlive the process by much.
+	cmd.WaitDelay = pipeDrain
+	if err := cmd.Start(); err != nil {
+		outR.Close()
+		outW.Close()
+		errR.Close()
+		errW.Close()
+		return finish(Exit{Code: -1, StartErr: err}, 0)
+	}
+	outW.Close()
+	errW.Close()
+	pgid := cmd.Process.Pid
+
+	var lastOutput atomic.Int64
+	lastOutput.Store(time.Now().UnixNano())
+	var outBytes atomic.Int64
+	var tw sync.Mutex // transcript writes from stdout only; stderr has its own file
+
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		streamLines(outR, func(chunk []byte) {
+			lastOutput.Store(time.Now().UnixNano())
+			outBytes.Add(int64(len(chunk)))
+			tw.Lock()
+			transcript.Write(chunk)
+			tw.Unlock()
+		}, func(line []byte) {
+			for _, ev := range parser.Line(line) {
+				if onTool != nil {
+					onTool(ev)
+				}
+			}
+		})
+	}()
+	var errTail tailBuffer
+	errTail.max = stderrTail
+	go func() {
+		defer wg.Done()
+		var errFile *os.File
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := errR.Read(buf)
+			if n > 0 {
+				lastOutput.Store(time.Now().UnixNano())
+				errTail.Write(buf[:n])
+				if errFile == nil {
+					errFile, _ = os.OpenFile(req.Transcript+".stderr", os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+				}
+				if errFile != nil {
+					errFile.Write(buf[:n])
+				}
+			}
+			if err != nil {
+				break
+			}
+		}
+		if errFile != nil {
+			errFile.Close()
+		}
+	}()
+
+	waitErr := make(chan error, 1)
+	go func() { waitErr <- cmd.Wait() }()
+
+	var killed Status
+	var deadline <-chan time.Time
+	if req.Timeout > 0 {
+		t := time.NewTimer(req.Timeout)
+		defer t.Stop()
+		deadline = t.C
+	}
+	tick := time.NewTicker(idleTick(req.IdleTimeout))
+	defer tick.Stop()
+	var werr error
+loop:
+	for {
+		select {
+		case werr = <-waitErr:
+			break loop
+		case <-ctx.Done():
+			killed = StatusInterrupted
+			werr = stopGroup(pgid, req.Grace, waitErr)
+			break loop
+		case <-deadline:
+			killed = StatusTimeout
+			werr = stopGroup(pgid, req.Grace, waitErr)
+			break loop
+		case <-tick.C:
+			if req.IdleTimeout > 0 && time.Since(time.Unix(0, lastOutput.Load())) >= req.IdleTimeout {
+				killed = StatusIdle
+				werr = stopGroup(pgid, req.Grace, waitErr)
+				break loop
+			}
+		}
+	}
+	// The leader is gone; nothing it started may outlive the run.
+	killGroup(pgid)
+
+	drained := make(chan struct{})
+	go func() { wg.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(pipeDrain):
+		// A process outside the group still holds a pipe: cut it loose.
+		outR.Close()
+		errR.Close()
+		<-drained
+	}
+	outR.Close()
+	errR.Close()
+
+	code := exitCode(werr, cmd)
+	return finish(Exit{Code: code, Killed: killed, StderrTail: errTail.String()}, outBytes.Load())
+}
+
+func idleTick(idle time.Duration) time.Duration {
+	if idle <= 0 || idle > 4*time.Second {
+		return time.Second
+	}
+	t := idle / 4
+	if t < 10*time.Millisecond {
+		t = 10 * time.Millisecond
+	}
+	return t
+}
+
+// stopGroup asks the group to stop, waits up to grace, then kills it.
+func stopGroup(pgid int, grace time.Duration, waitErr <-chan error) error {
+	if grace <= 0 {
+		grace = 5 * time.Second
+	}
+	syscall.Kill(-pgid, syscall.SIGTERM)
+	select {
+	case err := <-waitErr:
+		return err
+	case <-time.After(grace):
+	}
+	syscall.Kill(-pgid, syscall.SIGKILL)
+	select {
+	case err := <-waitErr:
+		return err
+	case <-time.After(pipeDrain + time.Second):
+		return errors.New("agent did not exit after SIGKILL")
+	}
+}
+
+// killGroup kills whatever is left in the group (grandchildren).
+func killGroup(pgid int) {
+	if err := syscall.Kill(-pgid, syscall.SIGTERM); err != nil {
+		return // no one left
+	}
+	for i := 0; i < 20; i++ {
+		time.Sleep(10 * time.Millisecond)
+		if syscall.Kill(-pgid, 0) != nil {
+			return
+		}
+	}
+	syscall.Kill(-pgid, syscall.SIGKILL)
+}
+
+func exitCode(err error, cmd *exec.Cmd) int {
+	if cmd.ProcessState != nil {
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return -1
+		}
+		return cmd.ProcessState.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}
+
+// streamLines copies r to sink in chunks, and hands complete lines (cut at
+// MaxLine) to onLine. Memory stays bounded whatever the agent prints.
+func streamLines(r io.Reader, sink func([]byte), onLine func([]byte)) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var line []byte
+	overflow := false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(chunk) > 0 {
+			sink(chunk)
+			complete := chunk[len(chunk)-1] == '\n'
+			body := chunk
+			if complete {
+				body = chunk[:len(chunk)-1]
+			}
+			if !overflow {
+				room := MaxLine - len(line)
+				if len(body) > room {
+					body = body[:room]
+					overflow = true
+				}
+				line = append(line, body...)
+			}
+			if complete {
+				onLine(trimCR(line))
+				line = line[:0]
+				if cap(line) > 256<<10 {
+					line = nil // give back memory from a long line
+				}
+				overflow = false
+			}
+		}
+		if err != nil {
+			if err == bufio.ErrBufferFull {
+				continue
+			}
+			if len(line) > 0 {
+				onLine(trimCR(line))
+			}
+			return
+		}
+	}
+}
+
+func trimCR(b []byte) []byte {
+	if n := len(b); n > 0 && b[n-1] == '\r' {
+		return b[:n-1]
+	}
+	return b
+}
+
+// tailBuffer keeps the last max bytes written.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tailBuffer) Write(p []byte) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.max {
+		t.buf = append([]byte(nil), t.buf[len(t.buf)-t.max:]...)
+	}
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}
