@@ -46,10 +46,10 @@ type Request struct {
 	Iteration int    `json:"iteration"`
 	Task      string `json:"task,omitempty"`
 
-	Dir        string `json:"dir"`         // the loop's directory; the agent's working directory
-	Prompt     string `json:"-"`           // full prompt text
-	PromptFile string `json:"prompt_file"` // where the prompt was written
-	Transcript string `json:"transcript"`  // raw standard output goes here
+	Dir        string   `json:"dir"`               // the loop's directory; the agent's working directory
+	Prompt     string   `json:"-"`                 // full prompt text
+	PromptFile string   `json:"prompt_file"`       // where the prompt was written
+	Transcript string   `json:"transcript"`        // raw standard output goes here
 	Signals    []string `json:"signals,omitempty"` // promise signals the phase waits for (informational)
 
 	Backend     string            `json:"backend"`
@@ -80,25 +80,25 @@ type Price struct {
 
 // Result is the normalized outcome of one run, whatever the CLI.
 type Result struct {
-	Status       Status        `json:"status"`
-	ExitCode     int           `json:"exit_code"`
-	FinalMessage string        `json:"final_message,omitempty"`
-	Turns        int           `json:"turns"`
-	InputTokens  int64         `json:"input_tokens"`
-	OutputTokens int64         `json:"output_tokens"`
-	CachedTokens int64         `json:"cached_tokens"`
-	CostUSD      float64       `json:"cost_usd"`
-	CostEstimated bool         `json:"cost_estimated,omitempty"`
-	SessionID    string        `json:"session_id,omitempty"`
-	Tools        []string      `json:"tools,omitempty"`
-	Promise      string        `json:"promise,omitempty"` // the <promise> signal, if any
-	Blocked      string        `json:"blocked,omitempty"` // the <blocked> reason, if any
-	Error        string        `json:"error,omitempty"`   // why it failed, for people
-	Fix          string        `json:"fix,omitempty"`     // how to fix a blocked run, for people
-	RetryAfter   time.Duration `json:"retry_after,omitempty"`
-	Duration     time.Duration `json:"duration"`
-	OutputBytes  int64         `json:"output_bytes"`
-	Transcript   string        `json:"transcript"`
+	Status        Status        `json:"status"`
+	ExitCode      int           `json:"exit_code"`
+	FinalMessage  string        `json:"final_message,omitempty"`
+	Turns         int           `json:"turns"`
+	InputTokens   int64         `json:"input_tokens"`
+	OutputTokens  int64         `json:"output_tokens"`
+	CachedTokens  int64         `json:"cached_tokens"`
+	CostUSD       float64       `json:"cost_usd"`
+	CostEstimated bool          `json:"cost_estimated,omitempty"`
+	SessionID     string        `json:"session_id,omitempty"`
+	Tools         []string      `json:"tools,omitempty"`
+	Promise       string        `json:"promise,omitempty"` // the <promise> signal, if any
+	Blocked       string        `json:"blocked,omitempty"` // the <blocked> reason, if any
+	Error         string        `json:"error,omitempty"`   // why it failed, for people
+	Fix           string        `json:"fix,omitempty"`     // how to fix a blocked run, for people
+	RetryAfter    time.Duration `json:"retry_after,omitempty"`
+	Duration      time.Duration `json:"duration"`
+	OutputBytes   int64         `json:"output_bytes"`
+	Transcript    string        `json:"transcript"`
 }
 
 // ToolEvent is one tool call seen live in the stream, for the console.

@@ -1,0 +1,423 @@
+// Package record is the JSONL event schema of working-records/: one JSON
+// object per line, written by one run invocation to its own file, read back
+// by status, logs, watch and cost. docs/records.md documents every field.
+package record
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Version of the record schema, in every line as "v".
+const Version = 1
+
+// Event names.
+const (
+	LoopStart     = "loop_start"
+	LoopStop      = "loop_stop"
+	Setup         = "setup"
+	AgentStart    = "agent_start"
+	AgentEnd      = "agent_end"
+	AgentRetry    = "agent_retry"
+	ToolCall      = "tool_call"
+	Verify        = "verify"
+	Baseline      = "baseline"
+	PlanArchived  = "plan_archived"
+	PlanInvalid   = "plan_invalid"
+	TaskPassed    = "task_passed"
+	Violation     = "violation"
+	Gate          = "gate"
+	SameFailure   = "same_failure"
+	PostPhaseEnd  = "post_phase_end"
+	SpecChanged   = "spec_changed"
+	Warning       = "warning"
+	Commit        = "commit"
+	Notify        = "notify"
+	BudgetWarning = "budget_warning"
+	Paused        = "paused"
+	Resumed       = "resumed"
+	Review        = "review"
+	Supervisor    = "supervisor"
+	ScheduleFire  = "schedule_fire"
+)
+
+// Check is one verify command's result.
+type Check struct {
+	Command    string `json:"command"`
+	ExitCode   int    `json:"exit_code"`
+	DurationMS int64  `json:"duration_ms"`
+	Pass       bool   `json:"pass"`
+	Signal     string `json:"signal,omitempty"`   // failure signal of this check
+	Output     string `json:"output,omitempty"`   // where the full output was saved
+	Baseline   bool   `json:"baseline,omitempty"` // failed before the loop started too
+	TimedOut   bool   `json:"timed_out,omitempty"`
+}
+
+// Event is one line of a record file. Fields that do not apply are omitted.
+type Event struct {
+	V         int       `json:"v"`
+	TS        time.Time `json:"ts"`
+	Run       string    `json:"run"`
+	Event     string    `json:"event"`
+	Cycle     int       `json:"cycle,omitempty"`
+	Iteration int       `json:"iteration,omitempty"`
+
+	Loop     string `json:"loop,omitempty"`
+	Shape    string `json:"shape,omitempty"`
+	LoopFile string `json:"loop_file,omitempty"`
+	Dir      string `json:"dir,omitempty"`
+	PID      int    `json:"pid,omitempty"`
+	Resumed  bool   `json:"resumed,omitempty"`
+
+	Phase         string   `json:"phase,omitempty"`
+	Task          string   `json:"task,omitempty"`
+	Backend       string   `json:"backend,omitempty"`
+	Model         string   `json:"model,omitempty"`
+	Status        string   `json:"status,omitempty"`
+	ExitCode      *int     `json:"exit_code,omitempty"`
+	Turns         int      `json:"turns,omitempty"`
+	InputTokens   int64    `json:"input_tokens,omitempty"`
+	OutputTokens  int64    `json:"output_tokens,omitempty"`
+	CachedTokens  int64    `json:"cached_tokens,omitempty"`
+	CostUSD       float64  `json:"cost_usd,omitempty"`
+	CostEstimated bool     `json:"cost_estimated,omitempty"`
+	DurationMS    int64    `json:"duration_ms,omitempty"`
+	Transcript    string   `json:"transcript,omitempty"`
+	PromptFile    string   `json:"prompt_file,omitempty"`
+	FilesChanged  []string `json:"files_changed,omitempty"`
+	SessionID     string   `json:"session_id,omitempty"`
+	Tools         []string `json:"tools,omitempty"`
+	Tool          string   `json:"tool,omitempty"`
+	Promise       string   `json:"promise,omitempty"`
+	Blocked       string   `json:"blocked,omitempty"`
+	Error         string   `json:"error,omitempty"`
+	Attempt       int      `json:"attempt,omitempty"`
+	WaitMS        int64    `json:"wait_ms,omitempty"`
+
+	Gate          string   `json:"gate,omitempty"`
+	Pass          *bool    `json:"pass,omitempty"`
+	Checks        []Check  `json:"checks,omitempty"`
+	Errors        []string `json:"errors,omitempty"`
+	FailureSignal string   `json:"failure_signal,omitempty"`
+	Signature     string   `json:"signature,omitempty"`
+	Repeats       int      `json:"repeats,omitempty"`
+
+	From string `json:"from,omitempty"`
+	To   string `json:"to,omitempty"`
+	File string `json:"file,omitempty"`
+	Kind string `json:"kind,omitempty"`
+
+	Reason      string   `json:"reason,omitempty"`
+	Summary     string   `json:"summary,omitempty"`
+	Message     string   `json:"message,omitempty"`
+	NotVerified []string `json:"not_verified,omitempty"`
+	Evidence    []string `json:"evidence,omitempty"`
+	Changes     []string `json:"changes,omitempty"`
+
+	// Data carries shape-specific payloads (review findings, supervisor diffs).
+	Data json.RawMessage `json:"data,omitempty"`
+}
+
+// Int returns a pointer to n, for optional numeric fields.
+func Int(n int) *int { return &n }
+
+// Bool returns a pointer to b, for optional boolean fields.
+func Bool(b bool) *bool { return &b }
+
+// Writer appends events to one record file. Each event is a single write of
+// one complete line, so a crash can tear at most the last line.
+type Writer struct {
+	mu   sync.Mutex
+	f    *os.File
+	path string
+	run  string
+	now  func() time.Time
+	subs []func(Event)
+}
+
+// FileName is the record file name for a run started at t with a backend.
+func FileName(t time.Time, backend string) string {
+	return fmt.Sprintf("%s-loop-%s.jsonl", t.UTC().Format("20060102T150405.000000000Z"), backend)
+}
+
+// Create opens a new record file in dir for one run invocation.
+func Create(dir, run, backend string, start time.Time) (*Writer, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, FileName(start, backend))
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("create record file: %w", err)
+	}
+	return &Writer{f: f, path: path, run: run, now: time.Now}, nil
+}
+
+// Path is the record file's path.
+func (w *Writer) Path() string { return w.path }
+
+// Subscribe registers fn to see every event written (the console, notifiers).
+func (w *Writer) Subscribe(fn func(Event)) { w.subs = append(w.subs, fn) }
+
+// Write stamps and appends one event.
+func (w *Writer) Write(e Event) error {
+	e.V = Version
+	if e.TS.IsZero() {
+		e.TS = w.now().UTC()
+	}
+	e.Run = w.run
+	b, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	w.mu.Lock()
+	_, err = w.f.Write(b)
+	subs := w.subs
+	w.mu.Unlock()
+	for _, fn := range subs {
+		fn(e)
+	}
+	return err
+}
+
+// Close closes the file.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.f.Sync()
+	return w.f.Close()
+}
+
+// Files lists the record files of a records directory, oldest first.
+func Files(dir string) ([]string, error) {
+	matches, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(matches)
+	return matches, nil
+}
+
+// ReadDir reads every event of every record file in dir, oldest file first.
+// Lines that do not parse (a torn last line after a crash) are skipped.
+func ReadDir(dir string) ([]Event, error) {
+	files, err := Files(dir)
+	if err != nil {
+		return nil, err
+	}
+	var all []Event
+	for _, f := range files {
+		evs, err := ReadFile(f)
+		if err != nil {
+			return all, err
+		}
+		all = append(all, evs...)
+	}
+	return all, nil
+}
+
+// ReadFile reads the events of one record file, skipping torn lines.
+func ReadFile(path string) ([]Event, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var evs []Event
+	err = Scan(f, func(e Event) { evs = append(evs, e) })
+	return evs, err
+}
+
+// Scan calls fn for each well-formed event in r.
+func Scan(r io.Reader, fn func(Event)) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			var e Event
+			if json.Unmarshal(line, &e) == nil && e.Event != "" {
+				fn(e)
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// Follower tails a records directory: new files and new complete lines.
+type Follower struct {
+	dir     string
+	offsets map[string]int64
+}
+
+// NewFollower starts following dir; fromStart replays what is already there.
+func NewFollower(dir string, fromStart bool) *Follower {
+	fl := &Follower{dir: dir, offsets: map[string]int64{}}
+	if !fromStart {
+		files, _ := Files(dir)
+		for _, f := range files {
+			if st, err := os.Stat(f); err == nil {
+				fl.offsets[f] = st.Size()
+			}
+		}
+	}
+	return fl
+}
+
+// Poll returns the events completed since the last poll. A line still being
+// written (no newline yet) is left for the next poll.
+func (fl *Follower) Poll() []Event {
+	files, _ := Files(fl.dir)
+	var out []Event
+	for _, path := range files {
+		off := fl.offsets[path]
+		f, err := os.Open(path)
+		if err != nil {
+			continue
+		}
+		if _, err := f.Seek(off, io.SeekStart); err != nil {
+			f.Close()
+			continue
+		}
+		br := bufio.NewReaderSize(f, 64<<10)
+		for {
+			line, err := br.ReadBytes('\n')
+			if err != nil {
+				break // incomplete line: keep it for later
+			}
+			off += int64(len(line))
+			var e Event
+			if json.Unmarshal(line, &e) == nil && e.Event != "" {
+				out = append(out, e)
+			}
+		}
+		f.Close()
+		fl.offsets[path] = off
+	}
+	return out
+}
+
+// Summarize renders an event as one readable line.
+func Summarize(e Event) string {
+	var b strings.Builder
+	b.WriteString(e.TS.Local().Format("15:04:05"))
+	b.WriteString(" ")
+	if e.Cycle > 0 {
+		fmt.Fprintf(&b, "[c%d", e.Cycle)
+		if e.Iteration > 0 {
+			fmt.Fprintf(&b, " i%d", e.Iteration)
+		}
+		b.WriteString("] ")
+	}
+	b.WriteString(Describe(e))
+	return b.String()
+}
+
+// Describe says what an event means, without the timestamp.
+func Describe(e Event) string {
+	pass := func() string {
+		if e.Pass != nil && *e.Pass {
+			return "PASS"
+		}
+		return "FAIL"
+	}
+	switch e.Event {
+	case LoopStart:
+		s := fmt.Sprintf("loop %s started (%s shape, pid %d)", e.Loop, e.Shape, e.PID)
+		if e.Resumed {
+			s += ", resuming"
+		}
+		return s
+	case LoopStop:
+		return fmt.Sprintf("loop stopped: %s (exit %d) %s", strings.ToUpper(e.Reason), deref(e.ExitCode), e.Summary)
+	case AgentStart:
+		s := fmt.Sprintf("agent %s/%s started: %s", e.Backend, orDash(e.Model), e.Phase)
+		if e.Task != "" {
+			s += " " + e.Task
+		}
+		return s
+	case AgentEnd:
+		s := fmt.Sprintf("agent %s ended: %s, exit %d, %d turns, $%.4f, %.1fs", e.Phase, e.Status, deref(e.ExitCode), e.Turns, e.CostUSD, float64(e.DurationMS)/1000)
+		if e.Task != "" {
+			s = fmt.Sprintf("agent %s %s ended: %s, exit %d, %d turns, $%.4f, %.1fs", e.Phase, e.Task, e.Status, deref(e.ExitCode), e.Turns, e.CostUSD, float64(e.DurationMS)/1000)
+		}
+		if e.Error != "" {
+			s += " — " + firstLine(e.Error)
+		}
+		return s
+	case AgentRetry:
+		return fmt.Sprintf("agent %s: %s, retrying in %.0fs (attempt %d)", e.Phase, e.Status, float64(e.WaitMS)/1000, e.Attempt)
+	case ToolCall:
+		return fmt.Sprintf("  tool %s %s", e.Tool, e.Message)
+	case Verify, Baseline:
+		var parts []string
+		for _, c := range e.Checks {
+			mark := "ok"
+			if !c.Pass {
+				mark = fmt.Sprintf("exit %d", c.ExitCode)
+			}
+			parts = append(parts, fmt.Sprintf("%s (%s)", c.Command, mark))
+		}
+		for _, er := range e.Errors {
+			parts = append(parts, er)
+		}
+		label := e.Gate + " gate"
+		if e.Event == Baseline {
+			label = "baseline"
+		}
+		return fmt.Sprintf("%s %s: %s", label, pass(), strings.Join(parts, "; "))
+	case PlanArchived:
+		return fmt.Sprintf("plan archived to %s (%s)", e.To, e.Reason)
+	case PlanInvalid:
+		return fmt.Sprintf("plan invalid: %s", strings.Join(e.Errors, "; "))
+	case TaskPassed:
+		return fmt.Sprintf("task %s passed", e.Task)
+	case Violation:
+		return fmt.Sprintf("VIOLATION %s: %s", e.Kind, e.Message)
+	case SameFailure:
+		return fmt.Sprintf("same failure %d times in a row (%s)", e.Repeats, e.Signature)
+	case Setup:
+		return fmt.Sprintf("setup %s", pass())
+	case Gate:
+		return fmt.Sprintf("%s gate %s %s", e.Gate, pass(), e.Message)
+	default:
+		s := e.Event
+		if e.Message != "" {
+			s += ": " + e.Message
+		}
+		return s
+	}
+}
+
+func deref(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}

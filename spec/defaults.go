@@ -1,0 +1,351 @@
+package spec
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"gopkg.in/yaml.v3"
+)
+
+// Backends are the agent backends a loop file may name.
+var Backends = []string{"claude", "codex", "gemini", "command"}
+
+// Defaults, documented in docs/loop-file.md.
+const (
+	DefaultTimeout      = 20 * time.Minute
+	DefaultIdleTimeout  = 5 * time.Minute
+	DefaultGrace        = 10 * time.Second
+	DefaultMaxTurns     = 30
+	DefaultIterations   = 30
+	DefaultCycles       = 10
+	DefaultCostUSD      = 25.0
+	DefaultWall         = 4 * time.Hour
+	DefaultSameFailure  = 3
+	DefaultGapStall     = 3
+	DefaultAPIRetries   = 3
+	DefaultCheckTimeout = 10 * time.Minute
+	DefaultPostMaxSteps = 5
+	DefaultReviewRounds = 3
+)
+
+// phaseAgentKeys are the phases whose agent can be overridden under agents:.
+var phaseAgentKeys = []string{"plan", "replan", "build", "post", "ralph", "writer", "reviewer", "fixer", "supervisor"}
+
+func (l *Loop) applyDefaults() {
+	if l.Version == 0 {
+		l.Version = 1
+	}
+	if l.Shape == "" {
+		l.Shape = ShapeCycle
+	}
+	if l.Name == "" {
+		l.Name = defaultName(l.Dir)
+	}
+	a := &l.Agent
+	if a.Backend == "" {
+		a.Backend = "claude"
+	}
+	if a.Timeout == 0 {
+		a.Timeout = Duration(DefaultTimeout)
+	}
+	if a.IdleTimeout == 0 {
+		a.IdleTimeout = Duration(DefaultIdleTimeout)
+	}
+	if a.Grace == 0 {
+		a.Grace = Duration(DefaultGrace)
+	}
+	if a.MaxTurns == 0 {
+		a.MaxTurns = DefaultMaxTurns
+	}
+	b := &l.Budget
+	if b.Iterations == 0 {
+		b.Iterations = DefaultIterations
+	}
+	if b.Cycles == 0 {
+		b.Cycles = DefaultCycles
+	}
+	if b.CostUSD == 0 {
+		b.CostUSD = DefaultCostUSD
+	}
+	if b.Wall == 0 {
+		b.Wall = Duration(DefaultWall)
+	}
+	if b.SameFailure == 0 {
+		b.SameFailure = DefaultSameFailure
+	}
+	if b.GapStall == 0 {
+		b.GapStall = DefaultGapStall
+	}
+	if b.APIRetries == 0 {
+		b.APIRetries = DefaultAPIRetries
+	}
+	if l.VerifyBaseline == "" {
+		l.VerifyBaseline = "all"
+	}
+	if l.CheckTimeout == 0 {
+		l.CheckTimeout = Duration(DefaultCheckTimeout)
+	}
+	for i := range l.PostPhases {
+		if l.PostPhases[i].MaxSteps == 0 {
+			l.PostPhases[i].MaxSteps = DefaultPostMaxSteps
+		}
+	}
+	if l.Review.Bar == "" {
+		l.Review.Bar = "major"
+	}
+	if l.Review.MaxRounds == 0 {
+		l.Review.MaxRounds = DefaultReviewRounds
+	}
+	if l.Notify.On == nil {
+		l.Notify.On = StringList{"stop", "blocked", "no_progress", "budget_80"}
+	}
+}
+
+var nameClean = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+func defaultName(dir string) string {
+	base := dir
+	if i := strings.LastIndex(dir, "/"); i >= 0 {
+		base = dir[i+1:]
+	}
+	base = nameClean.ReplaceAllString(base, "-")
+	if base == "" {
+		return "loop"
+	}
+	return base
+}
+
+// AgentFor returns the agent of a phase: agents.<phase> (for post phases,
+// agents.<name>, then agents.post) over agent.
+func (l *Loop) AgentFor(phase string, post bool) Agent {
+	a := l.Agent
+	if post {
+		if o, ok := l.Agents["post"]; ok {
+			a = merge(a, o)
+		}
+	}
+	if phase == "replan" {
+		if o, ok := l.Agents["plan"]; ok {
+			a = merge(a, o)
+		}
+	}
+	if o, ok := l.Agents[phase]; ok {
+		a = merge(a, o)
+	}
+	return a
+}
+
+func merge(base, o Agent) Agent {
+	if o.Backend != "" && o.Backend != base.Backend {
+		// A different backend does not inherit the base's model or command.
+		base.Backend, base.Model, base.Command = o.Backend, "", ""
+	}
+	if o.Model != "" {
+		base.Model = o.Model
+	}
+	if o.Command != "" {
+		base.Command = o.Command
+	}
+	if o.Args != nil {
+		base.Args = o.Args
+	}
+	if o.Timeout != 0 {
+		base.Timeout = o.Timeout
+	}
+	if o.IdleTimeout != 0 {
+		base.IdleTimeout = o.IdleTimeout
+	}
+	if o.Grace != 0 {
+		base.Grace = o.Grace
+	}
+	if o.MaxTurns != 0 {
+		base.MaxTurns = o.MaxTurns
+	}
+	if o.MaxBudgetUSD != 0 {
+		base.MaxBudgetUSD = o.MaxBudgetUSD
+	}
+	if o.Env != nil {
+		env := map[string]string{}
+		for k, v := range base.Env {
+			env[k] = v
+		}
+		for k, v := range o.Env {
+			env[k] = v
+		}
+		base.Env = env
+	}
+	if o.Permissions != nil {
+		base.Permissions = o.Permissions
+	}
+	return base
+}
+
+func (l *Loop) validate(nodes map[string]*yaml.Node) []Problem {
+	var ps []Problem
+	at := func(path, format string, args ...any) {
+		p := Problem{Msg: fmt.Sprintf(format, args...)}
+		for q := path; ; {
+			if n, ok := nodes[q]; ok {
+				p.Line, p.Column = n.Line, n.Column
+				break
+			}
+			i := strings.LastIndexAny(q, ".[")
+			if i < 0 {
+				if n, ok := nodes[""]; ok && q != "" {
+					p.Line, p.Column = n.Line, n.Column
+				}
+				break
+			}
+			q = q[:i]
+		}
+		ps = append(ps, p)
+	}
+	if l.Version != 1 {
+		at("version", "version: only version 1 exists, got %d", l.Version)
+	}
+	switch l.Shape {
+	case ShapeCycle, ShapeRalph, ShapeReview:
+	default:
+		at("shape", "shape: %q is not a loop shape (cycle, ralph or review)", l.Shape)
+	}
+	if strings.TrimSpace(l.Objective) == "" && l.Shape != ShapeReview {
+		at("objective", "objective is missing: write one sentence a machine can judge; it goes into every prompt")
+	}
+	l.validateAgent("agent", l.Agent, at)
+	for key := range l.Agents {
+		if !contains(phaseAgentKeys, key) && !l.hasPostPhase(key) {
+			at("agents."+key, "agents.%s: no such phase (use %s or a post phase's name)", key, strings.Join(phaseAgentKeys, ", "))
+			continue
+		}
+		l.validateAgent("agents."+key, l.AgentFor(key, l.hasPostPhase(key)), at)
+	}
+	b := l.Budget
+	if b.Iterations < 0 {
+		at("budget.iterations", "budget.iterations must be at least 1: a loop never runs unlimited")
+	}
+	if b.Cycles < 0 {
+		at("budget.cycles", "budget.cycles must be at least 1: a loop never runs unlimited")
+	}
+	if b.CostUSD < 0 {
+		at("budget.cost_usd", "budget.cost_usd must be more than 0")
+	}
+	if b.SameFailure < 0 || b.SameFailure == 1 {
+		at("budget.same_failure", "budget.same_failure must be 2 or more (the same failure twice is the first sign)")
+	}
+	if b.GapStall < 0 {
+		at("budget.gap_stall", "budget.gap_stall must be at least 1")
+	}
+	if l.Shape == ShapeRalph && len(l.Verify) == 0 {
+		at("verify", "verify is empty: the ralph shape stops only when its verify checks pass, so it needs at least one")
+	}
+	for i, cmd := range append(append([]string{}, l.Setup...), append(l.Verify, l.ObjectiveVerify...)...) {
+		if strings.TrimSpace(cmd) == "" {
+			at("", "check or setup command %d is empty", i+1)
+		}
+	}
+	switch l.VerifyBaseline {
+	case "all", "new-only":
+	default:
+		at("verify_baseline", "verify_baseline: %q is not known (all or new-only)", l.VerifyBaseline)
+	}
+	for i, g := range l.Protect {
+		if !doublestar.ValidatePattern(g) {
+			at(fmt.Sprintf("protect[%d]", i), "protect: %q is not a valid glob", g)
+		}
+	}
+	for name, src := range map[string]string{"plan": l.Prompts.Plan, "build": l.Prompts.Build, "replan": l.Prompts.Replan, "ralph": l.Prompts.Ralph} {
+		if err := checkTemplate(src); err != nil {
+			at("prompts."+name, "prompts.%s: %v", name, err)
+		}
+	}
+	seen := map[string]bool{}
+	for i, p := range l.PostPhases {
+		path := fmt.Sprintf("post_phases[%d]", i)
+		switch {
+		case strings.TrimSpace(p.Name) == "":
+			at(path, "post phase %d has no name", i+1)
+		case contains([]string{"plan", "replan", "build", "setup", "ralph", "post"}, p.Name):
+			at(path+".name", "post phase name %q is reserved; choose another", p.Name)
+		case seen[p.Name]:
+			at(path+".name", "post phase %q appears twice", p.Name)
+		}
+		seen[p.Name] = true
+		if strings.TrimSpace(p.Prompt) == "" {
+			at(path, "post phase %q has no prompt", p.Name)
+		} else if err := checkTemplate(p.Prompt); err != nil {
+			at(path+".prompt", "post phase %q prompt: %v", p.Name, err)
+		}
+		if strings.TrimSpace(p.Done) == "" || strings.ContainsAny(p.Done, "<>\n") {
+			at(path, "post phase %q needs a done signal: a word the agent prints as <promise>WORD</promise>", p.Name)
+		}
+		if p.MaxSteps < 0 {
+			at(path+".max_steps", "post phase %q: max_steps must be at least 1", p.Name)
+		}
+	}
+	switch l.Review.Bar {
+	case "critical", "major", "minor":
+	default:
+		at("review.bar", "review.bar: %q is not a severity (critical, major or minor)", l.Review.Bar)
+	}
+	if l.Schedule.Cron != "" && len(strings.Fields(l.Schedule.Cron)) != 5 {
+		at("schedule.cron", "schedule.cron: %q needs five fields (minute hour day month weekday)", l.Schedule.Cron)
+	}
+	return ps
+}
+
+func (l *Loop) validateAgent(path string, a Agent, at func(string, string, ...any)) {
+	if !contains(Backends, a.Backend) {
+		at(path+".backend", "%s.backend: %q is not a backend (%s)", path, a.Backend, strings.Join(Backends, ", "))
+	}
+	if a.Backend == "command" && strings.TrimSpace(a.Command) == "" {
+		at(path+".command", "%s.command is empty: the command backend needs the program to run, e.g. command: ./my-agent.sh", path)
+	}
+	if a.MaxTurns < 0 {
+		at(path+".max_turns", "%s.max_turns must be at least 1", path)
+	}
+	if a.MaxBudgetUSD < 0 {
+		at(path+".max_budget_usd", "%s.max_budget_usd must be more than 0", path)
+	}
+}
+
+func (l *Loop) hasPostPhase(name string) bool {
+	for _, p := range l.PostPhases {
+		if p.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func checkTemplate(src string) error {
+	if src == "" {
+		return nil
+	}
+	_, err := template.New("prompt").Option("missingkey=error").Parse(src)
+	return err
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Warnings are things that are legal but weaken the loop.
+func (l *Loop) Warnings() []string {
+	var w []string
+	if l.Shape == ShapeCycle && len(l.ObjectiveVerify) == 0 {
+		w = append(w, "no objective_verify checks: the objective gate passes through and the objective is reported NOT VERIFIED")
+	}
+	if l.Shape == ShapeCycle && len(l.Verify) == 0 {
+		w = append(w, "no verify checks: the cycle gate checks only the plan and progress files")
+	}
+	return w
+}

@@ -1,0 +1,254 @@
+// Package spec loads and validates loop.yaml, the one file that describes a
+// loop. Every problem is reported with its line and column; unknown fields
+// are errors, so a typo is never silently ignored.
+package spec
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Shapes of loop.
+const (
+	ShapeCycle  = "cycle"
+	ShapeRalph  = "ralph"
+	ShapeReview = "review"
+)
+
+// Loop is the parsed loop file with defaults applied.
+type Loop struct {
+	Version         int               `yaml:"version"`
+	Name            string            `yaml:"name"`
+	Shape           string            `yaml:"shape"`
+	Objective       string            `yaml:"objective"`
+	Agent           Agent             `yaml:"agent"`
+	Agents          map[string]Agent  `yaml:"agents"` // per-phase overrides: plan, replan, build, post, <post phase name>, reviewer, writer, fixer
+	Budget          Budget            `yaml:"budget"`
+	Setup           []string          `yaml:"setup"`
+	Verify          []string          `yaml:"verify"`
+	ObjectiveVerify []string          `yaml:"objective_verify"`
+	VerifyBaseline  string            `yaml:"verify_baseline"` // all | new-only
+	CheckTimeout    Duration          `yaml:"check_timeout"`
+	Protect         []string          `yaml:"protect"`
+	ProtectDefaults *bool             `yaml:"protect_defaults"`
+	Prompts         Prompts           `yaml:"prompts"`
+	PostPhases      []PostPhase       `yaml:"post_phases"`
+	Prices          map[string]Price  `yaml:"prices"`
+	Review          Review            `yaml:"review"`
+	Git             Git               `yaml:"git"`
+	Notify          Notify            `yaml:"notify"`
+	Schedule        Schedule          `yaml:"schedule"`
+	Vars            map[string]string `yaml:"vars"` // extra fields for prompt templates
+
+	// Path is the absolute path of the loop file; Dir its directory, where
+	// the loop runs.
+	Path string `yaml:"-"`
+	Dir  string `yaml:"-"`
+}
+
+// Agent says which agent runs a phase and how.
+type Agent struct {
+	Backend      string            `yaml:"backend"`
+	Model        string            `yaml:"model"`
+	Command      string            `yaml:"command"`
+	Args         []string          `yaml:"args"`
+	Timeout      Duration          `yaml:"timeout"`
+	IdleTimeout  Duration          `yaml:"idle_timeout"`
+	Grace        Duration          `yaml:"grace"`
+	MaxTurns     int               `yaml:"max_turns"`
+	MaxBudgetUSD float64           `yaml:"max_budget_usd"`
+	Env          map[string]string `yaml:"env"`
+	Permissions  StringList        `yaml:"permissions"`
+}
+
+// Budget holds the loop-wide stop conditions. All of them survive restarts.
+type Budget struct {
+	Iterations  int      `yaml:"iterations"`
+	Cycles      int      `yaml:"cycles"`
+	CostUSD     float64  `yaml:"cost_usd"`
+	Wall        Duration `yaml:"wall"`
+	SameFailure int      `yaml:"same_failure"`
+	GapStall    int      `yaml:"gap_stall"` // objective gap unchanged this many cycles: stop
+	APIRetries  int      `yaml:"api_retries"`
+}
+
+// Prompts are Go text/template sources; empty means the built-in prompt.
+type Prompts struct {
+	Plan   string `yaml:"plan"`
+	Build  string `yaml:"build"`
+	Replan string `yaml:"replan"`
+	Ralph  string `yaml:"ralph"`
+}
+
+// PostPhase runs after both gates pass, until its done signal or max_steps.
+type PostPhase struct {
+	Name     string `yaml:"name"`
+	Prompt   string `yaml:"prompt"`
+	Done     string `yaml:"done"`
+	MaxSteps int    `yaml:"max_steps"`
+}
+
+// Price is USD per million tokens.
+type Price struct {
+	Input      float64 `yaml:"input"`
+	Output     float64 `yaml:"output"`
+	CacheRead  float64 `yaml:"cache_read"`
+	CacheWrite float64 `yaml:"cache_write"`
+}
+
+// Review configures the review shape.
+type Review struct {
+	Base         string   `yaml:"base"`
+	Bar          string   `yaml:"bar"`
+	MaxRounds    int      `yaml:"max_rounds"`
+	Requirements []string `yaml:"requirements"`
+	Architecture []string `yaml:"architecture"`
+	Rules        string   `yaml:"rules"`
+	Writer       string   `yaml:"writer"` // prompt of the optional draft step
+}
+
+// Git configures commits of the loop's work.
+type Git struct {
+	Commit   *bool  `yaml:"commit"`
+	Branch   string `yaml:"branch"`
+	Worktree bool   `yaml:"worktree"`
+	Push     bool   `yaml:"push"`
+	Remote   string `yaml:"remote"`
+}
+
+// Notify says whom to tell when a loop stops or nears a budget.
+type Notify struct {
+	Command string     `yaml:"command"`
+	Webhook string     `yaml:"webhook"`
+	On      StringList `yaml:"on"`
+}
+
+// Schedule fires a loop repeatedly.
+type Schedule struct {
+	Every Duration `yaml:"every"`
+	Cron  string   `yaml:"cron"`
+}
+
+// Duration is a time.Duration written like 20m or 4h.
+type Duration time.Duration
+
+// D returns the duration as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+func (d Duration) String() string { return time.Duration(d).String() }
+
+// MarshalYAML writes the duration in its readable form.
+func (d Duration) MarshalYAML() (any, error) { return d.String(), nil }
+
+// StringList accepts a single string or a list of strings.
+type StringList []string
+
+// Problem is one thing wrong with a loop file.
+type Problem struct {
+	Line, Column int
+	Msg          string
+}
+
+func (p Problem) String() string {
+	if p.Line > 0 {
+		return fmt.Sprintf("%d:%d: %s", p.Line, p.Column, p.Msg)
+	}
+	return p.Msg
+}
+
+// Error is the list of problems of one loop file.
+type Error struct {
+	Path     string
+	Problems []Problem
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s is invalid (%d problem", e.Path, len(e.Problems))
+	if len(e.Problems) != 1 {
+		b.WriteString("s")
+	}
+	b.WriteString("):")
+	for _, p := range e.Problems {
+		if p.Line > 0 {
+			fmt.Fprintf(&b, "\n  %s:%s", e.Path, p)
+		} else {
+			fmt.Fprintf(&b, "\n  %s: %s", e.Path, p)
+		}
+	}
+	return b.String()
+}
+
+// Load reads, checks and completes a loop file.
+func Load(path string) (*Loop, error) {
+	abs, err := filepath.Abs(expandHome(path))
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return nil, fmt.Errorf("read loop file: %w", err)
+	}
+	l, err := Parse(data, abs)
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// Parse checks and completes a loop file's contents. path is used in messages
+// and to locate the loop's directory.
+func Parse(data []byte, path string) (*Loop, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, &Error{Path: path, Problems: []Problem{syntaxProblem(err)}}
+	}
+	if len(root.Content) == 0 {
+		return nil, &Error{Path: path, Problems: []Problem{{Line: 1, Column: 1, Msg: "the loop file is empty; it needs at least an objective"}}}
+	}
+	doc := root.Content[0]
+	c := &checker{}
+	c.walk(doc, typeOfLoop, "")
+	var l Loop
+	if err := doc.Decode(&l); err != nil && len(c.problems) == 0 {
+		return nil, &Error{Path: path, Problems: []Problem{syntaxProblem(err)}}
+	}
+	l.Path = path
+	l.Dir = filepath.Dir(path)
+	l.applyDefaults()
+	// Report the meaning problems too, except where the structure was
+	// already wrong: one message per problem.
+	problems := c.problems
+	reported := map[int]bool{}
+	for _, p := range problems {
+		reported[p.Line] = true
+	}
+	for _, p := range l.validate(c.nodes) {
+		if !reported[p.Line] || p.Line == 0 {
+			problems = append(problems, p)
+		}
+	}
+	if len(problems) > 0 {
+		sort.SliceStable(problems, func(i, j int) bool { return problems[i].Line < problems[j].Line })
+		return nil, &Error{Path: path, Problems: problems}
+	}
+	return &l, nil
+}
+
+func expandHome(p string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, strings.TrimPrefix(p, "~"))
+		}
+	}
+	return p
+}
+
+// ExpandHome expands a leading ~ in a path.
+func ExpandHome(p string) string { return expandHome(p) }
