@@ -1,0 +1,137 @@
+// Package cli holds looprinter's commands. Each command is a constructor that
+// wires flags into an options struct and a plain function that does the work;
+// errors map to exit codes in one place (exitCode).
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/looprinter/looprinter/spec"
+)
+
+// Exit codes of looprinter (SPEC.md).
+const (
+	ExitDone        = 0
+	ExitBudget      = 1
+	ExitNoProgress  = 2
+	ExitTimeCost    = 3
+	ExitBlocked     = 4
+	ExitUsage       = 64
+	ExitLocked      = 75
+	ExitBadLoopFile = 78
+	ExitInterrupted = 130
+)
+
+// ExitError carries an exit code out of a command.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// IO is where a command reads and writes; tests swap it.
+type IO struct {
+	In     io.Reader
+	Out    io.Writer
+	Err    io.Writer
+	IsTerm bool
+}
+
+// registry of subcommand constructors, so each command lives in its own file.
+var commands []func(*IO) *cobra.Command
+
+func register(f func(*IO) *cobra.Command) { commands = append(commands, f) }
+
+// Version is set at build time with -ldflags "-X .../internal/cli.Version=...".
+var Version = "0.1.0-dev"
+
+// NewRoot builds the command tree.
+func NewRoot(io *IO) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "looprinter",
+		Short: "A loop engine for headless coding agents",
+		Long: `looprinter runs loops that prompt a coding agent, verify the result outside
+the agent, feed failures back, and stop on evidence or on a budget.
+
+A loop is described in loop.yaml. Start with:
+  looprinter init        write a loop file by answering a few questions
+  looprinter validate    check it and see what the loop will do
+  looprinter run         run it in the foreground
+  looprinter demo        see a whole cycle with a built-in scripted agent`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       Version,
+	}
+	root.SetIn(io.In)
+	root.SetOut(io.Out)
+	root.SetErr(io.Err)
+	root.CompletionOptions.HiddenDefaultCmd = false
+	for _, f := range commands {
+		root.AddCommand(f(io))
+	}
+	return root
+}
+
+// Main runs the CLI and returns the process exit code.
+func Main(args []string) int {
+	stdio := &IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, IsTerm: isTerminal(os.Stdout)}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root := NewRoot(stdio)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	return exitCode(stdio, err)
+}
+
+// exitCode is the one place where errors become exit codes.
+func exitCode(stdio *IO, err error) int {
+	if err == nil {
+		return 0
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		if ee.Err != nil {
+			fmt.Fprintln(stdio.Err, "looprinter:", ee.Err)
+		}
+		return ee.Code
+	}
+	var se *spec.Error
+	if errors.As(err, &se) {
+		fmt.Fprintln(stdio.Err, "looprinter:", se)
+		return ExitBadLoopFile
+	}
+	fmt.Fprintln(stdio.Err, "looprinter:", err)
+	return ExitUsage
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// loadLoop loads the loop file named by -f (default loop.yaml).
+func loadLoop(path string) (*spec.Loop, error) {
+	if path == "" {
+		path = "loop.yaml"
+	}
+	if _, err := os.Stat(spec.ExpandHome(path)); err != nil {
+		return nil, &ExitError{Code: ExitBadLoopFile, Err: fmt.Errorf("no loop file at %s: write one with `looprinter init`, or name it with -f", path)}
+	}
+	return spec.Load(path)
+}
