@@ -1,0 +1,156 @@
+package loop
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/looprinter/looprinter/record"
+)
+
+// SignalLines is the most lines a check contributes to the failure signal.
+const SignalLines = 40
+
+var failLine = regexp.MustCompile(`FAIL|Error|not ok`)
+
+// CheckResult is one check command's outcome, with its failure signal.
+type CheckResult struct {
+	record.Check
+	Lines []string // failure signal lines
+}
+
+// runCheck runs one shell command in dir, saving its whole output to
+// outPath, and keeps in memory only what the failure signal needs: the
+// matching lines (up to SignalLines) and the last SignalLines lines.
+func runCheck(ctx context.Context, dir, command, outPath string, timeout time.Duration, env []string) CheckResult {
+	start := time.Now()
+	res := CheckResult{Check: record.Check{Command: command, Output: outPath}}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, "/bin/sh", "-c", command)
+	cmd.Dir = dir
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second
+	pr, pw := io.Pipe()
+	cmd.Stdout = pw
+	cmd.Stderr = pw
+	out, _ := os.Create(outPath)
+
+	var matched, tail []string
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			if out != nil {
+				out.WriteString(line + "\n")
+			}
+			if len(line) > 500 {
+				line = line[:500] + "…"
+			}
+			if failLine.MatchString(line) && len(matched) < SignalLines {
+				matched = append(matched, line)
+			}
+			tail = append(tail, line)
+			if len(tail) > SignalLines {
+				tail = tail[1:]
+			}
+		}
+		io.Copy(io.Discard, pr)
+	}()
+	err := cmd.Run()
+	pw.Close()
+	<-done
+	if out != nil {
+		out.Close()
+	}
+	res.DurationMS = time.Since(start).Milliseconds()
+	res.ExitCode = 0
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			res.ExitCode = ee.ExitCode()
+		} else {
+			res.ExitCode = -1
+		}
+		if res.ExitCode == -1 || res.ExitCode == 0 {
+			res.ExitCode = 127
+			if cctx.Err() == context.DeadlineExceeded {
+				res.TimedOut = true
+				res.ExitCode = 124
+			}
+		}
+	}
+	res.Pass = res.ExitCode == 0
+	if !res.Pass {
+		lines := matched
+		if len(lines) == 0 {
+			lines = tail
+		}
+		if res.TimedOut {
+			lines = append([]string{"check timed out after " + timeout.String()}, lines...)
+			if len(lines) > SignalLines {
+				lines = lines[:SignalLines]
+			}
+		}
+		if len(lines) == 0 {
+			lines = []string{"(the check printed nothing and exited " + itoa(res.ExitCode) + ")"}
+		}
+		res.Lines = lines
+		res.Signal = strings.Join(lines, "\n")
+	}
+	return res
+}
+
+var normalizers = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	{regexp.MustCompile(`\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:?\d\d)?`), "<time>"},
+	{regexp.MustCompile(`\b\d\d:\d\d:\d\d(\.\d+)?\b`), "<time>"},
+	{regexp.MustCompile(`(/tmp|/var/folders|/private/var|/var/tmp)/\S*`), "<tmp>"},
+	{regexp.MustCompile(`\b0x[0-9a-fA-F]+\b`), "<addr>"},
+	{regexp.MustCompile(`(?i)\b(pid|process|goroutine)[ =:]*\d+`), "$1 <n>"},
+	{regexp.MustCompile(`\[\d+\]`), "[<n>]"},
+	{regexp.MustCompile(`\b\d+(\.\d+)?(ns|µs|us|ms|s|m|h)\b`), "<dur>"},
+	{regexp.MustCompile(`\(\d+(\.\d+)?s\)`), "(<dur>)"},
+	{regexp.MustCompile(`[ \t]+`), " "},
+}
+
+// normalize removes what changes between two runs of the same failure:
+// timestamps, durations, temporary paths, addresses and process ids.
+func normalize(line string) string {
+	for _, n := range normalizers {
+		line = n.re.ReplaceAllString(line, n.with)
+	}
+	return strings.TrimSpace(line)
+}
+
+// Signature is a short stable hash of a failure signal, normalized.
+func Signature(signal string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(signal, "\n") {
+		if n := normalize(l); n != "" {
+			b.WriteString(n)
+			b.WriteByte('\n')
+		}
+	}
+	sum := sha256.Sum256([]byte(b.String()))
+	return hex.EncodeToString(sum[:6])
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,443 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/looprinter/looprinter/record"
+)
+
+func (e *Engine) planPath() string     { return e.path(OutputDir, "plan.json") }
+func (e *Engine) progressPath() string { return e.path(OutputDir, "progress.txt") }
+
+func (e *Engine) promptData(phase string) PromptData {
+	return PromptData{
+		Objective: e.spec.Objective, Phase: phase, Cycle: e.st.Cycle, Iteration: e.st.Iterations,
+		Paths:  Paths{Dir: e.dir, Plan: OutputDir + "/plan.json", Progress: OutputDir + "/progress.txt", Records: RecordsDir},
+		Schema: PlanSchema, Vars: e.spec.Vars, Repeated: e.st.SameCount >= 2, Tried: e.st.Tried,
+	}
+}
+
+func (e *Engine) render(phase, user string, d PromptData) (string, error) {
+	src := user
+	if src == "" {
+		src = Builtin(phase)
+	}
+	out, err := Render(src, d)
+	if err != nil {
+		return "", e.stop(ReasonBlocked, err.Error())
+	}
+	return out, nil
+}
+
+// archivePending finishes an archive that a crash interrupted.
+func (e *Engine) archivePending() {
+	if e.st.PendingArchive == "" {
+		return
+	}
+	if _, err := os.Stat(e.planPath()); err == nil {
+		to := uniquePath(e.path(RecordsDir, e.st.PendingArchive))
+		if err := os.Rename(e.planPath(), to); err == nil {
+			e.emit(record.Event{Event: record.PlanArchived, From: OutputDir + "/plan.json", To: rel(e.dir, to), Reason: e.st.PendingReason})
+		}
+	}
+	e.st.PendingArchive, e.st.PendingReason = "", ""
+}
+
+// stepPlanOrBuild decides from plan.json whether to plan or to build, and
+// does one agent run.
+func (e *Engine) stepPlanOrBuild(ctx context.Context) error {
+	e.archivePending()
+	os.MkdirAll(e.path(OutputDir), 0o755)
+	plan, errs, err := ReadPlan(e.planPath())
+	switch {
+	case err == nil && len(errs) > 0:
+		// A malformed plan cannot be built from: the cycle gate names every
+		// problem and the next cycle re-plans with them.
+		e.emit(record.Event{Event: record.PlanInvalid, Errors: errs})
+		e.st.Phase = PhaseCycleGate
+		return nil
+	case err == nil:
+		e.lastPlan = plan
+		if next, ok := plan.Next(); ok {
+			e.st.Phase = PhaseBuild
+			return e.build(ctx, plan, next)
+		}
+		if e.st.Phase == PhaseBuild {
+			e.st.Phase = PhaseCycleGate // every task passes: judge the cycle
+			return nil
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return e.stop(ReasonBlocked, "cannot read "+e.planPath()+": "+err.Error())
+	}
+	return e.plan(ctx)
+}
+
+// plan runs the plan or re-plan agent.
+func (e *Engine) plan(ctx context.Context) error {
+	e.st.Phase = PhasePlan
+	phase, user := "plan", e.spec.Prompts.Plan
+	d := e.promptData("plan")
+	if len(e.st.PendingErrors) > 0 || e.st.PendingGap != "" {
+		phase, user = "replan", e.spec.Prompts.Replan
+		d.Phase = phase
+		d.Errors = strings.Join(e.st.PendingErrors, "\n")
+		d.Gap = e.st.PendingGap
+	}
+	prompt, err := e.render(phase, user, d)
+	if err != nil {
+		return err
+	}
+	e.st.PlanRuns++
+	run, err := e.runAgent(ctx, phase, false, "", prompt)
+	if err != nil {
+		return err
+	}
+	if note := killedNote(e.spec.AgentFor(phase, false), run.Result); note != "" {
+		e.st.PendingErrors = append(e.st.PendingErrors, note)
+	}
+	if len(run.Tamper) > 0 {
+		e.st.PendingErrors = append(e.st.PendingErrors, tamperNote(run.Tamper))
+	}
+	plan, errs, rerr := ReadPlan(e.planPath())
+	switch {
+	case rerr != nil:
+		e.emit(record.Event{Event: record.PlanInvalid, Errors: []string{"the " + phase + " run did not write " + OutputDir + "/plan.json"}})
+		e.st.Phase = PhaseCycleGate
+	case len(errs) > 0:
+		e.emit(record.Event{Event: record.PlanInvalid, Errors: errs})
+		e.st.Phase = PhaseCycleGate
+	default:
+		e.lastPlan = plan
+		e.st.PendingErrors, e.st.PendingGap = nil, ""
+		if _, ok := plan.Next(); ok {
+			e.st.Phase = PhaseBuild
+		} else {
+			e.st.Phase = PhaseCycleGate
+		}
+	}
+	return nil
+}
+
+// build runs one agent on the first task whose passes is false, then holds
+// the agent to the contract: only that task marked, its target changed, no
+// protected file touched.
+func (e *Engine) build(ctx context.Context, plan *Plan, task Task) error {
+	if e.st.Iterations >= e.spec.Budget.Iterations {
+		return e.stop(ReasonBudget, fmt.Sprintf("iteration budget spent: %d build runs, %s still open", e.st.Iterations, task.ID))
+	}
+	e.st.Iterations++
+	e.st.CurrentTask = task.ID
+	target := e.path(task.TargetFile)
+	targetBefore := fileContent(target)
+	d := e.promptData("build")
+	d.Task, d.Tasks = task, plan.Tasks
+	if e.st.LastFailure != "" {
+		d.Failure = fence("output of the checks on the last attempt", e.st.LastFailure)
+	}
+	prompt, err := e.render("build", e.spec.Prompts.Build, d)
+	if err != nil {
+		return err
+	}
+	run, err := e.runAgent(ctx, "build", false, task.ID, prompt)
+	if err != nil {
+		return err
+	}
+	var problems []string
+	if note := killedNote(e.spec.AgentFor("build", false), run.Result); note != "" {
+		problems = append(problems, note)
+	}
+	after, errs, rerr := ReadPlan(e.planPath())
+	if rerr != nil || len(errs) > 0 {
+		// The agent broke plan.json; the cycle gate reports it and re-plans.
+		if rerr != nil {
+			errs = []string{"the build run removed " + OutputDir + "/plan.json"}
+		}
+		e.emit(record.Event{Event: record.PlanInvalid, Task: task.ID, Errors: errs})
+		e.st.Phase = PhaseCycleGate
+		return nil
+	}
+	e.lastPlan = after
+	// Only this task may change state.
+	for _, t := range after.Tasks {
+		if t.ID == task.ID || !t.Passes {
+			continue
+		}
+		if old, ok := plan.Find(t.ID); ok && !old.Passes {
+			setPasses(e.planPath(), t.ID, false)
+			msg := fmt.Sprintf("%s was marked passes: true by the run for %s; only the run's own task may be marked. It was set back to false", t.ID, task.ID)
+			e.emit(record.Event{Event: record.Violation, Task: t.ID, Kind: "marked_other_task", Message: msg})
+			problems = append(problems, "VIOLATION: "+msg)
+		}
+	}
+	done, _ := after.Find(task.ID)
+	if len(run.Tamper) > 0 {
+		problems = append(problems, tamperNote(run.Tamper))
+	}
+	switch {
+	case done.Passes && sameContent(targetBefore, fileContent(e.path(done.TargetFile))):
+		setPasses(e.planPath(), task.ID, false)
+		msg := fmt.Sprintf("%s was marked done without changing its target %s; it was set back to false", task.ID, done.TargetFile)
+		e.emit(record.Event{Event: record.Violation, Task: task.ID, Kind: "marked_done_without_change", File: done.TargetFile, Message: msg})
+		problems = append(problems, "VIOLATION: "+msg)
+	case done.Passes && len(problems) > 0:
+		setPasses(e.planPath(), task.ID, false)
+	case done.Passes:
+		e.st.TasksPassed++
+		e.emit(record.Event{Event: record.TaskPassed, Task: task.ID, File: done.TargetFile, Message: done.Title})
+		e.st.LastFailure = ""
+		e.progressMade()
+	default:
+		problems = append(problems, fmt.Sprintf("the run for %s ended without marking it passes: true", task.ID))
+	}
+	if len(problems) > 0 {
+		signal := strings.Join(problems, "\n")
+		return e.noteFailure(signal, fmt.Sprintf("run %d on %s: %s", e.st.Iterations, task.ID, oneLine(run.Result.FinalMessage)))
+	}
+	return nil
+}
+
+// stepCycleGate judges the cycle: the built-in plan checks, progress.txt,
+// then the user's verify checks.
+func (e *Engine) stepCycleGate(ctx context.Context) error {
+	var errs []string
+	plan, perrs, err := ReadPlan(e.planPath())
+	if err != nil {
+		errs = append(errs, OutputDir+"/plan.json is missing")
+	} else {
+		errs = append(errs, perrs...)
+		if len(perrs) == 0 {
+			e.lastPlan = plan
+			for _, t := range plan.Tasks {
+				if !t.Passes {
+					errs = append(errs, fmt.Sprintf("task %s is not done (passes is false)", t.ID))
+				}
+			}
+		}
+	}
+	if fi, err := os.Stat(e.progressPath()); err != nil || fi.Size() == 0 || isBlank(e.progressPath()) {
+		errs = append(errs, OutputDir+"/progress.txt is missing or empty: each build run must append its findings")
+	}
+	results := e.runChecks(ctx, "cycle", e.spec.Verify)
+	if ctx.Err() != nil {
+		return e.stop(ReasonInterrupted, "interrupted during the cycle gate")
+	}
+	e.applyBaseline(results)
+	pass := len(errs) == 0 && allPass(results)
+	signal := failureSignal(errs, results)
+	e.emit(record.Event{Event: record.Verify, Gate: "cycle", Pass: record.Bool(pass), Checks: checksOf(results), Errors: errs,
+		FailureSignal: signal, Signature: sigIf(!pass, signal)})
+	e.st.Evidence = evidence("cycle", results, errs)
+	if len(errs) == 0 && len(e.spec.Verify) == 0 {
+		e.addNotVerified("cycle gate: no verify checks configured; only the plan and progress files were checked")
+	}
+	if pass {
+		e.st.CycleGate = "pass"
+		e.st.Phase = PhaseObjective
+		return nil
+	}
+	e.st.CycleGate = "fail"
+	if err := e.noteFailure(signal, e.planSummary(plan)); err != nil {
+		e.archive(fmt.Sprintf("plan_cycle_%d.json", e.st.Cycle), "cycle gate failed")
+		return err
+	}
+	return e.nextCycle(fmt.Sprintf("plan_cycle_%d.json", e.st.Cycle), "cycle gate failed", strings.Split(signal, "\n"), "")
+}
+
+// stepObjectiveGate judges the key objective.
+func (e *Engine) stepObjectiveGate(ctx context.Context) error {
+	if len(e.spec.ObjectiveVerify) == 0 {
+		e.emit(record.Event{Event: record.Warning, Gate: "objective", Message: "no objective_verify checks: the objective gate passes through; the objective is NOT VERIFIED"})
+		e.emit(record.Event{Event: record.Verify, Gate: "objective", Pass: record.Bool(true), Message: "pass-through"})
+		e.addNotVerified("objective: no objective_verify checks configured; the objective gate passed through")
+		e.st.ObjectiveGate = "not_verified"
+		e.st.Phase = PhasePost
+		return nil
+	}
+	results := e.runChecks(ctx, "objective", e.spec.ObjectiveVerify)
+	if ctx.Err() != nil {
+		return e.stop(ReasonInterrupted, "interrupted during the objective gate")
+	}
+	e.applyBaseline(results)
+	pass := allPass(results)
+	gap := failureSignal(nil, results)
+	e.emit(record.Event{Event: record.Verify, Gate: "objective", Pass: record.Bool(pass), Checks: checksOf(results),
+		FailureSignal: gap, Signature: sigIf(!pass, gap)})
+	e.st.Evidence = append(e.st.Evidence, evidence("objective", results, nil)...)
+	if pass {
+		e.st.ObjectiveGate = "pass"
+		e.st.Phase = PhasePost
+		e.progressMade()
+		return nil
+	}
+	e.st.ObjectiveGate = "fail"
+	sig := Signature(gap)
+	if sig == e.st.GapSig {
+		e.st.GapSame++
+	} else {
+		e.st.GapSig, e.st.GapSame = sig, 1
+	}
+	name := fmt.Sprintf("plan_cycle_%d_objective_gap.json", e.st.Cycle)
+	if e.st.GapSame >= e.spec.Budget.GapStall {
+		e.archive(name, "objective gate failed")
+		return e.stop(ReasonNoProgress, fmt.Sprintf("the objective gap stayed the same for %d cycles (signature %s)", e.st.GapSame, sig))
+	}
+	return e.nextCycle(name, "objective gate failed", nil, gap)
+}
+
+// nextCycle archives the plan and starts the next cycle with what the
+// re-plan must carry. The state is saved before the plan moves, so a crash
+// in between finishes the archive on restart.
+func (e *Engine) nextCycle(archive, reason string, errs []string, gap string) error {
+	if e.st.Cycle >= e.spec.Budget.Cycles {
+		e.archive(archive, reason)
+		return e.stop(ReasonBudget, fmt.Sprintf("cycle budget spent: %d cycles, the last one's %s", e.st.Cycle, reason))
+	}
+	e.st.PendingArchive, e.st.PendingReason = archive, reason
+	e.st.PendingErrors, e.st.PendingGap = errs, gap
+	e.st.Cycle++
+	e.st.CycleGate, e.st.ObjectiveGate = "pending", "pending"
+	e.st.Phase = PhasePlan
+	if err := e.checkpoint(); err != nil {
+		return err
+	}
+	e.archivePending()
+	return nil
+}
+
+func (e *Engine) archive(name, reason string) {
+	e.st.PendingArchive, e.st.PendingReason = name, reason
+	e.archivePending()
+}
+
+// stepPost runs each post phase until its done signal, at most max_steps
+// agent runs each.
+func (e *Engine) stepPost(ctx context.Context) error {
+	for e.st.PostIndex < len(e.spec.PostPhases) {
+		p := e.spec.PostPhases[e.st.PostIndex]
+		if e.st.PostSteps >= p.MaxSteps {
+			e.addNotVerified(fmt.Sprintf("post phase %s: no <promise>%s</promise> after %d steps (step cap reached)", p.Name, p.Done, p.MaxSteps))
+			e.emit(record.Event{Event: record.PostPhaseEnd, Phase: p.Name, Pass: record.Bool(false), Reason: "max_steps", Message: fmt.Sprintf("%s hit its step cap of %d without %s", p.Name, p.MaxSteps, p.Done)})
+			e.st.PostIndex++
+			e.st.PostSteps = 0
+			return nil
+		}
+		d := e.promptData(p.Name)
+		d.Done = p.Done
+		prompt, err := e.render(p.Name, p.Prompt, d)
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(prompt, "<promise>"+p.Done+"</promise>") {
+			if add, err := Render(postTpl, d); err == nil {
+				prompt = strings.TrimRight(prompt, "\n") + "\n" + add
+			}
+		}
+		e.st.PostSteps++
+		run, err := e.runAgent(ctx, p.Name, true, "", prompt)
+		if err != nil {
+			return err
+		}
+		if run.Result.Promise == p.Done && len(run.Tamper) == 0 {
+			e.emit(record.Event{Event: record.PostPhaseEnd, Phase: p.Name, Pass: record.Bool(true), Message: fmt.Sprintf("%s done after %d steps", p.Name, e.st.PostSteps)})
+			e.st.PostIndex++
+			e.st.PostSteps = 0
+		}
+		return nil
+	}
+	e.st.Phase = PhaseDone
+	return nil
+}
+
+// stepRalph is one attempt of the ralph shape: the same prompt, the last
+// failure injected, then the verify checks.
+func (e *Engine) stepRalph(ctx context.Context) error {
+	if e.st.Iterations >= e.spec.Budget.Iterations {
+		return e.stop(ReasonBudget, fmt.Sprintf("attempt budget spent: %d attempts without passing the verify checks", e.st.Iterations))
+	}
+	e.st.Iterations++
+	d := e.promptData("ralph")
+	if e.st.LastFailure != "" {
+		d.Failure = fence("output of the checks on the last attempt", e.st.LastFailure)
+	}
+	user := e.spec.Prompts.Ralph
+	if user == "" {
+		user = e.spec.Prompts.Build
+	}
+	prompt, err := e.render("ralph", user, d)
+	if err != nil {
+		return err
+	}
+	run, err := e.runAgent(ctx, "ralph", false, "", prompt)
+	if err != nil {
+		return err
+	}
+	results := e.runChecks(ctx, "verify", e.spec.Verify)
+	if ctx.Err() != nil {
+		return e.stop(ReasonInterrupted, "interrupted during the verify checks")
+	}
+	e.applyBaseline(results)
+	var problems []string
+	if note := killedNote(e.spec.AgentFor("ralph", false), run.Result); note != "" {
+		problems = append(problems, note)
+	}
+	if len(run.Tamper) > 0 {
+		problems = append(problems, tamperNote(run.Tamper))
+	}
+	pass := allPass(results) && len(problems) == 0
+	signal := failureSignal(problems, results)
+	e.emit(record.Event{Event: record.Verify, Gate: "verify", Pass: record.Bool(pass), Checks: checksOf(results), Errors: problems,
+		FailureSignal: signal, Signature: sigIf(!pass, signal)})
+	e.st.Evidence = evidence("verify", results, problems)
+	if pass {
+		e.st.CycleGate = "pass"
+		e.st.Phase = PhasePost
+		e.progressMade()
+		return nil
+	}
+	return e.noteFailure(signal, fmt.Sprintf("attempt %d: %s", e.st.Iterations, oneLine(run.Result.FinalMessage)))
+}
+
+func (e *Engine) addNotVerified(s string) {
+	for _, x := range e.st.NotVerified {
+		if x == s {
+			return
+		}
+	}
+	e.st.NotVerified = append(e.st.NotVerified, s)
+}
+
+func (e *Engine) planSummary(p *Plan) string {
+	if p == nil {
+		return fmt.Sprintf("cycle %d: no valid plan", e.st.Cycle)
+	}
+	var titles []string
+	for _, t := range p.Tasks {
+		titles = append(titles, t.ID+" "+t.Title)
+	}
+	return fmt.Sprintf("cycle %d plan: %s", e.st.Cycle, truncate(strings.Join(titles, "; "), 300))
+}
+
+func sigIf(ok bool, signal string) string {
+	if !ok {
+		return ""
+	}
+	return Signature(signal)
+}
+
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndex(s, "\n"); i >= 0 {
+		s = s[i+1:]
+	}
+	return truncate(s, 200)
+}
+
+func isBlank(path string) bool {
+	b, err := os.ReadFile(path)
+	return err != nil || strings.TrimSpace(string(b)) == ""
+}

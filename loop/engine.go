@@ -1,0 +1,523 @@
+// Package loop is the engine: the loop shapes, their phases and gates, the
+// budgets, and the state machine over working-records/state.json. It prints
+// nothing and never exits the process: it writes records (which the CLI
+// renders) and returns an Outcome.
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/spec"
+)
+
+// Outcome reasons, with their exit codes (SPEC.md).
+const (
+	ReasonDone        = "done"
+	ReasonBudget      = "budget_spent"
+	ReasonNoProgress  = "no_progress"
+	ReasonTimeCost    = "time_or_cost"
+	ReasonBlocked     = "blocked"
+	ReasonInterrupted = "interrupted"
+)
+
+// ExitCodes maps each reason to the exit code of `run`.
+var ExitCodes = map[string]int{
+	ReasonDone: 0, ReasonBudget: 1, ReasonNoProgress: 2, ReasonTimeCost: 3,
+	ReasonBlocked: 4, ReasonInterrupted: 130,
+}
+
+// Outcome is how a run of the loop ended, with its evidence.
+type Outcome struct {
+	Reason      string   `json:"reason"`
+	ExitCode    int      `json:"exit_code"`
+	Summary     string   `json:"summary"`
+	Evidence    []string `json:"evidence,omitempty"`
+	NotVerified []string `json:"not_verified,omitempty"`
+	RuledOut    []string `json:"ruled_out,omitempty"`
+	Next        []string `json:"next,omitempty"`
+	State       *State   `json:"state"`
+	Records     string   `json:"records"`
+	Plan        *Plan    `json:"plan,omitempty"`
+}
+
+// Options tune a run. The zero value is ready to use.
+type Options struct {
+	// Subscribers see every record as it is written (console, notifier, git).
+	Subscribers []func(record.Event)
+	// Backoff gives the wait before retry n (from 1) after an API error or a
+	// rate limit without a reset time. Defaults to 5s·3^(n-1), at most 10m.
+	Backoff func(n int) time.Duration
+	// Fresh moves the old state aside and starts the counters again.
+	Fresh bool
+}
+
+// Engine runs one loop directory.
+type Engine struct {
+	spec     *spec.Loop
+	dir      string
+	st       *State
+	rec      *record.Writer
+	opts     Options
+	mark     time.Time // wall time is counted from here since the last checkpoint
+	specTime time.Time
+	lastPlan *Plan
+}
+
+// errStop carries an outcome out of a step.
+type errStop struct{ o *Outcome }
+
+func (e *errStop) Error() string { return e.o.Reason }
+
+// Run runs the loop in l.Dir until it stops. The only errors returned are
+// those that prevent the loop from starting (the lock, unreadable state);
+// everything else is an Outcome.
+func Run(ctx context.Context, l *spec.Loop, opts Options) (*Outcome, error) {
+	dir := l.Dir
+	lock, err := AcquireLock(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Release()
+	if opts.Fresh {
+		if _, err := os.Stat(StatePath(dir)); err == nil {
+			os.Rename(StatePath(dir), StatePath(dir)+"."+time.Now().UTC().Format("20060102T150405")+".old")
+		}
+	}
+	st, err := LoadState(dir)
+	if err != nil {
+		return nil, err
+	}
+	resumed := !st.StartedAt.IsZero()
+	if opts.Backoff == nil {
+		opts.Backoff = defaultBackoff
+	}
+	start := time.Now()
+	runID := fmt.Sprintf("%s-%d", start.UTC().Format("20060102T150405"), os.Getpid())
+	rec, err := record.Create(filepath.Join(dir, RecordsDir), runID, l.Agent.Backend, start)
+	if err != nil {
+		return nil, err
+	}
+	defer rec.Close()
+	for _, s := range opts.Subscribers {
+		rec.Subscribe(s)
+	}
+	e := &Engine{spec: l, dir: dir, st: st, rec: rec, opts: opts, mark: start}
+	if fi, err := os.Stat(l.Path); err == nil {
+		e.specTime = fi.ModTime()
+	}
+	st.Loop, st.Shape, st.PID, st.Run, st.Records = l.Name, l.Shape, os.Getpid(), runID, rec.Path()
+	if st.StartedAt.IsZero() {
+		st.StartedAt = start.UTC()
+	}
+	previous := st.Outcome
+	st.Outcome, st.Summary = "", ""
+	e.emit(record.Event{Event: record.LoopStart, Loop: l.Name, Shape: l.Shape, LoopFile: l.Path, Dir: dir, PID: os.Getpid(), Resumed: resumed, Phase: st.Phase, Message: previousNote(previous)})
+	for _, w := range l.Warnings() {
+		e.emit(record.Event{Event: record.Warning, Message: w})
+	}
+	if st.Phase == PhaseDone {
+		o := e.outcome(ReasonDone, "the loop was already DONE; nothing to run (use --fresh to start again)")
+		o.Evidence, o.NotVerified = st.Evidence, st.NotVerified
+		return e.finish(o), nil
+	}
+	if err := e.checkpoint(); err != nil {
+		return nil, err
+	}
+	o := e.loop(ctx)
+	return e.finish(o), nil
+}
+
+func previousNote(outcome string) string {
+	if outcome == "" {
+		return ""
+	}
+	return "previous run ended: " + outcome
+}
+
+func defaultBackoff(n int) time.Duration {
+	d := 5 * time.Second
+	for i := 1; i < n; i++ {
+		d *= 3
+	}
+	if d > 10*time.Minute {
+		d = 10 * time.Minute
+	}
+	return d
+}
+
+// loop drives the state machine until a step returns an outcome.
+func (e *Engine) loop(ctx context.Context) *Outcome {
+	for {
+		if ctx.Err() != nil {
+			return e.outcome(ReasonInterrupted, "interrupted; state and records were written")
+		}
+		var err error
+		switch e.st.Phase {
+		case "", PhaseSetup:
+			err = e.stepSetup(ctx)
+		case PhaseBaseline:
+			err = e.stepBaseline(ctx)
+		case PhasePlan, PhaseBuild:
+			if e.spec.Shape == spec.ShapeRalph {
+				e.st.Phase = PhaseRalph
+				continue
+			}
+			err = e.stepPlanOrBuild(ctx)
+		case PhaseRalph:
+			err = e.stepRalph(ctx)
+		case PhaseCycleGate:
+			err = e.stepCycleGate(ctx)
+		case PhaseObjective:
+			err = e.stepObjectiveGate(ctx)
+		case PhasePost:
+			err = e.stepPost(ctx)
+		case PhaseDone:
+			o := e.outcome(ReasonDone, e.doneSummary())
+			o.Evidence, o.NotVerified = e.st.Evidence, e.st.NotVerified
+			return o
+		default:
+			e.st.Phase = PhaseSetup
+		}
+		if err != nil {
+			var s *errStop
+			if errors.As(err, &s) {
+				return s.o
+			}
+			return e.outcome(ReasonBlocked, err.Error())
+		}
+		if err := e.checkpoint(); err != nil {
+			return e.outcome(ReasonBlocked, "cannot save state: "+err.Error())
+		}
+	}
+}
+
+func (e *Engine) stop(reason, summary string) error {
+	return &errStop{e.outcome(reason, summary)}
+}
+
+func (e *Engine) outcome(reason, summary string) *Outcome {
+	return &Outcome{Reason: reason, ExitCode: ExitCodes[reason], Summary: summary, State: e.st, Records: e.rec.Path()}
+}
+
+// finish writes the final record and state.
+func (e *Engine) finish(o *Outcome) *Outcome {
+	st := e.st
+	if o.NotVerified == nil {
+		o.NotVerified = st.NotVerified
+	}
+	if o.Evidence == nil {
+		o.Evidence = st.Evidence
+	}
+	if o.Reason != ReasonDone {
+		o.RuledOut = append(o.RuledOut, st.Tried...)
+		o.Next = nextSteps(o.Reason, e.spec)
+	}
+	if p, _, err := ReadPlan(e.path(OutputDir, "plan.json")); err == nil {
+		o.Plan = p
+	} else {
+		o.Plan = e.lastPlan
+	}
+	st.Outcome, st.ExitCode, st.Summary = o.Reason, o.ExitCode, o.Summary
+	st.PID = 0
+	if o.Reason == ReasonDone {
+		st.Phase = PhaseDone
+	}
+	e.checkpoint()
+	e.emit(record.Event{Event: record.LoopStop, Reason: o.Reason, ExitCode: record.Int(o.ExitCode), Summary: o.Summary,
+		NotVerified: o.NotVerified, Evidence: o.Evidence, CostUSD: st.CostUSD, DurationMS: st.WallMS})
+	return o
+}
+
+func nextSteps(reason string, l *spec.Loop) []string {
+	switch reason {
+	case ReasonBudget:
+		return []string{"read output/progress.txt and the last verify records for what failed",
+			"sharpen the prompts or split the objective, then raise budget.iterations or budget.cycles in " + filepath.Base(l.Path) + " and run again (counters are kept)"}
+	case ReasonNoProgress:
+		return []string{"the same failure repeated: the diagnosis is wrong, not the effort",
+			"read the failure signal in the last verify record, fix the cause or the check by hand, or change the prompt's approach, then run again"}
+	case ReasonTimeCost:
+		return []string{"raise budget.wall or budget.cost_usd if the loop was close", "or make each run cheaper: a smaller model for plan runs, lower agent.max_turns"}
+	case ReasonBlocked:
+		return []string{"fix what the message above names, then run again: the loop resumes where it stopped"}
+	case ReasonInterrupted:
+		return []string{"run again to resume where it stopped"}
+	}
+	return nil
+}
+
+// checkpoint folds elapsed wall time into the state and saves it.
+func (e *Engine) checkpoint() error {
+	now := time.Now()
+	e.st.WallMS += now.Sub(e.mark).Milliseconds()
+	e.mark = now
+	return e.st.Save(e.dir)
+}
+
+func (e *Engine) wall() time.Duration {
+	return time.Duration(e.st.WallMS)*time.Millisecond + time.Since(e.mark)
+}
+
+func (e *Engine) emit(ev record.Event) {
+	if ev.Cycle == 0 && e.spec.Shape == spec.ShapeCycle {
+		ev.Cycle = e.st.Cycle
+	}
+	if ev.Iteration == 0 {
+		ev.Iteration = e.st.Iterations
+	}
+	e.rec.Write(ev)
+}
+
+func (e *Engine) path(parts ...string) string {
+	return filepath.Join(append([]string{e.dir}, parts...)...)
+}
+
+func (e *Engine) checkEnv() []string {
+	return append(os.Environ(), "LOOPRINTER_DIR="+e.dir, fmt.Sprintf("LOOPRINTER_CYCLE=%d", e.st.Cycle))
+}
+
+// stepSetup runs the setup commands once per loop directory.
+func (e *Engine) stepSetup(ctx context.Context) error {
+	if !e.st.SetupDone && len(e.spec.Setup) > 0 {
+		results := e.runChecks(ctx, "setup", e.spec.Setup)
+		pass := allPass(results)
+		e.emit(record.Event{Event: record.Setup, Pass: record.Bool(pass), Checks: checksOf(results)})
+		if ctx.Err() != nil {
+			return e.stop(ReasonInterrupted, "interrupted during setup")
+		}
+		if !pass {
+			return e.stop(ReasonBlocked, "setup failed: "+firstFailure(results)+"; fix it and run again (setup runs again until it passes)")
+		}
+	}
+	e.st.SetupDone = true
+	e.st.Phase = PhaseBaseline
+	return nil
+}
+
+// stepBaseline runs the checks once before the first agent run and records
+// what already fails.
+func (e *Engine) stepBaseline(ctx context.Context) error {
+	if !e.st.BaselineDone {
+		cmds := append(append([]string{}, e.spec.Verify...), e.spec.ObjectiveVerify...)
+		base := map[string][]string{}
+		if len(cmds) > 0 {
+			results := e.runChecks(ctx, "baseline", cmds)
+			if ctx.Err() != nil {
+				return e.stop(ReasonInterrupted, "interrupted during the baseline checks")
+			}
+			for _, r := range results {
+				if !r.Pass {
+					base[r.Command] = normalizeAll(r.Lines)
+				}
+			}
+			e.emit(record.Event{Event: record.Baseline, Pass: record.Bool(allPass(results)), Checks: checksOf(results),
+				Message: fmt.Sprintf("%d of %d checks already fail before any agent run", len(base), len(cmds))})
+		}
+		e.st.Baseline = base
+		e.st.BaselineDone = true
+	}
+	if e.spec.Shape == spec.ShapeRalph {
+		e.st.Phase = PhaseRalph
+	} else {
+		e.st.Phase = PhasePlan
+	}
+	return nil
+}
+
+func normalizeAll(lines []string) []string {
+	out := make([]string, 0, len(lines))
+	for _, l := range lines {
+		out = append(out, normalize(l))
+	}
+	return out
+}
+
+// runChecks runs commands in order and saves each output under
+// working-records/checks/.
+func (e *Engine) runChecks(ctx context.Context, gate string, cmds []string) []CheckResult {
+	dir := e.path(RecordsDir, "checks")
+	os.MkdirAll(dir, 0o755)
+	var out []CheckResult
+	stamp := time.Now().UTC().Format("20060102T150405.000")
+	for i, c := range cmds {
+		name := fmt.Sprintf("%s-c%d-i%d-%s-%d.log", stamp, e.st.Cycle, e.st.Iterations, gate, i+1)
+		r := runCheck(ctx, e.dir, c, filepath.Join(dir, name), e.spec.CheckTimeout.D(), e.checkEnv())
+		out = append(out, r)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return out
+}
+
+// applyBaseline marks failing checks whose failure lines all failed before
+// the loop started, when verify_baseline is new-only.
+func (e *Engine) applyBaseline(results []CheckResult) {
+	if e.spec.VerifyBaseline != "new-only" {
+		return
+	}
+	for i := range results {
+		r := &results[i]
+		old, ok := e.st.Baseline[r.Command]
+		if r.Pass || !ok {
+			continue
+		}
+		known := map[string]bool{}
+		for _, l := range old {
+			known[l] = true
+		}
+		var fresh []string
+		for _, l := range r.Lines {
+			if !known[normalize(l)] {
+				fresh = append(fresh, l)
+			}
+		}
+		r.Baseline = true
+		if len(fresh) == 0 {
+			r.Pass = true // only failures that were there before the loop
+			r.Signal = ""
+		} else {
+			r.Lines = fresh
+			r.Signal = strings.Join(fresh, "\n")
+		}
+	}
+}
+
+func allPass(rs []CheckResult) bool {
+	for _, r := range rs {
+		if !r.Pass {
+			return false
+		}
+	}
+	return true
+}
+
+func checksOf(rs []CheckResult) []record.Check {
+	out := make([]record.Check, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, r.Check)
+	}
+	return out
+}
+
+func firstFailure(rs []CheckResult) string {
+	for _, r := range rs {
+		if !r.Pass {
+			return fmt.Sprintf("`%s` exited %d", r.Command, r.ExitCode)
+		}
+	}
+	return ""
+}
+
+// failureSignal is the fenced, labelled failure text of failing checks.
+func failureSignal(errs []string, rs []CheckResult) string {
+	var b strings.Builder
+	for _, e := range errs {
+		b.WriteString(e)
+		b.WriteByte('\n')
+	}
+	for _, r := range rs {
+		if r.Pass {
+			continue
+		}
+		fmt.Fprintf(&b, "$ %s   # exit %d\n%s\n", r.Command, r.ExitCode, r.Signal)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func evidence(gate string, rs []CheckResult, errs []string) []string {
+	var out []string
+	for _, er := range errs {
+		out = append(out, fmt.Sprintf("%s gate: %s", gate, er))
+	}
+	for _, r := range rs {
+		mark := "pass"
+		if !r.Pass {
+			mark = "FAIL"
+		}
+		extra := ""
+		if r.Baseline {
+			extra = " (baseline failure)"
+		}
+		out = append(out, fmt.Sprintf("%s gate: `%s` exit %d %s%s (%dms)", gate, r.Command, r.ExitCode, mark, extra, r.DurationMS))
+	}
+	return out
+}
+
+// noteFailure feeds no-progress detection. It returns a stop when the same
+// failure came back budget.same_failure times in a row.
+func (e *Engine) noteFailure(signal, tried string) error {
+	st := e.st
+	sig := Signature(signal)
+	if sig == st.FailureSig {
+		st.SameCount++
+	} else {
+		st.FailureSig, st.SameCount, st.Tried = sig, 1, nil
+	}
+	if tried != "" {
+		st.Tried = append(st.Tried, tried)
+		if len(st.Tried) > 10 {
+			st.Tried = st.Tried[len(st.Tried)-10:]
+		}
+	}
+	st.LastFailure = signal
+	if st.SameCount >= 2 {
+		e.emit(record.Event{Event: record.SameFailure, Signature: sig, Repeats: st.SameCount, FailureSignal: signal})
+	}
+	if st.SameCount >= e.spec.Budget.SameFailure {
+		return e.stop(ReasonNoProgress, fmt.Sprintf("the same failure came back %d times in a row (signature %s)", st.SameCount, sig))
+	}
+	return nil
+}
+
+// progressMade resets no-progress detection after real progress.
+func (e *Engine) progressMade() {
+	e.st.FailureSig, e.st.SameCount, e.st.Tried, e.st.LastFailure = "", 0, nil, ""
+}
+
+func (e *Engine) doneSummary() string {
+	if e.spec.Shape == spec.ShapeRalph {
+		return fmt.Sprintf("the verify checks passed after %d attempts", e.st.Iterations)
+	}
+	return fmt.Sprintf("both gates passed in cycle %d after %d build runs", e.st.Cycle, e.st.Iterations)
+}
+
+// checkBudgets stops the loop before an agent run when the wall or cost
+// budget is spent, and records an 80% warning once per budget.
+func (e *Engine) checkBudgets() error {
+	b := e.spec.Budget
+	wall := e.wall()
+	if wall >= b.Wall.D() {
+		return e.stop(ReasonTimeCost, fmt.Sprintf("wall budget spent: %s of %s", wall.Round(time.Second), b.Wall))
+	}
+	if e.st.CostUSD >= b.CostUSD {
+		return e.stop(ReasonTimeCost, fmt.Sprintf("cost budget spent: $%.2f of $%.2f", e.st.CostUSD, b.CostUSD))
+	}
+	e.warn80("wall", float64(wall)/float64(b.Wall.D()))
+	e.warn80("cost_usd", e.st.CostUSD/b.CostUSD)
+	if e.spec.Shape != spec.ShapeReview {
+		e.warn80("iterations", float64(e.st.Iterations)/float64(b.Iterations))
+		e.warn80("cycles", float64(e.st.Cycle)/float64(b.Cycles))
+	}
+	return nil
+}
+
+func (e *Engine) warn80(name string, frac float64) {
+	if frac < 0.8 {
+		return
+	}
+	for _, w := range e.st.Warned80 {
+		if w == name {
+			return
+		}
+	}
+	e.st.Warned80 = append(e.st.Warned80, name)
+	e.emit(record.Event{Event: record.BudgetWarning, Kind: name, Message: fmt.Sprintf("%s budget at %.0f%%", name, frac*100)})
+}

@@ -1,0 +1,82 @@
+package loop
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// LockPath is the lock file of a loop directory.
+func LockPath(dir string) string { return filepath.Join(dir, RecordsDir, "lock") }
+
+// ErrLocked says another run holds the loop.
+type ErrLocked struct{ PID int }
+
+func (e *ErrLocked) Error() string {
+	return fmt.Sprintf("another looprinter run (pid %d) holds this loop; stop it with `looprinter stop` or wait for it", e.PID)
+}
+
+// Lock is an exclusive hold on a loop directory. It uses flock, so a lock
+// left by a dead process is free again at once: the kernel drops it.
+type Lock struct{ f *os.File }
+
+// AcquireLock takes the loop's lock or returns *ErrLocked naming the holder.
+func AcquireLock(dir string) (*Lock, error) {
+	path := LockPath(dir)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, &ErrLocked{PID: LockHolder(dir)}
+		}
+		return nil, err
+	}
+	f.Truncate(0)
+	f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	return &Lock{f: f}, nil
+}
+
+// Release frees the lock.
+func (l *Lock) Release() {
+	if l == nil || l.f == nil {
+		return
+	}
+	l.f.Truncate(0)
+	syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+	l.f.Close()
+	l.f = nil
+}
+
+// LockHolder returns the pid written in the lock file, or 0.
+func LockHolder(dir string) int {
+	data, err := os.ReadFile(LockPath(dir))
+	if err != nil {
+		return 0
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	return pid
+}
+
+// Locked reports whether a live run holds the loop, and its pid.
+func Locked(dir string) (bool, int) {
+	f, err := os.OpenFile(LockPath(dir), os.O_RDWR, 0)
+	if err != nil {
+		return false, 0
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return true, LockHolder(dir)
+	}
+	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return false, 0
+}

@@ -1,0 +1,193 @@
+package loop
+
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"github.com/google/shlex"
+)
+
+// skipDirs are never walked for protection or change detection.
+var skipDirs = map[string]bool{".git": true, RecordsDir: true, "node_modules": true, ".cache": true}
+
+// maxWalk bounds the change-detection walk in very large trees.
+const maxWalk = 50000
+
+// protectedSet is the contents of every protected file before an agent run.
+type protectedSet struct {
+	dir      string
+	patterns []string
+	files    map[string][]byte // relative path → contents; nil for "did not exist"
+}
+
+// protectPatterns returns the user's globs plus the defaults: the loop file
+// and every script named by a gate.
+func protectPatterns(dir, loopFile string, globs []string, defaults bool, gateCmds []string) []string {
+	pats := append([]string{}, globs...)
+	if defaults {
+		if rel, err := filepath.Rel(dir, loopFile); err == nil && !strings.HasPrefix(rel, "..") {
+			pats = append(pats, rel)
+		}
+		for _, cmd := range gateCmds {
+			words, err := shlex.Split(cmd)
+			if err != nil {
+				continue
+			}
+			for _, w := range words {
+				p := w
+				if !filepath.IsAbs(p) {
+					p = filepath.Join(dir, p)
+				}
+				if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+					if rel, err := filepath.Rel(dir, p); err == nil && !strings.HasPrefix(rel, "..") {
+						pats = append(pats, filepath.ToSlash(rel))
+					}
+				}
+			}
+		}
+	}
+	sort.Strings(pats)
+	out := pats[:0]
+	for i, p := range pats {
+		if i == 0 || p != pats[i-1] {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// snapshotProtected reads every file that matches a pattern.
+func snapshotProtected(dir string, patterns []string) *protectedSet {
+	ps := &protectedSet{dir: dir, patterns: patterns, files: map[string][]byte{}}
+	for _, rel := range matchProtected(dir, patterns) {
+		if data, err := os.ReadFile(filepath.Join(dir, rel)); err == nil {
+			ps.files[rel] = data
+		}
+	}
+	return ps
+}
+
+func matchProtected(dir string, patterns []string) []string {
+	if len(patterns) == 0 {
+		return nil
+	}
+	var out []string
+	n := 0
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, path)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if rel != "." && skipDirs[d.Name()] {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if n++; n > maxWalk {
+			return filepath.SkipAll
+		}
+		for _, p := range patterns {
+			if ok, _ := doublestar.Match(p, rel); ok {
+				out = append(out, rel)
+				break
+			}
+		}
+		return nil
+	})
+	return out
+}
+
+// Tamper is one protected file the agent changed.
+type Tamper struct {
+	File string
+	What string // modified | deleted | created
+}
+
+// restore compares the protected files with the snapshot, puts back every
+// change (modified or deleted files are rewritten, new files removed), and
+// reports what it found.
+func (ps *protectedSet) restore() []Tamper {
+	var out []Tamper
+	now := map[string]bool{}
+	for _, rel := range matchProtected(ps.dir, ps.patterns) {
+		now[rel] = true
+		old, existed := ps.files[rel]
+		path := filepath.Join(ps.dir, rel)
+		if !existed {
+			os.Remove(path)
+			out = append(out, Tamper{File: rel, What: "created"})
+			continue
+		}
+		cur, err := os.ReadFile(path)
+		if err != nil || !bytes.Equal(cur, old) {
+			os.WriteFile(path, old, 0o644)
+			out = append(out, Tamper{File: rel, What: "modified"})
+		}
+	}
+	for rel, old := range ps.files {
+		if !now[rel] {
+			path := filepath.Join(ps.dir, rel)
+			os.MkdirAll(filepath.Dir(path), 0o755)
+			os.WriteFile(path, old, 0o644)
+			out = append(out, Tamper{File: rel, What: "deleted"})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].File < out[j].File })
+	return out
+}
+
+// fileStamp is what change detection compares.
+type fileStamp struct {
+	size  int64
+	mtime int64
+}
+
+// treeStamps records size and mtime of every file, to list what an agent run
+// changed without reading file contents.
+func treeStamps(dir string) map[string]fileStamp {
+	out := map[string]fileStamp{}
+	n := 0
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, path)
+		if d.IsDir() {
+			if rel != "." && skipDirs[d.Name()] {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if n++; n > maxWalk {
+			return filepath.SkipAll
+		}
+		if info, err := d.Info(); err == nil {
+			out[filepath.ToSlash(rel)] = fileStamp{info.Size(), info.ModTime().UnixNano()}
+		}
+		return nil
+	})
+	return out
+}
+
+func changedFiles(before, after map[string]fileStamp) []string {
+	var out []string
+	for p, a := range after {
+		if b, ok := before[p]; !ok || b != a {
+			out = append(out, p)
+		}
+	}
+	for p := range before {
+		if _, ok := after[p]; !ok {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,323 @@
+package loop
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/looprinter/looprinter/agent"
+	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/spec"
+)
+
+// AgentRun is what one agent run produced, after the engine's own checks.
+type AgentRun struct {
+	Result  agent.Result
+	Tamper  []Tamper
+	Changed []string
+}
+
+// runAgent runs one agent for a phase, with everything around it: the budget
+// check first, pause and loop-file changes, the prompt file, protected files,
+// rate-limit waits and API-error retries, and the records. It returns a stop
+// when the loop must end (budget, blocked, interrupted).
+func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task string, prompt string) (*AgentRun, error) {
+	if err := e.waitWhilePaused(ctx); err != nil {
+		return nil, err
+	}
+	e.reloadSpec()
+	if err := e.checkBudgets(); err != nil {
+		return nil, err
+	}
+	a := e.spec.AgentFor(phase, post)
+	ad, err := agent.Lookup(a.Backend)
+	if err != nil {
+		return nil, e.stop(ReasonBlocked, err.Error())
+	}
+	e.st.AgentRuns++
+	seq := e.st.AgentRuns
+	if err := e.checkpoint(); err != nil {
+		return nil, err
+	}
+
+	tdir := e.path(RecordsDir, "transcripts")
+	os.MkdirAll(tdir, 0o755)
+	base := fmt.Sprintf("%04d-c%d-i%d-%s", seq, e.st.Cycle, e.st.Iterations, phase)
+	if task != "" {
+		base += "-" + task
+	}
+	promptFile := uniquePath(filepath.Join(tdir, base+".prompt.md"))
+	os.WriteFile(promptFile, []byte(prompt), 0o644)
+
+	gates := append(append([]string{}, e.spec.Verify...), e.spec.ObjectiveVerify...)
+	defaults := e.spec.ProtectDefaults == nil || *e.spec.ProtectDefaults
+	protected := snapshotProtected(e.dir, protectPatterns(e.dir, e.spec.Path, e.spec.Protect, defaults, gates))
+	before := treeStamps(e.dir)
+
+	req := agent.Request{
+		Phase: phase, Cycle: e.st.Cycle, Iteration: e.st.Iterations, Task: task,
+		Dir: e.dir, Prompt: prompt, PromptFile: promptFile,
+		Backend: a.Backend, Model: a.Model, Command: a.Command, Args: a.Args, Env: a.Env,
+		Permissions: a.Permissions, Timeout: a.Timeout.D(), IdleTimeout: a.IdleTimeout.D(), Grace: a.Grace.D(),
+		MaxTurns: a.MaxTurns, MaxBudgetUSD: a.MaxBudgetUSD, Prices: prices(e.spec.Prices),
+	}
+	// A run never outlives the loop's wall budget, nor its cost budget
+	// where the CLI can cap spend.
+	if left := e.spec.Budget.Wall.D() - e.wall(); req.Timeout == 0 || left < req.Timeout {
+		req.Timeout = left
+	}
+	if left := e.spec.Budget.CostUSD - e.st.CostUSD; req.MaxBudgetUSD == 0 || left < req.MaxBudgetUSD {
+		req.MaxBudgetUSD = left
+	}
+
+	e.emit(record.Event{Event: record.AgentStart, Phase: phase, Task: task, Backend: a.Backend, Model: a.Model, PromptFile: promptFile})
+	onTool := func(ev agent.ToolEvent) {
+		e.emit(record.Event{Event: record.ToolCall, Phase: phase, Task: task, Tool: ev.Tool, Message: ev.Summary})
+	}
+	var res agent.Result
+	apiErrors, waits := 0, 0
+	for try := 1; ; try++ {
+		req.Transcript = uniquePath(filepath.Join(tdir, fmt.Sprintf("%s.try%d.log", base, try)))
+		if try == 1 {
+			req.Transcript = uniquePath(filepath.Join(tdir, base+".log"))
+		}
+		res = agent.Run(ctx, req, ad, onTool)
+		e.st.CostUSD += res.CostUSD
+		if ctx.Err() != nil {
+			break
+		}
+		var wait time.Duration
+		switch res.Status {
+		case agent.StatusRateLimited:
+			waits++
+			wait = res.RetryAfter
+			if wait <= 0 {
+				wait = e.opts.Backoff(waits)
+			}
+		case agent.StatusAPIError:
+			apiErrors++
+			if apiErrors > e.spec.Budget.APIRetries {
+				res.Status = agent.StatusBlocked
+				res.Error = fmt.Sprintf("the API kept failing after %d retries: %s", e.spec.Budget.APIRetries, res.Error)
+				break
+			}
+			wait = e.opts.Backoff(apiErrors)
+		}
+		if wait == 0 {
+			break
+		}
+		left := e.spec.Budget.Wall.D() - e.wall()
+		e.emit(record.Event{Event: record.AgentRetry, Phase: phase, Task: task, Status: string(res.Status), Attempt: try,
+			WaitMS: wait.Milliseconds(), Error: res.Error, Transcript: res.Transcript, CostUSD: res.CostUSD})
+		if wait >= left {
+			e.endRecord(phase, task, a, res, nil)
+			return nil, e.stop(ReasonTimeCost, fmt.Sprintf("%s: waiting %s would pass the wall budget (%s left)", res.Status, wait.Round(time.Second), left.Round(time.Second)))
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(wait):
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		if left := e.spec.Budget.Wall.D() - e.wall(); left < req.Timeout {
+			req.Timeout = left
+		}
+	}
+	run := &AgentRun{Result: res}
+	run.Tamper = protected.restore()
+	run.Changed = changedFiles(before, treeStamps(e.dir))
+	e.endRecord(phase, task, a, res, run.Changed)
+	for _, t := range run.Tamper {
+		e.emit(record.Event{Event: record.Violation, Phase: phase, Task: task, Kind: "protected_file", File: t.File,
+			Message: fmt.Sprintf("%s %s a protected file; it was restored", t.File, t.What)})
+	}
+	if err := e.checkpoint(); err != nil {
+		return nil, err
+	}
+	if ctx.Err() != nil {
+		return nil, e.stop(ReasonInterrupted, "interrupted during the "+phase+" run; the agent was stopped")
+	}
+	switch res.Status {
+	case agent.StatusBlocked, agent.StatusFailed, agent.StatusInterrupted:
+		msg := res.Error
+		if msg == "" {
+			msg = fmt.Sprintf("the agent run ended %s (exit %d)", res.Status, res.ExitCode)
+		}
+		if res.Blocked != "" {
+			msg = "the agent asked for a human: " + res.Blocked
+		}
+		if res.Fix != "" {
+			msg += "\nfix: " + res.Fix
+		}
+		return nil, e.stop(ReasonBlocked, fmt.Sprintf("%s run: %s (transcript %s)", phase, msg, rel(e.dir, res.Transcript)))
+	}
+	if res.Blocked != "" {
+		return nil, e.stop(ReasonBlocked, fmt.Sprintf("%s run: the agent asked for a human: %s", phase, res.Blocked))
+	}
+	return run, nil
+}
+
+func (e *Engine) endRecord(phase, task string, a spec.Agent, res agent.Result, changed []string) {
+	e.emit(record.Event{Event: record.AgentEnd, Phase: phase, Task: task, Backend: a.Backend, Model: a.Model,
+		Status: string(res.Status), ExitCode: record.Int(res.ExitCode), Turns: res.Turns,
+		InputTokens: res.InputTokens, OutputTokens: res.OutputTokens, CachedTokens: res.CachedTokens,
+		CostUSD: res.CostUSD, CostEstimated: res.CostEstimated, DurationMS: res.Duration.Milliseconds(),
+		Transcript: rel(e.dir, res.Transcript), FilesChanged: changed, SessionID: res.SessionID, Tools: res.Tools,
+		Promise: res.Promise, Blocked: res.Blocked, Error: res.Error, Message: firstLines(res.FinalMessage, 3)})
+}
+
+// killedNote describes a run the engine had to kill, as a failure signal.
+func killedNote(a spec.Agent, res agent.Result) string {
+	switch res.Status {
+	case agent.StatusTimeout:
+		return fmt.Sprintf("the agent run was killed after the %s timeout without finishing", a.Timeout)
+	case agent.StatusIdle:
+		return fmt.Sprintf("the agent run was killed: no output for %s (idle timeout)", a.IdleTimeout)
+	}
+	return ""
+}
+
+func tamperNote(ts []Tamper) string {
+	var b strings.Builder
+	for _, t := range ts {
+		fmt.Fprintf(&b, "VIOLATION: %s is protected and must not be edited (it was %s; the engine restored it). Change the code, not the checks.\n", t.File, t.What)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func uniquePath(p string) string {
+	if _, err := os.Stat(p); os.IsNotExist(err) {
+		return p
+	}
+	ext := filepath.Ext(p)
+	stem := strings.TrimSuffix(p, ext)
+	for i := 2; ; i++ {
+		q := fmt.Sprintf("%s.%d%s", stem, i, ext)
+		if _, err := os.Stat(q); os.IsNotExist(err) {
+			return q
+		}
+	}
+}
+
+func rel(dir, p string) string {
+	if r, err := filepath.Rel(dir, p); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return p
+}
+
+func firstLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	out := strings.Join(lines, "\n")
+	if len(out) > 500 {
+		out = out[:500] + "…"
+	}
+	return out
+}
+
+func prices(p map[string]spec.Price) map[string]agent.Price {
+	if len(p) == 0 {
+		return nil
+	}
+	out := map[string]agent.Price{}
+	for k, v := range p {
+		out[k] = agent.Price(v)
+	}
+	return out
+}
+
+// PausePath is the file whose presence pauses a loop between agent runs.
+func PausePath(dir string) string { return filepath.Join(dir, RecordsDir, "pause") }
+
+// waitWhilePaused holds the loop between agent runs while the pause file exists.
+func (e *Engine) waitWhilePaused(ctx context.Context) error {
+	if _, err := os.Stat(PausePath(e.dir)); err != nil {
+		return nil
+	}
+	e.emit(record.Event{Event: record.Paused, Message: "paused before the next agent run; `looprinter resume` goes on"})
+	for {
+		select {
+		case <-ctx.Done():
+			return e.stop(ReasonInterrupted, "interrupted while paused")
+		case <-time.After(250 * time.Millisecond):
+		}
+		e.mark = time.Now() // time spent paused is not loop time
+		if _, err := os.Stat(PausePath(e.dir)); err != nil {
+			e.emit(record.Event{Event: record.Resumed})
+			return nil
+		}
+	}
+}
+
+// reloadSpec picks up changes to the loop file before each agent run.
+func (e *Engine) reloadSpec() {
+	fi, err := os.Stat(e.spec.Path)
+	if err != nil || fi.ModTime().Equal(e.specTime) {
+		return
+	}
+	e.specTime = fi.ModTime()
+	l, err := spec.Load(e.spec.Path)
+	if err != nil {
+		e.emit(record.Event{Event: record.Warning, Message: "the loop file changed but is invalid; keeping the previous one: " + err.Error()})
+		return
+	}
+	changes := diffSpec(e.spec, l)
+	if len(changes) == 0 {
+		return
+	}
+	if l.Shape != e.spec.Shape {
+		e.emit(record.Event{Event: record.Warning, Message: "the loop file's shape changed; a running loop keeps its shape"})
+		l.Shape = e.spec.Shape
+	}
+	e.spec = l
+	e.emit(record.Event{Event: record.SpecChanged, Changes: changes, Message: strings.Join(changes, "; ")})
+}
+
+func diffSpec(a, b *spec.Loop) []string {
+	var out []string
+	cmp := func(name string, x, y any) {
+		if fmt.Sprint(x) != fmt.Sprint(y) {
+			out = append(out, fmt.Sprintf("%s: %v → %v", name, short(x), short(y)))
+		}
+	}
+	cmp("objective", a.Objective, b.Objective)
+	cmp("agent", a.Agent, b.Agent)
+	cmp("agents", a.Agents, b.Agents)
+	cmp("budget", a.Budget, b.Budget)
+	cmp("verify", a.Verify, b.Verify)
+	cmp("objective_verify", a.ObjectiveVerify, b.ObjectiveVerify)
+	cmp("protect", a.Protect, b.Protect)
+	cmp("prompts.plan", a.Prompts.Plan, b.Prompts.Plan)
+	cmp("prompts.build", a.Prompts.Build, b.Prompts.Build)
+	cmp("prompts.replan", a.Prompts.Replan, b.Prompts.Replan)
+	cmp("prompts.ralph", a.Prompts.Ralph, b.Prompts.Ralph)
+	cmp("post_phases", a.PostPhases, b.PostPhases)
+	return out
+}
+
+func short(v any) string {
+	s := fmt.Sprint(v)
+	if len(s) > 80 {
+		s = s[:80] + "…"
+	}
+	return s
+}
+
+// fileContent reads a file for before/after comparison; nil if absent.
+func fileContent(path string) []byte {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+func sameContent(a, b []byte) bool { return (a == nil) == (b == nil) && bytes.Equal(a, b) }
