@@ -3,6 +3,7 @@ package agent
 import (
 	"fmt"
 	"os/exec"
+	"strconv"
 	"strings"
 
 	"github.com/google/shlex"
@@ -40,6 +41,7 @@ func (commandAdapter) NewParser(req Request) Parser {
 // commandParser keeps only what it needs from the stream: the signals and
 // the last lines, never the whole output.
 type commandParser struct {
+	usage   Result // spend the program reported on ::looprinter lines
 	prompt  string
 	promise string
 	blocked string
@@ -50,6 +52,10 @@ const commandTailLines = 20
 
 func (p *commandParser) Line(line []byte) []ToolEvent {
 	s := string(line)
+	if strings.HasPrefix(s, "::looprinter ") {
+		p.report(s)
+		return nil
+	}
 	if strings.Contains(s, "<promise>") || strings.Contains(s, "<blocked>") {
 		if pr, bl := Signals(s, p.prompt); pr != "" || bl != "" {
 			if pr != "" {
@@ -71,8 +77,9 @@ func (p *commandParser) Line(line []byte) []ToolEvent {
 }
 
 func (p *commandParser) Finish(exit Exit) Result {
-	res := Result{ExitCode: exit.Code, Promise: p.promise, Blocked: p.blocked,
-		FinalMessage: strings.Join(p.tail, "\n")}
+	res := p.usage
+	res.ExitCode, res.Promise, res.Blocked = exit.Code, p.promise, p.blocked
+	res.FinalMessage = strings.Join(p.tail, "\n")
 	switch {
 	case exit.StartErr != nil:
 		res.Status = StatusBlocked
@@ -102,4 +109,31 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// report reads a usage line a command agent may print:
+//
+//	::looprinter cost_usd=0.42 input_tokens=1200 output_tokens=300 cached_tokens=0 turns=3
+//
+// Values add up over several lines.
+func (p *commandParser) report(line string) {
+	for _, f := range strings.Fields(strings.TrimPrefix(line, "::looprinter ")) {
+		k, v, ok := strings.Cut(f, "=")
+		if !ok {
+			continue
+		}
+		n, _ := strconv.ParseFloat(v, 64)
+		switch k {
+		case "cost_usd":
+			p.usage.CostUSD += n
+		case "input_tokens":
+			p.usage.InputTokens += int64(n)
+		case "output_tokens":
+			p.usage.OutputTokens += int64(n)
+		case "cached_tokens":
+			p.usage.CachedTokens += int64(n)
+		case "turns":
+			p.usage.Turns += int(n)
+		}
+	}
 }

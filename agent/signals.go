@@ -7,7 +7,7 @@ import (
 
 var (
 	promiseTag = regexp.MustCompile(`<promise>([^<>\n]{1,200})</promise>`)
-	blockedTag = regexp.MustCompile(`<blocked>([^<>\n]{1,2000})</blocked>`)
+	blockedTag = regexp.MustCompile(`<blocked>([^<>\n]{1,1000})</blocked>`)
 )
 
 // Signals finds the exact <promise>X</promise> and <blocked>reason</blocked>

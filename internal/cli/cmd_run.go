@@ -1,0 +1,235 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	_ "github.com/looprinter/looprinter/agent" // the backends register themselves
+	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/spec"
+)
+
+func init() { register(newRunCmd) }
+
+type runOptions struct {
+	file          string
+	backend       string
+	model         string
+	command       string
+	maxIterations int
+	maxCycles     int
+	maxCost       float64
+	wall          string
+	timeout       string
+	fresh         bool
+	json          bool
+	quiet         bool
+}
+
+func newRunCmd(io *IO) *cobra.Command {
+	o := &runOptions{}
+	cmd := &cobra.Command{
+		Use:   "run [-f loop.yaml]",
+		Short: "Run the loop in the foreground until it stops",
+		Long: `Run the loop described by the loop file until it stops: DONE, a budget,
+no progress, or blocked. State lives in working-records/, so running again
+after a crash, a kill or an interrupt resumes where the loop stopped, with
+every counter kept.
+
+Exit codes: 0 DONE, 1 BUDGET SPENT, 2 NO PROGRESS, 3 TIME OR COST BUDGET,
+4 BLOCKED, 75 another run holds the loop, 78 invalid loop file, 130 interrupted.`,
+		Example: `  looprinter run
+  looprinter run -f loops/fix-tests.yaml --max-iterations 10
+  looprinter run --backend codex --model gpt-5.5`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runRun(cmd, io, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.file, "file", "f", "loop.yaml", "the loop file")
+	f.StringVar(&o.backend, "backend", "", "override agent.backend (claude, codex, gemini, command)")
+	f.StringVar(&o.model, "model", "", "override agent.model")
+	f.StringVar(&o.command, "command", "", "override agent.command")
+	f.IntVar(&o.maxIterations, "max-iterations", 0, "override budget.iterations")
+	f.IntVar(&o.maxCycles, "max-cycles", 0, "override budget.cycles")
+	f.Float64Var(&o.maxCost, "max-cost", 0, "override budget.cost_usd")
+	f.StringVar(&o.wall, "wall", "", "override budget.wall (e.g. 2h)")
+	f.StringVar(&o.timeout, "timeout", "", "override agent.timeout (e.g. 10m)")
+	f.BoolVar(&o.fresh, "fresh", false, "start the counters again (the old state.json is kept beside it)")
+	f.BoolVar(&o.json, "json", false, "print the final report as JSON")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "print only the final report")
+	return cmd
+}
+
+func (o *runOptions) apply(l *spec.Loop) error {
+	if o.backend != "" {
+		if o.backend != l.Agent.Backend {
+			l.Agent.Model, l.Agent.Command = "", ""
+		}
+		l.Agent.Backend = o.backend
+	}
+	if o.model != "" {
+		l.Agent.Model = o.model
+	}
+	if o.command != "" {
+		l.Agent.Command = o.command
+	}
+	if o.maxIterations > 0 {
+		l.Budget.Iterations = o.maxIterations
+	}
+	if o.maxCycles > 0 {
+		l.Budget.Cycles = o.maxCycles
+	}
+	if o.maxCost > 0 {
+		l.Budget.CostUSD = o.maxCost
+	}
+	for _, d := range []struct {
+		s   string
+		dst *spec.Duration
+		n   string
+	}{{o.wall, &l.Budget.Wall, "--wall"}, {o.timeout, &l.Agent.Timeout, "--timeout"}} {
+		if d.s == "" {
+			continue
+		}
+		v, err := spec.ParseDuration(d.s)
+		if err != nil || v == 0 {
+			return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s %q: want a duration like 30m", d.n, d.s)}
+		}
+		*d.dst = v
+	}
+	if !contains(spec.Backends, l.Agent.Backend) {
+		return &ExitError{Code: ExitBadLoopFile, Err: fmt.Errorf("--backend %q: not a backend (%s)", l.Agent.Backend, strings.Join(spec.Backends, ", "))}
+	}
+	if l.Agent.Backend == "command" && l.Agent.Command == "" {
+		return &ExitError{Code: ExitBadLoopFile, Err: errors.New("the command backend needs agent.command (or --command)")}
+	}
+	return nil
+}
+
+func runRun(cmd *cobra.Command, io *IO, o *runOptions) error {
+	l, err := loadLoop(o.file)
+	if err != nil {
+		return err
+	}
+	if err := o.apply(l); err != nil {
+		return err
+	}
+	if l.Shape == spec.ShapeReview {
+		return runReviewShape(cmd, io, l, o)
+	}
+	opts := loop.Options{Fresh: o.fresh}
+	if !o.quiet && !o.json {
+		opts.Subscribers = append(opts.Subscribers, consolePrinter(io))
+	}
+	opts.Subscribers = append(opts.Subscribers, hookSubscribers(l)...)
+	out, err := loop.Run(cmd.Context(), l, opts)
+	if err != nil {
+		var locked *loop.ErrLocked
+		if errors.As(err, &locked) {
+			return &ExitError{Code: ExitLocked, Err: err}
+		}
+		return &ExitError{Code: ExitBlocked, Err: err}
+	}
+	if o.json {
+		enc := json.NewEncoder(io.Out)
+		enc.SetIndent("", "  ")
+		enc.Encode(out)
+	} else {
+		printReport(io, l, out)
+	}
+	if out.ExitCode != 0 {
+		return &ExitError{Code: out.ExitCode}
+	}
+	return nil
+}
+
+// hookSubscribers returns the record subscribers that act on a loop's
+// events (git commits, notifications); other files add to it.
+var hookSubscribers = func(l *spec.Loop) []func(record.Event) { return nil }
+
+// runReviewShape is replaced by the review shape's implementation.
+var runReviewShape = func(cmd *cobra.Command, io *IO, l *spec.Loop, o *runOptions) error {
+	return &ExitError{Code: ExitBadLoopFile, Err: errors.New("shape: review is not available in this build")}
+}
+
+// consolePrinter prints one readable line per record.
+func consolePrinter(io *IO) func(record.Event) {
+	return func(e record.Event) {
+		switch e.Event {
+		case record.LoopStop:
+			return // the final report says it
+		case record.ToolCall:
+			fmt.Fprintf(io.Err, "         → %s %s\n", e.Tool, e.Message)
+			return
+		}
+		fmt.Fprintln(io.Err, record.Summarize(e))
+	}
+}
+
+var outcomeTitles = map[string]string{
+	loop.ReasonDone: "DONE", loop.ReasonBudget: "BUDGET SPENT", loop.ReasonNoProgress: "NO PROGRESS",
+	loop.ReasonTimeCost: "TIME OR COST BUDGET", loop.ReasonBlocked: "BLOCKED", loop.ReasonInterrupted: "INTERRUPTED",
+}
+
+// printReport prints the final report: outcome, counters, evidence, what
+// was not verified, and where the records are.
+func printReport(io *IO, l *spec.Loop, o *loop.Outcome) {
+	w := io.Out
+	st := o.State
+	fmt.Fprintf(w, "\n== looprinter: %s (exit %d) ==\n", outcomeTitles[o.Reason], o.ExitCode)
+	fmt.Fprintf(w, "loop:      %s (%s shape) in %s\n", l.Name, l.Shape, l.Dir)
+	fmt.Fprintf(w, "why:       %s\n", o.Summary)
+	wall := time.Duration(st.WallMS) * time.Millisecond
+	if l.Shape == spec.ShapeRalph {
+		fmt.Fprintf(w, "spent:     %d attempts of %d, $%.2f of $%.2f, %s of %s\n",
+			st.Iterations, l.Budget.Iterations, st.CostUSD, l.Budget.CostUSD, wall.Round(time.Millisecond), l.Budget.Wall)
+	} else {
+		fmt.Fprintf(w, "spent:     cycle %d of %d, %d build runs of %d, %d agent runs, $%.2f of $%.2f, %s of %s\n",
+			st.Cycle, l.Budget.Cycles, st.Iterations, l.Budget.Iterations, st.AgentRuns, st.CostUSD, l.Budget.CostUSD, wall.Round(time.Millisecond), l.Budget.Wall)
+		if o.Plan != nil {
+			fmt.Fprintf(w, "tasks:     %d of %d in the current plan pass (%d passed over all cycles)\n", o.Plan.Done(), len(o.Plan.Tasks), st.TasksPassed)
+		}
+		fmt.Fprintf(w, "gates:     cycle gate %s, objective gate %s\n", st.CycleGate, st.ObjectiveGate)
+	}
+	if len(o.Evidence) > 0 {
+		fmt.Fprintln(w, "evidence:")
+		for _, e := range o.Evidence {
+			fmt.Fprintf(w, "  - %s\n", e)
+		}
+	}
+	if len(o.NotVerified) > 0 {
+		fmt.Fprintln(w, "NOT VERIFIED:")
+		for _, e := range o.NotVerified {
+			fmt.Fprintf(w, "  - %s\n", e)
+		}
+	}
+	if len(o.RuledOut) > 0 {
+		fmt.Fprintln(w, "tried without success (ruled out):")
+		for _, e := range o.RuledOut {
+			fmt.Fprintf(w, "  - %s\n", e)
+		}
+	}
+	if len(o.Next) > 0 {
+		fmt.Fprintln(w, "next:")
+		for _, e := range o.Next {
+			fmt.Fprintf(w, "  - %s\n", e)
+		}
+	}
+	fmt.Fprintf(w, "records:   %s\n", relTo(l.Dir, o.Records))
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

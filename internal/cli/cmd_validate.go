@@ -1,0 +1,130 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/spec"
+)
+
+func init() { register(newValidateCmd) }
+
+func newValidateCmd(io *IO) *cobra.Command {
+	var file string
+	cmd := &cobra.Command{
+		Use:   "validate [-f loop.yaml]",
+		Short: "Check the loop file and print what the loop would do",
+		Long: `Check the loop file: every problem is printed with its line and column
+(exit 78). A valid file is printed as the effective loop: shape, agents,
+budgets, gates, and the first line of each prompt, with the defaults filled in.`,
+		Example: `  looprinter validate
+  looprinter validate -f examples/go-tests/loop.yaml`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			l, err := loadLoop(file)
+			if err != nil {
+				return err
+			}
+			printEffective(io, l)
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&file, "file", "f", "loop.yaml", "the loop file")
+	return cmd
+}
+
+func printEffective(io *IO, l *spec.Loop) {
+	w := io.Out
+	fmt.Fprintf(w, "%s is valid.\n\n", relTo(".", l.Path))
+	fmt.Fprintf(w, "loop:       %s\n", l.Name)
+	fmt.Fprintf(w, "shape:      %s\n", l.Shape)
+	fmt.Fprintf(w, "objective:  %s\n", l.Objective)
+	fmt.Fprintf(w, "agent:      %s\n", agentLine(l.Agent))
+	for _, phase := range []string{"plan", "replan", "build", "ralph", "post", "writer", "reviewer", "fixer", "supervisor"} {
+		if _, ok := l.Agents[phase]; ok {
+			fmt.Fprintf(w, "  %-9s %s\n", phase+":", agentLine(l.AgentFor(phase, phase == "post")))
+		}
+	}
+	b := l.Budget
+	fmt.Fprintf(w, "budget:     %d iterations, %d cycles, $%.2f, %s wall; stop after the same failure %d times, objective gap unchanged %d cycles\n",
+		b.Iterations, b.Cycles, b.CostUSD, b.Wall, b.SameFailure, b.GapStall)
+	list := func(label string, items []string, none string) {
+		if len(items) == 0 {
+			fmt.Fprintf(w, "%-11s %s\n", label, none)
+			return
+		}
+		fmt.Fprintf(w, "%-11s\n", label)
+		for _, c := range items {
+			fmt.Fprintf(w, "  - %s\n", c)
+		}
+	}
+	list("setup:", l.Setup, "(none)")
+	switch l.Shape {
+	case spec.ShapeCycle:
+		list("cycle gate:", append([]string{"built-in plan checks", "output/progress.txt non-empty"}, l.Verify...), "")
+		list("objective:", l.ObjectiveVerify, "(none: the objective gate passes through; reported NOT VERIFIED)")
+	default:
+		list("verify:", l.Verify, "(none)")
+	}
+	fmt.Fprintf(w, "baseline:   %s\n", map[string]string{"all": "every failure blocks", "new-only": "only failures that were not there before the loop block"}[l.VerifyBaseline])
+	list("protect:", l.Protect, "(only the defaults)")
+	if l.ProtectDefaults == nil || *l.ProtectDefaults {
+		fmt.Fprintf(w, "  + the loop file and every script the gates name\n")
+	}
+	fmt.Fprintln(w, "prompts:")
+	phases := []string{"plan", "build", "replan"}
+	user := map[string]string{"plan": l.Prompts.Plan, "build": l.Prompts.Build, "replan": l.Prompts.Replan, "ralph": l.Prompts.Ralph}
+	if l.Shape == spec.ShapeRalph {
+		phases = []string{"ralph"}
+		if user["ralph"] == "" {
+			user["ralph"] = l.Prompts.Build
+		}
+	}
+	for _, p := range phases {
+		src, origin := user[p], "yours"
+		if src == "" {
+			src, origin = loop.Builtin(p), "built-in"
+		}
+		fmt.Fprintf(w, "  %-7s (%s) %s\n", p+":", origin, firstContentLine(src))
+	}
+	for _, p := range l.PostPhases {
+		fmt.Fprintf(w, "post phase: %s until <promise>%s</promise>, at most %d steps: %s\n", p.Name, p.Done, p.MaxSteps, firstContentLine(p.Prompt))
+	}
+	for _, warn := range l.Warnings() {
+		fmt.Fprintf(w, "warning:    %s\n", warn)
+	}
+}
+
+func agentLine(a spec.Agent) string {
+	s := a.Backend
+	if a.Model != "" {
+		s += " / " + a.Model
+	}
+	if a.Command != "" {
+		s += fmt.Sprintf(" (command: %s)", a.Command)
+	}
+	s += fmt.Sprintf(", timeout %s, idle %s, max %d turns", a.Timeout, a.IdleTimeout, a.MaxTurns)
+	if a.MaxBudgetUSD > 0 {
+		s += fmt.Sprintf(", $%.2f per run", a.MaxBudgetUSD)
+	}
+	if len(a.Permissions) > 0 {
+		s += ", permissions " + strings.Join(a.Permissions, ",")
+	}
+	return s
+}
+
+func firstContentLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		l = strings.TrimSpace(l)
+		if l != "" && !strings.HasPrefix(l, "# Key objective") && l != "{{.Objective}}" {
+			if len(l) > 100 {
+				l = l[:100] + "…"
+			}
+			return l
+		}
+	}
+	return ""
+}

@@ -1,0 +1,267 @@
+// Package initwiz is `looprinter init`: the interview's answers, the checks
+// that warn about a weak verifier, the commented loop file written from the
+// answers, the .gitignore lines, and the interactive form.
+package initwiz
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/looprinter/looprinter/spec"
+)
+
+// Answers are everything the interview asks, in its stages: the objective,
+// the deliverables, the verification, the constraints, then the agent, the
+// budgets and the stop conditions.
+type Answers struct {
+	// 1. Objective
+	Shape     string
+	Objective string
+	// 2. Deliverables: what each cycle must produce.
+	Deliverables []string
+	// 3. Verification, outside the agent.
+	Setup           []string
+	Verify          []string
+	ObjectiveVerify []string
+	// 4. Constraints
+	Protect     []string
+	Constraints []string
+	// Agent
+	Backend string
+	Model   string
+	Command string
+	// Budgets and stop conditions
+	Iterations  int
+	Cycles      int
+	CostUSD     float64
+	Wall        string
+	SameFailure int
+}
+
+// Defaults are the answers nobody gave.
+func Defaults() Answers {
+	return Answers{
+		Shape:       spec.ShapeCycle,
+		Backend:     "claude",
+		Iterations:  spec.DefaultIterations,
+		Cycles:      spec.DefaultCycles,
+		CostUSD:     spec.DefaultCostUSD,
+		Wall:        "4h",
+		SameFailure: spec.DefaultSameFailure,
+	}
+}
+
+// Clean trims every answer and drops empty list entries.
+func (a *Answers) Clean() {
+	a.Shape = strings.ToLower(strings.TrimSpace(a.Shape))
+	a.Objective = strings.Join(strings.Fields(a.Objective), " ")
+	a.Backend = strings.ToLower(strings.TrimSpace(a.Backend))
+	a.Model = strings.TrimSpace(a.Model)
+	a.Command = strings.TrimSpace(a.Command)
+	a.Wall = strings.TrimSpace(a.Wall)
+	for _, l := range []*[]string{&a.Deliverables, &a.Setup, &a.Verify, &a.ObjectiveVerify, &a.Protect, &a.Constraints} {
+		*l = cleanList(*l)
+	}
+}
+
+func cleanList(in []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range in {
+		s = strings.TrimSpace(s)
+		s = strings.TrimPrefix(s, "- ")
+		s = strings.TrimSpace(s)
+		if s == "" || seen[s] {
+			continue
+		}
+		seen[s] = true
+		out = append(out, s)
+	}
+	return out
+}
+
+// Lines splits a multi-line answer into its entries.
+func Lines(s string) []string { return cleanList(strings.Split(s, "\n")) }
+
+// Missing is an answer the loop cannot do without.
+type Missing struct {
+	Flag string // the flag that gives it
+	What string
+}
+
+func (m Missing) Error() string { return fmt.Sprintf("%s: pass %s", m.What, m.Flag) }
+
+// Check returns the answers that are missing or wrong, each naming the flag
+// that sets it.
+func (a Answers) Check() []Missing {
+	var ms []Missing
+	switch a.Shape {
+	case spec.ShapeCycle, spec.ShapeRalph, spec.ShapeReview:
+	default:
+		ms = append(ms, Missing{"--shape cycle|ralph|review", fmt.Sprintf("%q is not a loop shape", a.Shape)})
+	}
+	if a.Objective == "" && a.Shape != spec.ShapeReview {
+		ms = append(ms, Missing{`--objective "one sentence a machine can judge"`, "the key objective is missing"})
+	}
+	if a.Shape == spec.ShapeRalph && len(a.Verify) == 0 {
+		ms = append(ms, Missing{`--verify "go test ./..."`, "the ralph shape stops only when its verify checks pass, and none is given"})
+	}
+	if !contains(spec.Backends, a.Backend) {
+		ms = append(ms, Missing{"--backend " + strings.Join(spec.Backends, "|"), fmt.Sprintf("%q is not a backend", a.Backend)})
+	}
+	if a.Backend == "command" && a.Command == "" {
+		ms = append(ms, Missing{`--command "./my-agent.sh"`, "the command backend needs the program to run"})
+	}
+	if a.Iterations < 1 {
+		ms = append(ms, Missing{"--iterations N (1 or more)", "the iteration budget must be at least 1; a loop never runs unlimited"})
+	}
+	if a.Cycles < 1 {
+		ms = append(ms, Missing{"--cycles N (1 or more)", "the cycle budget must be at least 1"})
+	}
+	if !(a.CostUSD > 0) {
+		ms = append(ms, Missing{"--cost USD (more than 0)", "the cost budget must be more than 0"})
+	}
+	if d, err := time.ParseDuration(a.Wall); err != nil || d <= 0 {
+		ms = append(ms, Missing{"--wall DURATION (like 90m or 4h)", fmt.Sprintf("%q is not a time budget", a.Wall)})
+	}
+	if a.SameFailure < 2 {
+		ms = append(ms, Missing{"--same-failure N (2 or more)", "the no-progress stop needs 2 or more repeats"})
+	}
+	return ms
+}
+
+var (
+	// existence-only checks: they pass as soon as a file is there.
+	existenceRe = regexp.MustCompile(`^(!\s*)?(test\s+-[efsdrx]\b|\[\[?\s+-[efsdrx]\b|ls(\s|$)|stat\s|find\s)`)
+	splitRe     = regexp.MustCompile(`&&|\|\||;`)
+	vagueRe     = regexp.MustCompile(`(?i)\b(good|better|best|nice|nicer|clean|cleaner|robust|properly|proper|well|improved?|improves|elegant|beautiful|readable|maintainable|quality|polished|solid|correctly|reasonable|appropriate|optimi[sz]ed?|efficient|fast|faster|simple|simpler|user-friendly|modern)\b`)
+	measureRe   = regexp.MustCompile(`(?i)(\d|%|\b(pass|passes|passing|fail|fails|failing|exit|exits|returns?|prints?|outputs?|compiles?|builds?|tests?|lint|vet|errors?|warnings?|zero|at least|at most|under|below|above|within|equals?|matches|contains?|responds?|status)\b)`)
+)
+
+// IsExistenceCheck reports whether a check only tests that files exist.
+func IsExistenceCheck(cmd string) bool {
+	parts := splitRe.Split(cmd, -1)
+	n := 0
+	for _, p := range parts {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		n++
+		if !existenceRe.MatchString(p) {
+			return false
+		}
+	}
+	return n > 0
+}
+
+// VagueWords returns the words of an objective that a machine cannot judge,
+// when the objective has no measurable term to judge it by; nil otherwise.
+func VagueWords(objective string) []string {
+	if measureRe.MatchString(objective) {
+		return nil
+	}
+	return vagueRe.FindAllString(objective, -1)
+}
+
+// Weaknesses are the warnings about the loop's verification.
+func (a Answers) Weaknesses() []string {
+	var w []string
+	checks := append(append([]string{}, a.Verify...), a.ObjectiveVerify...)
+	switch {
+	case len(checks) == 0:
+		w = append(w, `no checks: nothing outside the agent judges its work, so the loop stops on its budgets, not on evidence. Add one: --verify "go test ./..." (a test, a build, a linter) and --objective-verify ./scripts/objective.sh`)
+	default:
+		all := true
+		for _, c := range checks {
+			if !IsExistenceCheck(c) {
+				all = false
+				break
+			}
+		}
+		if all {
+			w = append(w, fmt.Sprintf("only file-existence checks (%s): they pass as soon as a file exists, whatever it holds. Add a check that runs or inspects the work: its tests, a build, a linter, a script that checks the content", strings.Join(checks, "; ")))
+		}
+	}
+	if a.Shape == spec.ShapeCycle && len(a.ObjectiveVerify) == 0 && len(checks) > 0 {
+		w = append(w, "no objective check: the objective gate passes with a warning and the final report lists the objective as NOT VERIFIED. Add --objective-verify with a command that exits 0 only when the objective is met")
+	}
+	if a.Objective != "" {
+		if words := VagueWords(a.Objective); len(words) > 0 {
+			w = append(w, fmt.Sprintf("the objective %q is not something a machine can judge: %s, and no measurable term (a number, a test that passes, an exit code). Rewrite it as one sentence a check can decide, e.g. \"go test ./... passes and the README documents every flag\"", a.Objective, quoteAll(words)))
+		} else if !measureRe.MatchString(a.Objective) && len(a.ObjectiveVerify) == 0 {
+			w = append(w, fmt.Sprintf("the objective %q names nothing measurable and no objective check judges it: say how a machine can tell it is met", a.Objective))
+		}
+	}
+	return w
+}
+
+func quoteAll(words []string) string {
+	seen := map[string]bool{}
+	var q []string
+	for _, w := range words {
+		lw := strings.ToLower(w)
+		if seen[lw] {
+			continue
+		}
+		seen[lw] = true
+		q = append(q, strconv.Quote(w))
+	}
+	if len(q) == 1 {
+		return "the word " + q[0] + " is vague"
+	}
+	return "the words " + strings.Join(q, ", ") + " are vague"
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Summary is what the user confirms before anything is written.
+func (a Answers) Summary(path string) string {
+	var b strings.Builder
+	list := func(title string, items []string, none string) {
+		fmt.Fprintf(&b, "%s:\n", title)
+		if len(items) == 0 {
+			fmt.Fprintf(&b, "  (%s)\n", none)
+		}
+		for _, it := range items {
+			fmt.Fprintf(&b, "  - %s\n", it)
+		}
+	}
+	fmt.Fprintf(&b, "File: %s\n", path)
+	fmt.Fprintf(&b, "Shape: %s\n", a.Shape)
+	fmt.Fprintf(&b, "Objective: %s\n", orNone(a.Objective))
+	list("Deliverables", a.Deliverables, "none")
+	list("Setup (once)", a.Setup, "none")
+	list("Cycle gate (verify)", a.Verify, "none")
+	list("Objective gate (objective_verify)", a.ObjectiveVerify, "none: the objective will be NOT VERIFIED")
+	list("Protected files", a.Protect, "the engine's defaults")
+	list("Constraints", a.Constraints, "none")
+	agent := a.Backend
+	if a.Model != "" {
+		agent += ", model " + a.Model
+	}
+	if a.Command != "" {
+		agent += ", command " + a.Command
+	}
+	fmt.Fprintf(&b, "Agent: %s\n", agent)
+	fmt.Fprintf(&b, "Budgets: %d iterations, %d cycles, $%g, %s wall time; stop after the same failure %d times\n",
+		a.Iterations, a.Cycles, a.CostUSD, a.Wall, a.SameFailure)
+	return b.String()
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
