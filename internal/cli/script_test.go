@@ -1,0 +1,178 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestMain lets the test binary stand in for looprinter in script tests.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"looprinter": func() { os.Exit(Main(os.Args[1:])) },
+	})
+}
+
+// TestScript runs every testdata/script/*.txtar against the real binary.
+func TestScript(t *testing.T) {
+	testscript.Run(t, ScriptParams())
+}
+
+// ScriptParams are shared by every script test.
+func ScriptParams() testscript.Params {
+	return testscript.Params{
+		Dir:                 filepath.Join("..", "..", "testdata", "script"),
+		RequireExplicitExec: true,
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("LOOPRINTER_TEST", "1")
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"waitfile":   cmdWaitFile,
+			"killpid":    cmdKillPID,
+			"pidgone":    cmdPIDGone,
+			"jsonlcount": cmdJSONLCount,
+			"tornline":   cmdTornLine,
+			"recgrep":    cmdRecGrep,
+		},
+	}
+}
+
+// waitfile PATH [TIMEOUT]: wait until PATH exists.
+func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 1 {
+		ts.Fatalf("usage: waitfile path [timeout]")
+	}
+	timeout := 20 * time.Second
+	if len(args) > 1 {
+		d, err := time.ParseDuration(args[1])
+		ts.Check(err)
+		timeout = d
+	}
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if data, err := os.ReadFile(ts.MkAbs(args[0])); err == nil && len(data) > 0 {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ts.Fatalf("%s did not appear within %s", args[0], timeout)
+}
+
+// killpid SIGNAL PIDFILE: send a signal to the pid written in a file.
+func cmdKillPID(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: killpid INT|TERM|KILL pidfile")
+	}
+	pid := readPID(ts, args[1])
+	sig := map[string]syscall.Signal{"INT": syscall.SIGINT, "TERM": syscall.SIGTERM, "KILL": syscall.SIGKILL}[args[0]]
+	ts.Check(syscall.Kill(pid, sig))
+}
+
+// pidgone PIDFILE: the process whose pid is in the file no longer exists.
+func cmdPIDGone(ts *testscript.TestScript, neg bool, args []string) {
+	pid := readPID(ts, args[0])
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		alive := syscall.Kill(pid, 0) == nil && !isZombie(pid)
+		if !alive {
+			if neg {
+				ts.Fatalf("process %d is gone", pid)
+			}
+			return
+		}
+		if neg {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	ts.Fatalf("process %d is still running", pid)
+}
+
+func isZombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	i := strings.LastIndex(s, ")")
+	return i > 0 && i+2 < len(s) && s[i+2] == 'Z'
+}
+
+func readPID(ts *testscript.TestScript, file string) int {
+	data, err := os.ReadFile(ts.MkAbs(file))
+	ts.Check(err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	ts.Check(err)
+	return pid
+}
+
+// jsonlcount DIR EVENT N: the records in DIR hold exactly N events named EVENT
+// (N may be >=K).
+func cmdJSONLCount(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 3 {
+		ts.Fatalf("usage: jsonlcount dir event n")
+	}
+	files, _ := filepath.Glob(filepath.Join(ts.MkAbs(args[0]), "*.jsonl"))
+	n := 0
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		n += strings.Count(string(data), `"event":"`+args[1]+`"`)
+	}
+	want := args[2]
+	if strings.HasPrefix(want, ">=") {
+		k, _ := strconv.Atoi(want[2:])
+		if (n >= k) == neg {
+			ts.Fatalf("%d %s events, want %s", n, args[1], want)
+		}
+		return
+	}
+	k, _ := strconv.Atoi(want)
+	if (n == k) == neg {
+		ts.Fatalf("%d %s events, want %s", n, args[1], want)
+	}
+}
+
+// tornline DIR: append half a JSON line to the newest record file, as a crash
+// mid-write would leave it.
+func cmdTornLine(ts *testscript.TestScript, neg bool, args []string) {
+	files, _ := filepath.Glob(filepath.Join(ts.MkAbs(args[0]), "*.jsonl"))
+	if len(files) == 0 {
+		ts.Fatalf("no record files in %s", args[0])
+	}
+	f, err := os.OpenFile(files[len(files)-1], os.O_APPEND|os.O_WRONLY, 0)
+	ts.Check(err)
+	f.WriteString(`{"v":1,"ts":"2026-11-30T00:00:00Z","run":"x","event":"agent_e`)
+	f.Close()
+}
+
+// recgrep PATTERN: some line of working-records/*.jsonl matches PATTERN.
+func cmdRecGrep(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: recgrep pattern")
+	}
+	re, err := regexp.Compile(args[0])
+	ts.Check(err)
+	files, _ := filepath.Glob(ts.MkAbs("working-records/*.jsonl"))
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		for _, line := range strings.Split(string(data), "\n") {
+			if re.MatchString(line) {
+				if neg {
+					ts.Fatalf("record matches %q: %s", args[0], line)
+				}
+				return
+			}
+		}
+	}
+	if !neg {
+		ts.Fatalf("no record matches %q", args[0])
+	}
+}

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The project's test command: installs the pinned agent CLIs (once, into
+# .cache/agent-clis) for the end-to-end tests, then runs every Go test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export LOOPRINTER_AGENT_CLIS="${LOOPRINTER_AGENT_CLIS:-$PWD/.cache/agent-clis}"
+if [ -x scripts/install-agent-clis.sh ]; then
+  scripts/install-agent-clis.sh
+fi
+go vet ./...
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.cache/*'))
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change:"; echo "$unformatted"; exit 1
+fi
+go test -count=1 -timeout 30m ./... "$@"
