@@ -172,6 +172,8 @@ func (e *Engine) loop(ctx context.Context) *Outcome {
 			err = e.stepPlanOrBuild(ctx)
 		case PhaseRalph:
 			err = e.stepRalph(ctx)
+		case PhaseReview:
+			err = e.stepReview(ctx)
 		case PhaseCycleGate:
 			err = e.stepCycleGate(ctx)
 		case PhaseObjective:
@@ -323,9 +325,12 @@ func (e *Engine) stepBaseline(ctx context.Context) error {
 		e.st.Baseline = base
 		e.st.BaselineDone = true
 	}
-	if e.spec.Shape == spec.ShapeRalph {
+	switch e.spec.Shape {
+	case spec.ShapeRalph:
 		e.st.Phase = PhaseRalph
-	} else {
+	case spec.ShapeReview:
+		e.st.Phase = PhaseReview
+	default:
 		e.st.Phase = PhasePlan
 	}
 	return nil

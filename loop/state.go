@@ -20,6 +20,7 @@ const (
 	PhaseObjective = "objective_gate"
 	PhasePost      = "post"
 	PhaseRalph     = "ralph"
+	PhaseReview    = "review"
 	PhaseDone      = "done"
 	PhaseStopped   = "stopped"
 )

@@ -1,0 +1,165 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/looprinter/looprinter/internal/initwiz"
+	"github.com/looprinter/looprinter/spec"
+)
+
+func init() { register(newInitCmd) }
+
+type initOptions struct {
+	file  string
+	yes   bool
+	force bool
+	a     initwiz.Answers
+}
+
+func newInitCmd(stdio *IO) *cobra.Command {
+	o := &initOptions{a: initwiz.Defaults()}
+	cmd := &cobra.Command{
+		Use:   "init",
+		Short: "Write a loop file by answering a few questions",
+		Long: `Interview you in four stages (the objective, the deliverables, the
+verification, the constraints), then about the agent, the budgets and the stop
+conditions; show a summary to confirm; then write a commented loop.yaml and add
+output/ and working-records/ to .gitignore.
+
+Every question has a flag, so init also runs without a terminal (scripts, CI):
+with --yes, or when there is no terminal, it takes the flags and the defaults,
+and says which flag to pass for an answer that is missing. In a terminal the
+flags fill in the interview's answers.
+
+init warns when the verification is weak: no checks at all, only checks that a
+file exists, or an objective a machine cannot judge. It never replaces an
+existing loop file unless --force is given.`,
+		Example: `  # the interview, in a terminal
+  looprinter init
+
+  # without a terminal: make a package's failing tests pass
+  looprinter init --yes \
+      --objective "go test ./calc/... passes without changing the tests" \
+      --deliverable "calc/calc.go fixed" \
+      --verify "go build ./..." --verify "go test ./..." \
+      --objective-verify ./scripts/objective.sh \
+      --protect "**/*_test.go" --backend claude --model sonnet \
+      --iterations 20 --cost 10 --wall 2h
+
+  # a ralph loop with your own agent program
+  looprinter init --yes --shape ralph --objective "make lint passes" \
+      --verify "make lint" --backend command --command ./my-agent.sh`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runInit(stdio, o, cmd)
+		},
+	}
+	f := cmd.Flags()
+	a := &o.a
+	f.StringVarP(&o.file, "file", "f", "loop.yaml", "loop file to write")
+	f.BoolVarP(&o.yes, "yes", "y", false, "no interview and no confirmation: take the flags and the defaults")
+	f.BoolVar(&o.force, "force", false, "replace an existing loop file")
+	f.StringVar(&a.Objective, "objective", "", "1. the key objective: one sentence a machine can judge")
+	f.StringVar(&a.Shape, "shape", a.Shape, "1. loop shape: cycle, ralph or review")
+	f.StringArrayVar(&a.Deliverables, "deliverable", nil, "2. what a cycle must deliver (repeatable)")
+	f.StringArrayVar(&a.Verify, "verify", nil, "3. cycle gate check, a shell command that exits 0 on success (repeatable)")
+	f.StringArrayVar(&a.ObjectiveVerify, "objective-verify", nil, "3. objective gate check: exits 0 only when the objective is met (repeatable)")
+	f.StringArrayVar(&a.Setup, "setup", nil, "3. command run once before the first cycle (repeatable)")
+	f.StringArrayVar(&a.Protect, "protect", nil, "4. glob of files the agent must not change (repeatable)")
+	f.StringArrayVar(&a.Constraints, "constraint", nil, "4. a rule for the agent, carried to the prompts (repeatable)")
+	f.StringVar(&a.Backend, "backend", a.Backend, "agent backend: "+strings.Join(spec.Backends, ", "))
+	f.StringVar(&a.Model, "model", "", "the agent CLI's model name (default: the CLI's own)")
+	f.StringVar(&a.Command, "command", "", "command backend: the program to run")
+	f.IntVar(&a.Iterations, "iterations", a.Iterations, "budget: agent runs in build (ralph: attempts)")
+	f.IntVar(&a.Cycles, "cycles", a.Cycles, "budget: plan/build/gate cycles")
+	f.Float64Var(&a.CostUSD, "cost", a.CostUSD, "budget: USD for the whole loop")
+	f.StringVar(&a.Wall, "wall", a.Wall, "budget: wall-clock time for the whole loop, like 90m or 4h")
+	f.IntVar(&a.SameFailure, "same-failure", a.SameFailure, "stop after the same failure this many times in a row")
+	_ = cmd.RegisterFlagCompletionFunc("shape", cobra.FixedCompletions([]string{spec.ShapeCycle, spec.ShapeRalph, spec.ShapeReview}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("backend", cobra.FixedCompletions(spec.Backends, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+// stdinIsTerminal reports whether the command's input is a terminal.
+func stdinIsTerminal(stdio *IO) bool {
+	f, ok := stdio.In.(*os.File)
+	return ok && isTerminal(f)
+}
+
+func runInit(stdio *IO, o *initOptions, cmd *cobra.Command) error {
+	path := o.file
+	if path == "" {
+		path = "loop.yaml"
+	}
+	path = spec.ExpandHome(path)
+	if _, err := os.Stat(path); err == nil && !o.force {
+		return &ExitError{Code: ExitUsage, Err: initwiz.ErrExists{Path: path}}
+	}
+	a := o.a
+	a.Clean()
+
+	interactive := !o.yes && stdio.IsTerm && stdinIsTerminal(stdio)
+	if interactive {
+		answers, ok, err := initwiz.Interview(a, path, stdio.In, stdio.Out)
+		if err != nil {
+			if errors.Is(err, initwiz.ErrAborted) {
+				return &ExitError{Code: ExitUsage, Err: err}
+			}
+			return err
+		}
+		if !ok {
+			fmt.Fprintln(stdio.Out, "Nothing written.")
+			return nil
+		}
+		a = answers
+	}
+
+	if ms := a.Check(); len(ms) > 0 {
+		var b strings.Builder
+		if interactive {
+			b.WriteString("the answers are incomplete:")
+		} else {
+			b.WriteString("cannot write the loop file without a terminal to ask in; give these answers as flags:")
+		}
+		for _, m := range ms {
+			fmt.Fprintf(&b, "\n  %s: pass %s", m.What, m.Flag)
+		}
+		b.WriteString("\n(see looprinter init --help)")
+		return &ExitError{Code: ExitUsage, Err: errors.New(b.String())}
+	}
+
+	if !interactive {
+		fmt.Fprint(stdio.Out, a.Summary(path))
+	}
+	weak := a.Weaknesses()
+	l, err := initwiz.Write(path, a, o.force)
+	if err != nil {
+		var ee initwiz.ErrExists
+		if errors.As(err, &ee) {
+			return &ExitError{Code: ExitUsage, Err: err}
+		}
+		return err
+	}
+	for _, w := range weak {
+		fmt.Fprintln(stdio.Err, "warning: weak verification:", w)
+	}
+	fmt.Fprintf(stdio.Out, "\nWrote %s\n", path)
+	added, err := initwiz.UpdateGitignore(filepath.Dir(l.Path))
+	if err != nil {
+		fmt.Fprintf(stdio.Err, "warning: could not update .gitignore: %v; add output/ and working-records/ to it yourself\n", err)
+	} else if len(added) > 0 {
+		fmt.Fprintf(stdio.Out, "Added %s to %s\n", strings.Join(added, " and "), filepath.Join(filepath.Dir(path), ".gitignore"))
+	}
+	fileArg := ""
+	if filepath.Clean(path) != "loop.yaml" {
+		fileArg = " -f " + path
+	}
+	fmt.Fprintf(stdio.Out, "Next:\n  looprinter validate%s       see what the loop will do\n  looprinter doctor%s         check the agent CLI and the check commands\n  looprinter cost estimate%s  what it may cost\n  looprinter run%s            run it\n", fileArg, fileArg, fileArg, fileArg)
+	return nil
+}
