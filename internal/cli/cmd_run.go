@@ -121,9 +121,6 @@ func runRun(cmd *cobra.Command, io *IO, o *runOptions) error {
 	if err := o.apply(l); err != nil {
 		return err
 	}
-	if l.Shape == spec.ShapeReview {
-		return runReviewShape(cmd, io, l, o)
-	}
 	opts := loop.Options{Fresh: o.fresh}
 	if !o.quiet && !o.json {
 		opts.Subscribers = append(opts.Subscribers, consolePrinter(io))
@@ -153,11 +150,6 @@ func runRun(cmd *cobra.Command, io *IO, o *runOptions) error {
 // hookSubscribers returns the record subscribers that act on a loop's
 // events (git commits, notifications); other files add to it.
 var hookSubscribers = func(l *spec.Loop) []func(record.Event) { return nil }
-
-// runReviewShape is replaced by the review shape's implementation.
-var runReviewShape = func(cmd *cobra.Command, io *IO, l *spec.Loop, o *runOptions) error {
-	return &ExitError{Code: ExitBadLoopFile, Err: errors.New("shape: review is not available in this build")}
-}
 
 // consolePrinter prints one readable line per record.
 func consolePrinter(io *IO) func(record.Event) {
