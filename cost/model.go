@@ -17,6 +17,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/looprinter/looprinter/agent"
 )
 
 // Price is USD per million tokens. Input is the uncached input price; the
@@ -145,16 +147,42 @@ func PerTask(perAttempt, successRate float64) (float64, error) {
 // Table maps model names to prices.
 type Table map[string]Price
 
-// DefaultTable holds the seed's prices (USD per million tokens): Opus 5.5
-// cache write $5, Sonnet 5.5 cache write $2.5, cache read $0.20 for both,
-// output $20 and $10. The seed gives no uncached input price; Input is set to
-// the cache write price, which is what an uncached prefix costs in the model.
-// Other vendors' models have no default: the user gives their prices.
-func DefaultTable() Table {
+// SeedTable holds the seed's prices (USD per million tokens): Opus 5.5 cache
+// write $5, Sonnet 5.5 cache write $2.5, cache read $0.20 for both, output
+// $20 and $10. The seed gives no uncached input price; Input is set to the
+// cache write price, which is what an uncached prefix costs in the model.
+func SeedTable() Table {
 	return Table{
 		"opus":   {Input: 5, CacheWrite: 5, CacheRead: 0.20, Output: 20},
 		"sonnet": {Input: 2.5, CacheWrite: 2.5, CacheRead: 0.20, Output: 10},
 	}
+}
+
+// DefaultTable is the seed's table for opus and sonnet, and looprinter's
+// list prices (agent.DefaultPrices, the table the engine prices finished
+// runs with) for the other models: OpenAI, Google, Claude Haiku. A model
+// named like an Opus or Sonnet model uses the seed's price, so that the
+// estimate and the seed's worked example agree. Where a list price has no
+// cache write price, writing the cache costs the input price.
+func DefaultTable() Table {
+	t := Table{}
+	for k, p := range agent.DefaultPrices {
+		k = strings.ToLower(k)
+		if strings.Contains(k, "opus") || strings.Contains(k, "sonnet") {
+			continue
+		}
+		if p.CacheWrite == 0 {
+			p.CacheWrite = p.Input
+		}
+		if p.CacheRead == 0 {
+			p.CacheRead = p.Input
+		}
+		t[k] = Price(p)
+	}
+	for k, p := range SeedTable() {
+		t[k] = p
+	}
+	return t
 }
 
 // Merge returns t with the entries of o on top; a zero field in o keeps t's.

@@ -111,8 +111,17 @@ func TestTableLookupAndMerge(t *testing.T) {
 	if p, k, ok := tab.Lookup("gpt-5-codex"); !ok || k != "gpt-5" || p.Output != 10 {
 		t.Errorf("gpt-5-codex → %v %q %v", p, k, ok)
 	}
-	if _, _, ok := tab.Lookup("gemini-3-pro"); ok {
-		t.Error("gemini has no default price and must not get one")
+	if _, _, ok := tab.Lookup("mystery-model"); ok {
+		t.Error("a model in no table must not get a price")
+	}
+	// Other vendors come from the engine's list prices, cache write at the
+	// input price where the list has none.
+	if p, k, ok := DefaultTable().Lookup("gemini-2.5-pro"); !ok || k != "gemini-2.5-pro" || p.CacheWrite != 1.25 || p.CacheRead != 0.31 || p.Output != 10 {
+		t.Errorf("gemini-2.5-pro → %+v %q %v", p, k, ok)
+	}
+	// A Claude Opus or Sonnet model name uses the seed's price.
+	if p, k, _ := DefaultTable().Lookup("claude-sonnet-4-5"); k != "sonnet" || p.CacheWrite != 2.5 {
+		t.Errorf("claude-sonnet-4-5 → %+v %q", p, k)
 	}
 }
 

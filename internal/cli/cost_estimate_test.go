@@ -107,19 +107,19 @@ func TestCostEstimateFlags(t *testing.T) {
 	}
 
 	for _, bad := range [][]string{
-		{"--reviewer", "gemini-3-pro"}, // no price known
-		{"--price", "opus=1,2"},        // malformed
-		{"--success-rate", "1.5"},      // not a rate
-		{"--writer-turns", "0"},        // no turns
-		{"--prices", "missing.yaml"},   // no file
+		{"--reviewer", "mystery-model"}, // no price known
+		{"--price", "opus=1,2"},         // malformed
+		{"--success-rate", "1.5"},       // not a rate
+		{"--writer-turns", "0"},         // no turns
+		{"--prices", "missing.yaml"},    // no file
 	} {
 		_, errs, code := runEstimate(t, t.TempDir(), bad...)
 		if code != ExitUsage || errs == "" {
 			t.Errorf("%v: exit %d, stderr %q; want %d with a message", bad, code, errs, ExitUsage)
 		}
 	}
-	_, errs, _ = runEstimate(t, t.TempDir(), "--reviewer", "gemini-3-pro")
-	if !strings.Contains(errs, "--price gemini-3-pro=") {
+	_, errs, _ = runEstimate(t, t.TempDir(), "--reviewer", "mystery-model")
+	if !strings.Contains(errs, "--price mystery-model=") {
 		t.Errorf("unknown price should say how to give one: %q", errs)
 	}
 }
@@ -196,9 +196,9 @@ prices:
 	}
 
 	// A model without a price is left out and named.
-	writeFile(t, filepath.Join(dir, "gem.yaml"), "objective: \"go test passes\"\nshape: ralph\nagent: {backend: gemini, model: gemini-3-pro}\nverify: [\"go test ./...\"]\n")
+	writeFile(t, filepath.Join(dir, "gem.yaml"), "objective: \"go test passes\"\nshape: ralph\nagent: {backend: gemini, model: mystery-model}\nverify: [\"go test ./...\"]\n")
 	out, _, code = runEstimate(t, dir, "-f", "gem.yaml")
-	if code != 0 || !strings.Contains(out, "no price for gemini-3-pro") || !hasRow(out, "ralph", "gemini", "gemini-3-pro", "30", "unknown", "30", "unknown") {
+	if code != 0 || !strings.Contains(out, "no price for mystery-model") || !hasRow(out, "ralph", "gemini", "mystery-model", "30", "unknown", "30", "unknown") {
 		t.Errorf("exit %d, output:\n%s", code, out)
 	}
 
