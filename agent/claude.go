@@ -92,12 +92,12 @@ type claudeParser struct {
 }
 
 type claudeResult struct {
-	Subtype        string  `json:"subtype"`
-	IsError        bool    `json:"is_error"`
-	NumTurns       int     `json:"num_turns"`
-	Result         *string `json:"result"`
-	TerminalReason string  `json:"terminal_reason"`
-	SessionID      string  `json:"session_id"`
+	Subtype        string   `json:"subtype"`
+	IsError        bool     `json:"is_error"`
+	NumTurns       int      `json:"num_turns"`
+	Result         *string  `json:"result"`
+	TerminalReason string   `json:"terminal_reason"`
+	SessionID      string   `json:"session_id"`
 	TotalCostUSD   *float64 `json:"total_cost_usd"`
 	Usage          struct {
 		InputTokens              int64 `json:"input_tokens"`
@@ -105,9 +105,9 @@ type claudeResult struct {
 		CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
 		CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
 	} `json:"usage"`
-	APIErrorStatus *int     `json:"api_error_status"`
-	APIErrorType   string   `json:"api_error_type"`
-	Errors         []string `json:"errors"`
+	APIErrorStatus    *int              `json:"api_error_status"`
+	APIErrorType      string            `json:"api_error_type"`
+	Errors            []string          `json:"errors"`
 	PermissionDenials []json.RawMessage `json:"permission_denials"`
 }
 

@@ -13,17 +13,17 @@ import (
 // These are list prices at the time of writing; they are an estimate.
 var DefaultPrices = map[string]Price{
 	// OpenAI (Codex). Cached input is billed at the cache-read price.
-	"gpt-5":         {Input: 1.25, Output: 10, CacheRead: 0.125},
-	"gpt-5-mini":    {Input: 0.25, Output: 2, CacheRead: 0.025},
-	"gpt-5-nano":    {Input: 0.05, Output: 0.4, CacheRead: 0.005},
+	"gpt-5":              {Input: 1.25, Output: 10, CacheRead: 0.125},
+	"gpt-5-mini":         {Input: 0.25, Output: 2, CacheRead: 0.025},
+	"gpt-5-nano":         {Input: 0.05, Output: 0.4, CacheRead: 0.005},
 	"gpt-5.1-codex-mini": {Input: 0.25, Output: 2, CacheRead: 0.025},
 	"gpt-5-codex-mini":   {Input: 0.25, Output: 2, CacheRead: 0.025},
-	"codex-mini":    {Input: 1.5, Output: 6, CacheRead: 0.375},
-	"gpt-4.1":       {Input: 2, Output: 8, CacheRead: 0.5},
-	"gpt-4.1-mini":  {Input: 0.4, Output: 1.6, CacheRead: 0.1},
-	"gpt-4o":        {Input: 2.5, Output: 10, CacheRead: 1.25},
-	"o3":            {Input: 2, Output: 8, CacheRead: 0.5},
-	"o4-mini":       {Input: 1.1, Output: 4.4, CacheRead: 0.275},
+	"codex-mini":         {Input: 1.5, Output: 6, CacheRead: 0.375},
+	"gpt-4.1":            {Input: 2, Output: 8, CacheRead: 0.5},
+	"gpt-4.1-mini":       {Input: 0.4, Output: 1.6, CacheRead: 0.1},
+	"gpt-4o":             {Input: 2.5, Output: 10, CacheRead: 1.25},
+	"o3":                 {Input: 2, Output: 8, CacheRead: 0.5},
+	"o4-mini":            {Input: 1.1, Output: 4.4, CacheRead: 0.275},
 
 	// Google (Gemini CLI), prompts up to 200k tokens.
 	"gemini-2.5-pro":        {Input: 1.25, Output: 10, CacheRead: 0.31},
@@ -34,16 +34,16 @@ var DefaultPrices = map[string]Price{
 	"gemini-2.0-flash":      {Input: 0.1, Output: 0.4, CacheRead: 0.025},
 
 	// Anthropic (only used when Claude Code reports no cost).
-	"claude-opus-4-1":   {Input: 15, Output: 75, CacheRead: 1.5, CacheWrite: 18.75},
-	"claude-opus-4-0":   {Input: 15, Output: 75, CacheRead: 1.5, CacheWrite: 18.75},
-	"claude-opus-4":     {Input: 5, Output: 25, CacheRead: 0.5, CacheWrite: 6.25},
-	"claude-sonnet":     {Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75},
-	"claude-haiku":      {Input: 1, Output: 5, CacheRead: 0.1, CacheWrite: 1.25},
-	"claude-3-5-haiku":  {Input: 0.8, Output: 4, CacheRead: 0.08, CacheWrite: 1},
-	"claude-3-haiku":    {Input: 0.25, Output: 1.25, CacheRead: 0.03, CacheWrite: 0.3},
-	"opus":              {Input: 5, Output: 25, CacheRead: 0.5, CacheWrite: 6.25},
-	"sonnet":            {Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75},
-	"haiku":             {Input: 1, Output: 5, CacheRead: 0.1, CacheWrite: 1.25},
+	"claude-opus-4-1":  {Input: 15, Output: 75, CacheRead: 1.5, CacheWrite: 18.75},
+	"claude-opus-4-0":  {Input: 15, Output: 75, CacheRead: 1.5, CacheWrite: 18.75},
+	"claude-opus-4":    {Input: 5, Output: 25, CacheRead: 0.5, CacheWrite: 6.25},
+	"claude-sonnet":    {Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75},
+	"claude-haiku":     {Input: 1, Output: 5, CacheRead: 0.1, CacheWrite: 1.25},
+	"claude-3-5-haiku": {Input: 0.8, Output: 4, CacheRead: 0.08, CacheWrite: 1},
+	"claude-3-haiku":   {Input: 0.25, Output: 1.25, CacheRead: 0.03, CacheWrite: 0.3},
+	"opus":             {Input: 5, Output: 25, CacheRead: 0.5, CacheWrite: 6.25},
+	"sonnet":           {Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75},
+	"haiku":            {Input: 1, Output: 5, CacheRead: 0.1, CacheWrite: 1.25},
 }
 
 // LookupPrice finds the price of a model: the overrides first, then the
