@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
 	"github.com/looprinter/looprinter/internal/initwiz"
@@ -86,10 +87,18 @@ existing loop file unless --force is given.`,
 	return cmd
 }
 
-// stdinIsTerminal reports whether the command's input is a terminal.
-func stdinIsTerminal(stdio *IO) bool {
-	f, ok := stdio.In.(*os.File)
-	return ok && isTerminal(f)
+// canAsk reports whether the command can interview: its input and output
+// are both terminals (a real tty, not /dev/null, which is a character device
+// too).
+func canAsk(stdio *IO) bool {
+	in, ok := stdio.In.(*os.File)
+	if !ok || !term.IsTerminal(in.Fd()) {
+		return false
+	}
+	if out, ok := stdio.Out.(*os.File); ok {
+		return term.IsTerminal(out.Fd())
+	}
+	return stdio.IsTerm
 }
 
 func runInit(stdio *IO, o *initOptions, cmd *cobra.Command) error {
@@ -104,7 +113,7 @@ func runInit(stdio *IO, o *initOptions, cmd *cobra.Command) error {
 	a := o.a
 	a.Clean()
 
-	interactive := !o.yes && stdio.IsTerm && stdinIsTerminal(stdio)
+	interactive := !o.yes && canAsk(stdio)
 	if interactive {
 		answers, ok, err := initwiz.Interview(a, path, stdio.In, stdio.Out)
 		if err != nil {

@@ -121,11 +121,10 @@ func Render(a Answers) []byte {
 			if len(items) == 0 {
 				return
 			}
-			var lines []string
+			p("  %s: |\n", key)
 			for _, it := range items {
-				lines = append(lines, "- "+it)
+				p("    - %s\n", it)
 			}
-			p("  %s: %s\n", key, q(strings.Join(lines, "\n")))
 		}
 		block("deliverables", a.Deliverables)
 		block("constraints", a.Constraints)
