@@ -65,6 +65,10 @@ type Request struct {
 	MaxTurns     int           `json:"max_turns,omitempty"`
 	MaxBudgetUSD float64       `json:"max_budget_usd,omitempty"`
 
+	// OnStart, if set, is called with the process group id as soon as the
+	// agent has started, so the engine can record it before waiting.
+	OnStart func(pgid int) `json:"-"`
+
 	// Prices overrides the price table used to estimate cost where the CLI
 	// reports none, keyed by model name.
 	Prices map[string]Price `json:"prices,omitempty"`

@@ -320,8 +320,14 @@ func retryAfterIn(text string, now time.Time) time.Duration {
 			}
 		}
 		at := time.Date(day.Year(), day.Month(), day.Day(), h, min, 0, 0, now.Location())
-		if m[1] == "" && !at.After(now) {
-			at = at.Add(24 * time.Hour)
+		if !at.After(now) {
+			if now.Sub(at) < 5*time.Minute {
+				// Minute precision: the reset is now or within the minute.
+				return time.Minute
+			}
+			if m[1] == "" {
+				at = at.Add(24 * time.Hour)
+			}
 		}
 		if d := at.Sub(now); d > 0 {
 			return d

@@ -132,6 +132,9 @@ func Run(ctx context.Context, req Request, ad Adapter, onTool func(ToolEvent)) R
 	outW.Close()
 	errW.Close()
 	pgid := cmd.Process.Pid
+	if req.OnStart != nil {
+		req.OnStart(pgid)
+	}
 
 	var lastOutput atomic.Int64
 	lastOutput.Store(time.Now().UnixNano())

@@ -64,6 +64,11 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 		Backend: a.Backend, Model: a.Model, Command: a.Command, Args: a.Args, Env: a.Env,
 		Permissions: a.Permissions, Timeout: a.Timeout.D(), IdleTimeout: a.IdleTimeout.D(), Grace: a.Grace.D(),
 		MaxTurns: a.MaxTurns, MaxBudgetUSD: a.MaxBudgetUSD, Prices: prices(e.spec.Prices),
+		OnStart: func(pgid int) {
+			// Saved so that a restart after SIGKILL can end an orphaned agent.
+			e.st.AgentPGID = pgid
+			e.checkpoint()
+		},
 	}
 	// A run never outlives the loop's wall budget, nor its cost budget
 	// where the CLI can cap spend.
@@ -128,6 +133,7 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 			req.Timeout = left
 		}
 	}
+	e.st.AgentPGID = 0
 	run := &AgentRun{Result: res}
 	run.Tamper = protected.restore()
 	run.Changed = changedFiles(before, treeStamps(e.dir))

@@ -80,6 +80,7 @@ type State struct {
 	ExitCode int    `json:"exit_code"`
 	Summary  string `json:"summary,omitempty"`
 
+	AgentPGID int       `json:"agent_pgid,omitempty"` // the running agent's process group
 	PID       int       `json:"pid"`
 	Run       string    `json:"run"`
 	Records   string    `json:"records,omitempty"` // current record file

@@ -372,8 +372,9 @@ func Describe(e Event) string {
 			}
 			parts = append(parts, fmt.Sprintf("%s (%s)", c.Command, mark))
 		}
-		for _, er := range e.Errors {
-			parts = append(parts, er)
+		parts = append(parts, e.Errors...)
+		if len(parts) == 0 && e.Message != "" {
+			parts = append(parts, e.Message)
 		}
 		label := e.Gate + " gate"
 		if e.Event == Baseline {

@@ -5,7 +5,8 @@
 # their programs (pass it to the tests as LOOPRINTER_AGENT_CLIS, or put it on
 # PATH).
 #
-#   LOOPRINTER_AGENT_CLIS_DIR   install folder (default: <repo>/.cache/agent-clis)
+#   LOOPRINTER_AGENT_CLIS_DIR   install folder (default: $LOOPRINTER_AGENT_CLIS, else
+#                               <repo>/.cache/agent-clis)
 #
 # Idempotent: when the pinned versions are already there it installs nothing.
 # Only the last line of standard output is the bin folder; progress goes to
@@ -17,7 +18,7 @@ CODEX_VERSION=0.169.0
 GEMINI_VERSION=0.61.0
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-dir=${LOOPRINTER_AGENT_CLIS_DIR:-$repo/.cache/agent-clis}
+dir=${LOOPRINTER_AGENT_CLIS_DIR:-${LOOPRINTER_AGENT_CLIS:-$repo/.cache/agent-clis}}
 bin=$dir/bin
 mkdir -p "$dir" "$bin"
 dir=$(cd "$dir" && pwd)

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -41,6 +43,7 @@ func ScriptParams() testscript.Params {
 			"jsonlcount": cmdJSONLCount,
 			"tornline":   cmdTornLine,
 			"recgrep":    cmdRecGrep,
+			"lp":         cmdLP,
 		},
 	}
 }
@@ -174,5 +177,44 @@ func cmdRecGrep(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if !neg {
 		ts.Fatalf("no record matches %q", args[0])
+	}
+}
+
+// lp CODE ARGS...: run looprinter ARGS and require exit code CODE. Its
+// standard output and error are saved to lp.stdout and lp.stderr.
+func cmdLP(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 1 {
+		ts.Fatalf("usage: lp code args...")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	bin, err := exec.LookPath("looprinter")
+	ts.Check(err)
+	cmd := exec.Command(bin, args[1:]...)
+	cmd.Dir = ts.Getenv("WORK")
+	if d := ts.MkAbs("."); d != "" {
+		cmd.Dir = d
+	}
+	var env []string
+	for _, k := range []string{"PATH", "HOME", "TMPDIR", "LOOPRINTER_TEST", "WORK"} {
+		env = append(env, k+"="+ts.Getenv(k))
+	}
+	cmd.Env = env
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	runErr := cmd.Run()
+	code := 0
+	if runErr != nil {
+		var ee *exec.ExitError
+		if !errors.As(runErr, &ee) {
+			ts.Fatalf("run looprinter: %v", runErr)
+		}
+		code = ee.ExitCode()
+	}
+	os.WriteFile(ts.MkAbs("lp.stdout"), []byte(out.String()), 0o644)
+	os.WriteFile(ts.MkAbs("lp.stderr"), []byte(errb.String()), 0o644)
+	ts.Logf("looprinter %s: exit %d\n%s%s", strings.Join(args[1:], " "), code, errb.String(), out.String())
+	if (code == want) == neg {
+		ts.Fatalf("looprinter exited %d, want %d", code, want)
 	}
 }
