@@ -117,17 +117,17 @@ func Render(a Answers) []byte {
 		p("# Your answers about what a cycle must deliver and what the agent must respect.\n")
 		p("# Prompt templates can use them as {{.Vars.deliverables}} and {{.Vars.constraints}}.\n")
 		p("vars:\n")
-		block := func(key string, items []string) {
+		block := func(key, comment string, items []string) {
 			if len(items) == 0 {
 				return
 			}
-			p("  %s: |\n", key)
+			p("  %s: |%s# %s\n", key, pad(key, 16), comment)
 			for _, it := range items {
 				p("    - %s\n", it)
 			}
 		}
-		block("deliverables", a.Deliverables)
-		block("constraints", a.Constraints)
+		block("deliverables", "what each cycle must produce", a.Deliverables)
+		block("constraints", "rules the agent must keep", a.Constraints)
 		p("\n")
 	}
 
