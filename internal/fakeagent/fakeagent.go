@@ -85,7 +85,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		dir, _ = os.Getwd()
 	}
 	prompt, _ := io.ReadAll(stdin)
-	a := &runner{dir: dir, prompt: string(prompt), out: stdout, phase: os.Getenv("LOOPRINTER_PHASE"), task: os.Getenv("LOOPRINTER_TASK")}
+	a := &runner{dir: dir, prompt: string(prompt), out: stdout, errOut: stderr, phase: os.Getenv("LOOPRINTER_PHASE"), task: os.Getenv("LOOPRINTER_TASK")}
 	actions := []string{"auto"}
 	if script != "" {
 		if !filepath.IsAbs(script) {
@@ -113,7 +113,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 type runner struct {
 	dir, prompt, phase, task string
-	out                      io.Writer
+	out, errOut              io.Writer
 }
 
 // pick chooses this run's step: the next unused one of its phase.
@@ -242,7 +242,7 @@ func (a *runner) do(action string) (int, bool) {
 		fmt.Fprintln(a.out, line+" turns=1")
 	case "run":
 		cmd := exec.Command("/bin/sh", "-c", rest)
-		cmd.Dir, cmd.Stdout, cmd.Stderr = a.dir, a.out, a.out
+		cmd.Dir, cmd.Stdout, cmd.Stderr = a.dir, a.out, a.errOut
 		cmd.Run()
 	case "sleep":
 		d, _ := time.ParseDuration(rest)
