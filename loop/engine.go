@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/looprinter/looprinter/record"
@@ -56,7 +57,16 @@ type Options struct {
 	Backoff func(n int) time.Duration
 	// Fresh moves the old state aside and starts the counters again.
 	Fresh bool
+	// Hooks act on records as they are written and may fail the loop (git
+	// commits, notifications).
+	Hooks []Hook
 }
+
+// Hook acts on a record as it is written (a git commit after a passed task,
+// a notification at a stop). It may write records of its own with emit;
+// they do not go through the hooks again. An error stops the loop BLOCKED
+// at the end of the current step: a failed commit is never a success.
+type Hook func(ev record.Event, emit func(record.Event)) error
 
 // Engine runs one loop directory.
 type Engine struct {
@@ -68,6 +78,9 @@ type Engine struct {
 	mark     time.Time // wall time is counted from here since the last checkpoint
 	specTime time.Time
 	lastPlan *Plan
+
+	hookMu  sync.Mutex
+	hookErr error
 }
 
 // errStop carries an outcome out of a step.
@@ -200,6 +213,10 @@ func (e *Engine) loop(ctx context.Context) *Outcome {
 			}
 			return e.outcome(ReasonBlocked, err.Error())
 		}
+		if err := e.takeHookErr(); err != nil {
+			e.checkpoint()
+			return e.outcome(ReasonBlocked, err.Error())
+		}
 		if err := e.checkpoint(); err != nil {
 			return e.outcome(ReasonBlocked, "cannot save state: "+err.Error())
 		}
@@ -281,6 +298,33 @@ func (e *Engine) emit(ev record.Event) {
 		ev.Iteration = e.st.Iterations
 	}
 	e.rec.Write(ev)
+	for _, h := range e.opts.Hooks {
+		emit := func(x record.Event) {
+			if x.Cycle == 0 {
+				x.Cycle = ev.Cycle
+			}
+			if x.Iteration == 0 {
+				x.Iteration = ev.Iteration
+			}
+			e.rec.Write(x)
+		}
+		if err := h(ev, emit); err != nil {
+			e.hookMu.Lock()
+			if e.hookErr == nil {
+				e.hookErr = err
+			}
+			e.hookMu.Unlock()
+		}
+	}
+}
+
+// takeHookErr returns and clears the first error a hook reported.
+func (e *Engine) takeHookErr() error {
+	e.hookMu.Lock()
+	defer e.hookMu.Unlock()
+	err := e.hookErr
+	e.hookErr = nil
+	return err
 }
 
 func (e *Engine) path(parts ...string) string {

@@ -121,12 +121,19 @@ func runRun(cmd *cobra.Command, io *IO, o *runOptions) error {
 	if err := o.apply(l); err != nil {
 		return err
 	}
-	opts := loop.Options{Fresh: o.fresh}
+	l, after, err := prepareRun(io, l)
+	if err != nil {
+		return err
+	}
+	opts := loop.Options{Fresh: o.fresh, Hooks: runHooks(l)}
 	if !o.quiet && !o.json {
 		opts.Subscribers = append(opts.Subscribers, consolePrinter(io))
 	}
 	opts.Subscribers = append(opts.Subscribers, hookSubscribers(l)...)
 	out, err := loop.Run(cmd.Context(), l, opts)
+	if after != nil {
+		after(out)
+	}
 	if err != nil {
 		var locked *loop.ErrLocked
 		if errors.As(err, &locked) {
@@ -150,6 +157,16 @@ func runRun(cmd *cobra.Command, io *IO, o *runOptions) error {
 // hookSubscribers returns the record subscribers that act on a loop's
 // events (git commits, notifications); other files add to it.
 var hookSubscribers = func(l *spec.Loop) []func(record.Event) { return nil }
+
+// prepareRun readies a loop before it runs (the registry of loops, a git
+// branch or worktree, which may move the loop elsewhere) and returns what
+// to do once it has stopped (out is nil if it never started); other files
+// set it.
+var prepareRun = func(io *IO, l *spec.Loop) (*spec.Loop, func(out *loop.Outcome), error) { return l, nil, nil }
+
+// runHooks returns the hooks that act on a loop's records and may fail it
+// (git commits, notifications); other files set it.
+var runHooks = func(l *spec.Loop) []loop.Hook { return nil }
 
 // consolePrinter prints one readable line per record.
 func consolePrinter(io *IO) func(record.Event) {
