@@ -38,12 +38,12 @@ func protectPatterns(dir, loopFile string, globs []string, defaults bool, gateCm
 			if err != nil {
 				continue
 			}
-			for _, w := range words {
+			for i, w := range words {
 				p := w
 				if !filepath.IsAbs(p) {
 					p = filepath.Join(dir, p)
 				}
-				if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+				if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && isScriptWord(words, i, st) {
 					if rel, err := filepath.Rel(dir, p); err == nil && !strings.HasPrefix(rel, "..") {
 						pats = append(pats, filepath.ToSlash(rel))
 					}
@@ -59,6 +59,30 @@ func protectPatterns(dir, loopFile string, globs []string, defaults bool, gateCm
 		}
 	}
 	return out
+}
+
+// interpreters run the script named by their first argument.
+var interpreters = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true,
+	"python": true, "python3": true, "node": true, "ruby": true, "perl": true, "php": true, "lua": true,
+	"deno": true, "bun": true, "tclsh": true, "pwsh": true, "Rscript": true, "source": true, ".": true}
+
+var scriptExts = map[string]bool{".sh": true, ".bash": true, ".zsh": true, ".py": true, ".js": true, ".mjs": true,
+	".cjs": true, ".ts": true, ".rb": true, ".pl": true, ".php": true, ".lua": true, ".tcl": true, ".ps1": true}
+
+// isScriptWord tells whether words[i], an existing file, is a script the
+// gate runs (the command itself, an interpreter's argument, an executable or
+// a script by its extension) rather than data the gate reads, such as the
+// deliverable a check compares: protecting that would undo the agent's work.
+func isScriptWord(words []string, i int, fi os.FileInfo) bool {
+	if i == 0 || fi.Mode()&0o111 != 0 || scriptExts[filepath.Ext(words[i])] {
+		return true
+	}
+	switch prev := words[i-1]; prev {
+	case "&&", "||", ";", "|":
+		return true
+	default:
+		return interpreters[filepath.Base(prev)]
+	}
 }
 
 // snapshotProtected reads every file that matches a pattern.
