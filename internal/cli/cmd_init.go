@@ -155,8 +155,10 @@ func runInit(stdio *IO, o *initOptions, cmd *cobra.Command) error {
 		}
 		return err
 	}
-	for _, w := range weak {
-		fmt.Fprintln(stdio.Err, "warning: weak verification:", w)
+	if !interactive { // the interview showed them before the confirmation
+		for _, w := range weak {
+			fmt.Fprintln(stdio.Err, "warning: weak verification:", w)
+		}
 	}
 	fmt.Fprintf(stdio.Out, "\nWrote %s\n", path)
 	added, err := initwiz.UpdateGitignore(filepath.Dir(l.Path))

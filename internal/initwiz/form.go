@@ -128,8 +128,10 @@ func Interview(start Answers, path string, in io.Reader, out io.Writer) (a Answe
 		huh.NewGroup(
 			huh.NewSelect[string]().Title("5/6 Agent: backend").Options(backendOpts...).Value(&v.backend),
 			huh.NewInput().Title("Model").Description("The CLI's model name, e.g. sonnet or opus. Empty: the CLI's default.").Value(&v.model),
-			huh.NewInput().Title("Command (command backend only)").
-				Description("The program that gets the prompt on stdin, e.g. ./my-agent.sh").
+		),
+		huh.NewGroup(
+			huh.NewInput().Title("Agent command").
+				Description("The program and its arguments; it gets the prompt on stdin, e.g. ./my-agent.sh").
 				Value(&v.command).
 				Validate(func(s string) error {
 					if v.backend == "command" && strings.TrimSpace(s) == "" {
@@ -137,7 +139,7 @@ func Interview(start Answers, path string, in io.Reader, out io.Writer) (a Answe
 					}
 					return nil
 				}),
-		),
+		).WithHideFunc(func() bool { return v.backend != "command" }),
 		huh.NewGroup(
 			huh.NewNote().Title("6/6 Budgets and stop conditions").
 				Description("Any single stop condition leaks: set all three layers."),
@@ -168,16 +170,17 @@ func Interview(start Answers, path string, in io.Reader, out io.Writer) (a Answe
 	}
 	a = v.answers()
 
-	desc := a.Summary(path)
+	// The summary is plain text (a form's note would render it as Markdown).
+	fmt.Fprintf(out, "\nSummary\n\n%s", a.Summary(path))
 	if w := a.Weaknesses(); len(w) > 0 {
-		desc += "\nWarnings:\n"
+		fmt.Fprintln(out, "\nWarnings:")
 		for _, s := range w {
-			desc += "  ! " + s + "\n"
+			fmt.Fprintln(out, "  ! "+s)
 		}
 	}
+	fmt.Fprintln(out)
 	ok := true
 	confirm := huh.NewForm(huh.NewGroup(
-		huh.NewNote().Title("Summary").Description(desc),
 		huh.NewConfirm().Title("Write "+path+"?").Affirmative("Write it").Negative("Cancel").Value(&ok),
 	)).WithInput(in).WithOutput(out)
 	if err := confirm.Run(); err != nil {

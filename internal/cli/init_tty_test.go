@@ -1,0 +1,130 @@
+package cli
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/looprinter/looprinter/spec"
+)
+
+// TestInitInteractiveTmux drives `looprinter init` in a real terminal (tmux)
+// from the first question to the written file: the interview, the hidden
+// command question, the summary, the confirmation.
+func TestInitInteractiveTmux(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and drives tmux")
+	}
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed (apt-get install tmux)")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "looprinter")
+	build := exec.Command("go", "build", "-o", bin, "../../cmd/looprinter")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	work := filepath.Join(dir, "work")
+	os.Mkdir(work, 0o755)
+	session := "lpinit" + strings.ReplaceAll(filepath.Base(dir), ".", "")
+	sock := filepath.Join(dir, "tmux.sock")
+	tmux := func(args ...string) string {
+		out, err := exec.Command("tmux", append([]string{"-S", sock}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("tmux %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "50", "-c", work,
+		"TERM=xterm-256color "+bin+" init; echo EXIT=$?; sleep 60")
+	defer exec.Command("tmux", "-S", sock, "kill-server").Run()
+
+	screen := func() string { return tmux("capture-pane", "-t", session, "-p") }
+	waitFor := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(15 * time.Second)
+		for time.Now().Before(deadline) {
+			if strings.Contains(screen(), want) {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Fatalf("screen never showed %q:\n%s", want, screen())
+	}
+	keys := func(k ...string) {
+		t.Helper()
+		tmux(append([]string{"send-keys", "-t", session}, k...)...)
+		time.Sleep(150 * time.Millisecond)
+	}
+	text := func(s string) { t.Helper(); keys("-l", s) }
+
+	waitFor("1/6 Objective")
+	text("go test ./... passes")
+	keys("Enter")
+	keys("Down") // shape: ralph
+	keys("Enter")
+	waitFor("2/6 Deliverables")
+	text("calc/calc.go fixed")
+	keys("C-j")
+	text("notes in output/progress.txt")
+	keys("Enter")
+	waitFor("3/6 Verification")
+	text("go vet ./...")
+	keys("C-j")
+	text("go test ./...")
+	keys("Enter")
+	keys("Enter") // objective_verify: none (ralph has no objective gate)
+	keys("Enter") // setup: none
+	waitFor("4/6 Constraints")
+	text("**/*_test.go")
+	keys("Enter")
+	keys("Enter") // no other constraints
+	waitFor("5/6 Agent")
+	if strings.Contains(screen(), "Agent command") {
+		t.Fatalf("the command question shows before the command backend is chosen:\n%s", screen())
+	}
+	keys("Down", "Down", "Down") // command
+	keys("Enter")
+	keys("Enter") // model: none
+	waitFor("Agent command")
+	keys("Enter") // empty: refused
+	waitFor("the command backend needs a program")
+	text("./agent.sh --fast")
+	keys("Enter")
+	waitFor("6/6 Budgets")
+	keys("BSpace", "BSpace")
+	text("7")
+	keys("Enter", "Enter", "Enter", "Enter", "Enter")
+	waitFor("Write loop.yaml?")
+	s := screen()
+	for _, want := range []string{"Shape: ralph", "- **/*_test.go", "- go test ./...", "Agent: command, command ./agent.sh --fast", "Budgets: 7 iterations"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("summary lacks %q:\n%s", want, s)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(work, "loop.yaml")); err == nil {
+		t.Fatal("loop.yaml written before the confirmation")
+	}
+	keys("Enter")
+	waitFor("EXIT=0")
+	if !strings.Contains(screen(), "Wrote loop.yaml") {
+		t.Fatalf("no 'Wrote':\n%s", screen())
+	}
+
+	l, err := spec.Load(filepath.Join(work, "loop.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Shape != "ralph" || l.Objective != "go test ./... passes" || l.Agent.Backend != "command" || l.Agent.Command != "./agent.sh --fast" ||
+		l.Budget.Iterations != 7 || strings.Join(l.Verify, ";") != "go vet ./...;go test ./..." || strings.Join(l.Protect, ";") != "**/*_test.go" ||
+		l.Vars["deliverables"] != "- calc/calc.go fixed\n- notes in output/progress.txt\n" {
+		t.Fatalf("loaded %+v", l)
+	}
+	gi, _ := os.ReadFile(filepath.Join(work, ".gitignore"))
+	if !strings.Contains(string(gi), "output/\nworking-records/\n") {
+		t.Fatalf(".gitignore: %q", gi)
+	}
+}
