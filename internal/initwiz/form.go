@@ -181,7 +181,7 @@ func Interview(start Answers, path string, in io.Reader, out io.Writer) (a Answe
 	fmt.Fprintln(out)
 	ok := true
 	confirm := huh.NewForm(huh.NewGroup(
-		huh.NewConfirm().Title("Write "+path+"?").Affirmative("Write it").Negative("Cancel").Value(&ok),
+		huh.NewConfirm().Title("Write " + path + "?").Affirmative("Write it").Negative("Cancel").Value(&ok),
 	)).WithInput(in).WithOutput(out)
 	if err := confirm.Run(); err != nil {
 		if errors.Is(err, huh.ErrUserAborted) {
