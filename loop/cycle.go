@@ -87,6 +87,10 @@ func (e *Engine) plan(ctx context.Context) error {
 		d.Phase = phase
 		d.Errors = strings.Join(e.st.PendingErrors, "\n")
 		d.Gap = e.st.PendingGap
+		d.Repeated, d.Tried = e.st.GateSame >= 2, e.st.GateTried
+		if d.Gap != "" {
+			d.Repeated, d.Tried = e.st.GapSame >= 2, nil
+		}
 	}
 	prompt, err := e.render(phase, user, d)
 	if err != nil {
@@ -238,10 +242,11 @@ func (e *Engine) stepCycleGate(ctx context.Context) error {
 	if pass {
 		e.st.CycleGate = "pass"
 		e.st.Phase = PhaseObjective
+		e.st.GateSig, e.st.GateSame, e.st.GateTried = "", 0, nil
 		return nil
 	}
 	e.st.CycleGate = "fail"
-	if err := e.noteFailure(signal, e.planSummary(plan)); err != nil {
+	if err := e.noteGateFailure(signal, e.planSummary(plan)); err != nil {
 		e.archive(fmt.Sprintf("plan_cycle_%d.json", e.st.Cycle), "cycle gate failed")
 		return err
 	}

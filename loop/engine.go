@@ -241,7 +241,7 @@ func (e *Engine) finish(o *Outcome) *Outcome {
 		o.Evidence = st.Evidence
 	}
 	if o.Reason != ReasonDone {
-		o.RuledOut = append(o.RuledOut, st.Tried...)
+		o.RuledOut = append(append(o.RuledOut, st.GateTried...), st.Tried...)
 		o.Next = nextSteps(o.Reason, e.spec)
 	}
 	if p, _, err := ReadPlan(e.path(OutputDir, "plan.json")); err == nil {
@@ -506,28 +506,40 @@ func evidence(gate string, rs []CheckResult, errs []string) []string {
 	return out
 }
 
-// noteFailure feeds no-progress detection. It returns a stop when the same
-// failure came back budget.same_failure times in a row.
+// noteFailure feeds no-progress detection for agent attempts (build runs,
+// ralph attempts). It returns a stop when the same failure came back
+// budget.same_failure times in a row.
 func (e *Engine) noteFailure(signal, tried string) error {
-	st := e.st
+	e.st.LastFailure = signal
+	return e.noteRepeat(&e.st.FailureSig, &e.st.SameCount, &e.st.Tried, "", signal, tried)
+}
+
+// noteGateFailure is noteFailure for the cycle gate. It keeps its own count,
+// so that tasks passing in between do not hide a gate that fails the same
+// way every cycle.
+func (e *Engine) noteGateFailure(signal, tried string) error {
+	e.st.LastFailure = signal
+	return e.noteRepeat(&e.st.GateSig, &e.st.GateSame, &e.st.GateTried, "cycle", signal, tried)
+}
+
+func (e *Engine) noteRepeat(last *string, count *int, triedList *[]string, gate, signal, tried string) error {
 	sig := Signature(signal)
-	if sig == st.FailureSig {
-		st.SameCount++
+	if sig == *last {
+		*count++
 	} else {
-		st.FailureSig, st.SameCount, st.Tried = sig, 1, nil
+		*last, *count, *triedList = sig, 1, nil
 	}
 	if tried != "" {
-		st.Tried = append(st.Tried, tried)
-		if len(st.Tried) > 10 {
-			st.Tried = st.Tried[len(st.Tried)-10:]
+		*triedList = append(*triedList, tried)
+		if len(*triedList) > 10 {
+			*triedList = (*triedList)[len(*triedList)-10:]
 		}
 	}
-	st.LastFailure = signal
-	if st.SameCount >= 2 {
-		e.emit(record.Event{Event: record.SameFailure, Signature: sig, Repeats: st.SameCount, FailureSignal: signal})
+	if *count >= 2 {
+		e.emit(record.Event{Event: record.SameFailure, Gate: gate, Signature: sig, Repeats: *count, FailureSignal: signal})
 	}
-	if st.SameCount >= e.spec.Budget.SameFailure {
-		return e.stop(ReasonNoProgress, fmt.Sprintf("the same failure came back %d times in a row (signature %s)", st.SameCount, sig))
+	if *count >= e.spec.Budget.SameFailure {
+		return e.stop(ReasonNoProgress, fmt.Sprintf("the same failure came back %d times in a row (signature %s)", *count, sig))
 	}
 	return nil
 }

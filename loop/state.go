@@ -59,7 +59,10 @@ type State struct {
 	// No-progress detection.
 	FailureSig string   `json:"failure_sig,omitempty"`
 	SameCount  int      `json:"same_count,omitempty"`
-	Tried      []string `json:"tried,omitempty"` // what was tried against the current failure
+	Tried      []string `json:"tried,omitempty"`    // what was tried against the current failure
+	GateSig    string   `json:"gate_sig,omitempty"` // the cycle gate's, counted apart from build runs
+	GateSame   int      `json:"gate_same,omitempty"`
+	GateTried  []string `json:"gate_tried,omitempty"`
 	GapSig     string   `json:"gap_sig,omitempty"`
 	GapSame    int      `json:"gap_same,omitempty"`
 
