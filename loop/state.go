@@ -79,6 +79,8 @@ type State struct {
 	NotVerified   []string `json:"not_verified,omitempty"`
 	Warned80      []string `json:"warned_80,omitempty"` // budgets already notified at 80%
 
+	Review *ReviewState `json:"review,omitempty"` // the review shape's rounds and findings
+
 	Outcome  string `json:"outcome,omitempty"` // set when the loop has stopped
 	ExitCode int    `json:"exit_code"`
 	Summary  string `json:"summary,omitempty"`

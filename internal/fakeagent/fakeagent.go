@@ -17,6 +17,7 @@
 //	rm PATH               remove PATH
 //	progress TEXT         append TEXT to output/progress.txt
 //	say TEXT              print TEXT
+//	findings JSON         write JSON to the file the prompt names on its "Output file: PATH" line (review shape); print it when there is none
 //	echo-prompt           print the prompt as received on stdin
 //	promise WORD          print <promise>WORD</promise>
 //	blocked REASON        print <blocked>REASON</blocked>
@@ -157,6 +158,9 @@ func unescape(s string) string { return strings.ReplaceAll(s, `\n`, "\n") }
 
 var donePrompt = regexp.MustCompile(`<promise>([^<>\n]+)</promise>`)
 
+// outputFile is the line of a review prompt naming where its JSON goes.
+var outputFile = regexp.MustCompile(`(?m)^Output file: (\S+)\s*$`)
+
 func (a *runner) do(action string) (int, bool) {
 	verb, rest, _ := strings.Cut(action, " ")
 	rest = strings.TrimSpace(rest)
@@ -227,6 +231,13 @@ func (a *runner) do(action string) (int, bool) {
 		appendFile(a.path("output/progress.txt"), unescape(rest)+"\n")
 	case "say":
 		fmt.Fprintln(a.out, unescape(rest))
+	case "findings":
+		if m := outputFile.FindStringSubmatch(a.prompt); m != nil {
+			writeFile(a.path(m[1]), unescape(rest)+"\n")
+			fmt.Fprintf(a.out, "wrote %s\n", m[1])
+		} else {
+			fmt.Fprintln(a.out, unescape(rest))
+		}
 	case "echo-prompt":
 		io.WriteString(a.out, a.prompt)
 	case "promise":
