@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"fmt"
 	"os/exec"
 	"strconv"
@@ -45,18 +46,26 @@ type commandParser struct {
 	prompt  string
 	promise string
 	blocked string
-	tail    []string
+	tail    [commandTailLines][]byte
+	n       int // lines seen
 }
 
 const commandTailLines = 20
 
 func (p *commandParser) Line(line []byte) []ToolEvent {
-	s := string(line)
-	if strings.HasPrefix(s, "::looprinter ") {
-		p.report(s)
+	if bytes.HasPrefix(line, []byte("::looprinter ")) {
+		p.report(string(line))
 		return nil
 	}
-	if strings.Contains(s, "<promise>") || strings.Contains(s, "<blocked>") {
+	p.n++
+	if len(line) > 2000 {
+		line = line[:2000]
+	}
+	// The tail is a ring: no allocation per line once it is full.
+	slot := &p.tail[p.n%commandTailLines]
+	*slot = append((*slot)[:0], line...)
+	if bytes.Contains(line, []byte("<promise>")) || bytes.Contains(line, []byte("<blocked>")) {
+		s := string(line)
 		if pr, bl := Signals(s, p.prompt); pr != "" || bl != "" {
 			if pr != "" {
 				p.promise = pr
@@ -66,20 +75,24 @@ func (p *commandParser) Line(line []byte) []ToolEvent {
 			}
 		}
 	}
-	if len(s) > 2000 {
-		s = s[:2000] + "…"
-	}
-	p.tail = append(p.tail, s)
-	if len(p.tail) > commandTailLines {
-		p.tail = p.tail[1:]
-	}
 	return nil
+}
+
+// lastLines returns the ring's lines, oldest first.
+func (p *commandParser) lastLines() string {
+	var lines []string
+	for i := p.n - commandTailLines + 1; i <= p.n; i++ {
+		if i >= 1 {
+			lines = append(lines, string(p.tail[i%commandTailLines]))
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 func (p *commandParser) Finish(exit Exit) Result {
 	res := p.usage
 	res.ExitCode, res.Promise, res.Blocked = exit.Code, p.promise, p.blocked
-	res.FinalMessage = strings.Join(p.tail, "\n")
+	res.FinalMessage = p.lastLines()
 	switch {
 	case exit.StartErr != nil:
 		res.Status = StatusBlocked

@@ -139,18 +139,20 @@ func Run(ctx context.Context, req Request, ad Adapter, onTool func(ToolEvent)) R
 	var lastOutput atomic.Int64
 	lastOutput.Store(time.Now().UnixNano())
 	var outBytes atomic.Int64
-	var tw sync.Mutex // transcript writes from stdout only; stderr has its own file
 
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		streamLines(outR, func(chunk []byte) {
+		tw := bufio.NewWriterSize(transcript, 256<<10)
+		defer tw.Flush()
+		streamLines(outR, func(chunk []byte, more bool) {
 			lastOutput.Store(time.Now().UnixNano())
 			outBytes.Add(int64(len(chunk)))
-			tw.Lock()
-			transcript.Write(chunk)
-			tw.Unlock()
+			tw.Write(chunk)
+			if !more {
+				tw.Flush() // nothing else is waiting: let readers of the transcript see it now
+			}
 		}, func(line []byte) {
 			for _, ev := range parser.Line(line) {
 				if onTool != nil {
@@ -299,15 +301,16 @@ func exitCode(err error, cmd *exec.Cmd) int {
 }
 
 // streamLines copies r to sink in chunks, and hands complete lines (cut at
-// MaxLine) to onLine. Memory stays bounded whatever the agent prints.
-func streamLines(r io.Reader, sink func([]byte), onLine func([]byte)) {
+// MaxLine) to onLine. Memory stays bounded whatever the agent prints. sink's
+// more says whether further input is already buffered.
+func streamLines(r io.Reader, sink func(chunk []byte, more bool), onLine func([]byte)) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var line []byte
 	overflow := false
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if len(chunk) > 0 {
-			sink(chunk)
+			sink(chunk, br.Buffered() > 0)
 			complete := chunk[len(chunk)-1] == '\n'
 			body := chunk
 			if complete {

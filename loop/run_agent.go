@@ -40,9 +40,6 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 	}
 	e.st.AgentRuns++
 	seq := e.st.AgentRuns
-	if err := e.checkpoint(); err != nil {
-		return nil, err
-	}
 
 	tdir := e.path(RecordsDir, "transcripts")
 	os.MkdirAll(tdir, 0o755)

@@ -1,0 +1,95 @@
+package loop
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/looprinter/looprinter/agent"
+	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/spec"
+)
+
+// timedAdapter runs /bin/true and measures the agent's own run time: from
+// the moment the engine asks for the command line to the parser's verdict.
+type timedAdapter struct {
+	mu    sync.Mutex
+	start time.Time
+	spent []time.Duration
+}
+
+func (a *timedAdapter) Name() string { return "bench" }
+
+func (a *timedAdapter) Invocation(req agent.Request) (agent.Invocation, error) {
+	a.mu.Lock()
+	a.start = time.Now()
+	a.mu.Unlock()
+	return agent.Invocation{Path: "/bin/true", Env: []string{}}, nil
+}
+
+func (a *timedAdapter) NewParser(req agent.Request) agent.Parser { return &timedParser{a: a} }
+
+type timedParser struct{ a *timedAdapter }
+
+func (p *timedParser) Line([]byte) []agent.ToolEvent { return nil }
+
+func (p *timedParser) Finish(exit agent.Exit) agent.Result {
+	p.a.mu.Lock()
+	p.a.spent = append(p.a.spent, time.Since(p.a.start))
+	p.a.mu.Unlock()
+	return agent.Result{Status: agent.StatusOK}
+}
+
+// BenchmarkBuildIteration measures the engine's own overhead per build
+// iteration with an agent that does nothing: the time between two build
+// runs' starts, minus the agent's own run time. Target: median under 5 ms.
+func BenchmarkBuildIteration(b *testing.B) {
+	ad := &timedAdapter{}
+	agent.Register("bench", func() agent.Adapter { return ad })
+	dir := b.TempDir()
+	os.MkdirAll(filepath.Join(dir, OutputDir), 0o755)
+	os.WriteFile(filepath.Join(dir, OutputDir, "plan.json"), []byte(`{"tasks":[{"id":"T-001","title":"t","description":"d","targetFile":"a.txt","passes":false,"notes":""}]}`), 0o644)
+	src := []byte(`objective: "a.txt exists"
+agent: {backend: command, command: "true"}
+agents: {build: {backend: command}}
+budget: {iterations: 1000000, same_failure: 1000000, wall: 24h, cost_usd: 1}
+protect: ["**/*_test.go"]
+`)
+	os.WriteFile(filepath.Join(dir, "loop.yaml"), src, 0o644)
+	l, err := spec.Parse(src, filepath.Join(dir, "loop.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	l.Agent.Backend = "bench"
+	l.Agents = nil
+	l.Budget.Iterations = b.N
+
+	var starts []time.Time
+	sub := func(e record.Event) {
+		if e.Event == record.AgentStart {
+			starts = append(starts, time.Now())
+		}
+	}
+	b.ResetTimer()
+	out, err := Run(context.Background(), l, Options{Subscribers: []func(record.Event){sub}})
+	b.StopTimer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if out.Reason != ReasonBudget || out.State.Iterations != b.N {
+		b.Fatalf("outcome %s after %d iterations, want budget_spent after %d", out.Reason, out.State.Iterations, b.N)
+	}
+	var overhead []float64
+	for i := 1; i < len(starts); i++ {
+		overhead = append(overhead, float64(starts[i].Sub(starts[i-1])-ad.spent[i-1])/float64(time.Millisecond))
+	}
+	if len(overhead) > 0 {
+		sort.Float64s(overhead)
+		b.ReportMetric(overhead[len(overhead)/2], "overhead-ms/iter(median)")
+		b.ReportMetric(overhead[len(overhead)*9/10], "overhead-ms/iter(p90)")
+	}
+}
