@@ -1,0 +1,245 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// doctorEnv is a directory with a bin/ that is the whole PATH, a home
+// directory, and no agent login in the environment.
+type doctorEnv struct {
+	t              *testing.T
+	dir, bin, home string
+}
+
+func newDoctorEnv(t *testing.T) *doctorEnv {
+	t.Helper()
+	dir := t.TempDir()
+	e := &doctorEnv{t: t, dir: dir, bin: filepath.Join(dir, "bin"), home: filepath.Join(dir, "home")}
+	os.MkdirAll(e.bin, 0o755)
+	os.MkdirAll(e.home, 0o755)
+	t.Setenv("PATH", e.bin)
+	t.Setenv("HOME", e.home)
+	for _, c := range agentCLIs {
+		for _, k := range c.keys {
+			t.Setenv(k, "")
+		}
+	}
+	t.Setenv("CLAUDE_CONFIG_DIR", "")
+	t.Setenv("CODEX_HOME", "")
+	return e
+}
+
+// tool puts a real program from the system on the test PATH.
+func (e *doctorEnv) tool(name string) {
+	e.t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		for _, d := range []string{"/usr/bin", "/bin"} {
+			if _, err2 := os.Stat(filepath.Join(d, name)); err2 == nil {
+				p, err = filepath.Join(d, name), nil
+				break
+			}
+		}
+	}
+	if err != nil {
+		e.t.Skipf("%s is not installed", name)
+	}
+	if err := os.Symlink(p, filepath.Join(e.bin, name)); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// fakeCLI writes a stand-in agent CLI that answers --version.
+func (e *doctorEnv) fakeCLI(name, version string) {
+	e.t.Helper()
+	script := "#!/bin/sh\nif [ \"$1\" = --version ]; then echo '" + version + "'; exit 0; fi\necho 'a paid call!' >&2\nexit 9\n"
+	if err := os.WriteFile(filepath.Join(e.bin, name), []byte(script), 0o755); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *doctorEnv) file(rel, data string, mode os.FileMode) {
+	e.t.Helper()
+	p := filepath.Join(e.dir, rel)
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	if err := os.WriteFile(p, []byte(data), mode); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *doctorEnv) run(args ...string) (string, int) {
+	e.t.Helper()
+	var out, errb bytes.Buffer
+	stdio := &IO{In: strings.NewReader(""), Out: &out, Err: &errb}
+	root := NewRoot(stdio)
+	root.SetArgs(append([]string{"doctor"}, args...))
+	wd, _ := os.Getwd()
+	os.Chdir(e.dir)
+	defer os.Chdir(wd)
+	code := exitCode(stdio, root.Execute())
+	return out.String() + errb.String(), code
+}
+
+func mustContain(t *testing.T, out string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
+		}
+	}
+}
+
+const healthyLoop = `objective: "go test ./... passes"
+agent: {backend: claude, model: sonnet}
+setup: ["FOO=1 mytool --setup"]
+verify:
+  - mytool check ./...
+  - test -s out.txt
+objective_verify:
+  - sh objective.sh
+  - ./scripts/gate.sh --strict
+`
+
+func TestDoctorHealthy(t *testing.T) {
+	e := newDoctorEnv(t)
+	e.tool("sh")
+	e.tool("git")
+	e.fakeCLI("claude", "2.1.328 (Claude Code)")
+	e.fakeCLI("mytool", "mytool 1.0")
+	t.Setenv("ANTHROPIC_API_KEY", "sk-test")
+	e.file("loop.yaml", healthyLoop, 0o644)
+	e.file("objective.sh", "exit 0\n", 0o644)
+	e.file("scripts/gate.sh", "#!/bin/sh\nexit 0\n", 0o755)
+	if out, err := exec.Command("git", "init", "-q", e.dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+
+	out, code := e.run()
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	mustContain(t, out,
+		"ok    claude 2.1.328 (Claude Code): "+filepath.Join(e.bin, "claude")+" (the loop uses it for plan, replan, build)",
+		"login: ANTHROPIC_API_KEY is set",
+		// CLIs the loop does not use are warnings, not failures.
+		"warn  codex: codex not found",
+		"fix: npm install -g @openai/codex, if you want to use it",
+		"warn  gemini: gemini not found",
+		"ok    git ",
+		"loop.yaml is valid: shape cycle, backend claude",
+		`ok    setup check "FOO=1 mytool --setup": mytool`,
+		`ok    verify check "mytool check ./...": mytool`,
+		`ok    verify check "test -s out.txt": test`,
+		`ok    objective_verify check "sh objective.sh": sh`,
+		`ok    objective_verify check "./scripts/gate.sh --strict": ./scripts/gate.sh`,
+		"ok    objective gate: 2 checks",
+		"Ready: the loop can run",
+	)
+	if strings.Contains(out, "FAIL") || strings.Contains(out, "a paid call") {
+		t.Errorf("unexpected:\n%s", out)
+	}
+}
+
+func TestDoctorMissingCLI(t *testing.T) {
+	e := newDoctorEnv(t)
+	e.tool("sh")
+	e.fakeCLI("claude", "2.1.328 (Claude Code)")
+	e.file("loop.yaml", `objective: "go test ./... passes"
+agent: {backend: claude}
+agents:
+  build: {backend: codex, model: gpt-5}
+verify: ["sh -c true"]
+objective_verify: ["sh -c true"]
+`, 0o644)
+	out, code := e.run()
+	if code != ExitBlocked {
+		t.Fatalf("exit %d, want %d:\n%s", code, ExitBlocked, out)
+	}
+	mustContain(t, out,
+		"FAIL  codex: codex not found (the loop uses it for build)",
+		"fix: npm install -g @openai/codex, or set agent.command to the path of the codex program",
+		"ok    claude 2.1.328 (Claude Code)",
+		// No key and no credentials file: said honestly.
+		"warn  claude login: could not check: no API key in the environment and no credentials file",
+		"warn  gemini: gemini not found",
+		"warn  git: not found on PATH",
+		"1 problem: the loop cannot run until it is fixed.",
+	)
+
+	// A credentials file is evidence of a login.
+	e.file("home/.claude/.credentials.json", `{"claudeAiOauth":{}}`, 0o600)
+	out, _ = e.run()
+	mustContain(t, out, "login: credentials found in "+filepath.Join(e.home, ".claude/.credentials.json"))
+
+	// agent.command naming a program that is not there.
+	e.file("cmd.yaml", `objective: "x passes"
+agent: {backend: claude, command: ./vendor/claude}
+verify: ["sh -c true"]
+`, 0o644)
+	out, code = e.run("-f", "cmd.yaml")
+	if code != ExitBlocked {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	mustContain(t, out, "FAIL  claude: ./vendor/claude not found", "agent.command names ./vendor/claude")
+}
+
+func TestDoctorBrokenChecks(t *testing.T) {
+	e := newDoctorEnv(t)
+	e.tool("sh")
+	e.fakeCLI("claude", "2.1.328 (Claude Code)")
+	e.file("loop.yaml", `objective: "go test ./... passes"
+verify:
+  - no-such-tool-xyz --all
+  - ./scripts/check.sh
+  - sh missing.sh
+  - env CI=1 timeout 5m also-missing run
+`, 0o644)
+	e.file("scripts/check.sh", "exit 0\n", 0o644) // not executable
+	out, code := e.run()
+	if code != ExitBlocked {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	mustContain(t, out,
+		`FAIL  verify check "no-such-tool-xyz --all": program no-such-tool-xyz not found on PATH`,
+		"fix: install no-such-tool-xyz, or change the check under verify: in the loop file",
+		`FAIL  verify check "./scripts/check.sh": ./scripts/check.sh is not executable`,
+		"fix: chmod +x ./scripts/check.sh",
+		`FAIL  verify check "sh missing.sh": the script missing.sh does not exist`,
+		`FAIL  verify check "env CI=1 timeout 5m also-missing run": program also-missing not found on PATH`,
+		"warn  the objective gate is not configured",
+		"4 problems: the loop cannot run until they are fixed.",
+	)
+}
+
+func TestDoctorLoopFile(t *testing.T) {
+	e := newDoctorEnv(t)
+	e.tool("sh")
+	e.fakeCLI("claude", "2.1.328 (Claude Code)")
+
+	// No loop.yaml: only the CLIs are checked, and that is not a failure.
+	out, code := e.run()
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	mustContain(t, out, "warn  no loop file at loop.yaml: only the CLIs were checked", "looprinter init")
+
+	// Named but missing: the loop cannot run.
+	out, code = e.run("-f", "nope.yaml")
+	if code != ExitBlocked {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	mustContain(t, out, "FAIL  no loop file at nope.yaml")
+
+	// Invalid: every problem with its line.
+	e.file("loop.yaml", "objective: x\nbudget:\n  iterations: many\nshape: spiral\n", 0o644)
+	out, code = e.run()
+	if code != ExitBlocked {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	mustContain(t, out, "is invalid (2 problems)", "3:15: budget.iterations", `4:8: shape: "spiral"`)
+}
