@@ -1,0 +1,34 @@
+package agent
+
+import "testing"
+
+func TestSignals(t *testing.T) {
+	const inline = "Document it.\nWhen finished, print <promise>DOCS_DONE</promise> on a line of its own.\nIf stuck, print <blocked>the reason</blocked>."
+	const bare = "Document it. When finished, print this line:\n<promise>DOCS_DONE</promise>\nThanks."
+	cases := []struct {
+		name, text, prompt, promise, blocked string
+	}{
+		{"plain signal", "wrote the docs\n<promise>DOCS_DONE</promise>\n", inline, "DOCS_DONE", ""},
+		{"signal after prose", "All written. <promise>DOCS_DONE</promise>", inline, "DOCS_DONE", ""},
+		{"echo of the whole prompt", "You said:\n" + inline + "\n", inline, "", ""},
+		{"markdown quote of the prompt line", "> When finished, print <promise>DOCS_DONE</promise> on a line of its own.", inline, "", ""},
+		{"paraphrase around the tag", "The prompt says: print <promise>DOCS_DONE</promise> later, so I will.", inline, "", ""},
+		{"prompt line with other spacing", "When   finished, print\t<promise>DOCS_DONE</promise>   on a line of its own.", inline, "", ""},
+		{"blocked quoted from the prompt", "If stuck, print <blocked>the reason</blocked>.", inline, "", ""},
+		{"blocked for real", "<blocked>need the API key</blocked>", inline, "", "need the API key"},
+		{"bare tag in the prompt: real signal counts", "Documented.\n<promise>DOCS_DONE</promise>", bare, "DOCS_DONE", ""},
+		{"bare tag in the prompt: first line of output", "<promise>DOCS_DONE</promise>", bare, "DOCS_DONE", ""},
+		{"bare tag in the prompt: echoed block", "Here is my task:\n" + bare, bare, "", ""},
+		{"bare tag in the prompt: quoted block", "> Document it. When finished, print this line:\n> <promise>DOCS_DONE</promise>", bare, "", ""},
+		{"echo then a real signal", inline + "\nwork done\n<promise>DOCS_DONE</promise>", inline, "DOCS_DONE", ""},
+		{"last tag wins", "<promise>A</promise>\n<promise>B</promise>", "", "B", ""},
+		{"not a tag", "promise: DOCS_DONE\n<promise>\nDOCS_DONE</promise>\n<promise>DOCS_DONE", "", "", ""},
+		{"no prompt", "<promise>X</promise>", "", "X", ""},
+	}
+	for _, c := range cases {
+		p, b := Signals(c.text, c.prompt)
+		if p != c.promise || b != c.blocked {
+			t.Errorf("%s: Signals = (%q, %q), want (%q, %q)", c.name, p, b, c.promise, c.blocked)
+		}
+	}
+}

@@ -1,0 +1,107 @@
+package spec
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDefaultsAndDurations(t *testing.T) {
+	l, err := Parse([]byte(`objective: "tests pass"
+agent:
+  timeout: 90s
+budget:
+  wall: 2d
+`), "/x/loop.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Shape != ShapeCycle || l.Agent.Backend != "claude" || l.Version != 1 {
+		t.Errorf("defaults: shape %q backend %q version %d", l.Shape, l.Agent.Backend, l.Version)
+	}
+	if l.Agent.Timeout.D() != 90*time.Second || l.Budget.Wall.D() != 48*time.Hour {
+		t.Errorf("durations: %s %s", l.Agent.Timeout, l.Budget.Wall)
+	}
+	if l.Agent.IdleTimeout.D() != DefaultIdleTimeout || l.Budget.Iterations != DefaultIterations || l.Budget.SameFailure != DefaultSameFailure {
+		t.Errorf("defaults not applied: %+v %+v", l.Agent, l.Budget)
+	}
+	if l.Dir != "/x" || l.Name != "x" {
+		t.Errorf("dir %q name %q", l.Dir, l.Name)
+	}
+}
+
+func TestEveryProblemHasAPosition(t *testing.T) {
+	_, err := Parse([]byte(`objective: ""
+shape: spiral
+agent:
+  backend: command
+  max_turns: -1
+  colour: blue
+budget:
+  same_failure: 1
+post_phases:
+  - name: build
+    prompt: "{{.Nope"
+verify_baseline: sometimes
+`), "loop.yaml")
+	var se *Error
+	if !errors.As(err, &se) {
+		t.Fatalf("want *Error, got %v", err)
+	}
+	want := []string{
+		"objective is missing", `shape: "spiral"`, "agent.command is empty", "max_turns must be at least 1",
+		`unknown field "colour"`, "same_failure must be 2 or more", `post phase name "build" is reserved`,
+		"prompt:", "needs a done signal", `verify_baseline: "sometimes"`,
+	}
+	msg := se.Error()
+	for _, w := range want {
+		if !strings.Contains(msg, w) {
+			t.Errorf("missing %q in:\n%s", w, msg)
+		}
+	}
+	for _, p := range se.Problems {
+		if p.Line == 0 || p.Column == 0 {
+			t.Errorf("problem without a position: %s", p)
+		}
+	}
+}
+
+func TestHomeExpansion(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	os.WriteFile(filepath.Join(home, "loop.yaml"), []byte("objective: x\n"), 0o644)
+	l, err := Load("~/loop.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Path != filepath.Join(home, "loop.yaml") {
+		t.Errorf("path %q", l.Path)
+	}
+}
+
+func TestPhaseAgents(t *testing.T) {
+	l, err := Parse([]byte(`objective: x
+agent: {backend: claude, model: sonnet, max_turns: 10}
+agents:
+  plan: {model: opus}
+  reviewer: {backend: codex}
+`), "loop.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := l.AgentFor("plan", false); a.Backend != "claude" || a.Model != "opus" || a.MaxTurns != 10 {
+		t.Errorf("plan agent %+v", a)
+	}
+	if a := l.AgentFor("replan", false); a.Model != "opus" {
+		t.Errorf("replan falls back to plan: %+v", a)
+	}
+	if a := l.AgentFor("reviewer", false); a.Backend != "codex" || a.Model != "" {
+		t.Errorf("a different backend must not inherit the model: %+v", a)
+	}
+	if a := l.AgentFor("build", false); a.Model != "sonnet" {
+		t.Errorf("build agent %+v", a)
+	}
+}
