@@ -1,0 +1,163 @@
+package loop
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// MaxDiffBytes caps the diff a reviewer prompt carries.
+const MaxDiffBytes = 400 << 10
+
+// excludeRecords keeps the engine's own files (transcripts, state, records)
+// out of every diff and snapshot: the reviewer never sees them.
+const excludeRecords = ":(exclude)" + RecordsDir
+
+// gitRun runs git in dir and returns its standard output.
+func gitRun(ctx context.Context, dir string, env []string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0")
+	cmd.Env = append(cmd.Env, env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(errb.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return out.String(), fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
+	}
+	return out.String(), nil
+}
+
+func gitLine(ctx context.Context, dir string, args ...string) (string, error) {
+	out, err := gitRun(ctx, dir, nil, args...)
+	return strings.TrimSpace(out), err
+}
+
+// gitHead is the commit HEAD names, or "" in a repository without commits.
+func gitHead(ctx context.Context, dir string) string {
+	h, err := gitLine(ctx, dir, "rev-parse", "--verify", "-q", "HEAD^{commit}")
+	if err != nil {
+		return ""
+	}
+	return h
+}
+
+// emptyTree is the object name of the empty tree in this repository.
+func emptyTree(ctx context.Context, dir string) (string, error) {
+	return gitLine(ctx, dir, "hash-object", "-t", "tree", "/dev/null")
+}
+
+// resolveBase turns the review's base into an object to diff from. With no
+// base: HEAD when the working tree has changes (or a writer will make
+// them), else HEAD~1 (the last commit is the change), else the empty tree.
+func resolveBase(ctx context.Context, dir, base string, writer bool) (name, sha string, err error) {
+	if _, err := gitLine(ctx, dir, "rev-parse", "--is-inside-work-tree"); err != nil {
+		return "", "", fmt.Errorf("the review shape needs a git repository (the reviewer reads the diff): %s is not inside one; run `git init` and commit the starting point", dir)
+	}
+	if base != "" {
+		sha, err := gitLine(ctx, dir, "rev-parse", "--verify", "-q", base+"^{commit}")
+		if err != nil || sha == "" {
+			return "", "", fmt.Errorf("review base %q is not a commit in this repository", base)
+		}
+		return base, sha, nil
+	}
+	head := gitHead(ctx, dir)
+	if head == "" {
+		t, err := emptyTree(ctx, dir)
+		return "(empty tree: no commit yet)", t, err
+	}
+	status, _ := gitRun(ctx, dir, nil, "status", "--porcelain", "--", ".", excludeRecords)
+	if writer || strings.TrimSpace(status) != "" {
+		return "HEAD", head, nil
+	}
+	if p, err := gitLine(ctx, dir, "rev-parse", "--verify", "-q", "HEAD~1^{commit}"); err == nil && p != "" {
+		return "HEAD~1", p, nil
+	}
+	t, err := emptyTree(ctx, dir)
+	return "(empty tree: the first commit is the change)", t, err
+}
+
+// snapshotTree writes the working tree (tracked and untracked files, minus
+// ignored ones and working-records/) as a tree object, through a private
+// copy of the index: the user's index and files are not touched.
+func snapshotTree(ctx context.Context, dir string) (string, error) {
+	idx, err := gitLine(ctx, dir, "rev-parse", "--git-path", "index")
+	if err != nil {
+		return "", err
+	}
+	if !filepath.IsAbs(idx) {
+		idx = filepath.Join(dir, idx)
+	}
+	tmp, err := os.CreateTemp("", "looprinter-index-*")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name())
+	if src, err := os.Open(idx); err == nil {
+		io.Copy(tmp, src)
+		src.Close()
+	}
+	tmp.Close()
+	env := []string{"GIT_INDEX_FILE=" + tmp.Name()}
+	if _, err := gitRun(ctx, dir, env, "add", "-A", "--", ".", excludeRecords); err != nil {
+		return "", err
+	}
+	return func() (string, error) {
+		out, err := gitRun(ctx, dir, env, "write-tree")
+		return strings.TrimSpace(out), err
+	}()
+}
+
+// gitDiff is the diff from one object to another, limited to paths (all of
+// the loop's directory when none), relative to the loop's directory.
+func gitDiff(ctx context.Context, dir, from, to string, paths []string) (string, error) {
+	args := []string{"diff", "--relative", "--no-color", "--no-ext-diff", "--find-renames", from, to, "--"}
+	if len(paths) == 0 {
+		args = append(args, ".")
+	} else {
+		args = append(args, paths...)
+	}
+	args = append(args, excludeRecords)
+	out, err := gitRun(ctx, dir, nil, args...)
+	if err != nil {
+		return "", err
+	}
+	if len(out) > MaxDiffBytes {
+		cut := strings.LastIndex(out[:MaxDiffBytes], "\n")
+		if cut < 0 {
+			cut = MaxDiffBytes
+		}
+		out = out[:cut] + fmt.Sprintf("\n[diff cut at %d KiB of %d KiB: read the remaining files yourself]\n", MaxDiffBytes>>10, len(out)>>10)
+	}
+	return out, nil
+}
+
+// commitSubjects lists the subjects of the commits from..to (oldest first).
+func commitSubjects(ctx context.Context, dir, from, to string) []string {
+	if to == "" || from == to {
+		return nil
+	}
+	rng := to
+	if from != "" {
+		rng = from + ".." + to
+	}
+	out, err := gitRun(ctx, dir, nil, "log", "--reverse", "--format=%s", rng)
+	if err != nil {
+		return nil
+	}
+	var subs []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			subs = append(subs, l)
+		}
+	}
+	return subs
+}
