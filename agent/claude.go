@@ -57,9 +57,10 @@ func (claudeAdapter) Invocation(req Request) (Invocation, error) {
 	env.setDefault("CLAUDE_CODE_MAX_RETRIES", "0")
 	env.setDefault("DISABLE_AUTOUPDATER", "1")
 	env.setDefault("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-	if (perm.bypass || perm.mode == "bypassPermissions") && os.Geteuid() == 0 {
-		// As root, Claude Code refuses bypass mode unless told it runs in a sandbox.
-		env.setDefault("IS_SANDBOX", "1")
+	if _, own := req.Env["IS_SANDBOX"]; !own && (perm.bypass || perm.mode == "bypassPermissions") && os.Geteuid() == 0 {
+		// As root, Claude Code refuses bypass mode unless IS_SANDBOX=1 (and
+		// only "1": an inherited IS_SANDBOX=yes is refused too).
+		env.set("IS_SANDBOX", "1")
 	}
 	return Invocation{Path: path, Args: args, Env: env, Stdin: req.Prompt}, nil
 }
@@ -105,6 +106,14 @@ type claudeResult struct {
 		CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
 		CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
 	} `json:"usage"`
+	// modelUsage has the run's usage per model, subagents included; it is
+	// filled even when an error result leaves usage at zero.
+	ModelUsage map[string]struct {
+		InputTokens              int64 `json:"inputTokens"`
+		OutputTokens             int64 `json:"outputTokens"`
+		CacheReadInputTokens     int64 `json:"cacheReadInputTokens"`
+		CacheCreationInputTokens int64 `json:"cacheCreationInputTokens"`
+	} `json:"modelUsage"`
 	APIErrorStatus    *int              `json:"api_error_status"`
 	APIErrorType      string            `json:"api_error_type"`
 	Errors            []string          `json:"errors"`
@@ -254,9 +263,20 @@ func (p *claudeParser) Finish(exit Exit) Result {
 		if r.NumTurns > 0 {
 			res.Turns = r.NumTurns
 		}
-		res.InputTokens = r.Usage.InputTokens + r.Usage.CacheReadInputTokens + r.Usage.CacheCreationInputTokens
-		res.OutputTokens = r.Usage.OutputTokens
-		res.CachedTokens = r.Usage.CacheReadInputTokens
+		in, out, cr, cw := r.Usage.InputTokens, r.Usage.OutputTokens, r.Usage.CacheReadInputTokens, r.Usage.CacheCreationInputTokens
+		if len(r.ModelUsage) > 0 {
+			in, out, cr, cw = 0, 0, 0, 0
+			for _, u := range r.ModelUsage {
+				in += u.InputTokens
+				out += u.OutputTokens
+				cr += u.CacheReadInputTokens
+				cw += u.CacheCreationInputTokens
+			}
+		}
+		res.InputTokens = in + cr + cw
+		res.OutputTokens = out
+		res.CachedTokens = cr
+		p.cacheWrite = cw
 		if r.TotalCostUSD != nil {
 			res.CostUSD = *r.TotalCostUSD
 		}

@@ -120,6 +120,17 @@ func (e envList) get(key string) (string, bool) {
 	return v, found
 }
 
+// set replaces any value of key.
+func (e *envList) set(key, value string) {
+	out := (*e)[:0]
+	for _, kv := range *e {
+		if k, _, _ := strings.Cut(kv, "="); k != key {
+			out = append(out, kv)
+		}
+	}
+	*e = append(out, key+"="+value)
+}
+
 func (e *envList) setDefault(key, value string) {
 	if !e.has(key) {
 		*e = append(*e, key+"="+value)

@@ -217,7 +217,8 @@ func (p *geminiParser) Line(line []byte) []ToolEvent {
 		p.tools.add(l.ToolName)
 		return []ToolEvent{{Tool: l.ToolName, Summary: summarize(l.Parameters)}}
 	case "tool_result":
-		p.prevTool = wasTool // results of one step's calls keep it one step
+		// A tool_use right after a result is the model's next step; calls
+		// of one step come one after the other before their results.
 	case "error":
 		p.errLine = l.Message
 	case "result":

@@ -54,7 +54,10 @@ type ToolCall struct {
 	ID string `json:"id,omitempty" yaml:"id,omitempty"`
 }
 
-// Usage is token usage reported with a reply.
+// Usage is token usage reported with a reply. Input counts every input
+// token, cached ones included (the OpenAI and Gemini convention); for the
+// Anthropic API the server reports input_tokens as Input-Cached and the
+// cached part as cache_read_input_tokens.
 type Usage struct {
 	Input  int `json:"input,omitempty" yaml:"input,omitempty"`
 	Output int `json:"output,omitempty" yaml:"output,omitempty"`

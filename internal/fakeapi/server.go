@@ -411,7 +411,12 @@ func argsJSON(tc ToolCall) string {
 func (s *Server) serveAnthropic(w http.ResponseWriter, req map[string]any, reply Reply) {
 	model, _ := req["model"].(string)
 	u := usageOr(reply.Usage)
-	usage := map[string]any{"input_tokens": u.Input, "output_tokens": u.Output,
+	// Usage.Input counts cached tokens too; Anthropic reports them apart.
+	fresh := u.Input - u.Cached
+	if fresh < 0 {
+		fresh = 0
+	}
+	usage := map[string]any{"input_tokens": fresh, "output_tokens": u.Output,
 		"cache_read_input_tokens": u.Cached, "cache_creation_input_tokens": 0}
 	var blocks []map[string]any
 	if reply.Text != "" || len(reply.Tools) == 0 {
@@ -443,7 +448,7 @@ func (s *Server) serveAnthropic(w http.ResponseWriter, req map[string]any, reply
 	ev.event("message_start", map[string]any{"type": "message_start", "message": map[string]any{
 		"id": msgID, "type": "message", "role": "assistant", "model": model, "content": []any{},
 		"stop_reason": nil, "stop_sequence": nil,
-		"usage": map[string]any{"input_tokens": u.Input, "output_tokens": 1,
+		"usage": map[string]any{"input_tokens": fresh, "output_tokens": 1,
 			"cache_read_input_tokens": u.Cached, "cache_creation_input_tokens": 0}}})
 	for i, b := range blocks {
 		if b["type"] == "text" {
