@@ -21,6 +21,11 @@ import (
 // every byte.
 const MaxLine = 1 << 20
 
+// MaxTranscript caps what one run writes to its transcript, so an agent
+// stuck printing cannot fill the disk overnight. Output past it is still
+// read (and parsed) but not stored.
+const MaxTranscript = 2 << 30
+
 // stderrTail is how much of standard error is kept for classification.
 const stderrTail = 8 << 10
 
@@ -148,8 +153,19 @@ func Run(ctx context.Context, req Request, ad Adapter, onTool func(ToolEvent)) R
 		defer tw.Flush()
 		streamLines(outR, func(chunk []byte, more bool) {
 			lastOutput.Store(time.Now().UnixNano())
-			outBytes.Add(int64(len(chunk)))
+			n := outBytes.Add(int64(len(chunk)))
+			if n-int64(len(chunk)) >= MaxTranscript {
+				return
+			}
+			if n > MaxTranscript {
+				chunk = chunk[:int64(len(chunk))-(n-MaxTranscript)]
+			}
 			tw.Write(chunk)
+			if n >= MaxTranscript {
+				fmt.Fprintf(tw, "\n[looprinter: transcript cut at %d bytes; the rest of the output was read but not stored]\n", int64(MaxTranscript))
+				tw.Flush()
+				return
+			}
 			if !more {
 				tw.Flush() // nothing else is waiting: let readers of the transcript see it now
 			}
