@@ -44,6 +44,7 @@ func ScriptParams() testscript.Params {
 			"tornline":   cmdTornLine,
 			"recgrep":    cmdRecGrep,
 			"lp":         cmdLP,
+			"recwait":    cmdRecWait,
 		},
 	}
 }
@@ -217,4 +218,33 @@ func cmdLP(ts *testscript.TestScript, neg bool, args []string) {
 	if (code == want) == neg {
 		ts.Fatalf("looprinter exited %d, want %d", code, want)
 	}
+}
+
+// recwait PATTERN [TIMEOUT]: wait until some line of working-records/*.jsonl
+// matches PATTERN.
+func cmdRecWait(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 1 || neg {
+		ts.Fatalf("usage: recwait pattern [timeout]")
+	}
+	re, err := regexp.Compile(args[0])
+	ts.Check(err)
+	timeout := 20 * time.Second
+	if len(args) > 1 {
+		timeout, err = time.ParseDuration(args[1])
+		ts.Check(err)
+	}
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		files, _ := filepath.Glob(ts.MkAbs("working-records/*.jsonl"))
+		for _, f := range files {
+			data, _ := os.ReadFile(f)
+			for _, line := range strings.Split(string(data), "\n") {
+				if re.MatchString(line) {
+					return
+				}
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ts.Fatalf("no record matched %q within %s", args[0], timeout)
 }
