@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/looprinter/looprinter/internal/ops"
+)
+
+func init() {
+	register(newListCmd)
+}
+
+func newListCmd(io *IO) *cobra.Command {
+	var asJSON, prune bool
+	var forget string
+	cmd := &cobra.Command{
+		Use:   "list [--json]",
+		Short: "The loops looprinter knows: running, finished, crashed",
+		Long: `List every loop you have run or started (from any directory): whether it
+is running (or paused, or starting), finished (with its outcome), or crashed
+(its process died without writing its final record), where it lives and
+what it spent. The registry is kept in $XDG_STATE_HOME/looprinter
+(~/.local/state/looprinter); the loops' own files are never touched.`,
+		Example: `  looprinter list
+  looprinter list --forget old-loop
+  looprinter list --prune     # forget loops whose directory is gone`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if forget != "" {
+				e, err := ops.Find(forget)
+				if err != nil {
+					return &ExitError{Code: ExitUsage, Err: err}
+				}
+				if err := ops.Forget(e.Key); err != nil {
+					return err
+				}
+				fmt.Fprintf(io.Err, "forgot %s (%s)\n", e.Name, e.LoopFile)
+				return nil
+			}
+			entries, err := ops.Entries()
+			if err != nil {
+				return err
+			}
+			var sts []ops.Status
+			for _, e := range entries {
+				s := ops.Inspect(e)
+				if prune && s.State == ops.StateGone {
+					ops.Forget(e.Key)
+					fmt.Fprintf(io.Err, "forgot %s (%s is gone)\n", e.Name, e.Dir)
+					continue
+				}
+				sts = append(sts, s)
+			}
+			if asJSON {
+				enc := json.NewEncoder(io.Out)
+				enc.SetIndent("", "  ")
+				if sts == nil {
+					sts = []ops.Status{}
+				}
+				return enc.Encode(sts)
+			}
+			if len(sts) == 0 {
+				fmt.Fprintln(io.Err, "no loops yet: `looprinter start` runs one in the background")
+				return nil
+			}
+			tw := tabwriter.NewWriter(io.Out, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tSTATE\tDETAIL\tSPENT\tDIR")
+			for _, s := range sts {
+				detail, spent := "", "-"
+				if st := s.Loop; st != nil {
+					spent = fmt.Sprintf("$%.2f", st.CostUSD)
+					switch s.State {
+					case ops.StateFinished:
+						detail = fmt.Sprintf("%s (exit %d)", ops.OutcomeTitle(st.Outcome), st.ExitCode)
+					case ops.StateCrashed:
+						detail = fmt.Sprintf("pid %d died without a final record", s.PID)
+					case ops.StateRunning, ops.StatePaused:
+						detail = fmt.Sprintf("pid %d, cycle %d, %s", s.PID, st.Cycle, st.Phase)
+					}
+				}
+				if s.State == ops.StateStarting {
+					detail = fmt.Sprintf("pid %d", s.PID)
+				}
+				if s.Schedule != "" && ops.Alive(s.SchedulerPID) {
+					detail += " [scheduled: " + s.Schedule + "]"
+				}
+				dir := s.Dir
+				if s.Worktree != "" {
+					dir = s.RunDir + " (worktree)"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Name, s.State, detail, spent, dir)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&prune, "prune", false, "forget loops whose directory no longer exists")
+	cmd.Flags().StringVar(&forget, "forget", "", "forget a loop (its files stay)")
+	return cmd
+}

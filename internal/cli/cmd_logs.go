@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/record"
+)
+
+func init() { register(newLogsCmd) }
+
+type logsOptions struct {
+	file    string
+	follow  bool
+	lines   int
+	asJSON  bool
+	noTools bool
+	poll    time.Duration
+}
+
+func newLogsCmd(io *IO) *cobra.Command {
+	o := &logsOptions{}
+	cmd := &cobra.Command{
+		Use:   "logs [NAME] [-f]",
+		Short: "The loop's records, one readable line each",
+		Long: `Print a loop's records (working-records/*.jsonl) as readable lines, oldest
+first: agent runs, tool calls, gates with each check, tasks that passed,
+commits, notifications, the stop and its reason. With -f, keep printing new
+records while a run holds the loop, and return when it stops.`,
+		Example: `  looprinter logs
+  looprinter logs -f fix-tests
+  looprinter logs -n 20 --no-tools fix-tests
+  looprinter logs --json fix-tests | jq .event`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			e, err := resolveLoop(args, o.file)
+			if err != nil {
+				return err
+			}
+			return runLogs(cmd, io, o, runDir(e))
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.file, "file", "", "the loop file")
+	f.BoolVarP(&o.follow, "follow", "f", false, "keep printing new records while the loop runs")
+	f.IntVarP(&o.lines, "lines", "n", 0, "print only the last N records first (0: all)")
+	f.BoolVar(&o.asJSON, "json", false, "print the raw JSON records")
+	f.BoolVar(&o.noTools, "no-tools", false, "leave out the agents' tool calls")
+	f.DurationVar(&o.poll, "poll", 200*time.Millisecond, "how often -f looks for new records")
+	return cmd
+}
+
+func runLogs(cmd *cobra.Command, io *IO, o *logsOptions, dir string) error {
+	fl := record.NewFollower(filepath.Join(dir, loop.RecordsDir), true)
+	print := func(evs []record.Event) {
+		sort.SliceStable(evs, func(i, j int) bool { return evs[i].TS.Before(evs[j].TS) })
+		for _, ev := range evs {
+			if o.noTools && ev.Event == record.ToolCall {
+				continue
+			}
+			if o.asJSON {
+				b, _ := json.Marshal(ev)
+				fmt.Fprintln(io.Out, string(b))
+				continue
+			}
+			fmt.Fprintln(io.Out, record.Summarize(ev))
+		}
+	}
+	first := fl.Poll()
+	if o.noTools {
+		kept := first[:0]
+		for _, ev := range first {
+			if ev.Event != record.ToolCall {
+				kept = append(kept, ev)
+			}
+		}
+		first = kept
+	}
+	sort.SliceStable(first, func(i, j int) bool { return first[i].TS.Before(first[j].TS) })
+	if o.lines > 0 && len(first) > o.lines {
+		first = first[len(first)-o.lines:]
+	}
+	print(first)
+	if !o.follow {
+		return nil
+	}
+	if live, _ := loop.Locked(dir); !live {
+		fmt.Fprintln(io.Err, "(no run holds the loop now; nothing to follow)")
+		return nil
+	}
+	ctx := cmd.Context()
+	tick := time.NewTicker(o.poll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+		print(fl.Poll())
+		if live, _ := loop.Locked(dir); !live {
+			// The run ended: print what it wrote last, then return.
+			print(fl.Poll())
+			return nil
+		}
+	}
+}

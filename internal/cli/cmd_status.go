@@ -1,0 +1,196 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/looprinter/looprinter/internal/ops"
+	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/spec"
+)
+
+func init() { register(newStatusCmd) }
+
+func newStatusCmd(io *IO) *cobra.Command {
+	var file string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status [NAME] [--json]",
+		Short: "One line per loop, or every detail of one loop",
+		Long: `Without a name, status prints one line per loop looprinter knows:
+
+  fix-tests  running   [Cycle 3] T-001..T-003 complete, T-004 in progress. Cycle gate: pending. Objective gate: pending. $1.42 spent.
+
+With a name (or -f), it prints every detail of that loop: where it runs, its
+phase and task, the plan, both gates, what it spent against its budgets,
+its last records. A run whose process died without writing its final
+record is shown as crashed.`,
+		Example: `  looprinter status
+  looprinter status fix-tests
+  looprinter status --json fix-tests`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 && file == "" {
+				entries, _ := ops.Entries()
+				if len(entries) > 0 {
+					return statusAll(io, entries, asJSON)
+				}
+			}
+			e, err := resolveLoop(args, file)
+			if err != nil {
+				return err
+			}
+			return statusOne(io, e, asJSON)
+		},
+	}
+	cmd.Flags().StringVarP(&file, "file", "f", "", "the loop file")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func statusAll(io *IO, entries []ops.Entry, asJSON bool) error {
+	sts := make([]ops.Status, len(entries))
+	for i, e := range entries {
+		sts[i] = ops.Inspect(e)
+	}
+	if asJSON {
+		enc := json.NewEncoder(io.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(sts)
+	}
+	printStatusLines(io.Out, sts)
+	return nil
+}
+
+func printStatusLines(w io.Writer, sts []ops.Status) {
+	nw, sw := 4, 5
+	for _, s := range sts {
+		nw = max(nw, len(s.Name))
+		sw = max(sw, len(s.State))
+	}
+	for _, s := range sts {
+		fmt.Fprintf(w, "%-*s  %-*s  %s\n", nw, s.Name, sw, s.State, s.Line)
+	}
+}
+
+// statusDetail is status --json for one loop.
+type statusDetail struct {
+	ops.Status
+	Budget      *spec.Budget   `json:"budget,omitempty"`
+	LastRecords []record.Event `json:"last_records,omitempty"`
+}
+
+func statusOne(io *IO, e ops.Entry, asJSON bool) error {
+	s := ops.Inspect(e)
+	dir := runDir(e)
+	var l *spec.Loop
+	if f := e.RunFile; f != "" {
+		l, _ = spec.Load(f)
+	}
+	if l == nil {
+		l, _ = spec.Load(e.LoopFile)
+	}
+	evs, _ := ops.ReadAll(dir)
+	var last []record.Event
+	for i := len(evs) - 1; i >= 0 && len(last) < 8; i-- {
+		if evs[i].Event != record.ToolCall {
+			last = append([]record.Event{evs[i]}, last...)
+		}
+	}
+	if asJSON {
+		d := statusDetail{Status: s, LastRecords: last}
+		if l != nil {
+			d.Budget = &l.Budget
+		}
+		enc := json.NewEncoder(io.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(d)
+	}
+	w := io.Out
+	state := s.State
+	if s.PID != 0 && s.State != ops.StateFinished {
+		state += fmt.Sprintf(" (pid %d)", s.PID)
+	}
+	if s.PausePending && s.State == ops.StateRunning {
+		state += ", pausing before the next agent run"
+	}
+	fmt.Fprintf(w, "loop:       %s\n", s.Name)
+	fmt.Fprintf(w, "state:      %s\n", state)
+	fmt.Fprintf(w, "status:     %s\n", s.Line)
+	fmt.Fprintf(w, "loop file:  %s\n", e.LoopFile)
+	switch {
+	case e.Worktree != "":
+		fmt.Fprintf(w, "runs in:    %s (git worktree on branch %s; steer it through %s)\n", dir, e.Branch, e.RunFile)
+	case e.Archived:
+		fmt.Fprintf(w, "archive:    %s (the worktree was removed; the work is on branch %s)\n", dir, e.Branch)
+	case dir != e.Dir:
+		fmt.Fprintf(w, "runs in:    %s\n", dir)
+	}
+	if e.Schedule != "" && ops.Alive(e.SchedulerPID) {
+		fmt.Fprintf(w, "schedule:   %s (scheduler pid %d)\n", e.Schedule, e.SchedulerPID)
+	}
+	if st := s.Loop; st != nil {
+		phase := st.Phase
+		if st.CurrentTask != "" && st.Phase == loop.PhaseBuild {
+			phase += ", task " + st.CurrentTask
+		}
+		fmt.Fprintf(w, "phase:      %s\n", phase)
+		wall := time.Duration(st.WallMS) * time.Millisecond
+		if l != nil {
+			b := l.Budget
+			fmt.Fprintf(w, "spent:      cycle %d of %d, %d build runs of %d, %d agent runs, $%.2f of $%.2f, %s of %s\n",
+				st.Cycle, b.Cycles, st.Iterations, b.Iterations, st.AgentRuns, st.CostUSD, b.CostUSD, wall.Round(time.Second), b.Wall)
+		} else {
+			fmt.Fprintf(w, "spent:      cycle %d, %d build runs, %d agent runs, $%.2f, %s\n", st.Cycle, st.Iterations, st.AgentRuns, st.CostUSD, wall.Round(time.Second))
+		}
+		fmt.Fprintf(w, "gates:      cycle %s, objective %s\n", st.CycleGate, st.ObjectiveGate)
+		if st.Outcome != "" {
+			fmt.Fprintf(w, "outcome:    %s (exit %d): %s\n", ops.OutcomeTitle(st.Outcome), st.ExitCode, st.Summary)
+		}
+		for _, nv := range st.NotVerified {
+			fmt.Fprintf(w, "NOT VERIFIED: %s\n", nv)
+		}
+	}
+	if len(s.Tasks) > 0 {
+		fmt.Fprintln(w, "plan:")
+		for _, t := range s.Tasks {
+			mark := "[ ]"
+			switch {
+			case t.Passes:
+				mark = "[x]"
+			case t.Active:
+				mark = "[>]"
+			}
+			fmt.Fprintf(w, "  %s %s %s\n", mark, t.ID, t.Title)
+		}
+	}
+	if len(last) > 0 {
+		fmt.Fprintln(w, "last records:")
+		for _, ev := range last {
+			fmt.Fprintf(w, "  %s\n", firstLineOf(record.Summarize(ev)))
+		}
+	}
+	fmt.Fprintf(w, "records:    %s\n", filepath.Join(dir, loop.RecordsDir))
+	if e.Log != "" {
+		if _, err := os.Stat(e.Log); err == nil {
+			fmt.Fprintf(w, "log:        %s\n", e.Log)
+		}
+	}
+	return nil
+}
+
+func firstLineOf(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if len(s) > 160 {
+		s = s[:160] + "…"
+	}
+	return s
+}

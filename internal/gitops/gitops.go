@@ -1,0 +1,366 @@
+// Package gitops puts a loop's work into git: a commit after each task that
+// passed and after each gate, the loop's own branch, a worktree per loop so
+// several loops work on one repository at once, cleanup of finished
+// worktrees, and a push only when the loop file asks for it.
+//
+// A git failure is never a success: the commit hook returns an error, the
+// engine records it and stops the loop BLOCKED.
+package gitops
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/spec"
+)
+
+// Git runs git in dir and returns its trimmed output; the error carries
+// git's own message.
+func Git(dir string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if err != nil {
+		msg := strings.TrimSpace(errb.String())
+		if msg == "" {
+			msg = strings.TrimSpace(out.String())
+		}
+		return strings.TrimSpace(out.String()), fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, msg)
+	}
+	return strings.TrimSpace(out.String()), nil
+}
+
+// TopLevel returns the root of the work tree holding dir, or "" outside git.
+func TopLevel(dir string) string {
+	out, err := Git(dir, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return ""
+	}
+	return out
+}
+
+// IsLinkedWorktree says whether dir is in a linked worktree (not the
+// repository's main work tree).
+func IsLinkedWorktree(dir string) bool {
+	gd, err1 := Git(dir, "rev-parse", "--absolute-git-dir")
+	cd, err2 := Git(dir, "rev-parse", "--git-common-dir")
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	if !filepath.IsAbs(cd) {
+		cd = filepath.Join(dir, cd)
+	}
+	a, _ := filepath.EvalSymlinks(gd)
+	b, _ := filepath.EvalSymlinks(cd)
+	return a != b
+}
+
+// CommitEnabled says whether a loop commits its work: git.commit, default
+// true inside a git repository.
+func CommitEnabled(l *spec.Loop) bool {
+	return l.Git.Commit == nil || *l.Git.Commit
+}
+
+// DefaultBranch is the branch a worktree loop works on without git.branch.
+func DefaultBranch(l *spec.Loop) string {
+	if l.Git.Branch != "" {
+		return l.Git.Branch
+	}
+	return "looprinter/" + l.Name
+}
+
+// CurrentBranch returns the checked-out branch, or "" when detached.
+func CurrentBranch(dir string) string {
+	out, err := Git(dir, "symbolic-ref", "--quiet", "--short", "HEAD")
+	if err != nil {
+		return ""
+	}
+	return out
+}
+
+// CheckoutBranch puts dir's work tree on branch, creating it from HEAD when
+// it does not exist.
+func CheckoutBranch(dir, branch string) error {
+	if CurrentBranch(dir) == branch {
+		return nil
+	}
+	if _, err := Git(dir, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch); err == nil {
+		_, err := Git(dir, "checkout", branch)
+		return err
+	}
+	_, err := Git(dir, "checkout", "-b", branch)
+	return err
+}
+
+// Worktree is where a loop runs in its own worktree.
+type Worktree struct {
+	Root    string // the worktree's root
+	RunDir  string // the loop's directory inside it
+	RunFile string // the loop file inside it
+	Branch  string
+	Created bool // made now (not reused)
+}
+
+// PrepareWorktree makes (or reuses) a worktree for a loop at root, on the
+// loop's branch, and puts the loop file there. A loop file that is not
+// committed, or differs from the committed one, is copied in, so the run
+// uses what the user wrote.
+func PrepareWorktree(l *spec.Loop, root string) (*Worktree, error) {
+	top := TopLevel(l.Dir)
+	if top == "" {
+		return nil, fmt.Errorf("git.worktree: %s is not in a git repository", l.Dir)
+	}
+	if _, err := Git(top, "rev-parse", "--verify", "--quiet", "HEAD"); err != nil {
+		return nil, fmt.Errorf("git.worktree: the repository at %s has no commit yet; commit once first", top)
+	}
+	rel, err := filepath.Rel(realPath(top), realPath(l.Dir))
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return nil, fmt.Errorf("git.worktree: %s is outside its repository %s", l.Dir, top)
+	}
+	wt := &Worktree{Root: root, Branch: DefaultBranch(l)}
+	wt.RunDir = filepath.Join(root, rel)
+	wt.RunFile = filepath.Join(wt.RunDir, filepath.Base(l.Path))
+
+	unlock, err := repoLock(top)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if _, err := os.Stat(filepath.Join(root, ".git")); err != nil {
+		os.MkdirAll(filepath.Dir(root), 0o755)
+		Git(top, "worktree", "prune")
+		args := []string{"worktree", "add"}
+		if _, err := Git(top, "rev-parse", "--verify", "--quiet", "refs/heads/"+wt.Branch); err == nil {
+			args = append(args, root, wt.Branch)
+		} else {
+			args = append(args, "-b", wt.Branch, root, "HEAD")
+		}
+		if _, err := Git(top, args...); err != nil {
+			return nil, fmt.Errorf("git.worktree: %w", err)
+		}
+		wt.Created = true
+	}
+	if _, err := os.Stat(wt.RunFile); err != nil || wt.Created {
+		data, err := os.ReadFile(l.Path)
+		if err != nil {
+			return nil, err
+		}
+		if old, err := os.ReadFile(wt.RunFile); err != nil || !bytes.Equal(old, data) {
+			os.MkdirAll(wt.RunDir, 0o755)
+			if err := os.WriteFile(wt.RunFile, data, 0o644); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return wt, nil
+}
+
+// repoLock serializes worktree changes of one repository between processes.
+func repoLock(top string) (func(), error) {
+	common, err := Git(top, "rev-parse", "--git-common-dir")
+	if err != nil {
+		return nil, err
+	}
+	if !filepath.IsAbs(common) {
+		common = filepath.Join(top, common)
+	}
+	f, err := os.OpenFile(filepath.Join(common, "looprinter.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
+}
+
+func realPath(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
+}
+
+// CleanupWorktree removes a finished loop's worktree, keeping its branch
+// (the work is committed there) and moving the loop's records and outputs
+// to archive first. It refuses when the worktree has uncommitted changes.
+func CleanupWorktree(wt *Worktree, archive string) error {
+	status, err := Git(wt.RunDir, "status", "--porcelain", "--", ".", ":(exclude)"+loop.RecordsDir)
+	if err != nil {
+		return err
+	}
+	if status != "" {
+		return fmt.Errorf("the worktree %s has uncommitted changes; it was kept:\n%s", wt.Root, status)
+	}
+	if err := os.MkdirAll(archive, 0o755); err != nil {
+		return err
+	}
+	for _, d := range []string{loop.RecordsDir, loop.OutputDir, filepath.Base(wt.RunFile)} {
+		src := filepath.Join(wt.RunDir, d)
+		if _, err := os.Stat(src); err != nil {
+			continue
+		}
+		dst := filepath.Join(archive, d)
+		os.RemoveAll(dst)
+		if err := os.Rename(src, dst); err != nil {
+			if err := exec.Command("cp", "-a", src, dst).Run(); err != nil {
+				return fmt.Errorf("archive %s: %w", src, err)
+			}
+		}
+	}
+	top := TopLevel(wt.Root)
+	if top == "" {
+		return errors.New("cannot find the worktree's repository")
+	}
+	unlock, err := repoLock(top)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if _, err := Git(top, "worktree", "remove", "--force", wt.Root); err != nil {
+		return err
+	}
+	Git(top, "worktree", "prune")
+	return nil
+}
+
+// Committer commits a loop's work as its records are written.
+type Committer struct {
+	Dir    string // where the loop runs
+	Name   string // the loop's name, in every message
+	Push   bool
+	Remote string
+	ident  []string
+}
+
+// NewCommitter returns the committer for a loop, or nil when the loop does
+// not commit (git.commit: false, or not in a git repository).
+func NewCommitter(l *spec.Loop) *Committer {
+	if !CommitEnabled(l) || TopLevel(l.Dir) == "" {
+		return nil
+	}
+	c := &Committer{Dir: l.Dir, Name: l.Name, Push: l.Git.Push, Remote: l.Git.Remote}
+	if c.Remote == "" {
+		c.Remote = "origin"
+	}
+	// Without an identity git refuses to commit; the loop still commits,
+	// as "looprinter", rather than stop on a missing setting.
+	if out, _ := Git(l.Dir, "config", "user.email"); out == "" {
+		c.ident = []string{"-c", "user.name=looprinter", "-c", "user.email=looprinter@localhost"}
+	}
+	return c
+}
+
+// Hook is the engine hook: a commit after each passed task and each gate.
+func (c *Committer) Hook() loop.Hook {
+	return func(ev record.Event, emit func(record.Event)) error {
+		subject, body, ok := c.message(ev)
+		if !ok {
+			return nil
+		}
+		rec := record.Event{Event: record.Commit, Task: ev.Task, Gate: ev.Gate}
+		hash, err := c.Commit(subject, body)
+		if err == nil && c.Push {
+			rec.Kind = "push"
+			err = c.PushBranch()
+		}
+		if err != nil {
+			rec.Pass, rec.Error = record.Bool(false), err.Error()
+			rec.Message = "commit failed: " + subject
+			emit(rec)
+			return fmt.Errorf("git: %s: %w", subject, err)
+		}
+		rec.Pass, rec.Message, rec.To = record.Bool(true), hash+" "+subject, CurrentBranch(c.Dir)
+		emit(rec)
+		return nil
+	}
+}
+
+func (c *Committer) message(ev record.Event) (subject, body string, ok bool) {
+	prefix := "looprinter " + c.Name + ": "
+	switch {
+	case ev.Event == record.TaskPassed:
+		subject = prefix + ev.Task + " passed"
+		if ev.Message != "" {
+			subject += " — " + ev.Message
+		}
+		body = fmt.Sprintf("Task %s passed in cycle %d, build run %d.", ev.Task, ev.Cycle, ev.Iteration)
+		if ev.File != "" {
+			body += "\nTarget: " + ev.File
+		}
+		return subject, body, true
+	case ev.Event == record.Verify && (ev.Gate == "cycle" || ev.Gate == "objective" || ev.Gate == "verify"):
+		result := "FAIL"
+		if ev.Pass != nil && *ev.Pass {
+			result = "PASS"
+			if ev.Message == "pass-through" {
+				result = "NOT VERIFIED (no objective checks)"
+			}
+		}
+		gate := ev.Gate + " gate"
+		if ev.Gate == "verify" {
+			gate = "verify checks"
+		}
+		subject = fmt.Sprintf("%scycle %d %s %s", prefix, ev.Cycle, gate, result)
+		if ev.Gate == "verify" {
+			subject = fmt.Sprintf("%sattempt %d %s %s", prefix, ev.Iteration, gate, result)
+		}
+		var b strings.Builder
+		for _, ch := range ev.Checks {
+			mark := "pass"
+			if !ch.Pass {
+				mark = fmt.Sprintf("FAIL (exit %d)", ch.ExitCode)
+			}
+			fmt.Fprintf(&b, "%s: %s\n", ch.Command, mark)
+		}
+		for _, e := range ev.Errors {
+			fmt.Fprintf(&b, "%s\n", e)
+		}
+		return subject, strings.TrimSpace(b.String()), true
+	}
+	return "", "", false
+}
+
+// Commit stages the loop directory's changes (not working-records/, and
+// what .gitignore excludes) and commits them, empty if nothing changed so
+// every task and gate is in the history. It returns the short hash.
+func (c *Committer) Commit(subject, body string) (string, error) {
+	if _, err := Git(c.Dir, "add", "-A", "--", ".", ":(exclude)"+loop.RecordsDir); err != nil {
+		return "", err
+	}
+	msg := subject
+	if body != "" {
+		msg += "\n\n" + body
+	}
+	args := append(append([]string{}, c.ident...), "commit", "--allow-empty", "-q", "-m", msg)
+	if _, err := Git(c.Dir, args...); err != nil {
+		return "", err
+	}
+	return Git(c.Dir, "rev-parse", "--short", "HEAD")
+}
+
+// PushBranch pushes the current branch to the configured remote.
+func (c *Committer) PushBranch() error {
+	b := CurrentBranch(c.Dir)
+	if b == "" {
+		return errors.New("push: HEAD is detached")
+	}
+	_, err := Git(c.Dir, "push", "-q", c.Remote, "HEAD:refs/heads/"+b)
+	return err
+}

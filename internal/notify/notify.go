@@ -1,0 +1,198 @@
+// Package notify tells someone when a loop stops or nears a budget: it runs
+// the loop file's notify.command and/or posts to notify.webhook, with the
+// loop's name, what happened and its status line.
+package notify
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/looprinter/looprinter/internal/ops"
+	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/spec"
+)
+
+// Kinds of notification, as notify.on names them.
+const (
+	OnStop       = "stop"        // every stop, whatever the reason
+	OnDone       = "done"        // a stop with both gates passed
+	OnBlocked    = "blocked"     // a BLOCKED stop
+	OnNoProgress = "no_progress" // a NO PROGRESS stop
+	OnBudget80   = "budget_80"   // a budget reached 80%
+)
+
+// Kinds lists every value notify.on accepts.
+var Kinds = []string{OnStop, OnDone, OnBlocked, OnNoProgress, OnBudget80}
+
+// Message is what a notification carries; it is the webhook's JSON body and
+// the command's standard input, and its fields are also in the command's
+// environment (LOOPRINTER_EVENT, LOOPRINTER_LOOP, …).
+type Message struct {
+	Loop     string    `json:"loop"`
+	Event    string    `json:"event"`            // stop, done, blocked, no_progress, budget_80
+	Reason   string    `json:"reason,omitempty"` // the stop's reason
+	ExitCode *int      `json:"exit_code,omitempty"`
+	Budget   string    `json:"budget,omitempty"` // which budget, for budget_80
+	Status   string    `json:"status"`           // the status line
+	Summary  string    `json:"summary,omitempty"`
+	Dir      string    `json:"dir"`
+	Time     time.Time `json:"time"`
+	Text     string    `json:"text"` // one human line: chat webhooks show this
+}
+
+// Notifier sends a loop's notifications.
+type Notifier struct {
+	Loop    string
+	Dir     string
+	Command string
+	Webhook string
+	On      map[string]bool
+	Timeout time.Duration
+	Client  *http.Client
+}
+
+// New returns the notifier of a loop, or nil when it has none configured.
+func New(l *spec.Loop) *Notifier {
+	if l.Notify.Command == "" && l.Notify.Webhook == "" {
+		return nil
+	}
+	on := map[string]bool{}
+	for _, k := range l.Notify.On {
+		on[strings.TrimSpace(k)] = true
+	}
+	return &Notifier{Loop: l.Name, Dir: l.Dir, Command: l.Notify.Command, Webhook: l.Notify.Webhook, On: on,
+		Timeout: 30 * time.Second, Client: &http.Client{Timeout: 15 * time.Second}}
+}
+
+// Classify says which notification an event calls for, if any, among
+// those the loop wants.
+func (n *Notifier) Classify(ev record.Event) (string, bool) {
+	switch ev.Event {
+	case record.LoopStop:
+		// The most specific kind the loop asked for.
+		switch {
+		case ev.Reason == loop.ReasonBlocked && n.On[OnBlocked]:
+			return OnBlocked, true
+		case ev.Reason == loop.ReasonNoProgress && n.On[OnNoProgress]:
+			return OnNoProgress, true
+		case ev.Reason == loop.ReasonDone && n.On[OnDone]:
+			return OnDone, true
+		case n.On[OnStop]:
+			return OnStop, true
+		}
+	case record.BudgetWarning:
+		if n.On[OnBudget80] {
+			return OnBudget80, true
+		}
+	}
+	return "", false
+}
+
+// Hook is the engine hook: it sends and records a notification for each
+// event that calls for one. A failed notification is recorded; it does not
+// stop the loop.
+func (n *Notifier) Hook() loop.Hook {
+	return func(ev record.Event, emit func(record.Event)) error {
+		kind, ok := n.Classify(ev)
+		if !ok {
+			return nil
+		}
+		m := n.message(kind, ev)
+		for _, r := range n.Send(m) {
+			emit(r)
+		}
+		return nil
+	}
+}
+
+func (n *Notifier) message(kind string, ev record.Event) Message {
+	m := Message{Loop: n.Loop, Event: kind, Reason: ev.Reason, ExitCode: ev.ExitCode, Status: ops.LineFor(n.Dir),
+		Summary: ev.Summary, Dir: n.Dir, Time: time.Now().UTC()}
+	switch kind {
+	case OnBudget80:
+		m.Budget = ev.Kind
+		m.Summary = ev.Message
+		m.Text = fmt.Sprintf("looprinter %s: %s. %s", n.Loop, ev.Message, m.Status)
+	default:
+		m.Text = fmt.Sprintf("looprinter %s stopped: %s. %s", n.Loop, ops.OutcomeTitle(ev.Reason), m.Status)
+	}
+	return m
+}
+
+// Send delivers m by command and webhook and returns one notify record for
+// each channel.
+func (n *Notifier) Send(m Message) []record.Event {
+	var out []record.Event
+	body, _ := json.Marshal(m)
+	if n.Command != "" {
+		err := n.runCommand(m, body)
+		out = append(out, result("command", m, err))
+	}
+	if n.Webhook != "" {
+		err := n.post(body)
+		out = append(out, result("webhook", m, err))
+	}
+	return out
+}
+
+func result(channel string, m Message, err error) record.Event {
+	ev := record.Event{Event: record.Notify, Kind: m.Event, To: channel, Reason: m.Reason, Message: m.Text, Pass: record.Bool(err == nil)}
+	if err != nil {
+		ev.Error = err.Error()
+	}
+	return ev
+}
+
+func (n *Notifier) runCommand(m Message, body []byte) error {
+	ctx, cancel := context.WithTimeout(context.Background(), n.Timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", n.Command)
+	cmd.Dir = n.Dir
+	cmd.Stdin = bytes.NewReader(body)
+	code := ""
+	if m.ExitCode != nil {
+		code = strconv.Itoa(*m.ExitCode)
+	}
+	cmd.Env = append(os.Environ(),
+		"LOOPRINTER_EVENT="+m.Event, "LOOPRINTER_LOOP="+m.Loop, "LOOPRINTER_REASON="+m.Reason,
+		"LOOPRINTER_EXIT_CODE="+code, "LOOPRINTER_BUDGET="+m.Budget, "LOOPRINTER_STATUS="+m.Status,
+		"LOOPRINTER_SUMMARY="+m.Summary, "LOOPRINTER_DIR="+m.Dir, "LOOPRINTER_MESSAGE="+m.Text)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		msg := strings.TrimSpace(string(out))
+		if len(msg) > 300 {
+			msg = msg[:300] + "…"
+		}
+		return fmt.Errorf("notify.command: %v %s", err, msg)
+	}
+	return nil
+}
+
+func (n *Notifier) post(body []byte) error {
+	ctx, cancel := context.WithTimeout(context.Background(), n.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, n.Webhook, bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("notify.webhook: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "looprinter")
+	resp, err := n.Client.Do(req)
+	if err != nil {
+		return fmt.Errorf("notify.webhook: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("notify.webhook: %s answered %s", n.Webhook, resp.Status)
+	}
+	return nil
+}

@@ -1,0 +1,275 @@
+package ops
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/record"
+)
+
+// Alive says whether pid is a live process (not a zombie).
+func Alive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return !os.IsNotExist(err)
+	}
+	return statField(string(b), 0) != "Z"
+}
+
+// statField returns field n (0 = state) after the command name of a
+// /proc/PID/stat line: state ppid pgrp session …
+func statField(s string, n int) string {
+	i := strings.LastIndex(s, ")")
+	if i < 0 {
+		return ""
+	}
+	f := strings.Fields(s[i+1:])
+	if n < len(f) {
+		return f[n]
+	}
+	return ""
+}
+
+// Self returns how to run this looprinter again: the path it was started
+// by (so a renamed or linked binary keeps its name), else the executable.
+func Self() string {
+	a := os.Args[0]
+	if strings.Contains(a, "/") {
+		if abs, err := filepath.Abs(a); err == nil {
+			return abs
+		}
+	} else if p, err := exec.LookPath(a); err == nil {
+		if abs, err := filepath.Abs(p); err == nil {
+			return abs
+		}
+	}
+	if p, err := os.Executable(); err == nil {
+		return p
+	}
+	return a
+}
+
+// Detached is a process started in its own session.
+type Detached struct {
+	PID  int
+	Log  string
+	done chan error
+}
+
+// Exited reports, without blocking, whether the process has exited and
+// with what error.
+func (d *Detached) Exited() (bool, error) {
+	select {
+	case err := <-d.done:
+		d.done <- err
+		return true, err
+	default:
+		return false, nil
+	}
+}
+
+// SpawnDetached runs looprinter with args in its own session (setsid): it
+// does not get the terminal's hangup, survives its parent, and its agents
+// stay in its session, so `stop --now` finds them all. Its output is
+// appended to log; stdin is /dev/null.
+func SpawnDetached(dir, log string, args []string, env []string) (*Detached, error) {
+	if err := os.MkdirAll(filepath.Dir(log), 0o755); err != nil {
+		return nil, err
+	}
+	out, err := os.OpenFile(log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer out.Close()
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		return nil, err
+	}
+	defer null.Close()
+	fmt.Fprintf(out, "\n== %s looprinter %s\n", time.Now().Format(time.RFC3339), strings.Join(args, " "))
+	cmd := exec.Command(Self(), args...)
+	cmd.Dir = dir
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = null, out, out
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	d := &Detached{PID: cmd.Process.Pid, Log: log, done: make(chan error, 1)}
+	go func() { d.done <- cmd.Wait() }()
+	return d, nil
+}
+
+// WaitUnlocked waits until no run holds dir's lock, or the timeout passes.
+func WaitUnlocked(dir string, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for {
+		if live, _ := loop.Locked(dir); !live {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// StopResult says what a stop did.
+type StopResult struct {
+	PID    int
+	Killed []int // processes killed (stop --now)
+	Clean  bool  // the run wrote its final record itself
+}
+
+// Stop ends the run holding dir. Without now it sends SIGTERM, as Ctrl-C
+// would: the engine stops its agent's process group, writes state and a
+// loop_stop record, and exits; Stop waits up to timeout for that. With now,
+// or when the run does not end in time, it kills the run and every process
+// of its session and its descendants at once, then writes the final record
+// and state on the run's behalf.
+func Stop(dir string, now bool, timeout time.Duration) (StopResult, error) {
+	live, pid := loop.Locked(dir)
+	st, _ := loop.LoadState(dir)
+	if !live {
+		// Nothing holds the loop; a crashed run may have left agents behind.
+		res := StopResult{}
+		if st != nil && st.PID > 0 && st.Outcome == "" {
+			res.Killed = killTree(st.PID)
+			if now || len(res.Killed) > 0 {
+				finalizeKilled(dir, "stopped by `looprinter stop --now` after the run had died")
+			}
+		}
+		return res, nil
+	}
+	if pid <= 0 && st != nil {
+		pid = st.PID
+	}
+	if pid <= 0 {
+		return StopResult{}, fmt.Errorf("a run holds %s but its pid is unknown", dir)
+	}
+	res := StopResult{PID: pid}
+	if !now {
+		if err := syscall.Kill(pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return res, err
+		}
+		if WaitUnlocked(dir, timeout) {
+			res.Clean = true
+			return res, nil
+		}
+	}
+	res.Killed = killTree(pid)
+	if !WaitUnlocked(dir, 5*time.Second) {
+		return res, fmt.Errorf("the run (pid %d) still holds the loop after SIGKILL", pid)
+	}
+	why := "stopped at once by `looprinter stop --now`; the agent's process group was killed"
+	if !now {
+		why = fmt.Sprintf("did not stop within %s of SIGTERM; killed by `looprinter stop`", timeout)
+	}
+	finalizeKilled(dir, why)
+	return res, nil
+}
+
+// killTree SIGKILLs pid, every process in the session it leads, and all
+// their descendants (agents run in process groups of their own), and
+// returns the pids it killed.
+func killTree(pid int) []int {
+	procs := readProcs()
+	victims := map[int]bool{}
+	if Alive(pid) {
+		victims[pid] = true
+	}
+	for p, pi := range procs {
+		if pi.sid == pid && p != os.Getpid() {
+			victims[p] = true
+		}
+	}
+	// Descendants, to a fixed point.
+	for changed := true; changed; {
+		changed = false
+		for p, pi := range procs {
+			if !victims[p] && victims[pi.ppid] && p != os.Getpid() {
+				victims[p] = true
+				changed = true
+			}
+		}
+	}
+	var out []int
+	groups := map[int]bool{}
+	for p := range victims {
+		if pi, ok := procs[p]; ok && pi.pgrp > 1 && pi.pgrp != syscall.Getpgrp() {
+			groups[pi.pgrp] = true
+		}
+		syscall.Kill(p, syscall.SIGKILL)
+		out = append(out, p)
+	}
+	for g := range groups {
+		syscall.Kill(-g, syscall.SIGKILL)
+	}
+	return out
+}
+
+type procInfo struct{ ppid, pgrp, sid int }
+
+func readProcs() map[int]procInfo {
+	out := map[int]procInfo{}
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return out
+	}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		if statField(s, 0) == "Z" {
+			continue
+		}
+		ppid, _ := strconv.Atoi(statField(s, 1))
+		pgrp, _ := strconv.Atoi(statField(s, 2))
+		sid, _ := strconv.Atoi(statField(s, 3))
+		out[pid] = procInfo{ppid: ppid, pgrp: pgrp, sid: sid}
+	}
+	return out
+}
+
+// finalizeKilled writes what the killed run could not: a loop_stop record
+// in its record file and the outcome in state.json, under the loop's lock.
+func finalizeKilled(dir, why string) {
+	lock, err := loop.AcquireLock(dir)
+	if err != nil {
+		return
+	}
+	defer lock.Release()
+	st, err := loop.LoadState(dir)
+	if err != nil || st.Outcome != "" {
+		return
+	}
+	st.Outcome, st.ExitCode, st.Summary, st.PID = loop.ReasonInterrupted, loop.ExitCodes[loop.ReasonInterrupted], why, 0
+	st.Save(dir)
+	ev := record.Event{V: record.Version, TS: time.Now().UTC(), Run: st.Run, Event: record.LoopStop, Reason: loop.ReasonInterrupted,
+		ExitCode: record.Int(st.ExitCode), Summary: why, CostUSD: st.CostUSD, DurationMS: st.WallMS}
+	if st.Shape == "" || st.Shape == "cycle" {
+		ev.Cycle = st.Cycle
+	}
+	ev.Iteration = st.Iterations
+	AppendRecord(st.Records, ev)
+}

@@ -1,0 +1,308 @@
+package ops
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/looprinter/looprinter/loop"
+)
+
+// Run states of a loop, as `list` and `status` show them.
+const (
+	StateRunning    = "running"
+	StatePaused     = "paused"
+	StateStarting   = "starting"
+	StateFinished   = "finished"
+	StateCrashed    = "crashed"
+	StateNotStarted = "not started"
+	StateGone       = "gone" // its directory no longer exists
+)
+
+// Status is everything the files say about one loop.
+type Status struct {
+	Entry
+	State        string       `json:"state"`
+	PID          int          `json:"pid,omitempty"`
+	PausePending bool         `json:"pause_pending,omitempty"` // paused, or will pause before the next agent run
+	Loop         *loop.State  `json:"loop_state,omitempty"`
+	Plan         *loop.Plan   `json:"plan,omitempty"`
+	Line         string       `json:"line"`
+	Outcome      string       `json:"outcome,omitempty"`
+	ExitCode     *int         `json:"exit_code,omitempty"`
+	Now          time.Time    `json:"-"`
+	Tasks        []TaskStatus `json:"tasks,omitempty"`
+}
+
+// TaskStatus is one plan task as status shows it.
+type TaskStatus struct {
+	ID     string `json:"id"`
+	Title  string `json:"title"`
+	Passes bool   `json:"passes"`
+	Active bool   `json:"active,omitempty"` // the build run is on it now
+}
+
+// Inspect reads a loop's state from its files. It never blocks on the loop.
+func Inspect(e Entry) Status {
+	s := Status{Entry: e, Now: time.Now()}
+	dir := e.RunDir
+	if dir == "" {
+		dir = e.Dir
+	}
+	if _, err := os.Stat(dir); err != nil {
+		s.State = StateGone
+		s.Line = "its directory " + dir + " no longer exists"
+		return s
+	}
+	st, err := loop.LoadState(dir)
+	if err != nil {
+		s.State = StateCrashed
+		s.Line = err.Error()
+		return s
+	}
+	started := !st.StartedAt.IsZero()
+	if started {
+		s.Loop = st
+	}
+	if p, errs, err := loop.ReadPlan(filepath.Join(dir, loop.OutputDir, "plan.json")); err == nil && len(errs) == 0 {
+		s.Plan = p
+	}
+	live, pid := loop.Locked(dir)
+	_, perr := os.Stat(loop.PausePath(dir))
+	s.PausePending = perr == nil
+	switch {
+	case live:
+		s.State, s.PID = StateRunning, pid
+		if s.PausePending && pausedNow(dir) {
+			s.State = StatePaused
+		}
+	case e.LauncherPID != 0 && Alive(e.LauncherPID) && (!started || st.Outcome == ""):
+		// start spawned a run that has not taken the lock yet.
+		s.State, s.PID = StateStarting, e.LauncherPID
+	case !started:
+		s.State = StateNotStarted
+	case st.Outcome != "":
+		s.State = StateFinished
+		s.Outcome = st.Outcome
+		s.ExitCode = &st.ExitCode
+	default:
+		// The state names no outcome and no run holds the lock: the run
+		// died without writing loop_stop.
+		s.State, s.PID = StateCrashed, st.PID
+	}
+	s.Tasks = taskStatuses(s.Plan, st, s.State == StateRunning || s.State == StatePaused)
+	s.Line = Line(st, s.Plan, s.State)
+	return s
+}
+
+// pausedNow says whether the engine has recorded that it is paused (rather
+// than still finishing an agent run before it pauses).
+func pausedNow(dir string) bool {
+	st, err := loop.LoadState(dir)
+	if err != nil || st.Records == "" {
+		return false
+	}
+	last := lastEvent(st.Records, "paused", "resumed", "agent_start")
+	return last == "paused"
+}
+
+// lastEvent returns which of names occurs last in a record file, reading
+// only its tail.
+func lastEvent(path string, names ...string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	const tail = 64 << 10
+	off := fi.Size() - tail
+	if off < 0 {
+		off = 0
+	}
+	buf := make([]byte, fi.Size()-off)
+	n, _ := f.ReadAt(buf, off)
+	text := string(buf[:n])
+	best, at := "", -1
+	for _, name := range names {
+		if i := strings.LastIndex(text, `"event":"`+name+`"`); i > at {
+			best, at = name, i
+		}
+	}
+	return best
+}
+
+func taskStatuses(p *loop.Plan, st *loop.State, live bool) []TaskStatus {
+	if p == nil {
+		return nil
+	}
+	out := make([]TaskStatus, 0, len(p.Tasks))
+	for _, t := range p.Tasks {
+		ts := TaskStatus{ID: t.ID, Title: t.Title, Passes: t.Passes}
+		if live && !t.Passes && st.Phase == loop.PhaseBuild && st.CurrentTask == t.ID {
+			ts.Active = true
+		}
+		out = append(out, ts)
+	}
+	return out
+}
+
+// Line is the one-line status of a loop, in SPEC.md's form:
+//
+//	[Cycle 3] T-001..T-003 complete, T-004 in progress. Cycle gate: pending. Objective gate: pending. $1.42 spent.
+//
+// state is the run state (running, finished …); a stopped loop's outcome
+// is added at the end.
+func Line(st *loop.State, p *loop.Plan, state string) string {
+	if st == nil || st.StartedAt.IsZero() {
+		return "not started yet."
+	}
+	live := state == StateRunning || state == StatePaused
+	var b strings.Builder
+	switch st.Shape {
+	case "ralph":
+		fmt.Fprintf(&b, "[Attempt %d] ", st.Iterations)
+		fmt.Fprintf(&b, "Verify: %s.", gateWord(st.CycleGate))
+	case "review":
+		fmt.Fprintf(&b, "[Review] phase %s.", orDash(st.Phase))
+	default:
+		fmt.Fprintf(&b, "[Cycle %d] %s. Cycle gate: %s. Objective gate: %s.", st.Cycle, tasksPhrase(st, p, live), gateWord(st.CycleGate), gateWord(st.ObjectiveGate))
+	}
+	fmt.Fprintf(&b, " $%.2f spent.", st.CostUSD)
+	switch {
+	case state == StateCrashed:
+		b.WriteString(" CRASHED: the run died without a final record; `looprinter start` resumes it.")
+	case st.Outcome != "":
+		fmt.Fprintf(&b, " Stopped: %s (exit %d).", OutcomeTitle(st.Outcome), st.ExitCode)
+	case state == StatePaused:
+		b.WriteString(" Paused.")
+	}
+	return b.String()
+}
+
+// OutcomeTitle is the reason of a stop as the final report names it.
+func OutcomeTitle(reason string) string {
+	switch reason {
+	case loop.ReasonDone:
+		return "DONE"
+	case loop.ReasonBudget:
+		return "BUDGET SPENT"
+	case loop.ReasonNoProgress:
+		return "NO PROGRESS"
+	case loop.ReasonTimeCost:
+		return "TIME OR COST BUDGET"
+	case loop.ReasonBlocked:
+		return "BLOCKED"
+	case loop.ReasonInterrupted:
+		return "INTERRUPTED"
+	}
+	return strings.ToUpper(reason)
+}
+
+func gateWord(g string) string {
+	switch g {
+	case "":
+		return "pending"
+	case "not_verified":
+		return "NOT VERIFIED"
+	}
+	return g
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// tasksPhrase says which tasks are complete and which one is in progress:
+// "T-001..T-003 complete, T-004 in progress".
+func tasksPhrase(st *loop.State, p *loop.Plan, live bool) string {
+	if p == nil || len(p.Tasks) == 0 {
+		if st.Phase == loop.PhasePlan || st.Phase == "" || st.Phase == loop.PhaseSetup || st.Phase == loop.PhaseBaseline {
+			if live {
+				return "Planning"
+			}
+			return "No plan yet"
+		}
+		return "No plan"
+	}
+	var done, open []string
+	for _, t := range p.Tasks {
+		if t.Passes {
+			done = append(done, t.ID)
+		} else {
+			open = append(open, t.ID)
+		}
+	}
+	var parts []string
+	if len(done) > 0 {
+		parts = append(parts, Ranges(done)+" complete")
+	}
+	if len(open) > 0 {
+		next := open[0]
+		switch {
+		case live && st.Phase == loop.PhaseBuild:
+			parts = append(parts, next+" in progress")
+		default:
+			parts = append(parts, next+" next")
+		}
+		if len(open) > 1 {
+			parts = append(parts, fmt.Sprintf("%d more open", len(open)-1))
+		}
+	}
+	if len(open) == 0 {
+		switch st.Phase {
+		case loop.PhaseCycleGate:
+			parts = append(parts, "cycle gate running")
+		case loop.PhaseObjective:
+			parts = append(parts, "objective gate running")
+		case loop.PhasePost:
+			parts = append(parts, "post phases")
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+var idNum = regexp.MustCompile(`^(.*?)(\d+)$`)
+
+// Ranges folds consecutive task ids: T-001 T-002 T-003 T-005 → "T-001..T-003, T-005".
+func Ranges(ids []string) string {
+	var out []string
+	for i := 0; i < len(ids); {
+		j := i
+		for j+1 < len(ids) && consecutive(ids[j], ids[j+1]) {
+			j++
+		}
+		if j == i {
+			out = append(out, ids[i])
+		} else {
+			out = append(out, ids[i]+".."+ids[j])
+		}
+		i = j + 1
+	}
+	return strings.Join(out, ", ")
+}
+
+func consecutive(a, b string) bool {
+	ma, mb := idNum.FindStringSubmatch(a), idNum.FindStringSubmatch(b)
+	if ma == nil || mb == nil || ma[1] != mb[1] {
+		return false
+	}
+	x, _ := strconv.Atoi(ma[2])
+	y, _ := strconv.Atoi(mb[2])
+	return y == x+1
+}
+
+// LineFor reads a loop directory and returns its status line.
+func LineFor(dir string) string {
+	return Inspect(Entry{RunDir: dir, Dir: dir}).Line
+}
