@@ -64,4 +64,3 @@ func ReadAll(dir string) ([]record.Event, error) {
 	sort.SliceStable(evs, func(i, j int) bool { return evs[i].TS.Before(evs[j].TS) })
 	return evs, err
 }
-

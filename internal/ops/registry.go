@@ -37,12 +37,12 @@ type Entry struct {
 	Branch   string `json:"branch,omitempty"`
 	Archived bool   `json:"archived,omitempty"` // the worktree was cleaned up; RunDir is the archive
 
-	Log         string    `json:"log,omitempty"`          // output of background runs
-	LauncherPID int       `json:"launcher_pid,omitempty"` // the process `start` spawned
-	Schedule    string    `json:"schedule,omitempty"`     // "every 10m" or a cron expression, when a scheduler runs it
-	SchedulerPID int      `json:"scheduler_pid,omitempty"`
-	Created     time.Time `json:"created"`
-	Updated     time.Time `json:"updated"`
+	Log          string    `json:"log,omitempty"`          // output of background runs
+	LauncherPID  int       `json:"launcher_pid,omitempty"` // the process `start` spawned
+	Schedule     string    `json:"schedule,omitempty"`     // "every 10m" or a cron expression, when a scheduler runs it
+	SchedulerPID int       `json:"scheduler_pid,omitempty"`
+	Created      time.Time `json:"created"`
+	Updated      time.Time `json:"updated"`
 }
 
 // StateDir is where looprinter keeps what is not in a loop's directory:
