@@ -107,9 +107,15 @@ func snapshotTree(ctx context.Context, dir string) (string, error) {
 	}
 	tmp.Close()
 	env := []string{"GIT_INDEX_FILE=" + tmp.Name()}
-	if _, err := gitRun(ctx, dir, env, "add", "-A", "--", ".", excludeRecords); err != nil {
+	args := []string{"add", "-A", "--", "."}
+	if _, err := gitRun(ctx, dir, nil, "check-ignore", "-q", RecordsDir); err != nil {
+		args = append(args, excludeRecords) // not ignored: keep it out (naming an ignored path is an error)
+	}
+	if _, err := gitRun(ctx, dir, env, args...); err != nil {
 		return "", err
 	}
+	// Records a user committed by mistake stay out of the snapshot too.
+	gitRun(ctx, dir, env, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", RecordsDir)
 	return func() (string, error) {
 		out, err := gitRun(ctx, dir, env, "write-tree")
 		return strings.TrimSpace(out), err
