@@ -416,6 +416,15 @@ func (e *Engine) addNotVerified(s string) {
 	e.st.NotVerified = append(e.st.NotVerified, s)
 }
 
+func (e *Engine) dropNotVerified(s string) {
+	for i, x := range e.st.NotVerified {
+		if x == s {
+			e.st.NotVerified = append(e.st.NotVerified[:i:i], e.st.NotVerified[i+1:]...)
+			return
+		}
+	}
+}
+
 func (e *Engine) planSummary(p *Plan) string {
 	if p == nil {
 		return fmt.Sprintf("cycle %d: no valid plan", e.st.Cycle)
