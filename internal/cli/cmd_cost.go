@@ -1,0 +1,141 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/looprinter/looprinter/internal/spend"
+	"github.com/looprinter/looprinter/loop"
+)
+
+func init() { register(newCostCmd) }
+
+type costOptions struct {
+	file string
+	dir  string
+	json bool
+}
+
+// newCostCmd is `looprinter cost`: spend so far from the records; its
+// subcommand `estimate` prices a loop before it runs.
+func newCostCmd(stdio *IO) *cobra.Command {
+	o := &costOptions{}
+	cmd := &cobra.Command{
+		Use:   "cost [-f loop.yaml | --dir DIR]",
+		Short: "What a loop has spent so far, from its records; `cost estimate` before a run",
+		Long: `Add up what a loop has spent so far from its records (working-records/*.jsonl),
+across every run of it: by phase, task, backend and model, with tokens.
+
+It also gives the cost per passed task of loop-engineering.txt:
+
+  cost per passed task = cost per attempt ÷ success rate
+
+where an attempt is a build run (ralph: an attempt) and a success is a task
+that passed (ralph: an attempt whose verify checks passed). The "all in"
+figure charges every run (plan, re-plan, post phases) to the passed tasks.
+
+Costs are what the agent CLIs reported; where a CLI reports only tokens the
+engine estimates the cost from list prices, and the line is marked "~".`,
+		Example: `  looprinter cost
+  looprinter cost -f loops/fix-tests.yaml --json
+  looprinter cost estimate`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCost(stdio, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.file, "file", "f", "loop.yaml", "the loop file; its directory holds the records")
+	f.StringVar(&o.dir, "dir", "", "the loop's directory (instead of -f)")
+	f.BoolVar(&o.json, "json", false, "print the report as JSON")
+	cmd.AddCommand(newCostEstimateCmd(stdio))
+	return cmd
+}
+
+func runCost(stdio *IO, o *costOptions) error {
+	dir := o.dir
+	if dir == "" {
+		dir = filepath.Dir(o.file)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	records := filepath.Join(abs, loop.RecordsDir)
+	if files, _ := filepathGlob(records); len(files) == 0 {
+		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("no records in %s: the loop has not run yet (`looprinter cost estimate` prices it before it runs)", records)}
+	}
+	r, err := spend.FromDir(records)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		enc := json.NewEncoder(stdio.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Dir string `json:"dir"`
+			*spend.Report
+		}{abs, r})
+	}
+	printSpend(stdio, abs, r)
+	return nil
+}
+
+func filepathGlob(dir string) ([]string, error) {
+	if _, err := os.Stat(dir); err != nil {
+		return nil, err
+	}
+	return filepath.Glob(filepath.Join(dir, "*.jsonl"))
+}
+
+func usd(v float64, estimated bool) string {
+	if estimated {
+		return fmt.Sprintf("~$%.4f", v)
+	}
+	return fmt.Sprintf("$%.4f", v)
+}
+
+func printSpend(stdio *IO, dir string, r *spend.Report) {
+	w := stdio.Out
+	t := r.Total
+	fmt.Fprintf(w, "spend so far in %s (%d run invocations)\n", dir, r.Invocations)
+	fmt.Fprintf(w, "total:     %s over %d agent runs", usd(t.CostUSD, t.Estimated), t.Runs)
+	if t.Retries > 0 {
+		fmt.Fprintf(w, " and %d retried tries", t.Retries)
+	}
+	fmt.Fprintf(w, "; tokens: %d in, %d out, %d cached; %d turns\n", t.InputTokens, t.OutputTokens, t.CachedTokens, t.Turns)
+	if r.Unfinished > 0 {
+		fmt.Fprintf(w, "note:      %d agent runs started but have no end record (a crash?): their spend is not counted\n", r.Unfinished)
+	}
+	for _, g := range []struct {
+		title string
+		lines []spend.Line
+	}{{"phase", r.ByPhase}, {"task", r.ByTask}, {"backend", r.ByBackend}, {"model", r.ByModel}} {
+		fmt.Fprintf(w, "\nby %s:\n", g.title)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "  %s\truns\tretries\tcost\tin\tout\tcached\tturns\t\n", g.title)
+		for _, l := range g.lines {
+			fmt.Fprintf(tw, "  %s\t%d\t%d\t%s\t%d\t%d\t%d\t%d\t\n", l.Key, l.Runs, l.Retries, usd(l.CostUSD, l.Estimated), l.InputTokens, l.OutputTokens, l.CachedTokens, l.Turns)
+		}
+		tw.Flush()
+	}
+	fmt.Fprintln(w, "\ncost per passed task = cost per attempt ÷ success rate (loop-engineering.txt)")
+	if r.CostPerAttempt == nil {
+		fmt.Fprintln(w, "  no attempts yet (an attempt is a build run; ralph: an attempt)")
+		return
+	}
+	fmt.Fprintf(w, "  attempts:             %d build runs (ralph: attempts), $%.4f\n", r.Attempts, r.AttemptCostUSD)
+	fmt.Fprintf(w, "  cost per attempt:     $%.4f\n", *r.CostPerAttempt)
+	fmt.Fprintf(w, "  success rate:         %d passed of %d attempts = %.0f%%\n", r.Passed, r.Attempts, *r.SuccessRate*100)
+	if r.CostPerPassedTask == nil {
+		fmt.Fprintln(w, "  cost per passed task: unknown: no task has passed yet")
+		return
+	}
+	fmt.Fprintf(w, "  cost per passed task: $%.4f ÷ %.0f%% = $%.4f\n", *r.CostPerAttempt, *r.SuccessRate*100, *r.CostPerPassedTask)
+	fmt.Fprintf(w, "  all in per passed task (every run ÷ tasks passed): $%.4f\n", *r.AllInPerPassedTask)
+}
