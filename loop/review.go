@@ -636,6 +636,9 @@ func (e *Engine) reviewFinal(ctx context.Context, rs *ReviewState) error {
 	case len(rs.Open) == 0:
 		reason = ReasonBudget
 		summary = fmt.Sprintf("no finding at or above the bar is open, but the final checks fail: %s", firstFailure(results))
+	case len(rs.Open) == 1 && rs.Open[0].ID == "NO-REVIEW":
+		reason = ReasonBudget
+		summary = fmt.Sprintf("%d round(s) ran out without a valid review: the reviewer's output was invalid every time", rounds)
 	default:
 		reason = ReasonBudget
 		summary = fmt.Sprintf("%d round(s) ran out with %d finding(s) at or above the bar (%s) open: %s",
