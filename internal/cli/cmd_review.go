@@ -134,15 +134,25 @@ func (o *reviewOptions) builtinLoop() (*spec.Loop, error) {
 	if err != nil {
 		return nil, err
 	}
-	backend := o.roles[""].backend
-	if backend == "" {
-		backend = "claude"
+	r := o.roles[""]
+	ag := map[string]any{"backend": "claude"}
+	if r.backend != "" {
+		ag["backend"] = r.backend
+	}
+	if r.model != "" {
+		ag["model"] = r.model
+	}
+	if r.command != "" {
+		ag["command"] = r.command
+	}
+	if ag["backend"] == "command" && r.command == "" {
+		return nil, &ExitError{Code: ExitUsage, Err: errors.New("--backend command needs --command: the program to run")}
 	}
 	doc := map[string]any{
 		"version":   1,
 		"shape":     spec.ShapeReview,
-		"objective": "The change is correct: it does what its requirements say, without defects, and its checks prove it.",
-		"agent":     map[string]any{"backend": backend},
+		"objective": loop.DefaultReviewObjective,
+		"agent":     ag,
 	}
 	data, err := yaml.Marshal(doc)
 	if err != nil {
