@@ -85,8 +85,9 @@ func (e *Engine) plan(ctx context.Context) error {
 	if len(e.st.PendingErrors) > 0 || e.st.PendingGap != "" {
 		phase, user = "replan", e.spec.Prompts.Replan
 		d.Phase = phase
-		d.Errors = strings.Join(e.st.PendingErrors, "\n")
-		d.Gap = e.st.PendingGap
+		// Check output is data: it must not be able to close the fence.
+		d.Errors = defang(strings.Join(e.st.PendingErrors, "\n"))
+		d.Gap = defang(e.st.PendingGap)
 		d.Repeated, d.Tried = e.st.GateSame >= 2, e.st.GateTried
 		if d.Gap != "" {
 			d.Repeated, d.Tried = e.st.GapSame >= 2, nil

@@ -241,7 +241,7 @@ func (e *Engine) finish(o *Outcome) *Outcome {
 		o.Evidence = st.Evidence
 	}
 	if o.Reason != ReasonDone {
-		o.RuledOut = append(append(o.RuledOut, st.GateTried...), st.Tried...)
+		o.RuledOut = append(o.RuledOut, st.RuledOut...)
 		o.Next = nextSteps(o.Reason, e.spec)
 	}
 	if p, _, err := ReadPlan(e.path(OutputDir, "plan.json")); err == nil {
@@ -533,6 +533,13 @@ func (e *Engine) noteRepeat(last *string, count *int, triedList *[]string, gate,
 		*last, *count, *triedList = sig, 1, nil
 	}
 	if tried != "" {
+		if first := firstSignalLine(signal); first != "" {
+			tried = strings.TrimRight(tried, ": ") + " → failed: " + first
+		}
+		e.st.RuledOut = append(e.st.RuledOut, tried)
+		if len(e.st.RuledOut) > 20 {
+			e.st.RuledOut = e.st.RuledOut[len(e.st.RuledOut)-20:]
+		}
 		*triedList = append(*triedList, tried)
 		if len(*triedList) > 10 {
 			*triedList = (*triedList)[len(*triedList)-10:]
@@ -545,6 +552,25 @@ func (e *Engine) noteRepeat(last *string, count *int, triedList *[]string, gate,
 		return e.stop(ReasonNoProgress, fmt.Sprintf("the same failure came back %d times in a row (signature %s)", *count, sig))
 	}
 	return nil
+}
+
+// firstSignalLine is the first line of a failure signal that says what
+// failed: a FAIL/Error line or a violation, else the first line.
+func firstSignalLine(signal string) string {
+	var first string
+	for _, l := range strings.Split(signal, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" {
+			continue
+		}
+		if first == "" {
+			first = l
+		}
+		if failLine.MatchString(l) || strings.HasPrefix(l, "VIOLATION") {
+			return truncate(l, 160)
+		}
+	}
+	return truncate(first, 160)
 }
 
 // progressMade resets no-progress detection after real progress.

@@ -179,8 +179,11 @@ func Render(src string, d PromptData) (string, error) {
 	return out, nil
 }
 
+// defang keeps text from closing a ~~~ fence it is put in.
+func defang(s string) string { return strings.ReplaceAll(s, "~~~", "~ ~ ~") }
+
 // fence wraps a failure signal so the agent reads it as data.
 func fence(label, body string) string {
-	body = strings.ReplaceAll(body, "~~~", "~ ~ ~")
+	body = defang(body)
 	return fmt.Sprintf("~~~text\n# %s\n%s\n~~~", label, strings.TrimRight(body, "\n"))
 }

@@ -59,8 +59,9 @@ type State struct {
 	// No-progress detection.
 	FailureSig string   `json:"failure_sig,omitempty"`
 	SameCount  int      `json:"same_count,omitempty"`
-	Tried      []string `json:"tried,omitempty"`    // what was tried against the current failure
-	GateSig    string   `json:"gate_sig,omitempty"` // the cycle gate's, counted apart from build runs
+	Tried      []string `json:"tried,omitempty"`     // what was tried against the current failure
+	RuledOut   []string `json:"ruled_out,omitempty"` // every failed attempt, the last 20, for the final report
+	GateSig    string   `json:"gate_sig,omitempty"`  // the cycle gate's, counted apart from build runs
 	GateSame   int      `json:"gate_same,omitempty"`
 	GateTried  []string `json:"gate_tried,omitempty"`
 	GapSig     string   `json:"gap_sig,omitempty"`
