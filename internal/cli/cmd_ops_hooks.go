@@ -82,16 +82,18 @@ func prepareOps(io *IO, l *spec.Loop) (*spec.Loop, func(*loop.Outcome), error) {
 			return
 		}
 		archive := filepath.Join(ops.StateDir(), "archive", key)
-		if err := gitops.CleanupWorktree(wt, archive); err != nil {
+		err := gitops.CleanupWorktree(wt, archive, func() {
+			ops.Update(entry, func(e *ops.Entry) {
+				e.RunDir, e.RunFile, e.Worktree, e.Archived = archive, filepath.Join(archive, filepath.Base(wt.RunFile)), "", true
+			})
+		})
+		if err != nil {
 			fmt.Fprintf(io.Err, "looprinter: the worktree was kept: %v\n", err)
 			return
 		}
 		if out.Records != "" {
 			out.Records = filepath.Join(archive, loop.RecordsDir, filepath.Base(out.Records))
 		}
-		ops.Update(entry, func(e *ops.Entry) {
-			e.RunDir, e.RunFile, e.Worktree, e.Archived = archive, filepath.Join(archive, filepath.Base(wt.RunFile)), "", true
-		})
 		fmt.Fprintf(io.Err, "looprinter: %s is DONE; its worktree was removed, the work is on branch %s, the records are in %s\n", l.Name, wt.Branch, archive)
 	}
 	return run, after, nil

@@ -28,6 +28,7 @@ A crashed run exits 1 with a message.`,
 				return err
 			}
 			deadline := time.Now().Add(timeout)
+			unsure := 0
 			for {
 				if f, err := ops.Load(e.Key); err == nil {
 					e = f
@@ -41,8 +42,15 @@ A crashed run exits 1 with a message.`,
 					}
 					return nil
 				case ops.StateCrashed, ops.StateGone, ops.StateNotStarted:
+					// A worktree run moves its files to the archive when it
+					// ends: look again before calling it lost.
+					if unsure++; unsure < 20 {
+						break
+					}
 					fmt.Fprintf(io.Out, "%s  %s\n", s.Name, s.Line)
 					return &ExitError{Code: 1, Err: fmt.Errorf("%s is %s", s.Name, s.State)}
+				default:
+					unsure = 0
 				}
 				if timeout > 0 && time.Now().After(deadline) {
 					return &ExitError{Code: 1, Err: fmt.Errorf("%s is still %s after %s", s.Name, s.State, timeout)}

@@ -40,7 +40,7 @@ func Git(dir string, args ...string) (string, error) {
 		if msg == "" {
 			msg = strings.TrimSpace(out.String())
 		}
-		return strings.TrimSpace(out.String()), fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, msg)
+		return strings.TrimSpace(out.String()), fmt.Errorf("git %s: %v: %s", subcommand(args), err, msg)
 	}
 	return strings.TrimSpace(out.String()), nil
 }
@@ -198,14 +198,16 @@ func realPath(p string) string {
 }
 
 // CleanupWorktree removes a finished loop's worktree, keeping its branch
-// (the work is committed there) and moving the loop's records and outputs
-// to archive first. It refuses when the worktree has uncommitted changes.
-func CleanupWorktree(wt *Worktree, archive string) error {
-	status, err := Git(wt.RunDir, "status", "--porcelain", "--", ".", ":(exclude)"+loop.RecordsDir)
+// (the work is committed there). The loop's records, outputs and loop file
+// are first copied to archive (hard links where possible), then archived is
+// called (to point readers at the archive), then the worktree goes. It
+// refuses when the worktree has uncommitted changes.
+func CleanupWorktree(wt *Worktree, archive string, archived func()) error {
+	status, err := Git(wt.RunDir, "status", "--porcelain", "--", ".")
 	if err != nil {
 		return err
 	}
-	if status != "" {
+	if status = dropRecords(status); status != "" {
 		return fmt.Errorf("the worktree %s has uncommitted changes; it was kept:\n%s", wt.Root, status)
 	}
 	if err := os.MkdirAll(archive, 0o755); err != nil {
@@ -218,11 +220,15 @@ func CleanupWorktree(wt *Worktree, archive string) error {
 		}
 		dst := filepath.Join(archive, d)
 		os.RemoveAll(dst)
-		if err := os.Rename(src, dst); err != nil {
-			if err := exec.Command("cp", "-a", src, dst).Run(); err != nil {
-				return fmt.Errorf("archive %s: %w", src, err)
+		if err := exec.Command("cp", "-al", src, dst).Run(); err != nil {
+			os.RemoveAll(dst)
+			if out, err := exec.Command("cp", "-a", src, dst).CombinedOutput(); err != nil {
+				return fmt.Errorf("archive %s: %v %s", src, err, out)
 			}
 		}
+	}
+	if archived != nil {
+		archived()
 	}
 	top := TopLevel(wt.Root)
 	if top == "" {
@@ -341,8 +347,14 @@ func (c *Committer) message(ev record.Event) (subject, body string, ok bool) {
 // what .gitignore excludes) and commits them, empty if nothing changed so
 // every task and gate is in the history. It returns the short hash.
 func (c *Committer) Commit(subject, body string) (string, error) {
-	if _, err := Git(c.Dir, "add", "-A", "--", ".", ":(exclude)"+loop.RecordsDir); err != nil {
+	if _, err := Git(c.Dir, "add", "-A", "--", "."); err != nil {
 		return "", err
+	}
+	// The records are the loop's own bookkeeping, never part of its work.
+	if _, err := Git(c.Dir, "rev-parse", "--verify", "--quiet", "HEAD"); err == nil {
+		Git(c.Dir, "reset", "-q", "--", loop.RecordsDir)
+	} else {
+		Git(c.Dir, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", loop.RecordsDir)
 	}
 	msg := subject
 	if body != "" {
@@ -363,4 +375,34 @@ func (c *Committer) PushBranch() error {
 	}
 	_, err := Git(c.Dir, "push", "-q", c.Remote, "HEAD:refs/heads/"+b)
 	return err
+}
+
+// dropRecords removes the loop's records from `git status --porcelain` output.
+func dropRecords(status string) string {
+	var keep []string
+	for _, line := range strings.Split(status, "\n") {
+		if line == "" || strings.Contains(line, loop.RecordsDir+"/") || strings.HasSuffix(line, " "+loop.RecordsDir) {
+			continue
+		}
+		keep = append(keep, line)
+	}
+	return strings.Join(keep, "\n")
+}
+
+// subcommand names a git invocation in messages: its subcommand, without
+// the -c settings and the commit message.
+func subcommand(args []string) string {
+	for i := 0; i < len(args); i++ {
+		if args[i] == "-c" || args[i] == "-C" {
+			i++
+			continue
+		}
+		if !strings.HasPrefix(args[i], "-") {
+			if args[i] == "worktree" && i+1 < len(args) {
+				return args[i] + " " + args[i+1]
+			}
+			return args[i]
+		}
+	}
+	return strings.Join(args, " ")
 }
