@@ -164,7 +164,7 @@ func Line(st *loop.State, p *loop.Plan, state string) string {
 	if st == nil || st.StartedAt.IsZero() {
 		return "not started yet."
 	}
-	live := state == StateRunning || state == StatePaused
+	live := (state == StateRunning || state == StatePaused) && st.Outcome == ""
 	var b strings.Builder
 	switch st.Shape {
 	case "ralph":
