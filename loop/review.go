@@ -155,7 +155,7 @@ func (e *Engine) reviewBegin(ctx context.Context, rs *ReviewState) error {
 		rs.Step = reviewWriter
 	}
 	e.st.Iterations = 0
-	e.emit(record.Event{Event: record.Review, Kind: "start", Message: fmt.Sprintf("review of git diff %s (%s): reviewer %s, fixer %s, bar %s, at most %d rounds",
+	e.emit(record.Event{Event: record.Review, Kind: "start", Message: fmt.Sprintf("review of git diff %s (%s): reviewer %s, fixer %s, bar %s, at most %d round(s)",
 		name, shortSHA(sha), rs.Reviewer, rs.Fixer, e.spec.Review.Bar, e.spec.Review.MaxRounds)})
 	return nil
 }
@@ -495,6 +495,13 @@ func (e *Engine) reviewFixRound(ctx context.Context, rs *ReviewState) error {
 	return nil
 }
 
+func parenList(l []string) string {
+	if len(l) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(l, ", ") + ")"
+}
+
 func passWord(ok bool) string {
 	if ok {
 		return "pass"
@@ -564,7 +571,7 @@ func (e *Engine) reviewFixCheck(ctx context.Context, rs *ReviewState) error {
 		}
 	}
 	data, _ := json.Marshal(fc)
-	msg := fmt.Sprintf("fix check: %d closed (%s), %d open (%s)", len(closed), strings.Join(closed, ", "), len(open), strings.Join(open, ", "))
+	msg := fmt.Sprintf("fix check: %d closed%s, %d open%s", len(closed), parenList(closed), len(open), parenList(open))
 	if fc.Failed {
 		msg = "fix check failed: the reviewer's output was invalid twice; every fixed finding stays open"
 	}
