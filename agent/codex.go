@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
+
+	"github.com/google/shlex"
 )
 
 func init() { Register("codex", func() Adapter { return codexAdapter{} }) }
@@ -222,14 +225,13 @@ func (p *codexParser) item(event string, it *codexItem) []ToolEvent {
 
 // unwrapShell shows `/bin/bash -lc 'cmd'` as cmd.
 func unwrapShell(c string) string {
-	for _, pre := range []string{"/bin/bash -lc ", "bash -lc ", "/bin/sh -c ", "sh -c ", "/bin/zsh -lc "} {
-		if strings.HasPrefix(c, pre) {
-			c = strings.TrimPrefix(c, pre)
-			if len(c) >= 2 && (c[0] == '\'' || c[0] == '"') && c[len(c)-1] == c[0] {
-				c = c[1 : len(c)-1]
-			}
-			return c
-		}
+	argv, err := shlex.Split(c)
+	if err != nil || len(argv) != 3 || (argv[1] != "-lc" && argv[1] != "-c") {
+		return c
+	}
+	switch filepath.Base(argv[0]) {
+	case "bash", "sh", "zsh", "dash":
+		return argv[2]
 	}
 	return c
 }
