@@ -77,7 +77,7 @@ func Inspect(e Entry) Status {
 	switch {
 	case live:
 		s.State, s.PID = StateRunning, pid
-		if s.PausePending && pausedNow(dir) {
+		if s.PausePending && PausedNow(dir) {
 			s.State = StatePaused
 		}
 	case e.LauncherPID != 0 && Alive(e.LauncherPID) && (!started || st.Outcome == ""):
@@ -99,9 +99,9 @@ func Inspect(e Entry) Status {
 	return s
 }
 
-// pausedNow says whether the engine has recorded that it is paused (rather
+// PausedNow says whether the engine has recorded that it is paused (rather
 // than still finishing an agent run before it pauses).
-func pausedNow(dir string) bool {
+func PausedNow(dir string) bool {
 	st, err := loop.LoadState(dir)
 	if err != nil || st.Records == "" {
 		return false

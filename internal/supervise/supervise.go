@@ -1,0 +1,451 @@
+// Package supervise is the outer loop, automated: it watches a loop's
+// records, and when the loop repeats a failure, stalls on the objective
+// gap, or keeps failing the cycle gate after all tasks pass, it runs a
+// supervising agent (its own backend and model: agents.supervisor) with the
+// records and the loop file. The agent may change prompts and add checks.
+// Any change that removes or weakens a gate is refused, recorded, and the
+// previous loop file is restored: the gate is the point of the loop.
+package supervise
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/google/shlex"
+
+	"github.com/looprinter/looprinter/agent"
+	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/spec"
+)
+
+// Trigger kinds.
+const (
+	RepeatedFailure = "repeated_failure"   // the same failure again and again
+	GapStall        = "gap_stall"          // the objective gap did not move
+	CycleGateFails  = "cycle_gate_failing" // the cycle gate keeps failing after all tasks pass
+)
+
+// Trigger is why the supervisor steps in.
+type Trigger struct {
+	Kind   string    `json:"kind"`
+	Detail string    `json:"detail"`
+	At     time.Time `json:"at"` // the record that tripped it
+}
+
+// Detect looks at a loop's records after since (time order) and returns
+// the first reason to step in, if any.
+func Detect(evs []record.Event, since time.Time) (Trigger, bool) {
+	var cycleFails, gapSame int
+	var gapSig string
+	for _, e := range evs {
+		if !e.TS.After(since) {
+			continue
+		}
+		switch {
+		case e.Event == record.SameFailure && e.Repeats >= 2:
+			return Trigger{Kind: RepeatedFailure, At: e.TS,
+				Detail: fmt.Sprintf("the same failure came back %d times in a row (signature %s):\n%s", e.Repeats, e.Signature, clip(e.FailureSignal, 2000))}, true
+		case e.Event == record.LoopStop && e.Reason == loop.ReasonNoProgress:
+			return Trigger{Kind: RepeatedFailure, At: e.TS, Detail: "the loop stopped with NO PROGRESS: " + e.Summary}, true
+		case e.Event == record.Verify && e.Gate == "objective" && e.Pass != nil:
+			if *e.Pass {
+				gapSig, gapSame = "", 0
+				continue
+			}
+			if e.Signature == gapSig {
+				gapSame++
+			} else {
+				gapSig, gapSame = e.Signature, 1
+			}
+			if gapSame >= 2 {
+				return Trigger{Kind: GapStall, At: e.TS,
+					Detail: fmt.Sprintf("the objective gap stayed the same for %d cycles:\n%s", gapSame, clip(e.FailureSignal, 2000))}, true
+			}
+		case e.Event == record.Verify && e.Gate == "cycle" && e.Pass != nil:
+			if *e.Pass {
+				cycleFails = 0
+				continue
+			}
+			cycleFails++
+			if cycleFails >= 2 {
+				return Trigger{Kind: CycleGateFails, At: e.TS,
+					Detail: fmt.Sprintf("the cycle gate failed %d cycles in a row after the plan's tasks were done:\n%s", cycleFails, clip(e.FailureSignal, 2000))}, true
+			}
+		}
+	}
+	return Trigger{}, false
+}
+
+// Memory is what the supervisor remembers about a loop between passes,
+// kept in the loop's working-records/supervisor.json.
+type Memory struct {
+	Handled time.Time `json:"handled"` // records up to here have been acted on
+	Runs    int       `json:"runs"`
+}
+
+func memoryPath(dir string) string { return filepath.Join(dir, loop.RecordsDir, "supervisor.json") }
+
+// LoadMemory reads a loop's supervisor memory.
+func LoadMemory(dir string) Memory {
+	var m Memory
+	if b, err := os.ReadFile(memoryPath(dir)); err == nil {
+		json.Unmarshal(b, &m)
+	}
+	return m
+}
+
+// Save writes it.
+func (m Memory) Save(dir string) error {
+	b, _ := json.MarshalIndent(m, "", "  ")
+	return os.WriteFile(memoryPath(dir), append(b, '\n'), 0o644)
+}
+
+// Result is what one supervision did.
+type Result struct {
+	Status  string   // accepted, refused, unchanged, failed
+	Changes []string // what changed in the loop file
+	Refused []string // why a change was refused
+	Error   string
+}
+
+// Supervisor runs the supervising agent on one loop.
+type Supervisor struct {
+	Dir  string // the loop's directory (where it runs)
+	File string // its loop file (the one the engine reads)
+	// Records receives the supervisor's own records (accepted, refused).
+	Records func(record.Event)
+}
+
+// Run runs the supervising agent for a trigger and judges its change: an
+// accepted change is written to the loop file, a refused one never is.
+// Call it while no agent run of the loop is in progress (the loop paused
+// or stopped): the engine treats the loop file as protected during runs.
+func (s *Supervisor) Run(ctx context.Context, trig Trigger, evs []record.Event) Result {
+	before, err := os.ReadFile(s.File)
+	if err != nil {
+		return s.finish(Result{Status: "failed", Error: err.Error()}, trig)
+	}
+	old, err := spec.Parse(before, s.File)
+	if err != nil {
+		return s.finish(Result{Status: "failed", Error: "the loop file is invalid before supervision: " + err.Error()}, trig)
+	}
+	scripts := snapshotScripts(s.Dir, append(append([]string{}, old.Verify...), old.ObjectiveVerify...))
+	a := old.AgentFor("supervisor", false)
+	ad, err := agent.Lookup(a.Backend)
+	if err != nil {
+		return s.finish(Result{Status: "failed", Error: err.Error()}, trig)
+	}
+	// The agent edits a copy; only an accepted change reaches the loop file
+	// the engine reads, so a running loop never sees a refused one.
+	work := filepath.Join(s.Dir, loop.RecordsDir, "supervisor", filepath.Base(s.File))
+	os.MkdirAll(filepath.Dir(work), 0o755)
+	if err := os.WriteFile(work, before, 0o644); err != nil {
+		return s.finish(Result{Status: "failed", Error: err.Error()}, trig)
+	}
+	tdir := filepath.Join(s.Dir, loop.RecordsDir, "transcripts")
+	os.MkdirAll(tdir, 0o755)
+	stamp := time.Now().UTC().Format("20060102T150405.000")
+	prompt := Prompt(old, work, string(before), trig, evs, s.Dir)
+	promptFile := filepath.Join(tdir, "supervisor-"+stamp+".prompt.md")
+	os.WriteFile(promptFile, []byte(prompt), 0o644)
+	req := agent.Request{
+		Phase: "supervisor", Dir: s.Dir, Prompt: prompt, PromptFile: promptFile,
+		Transcript: filepath.Join(tdir, "supervisor-"+stamp+".log"),
+		Backend:    a.Backend, Model: a.Model, Command: a.Command, Args: a.Args,
+		Env:         mergeEnv(a.Env, map[string]string{"LOOPRINTER_LOOP_FILE": work, "LOOPRINTER_TRIGGER": trig.Kind}),
+		Permissions: a.Permissions, Timeout: a.Timeout.D(), IdleTimeout: a.IdleTimeout.D(), Grace: a.Grace.D(),
+		MaxTurns: a.MaxTurns, MaxBudgetUSD: a.MaxBudgetUSD,
+	}
+	s.emit(record.Event{Event: record.Supervisor, Status: "started", Kind: trig.Kind, Backend: a.Backend, Model: a.Model,
+		PromptFile: rel(s.Dir, promptFile), Message: firstLine(trig.Detail)})
+	res := agent.Run(ctx, req, ad, nil)
+	tampered := restoreScripts(scripts)
+	var refused []string
+	if live, _ := os.ReadFile(s.File); !bytes.Equal(live, before) {
+		writeFile(s.File, before)
+		refused = append(refused, "edited the live loop file instead of "+rel(s.Dir, work)+" (restored)")
+	}
+	for _, t := range tampered {
+		refused = append(refused, "changed the check script "+rel(s.Dir, t)+" (restored)")
+	}
+	if res.Status != agent.StatusOK && res.Status != agent.StatusCapped {
+		return s.finish(Result{Status: "failed", Refused: refused, Error: fmt.Sprintf("the supervising agent run ended %s: %s", res.Status, res.Error)}, trig)
+	}
+	after, err := os.ReadFile(work)
+	if err != nil {
+		refused = append(refused, "deleted the loop file")
+		return s.finish(Result{Status: "refused", Refused: refused}, trig)
+	}
+	if bytes.Equal(after, before) && len(refused) == 0 {
+		return s.finish(Result{Status: "unchanged"}, trig)
+	}
+	r := Judge(before, after, s.File)
+	r.Refused = append(refused, r.Refused...)
+	if len(r.Refused) > 0 {
+		r.Status = "refused"
+		return s.finish(r, trig)
+	}
+	if err := writeFile(s.File, after); err != nil {
+		return s.finish(Result{Status: "failed", Changes: r.Changes, Error: err.Error()}, trig)
+	}
+	r.Status = "accepted"
+	return s.finish(r, trig)
+}
+
+func (s *Supervisor) finish(r Result, trig Trigger) Result {
+	ev := record.Event{Event: record.Supervisor, Status: r.Status, Kind: trig.Kind, Changes: r.Changes, Errors: r.Refused, Error: r.Error,
+		File: s.File, Pass: record.Bool(r.Status == "accepted" || r.Status == "unchanged")}
+	switch r.Status {
+	case "accepted":
+		ev.Message = "the supervisor's change to the loop file was accepted: " + strings.Join(r.Changes, "; ")
+	case "refused":
+		ev.Message = "REFUSED the supervisor's change (it weakens a gate); the previous loop file was restored: " + strings.Join(r.Refused, "; ")
+	case "unchanged":
+		ev.Message = "the supervisor changed nothing"
+	default:
+		ev.Message = "supervision failed: " + r.Error
+	}
+	s.emit(ev)
+	return r
+}
+
+func (s *Supervisor) emit(ev record.Event) {
+	if s.Records != nil {
+		s.Records(ev)
+	}
+}
+
+// Judge compares the loop file before and after the supervisor's run: what
+// changed, and every change that removes or weakens a gate.
+func Judge(before, after []byte, path string) Result {
+	old, err := spec.Parse(before, path)
+	if err != nil {
+		return Result{Refused: []string{"the previous loop file does not parse: " + err.Error()}}
+	}
+	nu, err := spec.Parse(after, path)
+	if err != nil {
+		return Result{Refused: []string{"the new loop file is invalid: " + oneLine(err.Error())}}
+	}
+	var r Result
+	change := func(name string, a, b any) bool {
+		if reflect.DeepEqual(a, b) {
+			return false
+		}
+		r.Changes = append(r.Changes, fmt.Sprintf("%s: %s → %s", name, short(a), short(b)))
+		return true
+	}
+	refuse := func(format string, args ...any) { r.Refused = append(r.Refused, fmt.Sprintf(format, args...)) }
+
+	change("prompts.plan", old.Prompts.Plan, nu.Prompts.Plan)
+	change("prompts.build", old.Prompts.Build, nu.Prompts.Build)
+	change("prompts.replan", old.Prompts.Replan, nu.Prompts.Replan)
+	change("prompts.ralph", old.Prompts.Ralph, nu.Prompts.Ralph)
+	change("agent", old.Agent, nu.Agent)
+	change("agents", old.Agents, nu.Agents)
+	change("post_phases", old.PostPhases, nu.PostPhases)
+	change("vars", old.Vars, nu.Vars)
+	if change("objective", old.Objective, nu.Objective) {
+		refuse("changes the objective")
+	}
+	if change("shape", old.Shape, nu.Shape) {
+		refuse("changes the loop's shape")
+	}
+	for _, g := range []struct {
+		name     string
+		old, new []string
+	}{{"verify", old.Verify, nu.Verify}, {"objective_verify", old.ObjectiveVerify, nu.ObjectiveVerify}} {
+		change(g.name, g.old, g.new)
+		for _, c := range g.old {
+			if !contains(g.new, c) {
+				refuse("removes the %s check %q", g.name, c)
+			}
+		}
+	}
+	if change("verify_baseline", old.VerifyBaseline, nu.VerifyBaseline) && nu.VerifyBaseline != "all" {
+		refuse("relaxes verify_baseline to %s", nu.VerifyBaseline)
+	}
+	change("protect", old.Protect, nu.Protect)
+	if len(old.Protect) > 0 && len(nu.Protect) == 0 {
+		refuse("empties protect")
+	} else {
+		for _, p := range old.Protect {
+			if !contains(nu.Protect, p) {
+				refuse("removes %q from protect", p)
+			}
+		}
+	}
+	oldDefaults := old.ProtectDefaults == nil || *old.ProtectDefaults
+	newDefaults := nu.ProtectDefaults == nil || *nu.ProtectDefaults
+	if oldDefaults && !newDefaults {
+		r.Changes = append(r.Changes, "protect_defaults: true → false")
+		refuse("turns protect_defaults off")
+	}
+	ob, nb := old.Budget, nu.Budget
+	change("budget", ob, nb)
+	for _, b := range []struct {
+		name     string
+		old, new float64
+	}{
+		{"iterations", float64(ob.Iterations), float64(nb.Iterations)},
+		{"cycles", float64(ob.Cycles), float64(nb.Cycles)},
+		{"cost_usd", ob.CostUSD, nb.CostUSD},
+		{"wall", float64(ob.Wall), float64(nb.Wall)},
+		{"same_failure", float64(ob.SameFailure), float64(nb.SameFailure)},
+		{"gap_stall", float64(ob.GapStall), float64(nb.GapStall)},
+	} {
+		if b.new > b.old {
+			refuse("raises budget.%s", b.name)
+		}
+	}
+	return r
+}
+
+// Prompt is what the supervising agent is told.
+func Prompt(l *spec.Loop, work, loopFile string, trig Trigger, evs []record.Event, dir string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "You supervise an automated coding loop run by looprinter. It is stuck; your job is to improve the loop's harness so that the next agent runs succeed.\n\n")
+	fmt.Fprintf(&b, "Key objective of the loop: %s\n\n", l.Objective)
+	fmt.Fprintf(&b, "Why you were called (%s):\n%s\n\n", trig.Kind, trig.Detail)
+	fmt.Fprintf(&b, "The loop file is %s; edit your copy of it at %s (YAML). You may edit ONLY that copy, and in it:\n", l.Path, work)
+	b.WriteString("- rewrite prompts (prompts.plan, prompts.build, prompts.replan) to steer the agents around the repeated failure;\n")
+	b.WriteString("- add checks to verify or objective_verify, or make a check stricter by adding another;\n")
+	b.WriteString("- change agent settings (model, timeouts).\n")
+	b.WriteString("You must NOT remove or reword any existing verify or objective_verify check, change the objective, remove protect entries, raise any budget, or edit check scripts: such a change is refused and the file is restored. The gates are the point of the loop.\n\n")
+	fmt.Fprintf(&b, "Current loop file:\n```yaml\n%s\n```\n\n", strings.TrimSpace(loopFile))
+	if p, err := os.ReadFile(filepath.Join(dir, loop.OutputDir, "progress.txt")); err == nil {
+		fmt.Fprintf(&b, "Last lines of output/progress.txt:\n```\n%s\n```\n\n", tailLines(string(p), 30))
+	}
+	b.WriteString("Recent records (oldest first):\n```\n")
+	start := 0
+	var lines []string
+	for _, e := range evs {
+		if e.Event == record.ToolCall {
+			continue
+		}
+		lines = append(lines, firstLine(record.Summarize(e)))
+	}
+	if len(lines) > 60 {
+		start = len(lines) - 60
+	}
+	b.WriteString(strings.Join(lines[start:], "\n"))
+	b.WriteString("\n```\n\nThe full records are in working-records/*.jsonl and the agents' transcripts in working-records/transcripts/. Make your change to the loop file, then stop.\n")
+	return b.String()
+}
+
+// snapshotScripts keeps the files that check commands name (scripts the
+// gates run), so a supervisor cannot weaken a gate by editing them.
+func snapshotScripts(dir string, cmds []string) map[string][]byte {
+	out := map[string][]byte{}
+	for _, c := range cmds {
+		words, err := shlex.Split(c)
+		if err != nil {
+			continue
+		}
+		for _, w := range words {
+			p := w
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(dir, p)
+			}
+			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Size() < 1<<20 {
+				if data, err := os.ReadFile(p); err == nil {
+					out[p] = data
+				}
+			}
+		}
+	}
+	return out
+}
+
+// restoreScripts puts back every snapshotted file that changed and returns
+// their paths.
+func restoreScripts(snap map[string][]byte) []string {
+	var changed []string
+	for p, data := range snap {
+		now, err := os.ReadFile(p)
+		if err == nil && bytes.Equal(now, data) {
+			continue
+		}
+		writeFile(p, data)
+		changed = append(changed, p)
+	}
+	return changed
+}
+
+func writeFile(path string, data []byte) error {
+	tmp := path + ".looprinter-restore"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func mergeEnv(a, b map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func short(v any) string {
+	var s string
+	switch x := v.(type) {
+	case string:
+		s = fmt.Sprintf("%q", x)
+	default:
+		s = fmt.Sprint(v)
+	}
+	if len(s) > 100 {
+		s = s[:100] + "…"
+	}
+	return s
+}
+
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func tailLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func rel(dir, p string) string {
+	if r, err := filepath.Rel(dir, p); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return p
+}
