@@ -41,17 +41,17 @@ func TestJudgeAcceptsPromptsAndNewChecks(t *testing.T) {
 
 func TestJudgeRefusesWeakenedGates(t *testing.T) {
 	cases := map[string]struct{ after, want string }{
-		"delete verify":      {strings.Replace(base, `, "go test ./..."`, "", 1), `removes the verify check "go test ./..."`},
-		"reword verify":      {strings.Replace(base, `"go test ./..."`, `"go test ./... || true"`, 1), `removes the verify check "go test ./..."`},
-		"delete objective":   {strings.Replace(base, `objective_verify: ["./objective.sh"]`, "", 1), `removes the objective_verify check "./objective.sh"`},
-		"empty protect":      {strings.Replace(base, `protect: ["**/*_test.go"]`, "protect: []", 1), "empties protect"},
-		"protect defaults":   {base + "protect_defaults: false\n", "turns protect_defaults off"},
-		"raise iterations":   {strings.Replace(base, "iterations: 10", "iterations: 11", 1), "raises budget.iterations"},
-		"raise cost":         {strings.Replace(base, "cost_usd: 5", "cost_usd: 50", 1), "raises budget.cost_usd"},
-		"raise wall":         {strings.Replace(base, "wall: 1h", "wall: 2h", 1), "raises budget.wall"},
-		"change objective":   {strings.Replace(base, `"tests pass"`, `"some tests pass"`, 1), "changes the objective"},
-		"baseline":           {base + "verify_baseline: new-only\n", "relaxes verify_baseline to new-only"},
-		"invalid file":       {base + "bogus: 1\n", "the new loop file is invalid"},
+		"delete verify":    {strings.Replace(base, `, "go test ./..."`, "", 1), `removes the verify check "go test ./..."`},
+		"reword verify":    {strings.Replace(base, `"go test ./..."`, `"go test ./... || true"`, 1), `removes the verify check "go test ./..."`},
+		"delete objective": {strings.Replace(base, `objective_verify: ["./objective.sh"]`, "", 1), `removes the objective_verify check "./objective.sh"`},
+		"empty protect":    {strings.Replace(base, `protect: ["**/*_test.go"]`, "protect: []", 1), "empties protect"},
+		"protect defaults": {base + "protect_defaults: false\n", "turns protect_defaults off"},
+		"raise iterations": {strings.Replace(base, "iterations: 10", "iterations: 11", 1), "raises budget.iterations"},
+		"raise cost":       {strings.Replace(base, "cost_usd: 5", "cost_usd: 50", 1), "raises budget.cost_usd"},
+		"raise wall":       {strings.Replace(base, "wall: 1h", "wall: 2h", 1), "raises budget.wall"},
+		"change objective": {strings.Replace(base, `"tests pass"`, `"some tests pass"`, 1), "changes the objective"},
+		"baseline":         {base + "verify_baseline: new-only\n", "relaxes verify_baseline to new-only"},
+		"invalid file":     {base + "bogus: 1\n", "the new loop file is invalid"},
 	}
 	for name, c := range cases {
 		r := judge(t, c.after)
