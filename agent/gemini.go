@@ -45,8 +45,15 @@ func (geminiAdapter) Invocation(req Request) (Invocation, error) {
 	case perm.bypass:
 		args = append(args, "--yolo")
 	}
-	for _, t := range perm.tools {
-		args = append(args, "--allowed-tools="+t)
+	if len(perm.tools) > 0 {
+		// --allowed-tools is deprecated and does not let the shell run
+		// headless; a policy file with allow rules does.
+		p, err := geminiPolicy(perm.tools)
+		if err != nil {
+			return Invocation{}, &configError{msg: "gemini: cannot write the policy file for agent.permissions: " + err.Error(),
+				fix: "check that the user cache folder is writable, or set agent.permissions to [\"bypass\"]"}
+		}
+		args = append(args, "--policy", p)
 	}
 	args = append(args, req.Args...)
 	if req.MaxTurns > 0 {
@@ -58,6 +65,54 @@ func (geminiAdapter) Invocation(req Request) (Invocation, error) {
 		}
 	}
 	return Invocation{Path: path, Args: args, Env: env, Stdin: req.Prompt}, nil
+}
+
+// geminiPolicy writes a Gemini CLI policy file that allows the listed
+// tools: "write_file", or "run_shell_command(go test)" for the commands that
+// start with a prefix. Every other tool is refused (headless, a tool that
+// needs approval is denied).
+func geminiPolicy(tools []string) (string, error) {
+	var b strings.Builder
+	b.WriteString("# written by looprinter from agent.permissions\n")
+	for _, t := range tools {
+		name, prefix := t, ""
+		if i := strings.Index(t, "("); i > 0 && strings.HasSuffix(t, ")") {
+			name, prefix = t[:i], t[i+1:len(t)-1]
+		}
+		fmt.Fprintf(&b, "\n[[rule]]\ntoolName = %s\n", tomlString(strings.TrimSpace(name)))
+		if p := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(prefix), ":*")); p != "" {
+			fmt.Fprintf(&b, "commandPrefix = %s\n", tomlString(p))
+		}
+		b.WriteString("decision = \"allow\"\npriority = 100\n")
+	}
+	return writeCached("policy", ".toml", []byte(b.String()))
+}
+
+// writeCached writes data once under the user cache folder, named by its
+// hash, and returns the path.
+func writeCached(prefix, ext string, data []byte) (string, error) {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(cache, "looprinter", "gemini")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	file := filepath.Join(dir, prefix+"-"+hex.EncodeToString(sum[:6])+ext)
+	if _, err := os.Stat(file); err == nil {
+		return file, nil
+	}
+	tmp := file + fmt.Sprintf(".%d.tmp", os.Getpid())
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, file); err != nil {
+		os.Remove(tmp)
+		return "", err
+	}
+	return file, nil
 }
 
 // geminiTurnsSettings writes a system settings file that is the current one
@@ -88,25 +143,9 @@ func geminiTurnsSettings(env envList, maxTurns int) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	cache, err := os.UserCacheDir()
+	file, err := writeCached("system-settings", ".json", data)
 	if err != nil {
 		return "", err
-	}
-	dir := filepath.Join(cache, "looprinter", "gemini")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(data)
-	file := filepath.Join(dir, "system-settings-"+hex.EncodeToString(sum[:6])+".json")
-	if _, err := os.Stat(file); err != nil {
-		tmp := file + fmt.Sprintf(".%d.tmp", os.Getpid())
-		if err := os.WriteFile(tmp, data, 0o644); err != nil {
-			return "", err
-		}
-		if err := os.Rename(tmp, file); err != nil {
-			os.Remove(tmp)
-			return "", err
-		}
 	}
 	if err := rootOwnedChain(file); err != nil {
 		return "", err
@@ -154,6 +193,7 @@ type geminiParser struct {
 	prevTool  bool // the previous line was a tool_use (same model step)
 	text      strings.Builder
 	errLine   string // a non-fatal error line
+	denied    int    // tool calls refused by the approval mode or policy
 	result    *geminiResult
 }
 
@@ -182,6 +222,11 @@ type geminiLine struct {
 	Parameters map[string]any `json:"parameters"`
 	Message    string         `json:"message"`
 	Severity   string         `json:"severity"`
+	Status     string         `json:"status"`
+	Output     string         `json:"output"`
+	Error      *struct {
+		Type string `json:"type"`
+	} `json:"error"`
 }
 
 func (p *geminiParser) Line(line []byte) []ToolEvent {
@@ -217,6 +262,10 @@ func (p *geminiParser) Line(line []byte) []ToolEvent {
 		p.tools.add(l.ToolName)
 		return []ToolEvent{{Tool: l.ToolName, Summary: summarize(l.Parameters)}}
 	case "tool_result":
+		if l.Status == "error" && ((l.Error != nil && (l.Error.Type == "policy_violation" || l.Error.Type == "tool_not_registered")) ||
+			strings.Contains(l.Output, "requires user confirmation")) {
+			p.denied++
+		}
 		// A tool_use right after a result is the model's next step; calls
 		// of one step come one after the other before their results.
 	case "error":
@@ -269,6 +318,9 @@ func (p *geminiParser) Finish(exit Exit) Result {
 		return res
 	case ok:
 		res.Status = StatusOK
+		if p.denied > 0 {
+			res.Error = fmt.Sprintf("%d tool call(s) were refused by the approval mode or policy (agent.permissions)", p.denied)
+		}
 	case errType == "FatalTurnLimitedError" || exit.Code == 53:
 		res.Status = StatusCapped
 		res.Error = "stopped at agent.max_turns (model.maxSessionTurns)"

@@ -316,7 +316,7 @@ func TestAdapterRateLimited(t *testing.T) {
 			}
 		case "codex":
 			// Codex prints the reset as a clock time to the minute.
-			if res.RetryAfter < 30*time.Second || res.RetryAfter > 151*time.Second {
+			if res.RetryAfter < 10*time.Second || res.RetryAfter > 151*time.Second {
 				t.Errorf("retry after %s, want about 90s", res.RetryAfter)
 			}
 		}
@@ -400,3 +400,38 @@ func TestAdapterHungAPIKilledByIdleTimeout(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// agent.permissions as a list of tools: those run, every other is refused
+// (Codex has no such list: the run is blocked with how to fix the file).
+func TestAdapterPermissionsList(t *testing.T) {
+	eachCLI(t, func(t *testing.T, k kit) {
+		srv := startAPI(t)
+		r := newRun(t, k, srv.URL, "Write a file, then run a command.")
+		r.req.Permissions = []string{k.writeTool}
+		abs := filepath.Join(r.req.Dir, "allowed.txt")
+		srv.Add(
+			k.write(abs, "allowed.txt", "yes\n"),
+			k.shell("echo no > refused.txt"),
+			fakeapi.Text("done"),
+		)
+		res := r.do(t)
+		if k.backend == "codex" {
+			if res.Status != agent.StatusBlocked || !strings.Contains(res.Fix, "agent.permissions") {
+				t.Errorf("status %s fix %q, want blocked naming agent.permissions", res.Status, res.Fix)
+			}
+			return
+		}
+		if res.Status != agent.StatusOK {
+			t.Fatalf("status %s: %s", res.Status, res.Error)
+		}
+		if _, err := os.Stat(abs); err != nil {
+			t.Errorf("the allowed tool did not run: %v", err)
+		}
+		if _, err := os.Stat(filepath.Join(r.req.Dir, "refused.txt")); err == nil {
+			t.Errorf("the shell ran although only %s was allowed", k.writeTool)
+		}
+		if !strings.Contains(res.Error, "refused") {
+			t.Errorf("error %q: the result should say a tool call was refused", res.Error)
+		}
+	})
+}
