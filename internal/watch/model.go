@@ -212,7 +212,7 @@ func (m Model) View() string {
 		b.WriteByte('\n')
 	}
 	n := len(m.loops)
-	line("%s", titleStyle.Render(fmt.Sprintf("looprinter watch — %d loop%s", n, plural(n))) +
+	line("%s", titleStyle.Render(fmt.Sprintf("looprinter watch — %d loop%s", n, plural(n)))+
 		dimStyle.Render("   tab next · p pause · r resume · s stop · q quit"))
 	if !m.loaded {
 		line("reading…")
