@@ -178,6 +178,10 @@ func (e *Engine) endRecord(phase, task string, a spec.Agent, res agent.Result, c
 func killedNote(a spec.Agent, res agent.Result) string {
 	switch res.Status {
 	case agent.StatusTimeout:
+		if a.Timeout.D() > 0 && res.Duration > 0 && res.Duration < a.Timeout.D()*9/10 {
+			// The run's timeout was cut to what was left of budget.wall.
+			return fmt.Sprintf("the agent run was killed after %s without finishing: the loop's wall budget ran out", res.Duration.Round(100*time.Millisecond))
+		}
 		return fmt.Sprintf("the agent run was killed after the %s timeout without finishing", a.Timeout)
 	case agent.StatusIdle:
 		return fmt.Sprintf("the agent run was killed: no output for %s (idle timeout)", a.IdleTimeout)
