@@ -152,6 +152,7 @@ func runCostEstimate(stdio *IO, o *costEstimateOptions, fileGiven bool) error {
 		return usageErr("%v", err)
 	}
 	printAssumptions(w, o.a)
+	printPrices(w, []cost.Session{e.Writer, e.Reviewer, e.Fixer})
 	fmt.Fprintln(w, "\nFresh session per role")
 	fmt.Fprintf(w, "  %-9s %-8s %5s %13s %13s %9s %9s\n", "role", "model", "turns", "cache writes", "cache reads", "output", "cost")
 	for _, s := range []struct {
@@ -186,6 +187,22 @@ func printAssumptions(w io.Writer, a cost.Assumptions) {
 	fmt.Fprintln(w, "  cost = writes*cache_write + reads*cache_read + N*output_tokens*output_price")
 }
 
+// printPrices lists the prices used, once per model.
+func printPrices(w io.Writer, ss []cost.Session) {
+	seen := map[string]bool{}
+	var parts []string
+	for _, s := range ss {
+		if seen[s.Model] {
+			continue
+		}
+		seen[s.Model] = true
+		parts = append(parts, fmt.Sprintf("%s: cache write %g, cache read %g, output %g", s.Model, s.Price.CacheWrite, s.Price.CacheRead, s.Price.Output))
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(w, "  prices: %s\n", strings.Join(parts, "; "))
+	}
+}
+
 func printPerTask(w io.Writer, title string, perAttempt, rate float64) {
 	fmt.Fprintf(w, "\n%s\n", title)
 	rates := []float64{1, 0.7, 0.5}
@@ -204,6 +221,14 @@ func printLoopEstimate(w io.Writer, o *costEstimateOptions, l *spec.Loop, table 
 	e := o.a.EstimateLoop(l, table, cost.LoopOptions{Turns: o.turns, Tasks: o.tasks})
 	fmt.Fprintf(w, "Estimate for %s (shape %s)\n\n", l.Path, l.Shape)
 	printAssumptions(w, o.a)
+	var priced []cost.Session
+	for _, r := range e.Runs {
+		if r.Known {
+			p, _, _ := table.Lookup(r.PriceKey)
+			priced = append(priced, cost.Session{Model: r.PriceKey, Price: p})
+		}
+	}
+	printPrices(w, priced)
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  run\tbackend\tmodel\tturns\tper run\truns\tsubtotal")
