@@ -18,6 +18,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -217,6 +218,30 @@ func assertNoLeftovers(t *testing.T, mark string) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Errorf("processes left behind by the run: %v", left)
+}
+
+// geminiTurnsSupported tells whether the gemini adapter can apply
+// max_turns here: Gemini CLI reads the system settings file it writes only
+// from root-owned folders that nobody else can write (the user cache folder).
+func geminiTurnsSupported() (bool, string) {
+	if os.Geteuid() != 0 {
+		return false, "gemini: max_turns goes through a system settings file, which Gemini CLI reads only when looprinter runs as root"
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return false, "gemini: no user cache folder: " + err.Error()
+	}
+	for p := dir; ; p = filepath.Dir(p) {
+		if fi, err := os.Stat(p); err == nil {
+			st, ok := fi.Sys().(*syscall.Stat_t)
+			if !ok || st.Uid != 0 || fi.Mode().Perm()&0o022 != 0 {
+				return false, "gemini: " + p + " is not root-owned and private, so Gemini CLI would ignore the settings file"
+			}
+		}
+		if filepath.Dir(p) == p {
+			return true, ""
+		}
+	}
 }
 
 func contains(list []string, s string) bool {

@@ -383,8 +383,8 @@ func TestLoopCappedRunStillVerified(t *testing.T) {
 		if k.backend == "codex" {
 			t.Skip("codex exec has no max-turns setting")
 		}
-		if k.backend == "gemini" && os.Geteuid() != 0 {
-			t.Skip("gemini: max_turns needs a root-owned system settings file")
+		if ok, why := geminiTurnsSupported(); k.backend == "gemini" && !ok {
+			t.Skip(why)
 		}
 		looprinter(t)
 		srv := startAPI(t)
