@@ -31,6 +31,26 @@ var (
 	geminiCLI = cliInfo{"gemini", "gemini", "@google/gemini-cli", "0.61.0"}
 )
 
+// CLI describes an agent CLI that looprinter drives, for `doctor` and
+// install hints.
+type CLI struct {
+	Backend    string // claude, codex, gemini
+	Program    string // looked up on PATH when agent.command is empty
+	NPMPackage string
+	Version    string // the version looprinter is tested with
+}
+
+// CLIFor returns the CLI behind a backend name; ok is false for backends
+// that are not a known CLI (command).
+func CLIFor(backend string) (CLI, bool) {
+	for _, c := range []cliInfo{claudeCLI, codexCLI, geminiCLI} {
+		if c.backend == backend {
+			return CLI{Backend: c.backend, Program: c.program, NPMPackage: c.npm, Version: c.version}, true
+		}
+	}
+	return CLI{}, false
+}
+
 func (c cliInfo) installFix() string {
 	return fmt.Sprintf("install it with `npm install -g %s@%s` (the version looprinter is tested with), "+
 		"or set agent.command to the path of the %s program", c.npm, c.version, c.program)

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -391,5 +392,27 @@ func TestParsePermissions(t *testing.T) {
 	}
 	if p := parsePermissions([]string{"mode=acceptEdits"}); p.bypass || p.mode != "acceptEdits" {
 		t.Errorf("%+v", p)
+	}
+}
+
+// A rejected rate_limit_event (subscription logins) gives the reset time.
+func TestClaudeRateLimitEventResetTime(t *testing.T) {
+	reset := time.Now().Add(10 * time.Minute).Unix()
+	p := claudeAdapter{}.NewParser(Request{})
+	p.Line([]byte(`{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":` + strconv.FormatInt(reset, 10) + `,"rateLimitType":"five_hour"},"session_id":"s"}`))
+	p.Line([]byte(`{"type":"result","subtype":"success","is_error":true,"terminal_reason":"api_error","api_error_status":429,"result":"limit reached","session_id":"s"}`))
+	r := p.Finish(Exit{Code: 1})
+	if r.Status != StatusRateLimited || r.RetryAfter < 9*time.Minute || r.RetryAfter > 10*time.Minute {
+		t.Errorf("status %s retry after %s, want rate_limited for about 10m", r.Status, r.RetryAfter)
+	}
+}
+
+func TestCLIFor(t *testing.T) {
+	c, ok := CLIFor("codex")
+	if !ok || c.NPMPackage != "@openai/codex" || c.Version != "0.169.0" || c.Program != "codex" {
+		t.Errorf("%+v %v", c, ok)
+	}
+	if _, ok := CLIFor("command"); ok {
+		t.Error("command is not a CLI")
 	}
 }
