@@ -51,7 +51,11 @@ const PlanSchema = `{
 
 const headerTpl = `# Key objective
 {{.Objective}}
-`
+{{with index .Vars "deliverables"}}
+# Each cycle must deliver
+{{.}}{{end}}{{with index .Vars "constraints"}}
+# Rules you must keep
+{{.}}{{end}}`
 
 const planTpl = headerTpl + `
 # Your job: plan cycle {{.Cycle}}

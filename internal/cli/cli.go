@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
 	"github.com/looprinter/looprinter/spec"
@@ -120,10 +121,7 @@ func exitCode(stdio *IO, err error) int {
 	return ExitUsage
 }
 
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
+func isTerminal(f *os.File) bool { return term.IsTerminal(f.Fd()) }
 
 // loadLoop loads the loop file named by -f (default loop.yaml).
 func loadLoop(path string) (*spec.Loop, error) {
