@@ -1,0 +1,110 @@
+#!/bin/sh
+# scale-loops.sh [N] [SECONDS]: start N loops at once (default 50) with the
+# built-in fake agent, then measure, while they all run:
+#   - `looprinter status` over all of them (wall time, 10 runs),
+#   - each engine process's CPU (over SECONDS, default 10) and memory (RSS),
+#   - the fake agents' CPU and memory, apart,
+# then stop them all cleanly and report how long that took.
+# Everything lives in a temporary directory; nothing else is touched.
+set -eu
+N=${1:-50}
+WINDOW=${2:-10}
+ROOT=$(mktemp -d "${TMPDIR:-/tmp}/looprinter-scale.XXXXXX")
+BIN="$ROOT/bin"
+mkdir -p "$BIN"
+cd "$(dirname "$0")/.."
+go build -o "$BIN/looprinter" ./cmd/looprinter
+export PATH="$BIN:$PATH" XDG_STATE_HOME="$ROOT/state"
+HZ=$(getconf CLK_TCK)
+now_ms() { date +%s%3N; }
+
+for i in $(seq -w 1 "$N"); do
+	d="$ROOT/loops/l$i"
+	mkdir -p "$d"
+	cat > "$d/loop.yaml" <<YAML
+version: 1
+name: l$i
+objective: "ten files exist"
+agent:
+  backend: command
+  command: looprinter fake-agent --script agent.txt
+  timeout: 5m
+  grace: 1s
+verify: ["test -s f10.txt"]
+objective_verify: ["test -s f10.txt"]
+YAML
+	PAUSE=$((5000 + (${i#0} % 7) * 250))
+	cat > "$d/agent.txt" <<AGENT
+== plan
+plan T-001:f01.txt T-002:f02.txt T-003:f03.txt T-004:f04.txt T-005:f05.txt T-006:f06.txt T-007:f07.txt T-008:f08.txt T-009:f09.txt T-010:f10.txt
+== build
+sleep ${PAUSE}ms
+do
+AGENT
+done
+
+t0=$(now_ms)
+for i in $(seq -w 1 "$N"); do
+	looprinter start -f "$ROOT/loops/l$i/loop.yaml" >/dev/null 2>&1
+done
+t1=$(now_ms)
+echo "started $N loops in $((t1 - t0)) ms ($(( (t1 - t0) / N )) ms each, sequentially)"
+sleep 2
+running=$(looprinter status | grep -c ' running ' || true)
+echo "running now: $running of $N"
+
+# status over all loops, 10 times.
+times=""
+for k in $(seq 1 10); do
+	a=$(now_ms)
+	looprinter status >/dev/null
+	b=$(now_ms)
+	times="$times $((b - a))"
+done
+echo "looprinter status over $N loops, ms per run:$times"
+echo "$times" | tr ' ' '\n' | grep . | sort -n | awk '{v[NR]=$1} END {printf "  min %d ms, median %d ms, max %d ms\n", v[1], v[int((NR+1)/2)], v[NR]}'
+a=$(now_ms); looprinter status --json >/dev/null; b=$(now_ms)
+echo "looprinter status --json over $N loops: $((b - a)) ms"
+
+# CPU and memory: engines (the lock holders) and, apart, everything else
+# in their sessions (fake agents and their shells). One pass over /proc.
+set +e
+engines=""
+for i in $(seq -w 1 "$N"); do
+	p=$(cat "$ROOT/loops/l$i/working-records/lock" 2>/dev/null)
+	[ -n "$p" ] && engines="$engines $p"
+done
+snap() { # prints: engine_ticks engine_rss_pages agent_ticks agent_rss_pages agent_count
+	cat /proc/[0-9]*/stat 2>/dev/null | awk -v eng="$engines" '
+		BEGIN { n = split(eng, e, " "); for (i = 1; i <= n; i++) isE[e[i]] = 1 }
+		{ pid = $1; sub(/^.*\) /, ""); sid = $4; t = $12 + $13; rss = $22
+		  if (pid in isE) { et += t; er += rss } else if (sid in isE) { at += t; ar += rss; ac++ } }
+		END { printf "%d %d %d %d %d\n", et, er, at, ar, ac }'
+}
+ne=$(echo $engines | wc -w)
+PAGE=$(getconf PAGESIZE)
+set -- $(snap); e0=$1; a0=$3
+sleep "$WINDOW"
+set -- $(snap); e1=$1; erss=$2; a1=$3; arss=$4; na=$5
+awk -v d=$((e1 - e0)) -v hz="$HZ" -v w="$WINDOW" -v n="$ne" -v rss="$erss" -v pg="$PAGE" 'BEGIN {
+	printf "engines: %d processes; CPU %.2f%% of one core each on average (%.1f%% all together) over %ds; RSS %.1f MB each, %.0f MB all together\n",
+		n, 100*d/hz/w/n, 100*d/hz/w, w, rss*pg/1048576/n, rss*pg/1048576 }'
+awk -v d=$((a1 - a0)) -v hz="$HZ" -v w="$WINDOW" -v n="$na" -v rss="$arss" -v pg="$PAGE" 'BEGIN {
+	printf "fake agents and their shells (not the engine): %d alive at the end; CPU %.1f%% all together (a lower bound: processes that ended in the window are not counted); RSS %.0f MB all together\n",
+		n, 100*d/hz/w, rss*pg/1048576 }'
+# status again, under the same load, with its own CPU time.
+for k in 1 2 3; do
+	/usr/bin/time -f "looprinter status: %e s wall, %U s user, %S s system, %M kB max RSS" looprinter status >/dev/null
+done
+uptime
+
+t0=$(now_ms)
+for i in $(seq -w 1 "$N"); do
+	looprinter stop "l$i" >/dev/null 2>&1 &
+done
+wait
+t1=$(now_ms)
+left=$(looprinter status | grep -c ' running ' || true)
+echo "stopped all $N loops cleanly in $((t1 - t0)) ms; still running: $left"
+looprinter list | awk 'NR>1 {print $2, $3}' | sort | uniq -c
+rm -rf "$ROOT"
