@@ -93,6 +93,8 @@ func TestRecordedStreams(t *testing.T) {
 		{backend: "codex", name: "e429u", exit: 1, want: StatusRateLimited, retry: true},
 		{backend: "codex", name: "e429q", exit: 1, want: StatusBlocked, fix: "quota"},
 		{backend: "codex", name: "e500", exit: 1, want: StatusAPIError},
+		{backend: "codex", name: "nokey", exit: 1, want: StatusBlocked, fix: "LOOPRINTER_CODEX_API_KEY_ENV"},
+		{backend: "codex", name: "badflag", exit: 2, want: StatusBlocked, fix: "agent.args"},
 		{backend: "codex", name: "e400", exit: 1, want: StatusFailed},
 		{backend: "codex", name: "down", exit: -1, killed: StatusIdle, want: StatusIdle, check: func(t *testing.T, r Result, _ []ToolEvent) {
 			if !strings.Contains(r.Error, "waiting for network") {
@@ -121,6 +123,8 @@ func TestRecordedStreams(t *testing.T) {
 		{backend: "gemini", name: "e500", exit: 244, want: StatusAPIError},
 		{backend: "gemini", name: "down", exit: 1, want: StatusAPIError},
 		{backend: "gemini", name: "turns", exit: 53, want: StatusCapped},
+		{backend: "gemini", name: "badflag", exit: 1, want: StatusBlocked, fix: "agent.args"},
+		{backend: "gemini", name: "noauth", exit: 41, want: StatusBlocked, fix: "selectedType"},
 	}
 	for _, c := range cases {
 		t.Run(c.backend+"-"+c.name, func(t *testing.T) {

@@ -324,6 +324,11 @@ func (p *geminiParser) Finish(exit Exit) Result {
 	case errType == "FatalTurnLimitedError" || exit.Code == 53:
 		res.Status = StatusCapped
 		res.Error = "stopped at agent.max_turns (model.maxSessionTurns)"
+	case r == nil && (strings.Contains(exit.StderrTail, "Unknown argument") || strings.Contains(exit.StderrTail, "Invalid values:") ||
+		strings.Contains(exit.StderrTail, "Not enough arguments")):
+		res.Status = StatusBlocked
+		res.Error = "Gemini CLI rejected its command line: " + oneLine(firstLineWith(exit.StderrTail, "Unknown argument", "Invalid values", "Not enough arguments"), 300)
+		res.Fix = "check agent.args, agent.model and agent.permissions in the loop file (`gemini --help` lists the flags)"
 	case geminiFatal[exit.Code] != "" || errType == "FatalAuthenticationError" || errType == "FatalConfigError":
 		res.Status = StatusBlocked
 		res.Error = "Gemini CLI could not start: " + oneLine(firstNonEmpty(errMsg, lastLines(exit.StderrTail, 3)), 400)
@@ -371,3 +376,15 @@ func (p *geminiParser) Finish(exit Exit) Result {
 
 const geminiAuthFix = "Gemini CLI's key was refused or it is not logged in: set GEMINI_API_KEY (with " +
 	"security.auth.selectedType \"gemini-api-key\" in ~/.gemini/settings.json), or run `gemini` once and log in"
+
+// firstLineWith returns the first line of s that contains one of subs.
+func firstLineWith(s string, subs ...string) string {
+	for _, l := range strings.Split(s, "\n") {
+		for _, sub := range subs {
+			if strings.Contains(l, sub) {
+				return l
+			}
+		}
+	}
+	return lastLines(s, 1)
+}
