@@ -196,10 +196,17 @@ func printReport(io *IO, l *spec.Loop, o *loop.Outcome) {
 	fmt.Fprintf(w, "loop:      %s (%s shape) in %s\n", l.Name, l.Shape, l.Dir)
 	fmt.Fprintf(w, "why:       %s\n", o.Summary)
 	wall := time.Duration(st.WallMS) * time.Millisecond
-	if l.Shape == spec.ShapeRalph {
+	switch l.Shape {
+	case spec.ShapeRalph:
 		fmt.Fprintf(w, "spent:     %d attempts of %d, $%.2f of $%.2f, %s of %s\n",
 			st.Iterations, l.Budget.Iterations, st.CostUSD, l.Budget.CostUSD, wall.Round(time.Millisecond), l.Budget.Wall)
-	} else {
+	case spec.ShapeReview:
+		fmt.Fprintf(w, "spent:     %d agent runs, $%.2f of $%.2f, %s of %s\n",
+			st.AgentRuns, st.CostUSD, l.Budget.CostUSD, wall.Round(time.Millisecond), l.Budget.Wall)
+		if st.Review != nil {
+			fmt.Fprintf(w, "rounds (bar: %s; report: %s):\n%s", l.Review.Bar, loop.RecordsDir+"/review-report.md", loop.ReviewTable(st.Review, l.Review.Bar))
+		}
+	default:
 		fmt.Fprintf(w, "spent:     cycle %d of %d, %d build runs of %d, %d agent runs, $%.2f of $%.2f, %s of %s\n",
 			st.Cycle, l.Budget.Cycles, st.Iterations, l.Budget.Iterations, st.AgentRuns, st.CostUSD, l.Budget.CostUSD, wall.Round(time.Millisecond), l.Budget.Wall)
 		if o.Plan != nil {
