@@ -95,6 +95,7 @@ func runStart(io *IO, o *startOptions) error {
 	}
 	log := filepath.Join(ops.LogDir(), key+".log")
 	var args []string
+	schedName := ""
 	if scheduled {
 		args = []string{"schedule", "-f", l.Path}
 		if o.every != "" {
@@ -103,9 +104,11 @@ func runStart(io *IO, o *startOptions) error {
 		if o.cron != "" {
 			args = append(args, "--cron", o.cron)
 		}
-		if _, err := scheduleOf(l, o.every, o.cron); err != nil {
+		sch, err := scheduleOf(l, o.every, o.cron)
+		if err != nil {
 			return &ExitError{Code: ExitUsage, Err: err}
 		}
+		schedName = sch.String()
 	} else {
 		args = []string{"run", "-f", l.Path}
 	}
@@ -125,18 +128,14 @@ func runStart(io *IO, o *startOptions) error {
 	}
 	entry, _ = ops.Update(entry, func(e *ops.Entry) {
 		if scheduled {
-			e.SchedulerPID = d.PID
-			e.Schedule = strings.TrimSpace(o.every + " " + o.cron)
-			if e.Schedule == "" {
-				e.Schedule = "from the loop file"
-			}
+			e.SchedulerPID, e.Schedule = d.PID, schedName
 		} else {
 			e.LauncherPID = d.PID
 		}
 	})
 	if scheduled {
 		fmt.Fprintln(io.Out, l.Name)
-		fmt.Fprintf(io.Err, "scheduler for %s started (pid %d); log %s\n", l.Name, d.PID, log)
+		fmt.Fprintf(io.Err, "scheduler for %s started (pid %d, %s); log %s\n", l.Name, d.PID, schedName, log)
 		return nil
 	}
 	// Wait until the run holds the loop (it may first make a worktree), or
