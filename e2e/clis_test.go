@@ -67,6 +67,17 @@ var kits = []kit{
 		shell:     fakeapi.CodexExec,
 		writeTool: "apply_patch", shellTool: "exec_command",
 		env: func(t *testing.T, home, url string) map[string]string {
+			// Without these Codex looks up github.com and chatgpt.com at
+			// start (update check, plugin sync): nothing may leave 127.0.0.1.
+			dir := filepath.Join(home, ".codex")
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			config := "check_for_update_on_startup = false\n\n[analytics]\nenabled = false\n\n" +
+				"[features]\nplugins = false\nremote_plugin = false\napps = false\n"
+			if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(config), 0o644); err != nil {
+				t.Fatal(err)
+			}
 			return map[string]string{
 				"HOME":                      home,
 				"CODEX_HOME":                filepath.Join(home, ".codex"),

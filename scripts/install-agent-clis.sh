@@ -55,7 +55,7 @@ fi
 if [ ${#want[@]} -gt 0 ]; then
 	log "installing ${want[*]} into $dir"
 	[ -f "$dir/package.json" ] || echo '{"private":true}' >"$dir/package.json"
-	npm install --prefix "$dir" --save-exact --no-audit --no-fund --loglevel=error \
+	npm install --prefix "$dir" --save-exact --include=optional --no-audit --no-fund --loglevel=error \
 		"@anthropic-ai/claude-code@$CLAUDE_VERSION" "@openai/codex@$CODEX_VERSION" "@google/gemini-cli@$GEMINI_VERSION" >&2
 else
 	log "pinned versions already present in $dir"
