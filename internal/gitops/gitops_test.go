@@ -1,0 +1,47 @@
+package gitops
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/looprinter/looprinter/record"
+)
+
+func TestMessages(t *testing.T) {
+	c := &Committer{Name: "api"}
+	s, body, ok := c.message(record.Event{Event: record.TaskPassed, Task: "T-003", Message: "Add the parser", Cycle: 2, Iteration: 7, File: "p.go"})
+	if !ok || s != "looprinter api: T-003 passed — Add the parser" || !strings.Contains(body, "Task T-003 passed in cycle 2, build run 7.") || !strings.Contains(body, "Target: p.go") {
+		t.Fatalf("task: %q %q", s, body)
+	}
+	s, body, ok = c.message(record.Event{Event: record.Verify, Gate: "cycle", Cycle: 2, Pass: record.Bool(false),
+		Checks: []record.Check{{Command: "go test ./...", ExitCode: 1}}, Errors: []string{"task T-004 is not done"}})
+	if !ok || s != "looprinter api: cycle 2 cycle gate FAIL" || body != "go test ./...: FAIL (exit 1)\ntask T-004 is not done" {
+		t.Fatalf("gate: %q %q", s, body)
+	}
+	s, _, _ = c.message(record.Event{Event: record.Verify, Gate: "objective", Cycle: 1, Pass: record.Bool(true), Message: "pass-through"})
+	if s != "looprinter api: cycle 1 objective gate NOT VERIFIED (no objective checks)" {
+		t.Fatal(s)
+	}
+	s, _, _ = c.message(record.Event{Event: record.Verify, Gate: "verify", Iteration: 3, Pass: record.Bool(true)})
+	if s != "looprinter api: attempt 3 verify checks PASS" {
+		t.Fatal(s)
+	}
+	for _, e := range []record.Event{{Event: record.Verify, Gate: "baseline"}, {Event: record.AgentEnd}, {Event: record.LoopStop}} {
+		if _, _, ok := c.message(e); ok {
+			t.Errorf("%s/%s makes a commit", e.Event, e.Gate)
+		}
+	}
+}
+
+func TestSubcommandAndRecords(t *testing.T) {
+	if got := subcommand([]string{"-c", "user.name=x", "-c", "user.email=y", "commit", "-m", "long message"}); got != "commit" {
+		t.Fatal(got)
+	}
+	if got := subcommand([]string{"worktree", "add", "-b", "b", "/p"}); got != "worktree add" {
+		t.Fatal(got)
+	}
+	st := "?? working-records/\n M src/a.go\n?? sub/working-records/\n?? working-records"
+	if got := dropRecords(st); got != " M src/a.go" {
+		t.Fatalf("%q", got)
+	}
+}
