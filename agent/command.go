@@ -46,6 +46,7 @@ type commandParser struct {
 	prompt  string
 	promise string
 	blocked string
+	signals *signalScanner
 	tail    [commandTailLines][]byte
 	n       int // lines seen
 }
@@ -65,17 +66,26 @@ func (p *commandParser) Line(line []byte) []ToolEvent {
 	slot := &p.tail[p.n%commandTailLines]
 	*slot = append((*slot)[:0], line...)
 	if bytes.Contains(line, []byte("<promise>")) || bytes.Contains(line, []byte("<blocked>")) {
-		s := string(line)
-		if pr, bl := Signals(s, p.prompt); pr != "" || bl != "" {
-			if pr != "" {
-				p.promise = pr
-			}
-			if bl != "" {
-				p.blocked = bl
-			}
+		// Only tag lines are scanned (output can be huge); the line before,
+		// which tells an echoed prompt block apart, comes from the tail ring.
+		if p.signals == nil {
+			p.signals = newSignalScanner(p.prompt)
 		}
+		p.signals.prev = p.previousLine()
+		p.signals.line(string(line))
+		p.promise, p.blocked = p.signals.promise, p.signals.blocked
 	}
 	return nil
+}
+
+// previousLine is the last non-empty line before the current one, unquoted.
+func (p *commandParser) previousLine() string {
+	for i := p.n - 1; i >= 1 && i > p.n-commandTailLines; i-- {
+		if l := unquote(string(p.tail[i%commandTailLines])); l != "" {
+			return l
+		}
+	}
+	return ""
 }
 
 // lastLines returns the ring's lines, oldest first.

@@ -22,26 +22,41 @@ var (
 // tag alone on its line otherwise counts, even when the prompt shows the same
 // tag alone on a line. The last tag of each kind wins.
 func Signals(text, prompt string) (promise, blocked string) {
-	idx := newPromptIndex(prompt)
-	prev := ""
+	sc := newSignalScanner(prompt)
 	for _, raw := range strings.Split(text, "\n") {
-		line := unquote(raw)
-		if line == "" {
-			continue
-		}
-		if strings.Contains(line, "<promise>") || strings.Contains(line, "<blocked>") {
-			if !idx.echoed(line, prev) {
-				if m := promiseTag.FindAllStringSubmatch(line, -1); m != nil {
-					promise = strings.TrimSpace(m[len(m)-1][1])
-				}
-				if m := blockedTag.FindAllStringSubmatch(line, -1); m != nil {
-					blocked = strings.TrimSpace(m[len(m)-1][1])
-				}
+		sc.line(raw)
+	}
+	return sc.promise, sc.blocked
+}
+
+// signalScanner applies Signals' rules one line at a time, for parsers that
+// see a stream.
+type signalScanner struct {
+	idx              *promptIndex
+	prev             string // the last non-empty line, unquoted
+	promise, blocked string
+}
+
+func newSignalScanner(prompt string) *signalScanner {
+	return &signalScanner{idx: newPromptIndex(prompt)}
+}
+
+func (sc *signalScanner) line(raw string) {
+	line := unquote(raw)
+	if line == "" {
+		return
+	}
+	if strings.Contains(line, "<promise>") || strings.Contains(line, "<blocked>") {
+		if !sc.idx.echoed(line, sc.prev) {
+			if m := promiseTag.FindAllStringSubmatch(line, -1); m != nil {
+				sc.promise = strings.TrimSpace(m[len(m)-1][1])
+			}
+			if m := blockedTag.FindAllStringSubmatch(line, -1); m != nil {
+				sc.blocked = strings.TrimSpace(m[len(m)-1][1])
 			}
 		}
-		prev = line
 	}
-	return promise, blocked
+	sc.prev = line
 }
 
 // unquote trims a line and the quote marks an agent puts in front of text it

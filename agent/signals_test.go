@@ -1,6 +1,9 @@
 package agent
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestSignals(t *testing.T) {
 	const inline = "Document it.\nWhen finished, print <promise>DOCS_DONE</promise> on a line of its own.\nIf stuck, print <blocked>the reason</blocked>."
@@ -30,5 +33,24 @@ func TestSignals(t *testing.T) {
 		if p != c.promise || b != c.blocked {
 			t.Errorf("%s: Signals = (%q, %q), want (%q, %q)", c.name, p, b, c.promise, c.blocked)
 		}
+	}
+}
+
+// The command backend sees the stream line by line and must apply the same
+// rules: an echoed prompt block is not a signal, the agent's own tag is.
+func TestCommandParserIgnoresAnEchoedPromptBlock(t *testing.T) {
+	prompt := "Write the docs.\nWhen you are done, print this line:\n<promise>DOCS_DONE</promise>\n"
+	feed := func(out string) Result {
+		p := commandAdapter{}.NewParser(Request{Prompt: prompt})
+		for _, l := range strings.Split(out, "\n") {
+			p.Line([]byte(l))
+		}
+		return p.Finish(Exit{})
+	}
+	if r := feed(prompt + "working on it\n"); r.Promise != "" {
+		t.Errorf("echoed prompt counted as a signal: %q", r.Promise)
+	}
+	if r := feed(prompt + "wrote docs\n<promise>DOCS_DONE</promise>\n"); r.Promise != "DOCS_DONE" {
+		t.Errorf("the agent's own signal was missed: %+v", r)
 	}
 }
