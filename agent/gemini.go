@@ -122,6 +122,9 @@ func writeCached(prefix, ext string, data []byte) (string, error) {
 // looprinter runs as root; otherwise it returns an error and the cap is not
 // applied (set model.maxSessionTurns in ~/.gemini/settings.json instead).
 func geminiTurnsSettings(env envList, maxTurns int) (string, error) {
+	if os.Geteuid() != 0 {
+		return "", fmt.Errorf("gemini: max_turns needs looprinter to run as root (Gemini CLI reads system settings only from root-owned folders)")
+	}
 	base := geminiSystemSettings
 	if p, ok := env.get("GEMINI_CLI_SYSTEM_SETTINGS_PATH"); ok && p != "" {
 		base = p
