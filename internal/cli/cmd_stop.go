@@ -7,8 +7,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/looprinter/looprinter/internal/notify"
 	"github.com/looprinter/looprinter/internal/ops"
 	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/spec"
 )
 
 func init() { register(newStopCmd) }
@@ -69,6 +72,9 @@ func runStop(io *IO, e ops.Entry, now bool, timeout time.Duration) error {
 	if err != nil {
 		return &ExitError{Code: 1, Err: err}
 	}
+	if !res.Clean && len(res.Killed) > 0 {
+		notifyKilled(e, dir)
+	}
 	switch {
 	case res.PID == 0 && len(res.Killed) == 0:
 		fmt.Fprintf(io.Err, "%s is not running\n", e.Name)
@@ -81,4 +87,28 @@ func runStop(io *IO, e ops.Entry, now bool, timeout time.Duration) error {
 	}
 	fmt.Fprintf(io.Out, "%s  %s\n", e.Name, ops.Inspect(e).Line)
 	return nil
+}
+
+// notifyKilled sends the stop notification a killed run could not send,
+// and records it after the final record stop wrote for it.
+func notifyKilled(e ops.Entry, dir string) {
+	file := e.RunFile
+	if file == "" {
+		file = e.LoopFile
+	}
+	l, err := spec.Load(file)
+	if err != nil {
+		return
+	}
+	l.Dir = dir
+	n := notify.New(l)
+	st, err := loop.LoadState(dir)
+	if n == nil || err != nil || st.Outcome == "" {
+		return
+	}
+	ev := record.Event{Event: record.LoopStop, Reason: st.Outcome, ExitCode: record.Int(st.ExitCode), Summary: st.Summary}
+	for _, r := range n.Notify(ev) {
+		r.Run, r.Cycle, r.Iteration = st.Run, st.Cycle, st.Iterations
+		ops.AppendRecord(st.Records, r)
+	}
 }

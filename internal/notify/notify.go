@@ -196,3 +196,14 @@ func (n *Notifier) post(body []byte) error {
 	}
 	return nil
 }
+
+// Notify sends the notification an event calls for, outside a run (stop
+// --now writes the final record of a killed run itself), and returns the
+// notify records to append.
+func (n *Notifier) Notify(ev record.Event) []record.Event {
+	kind, ok := n.Classify(ev)
+	if !ok {
+		return nil
+	}
+	return n.Send(n.message(kind, ev))
+}
