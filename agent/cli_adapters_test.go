@@ -420,3 +420,33 @@ func TestCLIFor(t *testing.T) {
 		t.Error("command is not a CLI")
 	}
 }
+
+// max_turns for Gemini: a copy of the system settings with
+// model.maxSessionTurns, used only where Gemini CLI would read it.
+func TestGeminiTurnsSettings(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "gemini"), []byte("#!/bin/sh\n"), 0o755)
+	sys := filepath.Join(dir, "system.json")
+	os.WriteFile(sys, []byte(`{"security":{"disableYoloMode":true},"model":{"name":"x"}}`), 0o644)
+	req := Request{MaxTurns: 7, Env: map[string]string{"PATH": dir, "GEMINI_CLI_SYSTEM_SETTINGS_PATH": sys}}
+	inv, err := geminiAdapter{}.Invocation(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := envList(inv.Env).get("GEMINI_CLI_SYSTEM_SETTINGS_PATH")
+	cache, _ := os.UserCacheDir()
+	if os.Geteuid() != 0 || rootOwnedChain(cache) != nil {
+		if p != sys {
+			t.Errorf("settings path %q: without root the user's own must stay", p)
+		}
+		return
+	}
+	b, err := os.ReadFile(p)
+	if err != nil || p == sys {
+		t.Fatalf("settings %q: %v", p, err)
+	}
+	s := string(b)
+	if !strings.Contains(s, `"maxSessionTurns": 7`) || !strings.Contains(s, `"disableYoloMode": true`) || !strings.Contains(s, `"name": "x"`) {
+		t.Errorf("settings do not merge the system file:\n%s", s)
+	}
+}

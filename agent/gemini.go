@@ -61,7 +61,7 @@ func (geminiAdapter) Invocation(req Request) (Invocation, error) {
 		// settings file. The system settings file is the one layer looprinter
 		// can add without touching the user's or the project's settings.
 		if p, err := geminiTurnsSettings(env, req.MaxTurns); err == nil {
-			env = append(env, "GEMINI_CLI_SYSTEM_SETTINGS_PATH="+p)
+			env.set("GEMINI_CLI_SYSTEM_SETTINGS_PATH", p)
 		}
 	}
 	return Invocation{Path: path, Args: args, Env: env, Stdin: req.Prompt}, nil
