@@ -75,10 +75,12 @@ for i in $(seq -w 1 "$N"); do
 	[ -n "$p" ] && engines="$engines $p"
 done
 snap() { # prints: engine_ticks engine_rss_pages agent_ticks agent_rss_pages agent_count
+	# agent_ticks: the CPU of the agents the engines have waited for
+	# (cutime+cstime of the engines), so agents that come and go count.
 	cat /proc/[0-9]*/stat 2>/dev/null | awk -v eng="$engines" '
 		BEGIN { n = split(eng, e, " "); for (i = 1; i <= n; i++) isE[e[i]] = 1 }
 		{ pid = $1; sub(/^.*\) /, ""); sid = $4; t = $12 + $13; rss = $22
-		  if (pid in isE) { et += t; er += rss } else if (sid in isE) { at += t; ar += rss; ac++ } }
+		  if (pid in isE) { et += t; er += rss; at += $14 + $15 } else if (sid in isE) { ar += rss; ac++ } }
 		END { printf "%d %d %d %d %d\n", et, er, at, ar, ac }'
 }
 ne=$(echo $engines | wc -w)
@@ -90,7 +92,7 @@ awk -v d=$((e1 - e0)) -v hz="$HZ" -v w="$WINDOW" -v n="$ne" -v rss="$erss" -v pg
 	printf "engines: %d processes; CPU %.2f%% of one core each on average (%.1f%% all together) over %ds; RSS %.1f MB each, %.0f MB all together\n",
 		n, 100*d/hz/w/n, 100*d/hz/w, w, rss*pg/1048576/n, rss*pg/1048576 }'
 awk -v d=$((a1 - a0)) -v hz="$HZ" -v w="$WINDOW" -v n="$na" -v rss="$arss" -v pg="$PAGE" 'BEGIN {
-	printf "fake agents and their shells (not the engine): %d alive at the end; CPU %.1f%% all together (a lower bound: processes that ended in the window are not counted); RSS %.0f MB all together\n",
+	printf "fake agents (not the engine): %d alive at the end; CPU %.1f%% of one core all together (agent runs that ended in the window); RSS %.0f MB all together\n",
 		n, 100*d/hz/w, rss*pg/1048576 }'
 # status again, under the same load, with its own CPU time.
 for k in 1 2 3; do
