@@ -43,6 +43,13 @@ record is shown as crashed.`,
 				if len(entries) > 0 {
 					return statusAll(io, entries, asJSON)
 				}
+				if _, err := os.Stat("loop.yaml"); err != nil {
+					if asJSON {
+						fmt.Fprintln(io.Out, "[]")
+					}
+					fmt.Fprintln(io.Err, "no loops yet: `looprinter start` runs one in the background")
+					return nil
+				}
 			}
 			e, err := resolveLoop(args, file)
 			if err != nil {
