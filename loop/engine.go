@@ -177,6 +177,15 @@ func (e *Engine) loop(ctx context.Context) *Outcome {
 		if ctx.Err() != nil {
 			return e.outcome(ReasonInterrupted, "interrupted; state and records were written")
 		}
+		// Between steps: hold while paused, and pick up loop file changes so
+		// the next prompt and checks use them.
+		if err := e.waitWhilePaused(ctx); err != nil {
+			var s *errStop
+			if errors.As(err, &s) {
+				return s.o
+			}
+		}
+		e.reloadSpec()
 		var err error
 		switch e.st.Phase {
 		case "", PhaseSetup:

@@ -132,12 +132,13 @@ func matchProtected(dir string, patterns []string) []string {
 type Tamper struct {
 	File string
 	What string // modified | deleted | created
+	Why  string // for the loop file: what the change weakened
 }
 
 // restore compares the protected files with the snapshot, puts back every
 // change (modified or deleted files are rewritten, new files removed), and
 // reports what it found.
-func (ps *protectedSet) restore() []Tamper {
+func (ps *protectedSet) restore(keep func(rel string, old, cur []byte) (bool, string)) []Tamper {
 	var out []Tamper
 	now := map[string]bool{}
 	for _, rel := range matchProtected(ps.dir, ps.patterns) {
@@ -151,8 +152,15 @@ func (ps *protectedSet) restore() []Tamper {
 		}
 		cur, err := os.ReadFile(path)
 		if err != nil || !bytes.Equal(cur, old) {
+			why := ""
+			if err == nil && keep != nil {
+				var ok bool
+				if ok, why = keep(rel, old, cur); ok {
+					continue // a change that weakens nothing stays
+				}
+			}
 			os.WriteFile(path, old, 0o644)
-			out = append(out, Tamper{File: rel, What: "modified"})
+			out = append(out, Tamper{File: rel, What: "modified", Why: why})
 		}
 	}
 	for rel, old := range ps.files {

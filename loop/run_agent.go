@@ -26,10 +26,6 @@ type AgentRun struct {
 // rate-limit waits and API-error retries, and the records. It returns a stop
 // when the loop must end (budget, blocked, interrupted).
 func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task string, prompt string) (*AgentRun, error) {
-	if err := e.waitWhilePaused(ctx); err != nil {
-		return nil, err
-	}
-	e.reloadSpec()
 	if err := e.checkBudgets(); err != nil {
 		return nil, err
 	}
@@ -132,12 +128,15 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 	}
 	e.st.AgentPGID = 0
 	run := &AgentRun{Result: res}
-	run.Tamper = protected.restore()
+	run.Tamper = protected.restore(e.keepLoopFileEdit)
 	run.Changed = changedFiles(before, treeStamps(e.dir))
 	e.endRecord(phase, task, a, res, run.Changed)
 	for _, t := range run.Tamper {
-		e.emit(record.Event{Event: record.Violation, Phase: phase, Task: task, Kind: "protected_file", File: t.File,
-			Message: fmt.Sprintf("%s %s a protected file; it was restored", t.File, t.What)})
+		msg := fmt.Sprintf("%s %s a protected file; it was restored", t.File, t.What)
+		if t.Why != "" {
+			msg = fmt.Sprintf("%s was changed during the %s run in a way that weakens the loop (%s); it was restored. To loosen a running loop, pause it (looprinter pause), edit, resume", t.File, phase, t.Why)
+		}
+		e.emit(record.Event{Event: record.Violation, Phase: phase, Task: task, Kind: "protected_file", File: t.File, Message: msg})
 	}
 	if err := e.checkpoint(); err != nil {
 		return nil, err
@@ -163,6 +162,22 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 		return nil, e.stop(ReasonBlocked, fmt.Sprintf("%s run: the agent asked for a human: %s", phase, res.Blocked))
 	}
 	return run, nil
+}
+
+// keepLoopFileEdit decides about a loop file that changed during an agent
+// run. Nobody can tell whether the agent or the user edited it, so the rule
+// is the supervisor's: a change that weakens nothing (prompts, added checks,
+// lower budgets) stays and takes effect at the next run; a change that
+// removes or weakens a gate is undone.
+func (e *Engine) keepLoopFileEdit(rel string, old, cur []byte) (bool, string) {
+	if filepath.Join(e.dir, rel) != e.spec.Path {
+		return false, ""
+	}
+	v := spec.Judge(old, cur, e.spec.Path)
+	if len(v.Refused) == 0 {
+		return true, ""
+	}
+	return false, strings.Join(v.Refused, "; ")
 }
 
 func (e *Engine) endRecord(phase, task string, a spec.Agent, res agent.Result, changed []string) {
@@ -193,6 +208,9 @@ func tamperNote(ts []Tamper) string {
 	var b strings.Builder
 	for _, t := range ts {
 		fmt.Fprintf(&b, "VIOLATION: %s is protected and must not be edited (it was %s; the engine restored it). Change the code, not the checks.\n", t.File, t.What)
+		if t.Why != "" {
+			fmt.Fprintf(&b, "  The change weakened the loop: %s\n", t.Why)
+		}
 	}
 	return strings.TrimRight(b.String(), "\n")
 }

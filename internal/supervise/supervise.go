@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"time"
 
@@ -224,88 +223,10 @@ func (s *Supervisor) emit(ev record.Event) {
 }
 
 // Judge compares the loop file before and after the supervisor's run: what
-// changed, and every change that removes or weakens a gate.
+// changed, and every change that removes or weakens a gate (spec.Judge).
 func Judge(before, after []byte, path string) Result {
-	old, err := spec.Parse(before, path)
-	if err != nil {
-		return Result{Refused: []string{"the previous loop file does not parse: " + err.Error()}}
-	}
-	nu, err := spec.Parse(after, path)
-	if err != nil {
-		return Result{Refused: []string{"the new loop file is invalid: " + oneLine(err.Error())}}
-	}
-	var r Result
-	change := func(name string, a, b any) bool {
-		if reflect.DeepEqual(a, b) {
-			return false
-		}
-		r.Changes = append(r.Changes, fmt.Sprintf("%s: %s → %s", name, short(a), short(b)))
-		return true
-	}
-	refuse := func(format string, args ...any) { r.Refused = append(r.Refused, fmt.Sprintf(format, args...)) }
-
-	change("prompts.plan", old.Prompts.Plan, nu.Prompts.Plan)
-	change("prompts.build", old.Prompts.Build, nu.Prompts.Build)
-	change("prompts.replan", old.Prompts.Replan, nu.Prompts.Replan)
-	change("prompts.ralph", old.Prompts.Ralph, nu.Prompts.Ralph)
-	change("agent", old.Agent, nu.Agent)
-	change("agents", old.Agents, nu.Agents)
-	change("post_phases", old.PostPhases, nu.PostPhases)
-	change("vars", old.Vars, nu.Vars)
-	if change("objective", old.Objective, nu.Objective) {
-		refuse("changes the objective")
-	}
-	if change("shape", old.Shape, nu.Shape) {
-		refuse("changes the loop's shape")
-	}
-	for _, g := range []struct {
-		name     string
-		old, new []string
-	}{{"verify", old.Verify, nu.Verify}, {"objective_verify", old.ObjectiveVerify, nu.ObjectiveVerify}} {
-		change(g.name, g.old, g.new)
-		for _, c := range g.old {
-			if !contains(g.new, c) {
-				refuse("removes the %s check %q", g.name, c)
-			}
-		}
-	}
-	if change("verify_baseline", old.VerifyBaseline, nu.VerifyBaseline) && nu.VerifyBaseline != "all" {
-		refuse("relaxes verify_baseline to %s", nu.VerifyBaseline)
-	}
-	change("protect", old.Protect, nu.Protect)
-	if len(old.Protect) > 0 && len(nu.Protect) == 0 {
-		refuse("empties protect")
-	} else {
-		for _, p := range old.Protect {
-			if !contains(nu.Protect, p) {
-				refuse("removes %q from protect", p)
-			}
-		}
-	}
-	oldDefaults := old.ProtectDefaults == nil || *old.ProtectDefaults
-	newDefaults := nu.ProtectDefaults == nil || *nu.ProtectDefaults
-	if oldDefaults && !newDefaults {
-		r.Changes = append(r.Changes, "protect_defaults: true → false")
-		refuse("turns protect_defaults off")
-	}
-	ob, nb := old.Budget, nu.Budget
-	change("budget", ob, nb)
-	for _, b := range []struct {
-		name     string
-		old, new float64
-	}{
-		{"iterations", float64(ob.Iterations), float64(nb.Iterations)},
-		{"cycles", float64(ob.Cycles), float64(nb.Cycles)},
-		{"cost_usd", ob.CostUSD, nb.CostUSD},
-		{"wall", float64(ob.Wall), float64(nb.Wall)},
-		{"same_failure", float64(ob.SameFailure), float64(nb.SameFailure)},
-		{"gap_stall", float64(ob.GapStall), float64(nb.GapStall)},
-	} {
-		if b.new > b.old {
-			refuse("raises budget.%s", b.name)
-		}
-	}
-	return r
+	v := spec.Judge(before, after, path)
+	return Result{Changes: v.Changes, Refused: v.Refused}
 }
 
 // Prompt is what the supervising agent is told.
