@@ -280,7 +280,6 @@ func runReview(cmd *cobra.Command, io *IO, o *reviewOptions) error {
 	if !o.quiet && !o.json {
 		opts.Subscribers = append(opts.Subscribers, consolePrinter(io))
 	}
-	opts.Subscribers = append(opts.Subscribers, hookSubscribers(l)...)
 	out, err := loop.Run(cmd.Context(), l, opts)
 	if err != nil {
 		var locked *loop.ErrLocked

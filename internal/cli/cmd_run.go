@@ -129,7 +129,6 @@ func runRun(cmd *cobra.Command, io *IO, o *runOptions) error {
 	if !o.quiet && !o.json {
 		opts.Subscribers = append(opts.Subscribers, consolePrinter(io))
 	}
-	opts.Subscribers = append(opts.Subscribers, hookSubscribers(l)...)
 	out, err := loop.Run(cmd.Context(), l, opts)
 	if after != nil {
 		after(out)
@@ -153,10 +152,6 @@ func runRun(cmd *cobra.Command, io *IO, o *runOptions) error {
 	}
 	return nil
 }
-
-// hookSubscribers returns the record subscribers that act on a loop's
-// events (git commits, notifications); other files add to it.
-var hookSubscribers = func(l *spec.Loop) []func(record.Event) { return nil }
 
 // prepareRun readies a loop before it runs (the registry of loops, a git
 // branch or worktree, which may move the loop elsewhere) and returns what
