@@ -168,7 +168,7 @@ func setPasses(path, id string, passes bool) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(path, append(out, '\n'))
+	return WriteFileAtomic(path, append(out, '\n'))
 }
 
 func truncate(s string, n int) string {

@@ -309,7 +309,7 @@ func (e *Engine) askReviewer(ctx context.Context, task, prompt, outRel string, p
 		errs := parse(data)
 		if len(errs) == 0 {
 			if source != outRel {
-				writeAtomic(out, append(data, '\n'))
+				WriteFileAtomic(out, append(data, '\n'))
 			}
 			return true, nil, nil
 		}
@@ -384,7 +384,7 @@ func (e *Engine) reviewRound(ctx context.Context, rs *ReviewState) error {
 		Findings  []Finding    `json:"findings"`
 		Recurring []Recurrence `json:"recurring,omitempty"`
 	}{r.N, findings, r.Recurring})
-	writeAtomic(e.path(e.roundDir(fmt.Sprintf("round-%d", r.N)), "round.json"), append(data, '\n'))
+	WriteFileAtomic(e.path(e.roundDir(fmt.Sprintf("round-%d", r.N)), "round.json"), append(data, '\n'))
 	c, m, n := sevCounts(findings)
 	open := atOrAbove(findings, bar)
 	msg := fmt.Sprintf("round %d: %d critical, %d major, %d minor; %d at or above the bar (%s)", r.N, c, m, n, len(open), bar)

@@ -130,10 +130,12 @@ func (st *State) Save(dir string) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(StatePath(dir), append(data, '\n'))
+	return WriteFileAtomic(StatePath(dir), append(data, '\n'))
 }
 
-func writeAtomic(path string, data []byte) error {
+// WriteFileAtomic replaces a file so that readers see the old or the new
+// contents, never a part: write a temporary file beside it, then rename.
+func WriteFileAtomic(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}

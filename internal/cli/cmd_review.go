@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -281,24 +280,7 @@ func runReview(cmd *cobra.Command, io *IO, o *reviewOptions) error {
 		opts.Subscribers = append(opts.Subscribers, consolePrinter(io))
 	}
 	out, err := loop.Run(cmd.Context(), l, opts)
-	if err != nil {
-		var locked *loop.ErrLocked
-		if errors.As(err, &locked) {
-			return &ExitError{Code: ExitLocked, Err: err}
-		}
-		return &ExitError{Code: ExitBlocked, Err: err}
-	}
-	if o.json {
-		enc := json.NewEncoder(io.Out)
-		enc.SetIndent("", "  ")
-		enc.Encode(out)
-	} else {
-		printReviewReport(io, l, out)
-	}
-	if out.ExitCode != 0 {
-		return &ExitError{Code: out.ExitCode}
-	}
-	return nil
+	return reportOutcome(io, l, out, err, o.json, printReviewReport)
 }
 
 // printReviewReport prints the outcome and the table of rounds.

@@ -133,6 +133,12 @@ func runRun(cmd *cobra.Command, io *IO, o *runOptions) error {
 	if after != nil {
 		after(out)
 	}
+	return reportOutcome(io, l, out, err, o.json, printReport)
+}
+
+// reportOutcome prints how a run ended (JSON or the report) and turns it
+// into the command's exit code.
+func reportOutcome(io *IO, l *spec.Loop, out *loop.Outcome, err error, asJSON bool, report func(*IO, *spec.Loop, *loop.Outcome)) error {
 	if err != nil {
 		var locked *loop.ErrLocked
 		if errors.As(err, &locked) {
@@ -140,12 +146,12 @@ func runRun(cmd *cobra.Command, io *IO, o *runOptions) error {
 		}
 		return &ExitError{Code: ExitBlocked, Err: err}
 	}
-	if o.json {
+	if asJSON {
 		enc := json.NewEncoder(io.Out)
 		enc.SetIndent("", "  ")
 		enc.Encode(out)
 	} else {
-		printReport(io, l, out)
+		report(io, l, out)
 	}
 	if out.ExitCode != 0 {
 		return &ExitError{Code: out.ExitCode}

@@ -20,6 +20,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/looprinter/looprinter/loop"
 )
 
 // Entry is one loop the user has run or started.
@@ -106,7 +108,7 @@ func Save(e Entry) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(entryPath(e.Key), append(data, '\n'))
+	return loop.WriteFileAtomic(entryPath(e.Key), append(data, '\n'))
 }
 
 // Update loads the entry for key (or starts from def), applies fn and saves.
@@ -217,24 +219,4 @@ func NameOf(loopFile string) string {
 		return "loop"
 	}
 	return n
-}
-
-func writeAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

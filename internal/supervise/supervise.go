@@ -319,29 +319,6 @@ func mergeEnv(a, b map[string]string) map[string]string {
 	return out
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func short(v any) string {
-	var s string
-	switch x := v.(type) {
-	case string:
-		s = fmt.Sprintf("%q", x)
-	default:
-		s = fmt.Sprint(v)
-	}
-	if len(s) > 100 {
-		s = s[:100] + "…"
-	}
-	return s
-}
-
 func clip(s string, n int) string {
 	if len(s) > n {
 		return s[:n] + "…"
