@@ -229,19 +229,8 @@ func (o *reviewOptions) apply(l *spec.Loop) error {
 	if o.maxCost > 0 {
 		l.Budget.CostUSD = o.maxCost
 	}
-	for _, d := range []struct {
-		s   string
-		dst *spec.Duration
-		n   string
-	}{{o.wall, &l.Budget.Wall, "--wall"}, {o.timeout, &l.Agent.Timeout, "--timeout"}} {
-		if d.s == "" {
-			continue
-		}
-		v, err := spec.ParseDuration(d.s)
-		if err != nil || v == 0 {
-			return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s %q: want a duration like 30m", d.n, d.s)}
-		}
-		*d.dst = v
+	if err := applyDurationFlags(l, o.wall, o.timeout); err != nil {
+		return err
 	}
 	for _, role := range []string{"writer", "reviewer", "fixer"} {
 		if role == "writer" && l.Review.Writer == "" {

@@ -90,19 +90,8 @@ func (o *runOptions) apply(l *spec.Loop) error {
 	if o.maxCost > 0 {
 		l.Budget.CostUSD = o.maxCost
 	}
-	for _, d := range []struct {
-		s   string
-		dst *spec.Duration
-		n   string
-	}{{o.wall, &l.Budget.Wall, "--wall"}, {o.timeout, &l.Agent.Timeout, "--timeout"}} {
-		if d.s == "" {
-			continue
-		}
-		v, err := spec.ParseDuration(d.s)
-		if err != nil || v == 0 {
-			return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s %q: want a duration like 30m", d.n, d.s)}
-		}
-		*d.dst = v
+	if err := applyDurationFlags(l, o.wall, o.timeout); err != nil {
+		return err
 	}
 	if !contains(spec.Backends, l.Agent.Backend) {
 		return &ExitError{Code: ExitBadLoopFile, Err: fmt.Errorf("--backend %q: not a backend (%s)", l.Agent.Backend, strings.Join(spec.Backends, ", "))}
@@ -249,4 +238,23 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// applyDurationFlags applies --wall and --timeout to a loop.
+func applyDurationFlags(l *spec.Loop, wall, timeout string) error {
+	for _, d := range []struct {
+		s   string
+		dst *spec.Duration
+		n   string
+	}{{wall, &l.Budget.Wall, "--wall"}, {timeout, &l.Agent.Timeout, "--timeout"}} {
+		if d.s == "" {
+			continue
+		}
+		v, err := spec.ParseDuration(d.s)
+		if err != nil || v == 0 {
+			return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s %q: want a duration like 30m", d.n, d.s)}
+		}
+		*d.dst = v
+	}
+	return nil
 }
