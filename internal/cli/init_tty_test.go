@@ -19,6 +19,9 @@ func TestInitInteractiveTmux(t *testing.T) {
 		t.Skip("builds the binary and drives tmux")
 	}
 	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("tmux is required in CI (.ci/run installs it)")
+		}
 		t.Skip("tmux is not installed (apt-get install tmux)")
 	}
 	dir := t.TempDir()
