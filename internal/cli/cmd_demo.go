@@ -3,7 +3,9 @@ package cli
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -98,7 +100,7 @@ func writeDemo(dir string) error {
 	if _, err := os.Stat(loop.StatePath(dir)); err == nil {
 		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s already holds a loop; pass an empty --dir", dir)}
 	}
-	self, err := os.Executable()
+	self, err := selfPath()
 	if err != nil {
 		return err
 	}
@@ -116,4 +118,18 @@ func writeDemo(dir string) error {
 		}
 	}
 	return nil
+}
+
+// selfPath is how this program can be started again from another
+// directory: the name it was started by, made absolute (so a symlink keeps
+// its name), else the executable.
+func selfPath() (string, error) {
+	arg0 := os.Args[0]
+	if strings.Contains(arg0, "/") {
+		return filepath.Abs(arg0)
+	}
+	if p, err := exec.LookPath(arg0); err == nil {
+		return filepath.Abs(p)
+	}
+	return os.Executable()
 }
