@@ -66,7 +66,7 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 	// A run never outlives the loop's wall budget, nor its cost budget
 	// where the CLI can cap spend.
 	if left := e.spec.Budget.Wall.D() - e.wall(); req.Timeout == 0 || left < req.Timeout {
-		req.Timeout = left
+		req.Timeout = max(left, time.Millisecond) // never 0: 0 would mean no timeout
 	}
 	if left := e.spec.Budget.CostUSD - e.st.CostUSD; req.MaxBudgetUSD == 0 || left < req.MaxBudgetUSD {
 		req.MaxBudgetUSD = left
@@ -123,7 +123,7 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 			break
 		}
 		if left := e.spec.Budget.Wall.D() - e.wall(); left < req.Timeout {
-			req.Timeout = left
+			req.Timeout = max(left, time.Millisecond)
 		}
 	}
 	e.st.AgentPGID = 0

@@ -180,6 +180,10 @@ func (a *runner) do(action string) (int, bool) {
 		var tasks []map[string]any
 		for _, spec := range strings.Fields(rest) {
 			parts := strings.Split(spec, ":")
+			if len(parts) < 2 {
+				fmt.Fprintf(a.errOut, "fake-agent: plan wants ID:FILE[:true], got %q\n", spec)
+				return 2, true
+			}
 			t := map[string]any{"id": parts[0], "title": "Write " + parts[1], "description": "Create " + parts[1] + " with its content",
 				"targetFile": parts[1], "passes": len(parts) > 2 && parts[2] == "true", "notes": ""}
 			tasks = append(tasks, t)
@@ -246,6 +250,10 @@ func (a *runner) do(action string) (int, bool) {
 		fmt.Fprintf(a.out, "<blocked>%s</blocked>\n", rest)
 	case "cost":
 		f := strings.Fields(rest)
+		if len(f) == 0 {
+			fmt.Fprintln(a.errOut, "fake-agent: cost wants USD [IN OUT]")
+			return 2, true
+		}
 		line := "::looprinter cost_usd=" + f[0]
 		if len(f) >= 3 {
 			line += " input_tokens=" + f[1] + " output_tokens=" + f[2]
