@@ -150,6 +150,13 @@ func (e *Engine) build(ctx context.Context, plan *Plan, task Task) error {
 	}
 	run, err := e.runAgent(ctx, "build", false, task.ID, prompt)
 	if err != nil {
+		// A run cut short never counts as done, whatever it wrote into the
+		// plan before it was stopped: the task runs again on resume.
+		if after, _, rerr := ReadPlan(e.planPath()); rerr == nil {
+			if t, ok := after.Find(task.ID); ok && t.Passes {
+				setPasses(e.planPath(), task.ID, false)
+			}
+		}
 		return err
 	}
 	var problems []string
