@@ -101,13 +101,26 @@ func matchProtected(dir string, patterns []string) []string {
 		return nil
 	}
 	var out []string
+	walkFiles(dir, func(rel string, _ fs.DirEntry) {
+		for _, p := range patterns {
+			if ok, _ := doublestar.Match(p, rel); ok {
+				out = append(out, rel)
+				break
+			}
+		}
+	})
+	return out
+}
+
+// walkFiles calls fn for every file under dir (slash-separated relative
+// paths), skipping skipDirs, at most maxWalk files.
+func walkFiles(dir string, fn func(rel string, d fs.DirEntry)) {
 	n := 0
 	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
 		}
 		rel, _ := filepath.Rel(dir, path)
-		rel = filepath.ToSlash(rel)
 		if d.IsDir() {
 			if rel != "." && skipDirs[d.Name()] {
 				return filepath.SkipDir
@@ -117,15 +130,9 @@ func matchProtected(dir string, patterns []string) []string {
 		if n++; n > maxWalk {
 			return filepath.SkipAll
 		}
-		for _, p := range patterns {
-			if ok, _ := doublestar.Match(p, rel); ok {
-				out = append(out, rel)
-				break
-			}
-		}
+		fn(filepath.ToSlash(rel), d)
 		return nil
 	})
-	return out
 }
 
 // Tamper is one protected file the agent changed.
@@ -185,25 +192,10 @@ type fileStamp struct {
 // changed without reading file contents.
 func treeStamps(dir string) map[string]fileStamp {
 	out := map[string]fileStamp{}
-	n := 0
-	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil
-		}
-		rel, _ := filepath.Rel(dir, path)
-		if d.IsDir() {
-			if rel != "." && skipDirs[d.Name()] {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if n++; n > maxWalk {
-			return filepath.SkipAll
-		}
+	walkFiles(dir, func(rel string, d fs.DirEntry) {
 		if info, err := d.Info(); err == nil {
-			out[filepath.ToSlash(rel)] = fileStamp{info.Size(), info.ModTime().UnixNano()}
+			out[rel] = fileStamp{info.Size(), info.ModTime().UnixNano()}
 		}
-		return nil
 	})
 	return out
 }
