@@ -72,7 +72,7 @@ func printEffective(io *IO, l *spec.Loop) {
 	fmt.Fprintf(w, "baseline:   %s\n", map[string]string{"all": "every failure blocks", "new-only": "only failures that were not there before the loop block"}[l.VerifyBaseline])
 	list("protect:", l.Protect, "(only the defaults)")
 	if l.ProtectDefaults == nil || *l.ProtectDefaults {
-		fmt.Fprintf(w, "  + the loop file and every script the gates name\n")
+		fmt.Fprintf(w, "  + the loop file and every script a gate runs\n")
 	}
 	fmt.Fprintln(w, "prompts:")
 	phases := []string{"plan", "build", "replan"}
@@ -116,10 +116,13 @@ func agentLine(a spec.Agent) string {
 	return s
 }
 
+// headerLines are the lines every built-in prompt starts with.
+var headerLines = map[string]bool{"# Key objective": true, "# Each cycle must deliver": true, "# Rules you must keep": true}
+
 func firstContentLine(s string) string {
 	for _, l := range strings.Split(s, "\n") {
 		l = strings.TrimSpace(l)
-		if l != "" && !strings.HasPrefix(l, "# Key objective") && l != "{{.Objective}}" {
+		if l != "" && !strings.HasPrefix(l, "{{") && !headerLines[l] {
 			if len(l) > 100 {
 				l = l[:100] + "…"
 			}
