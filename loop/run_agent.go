@@ -153,10 +153,13 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 		if res.Blocked != "" {
 			msg = "the agent asked for a human: " + res.Blocked
 		}
+		if fi, err := os.Stat(res.Transcript); err == nil && fi.Size() > 0 {
+			msg += fmt.Sprintf(" (transcript %s)", rel(e.dir, res.Transcript))
+		}
 		if res.Fix != "" {
 			msg += "\nfix: " + res.Fix
 		}
-		return nil, e.stop(ReasonBlocked, fmt.Sprintf("%s run: %s (transcript %s)", phase, msg, rel(e.dir, res.Transcript)))
+		return nil, e.stop(ReasonBlocked, fmt.Sprintf("%s run: %s", phase, msg))
 	}
 	if res.Blocked != "" {
 		return nil, e.stop(ReasonBlocked, fmt.Sprintf("%s run: the agent asked for a human: %s", phase, res.Blocked))
