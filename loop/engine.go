@@ -133,7 +133,7 @@ func Run(ctx context.Context, l *spec.Loop, opts Options) (*Outcome, error) {
 	st.Outcome, st.Summary = "", ""
 	e.emit(record.Event{Event: record.LoopStart, Loop: l.Name, Shape: l.Shape, LoopFile: l.Path, Dir: dir, PID: os.Getpid(), Resumed: resumed, Phase: st.Phase, Message: previousNote(previous)})
 	if st.AgentPGID != 0 {
-		if n := killOrphans(st.AgentPGID, dir); n > 0 {
+		if n := len(killOrphans(st.AgentPGID, dir)); n > 0 {
 			e.emit(record.Event{Event: record.Warning, Message: fmt.Sprintf("stopped %d leftover agent processes of a run that crashed (process group %d)", n, st.AgentPGID)})
 		}
 		st.AgentPGID = 0

@@ -9,13 +9,23 @@ import (
 	"syscall"
 )
 
+// KillOrphans kills what is left of a crashed run's agent: the processes of
+// the state's agent process group that carry this loop's LOOPRINTER_DIR.
+// It returns the pids it killed.
+func KillOrphans(dir string, st *State) []int {
+	if st == nil || st.AgentPGID == 0 {
+		return nil
+	}
+	return killOrphans(st.AgentPGID, dir)
+}
+
 // killOrphans kills the processes of an agent process group that a crashed
 // engine left behind. Only processes that are both in the group and carry
 // this loop's LOOPRINTER_DIR are touched, so a reused group id is safe.
-func killOrphans(pgid int, dir string) int {
+func killOrphans(pgid int, dir string) []int {
 	procs, _ := filepath.Glob("/proc/[0-9]*")
 	want := []byte("LOOPRINTER_DIR=" + dir + "\x00")
-	n := 0
+	var killed []int
 	for _, p := range procs {
 		pid, err := strconv.Atoi(filepath.Base(p))
 		if err != nil || pid == os.Getpid() {
@@ -34,8 +44,8 @@ func killOrphans(pgid int, dir string) int {
 			}
 		}
 		if syscall.Kill(pid, syscall.SIGKILL) == nil {
-			n++
+			killed = append(killed, pid)
 		}
 	}
-	return n
+	return killed
 }

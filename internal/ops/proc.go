@@ -147,8 +147,10 @@ func Stop(dir string, now bool, timeout time.Duration) (StopResult, error) {
 	if !live {
 		// Nothing holds the loop; a crashed run may have left agents behind.
 		res := StopResult{}
+		// Its pid may belong to another program by now, so only processes
+		// that carry this loop's LOOPRINTER_DIR are killed.
 		if st != nil && st.PID > 0 && st.Outcome == "" {
-			res.Killed = killTree(st.PID)
+			res.Killed = loop.KillOrphans(dir, st)
 			if now || len(res.Killed) > 0 {
 				finalizeKilled(dir, "stopped by `looprinter stop --now` after the run had died")
 			}
