@@ -3,12 +3,11 @@ package cli
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/looprinter/looprinter/internal/ops"
 	"github.com/looprinter/looprinter/loop"
 )
 
@@ -100,10 +99,7 @@ func writeDemo(dir string) error {
 	if _, err := os.Stat(loop.StatePath(dir)); err == nil {
 		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s already holds a loop; pass an empty --dir", dir)}
 	}
-	self, err := selfPath()
-	if err != nil {
-		return err
-	}
+	self := ops.Self()
 	files := map[string]string{
 		"loop.yaml":      fmt.Sprintf(demoLoop, self+" fake-agent --script demo-agent.txt"),
 		"demo-agent.txt": demoScript,
@@ -118,18 +114,4 @@ func writeDemo(dir string) error {
 		}
 	}
 	return nil
-}
-
-// selfPath is how this program can be started again from another
-// directory: the name it was started by, made absolute (so a symlink keeps
-// its name), else the executable.
-func selfPath() (string, error) {
-	arg0 := os.Args[0]
-	if strings.Contains(arg0, "/") {
-		return filepath.Abs(arg0)
-	}
-	if p, err := exec.LookPath(arg0); err == nil {
-		return filepath.Abs(p)
-	}
-	return os.Executable()
 }

@@ -85,7 +85,7 @@ what it spent. The registry is kept in $XDG_STATE_HOME/looprinter
 				if s.State == ops.StateStarting {
 					detail = fmt.Sprintf("pid %d", s.PID)
 				}
-				if s.Schedule != "" && ops.Alive(s.SchedulerPID) {
+				if s.Schedule != "" && ops.IsScheduler(s.SchedulerPID) {
 					detail += " [scheduled: " + s.Schedule + "]"
 				}
 				dir := s.Dir

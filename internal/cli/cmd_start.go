@@ -90,7 +90,7 @@ func runStart(io *IO, o *startOptions) error {
 		return &ExitError{Code: ExitLocked, Err: fmt.Errorf("%s is already starting (pid %d)", l.Name, prev.LauncherPID)}
 	}
 	scheduled := o.schedule || o.every != "" || o.cron != ""
-	if scheduled && prev.SchedulerPID != 0 && ops.Alive(prev.SchedulerPID) {
+	if scheduled && prev.SchedulerPID != 0 && ops.IsScheduler(prev.SchedulerPID) {
 		return &ExitError{Code: ExitLocked, Err: fmt.Errorf("a scheduler (pid %d) already runs %s; `looprinter stop %s` ends it", prev.SchedulerPID, l.Name, l.Name)}
 	}
 	log := filepath.Join(ops.LogDir(), key+".log")

@@ -141,7 +141,7 @@ func statusOne(io *IO, e ops.Entry, asJSON bool) error {
 	case dir != e.Dir:
 		fmt.Fprintf(w, "runs in:    %s\n", dir)
 	}
-	if e.Schedule != "" && ops.Alive(e.SchedulerPID) {
+	if e.Schedule != "" && ops.IsScheduler(e.SchedulerPID) {
 		fmt.Fprintf(w, "schedule:   %s (scheduler pid %d)\n", e.Schedule, e.SchedulerPID)
 	}
 	if st := s.Loop; st != nil {

@@ -49,7 +49,7 @@ behalf. A scheduler running the loop is stopped too.`,
 }
 
 func runStop(io *IO, e ops.Entry, now bool, timeout time.Duration) error {
-	if e.SchedulerPID != 0 && ops.Alive(e.SchedulerPID) {
+	if e.SchedulerPID != 0 && ops.IsScheduler(e.SchedulerPID) {
 		syscall.Kill(e.SchedulerPID, syscall.SIGTERM)
 		fmt.Fprintf(io.Err, "stopped the scheduler of %s (pid %d)\n", e.Name, e.SchedulerPID)
 		ops.Update(e, func(x *ops.Entry) { x.SchedulerPID = 0 })

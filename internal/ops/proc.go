@@ -30,6 +30,28 @@ func Alive(pid int) bool {
 	return statField(string(b), 0) != "Z"
 }
 
+// IsScheduler says whether pid is a looprinter scheduler (and not a process
+// that got the pid of a scheduler that died).
+func IsScheduler(pid int) bool {
+	if !Alive(pid) {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		return false
+	}
+	args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+	if len(args) == 0 || !strings.Contains(filepath.Base(args[0]), "looprinter") && !strings.HasSuffix(args[0], ".test") {
+		return false
+	}
+	for _, a := range args[1:] {
+		if a == "schedule" || a == "--schedule" || a == "--every" || a == "--cron" || strings.HasPrefix(a, "--every=") || strings.HasPrefix(a, "--cron=") {
+			return true
+		}
+	}
+	return false
+}
+
 // statField returns field n (0 = state) after the command name of a
 // /proc/PID/stat line: state ppid pgrp session …
 func statField(s string, n int) string {
