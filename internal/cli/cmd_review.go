@@ -307,17 +307,9 @@ func printReviewReport(io *IO, l *spec.Loop, o *loop.Outcome) {
 			}
 		}
 	}
-	if len(o.NotVerified) > 0 {
-		fmt.Fprintln(w, "NOT VERIFIED:")
-		for _, e := range o.NotVerified {
-			fmt.Fprintf(w, "  - %s\n", e)
-		}
-	}
-	if len(o.Next) > 0 && o.Reason != loop.ReasonBudget && o.Reason != loop.ReasonNoProgress {
-		fmt.Fprintln(w, "next:")
-		for _, e := range o.Next {
-			fmt.Fprintf(w, "  - %s\n", e)
-		}
+	printList(w, "NOT VERIFIED:", o.NotVerified)
+	if o.Reason != loop.ReasonBudget && o.Reason != loop.ReasonNoProgress {
+		printList(w, "next:", o.Next)
 	}
 	fmt.Fprintf(w, "report:    %s\n", filepath.Join(loop.RecordsDir, loop.ReviewReportFile))
 	fmt.Fprintf(w, "records:   %s\n", relTo(l.Dir, o.Records))

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -204,30 +205,10 @@ func printReport(io *IO, l *spec.Loop, o *loop.Outcome) {
 		}
 		fmt.Fprintf(w, "gates:     cycle gate %s, objective gate %s\n", st.CycleGate, st.ObjectiveGate)
 	}
-	if len(o.Evidence) > 0 {
-		fmt.Fprintln(w, "evidence:")
-		for _, e := range o.Evidence {
-			fmt.Fprintf(w, "  - %s\n", e)
-		}
-	}
-	if len(o.NotVerified) > 0 {
-		fmt.Fprintln(w, "NOT VERIFIED:")
-		for _, e := range o.NotVerified {
-			fmt.Fprintf(w, "  - %s\n", e)
-		}
-	}
-	if len(o.RuledOut) > 0 {
-		fmt.Fprintln(w, "tried without success (ruled out):")
-		for _, e := range o.RuledOut {
-			fmt.Fprintf(w, "  - %s\n", e)
-		}
-	}
-	if len(o.Next) > 0 {
-		fmt.Fprintln(w, "next:")
-		for _, e := range o.Next {
-			fmt.Fprintf(w, "  - %s\n", e)
-		}
-	}
+	printList(w, "evidence:", o.Evidence)
+	printList(w, "NOT VERIFIED:", o.NotVerified)
+	printList(w, "tried without success (ruled out):", o.RuledOut)
+	printList(w, "next:", o.Next)
 	fmt.Fprintf(w, "records:   %s\n", relTo(l.Dir, o.Records))
 }
 
@@ -257,4 +238,15 @@ func applyDurationFlags(l *spec.Loop, wall, timeout string) error {
 		*d.dst = v
 	}
 	return nil
+}
+
+// printList prints a titled list of the final report; nothing when empty.
+func printList(w io.Writer, title string, items []string) {
+	if len(items) == 0 {
+		return
+	}
+	fmt.Fprintln(w, title)
+	for _, e := range items {
+		fmt.Fprintf(w, "  - %s\n", e)
+	}
 }

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/looprinter/looprinter/internal/ops"
 )
 
 // TestMain lets the test binary stand in for looprinter in script tests.
@@ -92,8 +94,7 @@ func cmdPIDGone(ts *testscript.TestScript, neg bool, args []string) {
 	pid := readPID(ts, args[0])
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		alive := syscall.Kill(pid, 0) == nil && !isZombie(pid)
-		if !alive {
+		if !ops.Alive(pid) {
 			if neg {
 				ts.Fatalf("process %d is gone", pid)
 			}
@@ -105,16 +106,6 @@ func cmdPIDGone(ts *testscript.TestScript, neg bool, args []string) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	ts.Fatalf("process %d is still running", pid)
-}
-
-func isZombie(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	s := string(b)
-	i := strings.LastIndex(s, ")")
-	return i > 0 && i+2 < len(s) && s[i+2] == 'Z'
 }
 
 func readPID(ts *testscript.TestScript, file string) int {
