@@ -86,6 +86,9 @@ func (l *Loop) applyDefaults() {
 	if l.VerifyBaseline == "" {
 		l.VerifyBaseline = "all"
 	}
+	if l.Sandbox == "" {
+		l.Sandbox = "auto"
+	}
 	if l.CheckTimeout == 0 {
 		l.CheckTimeout = Duration(DefaultCheckTimeout)
 	}
@@ -252,9 +255,19 @@ func (l *Loop) validate(nodes map[string]*yaml.Node) []Problem {
 	default:
 		at("verify_baseline", "verify_baseline: %q is not known (all or new-only)", l.VerifyBaseline)
 	}
+	switch l.Sandbox {
+	case "auto", "bwrap", "landlock", "off":
+	default:
+		at("sandbox", "sandbox: %q is not known (auto, bwrap, landlock or off)", l.Sandbox)
+	}
 	for i, g := range l.Protect {
 		if !doublestar.ValidatePattern(g) {
 			at(fmt.Sprintf("protect[%d]", i), "protect: %q is not a valid glob", g)
+		}
+	}
+	for i, g := range l.ProtectExcept {
+		if !doublestar.ValidatePattern(g) {
+			at(fmt.Sprintf("protect_except[%d]", i), "protect_except: %q is not a valid glob", g)
 		}
 	}
 	for name, src := range map[string]string{"plan": l.Prompts.Plan, "build": l.Prompts.Build, "replan": l.Prompts.Replan, "ralph": l.Prompts.Ralph} {

@@ -23,28 +23,36 @@ const (
 
 // Loop is the parsed loop file with defaults applied.
 type Loop struct {
-	Version         int               `yaml:"version"`
-	Name            string            `yaml:"name"`
-	Shape           string            `yaml:"shape"`
-	Objective       string            `yaml:"objective"`
-	Agent           Agent             `yaml:"agent"`
-	Agents          map[string]Agent  `yaml:"agents"` // per-phase overrides: plan, replan, build, post, <post phase name>, reviewer, writer, fixer
-	Budget          Budget            `yaml:"budget"`
-	Setup           []string          `yaml:"setup"`
-	Verify          []string          `yaml:"verify"`
-	ObjectiveVerify []string          `yaml:"objective_verify"`
-	VerifyBaseline  string            `yaml:"verify_baseline"` // all | new-only
-	CheckTimeout    Duration          `yaml:"check_timeout"`
-	Protect         []string          `yaml:"protect"`
-	ProtectDefaults *bool             `yaml:"protect_defaults"`
-	Prompts         Prompts           `yaml:"prompts"`
-	PostPhases      []PostPhase       `yaml:"post_phases"`
-	Prices          map[string]Price  `yaml:"prices"`
-	Review          Review            `yaml:"review"`
-	Git             Git               `yaml:"git"`
-	Notify          Notify            `yaml:"notify"`
-	Schedule        Schedule          `yaml:"schedule"`
-	Vars            map[string]string `yaml:"vars"` // extra fields for prompt templates
+	Version         int              `yaml:"version"`
+	Name            string           `yaml:"name"`
+	Shape           string           `yaml:"shape"`
+	Objective       string           `yaml:"objective"`
+	Agent           Agent            `yaml:"agent"`
+	Agents          map[string]Agent `yaml:"agents"` // per-phase overrides: plan, replan, build, post, <post phase name>, reviewer, writer, fixer
+	Budget          Budget           `yaml:"budget"`
+	Setup           []string         `yaml:"setup"`
+	Verify          []string         `yaml:"verify"`
+	ObjectiveVerify []string         `yaml:"objective_verify"`
+	VerifyBaseline  string           `yaml:"verify_baseline"` // all | new-only
+	CheckTimeout    Duration         `yaml:"check_timeout"`
+	Protect         []string         `yaml:"protect"`
+	ProtectDefaults *bool            `yaml:"protect_defaults"`
+	// ProtectExcept are globs the user allows the agent to edit although a
+	// default rule protects them (a test file that is the deliverable).
+	ProtectExcept []string `yaml:"protect_except"`
+	// Sandbox confines every agent run: auto (default), bwrap, landlock, off.
+	Sandbox string `yaml:"sandbox"`
+	// AllowPassing lets a loop start although every check already passes
+	// (the "keep it green" use); otherwise that stops the loop at once.
+	AllowPassing bool              `yaml:"allow_passing"`
+	Prompts      Prompts           `yaml:"prompts"`
+	PostPhases   []PostPhase       `yaml:"post_phases"`
+	Prices       map[string]Price  `yaml:"prices"`
+	Review       Review            `yaml:"review"`
+	Git          Git               `yaml:"git"`
+	Notify       Notify            `yaml:"notify"`
+	Schedule     Schedule          `yaml:"schedule"`
+	Vars         map[string]string `yaml:"vars"` // extra fields for prompt templates
 
 	// Path is the absolute path of the loop file; Dir its directory, where
 	// the loop runs.

@@ -47,22 +47,9 @@ type Entry struct {
 	Updated      time.Time `json:"updated"`
 }
 
-// StateDir is where looprinter keeps what is not in a loop's directory:
-// $LOOPRINTER_STATE_DIR, else $XDG_STATE_HOME/looprinter, else
-// ~/.local/state/looprinter.
-func StateDir() string {
-	if d := os.Getenv("LOOPRINTER_STATE_DIR"); d != "" {
-		return d
-	}
-	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
-		return filepath.Join(d, "looprinter")
-	}
-	home, err := os.UserHomeDir()
-	if err != nil || home == "" {
-		return filepath.Join(os.TempDir(), "looprinter-state")
-	}
-	return filepath.Join(home, ".local", "state", "looprinter")
-}
+// StateDir is where looprinter keeps what is not in a loop's directory
+// (loop.StateRoot).
+func StateDir() string { return loop.StateRoot() }
 
 func loopsDir() string { return filepath.Join(StateDir(), "loops") }
 
