@@ -1,0 +1,218 @@
+package sandbox
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"syscall"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	llsyscall "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// EnvExec marks a process started by Wrap for landlock: this package's init
+// function applies the policy it holds (JSON) and executes the real command.
+const EnvExec = "LOOPRINTER_SANDBOX_EXEC"
+
+// helperSpec is what the re-executed helper needs.
+type helperSpec struct {
+	Exec  string   `json:"exec"`  // the program to execute (argv is the helper's os.Args[1:])
+	Dirs  []string `json:"dirs"`  // writable directory trees
+	Files []string `json:"files"` // writable single files
+}
+
+// fsRights are the filesystem rights the ruleset handles: everything up to
+// ABI 5 (ioctl on devices). Later rights (connecting to UNIX sockets by path)
+// are left alone so agents can still talk to local daemons.
+const fsRights = landlock.AccessFSSet(1<<16 - 1)
+
+// devices stay writable (and usable with ioctl) for every agent; the rest of
+// /dev is read-only, so a disk cannot be written to directly.
+var (
+	deviceFiles = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx"}
+	deviceDirs  = []string{"/dev/pts", "/dev/shm"}
+)
+
+func init() {
+	if v, ok := os.LookupEnv(EnvExec); ok {
+		os.Exit(helperMain(v))
+	}
+}
+
+// helperMain runs in the re-executed binary before anything else: it
+// restricts this thread with Landlock and executes the real command, which
+// inherits the restriction. It returns only on failure.
+func helperMain(spec string) int {
+	os.Unsetenv(EnvExec)
+	fail := func(code int, format string, a ...any) int {
+		fmt.Fprintf(os.Stderr, "looprinter sandbox: "+format+"\n", a...)
+		return code
+	}
+	var s helperSpec
+	if err := json.Unmarshal([]byte(spec), &s); err != nil {
+		return fail(126, "bad %s: %v", EnvExec, err)
+	}
+	if len(os.Args) < 2 || s.Exec == "" {
+		return fail(126, "no command to run")
+	}
+	// The restriction and the exec must happen on the same OS thread; the
+	// thread is never unlocked.
+	runtime.LockOSThread()
+	if err := restrictThread(s); err != nil {
+		return fail(126, "%v", err)
+	}
+	err := syscall.Exec(s.Exec, os.Args[1:], os.Environ())
+	code := 126
+	if errors.Is(err, syscall.ENOENT) {
+		code = 127
+	}
+	return fail(code, "cannot run %s: %v", s.Exec, err)
+}
+
+// restrictThread applies the Landlock ruleset of s to the calling thread
+// (best effort across ABI versions; an error when Landlock is missing).
+func restrictThread(s helperSpec) error {
+	cfg := landlock.Config{HandledAccessFS: fsRights, Scoped: llsyscall.ScopeSignal}.BestEffort()
+	rules := []landlock.Rule{
+		landlock.RODirs("/"),
+		landlock.RWFiles(deviceFiles...).WithIoctlDev().IgnoreIfMissing(),
+		landlock.RWDirs(deviceDirs...).WithIoctlDev().IgnoreIfMissing(),
+	}
+	if len(s.Dirs) > 0 {
+		rules = append(rules, landlock.RWDirs(s.Dirs...).WithRefer().IgnoreIfMissing())
+	}
+	if len(s.Files) > 0 {
+		rules = append(rules, landlock.RWFiles(s.Files...).IgnoreIfMissing())
+	}
+	fd, flags, err := cfg.NewRulesetFD(rules...)
+	if err != nil {
+		return fmt.Errorf("landlock ruleset: %w", err)
+	}
+	if fd < 0 {
+		return errors.New("landlock is not available in this kernel")
+	}
+	defer unix.Close(fd)
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("no_new_privs: %w", err)
+	}
+	if err := llsyscall.LandlockRestrictSelf(fd, flags); err != nil {
+		return fmt.Errorf("landlock_restrict_self: %w", err)
+	}
+	return nil
+}
+
+var landlockOnce struct {
+	sync.Once
+	abi int
+	err error
+}
+
+func landlockProbe() error {
+	landlockOnce.Do(func() {
+		abi, err := llsyscall.LandlockGetABIVersion()
+		switch {
+		case err != nil:
+			landlockOnce.err = fmt.Errorf("the kernel has no Landlock (%v)", err)
+		case abi < 1:
+			landlockOnce.err = errors.New("the kernel has no Landlock")
+		default:
+			landlockOnce.abi = abi
+			if _, err := os.Executable(); err != nil {
+				landlockOnce.err = errNoExe
+			}
+		}
+	})
+	return landlockOnce.err
+}
+
+func landlockWhat() string {
+	if landlockOnce.abi == 0 {
+		return "Landlock"
+	}
+	return fmt.Sprintf("Landlock ABI %d", landlockOnce.abi)
+}
+
+// TempDir is the private temporary folder of landlock runs in dir (TMPDIR);
+// Wrap empties it for every run.
+func TempDir(dir string) string {
+	h := sha256.Sum256([]byte(filepath.Clean(dir)))
+	return filepath.Join(os.TempDir(), "looprinter-sandbox-"+hex.EncodeToString(h[:8]))
+}
+
+// wrapLandlock: p's paths are canonical and exist.
+func (p Policy) wrapLandlock(path string, args []string) (string, []string, []string, error) {
+	if err := landlockProbe(); err != nil {
+		return "", nil, nil, fmt.Errorf("sandbox: landlock: %w", err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", nil, nil, fmt.Errorf("sandbox: %w", errNoExe)
+	}
+	tmp := TempDir(p.Dir)
+	os.RemoveAll(tmp)
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		return "", nil, nil, fmt.Errorf("sandbox: private temporary folder: %w", err)
+	}
+	s := helperSpec{Exec: path, Dirs: []string{p.Dir, tmp}}
+	// Read-only paths outside Dir are kept out of the writable trees that hold
+	// them; those inside Dir cannot be (Unenforced).
+	var outside []string
+	for _, r := range p.ReadOnly {
+		if !within(r, p.Dir) {
+			outside = append(outside, r)
+		}
+	}
+	for _, w := range p.Writable {
+		grant(w, outside, &s.Dirs, &s.Files)
+	}
+	spec, err := json.Marshal(s)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	return exe, append([]string{path}, args...), []string{"TMPDIR=" + tmp, EnvExec + "=" + string(spec)}, nil
+}
+
+// grant adds w to the writable dirs or files, except the read-only paths in
+// ro: a tree holding one is granted entry by entry around it (its own
+// directory stays without create/remove rights). Symbolic links met on the
+// way are not followed.
+func grant(w string, ro []string, dirs, files *[]string) {
+	var inside []string
+	for _, r := range ro {
+		if r == w || within(w, r) {
+			return
+		}
+		if within(r, w) {
+			inside = append(inside, r)
+		}
+	}
+	fi, err := os.Stat(w)
+	if err != nil {
+		return
+	}
+	if !fi.IsDir() {
+		*files = append(*files, w)
+		return
+	}
+	if len(inside) == 0 {
+		*dirs = append(*dirs, w)
+		return
+	}
+	ents, err := os.ReadDir(w)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if e.Type()&os.ModeSymlink != 0 {
+			continue
+		}
+		grant(filepath.Join(w, e.Name()), inside, dirs, files)
+	}
+}

@@ -1,0 +1,120 @@
+package sandbox
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// zombieChildren lists this process's children that are zombies.
+func zombieChildren() []int {
+	var out []int
+	for pid, p := range readProcs() {
+		if p.ppid == os.Getpid() && p.zombie {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+func escapees(t *testing.T, token, script string) {
+	t.Helper()
+	cmd := exec.Command("/bin/sh", "-c", script)
+	cmd.Env = append(os.Environ(), "SBX_TOKEN="+token)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSweep(t *testing.T) {
+	if err := BecomeSubreaper(); err != nil {
+		t.Fatal(err)
+	}
+	Sweep() // whatever earlier tests left
+	if got := Sweep(); got != nil {
+		t.Fatalf("Sweep with nothing to do = %v, want nil", got)
+	}
+	token := "sweep-" + strconv.Itoa(os.Getpid())
+	escapees(t, token, "setsid sh -c 'sleep 30' & ( ( sleep 30 ) & ) ; nohup sh -c 'trap \"\" HUP TERM; sleep 30' >/dev/null 2>&1 & (setsid sh -c '( sleep 30 & ) ; sleep 30' &) ; sleep 0.2")
+	before := tokenProcs(token)
+	if len(before) < 4 {
+		t.Fatalf("the escapees did not start: %v", before)
+	}
+	killed := Sweep()
+	if len(killed) < len(before) {
+		t.Errorf("Sweep killed %v, but %v were alive", killed, before)
+	}
+	if left := tokenProcs(token); len(left) > 0 {
+		t.Errorf("alive after Sweep: %v", left)
+	}
+	if z := zombieChildren(); len(z) > 0 {
+		t.Errorf("zombies left after Sweep: %v", z)
+	}
+	if got := Sweep(); got != nil {
+		t.Errorf("a second Sweep = %v, want nil", got)
+	}
+}
+
+// A process that keeps forking while it is swept is caught anyway.
+func TestSweepForker(t *testing.T) {
+	if err := BecomeSubreaper(); err != nil {
+		t.Fatal(err)
+	}
+	Sweep()
+	token := "forker-" + strconv.Itoa(os.Getpid())
+	escapees(t, token, "setsid sh -c 'while :; do sleep 30 & done' >/dev/null 2>&1 & sleep 0.2")
+	Sweep()
+	time.Sleep(50 * time.Millisecond)
+	if left := tokenProcs(token); len(left) > 0 {
+		t.Errorf("alive after Sweep: %d processes", len(left))
+		Sweep()
+	}
+}
+
+// Kept processes and their children survive, and their exec.Cmd still
+// waits for them.
+func TestSweepKeep(t *testing.T) {
+	if err := BecomeSubreaper(); err != nil {
+		t.Fatal(err)
+	}
+	Sweep()
+	token := "keep-" + strconv.Itoa(os.Getpid())
+	kept := exec.Command("/bin/sh", "-c", "sleep 30 & wait")
+	kept.Env = append(os.Environ(), "SBX_KEPT="+token)
+	if err := kept.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer kept.Process.Kill()
+	escapees(t, token, "setsid sh -c 'sleep 30' & sleep 0.1")
+	time.Sleep(100 * time.Millisecond)
+	escaped := tokenProcs(token)
+	killed := Sweep(kept.Process.Pid)
+	if len(killed) != len(escaped) || len(killed) == 0 {
+		t.Errorf("Sweep(keep) killed %v, want the escapees %v", killed, escaped)
+	}
+	if len(tokenProcs(token)) != 0 {
+		t.Errorf("the escapee survived")
+	}
+	alive := 0
+	for pid, p := range readProcs() {
+		if (pid == kept.Process.Pid || p.ppid == kept.Process.Pid) && !p.zombie {
+			alive++
+		}
+	}
+	if alive != 2 {
+		t.Errorf("the kept process and its child: %d alive, want 2", alive)
+	}
+	kept.Process.Kill()
+	err := kept.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || !strings.Contains(err.Error(), "killed") {
+		t.Errorf("the kept command's Wait = %v, want its own exit (signal: killed)", err)
+	}
+	Sweep() // its sleep, re-parented to us
+}

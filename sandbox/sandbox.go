@@ -1,0 +1,245 @@
+// Package sandbox confines agent runs and the processes they start.
+//
+// The loop file's `sandbox:` field names a mode: "auto" (the default),
+// "bwrap", "landlock" or "off". [Resolve] turns a mode into the kind in force
+// on this machine: auto picks bwrap when bubblewrap works here, else landlock
+// when the kernel has it, else it is an error that says what to install.
+//
+// A [Policy] says what an agent run may write: its loop folder (Dir), more
+// writable trees (the user's HOME, where agent CLIs keep their config, and
+// the like), and paths that stay read-only although they lie inside a
+// writable tree (protected files, the loop file, working-records, the
+// engine's state root, .git). [Policy.Wrap] turns the command to start into
+// the command that starts it confined:
+//
+//	kind, err := sandbox.Resolve(mode)
+//	p := sandbox.Policy{Kind: kind, Dir: dir, Writable: w, ReadOnly: ro}
+//	path, args, extra, err := p.Wrap(path, args)
+//	cmd := exec.Command(path, args...)
+//	cmd.Env = append(env, extra...) // extra comes last: it wins
+//
+// bwrap runs the command in bubblewrap: a private mount namespace in which
+// / is read-only, Dir and the writable trees are bound writable, the
+// read-only paths are bound read-only over them (so they cannot be written,
+// removed or renamed), /tmp is a private tmpfs (TMPDIR=/tmp), /dev holds only
+// the harmless devices, and a private PID namespace: every process the agent
+// starts (setsid, double fork, nohup) dies when the command exits or when
+// bubblewrap is killed, even by SIGKILL. bubblewrap does not forward
+// signals, so SIGTERM to the run ends the sandbox at once (no grace period).
+// The network is shared.
+//
+// landlock runs the command under a Landlock ruleset (Linux ≥ 5.13): read
+// and execute everywhere, write only to Dir, the writable trees and a
+// private temporary folder (TMPDIR). Landlock cannot deny a subtree of an
+// allowed tree, so read-only paths inside Dir are NOT enforced (the engine's
+// restore of protected files after every run is the protection there; see
+// [Policy.Unenforced]); a read-only path inside another writable tree (the
+// state root under HOME) is enforced by granting the tree's other entries
+// one by one, which means that new entries directly in the directories on
+// the way to it (HOME itself, for example) cannot be created. Landlock has
+// no PID isolation: call [BecomeSubreaper] once in the engine and [Sweep]
+// after each run so that escaped processes die with their run. The ruleset
+// is applied by this package's init function in a re-executed copy of the
+// running binary (see [Policy.Wrap]): every binary that imports this
+// package can serve as the helper.
+//
+// off runs the command as it is; [BecomeSubreaper] and [Sweep] still apply.
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Modes and kinds.
+const (
+	Auto     = "auto"
+	Bwrap    = "bwrap"
+	Landlock = "landlock"
+	Off      = "off"
+)
+
+// Policy is what one confined run may write.
+type Policy struct {
+	// Kind is the resolved kind: "bwrap", "landlock" or "off".
+	Kind string
+	// Dir is the loop folder, the agent's working directory: writable.
+	Dir string
+	// Writable are more writable trees or files. Missing ones are skipped.
+	Writable []string
+	// ReadOnly are paths that stay read-only although they are inside a
+	// writable tree. Missing ones are skipped.
+	ReadOnly []string
+}
+
+// Resolve picks the kind for a mode on this machine. auto is bwrap when
+// bubblewrap works here, else landlock when the kernel supports it, else an
+// error naming what to install. An explicit bwrap or landlock that cannot
+// work here is an error naming why. The probes run once per process.
+func Resolve(mode string) (string, error) {
+	switch mode {
+	case Off:
+		return Off, nil
+	case Bwrap:
+		if err := bwrapProbe(); err != nil {
+			return "", fmt.Errorf("sandbox: bwrap cannot run here: %v; install bubblewrap (apt-get install bubblewrap), or choose `sandbox: landlock` or `sandbox: auto` in the loop file", err)
+		}
+		return Bwrap, nil
+	case Landlock:
+		if err := landlockProbe(); err != nil {
+			return "", fmt.Errorf("sandbox: landlock cannot run here: %v; it needs Linux 5.13 or later with Landlock enabled, or choose `sandbox: bwrap` or `sandbox: auto` in the loop file", err)
+		}
+		return Landlock, nil
+	case Auto, "":
+		berr := bwrapProbe()
+		if berr == nil {
+			return Bwrap, nil
+		}
+		lerr := landlockProbe()
+		if lerr == nil {
+			return Landlock, nil
+		}
+		return "", fmt.Errorf("sandbox: no sandbox can run here (bwrap: %v; landlock: %v): install bubblewrap (apt-get install bubblewrap), or use a kernel with Landlock (Linux 5.13 or later), or write `sandbox: off` in the loop file to run agents unconfined", berr, lerr)
+	}
+	return "", fmt.Errorf("sandbox: mode %q is not known (auto, bwrap, landlock or off)", mode)
+}
+
+// Describe says, one line per kind, which kind is in force for mode and why
+// the others are not; for `looprinter doctor`.
+func Describe(mode string) []string {
+	kind, rerr := Resolve(mode)
+	berr, lerr := bwrapProbe(), landlockProbe()
+	line := func(k string, avail error, what string) string {
+		switch {
+		case k == kind:
+			return fmt.Sprintf("%s: in force (%s)", k, what)
+		case avail != nil:
+			return fmt.Sprintf("%s: not available: %v", k, avail)
+		case mode == Auto || mode == "":
+			return fmt.Sprintf("%s: available (%s), not used: bwrap comes first", k, what)
+		default:
+			return fmt.Sprintf("%s: available (%s), not used: the loop file says `sandbox: %s`", k, what, mode)
+		}
+	}
+	out := []string{
+		line(Bwrap, berr, bwrapWhat()),
+		line(Landlock, lerr, landlockWhat()),
+	}
+	switch {
+	case kind == Off:
+		out = append(out, "off: in force: the loop file says `sandbox: off`; agents run unconfined")
+	case rerr != nil:
+		out = append(out, "off: not chosen: "+rerr.Error())
+	default:
+		out = append(out, "off: not used: write `sandbox: off` in the loop file to run agents unconfined")
+	}
+	return out
+}
+
+// Wrap returns the program, arguments and extra environment to start instead
+// of path and args so that the process runs under p. extraEnv must come after
+// the rest of the command's environment. A bare program name is looked up in
+// PATH now, as exec.Command would.
+func (p Policy) Wrap(path string, args []string) (newPath string, newArgs []string, extraEnv []string, err error) {
+	if p.Kind == Off {
+		return path, args, nil, nil
+	}
+	if p.Kind != Bwrap && p.Kind != Landlock {
+		return "", nil, nil, fmt.Errorf("sandbox: kind %q is not known (bwrap, landlock or off)", p.Kind)
+	}
+	if !filepath.IsAbs(p.Dir) {
+		return "", nil, nil, fmt.Errorf("sandbox: the loop folder %q is not an absolute path", p.Dir)
+	}
+	dir, err := canonical(p.Dir)
+	if err != nil {
+		return "", nil, nil, fmt.Errorf("sandbox: the loop folder: %w", err)
+	}
+	if !strings.Contains(path, "/") {
+		lp, err := exec.LookPath(path)
+		if err != nil {
+			return "", nil, nil, err
+		}
+		path = lp
+	}
+	q := Policy{Kind: p.Kind, Dir: dir, Writable: existing(p.Writable), ReadOnly: existing(p.ReadOnly)}
+	if p.Kind == Bwrap {
+		return q.wrapBwrap(path, args)
+	}
+	return q.wrapLandlock(path, args)
+}
+
+// Unenforced lists the read-only paths of p that its kind cannot keep
+// read-only: for landlock, those inside Dir (the engine's restore after the
+// run protects them); for off, all of them.
+func (p Policy) Unenforced() []string {
+	switch p.Kind {
+	case Bwrap:
+		return nil
+	case Off:
+		return existing(p.ReadOnly)
+	}
+	dir, err := canonical(p.Dir)
+	if err != nil {
+		return existing(p.ReadOnly)
+	}
+	var out []string
+	for _, r := range existing(p.ReadOnly) {
+		if within(r, dir) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// canonical makes path absolute with symlinks resolved; it must exist.
+func canonical(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(abs)
+}
+
+// existing returns the canonical forms of the paths that exist, without
+// duplicates, shortest first (a parent before what is inside it).
+func existing(paths []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		c, err := canonical(p)
+		if err != nil || seen[c] {
+			continue
+		}
+		seen[c] = true
+		out = append(out, c)
+	}
+	sortByDepth(out)
+	return out
+}
+
+func sortByDepth(paths []string) {
+	sort.SliceStable(paths, func(i, j int) bool {
+		di, dj := strings.Count(paths[i], "/"), strings.Count(paths[j], "/")
+		if di != dj {
+			return di < dj
+		}
+		return paths[i] < paths[j]
+	})
+}
+
+// within says whether path is root or inside it.
+func within(path, root string) bool {
+	if root == "/" {
+		return true
+	}
+	return path == root || strings.HasPrefix(path, root+"/")
+}
+
+var errNoExe = errors.New("cannot find the running executable to re-execute as the sandbox helper")
