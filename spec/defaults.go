@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"github.com/robfig/cron/v3"
 	"gopkg.in/yaml.v3"
 )
 
@@ -233,9 +234,6 @@ func (l *Loop) validate(nodes map[string]*yaml.Node) []Problem {
 	if b.Cycles < 0 {
 		at("budget.cycles", "budget.cycles must be at least 1: a loop never runs unlimited")
 	}
-	if b.CostUSD < 0 {
-		at("budget.cost_usd", "budget.cost_usd must be more than 0")
-	}
 	if b.SameFailure < 0 || b.SameFailure == 1 {
 		at("budget.same_failure", "budget.same_failure must be 2 or more (the same failure twice is the first sign)")
 	}
@@ -245,9 +243,11 @@ func (l *Loop) validate(nodes map[string]*yaml.Node) []Problem {
 	if l.Shape == ShapeRalph && len(l.Verify) == 0 {
 		at("verify", "verify is empty: the ralph shape stops only when its verify checks pass, so it needs at least one")
 	}
-	for i, cmd := range append(append([]string{}, l.Setup...), append(l.Verify, l.ObjectiveVerify...)...) {
-		if strings.TrimSpace(cmd) == "" {
-			at("", "check or setup command %d is empty", i+1)
+	for key, cmds := range map[string][]string{"setup": l.Setup, "verify": l.Verify, "objective_verify": l.ObjectiveVerify} {
+		for i, cmd := range cmds {
+			if strings.TrimSpace(cmd) == "" {
+				at(fmt.Sprintf("%s[%d]", key, i), "%s: entry %d is empty: write it, or remove the line", key, i+1)
+			}
 		}
 	}
 	switch l.VerifyBaseline {
@@ -304,8 +304,13 @@ func (l *Loop) validate(nodes map[string]*yaml.Node) []Problem {
 	default:
 		at("review.bar", "review.bar: %q is not a severity (critical, major or minor)", l.Review.Bar)
 	}
-	if l.Schedule.Cron != "" && len(strings.Fields(l.Schedule.Cron)) != 5 {
-		at("schedule.cron", "schedule.cron: %q needs five fields (minute hour day month weekday)", l.Schedule.Cron)
+	if l.Schedule.Cron != "" {
+		if err := checkCron(l.Schedule.Cron); err != nil {
+			at("schedule.cron", "schedule.cron: %q %v", l.Schedule.Cron, err)
+		}
+		if l.Schedule.Every != 0 {
+			at("schedule.every", "schedule: set every or cron, not both")
+		}
 	}
 	return ps
 }
@@ -320,9 +325,40 @@ func (l *Loop) validateAgent(path string, a Agent, at func(string, string, ...an
 	if a.MaxTurns < 0 {
 		at(path+".max_turns", "%s.max_turns must be at least 1", path)
 	}
-	if a.MaxBudgetUSD < 0 {
-		at(path+".max_budget_usd", "%s.max_budget_usd must be more than 0", path)
+}
+
+// checkCron checks a cron expression the way the scheduler reads it: five
+// fields (minute hour day month weekday) or @hourly, @daily, @weekly,
+// @monthly, @yearly, optionally after TZ=Zone. It must fire at some time.
+func checkCron(expr string) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("is not a cron expression (%v)", r)
+		}
+	}()
+	expr = strings.TrimSpace(expr)
+	body := expr
+	if strings.HasPrefix(expr, "TZ=") || strings.HasPrefix(expr, "CRON_TZ=") {
+		_, rest, ok := strings.Cut(expr, " ")
+		if !ok {
+			return fmt.Errorf("has a time zone and no schedule after it")
+		}
+		body = strings.TrimSpace(rest)
 	}
+	if strings.HasPrefix(body, "@every") {
+		return fmt.Errorf("is an interval: write it as schedule.every instead")
+	}
+	if !strings.HasPrefix(body, "@") && len(strings.Fields(body)) != 5 {
+		return fmt.Errorf("needs five fields (minute hour day month weekday), like \"0 3 * * *\"")
+	}
+	s, err := cron.ParseStandard(expr)
+	if err != nil {
+		return fmt.Errorf("is not a cron expression: %v", err)
+	}
+	if s.Next(time.Now()).IsZero() {
+		return fmt.Errorf("never fires (no such date)")
+	}
+	return nil
 }
 
 func (l *Loop) hasPostPhase(name string) bool {

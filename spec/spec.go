@@ -214,8 +214,8 @@ func Load(path string) (*Loop, error) {
 // and to locate the loop's directory.
 func Parse(data []byte, path string) (*Loop, error) {
 	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, &Error{Path: path, Problems: []Problem{syntaxProblem(err)}}
+	if err := safeUnmarshal(data, &root); err != nil {
+		return nil, &Error{Path: path, Problems: []Problem{syntaxProblem(data, err)}}
 	}
 	if len(root.Content) == 0 {
 		return nil, &Error{Path: path, Problems: []Problem{{Line: 1, Column: 1, Msg: "the loop file is empty; it needs at least an objective"}}}
@@ -224,8 +224,8 @@ func Parse(data []byte, path string) (*Loop, error) {
 	c := &checker{}
 	c.walk(doc, typeOfLoop, "")
 	var l Loop
-	if err := doc.Decode(&l); err != nil && len(c.problems) == 0 {
-		return nil, &Error{Path: path, Problems: []Problem{syntaxProblem(err)}}
+	if err := safeDecode(doc, &l); err != nil && len(c.problems) == 0 {
+		return nil, &Error{Path: path, Problems: []Problem{decodeProblem(err)}}
 	}
 	l.Path = path
 	l.Dir = filepath.Dir(path)
@@ -247,6 +247,16 @@ func Parse(data []byte, path string) (*Loop, error) {
 		return nil, &Error{Path: path, Problems: problems}
 	}
 	return &l, nil
+}
+
+// safeDecode is Node.Decode that turns a panic into an error.
+func safeDecode(n *yaml.Node, l *Loop) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("line %d: cannot read the loop file: %v", n.Line, r)
+		}
+	}()
+	return n.Decode(l)
 }
 
 func expandHome(p string) string {
