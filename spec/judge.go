@@ -2,139 +2,353 @@ package spec
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 )
 
-// Verdict is what Judge found: every change, and every change that removes
-// or weakens a gate.
+// Verdict is what Judge found: every change, and every change it refuses,
+// one field a line (`budget.iterations: 10 → 20`); a refused line ends with
+// the reason in parentheses.
 type Verdict struct {
 	Changes []string
 	Refused []string
 }
 
-// Judge compares two versions of a loop file. Changes to prompts, agents,
-// post phases and added checks are fine; removing a check, changing the
-// objective or the shape, relaxing the baseline, shrinking protect, or
-// raising a budget or a per-run cap weakens the loop and is refused. Both
-// the supervisor and the engine (for edits made during an agent run) use it:
-// the gate is the point of the loop.
+// Judge compares two versions of a loop file, field by field over every
+// field of Loop (by reflection, see Diff), and refuses every change that no
+// rule in judgeRules keeps: default deny. A rule keeps a change only where
+// it can only tighten the loop, that is where it can neither make the loop
+// end DONE more easily nor run anything new (a command, a check, an
+// environment) outside the agent's sandbox. Both the supervisor and the
+// engine (for edits made during an agent run) use it: the gate is the
+// point of the loop.
 func Judge(before, after []byte, path string) Verdict {
 	old, err := Parse(before, path)
 	if err != nil {
-		return Verdict{Refused: []string{"the previous loop file does not parse: " + err.Error()}}
+		return Verdict{Refused: []string{"the previous loop file does not parse: " + oneLine(err.Error())}}
 	}
 	nu, err := Parse(after, path)
 	if err != nil {
-		return Verdict{Refused: []string{"the new loop file is invalid: " + strings.Join(strings.Fields(err.Error()), " ")}}
+		return Verdict{Refused: []string{"the new loop file is invalid: " + oneLine(err.Error())}}
 	}
-	var r Verdict
-	change := func(name string, a, b any) bool {
-		if reflect.DeepEqual(a, b) {
-			return false
-		}
-		r.Changes = append(r.Changes, fmt.Sprintf("%s: %s → %s", name, short(a), short(b)))
-		return true
-	}
-	refuse := func(format string, args ...any) { r.Refused = append(r.Refused, fmt.Sprintf(format, args...)) }
+	return judge(old, nu)
+}
 
-	change("prompts.plan", old.Prompts.Plan, nu.Prompts.Plan)
-	change("prompts.build", old.Prompts.Build, nu.Prompts.Build)
-	change("prompts.replan", old.Prompts.Replan, nu.Prompts.Replan)
-	change("prompts.ralph", old.Prompts.Ralph, nu.Prompts.Ralph)
-	change("agent", old.Agent, nu.Agent)
-	change("agents", old.Agents, nu.Agents)
-	change("post_phases", old.PostPhases, nu.PostPhases)
-	change("vars", old.Vars, nu.Vars)
-	if change("objective", old.Objective, nu.Objective) {
-		refuse("changes the objective")
-	}
-	if change("shape", old.Shape, nu.Shape) {
-		refuse("changes the loop's shape")
-	}
-	for _, g := range []struct {
-		name     string
-		old, new []string
-	}{{"verify", old.Verify, nu.Verify}, {"objective_verify", old.ObjectiveVerify, nu.ObjectiveVerify}} {
-		change(g.name, g.old, g.new)
-		for _, c := range g.old {
-			if !containsStr(g.new, c) {
-				refuse("removes the %s check %q", g.name, c)
-			}
+func judge(old, nu *Loop) Verdict {
+	var r Verdict
+	for _, d := range fieldDiffs(old, nu) {
+		line := d.String()
+		r.Changes = append(r.Changes, line)
+		why := "no rule says this field may change"
+		if rule, ok := judgeRules[d.Key]; ok {
+			why = rule(d, old, nu)
 		}
-	}
-	if change("verify_baseline", old.VerifyBaseline, nu.VerifyBaseline) && nu.VerifyBaseline != "all" {
-		refuse("relaxes verify_baseline to %s", nu.VerifyBaseline)
-	}
-	change("protect", old.Protect, nu.Protect)
-	if len(old.Protect) > 0 && len(nu.Protect) == 0 {
-		refuse("empties protect")
-	} else {
-		for _, p := range old.Protect {
-			if !containsStr(nu.Protect, p) {
-				refuse("removes %q from protect", p)
-			}
-		}
-	}
-	oldDefaults := old.ProtectDefaults == nil || *old.ProtectDefaults
-	newDefaults := nu.ProtectDefaults == nil || *nu.ProtectDefaults
-	if oldDefaults && !newDefaults {
-		r.Changes = append(r.Changes, "protect_defaults: true → false")
-		refuse("turns protect_defaults off")
-	}
-	ob, nb := old.Budget, nu.Budget
-	change("budget", ob, nb)
-	for _, b := range []struct {
-		name     string
-		old, new float64
-	}{
-		{"iterations", float64(ob.Iterations), float64(nb.Iterations)},
-		{"cycles", float64(ob.Cycles), float64(nb.Cycles)},
-		{"cost_usd", ob.CostUSD, nb.CostUSD},
-		{"wall", float64(ob.Wall), float64(nb.Wall)},
-		{"same_failure", float64(ob.SameFailure), float64(nb.SameFailure)},
-		{"gap_stall", float64(ob.GapStall), float64(nb.GapStall)},
-	} {
-		if b.new > b.old {
-			refuse("raises budget.%s", b.name)
-		}
-	}
-	oa, na := old.Agent, nu.Agent
-	for _, c := range []struct {
-		name     string
-		old, new float64
-	}{
-		{"agent.timeout", float64(oa.Timeout), float64(na.Timeout)},
-		{"agent.idle_timeout", float64(oa.IdleTimeout), float64(na.IdleTimeout)},
-		{"agent.max_turns", float64(oa.MaxTurns), float64(na.MaxTurns)},
-		{"agent.max_budget_usd", oa.MaxBudgetUSD, na.MaxBudgetUSD},
-	} {
-		if c.new > c.old || (c.name == "agent.max_budget_usd" && c.old > 0 && c.new == 0) {
-			refuse("raises %s", c.name)
+		if why != "" {
+			r.Refused = append(r.Refused, line+" ("+why+")")
 		}
 	}
 	return r
 }
 
-func short(v any) string {
-	var s string
-	switch x := v.(type) {
-	case string:
-		s = fmt.Sprintf("%q", x)
-	default:
-		s = fmt.Sprint(v)
-	}
-	if len(s) > 100 {
-		s = s[:100] + "…"
-	}
-	return s
+// A judgeRule returns "" to keep a change of its field, or why it refuses
+// it.
+type judgeRule func(d fieldDiff, old, nu *Loop) string
+
+// judgeRules has one rule per leaf field of Loop, keyed by its path in the
+// loop file; map keys and list positions are written *. A field without a
+// rule cannot change (TestJudgeRulesCoverEveryField fails for it).
+//
+//	field                             kept when
+//	version, name, shape, objective   never
+//	agent.backend/model/command/args  never: another program, model or
+//	agent.env.*, agent.permissions      environment runs, or more tools
+//	agent.timeout, idle_timeout,      it goes down (0 is unlimited, so
+//	  grace, max_turns, max_budget_usd  going to 0 is a raise)
+//	agents.*.<same>                   as agent.<same>, on the phase's
+//	                                    effective value (agents.<phase>
+//	                                    over agent); never adds or removes
+//	                                    a phase's entry
+//	budget.* (but api_retries)        it goes down
+//	budget.api_retries                never
+//	setup                             never: it runs outside the sandbox
+//	verify, objective_verify          never: a removed or reordered check
+//	                                    weakens the gate, an added one runs
+//	                                    outside the sandbox with the
+//	                                    engine's environment
+//	verify_baseline                   it becomes all
+//	check_timeout                     never
+//	protect                           it only grows
+//	protect_defaults                  it is not turned off
+//	protect_except                    it only shrinks
+//	sandbox                           never
+//	allow_passing                     it is turned off
+//	prompts.*, vars.*                 always: text for the agent
+//	post_phases.*.prompt              the phase stays (text for the agent)
+//	post_phases.*.max_steps           it goes down
+//	post_phases.*.name, done          never (nor adding or removing a phase)
+//	prices.*.*                        never: the cost budget counts with them
+//	review.bar                        it gets stricter (critical → major
+//	                                    → minor)
+//	review.writer                     the draft step stays (text for the
+//	                                    agent)
+//	review.base, max_rounds,          never (fewer rounds skip a fresh
+//	  requirements, architecture,       review before the fix check)
+//	  rules
+//	git.*, notify.*, schedule.*       never: they push, run or start things
+var judgeRules = map[string]judgeRule{
+	"version":   refuse("the loop file's version is fixed"),
+	"name":      refuse("the loop's name identifies its state and records"),
+	"shape":     refuse("a loop keeps its shape"),
+	"objective": refuse("the objective may not change"),
+
+	"agent.backend":        refuse("the agent program is the user's choice"),
+	"agent.model":          refuse("the model is the user's choice"),
+	"agent.command":        refuse("a new command would run"),
+	"agent.args":           refuse("the agent's arguments may not change"),
+	"agent.env.*":          refuse("the agent's environment may not change"),
+	"agent.permissions":    refuse("the agent's permissions may not change"),
+	"agent.timeout":        capDown,
+	"agent.idle_timeout":   capDown,
+	"agent.grace":          capDown,
+	"agent.max_turns":      capDown,
+	"agent.max_budget_usd": capDown,
+
+	"agents.*.backend":        phaseAgent(refuse("the agent program is the user's choice")),
+	"agents.*.model":          phaseAgent(refuse("the model is the user's choice")),
+	"agents.*.command":        phaseAgent(refuse("a new command would run")),
+	"agents.*.args":           phaseAgent(refuse("the agent's arguments may not change")),
+	"agents.*.env.*":          phaseAgent(refuse("the agent's environment may not change")),
+	"agents.*.permissions":    phaseAgent(refuse("the agent's permissions may not change")),
+	"agents.*.timeout":        phaseAgent(phaseCapDown),
+	"agents.*.idle_timeout":   phaseAgent(phaseCapDown),
+	"agents.*.grace":          phaseAgent(phaseCapDown),
+	"agents.*.max_turns":      phaseAgent(phaseCapDown),
+	"agents.*.max_budget_usd": phaseAgent(phaseCapDown),
+
+	"budget.iterations":   down("a budget may only go down"),
+	"budget.cycles":       down("a budget may only go down"),
+	"budget.cost_usd":     down("a budget may only go down"),
+	"budget.wall":         down("a budget may only go down"),
+	"budget.same_failure": down("a budget may only go down"),
+	"budget.gap_stall":    down("a budget may only go down"),
+	"budget.api_retries":  refuse("api_retries may not change"),
+
+	"setup":            refuse("setup commands run outside the agent's sandbox"),
+	"verify":           checks,
+	"objective_verify": checks,
+	"verify_baseline": func(d fieldDiff, _, _ *Loop) string {
+		if d.New.String() == "all" {
+			return ""
+		}
+		return "verify_baseline may only become all"
+	},
+	"check_timeout": refuse("a check's time limit may not change"),
+	"protect": func(d fieldDiff, _, _ *Loop) string {
+		if !d.New.IsValid() {
+			return "protect may only grow"
+		}
+		return ""
+	},
+	"protect_defaults": func(_ fieldDiff, old, nu *Loop) string {
+		if protectDefaults(old) && !protectDefaults(nu) {
+			return "protect_defaults may not be turned off"
+		}
+		return ""
+	},
+	"protect_except": func(d fieldDiff, _, _ *Loop) string {
+		if !d.Old.IsValid() {
+			return "protect_except may only shrink"
+		}
+		return ""
+	},
+	"sandbox": refuse("the sandbox may not change"),
+	"allow_passing": func(d fieldDiff, _, _ *Loop) string {
+		if d.New.Bool() {
+			return "allow_passing may not be turned on"
+		}
+		return ""
+	},
+
+	"prompts.plan":   keep,
+	"prompts.build":  keep,
+	"prompts.replan": keep,
+	"prompts.ralph":  keep,
+	"vars.*":         keep,
+
+	"post_phases.*.name":      refuse("post phases may not be added, removed, renamed or reordered"),
+	"post_phases.*.prompt":    samePhase(keep),
+	"post_phases.*.done":      samePhase(refuse("a post phase's done signal may not change")),
+	"post_phases.*.max_steps": samePhase(down("max_steps may only go down")),
+
+	"prices.*.input":       refuse("the cost budget counts with the prices"),
+	"prices.*.output":      refuse("the cost budget counts with the prices"),
+	"prices.*.cache_read":  refuse("the cost budget counts with the prices"),
+	"prices.*.cache_write": refuse("the cost budget counts with the prices"),
+
+	"review.base":         refuse("the reviewed change may not change"),
+	"review.bar":          reviewBar,
+	"review.max_rounds":   refuse("fewer rounds skip a fresh review, more raise a budget"),
+	"review.requirements": refuse("the reviewer's requirements may not change"),
+	"review.architecture": refuse("the reviewer's architecture notes may not change"),
+	"review.rules":        refuse("the reviewer's rules may not change"),
+	"review.writer": func(d fieldDiff, _, _ *Loop) string {
+		if d.Old.String() == "" || d.New.String() == "" {
+			return "the draft step may not be added or removed"
+		}
+		return ""
+	},
+
+	"git.commit":   refuse("git settings may not change"),
+	"git.branch":   refuse("git settings may not change"),
+	"git.worktree": refuse("git settings may not change"),
+	"git.push":     refuse("git settings may not change"),
+	"git.remote":   refuse("git settings may not change"),
+
+	"notify.command": refuse("a notify command runs outside the agent's sandbox"),
+	"notify.webhook": refuse("notifications may not change"),
+	"notify.on":      refuse("notifications may not change"),
+
+	"schedule.every": refuse("the schedule may not change"),
+	"schedule.cron":  refuse("the schedule may not change"),
 }
 
-func containsStr(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
+func keep(fieldDiff, *Loop, *Loop) string { return "" }
+
+func refuse(why string) judgeRule {
+	return func(fieldDiff, *Loop, *Loop) string { return why }
+}
+
+// number is a numeric leaf (int, float, Duration) as a float.
+func number(v reflect.Value) float64 {
+	switch v.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return float64(v.Int())
+	case reflect.Float32, reflect.Float64:
+		return v.Float()
+	}
+	return math.NaN() // never compares as lower
+}
+
+// down keeps a number that goes down.
+func down(why string) judgeRule {
+	return func(d fieldDiff, _, _ *Loop) string {
+		if d.Old.IsValid() && d.New.IsValid() && number(d.New) < number(d.Old) {
+			return ""
+		}
+		return why
+	}
+}
+
+// unlimited reads a per-run cap where 0 means no cap.
+func unlimited(f float64) float64 {
+	if f == 0 {
+		return math.Inf(1)
+	}
+	return f
+}
+
+const capWhy = "a per-run cap may only go down; 0 is unlimited"
+
+// capDown keeps a per-run cap of agent that goes down, 0 being unlimited.
+func capDown(d fieldDiff, _, _ *Loop) string {
+	if unlimited(number(d.New)) < unlimited(number(d.Old)) {
+		return ""
+	}
+	return capWhy
+}
+
+// phaseAgent refuses adding or removing a phase's entry under agents: (the
+// phase would run with other settings) before its rule judges the field.
+func phaseAgent(r judgeRule) judgeRule {
+	return func(d fieldDiff, old, nu *Loop) string {
+		if len(d.Keys) == 0 || !agentsHas(old, d.Keys[0]) || !agentsHas(nu, d.Keys[0]) {
+			return "a phase's entry under agents may not be added or removed"
+		}
+		return r(d, old, nu)
+	}
+}
+
+func agentsHas(l *Loop, phase string) bool {
+	_, ok := l.Agents[phase]
+	return ok
+}
+
+// phaseCapDown judges a cap under agents.<phase> by what the phase runs
+// with (agents.<phase> over agent, where 0 inherits): a phase override
+// going from 0 to 2h raises the cap when agent's was 20m.
+func phaseCapDown(d fieldDiff, old, nu *Loop) string {
+	phase := d.Keys[0]
+	name := d.Key[strings.LastIndex(d.Key, ".")+1:]
+	o := effectiveCap(old, phase, name)
+	n := effectiveCap(nu, phase, name)
+	if unlimited(n) < unlimited(o) {
+		return ""
+	}
+	return fmt.Sprintf("a per-run cap may only go down; under agents 0 inherits agent's: %s would run with %s instead of %s",
+		phase, renderCap(nu, phase, name), renderCap(old, phase, name))
+}
+
+func agentField(l *Loop, phase, name string) reflect.Value {
+	a := reflect.ValueOf(l.AgentFor(phase, l.hasPostPhase(phase)))
+	t := a.Type()
+	for i := 0; i < t.NumField(); i++ {
+		if yamlName(t.Field(i)) == name {
+			return a.Field(i)
 		}
 	}
-	return false
+	return reflect.Value{}
 }
+
+func effectiveCap(l *Loop, phase, name string) float64 {
+	v := agentField(l, phase, name)
+	if !v.IsValid() {
+		return math.NaN()
+	}
+	return number(v)
+}
+
+func renderCap(l *Loop, phase, name string) string {
+	v := agentField(l, phase, name)
+	if v.IsValid() && number(v) == 0 {
+		return "unlimited"
+	}
+	return render(v)
+}
+
+// samePhase refuses a field of a post phase that was added or removed.
+func samePhase(r judgeRule) judgeRule {
+	return func(d fieldDiff, old, nu *Loop) string {
+		if !d.Old.IsValid() || !d.New.IsValid() {
+			return "post phases may not be added or removed"
+		}
+		return r(d, old, nu)
+	}
+}
+
+// checks refuses every change to a list of checks.
+func checks(d fieldDiff, _, _ *Loop) string {
+	switch {
+	case d.Whole:
+		return "the checks' order and number may not change"
+	case !d.New.IsValid():
+		return "a check may never be removed"
+	default:
+		return "an added check would run outside the agent's sandbox, with the engine's environment"
+	}
+}
+
+func protectDefaults(l *Loop) bool { return l.ProtectDefaults == nil || *l.ProtectDefaults }
+
+// reviewBar keeps a stricter bar: more findings count as open.
+func reviewBar(d fieldDiff, _, _ *Loop) string {
+	rank := map[string]int{"minor": 0, "major": 1, "critical": 2}
+	o, ok1 := rank[d.Old.String()]
+	n, ok2 := rank[d.New.String()]
+	if ok1 && ok2 && n < o {
+		return ""
+	}
+	return "review.bar may only get stricter (critical → major → minor)"
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

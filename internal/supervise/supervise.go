@@ -2,9 +2,10 @@
 // records, and when the loop repeats a failure, stalls on the objective
 // gap, or keeps failing the cycle gate after all tasks pass, it runs a
 // supervising agent (its own backend and model: agents.supervisor) with the
-// records and the loop file. The agent may change prompts and add checks.
-// Any change that removes or weakens a gate is refused, recorded, and the
-// previous loop file is restored: the gate is the point of the loop.
+// records and the loop file. The agent may rewrite prompts and tighten
+// limits; any other change (spec.Judge: default deny) is refused,
+// recorded, and the previous loop file is restored: the gate is the point
+// of the loop.
 package supervise
 
 import (
@@ -236,10 +237,9 @@ func Prompt(l *spec.Loop, work, loopFile string, trig Trigger, evs []record.Even
 	fmt.Fprintf(&b, "Key objective of the loop: %s\n\n", l.Objective)
 	fmt.Fprintf(&b, "Why you were called (%s):\n%s\n\n", trig.Kind, trig.Detail)
 	fmt.Fprintf(&b, "The loop file is %s; edit your copy of it at %s (YAML). You may edit ONLY that copy, and in it:\n", l.Path, work)
-	b.WriteString("- rewrite prompts (prompts.plan, prompts.build, prompts.replan) to steer the agents around the repeated failure;\n")
-	b.WriteString("- add checks to verify or objective_verify, or make a check stricter by adding another;\n")
-	b.WriteString("- change agent settings (model, timeouts).\n")
-	b.WriteString("You must NOT remove or reword any existing verify or objective_verify check, change the objective, remove protect entries, raise any budget, or edit check scripts: such a change is refused and the file is restored. The gates are the point of the loop.\n\n")
+	b.WriteString("- rewrite prompts (prompts.plan, prompts.build, prompts.replan, prompts.ralph, a post phase's prompt) and vars to steer the agents around the repeated failure;\n")
+	b.WriteString("- tighten limits: lower a budget or a per-run cap (timeout, idle_timeout, max_turns, max_budget_usd), add protect entries.\n")
+	b.WriteString("Every other change is refused and the file is restored. In particular you must NOT add, remove, reorder or reword any verify or objective_verify check (an added check would run outside the agent's sandbox), change setup, the agents' backend, model, command, args, env or permissions, change the objective, remove protect entries, raise any budget or cap, or edit check scripts. The gates are the point of the loop.\n\n")
 	fmt.Fprintf(&b, "Current loop file:\n```yaml\n%s\n```\n\n", strings.TrimSpace(loopFile))
 	if p, err := os.ReadFile(filepath.Join(dir, loop.OutputDir, "progress.txt")); err == nil {
 		fmt.Fprintf(&b, "Last lines of output/progress.txt:\n```\n%s\n```\n\n", tailLines(string(p), 30))
