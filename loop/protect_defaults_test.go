@@ -3,17 +3,20 @@ package loop
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/looprinter/looprinter/spec"
 )
 
-// The defaults protect the loop file and the scripts a gate runs, never the
-// data a check only reads: that is often the deliverable.
+// The defaults protect the loop file and the programs a gate runs, never the
+// data a check only reads: that is often the deliverable. An executable file
+// or a script extension alone does not make a file a program: only its
+// place in the command does.
 func TestProtectDefaultsScriptsNotData(t *testing.T) {
 	dir := t.TempDir()
 	for name, mode := range map[string]os.FileMode{
-		"loop.yaml": 0o644, "check.sh": 0o644, "run_tests": 0o755, "tests/run.py": 0o644, "lib/helper.txt": 0o644,
-		"out/answer.txt": 0o644, "tests/expected.txt": 0o644, "data.json": 0o644,
+		"check.sh": 0o644, "run_tests": 0o755, "tests/run.rb": 0o644, "lib/helper.txt": 0o644,
+		"out/answer.txt": 0o644, "tests/expected.txt": 0o644, "data.json": 0o644, "tool.sh": 0o755, "app.js": 0o755,
 	} {
 		p := filepath.Join(dir, name)
 		os.MkdirAll(filepath.Dir(p), 0o755)
@@ -21,25 +24,36 @@ func TestProtectDefaultsScriptsNotData(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	gates := []string{
-		"sh check.sh",
-		"./run_tests --fast",
-		"python3 tests/run.py data.json",
-		"cmp out/answer.txt tests/expected.txt",
-		"test -s out/answer.txt && lib/helper.txt",
+	loopFile := `objective: x
+verify:
+  - sh check.sh
+  - ./run_tests --fast
+  - ruby tests/run.rb data.json
+  - cmp out/answer.txt tests/expected.txt
+  - test -s out/answer.txt && lib/helper.txt
+  - cat tool.sh
+  - node --check app.js
+`
+	if err := os.WriteFile(filepath.Join(dir, "loop.yaml"), []byte(loopFile), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	got := strings.Join(protectPatterns(dir, filepath.Join(dir, "loop.yaml"), nil, true, gates), " ")
-	for _, want := range []string{"loop.yaml", "check.sh", "run_tests", "tests/run.py", "lib/helper.txt"} {
-		if !strings.Contains(" "+got+" ", " "+want+" ") {
-			t.Errorf("%s is not protected: %s", want, got)
-		}
+	l, err := spec.Load(filepath.Join(dir, "loop.yaml"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, not := range []string{"out/answer.txt", "tests/expected.txt", "data.json"} {
-		if strings.Contains(" "+got+" ", " "+not+" ") {
-			t.Errorf("%s is protected, but a gate only reads it: %s", not, got)
-		}
-	}
-	if off := protectPatterns(dir, filepath.Join(dir, "loop.yaml"), []string{"tests/**"}, false, gates); strings.Join(off, " ") != "tests/**" {
-		t.Errorf("protect_defaults: false still adds defaults: %v", off)
+	got := resolved(t, dir, l)
+	wantProtected(t, got, map[string]string{
+		"loop.yaml": "the loop file", "check.sh": "gate program", "run_tests": "gate program",
+		"tests/run.rb": "gate program", "lib/helper.txt": "gate program",
+	}, "out/answer.txt", "tests/expected.txt", "data.json", "tool.sh", "app.js")
+
+	off := false
+	l.ProtectDefaults = &off
+	l.Protect = []string{"tests/**"}
+	got = resolved(t, dir, l)
+	wantProtected(t, got, map[string]string{"tests/expected.txt": "protect[0]", "tests/run.rb": "protect[0]", "loop.yaml": "the loop file"},
+		"check.sh", "run_tests", "lib/helper.txt")
+	if len(got) != 3 {
+		t.Errorf("protect_defaults: false still adds defaults: %v", keys(got))
 	}
 }

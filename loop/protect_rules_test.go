@@ -1,0 +1,361 @@
+package loop
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/looprinter/looprinter/spec"
+)
+
+// protectFixture writes files (path → contents; a trailing "!" in the
+// contents makes it executable) and a loop file, and loads the loop.
+func protectFixture(t *testing.T, loopYAML string, files map[string]string) (string, *spec.Loop) {
+	t.Helper()
+	dir := t.TempDir()
+	files["loop.yaml"] = loopYAML
+	for name, data := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		mode := os.FileMode(0o644)
+		if strings.HasSuffix(data, "!") {
+			mode = 0o755
+		}
+		if err := os.WriteFile(p, []byte(data), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := spec.Load(filepath.Join(dir, "loop.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, l
+}
+
+// resolved maps each protected path to its rule.
+func resolved(t *testing.T, dir string, l *spec.Loop) map[string]Protected {
+	t.Helper()
+	ps, err := ResolveProtected(dir, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]Protected{}
+	for i, p := range ps {
+		if i > 0 && ps[i-1].Path >= p.Path {
+			t.Errorf("not sorted: %s before %s", ps[i-1].Path, p.Path)
+		}
+		out[p.Path] = p
+	}
+	return out
+}
+
+// wantProtected checks that each path is protected by a rule containing the
+// text, and that each path of not is not protected.
+func wantProtected(t *testing.T, got map[string]Protected, want map[string]string, not ...string) {
+	t.Helper()
+	for path, rule := range want {
+		p, ok := got[path]
+		switch {
+		case !ok:
+			t.Errorf("%s is not protected (want rule %q); protected: %v", path, rule, keys(got))
+		case !strings.Contains(p.Rule, rule):
+			t.Errorf("%s is protected by %q, want %q", path, p.Rule, rule)
+		}
+	}
+	for _, path := range not {
+		if p, ok := got[path]; ok {
+			t.Errorf("%s is protected (%s), but should not be", path, p.Rule)
+		}
+	}
+}
+
+func keys(m map[string]Protected) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+const goLoop = `objective: "go test ./... passes"
+verify: ["go test ./..."]
+`
+
+// The issue: `init --verify "go test ./..."` wrote protect: [] and an agent
+// turned t.Fatal into t.Log in add_test.go. Tests are protected by default.
+func TestProtectGo(t *testing.T) {
+	dir, l := protectFixture(t, goLoop, map[string]string{
+		"go.mod": "module x\n", "add.go": "package x\n", "add_test.go": "package x\n",
+		"sub/sub_test.go": "package sub\n", "testdata/golden.txt": "1\n", "sub/testdata/in.json": "{}",
+		"vendor/dep/dep_test.go": "package dep\n", "node_modules/x/x_test.go": "",
+		"working-records/events.jsonl": "", ".git/config": "",
+	})
+	got := resolved(t, dir, l)
+	wantProtected(t, got, map[string]string{
+		"add_test.go":          "go test files (default rule go-tests)",
+		"sub/sub_test.go":      "go test files (default rule go-tests)",
+		"testdata/golden.txt":  "go test data (default rule go-testdata)",
+		"sub/testdata/in.json": "go-testdata",
+		"loop.yaml":            "the loop file",
+	}, "add.go", "go.mod", "vendor/dep/dep_test.go", "node_modules/x/x_test.go", "working-records/events.jsonl", ".git/config")
+	if !got["add_test.go"].Default || got["loop.yaml"].Default {
+		t.Errorf("Default: test %v, loop file %v", got["add_test.go"].Default, got["loop.yaml"].Default)
+	}
+	if len(got) != 5 {
+		t.Errorf("protected %v", keys(got))
+	}
+
+	// One path: an existing test is protected; a new one may be written.
+	if rule, ok := ProtectRule(dir, l, "add_test.go"); !ok || rule != "go test files (default rule go-tests)" {
+		t.Errorf("ProtectRule(add_test.go) = %q %v", rule, ok)
+	}
+	if rule, ok := ProtectRule(dir, l, "new_test.go"); ok {
+		t.Errorf("a new test file is protected: %s", rule)
+	}
+	if _, ok := ProtectRule(dir, l, filepath.Join(dir, "add.go")); ok {
+		t.Error("add.go is protected")
+	}
+	if _, ok := ProtectRule(dir, l, "../outside_test.go"); ok {
+		t.Error("a path outside the folder is protected")
+	}
+	if got["add_test.go"].Allow() != `add protect_except: ["add_test.go"] to the loop file` {
+		t.Errorf("Allow: %s", got["add_test.go"].Allow())
+	}
+}
+
+func TestProtectPython(t *testing.T) {
+	dir, l := protectFixture(t, `objective: "pytest passes"
+verify: ["python3 -m py_compile calc.py", "python3 -m pytest -q"]
+`, map[string]string{
+		"pyproject.toml": "[project]\nname = \"calc\"\n", "calc.py": "", "test_calc.py": "", "pkg/calc_test.py": "",
+		"tests/expected.txt": "4\n", "tests/helpers/util.py": "", "conftest.py": "", "pytest.ini": "", "tox.ini": "",
+		"setup.cfg": "", ".venv/lib/test_site.py": "", "docs/testing.md": "",
+	})
+	got := resolved(t, dir, l)
+	wantProtected(t, got, map[string]string{
+		"test_calc.py":          "python test files (default rule python-tests)",
+		"pkg/calc_test.py":      "python-tests",
+		"tests/expected.txt":    "python-tests",
+		"tests/helpers/util.py": "python-tests",
+		"conftest.py":           "pytest configuration (default rule python-test-config)",
+		"pytest.ini":            "python-test-config",
+		"tox.ini":               "python-test-config",
+		"pyproject.toml":        "python-test-config",
+		"setup.cfg":             "python-test-config",
+	}, "calc.py", ".venv/lib/test_site.py", "docs/testing.md")
+
+	// A new conftest.py changes how the existing tests run: refused even
+	// though it is new. A new test file is work.
+	r, err := NewProtectRules(dir, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, ok := r.ProtectNew("pkg/conftest.py"); !ok || !strings.Contains(p.Rule, "python-test-config") {
+		t.Errorf("a new conftest.py may be added: %+v", p)
+	}
+	if p, ok := r.ProtectNew("test_new.py"); ok {
+		t.Errorf("a new test file is refused: %+v", p)
+	}
+}
+
+// Any .py file makes a folder a Python project.
+func TestProtectPythonDetectedByScript(t *testing.T) {
+	dir, l := protectFixture(t, `objective: x
+verify: ["python3 solve.py > out.txt", "cmp out.txt tests/expected.txt"]
+`, map[string]string{"solve.py": "", "tests/expected.txt": ""})
+	wantProtected(t, resolved(t, dir, l), map[string]string{
+		"solve.py":           "gate program: `python3 solve.py` runs solve.py",
+		"tests/expected.txt": "python-tests",
+	})
+}
+
+func TestProtectJS(t *testing.T) {
+	dir, l := protectFixture(t, `objective: "npm test passes"
+verify: ["node --check app.js", "npm test"]
+`, map[string]string{
+		"package.json": "{}", "app.js": "", "src/app.test.ts": "", "src/app.spec.js": "", "src/__tests__/a.js": "",
+		"test/mocha.js": "", "jest.config.js": "", ".mocharc.yml": "", "vitest.config.ts": "",
+		"node_modules/lib/lib.test.js": "", "dist/app.test.js": "",
+	})
+	got := resolved(t, dir, l)
+	wantProtected(t, got, map[string]string{
+		"src/app.test.ts":    "JS/TS test files (default rule js-tests)",
+		"src/app.spec.js":    "js-tests",
+		"src/__tests__/a.js": "js-tests",
+		"test/mocha.js":      "js-tests",
+		"jest.config.js":     "JS/TS test runner configuration (default rule js-test-config)",
+		".mocharc.yml":       "js-test-config",
+		"vitest.config.ts":   "js-test-config",
+	}, "app.js", "package.json", "node_modules/lib/lib.test.js", "dist/app.test.js")
+}
+
+func TestProtectRust(t *testing.T) {
+	dir, l := protectFixture(t, `objective: "cargo test passes"
+verify: ["cargo test"]
+`, map[string]string{
+		"Cargo.toml": "", "src/lib.rs": "", "tests/it.rs": "", "crates/b/Cargo.toml": "", "crates/b/tests/t.rs": "",
+		"crates/b/src/lib.rs": "", "target/debug/tests/x.rs": "", "docs/tests/readme.md": "",
+	})
+	wantProtected(t, resolved(t, dir, l), map[string]string{
+		"tests/it.rs":         "rust integration tests (default rule rust-tests)",
+		"crates/b/tests/t.rs": "rust-tests",
+	}, "src/lib.rs", "crates/b/src/lib.rs", "target/debug/tests/x.rs", "docs/tests/readme.md", "Cargo.toml")
+}
+
+// Only programs are protected, never the data a gate reads: the issue's
+// commands protected the deliverable.
+func TestProtectGateProgramsNotData(t *testing.T) {
+	dir, l := protectFixture(t, `objective: x
+verify:
+  - "python3 -m py_compile calc.ts"
+  - "node --check app.js"
+  - "bash -n x.sh"
+  - "ruff check lint.rb"
+  - "mypy typed.rb"
+  - "grep -c . out.txt"
+  - "cmp out.txt tests/expected.txt"
+  - "cat data.sh | wc -l"
+objective_verify:
+  - "sh check.sh"
+  - "./run_tests --fast"
+  - "bash -c './inner.sh'"
+  - ". ./env.sh && make"
+  - "cd sub && ./gate"
+  - "lib/helper.txt"
+`, map[string]string{
+		"calc.ts": "", "app.js": "", "x.sh": "", "lint.rb": "", "typed.rb": "", "out.txt": "", "tests/expected.txt": "",
+		"data.sh": "", "check.sh": "", "run_tests": "!", "inner.sh": "", "env.sh": "", "sub/gate": "!",
+		"lib/helper.txt": "",
+	})
+	got := resolved(t, dir, l)
+	wantProtected(t, got, map[string]string{
+		"check.sh":       "gate program: `sh check.sh` runs check.sh",
+		"run_tests":      "gate program: `./run_tests --fast` runs ./run_tests",
+		"inner.sh":       "gate program: `bash -c './inner.sh'` runs inner.sh",
+		"env.sh":         "gate program: `. ./env.sh` sources ./env.sh",
+		"sub/gate":       "gate program: `./gate` runs ./gate",
+		"lib/helper.txt": "gate program:",
+		"loop.yaml":      "the loop file",
+	}, "calc.ts", "app.js", "x.sh", "lint.rb", "typed.rb", "out.txt", "tests/expected.txt", "data.sh")
+	if len(got) != 7 {
+		t.Errorf("protected %v", keys(got))
+	}
+
+	// A gate program that does not exist yet may not be written by the
+	// agent: the check would run what the agent wrote.
+	os.Remove(filepath.Join(dir, "check.sh"))
+	if rule, ok := ProtectRule(dir, l, "check.sh"); !ok || !strings.Contains(rule, "gate program") {
+		t.Errorf("a missing gate program may be created: %q %v", rule, ok)
+	}
+}
+
+// Data is protected only by the user's globs, and those protect new files
+// and look into the folders the default rules skip.
+func TestProtectUserGlobs(t *testing.T) {
+	dir, l := protectFixture(t, `objective: x
+verify: ["cmp out.txt tests/expected.txt"]
+protect: ["tests/**", "node_modules/pinned/**"]
+`, map[string]string{"out.txt": "", "tests/expected.txt": "", "node_modules/pinned/a.js": "", "node_modules/other/b.js": ""})
+	got := resolved(t, dir, l)
+	wantProtected(t, got, map[string]string{
+		"tests/expected.txt":       `protect[0] "tests/**"`,
+		"node_modules/pinned/a.js": `protect[1] "node_modules/pinned/**"`,
+	}, "out.txt", "node_modules/other/b.js")
+	if got["tests/expected.txt"].Default {
+		t.Error("a user glob's file is Default")
+	}
+	if rule, ok := ProtectRule(dir, l, "tests/new.txt"); !ok || rule != `protect[0] "tests/**"` {
+		t.Errorf("a new file under a user glob: %q %v", rule, ok)
+	}
+	if got["tests/expected.txt"].Allow() != "narrow or remove that protect glob in the loop file" {
+		t.Error(got["tests/expected.txt"].Allow())
+	}
+}
+
+// protect_except frees files from the default rules only: never the loop
+// file, never the user's own globs.
+func TestProtectExcept(t *testing.T) {
+	dir, l := protectFixture(t, `objective: "go test ./... passes"
+verify: ["go test ./...", "sh check.sh"]
+protect: ["pinned_test.go"]
+protect_except: ["add_test.go", "loop.yaml", "pinned_test.go", "check.sh", "testdata/**"]
+`, map[string]string{"go.mod": "", "add_test.go": "", "other_test.go": "", "pinned_test.go": "", "check.sh": "", "testdata/a": ""})
+	wantProtected(t, resolved(t, dir, l), map[string]string{
+		"other_test.go":  "go-tests",
+		"pinned_test.go": `protect[0] "pinned_test.go"`,
+		"loop.yaml":      "the loop file",
+	}, "add_test.go", "check.sh", "testdata/a")
+}
+
+func TestProtectDefaultsOff(t *testing.T) {
+	dir, l := protectFixture(t, `objective: "go test ./... passes"
+verify: ["sh check.sh"]
+protect_defaults: false
+protect: ["a_test.go"]
+`, map[string]string{"go.mod": "", "a_test.go": "", "b_test.go": "", "check.sh": ""})
+	got := resolved(t, dir, l)
+	wantProtected(t, got, map[string]string{"a_test.go": "protect[0]", "loop.yaml": "the loop file"}, "b_test.go", "check.sh")
+}
+
+// The listing never skips silently: past its bound it fails, and so does
+// ProtectRule (closed: protected).
+func TestProtectWalkBound(t *testing.T) {
+	dir, l := protectFixture(t, goLoop, map[string]string{"go.mod": "", "a.go": "", "b.go": "", "c_test.go": ""})
+	old := maxProtectWalk
+	maxProtectWalk = 3
+	defer func() { maxProtectWalk = old }()
+	if _, err := ResolveProtected(dir, l); err == nil || !strings.Contains(err.Error(), "more than 3 files") {
+		t.Fatalf("err = %v", err)
+	}
+	if rule, ok := ProtectRule(dir, l, "a.go"); !ok || !strings.Contains(rule, "could not be listed") {
+		t.Errorf("ProtectRule past the bound: %q %v", rule, ok)
+	}
+	if _, err := ResolveProtected(filepath.Join(dir, "nope"), l); err == nil {
+		t.Error("a missing folder lists nothing without an error")
+	}
+	if _, err := ResolveProtected(dir, nil); err == nil {
+		t.Error("nil loop")
+	}
+}
+
+// An unreadable gate command cannot have its programs protected: fail.
+func TestProtectUnreadableGate(t *testing.T) {
+	dir, l := protectFixture(t, "objective: x\nverify: [\"sh 'check.sh\"]\n", map[string]string{})
+	if _, err := ResolveProtected(dir, l); err == nil || !strings.Contains(err.Error(), "verify[0]") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// pyproject.toml holds dependencies too: an edit outside its pytest section
+// stays; one inside it, or a new pytest section, is put back.
+func TestKeepTestConfigEdit(t *testing.T) {
+	old := "[project]\ndependencies = [\"requests\"]\n\n[tool.pytest.ini_options]\naddopts = \"-q\"\n\n[tool.ruff]\nline-length = 100\n"
+	cases := []struct {
+		file, cur string
+		keep      bool
+	}{
+		{"pyproject.toml", strings.Replace(old, `"requests"`, `"requests", "numpy"`, 1), true},
+		{"pyproject.toml", strings.Replace(old, "100", "120", 1), true},
+		{"pyproject.toml", strings.Replace(old, `"-q"`, `"-q -k 'not slow'"`, 1), false},
+		{"pyproject.toml", strings.Replace(old, "[tool.pytest.ini_options]\naddopts = \"-q\"\n", "", 1), false},
+		{"pyproject.toml", old + "[tool]\npytest.ini_options.addopts = \"--co\"\n", false},
+		{"sub/setup.cfg", "[metadata]\nname = x\n[tool:pytest]\naddopts = --co\n", false},
+		{"tox.ini", old + "x", false},
+	}
+	for _, c := range cases {
+		prev := old
+		if strings.HasSuffix(c.file, "setup.cfg") {
+			prev = "[metadata]\nname = x\n"
+		}
+		if keep, why := KeepTestConfigEdit(c.file, []byte(prev), []byte(c.cur)); keep != c.keep {
+			t.Errorf("%s %q: keep=%v (%s), want %v", c.file, c.cur, keep, why, c.keep)
+		}
+	}
+	// No pytest section before: adding one is a change to it.
+	if keep, _ := KeepTestConfigEdit("pyproject.toml", []byte("[project]\n"), []byte("[project]\n[tool.pytest.ini_options]\naddopts='--co'\n")); keep {
+		t.Error("a new pytest section is kept")
+	}
+}
