@@ -86,7 +86,7 @@ func resolveProgram(c cliInfo, req Request) (path string, lead []string, err err
 		}
 		what = "agent.command " + argv[0]
 	}
-	p, err := lookPathIn(argv[0], childPath(req))
+	p, err := lookPathIn(argv[0], req.Dir, childPath(req))
 	if err != nil {
 		return "", nil, &notInstalledError{cli: c, what: what, err: err}
 	}
@@ -100,9 +100,15 @@ func childPath(req Request) string {
 	return os.Getenv("PATH")
 }
 
-// lookPathIn is exec.LookPath against a given PATH value.
-func lookPathIn(file, pathEnv string) (string, error) {
+// lookPathIn is exec.LookPath against a given PATH value. A relative path
+// with a slash (./agent.sh, bin/agent) is taken relative to dir, the loop
+// file's folder, wherever looprinter was started from; a bare name is looked
+// up on pathEnv.
+func lookPathIn(file, dir, pathEnv string) (string, error) {
 	if strings.Contains(file, "/") {
+		if !filepath.IsAbs(file) && dir != "" {
+			file = filepath.Join(dir, file)
+		}
 		return exec.LookPath(file)
 	}
 	for _, dir := range filepath.SplitList(pathEnv) {
@@ -379,6 +385,9 @@ func httpStatusIn(text string) int {
 	return 0
 }
 
+const dnsFix = "the model API's host name could not be resolved (DNS): check the network connection, " +
+	"and the endpoint in agent.env (ANTHROPIC_BASE_URL, LOOPRINTER_CODEX_BASE_URL, GOOGLE_GEMINI_BASE_URL) for a typo"
+
 // apiErrorKind classifies an API failure from its HTTP status (0 when
 // unknown) and its text. The fixes name the CLI's own way to log in.
 func classifyAPIError(res *Result, status int, text string, authFix string) {
@@ -397,6 +406,12 @@ func classifyAPIError(res *Result, status int, text string, authFix string) {
 			"authentication_failed", "authentication_error", "unauthenticated", "missing environment variable", "please run /login"):
 		res.Status = StatusBlocked
 		res.Fix = authFix
+	case has("enotfound", "eai_again", "getaddrinfo", "no such host", "name resolution", "failed to lookup address",
+		"could not resolve host", "dns error", "name or service not known"):
+		// Retrying a host name that does not resolve only burns the wall
+		// budget: say so at once.
+		res.Status = StatusBlocked
+		res.Fix = dnsFix
 	case status == 404 || has("model_not_found", "not_found_error", "does not exist", "is not found", "issue with the selected model"):
 		res.Status = StatusBlocked
 		res.Fix = "the API does not know the model: check agent.model (and the endpoint in agent.env)"

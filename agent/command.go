@@ -3,9 +3,9 @@ package agent
 import (
 	"bytes"
 	"fmt"
-	"os/exec"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/shlex"
 )
@@ -27,7 +27,7 @@ func (commandAdapter) Invocation(req Request) (Invocation, error) {
 	if len(argv) == 0 {
 		return Invocation{}, fmt.Errorf("agent.command is empty: the command backend needs a program to run")
 	}
-	path, err := exec.LookPath(argv[0])
+	path, err := lookPathIn(argv[0], req.Dir, childPath(req))
 	if err != nil {
 		return Invocation{}, fmt.Errorf("agent.command: %q not found: %w", argv[0], err)
 	}
@@ -39,19 +39,32 @@ func (commandAdapter) NewParser(req Request) Parser {
 	return &commandParser{prompt: req.Prompt}
 }
 
-// commandParser keeps only what it needs from the stream: the signals and
-// the last lines, never the whole output.
+// commandParser keeps only what it needs from the stream: the usage lines,
+// the last lines and the last non-empty lines, never the whole output.
 type commandParser struct {
-	usage   Result // spend the program reported on ::looprinter lines
-	prompt  string
-	promise string
-	blocked string
-	signals *signalScanner
-	tail    [commandTailLines][]byte
-	n       int // lines seen
+	usage  Result // spend the program reported on ::looprinter lines
+	prompt string
+	tail   [commandTailLines][]byte
+	n      int // lines seen
+	// The last SignalLines+1 non-empty lines, a ring: the signals are read
+	// from the last SignalLines of them, the one before tells an echoed
+	// prompt block apart.
+	final [CommandSignalLines + 1][]byte
+	nf    int
+
+	rateLimited bool
+	apiError    bool
+	retryAfter  time.Duration
+	reason      string
 }
 
 const commandTailLines = 20
+
+// CommandSignalLines is how many of a command agent's last non-empty output
+// lines (::looprinter lines left out) are its final message: <promise> and
+// <blocked> are read from them only, as they are read from a CLI agent's
+// final message only.
+const CommandSignalLines = 3
 
 func (p *commandParser) Line(line []byte) []ToolEvent {
 	if bytes.HasPrefix(line, []byte("::looprinter ")) {
@@ -62,30 +75,29 @@ func (p *commandParser) Line(line []byte) []ToolEvent {
 	if len(line) > 2000 {
 		line = line[:2000]
 	}
-	// The tail is a ring: no allocation per line once it is full.
+	// The rings: no allocation per line once they are full.
 	slot := &p.tail[p.n%commandTailLines]
 	*slot = append((*slot)[:0], line...)
-	if bytes.Contains(line, []byte("<promise>")) || bytes.Contains(line, []byte("<blocked>")) {
-		// Only tag lines are scanned (output can be huge); the line before,
-		// which tells an echoed prompt block apart, comes from the tail ring.
-		if p.signals == nil {
-			p.signals = newSignalScanner(p.prompt)
-		}
-		p.signals.prev = p.previousLine()
-		p.signals.line(string(line))
-		p.promise, p.blocked = p.signals.promise, p.signals.blocked
+	if len(bytes.TrimSpace(line)) > 0 {
+		p.nf++
+		f := &p.final[p.nf%len(p.final)]
+		*f = append((*f)[:0], line...)
 	}
 	return nil
 }
 
-// previousLine is the last non-empty line before the current one, unquoted.
-func (p *commandParser) previousLine() string {
-	for i := p.n - 1; i >= 1 && i > p.n-commandTailLines; i-- {
-		if l := unquote(string(p.tail[i%commandTailLines])); l != "" {
-			return l
-		}
+// signals reads <promise> and <blocked> from the final message: the last
+// CommandSignalLines non-empty lines.
+func (p *commandParser) signals() (promise, blocked string) {
+	sc := newSignalScanner(p.prompt)
+	first := p.nf - CommandSignalLines
+	if first >= 1 {
+		sc.prev = unquote(string(p.final[first%len(p.final)]))
 	}
-	return ""
+	for i := max(first+1, 1); i <= p.nf; i++ {
+		sc.line(string(p.final[i%len(p.final)]))
+	}
+	return sc.promise, sc.blocked
 }
 
 // lastLines returns the ring's lines, oldest first.
@@ -101,7 +113,8 @@ func (p *commandParser) lastLines() string {
 
 func (p *commandParser) Finish(exit Exit) Result {
 	res := p.usage
-	res.ExitCode, res.Promise, res.Blocked = exit.Code, p.promise, p.blocked
+	promise, blocked := p.signals()
+	res.ExitCode, res.Promise, res.Blocked = exit.Code, promise, blocked
 	res.FinalMessage = p.lastLines()
 	switch {
 	case exit.StartErr != nil:
@@ -111,9 +124,16 @@ func (p *commandParser) Finish(exit Exit) Result {
 	case exit.Killed != "":
 		res.Status = exit.Killed
 		res.Error = "stopped by the engine: " + string(exit.Killed)
-	case p.blocked != "":
+	case blocked != "":
 		res.Status = StatusBlocked
-		res.Error = "the agent asked for a human: " + p.blocked
+		res.Error = "the agent asked for a human: " + blocked
+	case p.rateLimited:
+		res.Status = StatusRateLimited
+		res.RetryAfter = p.retryAfter
+		res.Error = firstNonEmpty(p.reason, "the agent reported a rate limit")
+	case p.apiError:
+		res.Status = StatusAPIError
+		res.Error = firstNonEmpty(p.reason, "the agent reported a transient API error")
 	case exit.Code == 0:
 		res.Status = StatusOK
 	default:
@@ -134,18 +154,49 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// report reads a usage line a command agent may print:
+// report reads a line a command agent may print to report its usage or an
+// API condition:
 //
 //	::looprinter cost_usd=0.42 input_tokens=1200 output_tokens=300 cached_tokens=0 turns=3
+//	::looprinter rate_limited retry_after=30s
+//	::looprinter api_error
 //
-// Values add up over several lines.
+// Usage values add up over several lines. rate_limited (with retry_after in
+// seconds or as a duration such as 2m, optional) makes the run rate_limited:
+// the engine waits and runs the step again without counting an attempt.
+// api_error makes it api_error: retried with backoff. Any words after the
+// key=value fields are kept as the reason.
 func (p *commandParser) report(line string) {
-	for _, f := range strings.Fields(strings.TrimPrefix(line, "::looprinter ")) {
-		k, v, ok := strings.Cut(f, "=")
-		if !ok {
+	fields := strings.Fields(strings.TrimPrefix(line, "::looprinter "))
+	for i, f := range fields {
+		switch f {
+		case "rate_limited":
+			p.rateLimited = true
+			continue
+		case "api_error":
+			p.apiError = true
 			continue
 		}
-		n, _ := strconv.ParseFloat(v, 64)
+		k, v, ok := strings.Cut(f, "=")
+		if !ok {
+			if p.rateLimited || p.apiError {
+				p.reason = strings.Join(fields[i:], " ")
+				return
+			}
+			continue
+		}
+		if k == "retry_after" {
+			if d, err := time.ParseDuration(v); err == nil && d > 0 {
+				p.retryAfter = d
+			} else if n, err := strconv.ParseFloat(v, 64); err == nil && n > 0 && n < 1e6 {
+				p.retryAfter = time.Duration(n * float64(time.Second))
+			}
+			continue
+		}
+		n, err := strconv.ParseFloat(v, 64)
+		if err != nil || n < 0 || n != n || n > 1e12 {
+			continue
+		}
 		switch k {
 		case "cost_usd":
 			p.usage.CostUSD += n

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/looprinter/looprinter/internal/ops"
+	"github.com/looprinter/looprinter/internal/termtext"
 )
 
 func init() {
@@ -74,7 +75,7 @@ what it spent. The registry is kept in $XDG_STATE_HOME/looprinter
 				if st := s.Loop; st != nil {
 					spent = fmt.Sprintf("$%.2f", st.CostUSD)
 					switch s.State {
-					case ops.StateFinished:
+					case ops.StateFinished, ops.StateInterrupted:
 						detail = fmt.Sprintf("%s (exit %d)", ops.OutcomeTitle(st.Outcome), st.ExitCode)
 					case ops.StateCrashed:
 						detail = fmt.Sprintf("pid %d died without a final record", s.PID)
@@ -92,7 +93,7 @@ what it spent. The registry is kept in $XDG_STATE_HOME/looprinter
 				if s.Worktree != "" {
 					dir = s.RunDir + " (worktree)"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Name, s.State, detail, spent, dir)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", termtext.Line(s.Name), s.State, termtext.Line(detail), spent, termtext.Line(dir))
 			}
 			return tw.Flush()
 		},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/looprinter/looprinter/internal/ops"
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/record"
 )
@@ -69,7 +70,7 @@ func runLogs(cmd *cobra.Command, io *IO, o *logsOptions, dir string) error {
 				fmt.Fprintln(io.Out, string(b))
 				continue
 			}
-			fmt.Fprintln(io.Out, record.Summarize(ev))
+			fmt.Fprintln(io.Out, ops.Summarize(ev))
 		}
 	}
 	first := fl.Poll()

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
 
+	"github.com/looprinter/looprinter/internal/termtext"
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/spec"
 )
@@ -274,7 +275,10 @@ func runReview(cmd *cobra.Command, io *IO, o *reviewOptions) error {
 
 // printReviewReport prints the outcome and the table of rounds.
 func printReviewReport(io *IO, l *spec.Loop, o *loop.Outcome) {
-	w := io.Out
+	// Findings are the reviewer agent's text: the whole report goes
+	// through termtext.Clean.
+	w := &strings.Builder{}
+	defer func() { fmt.Fprint(io.Out, termtext.Clean(w.String())) }()
 	st := o.State
 	fmt.Fprintf(w, "\n== looprinter review: %s (exit %d) ==\n", outcomeTitles[o.Reason], o.ExitCode)
 	fmt.Fprintf(w, "why:       %s\n", o.Summary)
@@ -292,8 +296,8 @@ func printReviewReport(io *IO, l *spec.Loop, o *loop.Outcome) {
 	if rs != nil {
 		rounds = len(rs.Rounds)
 	}
-	fmt.Fprintf(w, "spent:     %d round(s) of %d, bar %s, %d agent runs, $%.2f of $%.2f, %s of %s\n",
-		rounds, l.Review.MaxRounds, l.Review.Bar, st.AgentRuns, st.CostUSD, l.Budget.CostUSD, wall.Round(time.Millisecond), l.Budget.Wall)
+	fmt.Fprintf(w, "spent:     %d round(s) of %d, bar %s, %s, $%.2f of $%.2f, %s of %s\n",
+		rounds, l.Review.MaxRounds, l.Review.Bar, count(st.AgentRuns, "agent run"), st.CostUSD, l.Budget.CostUSD, wall.Round(time.Millisecond), l.Budget.Wall)
 	if rs != nil && len(rs.Rounds) > 0 {
 		fmt.Fprintln(w)
 		for _, line := range strings.Split(strings.TrimRight(loop.ReviewTable(rs, l.Review.Bar), "\n"), "\n") {

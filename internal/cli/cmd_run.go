@@ -11,6 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	_ "github.com/looprinter/looprinter/agent" // the backends register themselves
+	"github.com/looprinter/looprinter/internal/ops"
+	"github.com/looprinter/looprinter/internal/termtext"
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
@@ -166,10 +168,10 @@ func consolePrinter(io *IO) func(record.Event) {
 		case record.LoopStop:
 			return // the final report says it
 		case record.ToolCall:
-			fmt.Fprintf(io.Err, "         → %s %s\n", e.Tool, e.Message)
+			fmt.Fprintf(io.Err, "         → %s\n", termtext.Line(e.Tool+" "+e.Message))
 			return
 		}
-		fmt.Fprintln(io.Err, record.Summarize(e))
+		fmt.Fprintln(io.Err, ops.Summarize(e))
 	}
 }
 
@@ -181,7 +183,10 @@ var outcomeTitles = map[string]string{
 // printReport prints the final report: outcome, counters, evidence, what
 // was not verified, and where the records are.
 func printReport(io *IO, l *spec.Loop, o *loop.Outcome) {
-	w := io.Out
+	// The summary, the evidence and what was ruled out quote agents and
+	// checks: the whole report goes through termtext.Clean.
+	w := &strings.Builder{}
+	defer func() { fmt.Fprint(io.Out, termtext.Clean(w.String())) }()
 	st := o.State
 	fmt.Fprintf(w, "\n== looprinter: %s (exit %d) ==\n", outcomeTitles[o.Reason], o.ExitCode)
 	fmt.Fprintf(w, "loop:      %s (%s shape) in %s\n", l.Name, l.Shape, l.Dir)
@@ -189,17 +194,17 @@ func printReport(io *IO, l *spec.Loop, o *loop.Outcome) {
 	wall := time.Duration(st.WallMS) * time.Millisecond
 	switch l.Shape {
 	case spec.ShapeRalph:
-		fmt.Fprintf(w, "spent:     %d attempts of %d, $%.2f of $%.2f, %s of %s\n",
-			st.Iterations, l.Budget.Iterations, st.CostUSD, l.Budget.CostUSD, wall.Round(time.Millisecond), l.Budget.Wall)
+		fmt.Fprintf(w, "spent:     %s of %d, $%.2f of $%.2f, %s of %s\n",
+			count(st.Iterations, "attempt"), l.Budget.Iterations, st.CostUSD, l.Budget.CostUSD, wall.Round(time.Millisecond), l.Budget.Wall)
 	case spec.ShapeReview:
-		fmt.Fprintf(w, "spent:     %d agent runs, $%.2f of $%.2f, %s of %s\n",
-			st.AgentRuns, st.CostUSD, l.Budget.CostUSD, wall.Round(time.Millisecond), l.Budget.Wall)
+		fmt.Fprintf(w, "spent:     %s, $%.2f of $%.2f, %s of %s\n",
+			count(st.AgentRuns, "agent run"), st.CostUSD, l.Budget.CostUSD, wall.Round(time.Millisecond), l.Budget.Wall)
 		if st.Review != nil {
 			fmt.Fprintf(w, "rounds (bar: %s; report: %s):\n%s", l.Review.Bar, loop.RecordsDir+"/review-report.md", loop.ReviewTable(st.Review, l.Review.Bar))
 		}
 	default:
-		fmt.Fprintf(w, "spent:     cycle %d of %d, %d build runs of %d, %d agent runs, $%.2f of $%.2f, %s of %s\n",
-			st.Cycle, l.Budget.Cycles, st.Iterations, l.Budget.Iterations, st.AgentRuns, st.CostUSD, l.Budget.CostUSD, wall.Round(time.Millisecond), l.Budget.Wall)
+		fmt.Fprintf(w, "spent:     cycle %d of %d, %s of %d, %s, $%.2f of $%.2f, %s of %s\n",
+			st.Cycle, l.Budget.Cycles, count(st.Iterations, "build run"), l.Budget.Iterations, count(st.AgentRuns, "agent run"), st.CostUSD, l.Budget.CostUSD, wall.Round(time.Millisecond), l.Budget.Wall)
 		if o.Plan != nil {
 			fmt.Fprintf(w, "tasks:     %d of %d in the current plan pass (%d passed over all cycles)\n", o.Plan.Done(), len(o.Plan.Tasks), st.TasksPassed)
 		}

@@ -155,7 +155,7 @@ func runStart(io *IO, o *startOptions) error {
 				code = ee.ExitCode()
 			}
 			st := ops.Inspect(entry)
-			if code == 0 || (st.State == ops.StateFinished && st.Loop != nil && st.Loop.Run != "" && code == st.Loop.ExitCode) {
+			if code == 0 || (st.Stopped() && st.Loop != nil && st.Loop.Run != "" && code == st.Loop.ExitCode) {
 				// It ran to its end already (a short loop).
 				fmt.Fprintln(io.Out, l.Name)
 				fmt.Fprintf(io.Err, "%s ran and stopped at once (exit %d): %s\nlog: %s\n", l.Name, code, st.Line, log)

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/looprinter/looprinter/internal/ops"
+	"github.com/looprinter/looprinter/internal/termtext"
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
@@ -84,7 +85,7 @@ func printStatusLines(w io.Writer, sts []ops.Status) {
 		sw = max(sw, len(s.State))
 	}
 	for _, s := range sts {
-		fmt.Fprintf(w, "%-*s  %-*s  %s\n", nw, s.Name, sw, s.State, s.Line)
+		fmt.Fprintf(w, "%-*s  %-*s  %s\n", nw, termtext.Line(s.Name), sw, s.State, termtext.Line(s.Line))
 	}
 }
 
@@ -121,9 +122,12 @@ func statusOne(io *IO, e ops.Entry, asJSON bool) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(d)
 	}
-	w := io.Out
+	// Plan titles, summaries and records hold text agents wrote: the whole
+	// page goes through termtext.Clean.
+	w := &strings.Builder{}
+	defer func() { fmt.Fprint(io.Out, termtext.Clean(w.String())) }()
 	state := s.State
-	if s.PID != 0 && s.State != ops.StateFinished {
+	if s.PID != 0 && !s.Stopped() {
 		state += fmt.Sprintf(" (pid %d)", s.PID)
 	}
 	if s.PausePending && s.State == ops.StateRunning {
@@ -153,10 +157,10 @@ func statusOne(io *IO, e ops.Entry, asJSON bool) error {
 		wall := time.Duration(st.WallMS) * time.Millisecond
 		if l != nil {
 			b := l.Budget
-			fmt.Fprintf(w, "spent:      cycle %d of %d, %d build runs of %d, %d agent runs, $%.2f of $%.2f, %s of %s\n",
-				st.Cycle, b.Cycles, st.Iterations, b.Iterations, st.AgentRuns, st.CostUSD, b.CostUSD, wall.Round(time.Second), b.Wall)
+			fmt.Fprintf(w, "spent:      cycle %d of %d, %s of %d, %s, $%.2f of $%.2f, %s of %s\n",
+				st.Cycle, b.Cycles, count(st.Iterations, "build run"), b.Iterations, count(st.AgentRuns, "agent run"), st.CostUSD, b.CostUSD, wall.Round(time.Second), b.Wall)
 		} else {
-			fmt.Fprintf(w, "spent:      cycle %d, %d build runs, %d agent runs, $%.2f, %s\n", st.Cycle, st.Iterations, st.AgentRuns, st.CostUSD, wall.Round(time.Second))
+			fmt.Fprintf(w, "spent:      cycle %d, %s, %s, $%.2f, %s\n", st.Cycle, count(st.Iterations, "build run"), count(st.AgentRuns, "agent run"), st.CostUSD, wall.Round(time.Second))
 		}
 		fmt.Fprintf(w, "gates:      cycle %s, objective %s\n", st.CycleGate, st.ObjectiveGate)
 		if st.Outcome != "" {
@@ -182,7 +186,7 @@ func statusOne(io *IO, e ops.Entry, asJSON bool) error {
 	if len(last) > 0 {
 		fmt.Fprintln(w, "last records:")
 		for _, ev := range last {
-			fmt.Fprintf(w, "  %s\n", firstLineOf(record.Summarize(ev)))
+			fmt.Fprintf(w, "  %s\n", firstLineOf(ops.Summarize(ev)))
 		}
 	}
 	fmt.Fprintf(w, "records:    %s\n", filepath.Join(dir, loop.RecordsDir))

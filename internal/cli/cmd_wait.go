@@ -35,7 +35,7 @@ A crashed run exits 1 with a message.`,
 				}
 				s := ops.Inspect(e)
 				switch s.State {
-				case ops.StateFinished:
+				case ops.StateFinished, ops.StateInterrupted:
 					fmt.Fprintf(io.Out, "%s  %s\n", s.Name, s.Line)
 					if *s.ExitCode != 0 {
 						return &ExitError{Code: *s.ExitCode}

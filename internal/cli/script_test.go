@@ -16,14 +16,22 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/looprinter/looprinter/internal/ops"
+	"github.com/looprinter/looprinter/internal/testenv"
 )
 
-// TestMain lets the test binary stand in for looprinter in script tests.
+// TestMain lets the test binary stand in for looprinter in script tests,
+// and keeps the package's tests off the user's own state (internal/testenv).
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	testscript.Main(stateDirM{m}, map[string]func(){
 		"looprinter": func() { os.Exit(Main(os.Args[1:])) },
 	})
 }
+
+// stateDirM runs the tests (never the looprinter command itself, which
+// keeps the state folder its script gave it) in a temporary state folder.
+type stateDirM struct{ m *testing.M }
+
+func (s stateDirM) Run() int { return testenv.Main(s.m) }
 
 // TestScript runs every testdata/script/*.txtar against the real binary.
 func TestScript(t *testing.T) {
@@ -43,6 +51,10 @@ func ScriptParams() testscript.Params {
 		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("LOOPRINTER_TEST", "1")
+			// Each script has its own registry, logs and engine folders,
+			// never the user's ~/.local/state/looprinter: beside $WORK (so
+			// no loop in $WORK sees it as its own files), removed with it.
+			env.Setenv("LOOPRINTER_STATE_DIR", filepath.Join(env.WorkDir+".state", "looprinter"))
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -195,7 +207,7 @@ func cmdLP(ts *testscript.TestScript, neg bool, args []string) {
 		cmd.Dir = d
 	}
 	var env []string
-	for _, k := range []string{"PATH", "HOME", "TMPDIR", "LOOPRINTER_TEST", "WORK"} {
+	for _, k := range []string{"PATH", "HOME", "TMPDIR", "LOOPRINTER_TEST", "LOOPRINTER_STATE_DIR", "WORK"} {
 		env = append(env, k+"="+ts.Getenv(k))
 	}
 	cmd.Env = env

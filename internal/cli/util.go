@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 )
@@ -10,4 +11,12 @@ func relTo(dir, p string) string {
 		return r
 	}
 	return p
+}
+
+// count says "1 agent run", "2 agent runs".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

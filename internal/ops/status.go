@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,18 +10,23 @@ import (
 	"strings"
 	"time"
 
+	"github.com/looprinter/looprinter/internal/termtext"
 	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/record"
 )
 
 // Run states of a loop, as `list` and `status` show them.
 const (
-	StateRunning    = "running"
-	StatePaused     = "paused"
-	StateStarting   = "starting"
-	StateFinished   = "finished"
-	StateCrashed    = "crashed"
-	StateNotStarted = "not started"
-	StateGone       = "gone" // its directory no longer exists
+	StateRunning  = "running"
+	StatePaused   = "paused"
+	StateStarting = "starting"
+	StateFinished = "finished"
+	// StateInterrupted: the run was stopped (a signal, `looprinter stop`)
+	// before it reached an ending; it resumes where it was.
+	StateInterrupted = "interrupted"
+	StateCrashed     = "crashed"
+	StateNotStarted  = "not started"
+	StateGone        = "gone" // its directory no longer exists
 )
 
 // Status is everything the files say about one loop.
@@ -86,17 +92,78 @@ func Inspect(e Entry) Status {
 	case !started:
 		s.State = StateNotStarted
 	case st.Outcome != "":
-		s.State = StateFinished
-		s.Outcome = st.Outcome
-		s.ExitCode = &st.ExitCode
+		s.setOutcome(st)
 	default:
-		// The state names no outcome and no run holds the lock: the run
-		// died without writing loop_stop.
+		if ev, ok := StopRecord(st.Records); ok {
+			// The run wrote its final record but could not save its state
+			// (a full disk): the record is the truth.
+			st.Outcome, st.ExitCode = ev.Reason, 0
+			if ev.ExitCode != nil {
+				st.ExitCode = *ev.ExitCode
+			}
+			s.setOutcome(st)
+			break
+		}
+		// The state names no outcome, no run holds the lock and the records
+		// end without loop_stop: the run died.
 		s.State, s.PID = StateCrashed, st.PID
 	}
 	s.Tasks = taskStatuses(s.Plan, st, s.State == StateRunning || s.State == StatePaused)
 	s.Line = Line(st, s.Plan, s.State)
 	return s
+}
+
+func (s *Status) setOutcome(st *loop.State) {
+	s.State = StateFinished
+	if st.Outcome == loop.ReasonInterrupted {
+		s.State = StateInterrupted
+	}
+	s.Outcome = st.Outcome
+	s.ExitCode = &st.ExitCode
+}
+
+// Stopped says whether the loop's run has ended with a final record:
+// finished, or interrupted (and resumable).
+func (s Status) Stopped() bool { return s.State == StateFinished || s.State == StateInterrupted }
+
+// StopRecord returns the loop_stop event of a record file, if the run that
+// wrote the file ended with one. Only the file's tail is read.
+func StopRecord(path string) (record.Event, bool) {
+	var ev record.Event
+	text := tailOf(path, 64<<10)
+	i := strings.LastIndex(text, `"event":"`+record.LoopStop+`"`)
+	if i < 0 || strings.LastIndex(text, `"event":"`+record.LoopStart+`"`) > i {
+		return ev, false
+	}
+	start := strings.LastIndex(text[:i], "\n") + 1
+	end := strings.Index(text[i:], "\n")
+	if end < 0 {
+		end = len(text) - i
+	}
+	if err := json.Unmarshal([]byte(text[start:i+end]), &ev); err != nil || ev.Event != record.LoopStop {
+		return ev, false
+	}
+	return ev, true
+}
+
+// tailOf returns up to the last n bytes of a file ("" when unreadable).
+func tailOf(path string, n int64) string {
+	if path == "" {
+		return ""
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	off := max(fi.Size()-n, 0)
+	buf := make([]byte, fi.Size()-off)
+	k, _ := f.ReadAt(buf, off)
+	return string(buf[:k])
 }
 
 // PausedNow says whether the engine has recorded that it is paused (rather
@@ -113,23 +180,7 @@ func PausedNow(dir string) bool {
 // lastEvent returns which of names occurs last in a record file, reading
 // only its tail.
 func lastEvent(path string, names ...string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return ""
-	}
-	const tail = 64 << 10
-	off := fi.Size() - tail
-	if off < 0 {
-		off = 0
-	}
-	buf := make([]byte, fi.Size()-off)
-	n, _ := f.ReadAt(buf, off)
-	text := string(buf[:n])
+	text := tailOf(path, 64<<10)
 	best, at := "", -1
 	for _, name := range names {
 		if i := strings.LastIndex(text, `"event":"`+name+`"`); i > at {
@@ -179,6 +230,8 @@ func Line(st *loop.State, p *loop.Plan, state string) string {
 	switch {
 	case state == StateCrashed:
 		b.WriteString(" CRASHED: the run died without a final record; `looprinter start` resumes it.")
+	case st.Outcome == loop.ReasonInterrupted:
+		fmt.Fprintf(&b, " Stopped: %s (exit %d); `looprinter start` resumes it.", OutcomeTitle(st.Outcome), st.ExitCode)
 	case st.Outcome != "":
 		fmt.Fprintf(&b, " Stopped: %s (exit %d).", OutcomeTitle(st.Outcome), st.ExitCode)
 	case state == StatePaused:
@@ -305,4 +358,49 @@ func consecutive(a, b string) bool {
 // LineFor reads a loop directory and returns its status line.
 func LineFor(dir string) string {
 	return Inspect(Entry{RunDir: dir, Dir: dir}).Line
+}
+
+// eventWords names the record events that have no sentence of their own in
+// record.Describe, for people.
+var eventWords = map[string]string{
+	record.PostPhaseEnd:  "post phase",
+	record.SpecChanged:   "loop file changed",
+	record.BudgetWarning: "budget warning",
+	record.ScheduleFire:  "schedule",
+	record.Notify:        "notification",
+}
+
+// Describe says what a record event means, in words, safe to print on a
+// terminal: the stop's reason as the final report names it (TIME OR COST
+// BUDGET, not time_or_cost), no raw event names, and the text agents and
+// checks wrote passed through termtext.Clean.
+func Describe(e record.Event) string {
+	return termtext.Clean(describe(e))
+}
+
+// Summarize is Describe with the time and the cycle/iteration in front, as
+// `logs`, `status` and the run's console print it.
+func Summarize(e record.Event) string {
+	prefix := strings.TrimSuffix(record.Summarize(e), record.Describe(e))
+	return termtext.Clean(prefix + describe(e))
+}
+
+func describe(e record.Event) string {
+	if e.Event == record.LoopStop {
+		code := 0
+		if e.ExitCode != nil {
+			code = *e.ExitCode
+		}
+		return strings.TrimSpace(fmt.Sprintf("loop stopped: %s (exit %d) %s", OutcomeTitle(e.Reason), code, e.Summary))
+	}
+	d := record.Describe(e)
+	if rest, ok := strings.CutPrefix(d, e.Event); ok && (rest == "" || strings.HasPrefix(rest, ": ")) {
+		// record.Describe has no sentence for it: the event name in words.
+		w, ok := eventWords[e.Event]
+		if !ok {
+			w = strings.ReplaceAll(e.Event, "_", " ")
+		}
+		return w + rest
+	}
+	return d
 }

@@ -3,6 +3,7 @@ package ops
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -121,5 +122,38 @@ func TestRegistryFind(t *testing.T) {
 	}
 	if _, err := Find("nope"); err == nil {
 		t.Fatal("found a loop that does not exist")
+	}
+}
+
+// An interrupted loop is not "finished"; a run whose state could not be
+// saved (a full disk) but whose loop_stop record exists is not "crashed".
+func TestInspectInterruptedAndStopRecord(t *testing.T) {
+	dir := t.TempDir()
+	e := Entry{Name: "x", Dir: dir, RunDir: dir}
+	st := &loop.State{Shape: "cycle", Cycle: 1, StartedAt: time.Now(), Outcome: loop.ReasonInterrupted, ExitCode: 130}
+	st.Save(dir)
+	s := Inspect(e)
+	if s.State != StateInterrupted || !s.Stopped() || !strings.Contains(s.Line, "INTERRUPTED (exit 130); `looprinter start` resumes it") {
+		t.Fatalf("interrupted: %s %q", s.State, s.Line)
+	}
+
+	recs := filepath.Join(dir, "working-records", "r.jsonl")
+	os.MkdirAll(filepath.Dir(recs), 0o755)
+	os.WriteFile(recs, []byte(`{"v":1,"event":"loop_start","run":"r"}`+"\n"+
+		`{"v":1,"event":"loop_stop","run":"r","reason":"no_progress","exit_code":2,"summary":"same failure"}`+"\n"+
+		`{"v":1,"event":"notify","run":"r"}`+"\n"), 0o644)
+	st = &loop.State{Shape: "cycle", Cycle: 1, PID: 999999, StartedAt: time.Now(), Records: recs}
+	st.Save(dir)
+	s = Inspect(e)
+	if s.State != StateFinished || s.Outcome != loop.ReasonNoProgress || s.ExitCode == nil || *s.ExitCode != 2 ||
+		strings.Contains(s.Line, "CRASHED") || !strings.Contains(s.Line, "Stopped: NO PROGRESS (exit 2)") {
+		t.Fatalf("stop record without a saved outcome: %s %q", s.State, s.Line)
+	}
+	// A later loop_start without a loop_stop: that run crashed.
+	f, _ := os.OpenFile(recs, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"v":1,"event":"loop_start","run":"r"}` + "\n")
+	f.Close()
+	if s := Inspect(e); s.State != StateCrashed {
+		t.Fatalf("resumed then died: %s", s.State)
 	}
 }

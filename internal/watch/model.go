@@ -11,8 +11,8 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/looprinter/looprinter/internal/ops"
+	"github.com/looprinter/looprinter/internal/termtext"
 	"github.com/looprinter/looprinter/loop"
-	"github.com/looprinter/looprinter/record"
 )
 
 // Actions are what the keys do to a loop; tests replace them.
@@ -228,7 +228,7 @@ func (m Model) View() string {
 			nw = max(nw, len(v.Status.Name))
 		}
 		for i, v := range m.loops {
-			s := fmt.Sprintf(" %-*s  %-8s %s", nw, v.Status.Name, v.Status.State, v.Status.Line)
+			s := fmt.Sprintf(" %-*s  %-8s %s", nw, oneLine(v.Status.Name), v.Status.State, oneLine(v.Status.Line))
 			s = ansi.Truncate(s, m.width-1, "…")
 			if i == m.sel {
 				s = selStyle.Render(">" + s[1:])
@@ -256,18 +256,18 @@ func (m Model) detail(b *strings.Builder, line func(string, ...any), v LoopView)
 	if s.PausePending && s.State == ops.StateRunning {
 		state += " — pausing after this agent run"
 	}
-	line("%s  %s  %s", titleStyle.Render(s.Name), state, dimStyle.Render(runDir(s.Entry)))
+	line("%s  %s  %s", titleStyle.Render(oneLine(s.Name)), state, dimStyle.Render(oneLine(runDir(s.Entry))))
 	st := s.Loop
 	if st == nil {
 		line("not started yet")
 		return
 	}
-	phase := st.Phase
+	phase := oneLine(st.Phase)
 	if st.CurrentTask != "" && st.Phase == loop.PhaseBuild {
-		phase += " " + st.CurrentTask
+		phase += " " + oneLine(st.CurrentTask)
 		for _, t := range s.Tasks {
 			if t.ID == st.CurrentTask {
-				phase += " " + t.Title
+				phase += " " + oneLine(t.Title)
 			}
 		}
 	}
@@ -285,10 +285,10 @@ func (m Model) detail(b *strings.Builder, line func(string, ...any), v LoopView)
 		line("          cost %s $%.2f/$%.2f   time %s %s/%s", barF(st.CostUSD, bud.CostUSD), st.CostUSD, bud.CostUSD,
 			barF(float64(wall), float64(bud.Wall)), wall.Round(time.Second), bud.Wall)
 	} else {
-		line("spent     %d build runs, $%.2f, %s", st.Iterations, st.CostUSD, wall.Round(time.Second))
+		line("spent     %d build run%s, $%.2f, %s", st.Iterations, plural(st.Iterations), st.CostUSD, wall.Round(time.Second))
 	}
 	if st.Outcome != "" {
-		line("stopped   %s (exit %d): %s", ops.OutcomeTitle(st.Outcome), st.ExitCode, st.Summary)
+		line("stopped   %s (exit %d): %s", ops.OutcomeTitle(st.Outcome), st.ExitCode, oneLine(st.Summary))
 	}
 	if len(s.Tasks) > 0 {
 		done := 0
@@ -314,34 +314,34 @@ func (m Model) detail(b *strings.Builder, line func(string, ...any), v LoopView)
 			case t.Active:
 				mark = "[>]"
 			}
-			line("  %s %s %s", mark, t.ID, t.Title)
+			line("  %s %s %s", mark, oneLine(t.ID), oneLine(t.Title))
 		}
 	}
 	if a := v.Agent; a != nil {
-		what := a.Phase
+		what := oneLine(a.Phase)
 		if a.Task != "" {
-			what += " " + a.Task
+			what += " " + oneLine(a.Task)
 		}
-		model := a.Model
+		model := oneLine(a.Model)
 		if model == "" {
 			model = "-"
 		}
 		if v.Ended != nil {
-			line("agent     %s (%s/%s) ended %s, %.1fs, $%.4f", what, a.Backend, model, v.Ended.Status, float64(v.Ended.DurationMS)/1000, v.Ended.CostUSD)
+			line("agent     %s (%s/%s) ended %s, %.1fs, $%.4f", what, oneLine(a.Backend), model, oneLine(v.Ended.Status), float64(v.Ended.DurationMS)/1000, v.Ended.CostUSD)
 		} else {
-			line("agent     %s (%s/%s) running since %s", what, a.Backend, model, clock(a.TS))
+			line("agent     %s (%s/%s) running since %s", what, oneLine(a.Backend), model, clock(a.TS))
 		}
 	}
 	if len(v.Tools) > 0 {
 		line("tool calls")
 		for _, t := range v.Tools {
-			line("  %s %s %s", dimStyle.Render(clock(t.TS)), t.Tool, oneLine(t.Message))
+			line("  %s %s %s", dimStyle.Render(clock(t.TS)), oneLine(t.Tool), oneLine(t.Message))
 		}
 	}
 	if len(v.Last) > 0 {
 		line("records")
 		for _, e := range v.Last {
-			line("  %s %s", dimStyle.Render(clock(e.TS)), oneLine(record.Describe(e)))
+			line("  %s %s", dimStyle.Render(clock(e.TS)), oneLine(ops.Describe(e)))
 		}
 	}
 }
@@ -375,7 +375,10 @@ func barF(used, budget float64) string {
 	return "[" + strings.Repeat("#", k) + strings.Repeat("·", cells-k) + "]"
 }
 
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+// oneLine puts untrusted text (plan titles, agent text, records) on one line
+// with its control characters escaped (termtext.Clean): nothing an agent
+// writes can move the cursor, clear the screen or retitle the terminal.
+func oneLine(s string) string { return strings.Join(strings.Fields(termtext.Clean(s)), " ") }
 
 func plural(n int) string {
 	if n == 1 {

@@ -15,6 +15,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/looprinter/looprinter/internal/ops"
+	"github.com/looprinter/looprinter/internal/testenv"
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/record"
 )
@@ -24,7 +25,7 @@ var update = flag.Bool("update", false, "rewrite the golden frames")
 func TestMain(m *testing.M) {
 	lipgloss.SetColorProfile(termenv.Ascii)
 	time.Local = time.UTC
-	os.Exit(m.Run())
+	os.Exit(testenv.Main(m))
 }
 
 var t0 = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)

@@ -1,0 +1,29 @@
+// Package testenv keeps the tests of every package off the user's own
+// looprinter state: the registry of loops, the logs of background runs and
+// the engine's private folders all go to a temporary folder that is removed
+// when the package's tests end.
+//
+// Use it from each package's TestMain:
+//
+//	func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+package testenv
+
+import (
+	"fmt"
+	"os"
+)
+
+// Main points LOOPRINTER_STATE_DIR (and XDG_STATE_HOME, for anything that
+// reads it directly) at a new temporary folder, runs the tests and removes
+// the folder. Tests that need a state folder of their own still set one.
+func Main(m interface{ Run() int }) int {
+	dir, err := os.MkdirTemp("", "looprinter-test-state-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testenv:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	os.Setenv("LOOPRINTER_STATE_DIR", dir+"/looprinter")
+	os.Setenv("XDG_STATE_HOME", dir)
+	return m.Run()
+}
