@@ -22,7 +22,18 @@ func Diff(a, b *Loop) []string {
 	for _, d := range fieldDiffs(a, b) {
 		out = append(out, d.String())
 	}
-	return out
+	return capLines(out)
+}
+
+// MaxLines is how many lines Diff and a Verdict's lists hold at most; a
+// last line says how many more there were.
+const MaxLines = 100
+
+func capLines(lines []string) []string {
+	if len(lines) <= MaxLines {
+		return lines
+	}
+	return append(lines[:MaxLines-1:MaxLines-1], fmt.Sprintf("… and %d more", len(lines)-MaxLines+1))
 }
 
 // fieldDiff is one difference between two loop files.
@@ -161,36 +172,48 @@ func index(v reflect.Value, i int) reflect.Value {
 
 // listDiff compares two lists of words as sets: a line per entry removed
 // and per entry added; when neither, but the lists differ (order,
-// repetitions), one line with both whole lists.
+// repetitions), one line with both whole lists. It takes linear time, so
+// a loop file with a huge list cannot stall the judge.
 func listDiff(path, key string, keys []string, a, b reflect.Value, out *[]fieldDiff) {
 	n, m := length(a), length(b)
-	in := func(v reflect.Value, l int, x reflect.Value) bool {
-		for i := 0; i < l; i++ {
-			if reflect.DeepEqual(v.Index(i).Interface(), x.Interface()) {
-				return true
-			}
-		}
-		return false
+	if n == 0 && m == 0 {
+		return
 	}
+	set := func(v reflect.Value, l int) map[any]bool {
+		s := make(map[any]bool, l)
+		for i := 0; i < l; i++ {
+			s[elemKey(v.Index(i))] = true
+		}
+		return s
+	}
+	inA, inB := set(a, n), set(b, m)
 	var changed bool
+	done := map[any]bool{}
 	for i := 0; i < n; i++ {
-		if x := a.Index(i); !in(b, m, x) && !in(a, i, x) {
+		if x := a.Index(i); !inB[elemKey(x)] && !done[elemKey(x)] {
+			done[elemKey(x)] = true
 			*out = append(*out, fieldDiff{Path: path, Key: key, Keys: keys, Old: x})
 			changed = true
 		}
 	}
 	for i := 0; i < m; i++ {
-		if x := b.Index(i); !in(a, n, x) && !in(b, i, x) {
+		if x := b.Index(i); !inA[elemKey(x)] && !done[elemKey(x)] {
+			done[elemKey(x)] = true
 			*out = append(*out, fieldDiff{Path: path, Key: key, Keys: keys, New: x})
 			changed = true
 		}
 	}
-	if changed || n == 0 && m == 0 {
-		return
-	}
-	if n != m || !reflect.DeepEqual(a.Interface(), b.Interface()) {
+	if !changed && !reflect.DeepEqual(a.Interface(), b.Interface()) && (n > 0 || m > 0) {
 		*out = append(*out, fieldDiff{Path: path, Key: key, Keys: keys, Old: a, New: b, Whole: true})
 	}
+}
+
+// elemKey is a list entry as a map key.
+func elemKey(v reflect.Value) any {
+	if v.Type().Comparable() {
+		return v.Interface()
+	}
+	return fmt.Sprintf("%#v", v.Interface())
 }
 
 // render writes a value the way a loop file would, shortened: strings

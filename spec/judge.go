@@ -48,6 +48,7 @@ func judge(old, nu *Loop) Verdict {
 			r.Refused = append(r.Refused, line+" ("+why+")")
 		}
 	}
+	r.Changes, r.Refused = capLines(r.Changes), capLines(r.Refused)
 	return r
 }
 

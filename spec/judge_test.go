@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"reflect"
 	"sort"
 	"strings"
@@ -490,8 +491,11 @@ func TestDiffCoversEveryField(t *testing.T) {
 			t.Errorf("Diff does not report a change of %s", k)
 		}
 	}
-	for _, ln := range lines {
-		if strings.Contains(ln, "{") || strings.Count(ln, " → ") != 1 || strings.Contains(ln, "\n") {
+	if len(lines) != MaxLines || !strings.HasPrefix(lines[MaxLines-1], "… and ") {
+		t.Errorf("%d lines, the last %q: want the list cut at %d", len(lines), lines[len(lines)-1], MaxLines)
+	}
+	for _, d := range fieldDiffs(a, b) {
+		if ln := d.String(); strings.Contains(ln, "{") || strings.Count(ln, " → ") != 1 || strings.Contains(ln, "\n") {
 			t.Errorf("not one field a line: %q", ln)
 		}
 	}
@@ -548,4 +552,34 @@ func containsStr(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// A hostile loop file with huge lists is judged quickly, and the verdict
+// stays short (and refused).
+func TestJudgeHugeLists(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("objective: x\nprotect:\n")
+	for i := 0; i < 20000; i++ {
+		fmt.Fprintf(&b, "  - \"p%d/**\"\n", i)
+	}
+	b.WriteString("verify:\n")
+	for i := 0; i < 20000; i++ {
+		fmt.Fprintf(&b, "  - \"true %d\"\n", i)
+	}
+	before := []byte("objective: x\n")
+	start := time.Now()
+	v := Judge(before, []byte(b.String()), "/x/loop.yaml")
+	// Comparing each entry with each (20000² of them) would take minutes.
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("judging took %s", d)
+	}
+	if len(v.Changes) != MaxLines || len(v.Refused) != MaxLines {
+		t.Fatalf("%d changes, %d refused", len(v.Changes), len(v.Refused))
+	}
+	if last := v.Refused[MaxLines-1]; last != "… and 19901 more" {
+		t.Errorf("last refused line: %q", last)
+	}
+	if last := v.Changes[MaxLines-1]; last != "… and 39901 more" {
+		t.Errorf("last change line: %q", last)
+	}
 }
