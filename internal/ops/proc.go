@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/record"
@@ -160,9 +163,11 @@ type StopResult struct {
 // Stop ends the run holding dir. Without now it sends SIGTERM, as Ctrl-C
 // would: the engine stops its agent's process group, writes state and a
 // loop_stop record, and exits; Stop waits up to timeout for that. With now,
-// or when the run does not end in time, it kills the run and every process
-// of its session and its descendants at once, then writes the final record
-// and state on the run's behalf.
+// or when the run does not end in time, it kills the run and its agents'
+// processes at once (see killRun), then writes the final record and state on
+// the run's behalf. Only the engine (the looprinter process that holds the
+// loop's lock) and processes of its run are ever signalled: never the
+// process that started the run, nor anything else in its process group.
 func Stop(dir string, now bool, timeout time.Duration) (StopResult, error) {
 	live, pid := loop.Locked(dir)
 	st, _ := loop.LoadState(dir)
@@ -185,6 +190,9 @@ func Stop(dir string, now bool, timeout time.Duration) (StopResult, error) {
 	if pid <= 0 {
 		return StopResult{}, fmt.Errorf("a run holds %s but its pid is unknown", dir)
 	}
+	if !isEngine(pid, dir) {
+		return StopResult{}, fmt.Errorf("the lock of %s names pid %d, which is not the looprinter run holding it; nothing was signalled", dir, pid)
+	}
 	res := StopResult{PID: pid}
 	if !now {
 		if err := syscall.Kill(pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
@@ -195,11 +203,11 @@ func Stop(dir string, now bool, timeout time.Duration) (StopResult, error) {
 			return res, nil
 		}
 	}
-	res.Killed = killTree(pid)
+	res.Killed = killRun(pid, dir)
 	if !WaitUnlocked(dir, 5*time.Second) {
 		return res, fmt.Errorf("the run (pid %d) still holds the loop after SIGKILL", pid)
 	}
-	why := "stopped at once by `looprinter stop --now`; the agent's process group was killed"
+	why := "stopped at once by `looprinter stop --now`; the run and its agents' processes were killed"
 	if !now {
 		why = fmt.Sprintf("did not stop within %s of SIGTERM; killed by `looprinter stop`", timeout)
 	}
@@ -207,47 +215,135 @@ func Stop(dir string, now bool, timeout time.Duration) (StopResult, error) {
 	return res, nil
 }
 
-// killTree SIGKILLs pid, every process in the session it leads, and all
-// their descendants (agents run in process groups of their own), and
-// returns the pids it killed.
-func killTree(pid int) []int {
-	procs := readProcs()
-	victims := map[int]bool{}
-	if Alive(pid) {
-		victims[pid] = true
+// isEngine says whether pid is the process holding dir's lock: per
+// /proc/locks when the kernel lists the lock there, else (no /proc/locks) when
+// pid is a looprinter program. The lock file's content alone is not
+// trusted: an agent may be able to write it.
+func isEngine(pid int, dir string) bool {
+	if !Alive(pid) {
+		return false
 	}
-	for p, pi := range procs {
-		if pi.sid == pid && p != os.Getpid() {
-			victims[p] = true
+	holders, ok := lockHolders(loop.LockPath(dir))
+	if ok {
+		return holders[pid]
+	}
+	return isLooprinter(pid)
+}
+
+// lockHolders returns the pids that hold a lock on file per /proc/locks; ok
+// is false when /proc/locks cannot be read.
+func lockHolders(file string) (map[int]bool, bool) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(file, &st); err != nil {
+		return nil, false
+	}
+	data, err := os.ReadFile("/proc/locks")
+	if err != nil {
+		return nil, false
+	}
+	want := fmt.Sprintf("%02x:%02x:%d", unix.Major(uint64(st.Dev)), unix.Minor(uint64(st.Dev)), st.Ino)
+	out := map[int]bool{}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		// 1: FLOCK  ADVISORY  WRITE 1234 00:2e:5678 0 EOF
+		// (a blocked waiter has "->" after the number)
+		if len(f) > 1 && f[1] == "->" {
+			continue
+		}
+		if len(f) < 6 || f[5] != want {
+			continue
+		}
+		if p, err := strconv.Atoi(f[4]); err == nil {
+			out[p] = true
 		}
 	}
-	// Descendants, to a fixed point.
-	for changed := true; changed; {
-		changed = false
-		for p, pi := range procs {
-			if !victims[p] && victims[pi.ppid] && p != os.Getpid() {
-				victims[p] = true
-				changed = true
+	return out, true
+}
+
+// isLooprinter says whether pid runs looprinter (or a test binary standing in
+// for it).
+func isLooprinter(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		return false
+	}
+	arg0, _, _ := strings.Cut(string(b), "\x00")
+	return strings.Contains(filepath.Base(arg0), "looprinter") || strings.HasSuffix(arg0, ".test")
+}
+
+// killRun SIGKILLs the engine pid of the run in dir and its run's
+// processes, and returns the pids it killed. They are: pid; its descendants
+// (agents, sandboxes, checks); processes left by its agents elsewhere, known
+// by this loop's LOOPRINTER_DIR in their environment; the process groups its
+// agents lead; and, when pid leads a session (a background run), the rest of
+// that session. Never: this process, the ancestors of pid or of this process
+// (the wrapper that started the run and whatever waits on it), this
+// process's group, nor the group pid is in unless pid leads it alone.
+func killRun(pid int, dir string) []int {
+	self := os.Getpid()
+	want := []byte("LOOPRINTER_DIR=" + dir + "\x00")
+	killed := map[int]bool{}
+	var out []int
+	for pass := 0; pass < 3; pass++ {
+		procs := readProcs()
+		spare := map[int]bool{self: true}
+		for _, start := range []int{self, pid} {
+			for p := procs[start].ppid; p > 0 && !spare[p]; p = procs[p].ppid {
+				spare[p] = true
 			}
 		}
-	}
-	var out []int
-	groups := map[int]bool{}
-	for p := range victims {
-		if pi, ok := procs[p]; ok && pi.pgrp > 1 && pi.pgrp != syscall.Getpgrp() {
-			groups[pi.pgrp] = true
+		victims := map[int]bool{}
+		if _, ok := procs[pid]; ok {
+			victims[pid] = true
 		}
-		syscall.Kill(p, syscall.SIGKILL)
-		out = append(out, p)
-	}
-	for g := range groups {
-		syscall.Kill(-g, syscall.SIGKILL)
+		for p, pi := range procs {
+			if spare[p] {
+				continue
+			}
+			if pi.sid == pid {
+				victims[p] = true
+				continue
+			}
+			env, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/environ")
+			if err == nil && bytes.Contains(append(env, 0), want) {
+				victims[p] = true
+			}
+		}
+		for changed := true; changed; {
+			changed = false
+			for p, pi := range procs {
+				if !victims[p] && !spare[p] && victims[pi.ppid] {
+					victims[p] = true
+					changed = true
+				}
+			}
+		}
+		if len(victims) == 0 {
+			break
+		}
+		for p := range victims {
+			// A group led by a process of the run holds only the run's
+			// processes (an agent's group), except the engine's own group
+			// when the engine does not lead its session: a shell pipeline
+			// or a wrapper may share it.
+			g := procs[p].pgrp
+			if g == p && g != syscall.Getpgrp() && (p != pid || procs[pid].sid == pid) {
+				syscall.Kill(-g, syscall.SIGKILL)
+			}
+			syscall.Kill(p, syscall.SIGKILL)
+			if !killed[p] {
+				killed[p] = true
+				out = append(out, p)
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	return out
 }
 
 type procInfo struct{ ppid, pgrp, sid int }
 
+// readProcs reads the parent, group and session of every live process.
 func readProcs() map[int]procInfo {
 	out := map[int]procInfo{}
 	ents, err := os.ReadDir("/proc")
