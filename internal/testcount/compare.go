@@ -2,6 +2,7 @@ package testcount
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -74,4 +75,52 @@ func list(names []string) string {
 		return strings.Join(names, ", ")
 	}
 	return strings.Join(names[:MaxListed], ", ") + fmt.Sprintf(" and %d more", len(names)-MaxListed)
+}
+
+// Sum adds the counts of several checks' outputs (a gate runs several
+// commands). It is Known when any of them is; the runners and the names
+// are merged.
+func Sum(cs ...Counts) Counts {
+	var out Counts
+	var runners []string
+	seenRunner := map[string]bool{}
+	passed, skipped := map[string]bool{}, map[string]bool{}
+	for _, c := range cs {
+		if !c.Known {
+			continue
+		}
+		out.Known = true
+		out.Passed += c.Passed
+		out.Failed += c.Failed
+		out.Skipped += c.Skipped
+		out.NamesTruncated = out.NamesTruncated || c.NamesTruncated
+		for _, r := range strings.Split(c.Runner, ",") {
+			if r != "" && !seenRunner[r] {
+				seenRunner[r] = true
+				runners = append(runners, r)
+			}
+		}
+		for _, n := range c.PassedNames {
+			passed[n] = true
+		}
+		for _, n := range c.SkippedNames {
+			skipped[n] = true
+		}
+	}
+	out.Runner = strings.Join(runners, ",")
+	out.PassedNames = sortedKeys(passed)
+	out.SkippedNames = sortedKeys(skipped)
+	return out
+}
+
+func sortedKeys(m map[string]bool) []string {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

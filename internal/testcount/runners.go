@@ -59,6 +59,9 @@ var (
 	tapSubtest   = regexp.MustCompile(`^(\s*)# Subtest: (.*)$`)
 )
 
+// maxResultLine is the longest line the built-in runners read.
+const maxResultLine = 64 << 10
+
 // builtin reads one clean line with the built-in runners; it stops at the
 // first runner that claims the line.
 func (p *Parser) builtin(b []byte) {
@@ -81,6 +84,12 @@ func (p *Parser) builtin(b []byte) {
 	}
 	tapLast := p.tapLast
 	p.tapLast = false
+	if len(b) > maxResultLine {
+		// No runner prints a result line this long: noise, read by the
+		// user's patterns only.
+		p.jestSuites, p.utRanSet = false, false
+		return
+	}
 	jestSuites := p.jestSuites
 	p.jestSuites = bytes.HasPrefix(b, []byte("Test Suites:"))
 
@@ -109,9 +118,11 @@ func (p *Parser) builtin(b []byte) {
 	if p.jestTestLine(b, trim) || p.vitestLine(b, trim) || p.nodeLine(b) {
 		return
 	}
-	if m := goPkgLine.FindSubmatch(b); m != nil {
-		p.flushGo(string(m[2]))
-		return
+	if b[0] == 'o' || b[0] == 'F' {
+		if m := goPkgLine.FindSubmatch(b); m != nil {
+			p.flushGo(string(m[2]))
+			return
+		}
 	}
 	p.tapLine(b, tapLast)
 }
@@ -139,11 +150,20 @@ func (p *Parser) goJSONLine(b []byte) {
 	default:
 		return
 	}
-	var ev goEvent
-	if json.Unmarshal(b, &ev) != nil || ev.Test == "" || ev.Action != action {
+	pkg, okP := jsonField(b, `"Package":"`)
+	test, okT := jsonField(b, `"Test":"`)
+	if !okP || !okT {
+		// Escapes or an odd layout: let encoding/json read it.
+		var ev goEvent
+		if json.Unmarshal(b, &ev) != nil || ev.Action != action {
+			return
+		}
+		pkg, test = ev.Package, ev.Test
+	}
+	if test == "" {
 		return
 	}
-	name := qualify(ev.Package, ev.Test)
+	name := qualify(pkg, test)
 	p.goJSON.seen = true
 	switch action {
 	case "pass":
@@ -155,6 +175,21 @@ func (p *Parser) goJSONLine(b []byte) {
 		p.goJSON.skipped++
 		p.skipped.add(name)
 	}
+}
+
+// jsonField returns the string value after key when it holds no escapes;
+// a missing key is an empty value.
+func jsonField(b []byte, key string) (string, bool) {
+	i := bytes.Index(b, []byte(key))
+	if i < 0 {
+		return "", true
+	}
+	v := b[i+len(key):]
+	j := bytes.IndexByte(v, '"')
+	if j < 0 || bytes.IndexByte(v[:j], '\\') >= 0 {
+		return "", false
+	}
+	return string(v[:j]), true
 }
 
 func qualify(pkg, test string) string {
@@ -270,12 +305,12 @@ func pytestSummaryTally(b []byte) (tally, bool) {
 }
 
 func (p *Parser) pytestLine(b []byte) bool {
-	if pytestStart.Match(b) {
+	if b[0] == '=' && pytestStart.Match(b) {
 		p.pytestEnd()
 		p.pytestHeaded = true
 		return true
 	}
-	if !p.pytestHeaded && p.pytest.pending.seen && pytestProgress.Match(b) {
+	if !p.pytestHeaded && p.pytest.pending.seen && strings.IndexByte(".FsxXER", b[0]) >= 0 && pytestProgress.Match(b) {
 		// pytest -q prints no header: its first progress line after a
 		// summary starts the next run.
 		p.pytestEnd()
@@ -287,6 +322,9 @@ func (p *Parser) pytestLine(b []byte) bool {
 		return true
 	}
 	if !bytes.Contains(b, []byte("::")) {
+		if !bytes.HasPrefix(b, []byte("SKIPPED [")) {
+			return false
+		}
 		if m := pytestShortSkip.FindSubmatch(b); m != nil {
 			name := string(m[1])
 			if len(m[2]) > 0 {
@@ -371,7 +409,9 @@ func (p *Parser) unittestLine(b []byte) bool {
 			return true
 		}
 	}
-	if m := utVerbose.FindSubmatch(b); m != nil {
+	if !bytes.HasPrefix(b, []byte("test")) {
+		// the result line of a test with a docstring
+	} else if m := utVerbose.FindSubmatch(b); m != nil {
 		method, where := string(m[1]), string(m[2])
 		name := where
 		if !strings.HasSuffix(where, "."+method) {
@@ -604,8 +644,15 @@ func (p *Parser) nodeLine(b []byte) bool {
 // TAP
 
 func (p *Parser) tapLine(b []byte, tapLast bool) {
-	if tapVersion.Match(b) || tapPlan.Match(b) || tapBail.Match(b) {
-		p.tapSeen = true
+	trim := bytes.TrimLeft(b, " \t")
+	switch trim[0] {
+	case 'T', '1', 'B':
+		if tapVersion.Match(b) || tapPlan.Match(b) || tapBail.Match(b) {
+			p.tapSeen = true
+		}
+		return
+	case '#', '-', 'o', 'n':
+	default:
 		return
 	}
 	if m := tapSubtest.FindSubmatch(b); m != nil {
@@ -616,7 +663,6 @@ func (p *Parser) tapLine(b []byte, tapLast bool) {
 		}
 		return
 	}
-	trim := bytes.TrimLeft(b, " \t")
 	if tapLast && bytes.Equal(trim, []byte("---")) {
 		p.tapYAML = indentOf(b)
 		return

@@ -28,7 +28,7 @@ const (
 	MaxNameLen = 512
 	// MaxNameBytes caps the bytes of names kept in each of PassedNames and
 	// SkippedNames; past it the list is incomplete and NamesTruncated is set.
-	MaxNameBytes = 4 << 20
+	MaxNameBytes = 2 << 20
 )
 
 // Counts is what the output says about the tests that ran.
