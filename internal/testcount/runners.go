@@ -226,11 +226,7 @@ func (p *Parser) goPend(name string, skipped bool) {
 
 func (p *Parser) flushGo(pkg string) {
 	for _, n := range p.goPending {
-		if n.skipped {
-			p.skipped.add(qualify(pkg, n.name))
-		} else {
-			p.passed.add(qualify(pkg, n.name))
-		}
+		p.pendName(qualify(pkg, n.name), n.skipped)
 	}
 	p.goPending = p.goPending[:0]
 }
@@ -649,6 +645,10 @@ func (p *Parser) tapLine(b []byte, tapLast bool) {
 	case 'T', '1', 'B':
 		if tapVersion.Match(b) || tapPlan.Match(b) || tapBail.Match(b) {
 			p.tapSeen = true
+			for _, n := range p.tapPending {
+				p.pendName(n.name, n.skipped)
+			}
+			p.tapPending = nil
 		}
 		return
 	case '#', '-', 'o', 'n':
@@ -698,11 +698,31 @@ func (p *Parser) tapLine(b []byte, tapLast bool) {
 	switch {
 	case directive != "":
 		p.tap.skipped++
-		p.skipped.add(name)
+		p.tapName(name, true)
 	case len(m[2]) > 0:
 		p.tap.failed++
 	default:
 		p.tap.passed++
+		p.tapName(name, false)
+	}
+}
+
+// tapName keeps a TAP test point's name; until a version, plan or bail-out
+// line says the output is TAP, the names wait (a stray "ok" is not a test).
+func (p *Parser) tapName(name string, skipped bool) {
+	if p.tapSeen {
+		p.pendName(name, skipped)
+		return
+	}
+	if len(p.tapPending) < 1<<16 {
+		p.tapPending = append(p.tapPending, pendingName{name, skipped})
+	}
+}
+
+func (p *Parser) pendName(name string, skipped bool) {
+	if skipped {
+		p.skipped.add(name)
+	} else {
 		p.passed.add(name)
 	}
 }

@@ -150,6 +150,8 @@ type Parser struct {
 	tapStack []indented
 	tapYAML  int  // indentation of the open YAML block, or -1
 	tapLast  bool // the previous non-blank line was a TAP test point
+	// TAP: names of test points seen before the output proved to be TAP.
+	tapPending []pendingName
 }
 
 type pendingName struct {

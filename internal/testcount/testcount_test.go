@@ -94,6 +94,10 @@ func TestUnknown(t *testing.T) {
 			t.Errorf("%s: %+v, want not Known", f, c)
 		}
 	}
+	// Stray "ok" lines name no tests.
+	if c, _ := ParseString("ok 1 - looks like TAP\n3 passed in 0.1s\n", nil); c.Passed != 3 || c.PassedNames != nil {
+		t.Errorf("%+v", c)
+	}
 	for _, s := range []string{
 		"", "\n\n", "hello\nworld\n",
 		"ok 1 - looks like TAP but has no plan or version\nok 2\n",
