@@ -217,8 +217,12 @@ func TestSyntaxErrorPositions(t *testing.T) {
 		{"# c\nobjective: a: b\n", 2, 13, "mapping values are not allowed"},
 		// Multi-byte characters count as one column each.
 		{"objective: x\nbudget:\n  cycles: 3\n éé: 4h\n", 4, 2, "did not find expected key"},
-		// An unclosed quote, reported at the quote.
+		// An unclosed quote, reported at the quote, also on the first line.
 		{"objective: x\nverify:\n  - \"go test\n", 3, 5, "end of stream"},
+		{"objective: \"x\nverify:\n  - go test\n", 1, 12, "end of stream"},
+		{"objective: 'x\nverify:\n  - go test", 1, 12, "end of stream"},
+		// An unclosed list over lines: after its last entry.
+		{"objective: x\nverify: [a,\n  b,\n  c\n", 4, 3, "did not find expected ',' or ']'"},
 	} {
 		problemAt(t, c.src, c.line, c.col, "YAML syntax: ", c.want)
 	}
@@ -243,6 +247,19 @@ func TestBadDurationHidesNothing(t *testing.T) {
 	for i, want := range []string{"2:16: budget.wall", "4:9: schedule.cron", "5:15: review.bar"} {
 		if got := se.Problems[i].String(); !strings.HasPrefix(got, want) {
 			t.Errorf("problem %d: %q, want %q...", i, got, want)
+		}
+	}
+}
+
+// yaml.v3 reads the first document only: what follows a "---" was ignored
+// without a word.
+func TestSecondDocument(t *testing.T) {
+	problemAt(t, "objective: x\n---\nbudget: {wall: 1h}\n", 2, 1, "second YAML document")
+	problemAt(t, "# c\nobjective: x\n...\n---\nverify: [a]\n", 4, 1, "second YAML document")
+	problemAt(t, "objective: x\n--- # more\nbudget: [\n", 2, 1, "second YAML document", "does not parse")
+	for _, src := range []string{"---\nobjective: x\n", "objective: x\n---\n", "objective: x\n...\n", "--- # c\nobjective: x\n---\n# nothing\n"} {
+		if _, err := Parse([]byte(src), "loop.yaml"); err != nil {
+			t.Errorf("%q: %v", src, err)
 		}
 	}
 }

@@ -132,7 +132,7 @@ func (c *checker) walk(n *yaml.Node, t reflect.Type, path string) {
 			return
 		}
 		var f float64
-		if err := n.Decode(&f); err != nil || !validMoney(f) {
+		if err := n.Decode(&f); err != nil || !ValidMoney(f) {
 			c.add(n, "%s: %s is not an amount in USD: want a number from 0 to %s", label, n.Value, maxMoneyText)
 		}
 	case reflect.Bool:
@@ -231,7 +231,10 @@ const (
 	maxMoneyText = "1000000"
 )
 
-func validMoney(f float64) bool {
+// ValidMoney reports whether f is an amount of money a loop accepts: a
+// finite number from 0 to MaxMoneyUSD. Command-line flags that override a
+// budget check theirs with it too.
+func ValidMoney(f float64) bool {
 	return !math.IsNaN(f) && !math.IsInf(f, 0) && f >= 0 && f <= MaxMoneyUSD
 }
 
@@ -283,8 +286,10 @@ var readerErrors = []string{
 func syntaxProblem(data []byte, err error) Problem {
 	full := err.Error()
 	msg := strings.TrimPrefix(full, "yaml: ")
+	reported := 0
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
 		msg = msg[len(m[0]):]
+		reported, _ = strconv.Atoi(m[1])
 	}
 	for _, r := range readerErrors {
 		if strings.Contains(msg, r) {
@@ -294,12 +299,26 @@ func syntaxProblem(data []byte, err error) Problem {
 		}
 	}
 	p := Problem{Msg: "YAML syntax: " + msg}
+	starts := lineStarts(data)
+	// The message's line tells apart two errors of the same kind, except
+	// when it is the end of the file: then it moves with the prefix (an
+	// unclosed quote on the first line), and only the text is compared.
+	atEnd := reported >= len(starts)-1
 	fails := func(n int) bool {
 		var node yaml.Node
 		err := safeUnmarshal(data[:n], &node)
-		return err != nil && err.Error() == full
+		if err == nil {
+			return false
+		}
+		if atEnd {
+			got := strings.TrimPrefix(err.Error(), "yaml: ")
+			if m := yamlLine.FindStringSubmatch(got); m != nil {
+				got = got[len(m[0]):]
+			}
+			return got == msg
+		}
+		return err.Error() == full
 	}
-	starts := lineStarts(data)
 	ends := append(append([]int{}, starts[1:]...), len(data))
 	li := sort.Search(len(ends), func(i int) bool { return fails(ends[i]) })
 	if li == len(ends) {

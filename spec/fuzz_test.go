@@ -23,6 +23,8 @@ func FuzzParse(f *testing.F) {
 		"# header\n\nobjective: x\nbudget:\n  cycles: 3\n wall: 4h\n", "objective: x\nbudget:\n\twall: 4h\n",
 		"objective: x\nbudget: {wall: *nope}\n", "objective: \"x\x01\"\n", "objective: \"\xff\"\n", "\xfe\xff\x00o",
 		"objective: \"x\nverify: [a\n", "objective: x\r\nverify: [\"\x7f\"]\r\n",
+		// Second documents, unclosed quotes on the first line.
+		"objective: x\n---\nbudget: {wall: 1h}\n", "objective: x\n--- # c\nbudget: [\n", "objective: 'x\nverify: [a]",
 		// Empty keys and empty entries.
 		"objective: x\nbudget:\nverify:\nagent:\n", "shape: ralph\nobjective: x\nverify:\n", "objective: x\nverify:\n  -\n",
 		// Cron expressions, including ones that panic robfig/cron.
@@ -60,7 +62,7 @@ func FuzzParse(f *testing.F) {
 					t.Errorf("agents.%s: duration %d out of bounds", name, d)
 				}
 			}
-			if !validMoney(a.MaxBudgetUSD) {
+			if !ValidMoney(a.MaxBudgetUSD) {
 				t.Errorf("agents.%s.max_budget_usd %v", name, a.MaxBudgetUSD)
 			}
 		}
@@ -69,7 +71,7 @@ func FuzzParse(f *testing.F) {
 			money = append(money, p.Input, p.Output, p.CacheRead, p.CacheWrite)
 		}
 		for _, m := range money {
-			if !validMoney(m) {
+			if !ValidMoney(m) {
 				t.Errorf("amount %v out of bounds", m)
 			}
 		}

@@ -4,9 +4,13 @@
 package spec
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -223,6 +227,9 @@ func Parse(data []byte, path string) (*Loop, error) {
 	doc := root.Content[0]
 	c := &checker{}
 	c.walk(doc, typeOfLoop, "")
+	if p, ok := secondDocument(data, doc); ok {
+		c.problems = append(c.problems, p)
+	}
 	var l Loop
 	if err := safeDecode(doc, &l); err != nil && len(c.problems) == 0 {
 		return nil, &Error{Path: path, Problems: []Problem{decodeProblem(err)}}
@@ -247,6 +254,44 @@ func Parse(data []byte, path string) (*Loop, error) {
 		return nil, &Error{Path: path, Problems: problems}
 	}
 	return &l, nil
+}
+
+var docMarker = regexp.MustCompile(`^(---|\.\.\.)([ \t]|$)`)
+
+// secondDocument finds a second YAML document after the first: yaml.v3
+// reads only the first, so whatever follows a "---" would be ignored
+// without a word. An empty one (a trailing "---") is harmless.
+func secondDocument(data []byte, first *yaml.Node) (p Problem, ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	d := yaml.NewDecoder(bytes.NewReader(data))
+	var a, b yaml.Node
+	if d.Decode(&a) != nil {
+		return Problem{}, false
+	}
+	err := d.Decode(&b)
+	if errors.Is(err, io.EOF) || (err == nil && (len(b.Content) == 0 || b.Content[0].Tag == "!!null")) {
+		return Problem{}, false
+	}
+	p = Problem{Line: b.Line, Column: 1, Msg: "a second YAML document starts here, and only the first is read: a loop file is one document; remove this line and join what follows to the document above"}
+	if err != nil || p.Line < 1 {
+		// It does not even parse: point at its marker.
+		p.Line = 0
+		for i, start := range lineStarts(data) {
+			if i+1 > first.Line && docMarker.Match(data[start:]) && !bytes.HasPrefix(data[start:], []byte("...")) {
+				p.Line = i + 1
+				break
+			}
+		}
+		if p.Line == 0 {
+			return Problem{}, false
+		}
+		p.Msg = "a second YAML document starts here; it does not parse, and a loop file is one document anyway: remove this line and join what follows to the document above"
+	}
+	return p, true
 }
 
 // safeDecode is Node.Decode that turns a panic into an error.
