@@ -65,7 +65,7 @@ func probeBwrap() (path, version string, err error) {
 		args = []string{"/bin/sh", "-c", ":"}
 	}
 	p := Policy{Kind: Bwrap, Dir: dir, ReadOnly: []string{filepath.Join(dir, "ro")}}
-	cmd := exec.CommandContext(ctx, path, p.bwrapArgs(args[0], args[1:])...)
+	cmd := exec.CommandContext(ctx, path, p.bwrapArgs(nil, args[0], args[1:])...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
@@ -83,15 +83,28 @@ func (p Policy) wrapBwrap(path string, args []string) (string, []string, []strin
 	if err := bwrapProbe(); err != nil {
 		return "", nil, nil, fmt.Errorf("sandbox: bwrap: %w", err)
 	}
-	return bwrapOnce.path, p.bwrapArgs(path, args), []string{"TMPDIR=/tmp"}, nil
+	// The private /tmp hides the host's; what the command needs to run from
+	// there (a binary built by go run or go test, a PATH folder of tests)
+	// stays visible, read-only.
+	var visible []string
+	if c, err := canonical(path); err == nil {
+		visible = append(visible, c)
+	}
+	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
+		if c, err := canonical(d); err == nil && filepath.IsAbs(d) {
+			visible = append(visible, c)
+		}
+	}
+	return bwrapOnce.path, p.bwrapArgs(visible, path, args), []string{"TMPDIR=/tmp"}, nil
 }
 
 // bwrapArgs: / read-only, a minimal /dev, a fresh /proc for the new PID
-// namespace, a private /tmp; then the writable trees (after the tmpfs, so a
-// loop folder under /tmp stays visible; parents before children), then the
-// read-only paths over them. A read-only path outside every writable tree is
+// namespace, a private /tmp and, read-only, the paths of visible that are in
+// the host's /tmp; then the writable trees (after the tmpfs, so a loop folder
+// under /tmp stays visible; parents before children), then the read-only
+// paths over them. A read-only path outside every writable tree is
 // read-only already and is left alone.
-func (p Policy) bwrapArgs(path string, args []string) []string {
+func (p Policy) bwrapArgs(visible []string, path string, args []string) []string {
 	a := []string{
 		"--die-with-parent", "--unshare-pid", "--new-session",
 		"--ro-bind", "/", "/",
@@ -102,6 +115,15 @@ func (p Policy) bwrapArgs(path string, args []string) []string {
 	writable := append([]string{p.Dir}, p.Writable...)
 	sortByDepth(writable)
 	seen := map[string]bool{}
+	sortByDepth(visible)
+	var shown []string
+	for _, v := range visible {
+		if !within(v, "/tmp") || v == "/tmp" || covered(v, writable) || covered(v, shown) {
+			continue
+		}
+		shown = append(shown, v)
+		a = append(a, "--ro-bind", v, v)
+	}
 	for _, w := range writable {
 		if !seen[w] {
 			seen[w] = true
@@ -109,6 +131,11 @@ func (p Policy) bwrapArgs(path string, args []string) []string {
 		}
 	}
 	for _, r := range p.ReadOnly {
+		if within(r, "/tmp") {
+			// hidden by the private /tmp otherwise: bind it back, read-only
+			a = append(a, "--ro-bind", r, r)
+			continue
+		}
 		for _, w := range writable {
 			if within(r, w) {
 				a = append(a, "--ro-bind", r, r)
@@ -118,4 +145,14 @@ func (p Policy) bwrapArgs(path string, args []string) []string {
 	}
 	a = append(a, "--chdir", p.Dir, "--", path)
 	return append(a, args...)
+}
+
+// covered says whether path is one of roots or inside one.
+func covered(path string, roots []string) bool {
+	for _, r := range roots {
+		if within(path, r) {
+			return true
+		}
+	}
+	return false
 }

@@ -488,3 +488,33 @@ func TestGrantSplit(t *testing.T) {
 		t.Errorf("a tree inside a read-only path was granted: %v %v", dirs, files)
 	}
 }
+
+// A program in the host's /tmp (go run and go test build there) and the
+// PATH folders there stay visible under bwrap's private /tmp.
+func TestBwrapProgramInTmp(t *testing.T) {
+	need(t, Bwrap)
+	l := newLayout(t)
+	for _, f := range []string{"bin/prog", "path/helper"} {
+		os.MkdirAll(filepath.Join(l.root, filepath.Dir(f)), 0o755)
+		if err := os.WriteFile(filepath.Join(l.root, f), []byte("#!/bin/sh\necho ran "+filepath.Base(f)+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !within(l.root, "/tmp") {
+		t.Skipf("the test's folder %s is not in /tmp", l.root)
+	}
+	t.Setenv("PATH", filepath.Join(l.root, "path")+":"+os.Getenv("PATH"))
+	p := l.policy(Bwrap)
+	path, args, extra, err := p.Wrap(filepath.Join(l.root, "bin", "prog"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(path, args...)
+	cmd.Env = append(os.Environ(), extra...)
+	if out, err := cmd.CombinedOutput(); err != nil || string(out) != "ran prog\n" {
+		t.Errorf("a program in /tmp: %v %s", err, out)
+	}
+	if out := run(t, p, l, "helper; echo x > $TMPDIR/y && cat $TMPDIR/y; echo x > "+filepath.Join(l.root, "path", "helper")+" || echo refused"); !strings.HasPrefix(out, "ran helper\nx\n") || !strings.HasSuffix(out, "refused\n") {
+		t.Errorf("a PATH folder in /tmp: %q", out)
+	}
+}
