@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -28,6 +29,13 @@ func (commandAdapter) Invocation(req Request) (Invocation, error) {
 		return Invocation{}, fmt.Errorf("agent.command is empty: the command backend needs a program to run")
 	}
 	path, err := lookPathIn(argv[0], req.Dir, childPath(req))
+	if err != nil && argv[0] == "looprinter" {
+		// `looprinter fake-agent …` (the demo's agent) when looprinter is not
+		// on PATH (go run, a binary run by its path): this very program.
+		if self, serr := os.Executable(); serr == nil {
+			path, err = self, nil
+		}
+	}
 	if err != nil {
 		return Invocation{}, fmt.Errorf("agent.command: %q not found: %w", argv[0], err)
 	}

@@ -110,3 +110,20 @@ func TestDNSFailureIsBlocked(t *testing.T) {
 		t.Errorf("connection refused stays transient: %+v", r)
 	}
 }
+
+// `looprinter …` as agent.command (the demo's agent) is this very program
+// when no looprinter is on PATH: the demo folder runs again after `go run`.
+func TestCommandLooprinterFallsBackToSelf(t *testing.T) {
+	inv, err := commandAdapter{}.Invocation(Request{Dir: t.TempDir(), Command: "looprinter fake-agent --script a.txt",
+		Env: map[string]string{"PATH": t.TempDir()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	self, _ := os.Executable()
+	if inv.Path != self || strings.Join(inv.Args, " ") != "fake-agent --script a.txt" {
+		t.Errorf("%s %v", inv.Path, inv.Args)
+	}
+	if _, err := (commandAdapter{}).Invocation(Request{Dir: t.TempDir(), Command: "no-such-agent-xyz", Env: map[string]string{"PATH": t.TempDir()}}); err == nil {
+		t.Error("a missing program was found")
+	}
+}

@@ -27,6 +27,11 @@ type RunLine struct {
 	Count    int     // most runs of this kind the budgets allow
 	Subtotal float64 // PerRun * Count
 	Known    bool
+	// Command: a command agent (agent.backend: command). Its model and
+	// tokens are unknown to looprinter, so it cannot be priced; its spend is
+	// what it reports on ::looprinter cost_usd=… lines, capped by
+	// budget.cost_usd.
+	Command bool
 }
 
 // LoopEstimate is what a loop file may cost.
@@ -40,6 +45,15 @@ type LoopEstimate struct {
 	Cap       float64 // budget.cost_usd
 	Bound     float64 // min(WorstCase, Cap)
 	Unknown   []string
+	// PerAttempt is what one attempt costs, for the cost per task: a build
+	// run (cycle), an attempt (ralph), a whole review (review).
+	PerAttempt float64
+	// Priced says whether any run could be priced; when none could (every
+	// agent is a command agent, or no model has a price) the figures are 0
+	// and only Cap bounds the loop.
+	Priced bool
+	// Commands lists the phases run by a command agent.
+	Commands []string
 }
 
 // FromSpec converts a loop file's prices: map.
@@ -60,6 +74,11 @@ func (a Assumptions) EstimateLoop(l *spec.Loop, t Table, o LoopOptions) LoopEsti
 	e := LoopEstimate{Shape: l.Shape, Cap: l.Budget.CostUSD, Tasks: o.Tasks}
 	line := func(phase string, ag spec.Agent, count int) RunLine {
 		r := RunLine{Phase: phase, Backend: ag.Backend, Model: ag.Model, Count: count, Turns: ag.MaxTurns}
+		if ag.Backend == "command" {
+			r.Command, r.Turns = true, 0
+			e.Commands = append(e.Commands, phase)
+			return r
+		}
 		if o.Turns > 0 {
 			r.Turns = o.Turns
 		}
@@ -131,6 +150,13 @@ func (a Assumptions) EstimateLoop(l *spec.Loop, t Table, o LoopOptions) LoopEsti
 	}
 	for _, r := range e.Runs {
 		e.WorstCase += r.Subtotal
+		e.Priced = e.Priced || r.Known
+		if l.Shape == spec.ShapeCycle && r.Phase == "build" {
+			e.PerAttempt = r.PerRun
+		}
+	}
+	if l.Shape != spec.ShapeCycle {
+		e.PerAttempt = e.Typical
 	}
 	e.Bound = e.WorstCase
 	if e.Cap > 0 {

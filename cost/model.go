@@ -1,5 +1,4 @@
-// Package cost is the token-cost model of loop-engineering.txt, "Iteration
-// multiplies token cost": a session of N turns with prompt caching on, a
+// Package cost is looprinter's token-cost model (docs/cost.md): a session of N turns with prompt caching on, a
 // fixed prefix S that every turn resends, a history that grows by D tokens a
 // turn, and a fixed number of output tokens a turn.
 //
@@ -37,7 +36,7 @@ type Assumptions struct {
 	OutPerTurn int // output tokens per turn
 }
 
-// DefaultAssumptions are the seed's: S = 20,000, D = 3,000, 800 output tokens a turn.
+// DefaultAssumptions are the worked example's (docs/cost.md): S = 20,000, D = 3,000, 800 output tokens a turn.
 var DefaultAssumptions = Assumptions{Prefix: 20000, Growth: 3000, OutPerTurn: 800}
 
 // Session is the token count and cost of one session of N turns.
@@ -147,9 +146,10 @@ func PerTask(perAttempt, successRate float64) (float64, error) {
 // Table maps model names to prices.
 type Table map[string]Price
 
-// SeedTable holds the seed's prices (USD per million tokens): Opus 5.5 cache
-// write $5, Sonnet 5.5 cache write $2.5, cache read $0.20 for both, output
-// $20 and $10. The seed gives no uncached input price; Input is set to the
+// SeedTable holds the worked example's prices (docs/cost.md; USD per
+// million tokens): Opus 5.5 cache write $5, Sonnet 5.5 cache write $2.5,
+// cache read $0.20 for both, output $20 and $10. The example gives no
+// uncached input price; Input is set to the
 // cache write price, which is what an uncached prefix costs in the model.
 func SeedTable() Table {
 	return Table{
@@ -158,11 +158,11 @@ func SeedTable() Table {
 	}
 }
 
-// DefaultTable is the seed's table for opus and sonnet, and looprinter's
+// DefaultTable is the worked example's table for opus and sonnet, and looprinter's
 // list prices (agent.DefaultPrices, the table the engine prices finished
 // runs with) for the other models: OpenAI, Google, Claude Haiku. A model
-// named like an Opus or Sonnet model uses the seed's price, so that the
-// estimate and the seed's worked example agree. Where a list price has no
+// named like an Opus or Sonnet model uses the example's price, so that the
+// estimate and the worked example agree. Where a list price has no
 // cache write price, writing the cache costs the input price.
 func DefaultTable() Table {
 	t := Table{}
@@ -258,5 +258,5 @@ func ParsePrice(s string) (Price, error) {
 	return pr, nil
 }
 
-// USD formats dollars with four decimals, as the seed does.
+// USD formats dollars with four decimals.
 func USD(v float64) string { return fmt.Sprintf("$%.4f", v) }

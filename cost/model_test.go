@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// The worked example of loop-engineering.txt, "Iteration multiplies token cost".
+// The worked example of docs/cost.md.
 func TestSeedWorkedExample(t *testing.T) {
 	a := DefaultAssumptions
 	tab := DefaultTable()
@@ -119,7 +119,7 @@ func TestTableLookupAndMerge(t *testing.T) {
 	if p, k, ok := DefaultTable().Lookup("gemini-2.5-pro"); !ok || k != "gemini-2.5-pro" || p.CacheWrite != 1.25 || p.CacheRead != 0.31 || p.Output != 10 {
 		t.Errorf("gemini-2.5-pro → %+v %q %v", p, k, ok)
 	}
-	// A Claude Opus or Sonnet model name uses the seed's price.
+	// A Claude Opus or Sonnet model name uses the worked example's price.
 	if p, k, _ := DefaultTable().Lookup("claude-sonnet-4-5"); k != "sonnet" || p.CacheWrite != 2.5 {
 		t.Errorf("claude-sonnet-4-5 → %+v %q", p, k)
 	}

@@ -9,8 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/looprinter/looprinter/internal/ops"
 	"github.com/looprinter/looprinter/internal/spend"
 	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/spec"
 )
 
 func init() { register(newCostCmd) }
@@ -26,12 +28,14 @@ type costOptions struct {
 func newCostCmd(stdio *IO) *cobra.Command {
 	o := &costOptions{}
 	cmd := &cobra.Command{
-		Use:   "cost [-f loop.yaml | --dir DIR]",
+		Use:   "cost [NAME] [-f loop.yaml | --dir DIR]",
 		Short: "What a loop has spent so far, from its records; `cost estimate` before a run",
 		Long: `Add up what a loop has spent so far from its records (working-records/*.jsonl),
 across every run of it: by phase, task, backend and model, with tokens.
+NAME is a loop as ` + "`looprinter list`" + ` shows it (or its directory or loop
+file); without NAME, ./loop.yaml, else the only loop started so far.
 
-It also gives the cost per passed task of loop-engineering.txt:
+It also gives the cost per passed task (docs/cost.md):
 
   cost per passed task = cost per attempt ÷ success rate
 
@@ -42,27 +46,67 @@ figure charges every run (plan, re-plan, post phases) to the passed tasks.
 Costs are what the agent CLIs reported; where a CLI reports only tokens the
 engine estimates the cost from list prices, and the line is marked "~".`,
 		Example: `  looprinter cost
+  looprinter cost fix-tests
   looprinter cost -f loops/fix-tests.yaml --json
   looprinter cost estimate`,
-		Args: cobra.NoArgs,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runCost(stdio, o)
+			return runCost(stdio, o, args)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.file, "file", "f", "loop.yaml", "the loop file; its directory holds the records")
+	f.StringVarP(&o.file, "file", "f", "", "the loop file; its directory holds the records (default ./loop.yaml)")
 	f.StringVar(&o.dir, "dir", "", "the loop's directory (instead of -f)")
 	f.BoolVar(&o.json, "json", false, "print the report as JSON")
 	cmd.AddCommand(newCostEstimateCmd(stdio))
 	return cmd
 }
 
-func runCost(stdio *IO, o *costOptions) error {
-	dir := o.dir
-	if dir == "" {
-		dir = filepath.Dir(o.file)
+// costDir finds the directory whose records `cost` adds up: --dir, NAME,
+// -f or ./loop.yaml (in the registry when it has run, else its folder), or
+// the only loop known.
+func costDir(o *costOptions, args []string) (string, error) {
+	switch {
+	case o.dir != "":
+		abs, err := filepath.Abs(o.dir)
+		if err != nil {
+			return "", err
+		}
+		if _, err := os.Stat(filepath.Join(abs, loop.RecordsDir)); err != nil {
+			if _, err := os.Stat(filepath.Join(abs, "loop.yaml")); err != nil {
+				return "", &ExitError{Code: ExitUsage, Err: fmt.Errorf("no loop in %s: it has no loop.yaml and no %s", abs, loop.RecordsDir)}
+			}
+		}
+		return abs, nil
+	case len(args) > 0:
+		e, err := resolveLoop(args, "")
+		return runDir(e), err
 	}
-	abs, err := filepath.Abs(dir)
+	file := o.file
+	if file == "" {
+		if _, err := os.Stat("loop.yaml"); err == nil {
+			file = "loop.yaml"
+		}
+	}
+	if file == "" {
+		e, err := resolveLoop(nil, "")
+		return runDir(e), err
+	}
+	abs, err := filepath.Abs(spec.ExpandHome(file))
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return "", &ExitError{Code: ExitUsage, Err: fmt.Errorf("no loop file at %s", abs)}
+	}
+	if e, err := ops.Find(abs); err == nil {
+		return runDir(e), nil
+	}
+	return filepath.Dir(abs), nil
+}
+
+func runCost(stdio *IO, o *costOptions, args []string) error {
+	abs, err := costDir(o, args)
 	if err != nil {
 		return err
 	}
@@ -124,7 +168,7 @@ func printSpend(stdio *IO, dir string, r *spend.Report) {
 		}
 		tw.Flush()
 	}
-	fmt.Fprintln(w, "\ncost per passed task = cost per attempt ÷ success rate (loop-engineering.txt)")
+	fmt.Fprintln(w, "\ncost per passed task = cost per attempt ÷ success rate (docs/cost.md)")
 	if r.CostPerAttempt == nil {
 		fmt.Fprintln(w, "  no attempts yet (an attempt is a build run; ralph: an attempt)")
 		return

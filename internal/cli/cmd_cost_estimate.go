@@ -1,16 +1,13 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-	"gopkg.in/yaml.v3"
 
 	"github.com/looprinter/looprinter/cost"
 	"github.com/looprinter/looprinter/spec"
@@ -45,8 +42,7 @@ func newCostEstimateCmd(stdio *IO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "estimate",
 		Short: "Estimate what a loop will cost before it runs",
-		Long: `Estimate token cost with the model of loop-engineering.txt ("Iteration
-multiplies token cost"). Each agent run is a session of N turns with prompt
+		Long: `Estimate token cost with looprinter's cost model (docs/cost.md). Each agent run is a session of N turns with prompt
 caching on: a fixed prefix S resent every turn, a history growing by D tokens a
 turn, and a fixed number of output tokens a turn:
 
@@ -62,13 +58,18 @@ Without one it prices a review loop (writer, rounds of reviewer and fixer, a
 fix check) with a fresh session per role, compares it with the same work packed
 into one session, and shows cost per task = cost per attempt ÷ success rate.
 
-Prices are USD per million tokens. The defaults are the seed's (opus: cache
-write 5, cache read 0.20, output 20; sonnet: 2.5, 0.20, 10). Override them with
+A command agent (agent.backend: command) cannot be estimated: looprinter
+knows neither its model nor its tokens; the estimate says so and shows the
+budget.cost_usd cap.
+
+Prices are USD per million tokens. The defaults are the worked example's of
+docs/cost.md (opus: cache write 5, cache read 0.20, output 20; sonnet: 2.5,
+0.20, 10). Override them with
 --price NAME=CACHE_WRITE,CACHE_READ,OUTPUT[,INPUT], a --prices YAML file
 (NAME: {cache_write: .., cache_read: .., output: .., input: ..}), or the loop
 file's prices: map. A model name matches the longest table name it contains,
 so claude-opus-5-5 uses opus.`,
-		Example: `  # the seed's worked example: writer $1.3746, reviewer $0.2551, fixer $0.6606, total $4.3768
+		Example: `  # the worked example of docs/cost.md: writer $1.3746, reviewer $0.2551, fixer $0.6606, total $4.3768
   looprinter cost estimate --no-loop
 
   # two review rounds, no fix check, a reviewer on another vendor's model
@@ -112,19 +113,15 @@ func usageErr(format string, args ...any) error {
 }
 
 func runCostEstimate(stdio *IO, o *costEstimateOptions, fileGiven bool) error {
-	if o.a.Prefix < 0 || o.a.Growth < 0 || o.a.OutPerTurn < 0 {
-		return usageErr("--prefix, --growth and --output-tokens cannot be negative")
-	}
-	for _, r := range []cost.Role{o.writer, o.reviewer, o.fixer} {
-		if r.Turns < 1 {
-			return usageErr("--%s-turns must be at least 1", r.Name)
+	rl := cost.ReviewLoop{Writer: o.writer, Reviewer: o.reviewer, Fixer: o.fixer, Rounds: o.rounds, FixCheck: o.fixCheck}
+	for _, err := range []error{o.a.Validate(), rl.Validate(), cost.ValidRate(o.successRate)} {
+		if err != nil {
+			return usageErr("%v", err)
 		}
 	}
-	if o.rounds < 0 {
-		return usageErr("--rounds cannot be negative")
-	}
-	if o.successRate != 0 && !(o.successRate > 0 && o.successRate <= 1) {
-		return usageErr("--success-rate must be more than 0 and at most 1, e.g. 0.6")
+	src := cost.PriceSources{Overrides: o.prices}
+	if o.pricesFile != "" {
+		src.File = spec.ExpandHome(o.pricesFile)
 	}
 	w := stdio.Out
 	if !o.noLoop {
@@ -134,23 +131,28 @@ func runCostEstimate(stdio *IO, o *costEstimateOptions, fileGiven bool) error {
 			if err != nil {
 				return err
 			}
-			table, err := priceTable(o, cost.FromSpec(l.Prices))
+			src.Loop = cost.FromSpec(l.Prices)
+			table, err := cost.BuildTable(src)
 			if err != nil {
-				return err
+				return usageErr("%v", err)
 			}
-			printLoopEstimate(w, o, l, table)
+			printLoopEstimate(w, o, l, o.a.EstimateLoop(l, table, cost.LoopOptions{Turns: o.turns, Tasks: o.tasks}), table)
 			return nil
 		}
 	}
-	table, err := priceTable(o, nil)
-	if err != nil {
-		return err
-	}
-
-	e, err := o.a.EstimateReview(table, cost.ReviewLoop{Writer: o.writer, Reviewer: o.reviewer, Fixer: o.fixer, Rounds: o.rounds, FixCheck: o.fixCheck})
+	table, err := cost.BuildTable(src)
 	if err != nil {
 		return usageErr("%v", err)
 	}
+	e, err := o.a.EstimateReview(table, rl)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	printReviewEstimate(w, o, e)
+	return nil
+}
+
+func printReviewEstimate(w io.Writer, o *costEstimateOptions, e cost.ReviewEstimate) {
 	printAssumptions(w, o.a)
 	printPrices(w, []cost.Session{e.Writer, e.Reviewer, e.Fixer})
 	fmt.Fprintln(w, "\nFresh session per role")
@@ -177,11 +179,10 @@ func runCostEstimate(stdio *IO, o *costEstimateOptions, fileGiven bool) error {
 
 	printPerTask(w, "Cost per task = cost per attempt ÷ success rate", e.Total, o.successRate)
 	fmt.Fprintln(w, "  A weak verifier overstates the success rate, and so understates the cost per task.")
-	return nil
 }
 
 func printAssumptions(w io.Writer, a cost.Assumptions) {
-	fmt.Fprintln(w, `Cost model (loop-engineering.txt, "Iteration multiplies token cost"), USD per million tokens`)
+	fmt.Fprintln(w, "Cost model (docs/cost.md), USD per million tokens")
 	fmt.Fprintf(w, "  S = %s prefix tokens, D = %s tokens of growth a turn, %s output tokens a turn, caching on\n", thousands(int64(a.Prefix)), thousands(int64(a.Growth)), thousands(int64(a.OutPerTurn)))
 	fmt.Fprintln(w, "  writes = S + (N-1)*D ; reads = N*S + D*N*(N-1)/2 - writes")
 	fmt.Fprintln(w, "  cost = writes*cache_write + reads*cache_read + N*output_tokens*output_price")
@@ -205,21 +206,27 @@ func printPrices(w io.Writer, ss []cost.Session) {
 
 func printPerTask(w io.Writer, title string, perAttempt, rate float64) {
 	fmt.Fprintf(w, "\n%s\n", title)
-	rates := []float64{1, 0.7, 0.5}
-	if rate > 0 {
-		rates = []float64{rate}
-	}
 	var parts []string
-	for _, r := range rates {
-		v, _ := cost.PerTask(perAttempt, r)
-		parts = append(parts, fmt.Sprintf("at %g%%: %s", r*100, cost.USD(v)))
+	for _, r := range cost.PerTaskRates(perAttempt, rate) {
+		parts = append(parts, fmt.Sprintf("at %g%%: %s", r.Rate*100, cost.USD(r.USD)))
 	}
 	fmt.Fprintf(w, "  %s\n", strings.Join(parts, "   "))
 }
 
-func printLoopEstimate(w io.Writer, o *costEstimateOptions, l *spec.Loop, table cost.Table) {
-	e := o.a.EstimateLoop(l, table, cost.LoopOptions{Turns: o.turns, Tasks: o.tasks})
+func printLoopEstimate(w io.Writer, o *costEstimateOptions, l *spec.Loop, e cost.LoopEstimate, table cost.Table) {
 	fmt.Fprintf(w, "Estimate for %s (shape %s)\n\n", l.Path, l.Shape)
+	if !e.Priced && len(e.Commands) > 0 {
+		fmt.Fprintf(w, "Cannot estimate: %s run by a command agent (agent.backend: command).\n", strings.Join(e.Commands, ", "))
+		fmt.Fprintln(w, "looprinter does not know its model or its tokens; it counts the spend the agent reports on")
+		fmt.Fprintln(w, "`::looprinter cost_usd=…` lines (docs/agents.md), and nothing when it reports none.")
+		if e.Cap > 0 {
+			fmt.Fprintf(w, "budget.cost_usd stops the loop once the reported spend reaches $%.2f.\n", e.Cap)
+		} else {
+			fmt.Fprintln(w, "budget.cost_usd is 0: no cost cap.")
+		}
+		fmt.Fprintf(w, "Runs the budgets allow: %s.\n", runCounts(e))
+		return
+	}
 	printAssumptions(w, o.a)
 	var priced []cost.Session
 	for _, r := range e.Runs {
@@ -238,6 +245,9 @@ func printLoopEstimate(w io.Writer, o *costEstimateOptions, l *spec.Loop, table 
 			model = "-"
 		}
 		per, sub := "unknown", "unknown"
+		if r.Command {
+			per, sub = "cannot estimate (command agent)", "-"
+		}
 		if r.Known {
 			per, sub = cost.USD(r.PerRun), cost.USD(r.Subtotal)
 			if r.Capped {
@@ -263,59 +273,24 @@ func printLoopEstimate(w io.Writer, o *costEstimateOptions, l *spec.Loop, table 
 	if e.Cap > 0 {
 		fmt.Fprintf(w, "budget.cost_usd stops the loop at $%.2f, so it spends at most %s\n", e.Cap, cost.USD(e.Bound))
 	}
-	if l.Shape == spec.ShapeCycle {
-		var build float64
-		for _, r := range e.Runs {
-			if r.Phase == "build" {
-				build = r.PerRun
-			}
-		}
-		printPerTask(w, "Cost per task = cost per build run ÷ success rate", build, o.successRate)
-	} else {
-		printPerTask(w, "Cost per task = cost per attempt ÷ success rate", e.Typical, o.successRate)
+	if len(e.Commands) > 0 {
+		fmt.Fprintf(w, "  note: %s run by a command agent: not in the totals (its spend is what it reports)\n", strings.Join(e.Commands, ", "))
 	}
+	title := "Cost per task = cost per attempt ÷ success rate"
+	if l.Shape == spec.ShapeCycle {
+		title = "Cost per task = cost per build run ÷ success rate"
+	}
+	printPerTask(w, title, e.PerAttempt, o.successRate)
 	fmt.Fprintln(w, "  These are estimates from max_turns; `looprinter cost` shows what a loop has spent.")
 }
 
-// priceTable is the default table with the loop file's prices, then the
-// prices file, then --price on top.
-func priceTable(o *costEstimateOptions, loopPrices map[string]cost.Price) (cost.Table, error) {
-	t := cost.DefaultTable().Merge(loopPrices)
-	if o.pricesFile != "" {
-		data, err := os.ReadFile(spec.ExpandHome(o.pricesFile))
-		if err != nil {
-			return nil, usageErr("read prices file: %v", err)
-		}
-		var m map[string]cost.Price
-		dec := yaml.NewDecoder(strings.NewReader(string(data)))
-		dec.KnownFields(true)
-		if err := dec.Decode(&m); err != nil && !errors.Is(err, io.EOF) {
-			return nil, usageErr("prices file %s: %v (want NAME: {cache_write: 5, cache_read: 0.2, output: 20})", o.pricesFile, err)
-		}
-		t = t.Merge(m)
+// runCounts says how many runs of each kind the budgets allow.
+func runCounts(e cost.LoopEstimate) string {
+	var parts []string
+	for _, r := range e.Runs {
+		parts = append(parts, fmt.Sprintf("%s %d", r.Phase, r.Count))
 	}
-	extra := map[string]cost.Price{}
-	for _, s := range o.prices {
-		name, val, ok := strings.Cut(s, "=")
-		if !ok || strings.TrimSpace(name) == "" {
-			return nil, usageErr("--price %q: want NAME=CACHE_WRITE,CACHE_READ,OUTPUT[,INPUT], e.g. opus=5,0.2,20", s)
-		}
-		p, err := cost.ParsePrice(val)
-		if err != nil {
-			return nil, usageErr("--price %s: %v", name, err)
-		}
-		extra[strings.TrimSpace(name)] = p
-	}
-	// --price replaces a whole entry rather than merging field by field.
-	names := make([]string, 0, len(extra))
-	for n := range extra {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		t[strings.ToLower(n)] = extra[n]
-	}
-	return t, nil
+	return strings.Join(parts, ", ")
 }
 
 func thousands(n int64) string {

@@ -84,6 +84,7 @@ build → both gates pass → a post phase → DONE. Takes a second or two.`,
 			if err := writeDemo(dir); err != nil {
 				return err
 			}
+			forgetOldDemos(filepath.Join(dir, "loop.yaml"))
 			fmt.Fprintf(io.Err, "demo project in %s\n\n", dir)
 			o := &runOptions{file: filepath.Join(dir, "loop.yaml")}
 			err := runRun(cmd, io, o)
@@ -99,9 +100,10 @@ func writeDemo(dir string) error {
 	if _, err := os.Stat(loop.StatePath(dir)); err == nil {
 		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s already holds a loop; pass an empty --dir", dir)}
 	}
-	self := ops.Self()
 	files := map[string]string{
-		"loop.yaml":      fmt.Sprintf(demoLoop, self+" fake-agent --script demo-agent.txt"),
+		// By name, not by this binary's path (go run's is deleted on exit):
+		// found on PATH, or this very program (see the command backend).
+		"loop.yaml":      fmt.Sprintf(demoLoop, "looprinter fake-agent --script demo-agent.txt"),
 		"demo-agent.txt": demoScript,
 		"objective.sh":   demoObjective,
 	}
@@ -114,4 +116,25 @@ func writeDemo(dir string) error {
 		}
 	}
 	return nil
+}
+
+// forgetOldDemos drops earlier demos from the registry of loops, so that
+// after several demos `looprinter status demo` names the latest one. Only
+// entries named demo whose folder holds the demo's agent script (or is gone)
+// are forgotten; their files stay.
+func forgetOldDemos(loopFile string) {
+	abs, err := filepath.Abs(loopFile)
+	if err != nil {
+		return
+	}
+	entries, _ := ops.Entries()
+	for _, e := range entries {
+		if e.Name != "demo" || e.LoopFile == abs {
+			continue
+		}
+		_, err := os.Stat(filepath.Join(e.Dir, "demo-agent.txt"))
+		if _, derr := os.Stat(e.Dir); err == nil || os.IsNotExist(derr) {
+			ops.Forget(e.Key)
+		}
+	}
 }

@@ -36,6 +36,7 @@ type reviewOptions struct {
 	fresh        bool
 	json         bool
 	quiet        bool
+	builtin      bool // no loop file: the loop was built from the flags
 }
 
 type roleFlags struct{ backend, model, command string }
@@ -124,6 +125,7 @@ func (o *reviewOptions) reviewLoop() (*spec.Loop, error) {
 		if l, err = o.builtinLoop(); err != nil {
 			return nil, err
 		}
+		o.builtin = true
 	}
 	return l, o.apply(l)
 }
@@ -217,6 +219,10 @@ func (o *reviewOptions) apply(l *spec.Loop) error {
 		a := agents[role]
 		if r.backend != "" {
 			a.Backend = r.backend
+		} else if r.command != "" && a.Backend == "" && o.roles[""].backend == "" && o.builtin {
+			// --reviewer-command alone, without a loop file: a program for
+			// that role, i.e. the command backend.
+			a.Backend = "command"
 		}
 		if r.model != "" {
 			a.Model = r.model
@@ -227,6 +233,7 @@ func (o *reviewOptions) apply(l *spec.Loop) error {
 		agents[role] = a
 		l.Agents = agents
 	}
+	o.unusedDefaultAgent(l)
 	if o.maxCost > 0 {
 		l.Budget.CostUSD = o.maxCost
 	}
@@ -246,6 +253,22 @@ func (o *reviewOptions) apply(l *spec.Loop) error {
 		}
 	}
 	return nil
+}
+
+// unusedDefaultAgent: when every role that runs has an agent of its own, the
+// loop's default agent never runs; it becomes the reviewer's, so that the
+// review's records are named after an agent that runs (…-loop-command.jsonl,
+// not …-loop-claude.jsonl) and nothing checks an agent that never runs.
+func (o *reviewOptions) unusedDefaultAgent(l *spec.Loop) {
+	for _, role := range []string{"writer", "reviewer", "fixer"} {
+		if role == "writer" && l.Review.Writer == "" {
+			continue
+		}
+		if a, ok := l.Agents[role]; !ok || a.Backend == "" {
+			return
+		}
+	}
+	l.Agent = l.AgentFor("reviewer", false)
 }
 
 func runReview(cmd *cobra.Command, io *IO, o *reviewOptions) error {

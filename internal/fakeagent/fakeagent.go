@@ -44,6 +44,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/looprinter/looprinter/record"
 )
 
 // Step is one scripted agent run.
@@ -117,6 +119,19 @@ type runner struct {
 	out, errOut              io.Writer
 }
 
+// runsBefore counts the runs of this phase before this one from the
+// records: each run has an agent_start, each retried try an agent_retry.
+func (a *runner) runsBefore() int {
+	evs, _ := record.ReadDir(filepath.Join(a.dir, "working-records"))
+	n := 0
+	for _, e := range evs {
+		if e.Phase == a.phase && (e.Event == record.AgentStart || e.Event == record.AgentRetry) {
+			n++
+		}
+	}
+	return max(n-1, 0)
+}
+
 // pick chooses this run's step: the next unused one of its phase.
 func (a *runner) pick(steps []Step) []string {
 	counter := filepath.Join(a.dir, "working-records", ".fake-agent-"+sanitize(a.phase))
@@ -125,7 +140,12 @@ func (a *runner) pick(steps []Step) []string {
 		n, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 	}
 	os.MkdirAll(filepath.Dir(counter), 0o755)
-	os.WriteFile(counter, []byte(strconv.Itoa(n+1)), 0o644)
+	if err := os.WriteFile(counter, []byte(strconv.Itoa(n+1)), 0o644); err != nil {
+		// Confined by the sandbox, an agent cannot write working-records/:
+		// count this phase's earlier runs (and retried tries) in the records
+		// the engine wrote instead; the current run's agent_start is there.
+		n = a.runsBefore()
+	}
 	for _, want := range []string{a.phase, "*"} {
 		var mine []Step
 		for _, s := range steps {
