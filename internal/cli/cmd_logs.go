@@ -28,14 +28,16 @@ type logsOptions struct {
 func newLogsCmd(io *IO) *cobra.Command {
 	o := &logsOptions{}
 	cmd := &cobra.Command{
-		Use:   "logs [NAME] [-f]",
+		Use:   "logs [NAME] [-F]",
 		Short: "The loop's records, one readable line each",
 		Long: `Print a loop's records (working-records/*.jsonl) as readable lines, oldest
 first: agent runs, tool calls, gates with each check, tasks that passed,
-commits, notifications, the stop and its reason. With -f, keep printing new
-records while a run holds the loop, and return when it stops.`,
+commits, notifications, the stop and its reason. With --follow (-F), keep
+printing new records while a run holds the loop, and return when it stops.
+As in every command, -f names the loop file.`,
 		Example: `  looprinter logs
-  looprinter logs -f fix-tests
+  looprinter logs -F fix-tests
+  looprinter logs -f loops/fix-tests.yaml
   looprinter logs -n 20 --no-tools fix-tests
   looprinter logs --json fix-tests | jq .event`,
 		Args: cobra.MaximumNArgs(1),
@@ -48,12 +50,12 @@ records while a run holds the loop, and return when it stops.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.file, "file", "", "the loop file")
-	f.BoolVarP(&o.follow, "follow", "f", false, "keep printing new records while the loop runs")
+	f.StringVarP(&o.file, "file", "f", "", "the loop file")
+	f.BoolVarP(&o.follow, "follow", "F", false, "keep printing new records while the loop runs")
 	f.IntVarP(&o.lines, "lines", "n", 0, "print only the last N records first (0: all)")
 	f.BoolVar(&o.asJSON, "json", false, "print the raw JSON records")
 	f.BoolVar(&o.noTools, "no-tools", false, "leave out the agents' tool calls")
-	f.DurationVar(&o.poll, "poll", 200*time.Millisecond, "how often -f looks for new records")
+	f.DurationVar(&o.poll, "poll", 200*time.Millisecond, "how often --follow looks for new records")
 	return cmd
 }
 

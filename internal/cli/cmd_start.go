@@ -44,7 +44,7 @@ loop, and prints the loop's name on standard output.
 
 The run's output goes to a log file (see ` + "`looprinter status NAME`" + `); its records
 are in the loop's working-records/ as always. Follow it with
-` + "`looprinter logs -f NAME`" + ` or ` + "`looprinter watch`" + `, end it with ` + "`looprinter stop NAME`" + `.
+` + "`looprinter logs -F NAME`" + ` or ` + "`looprinter watch`" + `, end it with ` + "`looprinter stop NAME`" + `.
 
 With --schedule (or --every / --cron) start runs the built-in scheduler in
 the background instead, which starts the loop at each firing.`,
@@ -175,7 +175,7 @@ func runStart(io *IO, o *startOptions) error {
 	if entry.Worktree != "" {
 		where = fmt.Sprintf(" in worktree %s (branch %s)", entry.Worktree, entry.Branch)
 	}
-	fmt.Fprintf(io.Err, "started %s (pid %d)%s\n  log:    %s\n  status: looprinter status %s\n  follow: looprinter logs -f %s\n  stop:   looprinter stop %s\n",
+	fmt.Fprintf(io.Err, "started %s (pid %d)%s\n  log:    %s\n  status: looprinter status %s\n  follow: looprinter logs -F %s\n  stop:   looprinter stop %s\n",
 		l.Name, d.PID, where, log, l.Name, l.Name, l.Name)
 	return nil
 }

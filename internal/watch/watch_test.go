@@ -283,3 +283,36 @@ func TestSourceTailsNewToolCalls(t *testing.T) {
 		t.Fatalf("second poll: tools %v agent %+v records %d", v.Tools, v.Agent, v.Records)
 	}
 }
+
+// A plan title, a tool call and a record that carry terminal escape
+// sequences (a window title change, a screen clear) reach the screen
+// escaped, never raw.
+func TestEscapesInUntrustedTextAreShownEscaped(t *testing.T) {
+	d := filepath.Join(t.TempDir(), "evil")
+	os.MkdirAll(d, 0o755)
+	os.WriteFile(filepath.Join(d, "loop.yaml"), []byte(loopFile), 0o644)
+	writeJSON(t, loop.StatePath(d), loop.State{Shape: "cycle", Phase: loop.PhaseBuild, Cycle: 1, Iterations: 1,
+		CurrentTask: "T-001", StartedAt: t0, Outcome: loop.ReasonBlocked, Summary: "stop\x1b[2J"})
+	writeJSON(t, filepath.Join(d, "output", "plan.json"), loop.Plan{Tasks: []loop.Task{
+		{ID: "T-001", Title: "pwn\x1b]0;owned\x07\x1b[2J\x1b[H", Description: "d", TargetFile: "p.go"}}})
+	writeRecords(t, d, []record.Event{
+		{TS: at(0), Event: record.LoopStart, Loop: "evil", Shape: "cycle"},
+		{TS: at(1), Event: record.AgentStart, Cycle: 1, Phase: "build", Task: "T-001", Backend: "command"},
+		{TS: at(2), Event: record.ToolCall, Cycle: 1, Phase: "build", Tool: "Bash\x1b[31m", Message: "echo \x1b]0;x\x07"},
+		{TS: at(3), Event: record.Warning, Message: "agent said \x1b[2J\x9b31m"},
+	})
+	entries := []ops.Entry{{Key: "evil-1", Name: "evil\x1b[1m", LoopFile: filepath.Join(d, "loop.yaml"), Dir: d, RunDir: d}}
+	poll := func() []LoopView { return NewSource(func() []ops.Entry { return entries }).Poll() }
+	var m tea.Model = New(poll, time.Second, &fakeActions{})
+	m, _ = send(t, m, tea.WindowSizeMsg{Width: 200, Height: 40})
+	m, _ = send(t, m, New(poll, time.Second, &fakeActions{}).Init()())
+	view := m.View()
+	if strings.IndexByte(view, 0x1b) >= 0 || strings.IndexByte(view, 0x07) >= 0 || strings.ContainsRune(view, 0x9b) {
+		t.Fatalf("raw control characters on the screen:\n%q", view)
+	}
+	for _, want := range []string{`pwn\x1b]0;owned\x07`, `agent said \x1b[2J`} {
+		if !strings.Contains(view, want) {
+			t.Errorf("%q is not shown escaped:\n%s", want, view)
+		}
+	}
+}
