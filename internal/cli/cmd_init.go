@@ -31,7 +31,8 @@ func newInitCmd(stdio *IO) *cobra.Command {
 		Long: `Interview you in four stages (the objective, the deliverables, the
 verification, the constraints), then about the agent, the budgets and the stop
 conditions; show a summary to confirm; then write a commented loop.yaml and add
-output/ and working-records/ to .gitignore.
+output/ and working-records/ to .gitignore, with common build output
+(__pycache__/, node_modules/, target/): a loop's commits take the whole folder.
 
 Every question has a flag, so init also runs without a terminal (scripts, CI):
 with --yes, or when there is no terminal, it takes the flags and the defaults,
@@ -131,9 +132,19 @@ func runInit(stdio *IO, o *initOptions, cmd *cobra.Command) error {
 
 	if ms := a.Check(); len(ms) > 0 {
 		var b strings.Builder
-		if interactive {
+		invalid := 0
+		for _, m := range ms {
+			if m.Invalid {
+				invalid++
+			}
+		}
+		switch {
+		case interactive:
 			b.WriteString("the answers are incomplete:")
-		} else {
+		case o.yes || invalid == len(ms):
+			// The flags were meant to be complete: name what is wrong.
+			b.WriteString("cannot write the loop file; fix these flags:")
+		default:
 			b.WriteString("cannot write the loop file without a terminal to ask in; give these answers as flags:")
 		}
 		for _, m := range ms {
@@ -165,7 +176,7 @@ func runInit(stdio *IO, o *initOptions, cmd *cobra.Command) error {
 	if err != nil {
 		fmt.Fprintf(stdio.Err, "warning: could not update .gitignore: %v; add output/ and working-records/ to it yourself\n", err)
 	} else if len(added) > 0 {
-		fmt.Fprintf(stdio.Out, "Added %s to %s\n", strings.Join(added, " and "), filepath.Join(filepath.Dir(path), ".gitignore"))
+		fmt.Fprintf(stdio.Out, "Added %s to %s\n", strings.Join(added, ", "), filepath.Join(filepath.Dir(path), ".gitignore"))
 	}
 	fileArg := ""
 	if filepath.Clean(path) != "loop.yaml" {

@@ -90,7 +90,14 @@ func Lines(s string) []string { return cleanList(strings.Split(s, "\n")) }
 type Missing struct {
 	Flag string // the flag that gives it
 	What string
+	// Invalid: a value was given but is wrong (a misspelt backend), as
+	// against an answer that is missing.
+	Invalid bool
 }
+
+// ModelApplies says whether agent.model means anything for a backend: not
+// for a command agent, which gets no model from looprinter.
+func ModelApplies(backend string) bool { return backend != "command" }
 
 func (m Missing) Error() string { return fmt.Sprintf("%s: pass %s", m.What, m.Flag) }
 
@@ -101,34 +108,34 @@ func (a Answers) Check() []Missing {
 	switch a.Shape {
 	case spec.ShapeCycle, spec.ShapeRalph, spec.ShapeReview:
 	default:
-		ms = append(ms, Missing{"--shape cycle|ralph|review", fmt.Sprintf("%q is not a loop shape", a.Shape)})
+		ms = append(ms, Missing{"--shape cycle|ralph|review", fmt.Sprintf("%q is not a loop shape", a.Shape), true})
 	}
 	if a.Objective == "" && a.Shape != spec.ShapeReview {
-		ms = append(ms, Missing{`--objective "one sentence a machine can judge"`, "the key objective is missing"})
+		ms = append(ms, Missing{`--objective "one sentence a machine can judge"`, "the key objective is missing", false})
 	}
 	if a.Shape == spec.ShapeRalph && len(a.Verify) == 0 {
-		ms = append(ms, Missing{`--verify "go test ./..."`, "the ralph shape stops only when its verify checks pass, and none is given"})
+		ms = append(ms, Missing{`--verify "go test ./..."`, "the ralph shape stops only when its verify checks pass, and none is given", false})
 	}
 	if !contains(spec.Backends, a.Backend) {
-		ms = append(ms, Missing{"--backend " + strings.Join(spec.Backends, "|"), fmt.Sprintf("%q is not a backend", a.Backend)})
+		ms = append(ms, Missing{"--backend " + strings.Join(spec.Backends, "|"), fmt.Sprintf("--backend %q is not a backend", a.Backend), true})
 	}
 	if a.Backend == "command" && a.Command == "" {
-		ms = append(ms, Missing{`--command "./my-agent.sh"`, "the command backend needs the program to run"})
+		ms = append(ms, Missing{`--command "./my-agent.sh"`, "the command backend needs the program to run", false})
 	}
 	if a.Iterations < 1 {
-		ms = append(ms, Missing{"--iterations N (1 or more)", "the iteration budget must be at least 1; a loop never runs unlimited"})
+		ms = append(ms, Missing{"--iterations N (1 or more)", "the iteration budget must be at least 1; a loop never runs unlimited", true})
 	}
 	if a.Cycles < 1 {
-		ms = append(ms, Missing{"--cycles N (1 or more)", "the cycle budget must be at least 1"})
+		ms = append(ms, Missing{"--cycles N (1 or more)", "the cycle budget must be at least 1", true})
 	}
 	if !(a.CostUSD > 0) {
-		ms = append(ms, Missing{"--cost USD (more than 0)", "the cost budget must be more than 0"})
+		ms = append(ms, Missing{"--cost USD (more than 0)", "the cost budget must be more than 0", true})
 	}
 	if d, err := time.ParseDuration(a.Wall); err != nil || d <= 0 {
-		ms = append(ms, Missing{"--wall DURATION (like 90m or 4h)", fmt.Sprintf("%q is not a time budget", a.Wall)})
+		ms = append(ms, Missing{"--wall DURATION (like 90m or 4h)", fmt.Sprintf("%q is not a time budget", a.Wall), true})
 	}
 	if a.SameFailure < 2 {
-		ms = append(ms, Missing{"--same-failure N (2 or more)", "the no-progress stop needs 2 or more repeats"})
+		ms = append(ms, Missing{"--same-failure N (2 or more)", "the no-progress stop needs 2 or more repeats", true})
 	}
 	return ms
 }

@@ -52,6 +52,12 @@ func (v *formValues) answers() Answers {
 	a.Cycles, _ = strconv.Atoi(strings.TrimSpace(v.cycles))
 	a.CostUSD, _ = strconv.ParseFloat(strings.TrimSpace(v.cost), 64)
 	a.SameFailure, _ = strconv.Atoi(strings.TrimSpace(v.sameFail))
+	if !ModelApplies(v.backend) {
+		a.Model = "" // not asked for a command agent: drop one typed before the backend changed
+	}
+	if v.backend != "command" {
+		a.Command = ""
+	}
 	a.Clean()
 	return a
 }
@@ -127,8 +133,10 @@ func Interview(start Answers, path string, in io.Reader, out io.Writer) (a Answe
 		),
 		huh.NewGroup(
 			huh.NewSelect[string]().Title("5/6 Agent: backend").Options(backendOpts...).Value(&v.backend),
-			huh.NewInput().Title("Model").Description("The CLI's model name, e.g. sonnet or opus. Empty: the CLI's default.").Value(&v.model),
 		),
+		huh.NewGroup(
+			huh.NewInput().Title("Model").Description("The CLI's model name, e.g. sonnet or opus. Empty: the CLI's default.").Value(&v.model),
+		).WithHideFunc(func() bool { return !ModelApplies(v.backend) }),
 		huh.NewGroup(
 			huh.NewInput().Title("Agent command").
 				Description("The program and its arguments; it gets the prompt on stdin, e.g. ./my-agent.sh").

@@ -205,7 +205,7 @@ func TestWriteRefusesToOverwrite(t *testing.T) {
 func TestUpdateGitignore(t *testing.T) {
 	dir := t.TempDir()
 	added, err := UpdateGitignore(dir)
-	if err != nil || !reflect.DeepEqual(added, []string{"output/", "working-records/"}) {
+	if err != nil || !reflect.DeepEqual(added, []string{"output/", "working-records/", "__pycache__/", "node_modules/", "target/"}) {
 		t.Fatalf("%v %v", added, err)
 	}
 	added, err = UpdateGitignore(dir)
@@ -220,7 +220,7 @@ func TestUpdateGitignore(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("node_modules\nworking-records"), 0o644)
 	added, _ = UpdateGitignore(dir)
 	b, _ = os.ReadFile(filepath.Join(dir, ".gitignore"))
-	if !reflect.DeepEqual(added, []string{"output/"}) || string(b) != "node_modules\nworking-records\n# looprinter: the loop's outputs and records\noutput/\n" {
+	if !reflect.DeepEqual(added, []string{"output/", "__pycache__/", "target/"}) || string(b) != "node_modules\nworking-records\n# looprinter: the loop's outputs and records\noutput/\n# build output, kept out of the loop's commits\n__pycache__/\ntarget/\n" {
 		t.Fatalf("added %v:\n%q", added, b)
 	}
 }
@@ -234,5 +234,27 @@ func TestCheckNamesFlags(t *testing.T) {
 	want := []string{"--shape", "--objective", "--command", "--iterations", "--cycles", "--cost", "--wall", "--same-failure"}
 	if !reflect.DeepEqual(flags, want) {
 		t.Fatalf("flags %v, want %v", flags, want)
+	}
+}
+
+// A command agent gets no model: init neither asks for one nor writes the
+// commented model line.
+func TestNoModelForACommandAgent(t *testing.T) {
+	if ModelApplies("command") || !ModelApplies("claude") {
+		t.Fatal("ModelApplies")
+	}
+	v := &formValues{backend: "command", model: "sonnet", command: "./a.sh", shape: "cycle", objective: "x", iterations: "1", cycles: "1", cost: "1", wall: "1h", sameFail: "2"}
+	if a := v.answers(); a.Model != "" || a.Command != "./a.sh" {
+		t.Fatalf("%+v", a)
+	}
+	a := Defaults()
+	a.Objective, a.Backend, a.Command, a.Verify = "x works", "command", "./a.sh", []string{"true"}
+	dir := t.TempDir()
+	if _, err := Write(filepath.Join(dir, "loop.yaml"), a, false); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "loop.yaml"))
+	if strings.Contains(string(b), "model:") {
+		t.Fatalf("a command loop mentions a model:\n%s", b)
 	}
 }

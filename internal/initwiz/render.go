@@ -60,7 +60,7 @@ func Render(a Answers) []byte {
 	p("  backend: %s%s# claude | codex | gemini | command\n", a.Backend, pad(a.Backend, 16))
 	if a.Model != "" {
 		p("  model: %s%s# the CLI's model name\n", q(a.Model), pad(q(a.Model), 18))
-	} else {
+	} else if ModelApplies(a.Backend) {
 		p("  # model: sonnet          # the CLI's model name; unset: the CLI's default\n")
 	}
 	if a.Backend == "command" {
@@ -189,12 +189,16 @@ func (e ErrExists) Error() string {
 	return fmt.Sprintf("%s already exists; pass --force to replace it, or -f to write another file", e.Path)
 }
 
-// GitignoreLines are what init adds to .gitignore.
+// GitignoreLines are what init adds to .gitignore: the loop's own folders.
 var GitignoreLines = []string{"output/", "working-records/"}
 
-// UpdateGitignore adds output/ and working-records/ to dir/.gitignore,
-// creating it when missing and adding only the lines that are not there. It
-// returns the lines added.
+// BuildOutputLines are common build output init also ignores: a loop's
+// commits take the whole folder, and these should not be in them.
+var BuildOutputLines = []string{"__pycache__/", "node_modules/", "target/"}
+
+// UpdateGitignore adds GitignoreLines and BuildOutputLines to
+// dir/.gitignore, creating it when missing and adding only the lines that
+// are not there. It returns the lines added.
 func UpdateGitignore(dir string) ([]string, error) {
 	path := filepath.Join(dir, ".gitignore")
 	data, err := os.ReadFile(path)
@@ -208,22 +212,34 @@ func UpdateGitignore(dir string) ([]string, error) {
 		line = strings.TrimSuffix(line, "/")
 		have[line] = true
 	}
-	var add []string
-	for _, l := range GitignoreLines {
-		if !have[strings.TrimSuffix(l, "/")] {
-			add = append(add, l)
+	missing := func(lines []string) []string {
+		var add []string
+		for _, l := range lines {
+			if !have[strings.TrimSuffix(l, "/")] {
+				add = append(add, l)
+			}
 		}
+		return add
 	}
-	if len(add) == 0 {
+	own, build := missing(GitignoreLines), missing(BuildOutputLines)
+	if len(own)+len(build) == 0 {
 		return nil, nil
 	}
 	var b strings.Builder
 	if len(data) > 0 && !strings.HasSuffix(string(data), "\n") {
 		b.WriteString("\n")
 	}
-	b.WriteString("# looprinter: the loop's outputs and records\n")
-	for _, l := range add {
-		b.WriteString(l + "\n")
+	for _, block := range []struct {
+		title string
+		lines []string
+	}{{"# looprinter: the loop's outputs and records", own}, {"# build output, kept out of the loop's commits", build}} {
+		if len(block.lines) == 0 {
+			continue
+		}
+		b.WriteString(block.title + "\n")
+		for _, l := range block.lines {
+			b.WriteString(l + "\n")
+		}
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
@@ -233,5 +249,5 @@ func UpdateGitignore(dir string) ([]string, error) {
 		f.Close()
 		return nil, err
 	}
-	return add, f.Close()
+	return append(own, build...), f.Close()
 }
