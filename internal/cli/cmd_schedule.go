@@ -4,14 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/looprinter/looprinter/internal/ops"
 	"github.com/looprinter/looprinter/internal/schedule"
-	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
 )
@@ -68,22 +66,6 @@ timer calls (exit 75 when refused). --print prints those lines instead.`,
 	return cmd
 }
 
-// scheduleOf is the loop's schedule, the flags overriding the file.
-func scheduleOf(l *spec.Loop, every, cronExpr string) (*schedule.Schedule, error) {
-	var d time.Duration
-	if every != "" {
-		v, err := time.ParseDuration(every)
-		if err != nil {
-			return nil, fmt.Errorf("--every %q: want a duration like 30m", every)
-		}
-		d = v
-	}
-	if every == "" && cronExpr == "" {
-		d, cronExpr = l.Schedule.Every.D(), l.Schedule.Cron
-	}
-	return schedule.Parse(d, cronExpr)
-}
-
 func runSchedule(cmd *cobra.Command, io *IO, o *scheduleOptions) error {
 	l, err := loadLoop(o.start.file)
 	if err != nil {
@@ -92,14 +74,12 @@ func runSchedule(cmd *cobra.Command, io *IO, o *scheduleOptions) error {
 	if o.once {
 		return fireOnce(cmd, io, l, o)
 	}
-	sch, err := scheduleOf(l, o.start.every, o.start.cron)
+	sch, err := schedule.Of(l, o.start.every, o.start.cron)
 	if err != nil {
 		return &ExitError{Code: ExitUsage, Err: err}
 	}
-	key := ops.KeyFor(l.Name, l.Path)
-	log := filepath.Join(ops.LogDir(), key+".log")
-	fire := fmt.Sprintf("cd %s && %s schedule --once -f %s >> %s 2>&1", schedule.ShellQuote(l.Dir), schedule.ShellQuote(ops.Self()),
-		schedule.ShellQuote(l.Path), schedule.ShellQuote(log))
+	log := schedule.LogFile(l)
+	fire := schedule.FireCommand(l, ops.Self(), log)
 	switch o.print {
 	case "":
 	case "crontab", "cron":
@@ -119,154 +99,60 @@ func runSchedule(cmd *cobra.Command, io *IO, o *scheduleOptions) error {
 	default:
 		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--print %q: crontab or systemd", o.print)}
 	}
-	return runScheduler(cmd, io, l, sch, o, log)
-}
-
-// runScheduler is the built-in scheduler: it fires the loop at each
-// scheduled time, refusing (and recording) a firing while a run holds it.
-func runScheduler(cmd *cobra.Command, io *IO, l *spec.Loop, sch *schedule.Schedule, o *scheduleOptions, log string) error {
-	ctx := cmd.Context()
-	key := ops.KeyFor(l.Name, l.Path)
-	ops.Update(ops.Entry{Key: key, Name: l.Name, LoopFile: l.Path, Dir: l.Dir, RunDir: l.Dir, RunFile: l.Path}, func(e *ops.Entry) {
-		e.SchedulerPID, e.Schedule, e.Log = os.Getpid(), sch.String(), log
-	})
 	fmt.Fprintf(io.Out, "scheduler for %s: %s (pid %d)\n", l.Name, sch, os.Getpid())
-	writers := map[string]*record.Writer{}
-	defer func() {
-		for _, w := range writers {
-			w.Close()
-		}
-	}()
-	var child *ops.Detached
-	fires := 0
-	next := sch.Next(time.Now())
-	for {
-		fmt.Fprintf(io.Out, "next firing: %s\n", next.Format(time.RFC3339))
-		timer := time.NewTimer(time.Until(next))
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			fmt.Fprintln(io.Out, "scheduler stopped")
-			return nil
-		case <-timer.C:
-		}
-		fires++
-		dir := scheduledRunDir(l, key)
-		live, pid := loop.Locked(dir)
-		starting := false
-		if child != nil {
-			if done, _ := child.Exited(); !done && !live {
-				starting, pid = true, child.PID
+	s := &schedule.Scheduler{Loop: l, Schedule: sch, Log: log, RunFlags: o.start.runFlags(), Count: o.count, Env: os.Environ(),
+		OnNext: func(t time.Time) { fmt.Fprintf(io.Out, "next firing: %s\n", t.Format(time.RFC3339)) },
+		OnFire: func(f schedule.Firing) {
+			at := f.At.Format(time.RFC3339)
+			switch {
+			case f.Err != nil:
+				fmt.Fprintf(io.Out, "%s firing failed: %v\n", at, f.Err)
+			case f.Refused:
+				fmt.Fprintf(io.Out, "%s %s\n", at, f.Message)
+			default:
+				fmt.Fprintf(io.Out, "%s fired: started the loop (pid %d)\n", at, f.PID)
 			}
-		}
-		switch {
-		case live || starting:
-			w := writers[dir]
-			if w == nil {
-				if nw, err := ops.SideRecords(dir, "schedule"); err == nil {
-					w, writers[dir] = nw, nw
-				}
-			}
-			ev := refusal(sch, pid, starting)
-			if w != nil {
-				w.Write(ev)
-			}
-			fmt.Fprintf(io.Out, "%s %s\n", time.Now().Format(time.RFC3339), ev.Message)
-		default:
-			args := append([]string{"schedule", "--once", "-f", l.Path}, o.start.runFlags()...)
-			d, err := ops.SpawnDetached(l.Dir, log, args, append(os.Environ(), "LOOPRINTER_SCHEDULE="+sch.String()))
-			if err != nil {
-				fmt.Fprintf(io.Out, "%s firing failed: %v\n", time.Now().Format(time.RFC3339), err)
-			} else {
-				child = d
-				ops.Update(ops.Entry{Key: key}, func(e *ops.Entry) { e.LauncherPID = d.PID })
-				fmt.Fprintf(io.Out, "%s fired: started the loop (pid %d)\n", time.Now().Format(time.RFC3339), d.PID)
-			}
-		}
-		if o.count > 0 && fires >= o.count {
-			if child != nil {
-				for {
-					if done, _ := child.Exited(); done {
-						break
-					}
-					select {
-					case <-ctx.Done():
-						return nil
-					case <-time.After(50 * time.Millisecond):
-					}
-				}
-			}
-			fmt.Fprintf(io.Out, "scheduler done after %d firings\n", fires)
-			return nil
-		}
-		next = sch.Next(time.Now())
+		}}
+	fires := s.Run(cmd.Context())
+	if o.count > 0 && fires >= o.count {
+		fmt.Fprintf(io.Out, "scheduler done after %d firings\n", fires)
+	} else {
+		fmt.Fprintln(io.Out, "scheduler stopped")
 	}
-}
-
-func refusal(sch fmt.Stringer, pid int, starting bool) record.Event {
-	msg := fmt.Sprintf("schedule (%s) fired but a run (pid %d) still holds the loop: refused, not started twice", sch, pid)
-	if starting {
-		msg = fmt.Sprintf("schedule (%s) fired but the run it started last (pid %d) is still starting: refused", sch, pid)
-	}
-	return record.Event{Event: record.ScheduleFire, Status: "refused", Reason: "locked", Pass: record.Bool(false), PID: pid, Message: msg}
-}
-
-// scheduledRunDir is where a scheduled loop's lock is: its worktree's
-// copy while it has one, else its own directory.
-func scheduledRunDir(l *spec.Loop, key string) string {
-	if e, err := ops.Load(key); err == nil && e.RunDir != "" && !e.Archived {
-		if _, err := os.Stat(e.RunDir); err == nil {
-			return e.RunDir
-		}
-	}
-	return l.Dir
+	return nil
 }
 
 // fireOnce is one firing in the foreground: refused and recorded while a
 // run holds the loop (exit 75), else the loop runs, fresh after DONE.
 func fireOnce(cmd *cobra.Command, io *IO, l *spec.Loop, o *scheduleOptions) error {
-	key := ops.KeyFor(l.Name, l.Path)
 	what := os.Getenv("LOOPRINTER_SCHEDULE")
 	if what == "" {
 		what = "external"
-		if sch, err := scheduleOf(l, o.start.every, o.start.cron); err == nil {
+		if sch, err := schedule.Of(l, o.start.every, o.start.cron); err == nil {
 			what = sch.String()
 		}
 	}
-	dir := scheduledRunDir(l, key)
-	refuse := func(pid int) error {
-		ev := refusal(stringer(what), pid, false)
-		if w, err := ops.SideRecords(dir, "schedule"); err == nil {
-			w.Write(ev)
-			w.Close()
-		}
-		return &ExitError{Code: ExitLocked, Err: errors.New(ev.Message)}
-	}
-	if live, pid := loop.Locked(dir); live {
-		return refuse(pid)
-	}
-	fresh := false
-	if st, err := loop.LoadState(dir); err == nil && st.Outcome == loop.ReasonDone {
-		fresh = true
+	once := schedule.DecideOnce(l, what)
+	if once.Locked {
+		schedule.RecordRefusal(once.Dir, once.Refusal)
+		return &ExitError{Code: ExitLocked, Err: errors.New(once.Refusal.Message)}
 	}
 	extraHooks = append(extraHooks, func(ev record.Event, emit func(record.Event)) error {
 		if ev.Event == record.LoopStart {
-			msg := fmt.Sprintf("schedule (%s) fired: the loop started", what)
-			if fresh {
-				msg += " a fresh round (it was DONE)"
-			}
-			emit(record.Event{Event: record.ScheduleFire, Status: "started", Pass: record.Bool(true), PID: os.Getpid(), Message: msg})
+			emit(schedule.Started(what, once.Fresh))
 		}
 		return nil
 	})
 	s := o.start
-	ro := &runOptions{file: l.Path, fresh: fresh || s.fresh, backend: s.backend, model: s.model, maxIterations: s.maxIterations,
+	ro := &runOptions{file: l.Path, fresh: once.Fresh || s.fresh, backend: s.backend, model: s.model, maxIterations: s.maxIterations,
 		maxCycles: s.maxCycles, maxCost: s.maxCost, wall: s.wall}
 	err := runRun(cmd, io, ro)
 	var ee *ExitError
 	if errors.As(err, &ee) && ee.Code == ExitLocked {
-		_, pid := loop.Locked(dir)
-		return refuse(pid)
+		again := schedule.DecideOnce(l, what)
+		ev := schedule.Refusal(stringer(what), again.PID, false)
+		schedule.RecordRefusal(again.Dir, ev)
+		return &ExitError{Code: ExitLocked, Err: errors.New(ev.Message)}
 	}
 	return err
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/looprinter/looprinter/internal/ops"
+	"github.com/looprinter/looprinter/internal/schedule"
 	"github.com/looprinter/looprinter/loop"
 )
 
@@ -104,7 +105,7 @@ func runStart(io *IO, o *startOptions) error {
 		if o.cron != "" {
 			args = append(args, "--cron", o.cron)
 		}
-		sch, err := scheduleOf(l, o.every, o.cron)
+		sch, err := schedule.Of(l, o.every, o.cron)
 		if err != nil {
 			return &ExitError{Code: ExitUsage, Err: err}
 		}

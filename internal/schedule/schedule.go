@@ -1,7 +1,8 @@
 // Package schedule fires a loop repeatedly: every N minutes or on a cron
-// expression. It computes firing times and prints the crontab and systemd
-// timer lines for those who prefer the system's scheduler; the firing
-// itself (refused while a run holds the loop) is in the CLI.
+// expression. It computes firing times, gives the crontab and systemd timer
+// lines for those who prefer the system's scheduler, and runs the built-in
+// scheduler (Scheduler), whose firings are refused while a run holds the
+// loop. `looprinter schedule` only parses flags, calls it and prints.
 package schedule
 
 import (
