@@ -2,10 +2,12 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/looprinter/looprinter/internal/doctor"
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/spec"
 )
@@ -70,10 +72,7 @@ func printEffective(io *IO, l *spec.Loop) {
 		list("verify:", l.Verify, "(none)")
 	}
 	fmt.Fprintf(w, "baseline:   %s\n", map[string]string{"all": "every failure blocks", "new-only": "only failures that were not there before the loop block"}[l.VerifyBaseline])
-	list("protect:", l.Protect, "(only the defaults)")
-	if l.ProtectDefaults == nil || *l.ProtectDefaults {
-		fmt.Fprintf(w, "  + the loop file and every script a gate runs\n")
-	}
+	printProtected(w, l)
 	fmt.Fprintln(w, "prompts:")
 	phases := []string{"plan", "build", "replan"}
 	user := map[string]string{"plan": l.Prompts.Plan, "build": l.Prompts.Build, "replan": l.Prompts.Replan, "ralph": l.Prompts.Ralph}
@@ -95,6 +94,30 @@ func printEffective(io *IO, l *spec.Loop) {
 	}
 	for _, warn := range l.Warnings() {
 		fmt.Fprintf(w, "warning:    %s\n", warn)
+	}
+}
+
+// printProtected lists the protected files, each with the rule that
+// protects it, at most 20.
+func printProtected(w io.Writer, l *spec.Loop) {
+	defaults := l.ProtectDefaults == nil || *l.ProtectDefaults
+	switch {
+	case len(l.Protect) > 0:
+		fmt.Fprintf(w, "protect:    %s (new files that match too)\n", strings.Join(l.Protect, ", "))
+	case !defaults:
+		fmt.Fprintf(w, "protect:    only the loop file (protect_defaults: false)\n")
+	}
+	if len(l.ProtectExcept) > 0 {
+		fmt.Fprintf(w, "except:     %s (freed from the default rules)\n", strings.Join(l.ProtectExcept, ", "))
+	}
+	ps, err := loop.ResolveProtected(l.Dir, l)
+	if err != nil {
+		fmt.Fprintf(w, "protected:  cannot be listed, so the loop will not start: %v\n", err)
+		return
+	}
+	fmt.Fprintf(w, "protected:  %s the agent may not change\n", count(len(ps), "file"))
+	for _, line := range doctor.ProtectedLines(ps, 20) {
+		fmt.Fprintf(w, "  %s\n", line)
 	}
 }
 

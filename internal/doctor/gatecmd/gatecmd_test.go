@@ -1,6 +1,8 @@
 package gatecmd
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -172,5 +174,43 @@ func TestVacuousCheck(t *testing.T) {
 		if why, ok := VacuousCheck(cmd); ok {
 			t.Errorf("%q called vacuous: %s", cmd, why)
 		}
+	}
+}
+
+func TestCheckRunnableAndExitHint(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "plain.sh"), []byte("exit 0\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "run.sh"), []byte("#!/bin/sh\n"), 0o755)
+	path := "/usr/bin:/bin"
+	cases := map[string]string{
+		"./run.sh --x":                 "",
+		"./plain.sh":                   "./plain.sh is not executable",
+		"./gone.sh":                    "./gone.sh does not exist (relative to " + dir + ")",
+		"no-such-xyz --all":            "program no-such-xyz not found on PATH",
+		"sh missing.sh":                "the script missing.sh does not exist (relative to " + dir + ")",
+		"sh plain.sh":                  "",
+		". ./nope.sh && make":          "the script nope.sh does not exist (relative to " + dir + ")",
+		"env CI=1 timeout 5m nope-xyz": "program nope-xyz not found on PATH",
+		"go build ./... && ./bin/new":  "program go not found on PATH",
+		"sh -c 'anything'":             "",
+		"test -f x":                    "",
+		"sh 'x":                        "cannot be read: column 4: a single quote is not closed",
+	}
+	if _, err := FindProgram("go", "", path); err == nil {
+		cases["go build ./... && ./bin/new"] = "" // a later program may be built by the first
+	}
+	for line, want := range cases {
+		if _, why := CheckRunnable(line, dir, path); why != want {
+			t.Errorf("%q: %q, want %q", line, why, want)
+		}
+	}
+	if why, fix, ok := ExitHint("./plain.sh", dir, path, 126, "verify"); !ok || !strings.Contains(why, "not executable") || !strings.HasPrefix(fix, "chmod +x") {
+		t.Errorf("%q %q %v", why, fix, ok)
+	}
+	if why, fix, ok := ExitHint("sh -c 'nope-xyz'", dir, path, 127, "verify"); !ok || !strings.Contains(why, "exit 127") || !strings.Contains(fix, "under verify:") {
+		t.Errorf("%q %q %v", why, fix, ok)
+	}
+	if _, _, ok := ExitHint("false", dir, path, 1, "verify"); ok {
+		t.Error("exit 1 is a failure, not a check that cannot run")
 	}
 }

@@ -1,0 +1,127 @@
+package doctor
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/google/shlex"
+
+	"github.com/looprinter/looprinter/internal/doctor/gatecmd"
+	"github.com/looprinter/looprinter/spec"
+)
+
+// AgentCLI is one of the agent CLIs looprinter drives.
+type AgentCLI struct {
+	Backend, Program, NPM string
+	Keys                  []string // environment variables that log it in
+	Files                 []string // credential files, relative to the home directory ($VAR/... for a variable's folder)
+	Login                 string   // how to log in
+}
+
+// AgentCLIs are the CLIs doctor knows how to check.
+var AgentCLIs = []AgentCLI{
+	{"claude", "claude", "@anthropic-ai/claude-code",
+		[]string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX"},
+		[]string{"$CLAUDE_CONFIG_DIR/.credentials.json", ".claude/.credentials.json"},
+		"run `claude` once and log in with /login, or set ANTHROPIC_API_KEY (or CLAUDE_CODE_OAUTH_TOKEN from `claude setup-token`)"},
+	{"codex", "codex", "@openai/codex",
+		[]string{"OPENAI_API_KEY", "CODEX_API_KEY"},
+		[]string{"$CODEX_HOME/auth.json", ".codex/auth.json"},
+		"run `codex login`, or set OPENAI_API_KEY"},
+	{"gemini", "gemini", "@google/gemini-cli",
+		[]string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_GCA"},
+		[]string{".gemini/oauth_creds.json"},
+		"run `gemini` once and sign in, or set GEMINI_API_KEY"},
+}
+
+// checkCLI checks one agent CLI: found, its version, a login it can see.
+// phases are the loop's phases that use it (none: the loop does not, or
+// there is no loop).
+func checkCLI(ctx context.Context, c AgentCLI, l *spec.Loop, phases []string) []Finding {
+	usedBy := ""
+	if len(phases) > 0 {
+		usedBy = " (the loop uses it for " + strings.Join(phases, ", ") + ")"
+	}
+	// The loop may name the program with agent.command.
+	program, lead, dir := c.Program, []string(nil), ""
+	envPath := os.Getenv("PATH")
+	var agentEnv map[string]string
+	if l != nil && len(phases) > 0 {
+		a := l.AgentFor(phases[0], isPost(l, phases[0]))
+		agentEnv = a.Env
+		if p, ok := a.Env["PATH"]; ok {
+			envPath = p
+		}
+		if strings.TrimSpace(a.Command) != "" {
+			if argv, err := shlex.Split(a.Command); err == nil && len(argv) > 0 {
+				program, lead, dir = argv[0], argv[1:], l.Dir
+			}
+		}
+	}
+	path, err := gatecmd.FindProgram(program, dir, envPath)
+	if err != nil {
+		level, fix := Warn, fmt.Sprintf("npm install -g %s, if you want to use it", c.NPM)
+		if len(phases) > 0 {
+			level = Fail
+			fix = fmt.Sprintf("npm install -g %s, or set agent.command to the path of the %s program", c.NPM, c.Program)
+			if program != c.Program {
+				fix = fmt.Sprintf("agent.command names %s: correct the path, or install the CLI with npm install -g %s", program, c.NPM)
+			}
+		}
+		return []Finding{{Level: level, Area: AreaCLIs, Message: fmt.Sprintf("%s: %s not found%s", c.Backend, program, usedBy), Fix: fix}}
+	}
+	var f Finding
+	if v := Version(ctx, dir, path, append(lead, "--version")...); v == "" {
+		f = Finding{Level: Warn, Area: AreaCLIs, Message: fmt.Sprintf("%s: %s printed no version for --version%s", c.Backend, path, usedBy),
+			Fix: "run `" + path + " --version` yourself: a CLI that cannot start will stop the loop BLOCKED"}
+	} else {
+		f = Finding{Level: OK, Area: AreaCLIs, Message: fmt.Sprintf("%s %s: %s%s", c.Backend, v, path, usedBy)}
+	}
+	login, found := loginEvidence(c, agentEnv)
+	if found {
+		f.Notes = append(f.Notes, login)
+		return []Finding{f}
+	}
+	level := Info
+	if len(phases) > 0 {
+		level = Warn
+	}
+	return []Finding{f, {Level: level, Area: AreaCLIs,
+		Message: fmt.Sprintf("%s login: could not check: no API key in the environment and no credentials file (they may be in the system keychain)", c.Backend),
+		Fix:     "if runs stop BLOCKED with an authentication error: " + c.Login}}
+}
+
+// loginEvidence finds a login without a paid call: an API key in the
+// environment or the loop's agent.env, or a credentials file.
+func loginEvidence(c AgentCLI, agentEnv map[string]string) (string, bool) {
+	for _, k := range c.Keys {
+		if agentEnv[k] != "" {
+			return fmt.Sprintf("login: %s is set in the loop's agent.env", k), true
+		}
+		if os.Getenv(k) != "" {
+			return fmt.Sprintf("login: %s is set", k), true
+		}
+	}
+	home, _ := os.UserHomeDir()
+	for _, f := range c.Files {
+		p := f
+		if strings.HasPrefix(f, "$") {
+			env, rest, _ := strings.Cut(strings.TrimPrefix(f, "$"), "/")
+			if os.Getenv(env) == "" {
+				continue
+			}
+			p = filepath.Join(os.Getenv(env), rest)
+		} else if home != "" {
+			p = filepath.Join(home, f)
+		} else {
+			continue
+		}
+		if st, err := os.Stat(p); err == nil && st.Size() > 0 {
+			return "login: credentials found in " + p + " (not checked against the service: that would be a paid call)", true
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,94 @@
+package doctor
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func write(t *testing.T, dir, rel, data string, mode os.FileMode) {
+	t.Helper()
+	p := filepath.Join(dir, rel)
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	if err := os.WriteFile(p, []byte(data), mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func find(r *Report, level, area, text string) *Finding {
+	for i, f := range r.Findings {
+		if f.Level == level && f.Area == area && strings.Contains(f.Message, text) {
+			return &r.Findings[i]
+		}
+	}
+	return nil
+}
+
+// Run returns findings as data: levels, areas, messages and fixes.
+func TestRunFindings(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("PATH", "/usr/bin:/bin")
+	write(t, dir, "loop.yaml", `objective: "x passes"
+sandbox: "off"
+agent: {backend: command, command: ./agent.sh}
+verify: ["sh check.sh || true", "./missing.sh"]
+objective_verify: ["sh check.sh"]
+`, 0o644)
+	write(t, dir, "agent.sh", "#!/bin/sh\n", 0o755)
+	write(t, dir, "check.sh", "exit 0\n", 0o644)
+	r := Run(context.Background(), Options{File: filepath.Join(dir, "loop.yaml"), Wd: dir})
+	if r.Loop == nil || !r.Blocked || r.Problems != 1 {
+		t.Fatalf("loop %v blocked %v problems %d: %+v", r.Loop != nil, r.Blocked, r.Problems, r.Findings)
+	}
+	for _, f := range r.Findings {
+		if f.Area == AreaCLIs && !strings.Contains(f.Message, "command backend") {
+			t.Errorf("a CLI the loop does not use: %+v", f)
+		}
+	}
+	if f := find(r, Warn, AreaLoop, `verify check "sh check.sh || true" cannot fail`); f == nil || f.Fix == "" {
+		t.Errorf("vacuous check: %+v", f)
+	}
+	if f := find(r, Fail, AreaLoop, `verify check "./missing.sh": ./missing.sh does not exist`); f == nil || !strings.Contains(f.Fix, "create it") {
+		t.Errorf("missing program: %+v", f)
+	}
+	f := find(r, OK, AreaProtected, "2 protected files")
+	if f == nil || len(f.Notes) != 2 || !strings.Contains(f.Notes[0], "check.sh   ← gate program: `sh check.sh` runs check.sh") {
+		t.Errorf("protected: %+v", f)
+	}
+	if find(r, Warn, AreaSandbox, "off: in force") == nil {
+		t.Errorf("sandbox: %+v", r.Findings)
+	}
+	if !strings.HasPrefix(r.Summary, "1 problem: the loop cannot run") {
+		t.Error(r.Summary)
+	}
+}
+
+// A folder whose protected files cannot be listed blocks the loop.
+func TestRunProtectedUnlistable(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "loop.yaml", "objective: x\nsandbox: \"off\"\nagent: {backend: command, command: ./a}\nverify: [\"sh 'x\"]\n", 0o644)
+	write(t, dir, "a", "#!/bin/sh\n", 0o755)
+	r := Run(context.Background(), Options{File: filepath.Join(dir, "loop.yaml")})
+	if f := find(r, Fail, AreaProtected, "verify[0]"); f == nil || !r.Blocked {
+		t.Errorf("%+v", r.Findings)
+	}
+}
+
+func TestCannotRunAndVacuous(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "x.sh", "exit 0\n", 0o644)
+	if why, fix, ok := CannotRun("./x.sh", dir, "verify"); !ok || why != "./x.sh is not executable" || !strings.HasPrefix(fix, "chmod +x ./x.sh") {
+		t.Errorf("%q %q %v", why, fix, ok)
+	}
+	if why, fix, ok := CannotRun("no-such-program-xyz --all", dir, "objective_verify"); !ok || !strings.Contains(why, "not found on PATH") || !strings.Contains(fix, "objective_verify:") {
+		t.Errorf("%q %q %v", why, fix, ok)
+	}
+	if _, _, ok := CannotRun("sh x.sh", dir, "verify"); ok {
+		t.Error("sh x.sh cannot run")
+	}
+	if why, ok := VacuousCheck("make test; exit 0"); !ok || !strings.Contains(why, "`exit 0`") {
+		t.Errorf("%q %v", why, ok)
+	}
+}
