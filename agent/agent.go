@@ -69,6 +69,10 @@ type Request struct {
 	// agent has started, so the engine can record it before waiting.
 	OnStart func(pgid int) `json:"-"`
 
+	// Wrap, if set, returns the program, arguments and extra environment
+	// that run the agent's command confined (the engine's sandbox).
+	Wrap func(path string, args []string) (string, []string, []string, error) `json:"-"`
+
 	// Prices overrides the price table used to estimate cost where the CLI
 	// reports none, keyed by model name.
 	Prices map[string]Price `json:"prices,omitempty"`

@@ -97,11 +97,18 @@ func Run(ctx context.Context, req Request, ad Adapter, onTool func(ToolEvent)) R
 	if err != nil {
 		return finish(Exit{Code: -1, StartErr: err}, 0)
 	}
-	if err := os.MkdirAll(filepath.Dir(req.Transcript), 0o755); err != nil {
+	if req.Wrap != nil {
+		path, args, env, err := req.Wrap(inv.Path, inv.Args)
+		if err != nil {
+			return finish(Exit{Code: -1, StartErr: fmt.Errorf("sandbox: %w", err)}, 0)
+		}
+		inv.Path, inv.Args, inv.Env = path, args, append(inv.Env, env...)
+	}
+	if err := os.MkdirAll(filepath.Dir(req.Transcript), 0o700); err != nil {
 		return finish(Exit{Code: -1, StartErr: err}, 0)
 	}
 	// O_EXCL: a transcript is never overwritten.
-	transcript, err := os.OpenFile(req.Transcript, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	transcript, err := os.OpenFile(req.Transcript, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		return finish(Exit{Code: -1, StartErr: fmt.Errorf("open transcript: %w", err)}, 0)
 	}
@@ -189,7 +196,7 @@ func Run(ctx context.Context, req Request, ad Adapter, onTool func(ToolEvent)) R
 				lastOutput.Store(time.Now().UnixNano())
 				errTail.Write(buf[:n])
 				if errFile == nil {
-					errFile, _ = os.OpenFile(req.Transcript+".stderr", os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+					errFile, _ = os.OpenFile(req.Transcript+".stderr", os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 				}
 				if errFile != nil {
 					errFile.Write(buf[:n])
@@ -256,6 +263,23 @@ loop:
 
 	code := exitCode(werr, cmd)
 	return finish(Exit{Code: code, Killed: killed, StderrTail: errTail.String()}, outBytes.Load())
+}
+
+// ParseTranscript reads back a transcript the way Run reads the live output,
+// for a run whose engine died before it could: what the agent reported (its
+// cost above all) is still counted. The run counts as killed.
+func ParseTranscript(req Request, ad Adapter) Result {
+	parser := ad.NewParser(req)
+	if f, err := os.Open(req.Transcript); err == nil {
+		streamLines(f, func([]byte, bool) {}, func(line []byte) { parser.Line(line) })
+		f.Close()
+	}
+	res := parser.Finish(Exit{Code: -1, Killed: StatusInterrupted})
+	res.Transcript = req.Transcript
+	if res.Status == "" {
+		res.Status = StatusInterrupted
+	}
+	return res
 }
 
 func idleTick(idle time.Duration) time.Duration {

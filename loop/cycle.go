@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/looprinter/looprinter/record"
@@ -54,6 +55,17 @@ func (e *Engine) stepPlanOrBuild(ctx context.Context) error {
 	e.archivePending()
 	os.MkdirAll(e.path(OutputDir), 0o755)
 	plan, errs, err := ReadPlan(e.planPath())
+	if err == nil && len(errs) == 0 && e.st.Judged == nil {
+		// A plan the engine has not accepted yet (written by hand before the
+		// loop started, or by an older version): accept it now.
+		errs = e.acceptPlan(plan)
+	}
+	if err == nil && len(errs) == 0 {
+		if v := e.enforceJudgedPlan("", "a change made between runs"); len(v) > 0 {
+			e.st.LastFailure = strings.Join(v, "\n")
+		}
+		plan = clonePlan(e.st.Judged)
+	}
 	switch {
 	case err == nil && len(errs) > 0:
 		// A malformed plan cannot be built from: the cycle gate names every
@@ -80,6 +92,7 @@ func (e *Engine) stepPlanOrBuild(ctx context.Context) error {
 // plan runs the plan or re-plan agent.
 func (e *Engine) plan(ctx context.Context) error {
 	e.st.Phase = PhasePlan
+	e.st.Judged, e.st.TaskBase = nil, nil
 	phase, user := "plan", e.spec.Prompts.Plan
 	d := e.promptData("plan")
 	if len(e.st.PendingErrors) > 0 || e.st.PendingGap != "" {
@@ -97,7 +110,6 @@ func (e *Engine) plan(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	e.st.PlanRuns++
 	run, err := e.runAgent(ctx, phase, false, "", prompt)
 	if err != nil {
 		return err
@@ -109,6 +121,9 @@ func (e *Engine) plan(ctx context.Context) error {
 		e.st.PendingErrors = append(e.st.PendingErrors, tamperNote(run.Tamper))
 	}
 	plan, errs, rerr := ReadPlan(e.planPath())
+	if rerr == nil && len(errs) == 0 {
+		errs = e.acceptPlan(plan)
+	}
 	switch {
 	case rerr != nil:
 		e.emit(record.Event{Event: record.PlanInvalid, Errors: []string{"the " + phase + " run did not write " + OutputDir + "/plan.json"}})
@@ -117,9 +132,9 @@ func (e *Engine) plan(ctx context.Context) error {
 		e.emit(record.Event{Event: record.PlanInvalid, Errors: errs})
 		e.st.Phase = PhaseCycleGate
 	default:
-		e.lastPlan = plan
+		e.lastPlan = clonePlan(e.st.Judged)
 		e.st.PendingErrors, e.st.PendingGap = nil, ""
-		if _, ok := plan.Next(); ok {
+		if _, ok := e.st.Judged.Next(); ok {
 			e.st.Phase = PhaseBuild
 		} else {
 			e.st.Phase = PhaseCycleGate
@@ -129,17 +144,22 @@ func (e *Engine) plan(ctx context.Context) error {
 }
 
 // build runs one agent on the first task whose passes is false, then holds
-// the agent to the contract: only that task marked, its target changed, no
+// the agent to the contract: only that task marked, the plan otherwise
+// unchanged, its target changed since before the task's first attempt, no
 // protected file touched.
 func (e *Engine) build(ctx context.Context, plan *Plan, task Task) error {
-	if e.st.Iterations >= e.spec.Budget.Iterations {
-		return e.stop(ReasonBudget, fmt.Sprintf("iteration budget spent: %d build runs, %s still open", e.st.Iterations, task.ID))
-	}
-	e.st.Iterations++
 	e.st.CurrentTask = task.ID
-	target := e.path(task.TargetFile)
-	targetBefore := fileContent(target)
+	target := e.path(filepath.FromSlash(task.TargetFile))
+	if e.st.TaskBase == nil {
+		e.st.TaskBase = map[string]string{}
+	}
+	if _, ok := e.st.TaskBase[task.ID]; !ok {
+		// Judged against the target before the task's first attempt, so work a
+		// killed run did correctly can still pass on the next, live, run.
+		e.st.TaskBase[task.ID] = fileSum(target)
+	}
 	d := e.promptData("build")
+	d.Iteration = e.st.Iterations + 1
 	d.Task, d.Tasks = task, plan.Tasks
 	if e.st.LastFailure != "" {
 		d.Failure = fence("output of the checks on the last attempt", e.st.LastFailure)
@@ -148,15 +168,11 @@ func (e *Engine) build(ctx context.Context, plan *Plan, task Task) error {
 	if err != nil {
 		return err
 	}
-	run, err := e.runAgent(ctx, "build", false, task.ID, prompt)
+	run, err := e.runAgent(ctx, "build", false, task.ID, prompt, true)
 	if err != nil {
 		// A run cut short never counts as done, whatever it wrote into the
 		// plan before it was stopped: the task runs again on resume.
-		if after, _, rerr := ReadPlan(e.planPath()); rerr == nil {
-			if t, ok := after.Find(task.ID); ok && t.Passes {
-				setPasses(e.planPath(), task.ID, false)
-			}
-		}
+		e.enforceJudgedPlan(task.ID, "the build run that was cut short")
 		return err
 	}
 	var problems []string
@@ -165,46 +181,55 @@ func (e *Engine) build(ctx context.Context, plan *Plan, task Task) error {
 	}
 	after, errs, rerr := ReadPlan(e.planPath())
 	if rerr != nil || len(errs) > 0 {
-		// The agent broke plan.json; the cycle gate reports it and re-plans.
-		if rerr != nil {
-			errs = []string{"the build run removed " + OutputDir + "/plan.json"}
-		}
-		e.emit(record.Event{Event: record.PlanInvalid, Task: task.ID, Errors: errs})
-		e.st.Phase = PhaseCycleGate
-		return nil
+		after = nil
 	}
-	e.lastPlan = after
-	// Only this task may change state.
-	for _, t := range after.Tasks {
-		if t.ID == task.ID || !t.Passes {
-			continue
-		}
-		if old, ok := plan.Find(t.ID); ok && !old.Passes {
-			setPasses(e.planPath(), t.ID, false)
-			msg := fmt.Sprintf("%s was marked passes: true by the run for %s; only the run's own task may be marked. It was set back to false", t.ID, task.ID)
-			e.emit(record.Event{Event: record.Violation, Task: t.ID, Kind: "marked_other_task", Message: msg})
-			problems = append(problems, "VIOLATION: "+msg)
-		}
+	structure, marks := planDiffs(e.st.Judged, after, task.ID)
+	done := false
+	if after != nil && len(structure) == 0 {
+		t, _ := after.Find(task.ID)
+		done = t.Passes
 	}
-	done, _ := after.Find(task.ID)
+	// Everything but the run's own mark goes back as the engine judged it.
+	for _, d := range structure {
+		e.emit(record.Event{Event: record.Violation, Task: task.ID, Kind: "plan_changed", Message: fmt.Sprintf("the build run for %s: %s; the plan was put back", task.ID, d)})
+		problems = append(problems, "VIOLATION: "+d+"; the plan was put back as the engine judged it")
+	}
+	for _, m := range marks {
+		kind := "plan_changed"
+		if m.Passes {
+			kind = "marked_other_task"
+		}
+		msg := fmt.Sprintf("%s (by the run for %s); it was set back", m, task.ID)
+		e.emit(record.Event{Event: record.Violation, Task: m.ID, Kind: kind, Message: msg})
+		problems = append(problems, "VIOLATION: "+msg)
+	}
 	if len(run.Tamper) > 0 {
 		problems = append(problems, tamperNote(run.Tamper))
 	}
+	passed := false
 	switch {
-	case done.Passes && sameContent(targetBefore, fileContent(e.path(done.TargetFile))):
-		setPasses(e.planPath(), task.ID, false)
-		msg := fmt.Sprintf("%s was marked done without changing its target %s; it was set back to false", task.ID, done.TargetFile)
-		e.emit(record.Event{Event: record.Violation, Task: task.ID, Kind: "marked_done_without_change", File: done.TargetFile, Message: msg})
+	case done && fileSum(target) == e.st.TaskBase[task.ID]:
+		msg := fmt.Sprintf("%s was marked done without changing its target %s; it was set back to false", task.ID, task.TargetFile)
+		e.emit(record.Event{Event: record.Violation, Task: task.ID, Kind: "marked_done_without_change", File: task.TargetFile, Message: msg})
 		problems = append(problems, "VIOLATION: "+msg)
-	case done.Passes && len(problems) > 0:
-		setPasses(e.planPath(), task.ID, false)
-	case done.Passes:
-		e.st.TasksPassed++
-		e.emit(record.Event{Event: record.TaskPassed, Task: task.ID, File: done.TargetFile, Message: done.Title})
-		e.st.LastFailure = ""
-		e.progressMade()
+	case done && len(problems) > 0:
+	case done:
+		passed = true
 	default:
 		problems = append(problems, fmt.Sprintf("the run for %s ended without marking it passes: true", task.ID))
+	}
+	for i := range e.st.Judged.Tasks {
+		if e.st.Judged.Tasks[i].ID == task.ID {
+			e.st.Judged.Tasks[i].Passes = passed
+		}
+	}
+	e.writeJudged()
+	e.lastPlan = clonePlan(e.st.Judged)
+	if passed {
+		e.st.TasksPassed++
+		e.emit(record.Event{Event: record.TaskPassed, Task: task.ID, File: task.TargetFile, Message: task.Title})
+		e.st.LastFailure = ""
+		e.progressMade()
 	}
 	if len(problems) > 0 {
 		signal := strings.Join(problems, "\n")
@@ -218,16 +243,25 @@ func (e *Engine) build(ctx context.Context, plan *Plan, task Task) error {
 func (e *Engine) stepCycleGate(ctx context.Context) error {
 	var errs []string
 	plan, perrs, err := ReadPlan(e.planPath())
-	if err != nil {
+	switch {
+	case err != nil:
 		errs = append(errs, OutputDir+"/plan.json is missing")
-	} else {
+	case len(perrs) > 0:
 		errs = append(errs, perrs...)
-		if len(perrs) == 0 {
-			e.lastPlan = plan
-			for _, t := range plan.Tasks {
-				if !t.Passes {
-					errs = append(errs, fmt.Sprintf("task %s is not done (passes is false)", t.ID))
-				}
+	case e.st.Judged == nil:
+		if aerrs := e.acceptPlan(plan); len(aerrs) > 0 {
+			errs = append(errs, aerrs...)
+			break
+		}
+		fallthrough
+	default:
+		// Only the engine's own judgement counts, not the marks in the file.
+		errs = append(errs, e.enforceJudgedPlan("", "a change made before the cycle gate")...)
+		plan = clonePlan(e.st.Judged)
+		e.lastPlan = plan
+		for _, t := range plan.Tasks {
+			if !t.Passes {
+				errs = append(errs, fmt.Sprintf("task %s is not done (passes is false)", t.ID))
 			}
 		}
 	}
@@ -312,6 +346,7 @@ func (e *Engine) nextCycle(archive, reason string, errs []string, gap string) er
 	}
 	e.st.PendingArchive, e.st.PendingReason = archive, reason
 	e.st.PendingErrors, e.st.PendingGap = errs, gap
+	e.st.Judged, e.st.TaskBase = nil, nil
 	e.st.Cycle++
 	e.st.CycleGate, e.st.ObjectiveGate = "pending", "pending"
 	e.st.Phase = PhasePlan
@@ -323,6 +358,7 @@ func (e *Engine) nextCycle(archive, reason string, errs []string, gap string) er
 }
 
 func (e *Engine) archive(name, reason string) {
+	e.st.Judged, e.st.TaskBase = nil, nil
 	e.st.PendingArchive, e.st.PendingReason = name, reason
 	e.archivePending()
 }
@@ -372,8 +408,8 @@ func (e *Engine) stepRalph(ctx context.Context) error {
 	if e.st.Iterations >= e.spec.Budget.Iterations {
 		return e.stop(ReasonBudget, fmt.Sprintf("attempt budget spent: %d attempts without passing the verify checks", e.st.Iterations))
 	}
-	e.st.Iterations++
 	d := e.promptData("ralph")
+	d.Iteration = e.st.Iterations + 1
 	if e.st.LastFailure != "" {
 		d.Failure = fence("output of the checks on the last attempt", e.st.LastFailure)
 	}
@@ -385,7 +421,7 @@ func (e *Engine) stepRalph(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	run, err := e.runAgent(ctx, "ralph", false, "", prompt)
+	run, err := e.runAgent(ctx, "ralph", false, "", prompt, true)
 	if err != nil {
 		return err
 	}

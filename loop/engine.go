@@ -14,7 +14,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/looprinter/looprinter/internal/enginedir"
 	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/sandbox"
 	"github.com/looprinter/looprinter/spec"
 )
 
@@ -75,7 +77,11 @@ type Engine struct {
 	st       *State
 	rec      *record.Writer
 	opts     Options
-	mark     time.Time // wall time is counted from here since the last checkpoint
+	mark     time.Time     // wall time is counted from here since the last checkpoint
+	markRem  time.Duration // wall time below a millisecond, carried to the next checkpoint
+	priv     string        // the engine's private folder for this loop
+	ckMu     sync.Mutex    // checkpoints come from the step and from the wall-time ticker
+	sandbox  string        // the sandbox kind in force
 	specTime time.Time
 	lastPlan *Plan
 
@@ -99,11 +105,19 @@ func Run(ctx context.Context, l *spec.Loop, opts Options) (*Outcome, error) {
 	}
 	defer lock.Release()
 	if opts.Fresh {
-		if _, err := os.Stat(StatePath(dir)); err == nil {
-			os.Rename(StatePath(dir), StatePath(dir)+"."+time.Now().UTC().Format("20060102T150405")+".old")
+		stamp := "." + time.Now().UTC().Format("20060102T150405") + ".old"
+		for _, p := range []string{PrivateStatePath(dir), StatePath(dir)} {
+			if _, err := os.Stat(p); err == nil {
+				os.Rename(p, p+stamp)
+			}
 		}
 	}
-	st, err := LoadState(dir)
+	priv, err := enginedir.Ensure(dir)
+	if err != nil {
+		return nil, fmt.Errorf("cannot create the engine's private folder: %w", err)
+	}
+	os.Chmod(filepath.Join(dir, RecordsDir), 0o700)
+	st, untrusted, err := loadTrusted(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +135,7 @@ func Run(ctx context.Context, l *spec.Loop, opts Options) (*Outcome, error) {
 	for _, s := range opts.Subscribers {
 		rec.Subscribe(s)
 	}
-	e := &Engine{spec: l, dir: dir, st: st, rec: rec, opts: opts, mark: start}
+	e := &Engine{spec: l, dir: dir, st: st, rec: rec, opts: opts, mark: start, priv: priv}
 	if fi, err := os.Stat(l.Path); err == nil {
 		e.specTime = fi.ModTime()
 	}
@@ -129,14 +143,24 @@ func Run(ctx context.Context, l *spec.Loop, opts Options) (*Outcome, error) {
 	if st.StartedAt.IsZero() {
 		st.StartedAt = start.UTC()
 	}
+	sandbox.BecomeSubreaper()
 	previous := st.Outcome
 	st.Outcome, st.Summary = "", ""
 	e.emit(record.Event{Event: record.LoopStart, Loop: l.Name, Shape: l.Shape, LoopFile: l.Path, Dir: dir, PID: os.Getpid(), Resumed: resumed, Phase: st.Phase, Message: previousNote(previous)})
+	for _, u := range untrusted {
+		e.emit(record.Event{Event: record.Violation, Kind: "state_forged", File: RecordsDir + "/state.json", Message: u})
+	}
 	if st.AgentPGID != 0 {
 		if n := len(killOrphans(st.AgentPGID, dir)); n > 0 {
 			e.emit(record.Event{Event: record.Warning, Message: fmt.Sprintf("stopped %d leftover agent processes of a run that crashed (process group %d)", n, st.AgentPGID)})
 		}
 		st.AgentPGID = 0
+	}
+	if st.InFlight != nil {
+		if err := e.judgeDeadRun(); err != nil {
+			o := e.outcome(ReasonBlocked, err.Error())
+			return e.finish(o), nil
+		}
 	}
 	for _, w := range l.Warnings() {
 		e.emit(record.Event{Event: record.Warning, Message: w})
@@ -287,15 +311,45 @@ func nextSteps(reason string, l *spec.Loop) []string {
 	return nil
 }
 
-// checkpoint folds elapsed wall time into the state and saves it.
+// checkpoint folds elapsed wall time into the state (in full: what is below
+// a millisecond is carried to the next checkpoint), saves the state and
+// syncs the records: a crash loses at most what happened since.
 func (e *Engine) checkpoint() error {
+	e.ckMu.Lock()
+	defer e.ckMu.Unlock()
 	now := time.Now()
-	e.st.WallMS += now.Sub(e.mark).Milliseconds()
+	d := now.Sub(e.mark) + e.markRem
+	e.st.WallMS += d.Milliseconds()
+	e.markRem = d - time.Duration(d.Milliseconds())*time.Millisecond
 	e.mark = now
+	e.rec.Sync()
 	return e.st.Save(e.dir)
 }
 
+// checkpointEvery saves the state every d while an agent runs, so that a
+// crash loses at most d of wall time. The returned func stops it (and may
+// be called more than once).
+func (e *Engine) checkpointEvery(d time.Duration) func() {
+	done := make(chan struct{})
+	var once sync.Once
+	go func() {
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				e.checkpoint()
+			}
+		}
+	}()
+	return func() { once.Do(func() { close(done) }) }
+}
+
 func (e *Engine) wall() time.Duration {
+	e.ckMu.Lock()
+	defer e.ckMu.Unlock()
 	return time.Duration(e.st.WallMS)*time.Millisecond + time.Since(e.mark)
 }
 

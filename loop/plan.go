@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path"
 	"regexp"
 	"strings"
 )
@@ -47,6 +48,9 @@ func CheckPlan(data []byte) (*Plan, []string) {
 	if len(items) == 0 {
 		return nil, []string{`plan.json: "tasks" is empty; a plan needs at least one task`}
 	}
+	if len(items) > MaxPlanTasks {
+		return nil, []string{fmt.Sprintf(`plan.json: %d tasks; a plan may hold at most %d`, len(items), MaxPlanTasks)}
+	}
 	plan := &Plan{}
 	seen := map[string]int{}
 	for i, item := range items {
@@ -87,6 +91,11 @@ func CheckPlan(data []byte) (*Plan, []string) {
 		str("title", &t.Title, true)
 		str("description", &t.Description, true)
 		str("targetFile", &t.TargetFile, true)
+		if t.TargetFile != "" {
+			if why := targetProblem(t.TargetFile); why != "" {
+				errs = append(errs, fmt.Sprintf("%s: targetFile %q %s", name, t.TargetFile, why))
+			}
+		}
 		str("notes", &t.Notes, false)
 		if v, ok := fields["passes"]; !ok {
 			errs = append(errs, fmt.Sprintf("%s: missing %q", name, "passes"))
@@ -98,14 +107,56 @@ func CheckPlan(data []byte) (*Plan, []string) {
 	return plan, errs
 }
 
-// ReadPlan reads and checks a plan file. A missing file returns os.ErrNotExist.
+// Bounds of a plan: past them the plan is refused (plan_invalid), never
+// read whole into memory.
+const (
+	MaxPlanBytes = 2 << 20
+	MaxPlanTasks = 500
+)
+
+// ReadPlan reads and checks a plan file. A missing file returns
+// os.ErrNotExist. Only a regular file is read (a fifo or a link put in its
+// place is an error, never a hang), and at most MaxPlanBytes of it.
 func ReadPlan(path string) (*Plan, []string, error) {
-	data, err := os.ReadFile(path)
+	fi, err := os.Lstat(path)
 	if err != nil {
 		return nil, nil, err
 	}
+	if !fi.Mode().IsRegular() {
+		return nil, []string{fmt.Sprintf("plan.json is a %s, not a file", typeName(fi.Mode()))}, nil
+	}
+	if fi.Size() > MaxPlanBytes {
+		return nil, []string{fmt.Sprintf("plan.json is %d bytes; a plan may hold at most %d bytes (%d tasks): plan fewer, larger tasks", fi.Size(), MaxPlanBytes, MaxPlanTasks)}, nil
+	}
+	data, err := readBounded(path, MaxPlanBytes)
+	if err != nil {
+		return nil, []string{"plan.json cannot be read: " + err.Error()}, nil
+	}
 	p, errs := CheckPlan(data)
 	return p, errs, nil
+}
+
+// targetProblem says why a targetFile can never be a task's target, from
+// the path alone: it must be a relative path inside the loop folder, and not
+// one of the engine's own files.
+func targetProblem(target string) string {
+	slash := strings.ReplaceAll(target, "\\", "/")
+	clean := path.Clean(slash)
+	switch {
+	case strings.ContainsRune(target, 0) || strings.ContainsAny(target, "\n\r"):
+		return "holds a control character"
+	case path.IsAbs(slash):
+		return "is an absolute path; write it relative to the loop folder"
+	case clean == ".." || strings.HasPrefix(clean, "../"):
+		return "leaves the loop folder"
+	case clean == "." || strings.HasSuffix(slash, "/"):
+		return "names a folder, not a file"
+	case clean == RecordsDir || strings.HasPrefix(clean, RecordsDir+"/"), clean == ".git" || strings.HasPrefix(clean, ".git/"):
+		return "is inside the engine's own files (" + strings.SplitN(clean, "/", 2)[0] + "/)"
+	case clean == OutputDir+"/plan.json" || clean == OutputDir+"/progress.txt":
+		return "is the plan's own bookkeeping, not a deliverable"
+	}
+	return ""
 }
 
 // Next returns the first task whose passes is false.

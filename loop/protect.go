@@ -1,22 +1,21 @@
 package loop
 
 import (
-	"bytes"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
-	"github.com/bmatcuk/doublestar/v4"
 	"github.com/google/shlex"
 )
 
 // skipDirs are never walked for protection or change detection.
 var skipDirs = map[string]bool{".git": true, RecordsDir: true, "node_modules": true, ".cache": true}
 
-// maxWalk bounds the change-detection walk in very large trees.
-const maxWalk = 50000
+// maxWalk bounds the walks over the loop folder; past it a run fails closed.
+const maxWalk = 1000000
 
 // protectedSet is the contents of every protected file before an agent run.
 type protectedSet struct {
@@ -85,38 +84,23 @@ func isScriptWord(words []string, i int, fi os.FileInfo) bool {
 	}
 }
 
-// snapshotProtected reads every file that matches a pattern.
-func snapshotProtected(dir string, patterns []string) *protectedSet {
-	ps := &protectedSet{dir: dir, patterns: patterns, files: map[string][]byte{}}
-	for _, rel := range matchProtected(dir, patterns) {
-		if data, err := os.ReadFile(filepath.Join(dir, rel)); err == nil {
-			ps.files[rel] = data
-		}
+func matchProtected(dir string, patterns []string) ([]string, error) {
+	if len(patterns) == 0 {
+		return nil, nil
 	}
-	return ps
+	return matchGlobs(dir, patterns)
 }
 
-func matchProtected(dir string, patterns []string) []string {
-	if len(patterns) == 0 {
-		return nil
-	}
-	var out []string
-	walkFiles(dir, func(rel string, _ fs.DirEntry) {
-		for _, p := range patterns {
-			if ok, _ := doublestar.Match(p, rel); ok {
-				out = append(out, rel)
-				break
-			}
-		}
-	})
-	return out
-}
+// ErrTooManyFiles says a folder holds more files than the engine inspects.
+// It fails closed: the run stops, nothing is skipped silently.
+var ErrTooManyFiles = fmt.Errorf("the loop folder holds more than %d files; the engine does not judge a run it cannot fully inspect (move build output or dependencies out, or add them to .gitignore-style skip folders)", maxWalk)
 
 // walkFiles calls fn for every file under dir (slash-separated relative
-// paths), skipping skipDirs, at most maxWalk files.
-func walkFiles(dir string, fn func(rel string, d fs.DirEntry)) {
+// paths), skipping skipDirs. Past maxWalk files it stops with
+// ErrTooManyFiles.
+func walkFiles(dir string, fn func(rel string, d fs.DirEntry)) error {
 	n := 0
-	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
 		}
@@ -128,7 +112,7 @@ func walkFiles(dir string, fn func(rel string, d fs.DirEntry)) {
 			return nil
 		}
 		if n++; n > maxWalk {
-			return filepath.SkipAll
+			return ErrTooManyFiles
 		}
 		fn(filepath.ToSlash(rel), d)
 		return nil
@@ -138,48 +122,9 @@ func walkFiles(dir string, fn func(rel string, d fs.DirEntry)) {
 // Tamper is one protected file the agent changed.
 type Tamper struct {
 	File string
-	What string // modified | deleted | created
+	What string // modified | deleted | created | replaced … | changed from mode …
+	Rule string // the rule that protects it
 	Why  string // for the loop file: what the change weakened
-}
-
-// restore compares the protected files with the snapshot, puts back every
-// change (modified or deleted files are rewritten, new files removed), and
-// reports what it found.
-func (ps *protectedSet) restore(keep func(rel string, old, cur []byte) (bool, string)) []Tamper {
-	var out []Tamper
-	now := map[string]bool{}
-	for _, rel := range matchProtected(ps.dir, ps.patterns) {
-		now[rel] = true
-		old, existed := ps.files[rel]
-		path := filepath.Join(ps.dir, rel)
-		if !existed {
-			os.Remove(path)
-			out = append(out, Tamper{File: rel, What: "created"})
-			continue
-		}
-		cur, err := os.ReadFile(path)
-		if err != nil || !bytes.Equal(cur, old) {
-			why := ""
-			if err == nil && keep != nil {
-				var ok bool
-				if ok, why = keep(rel, old, cur); ok {
-					continue // a change that weakens nothing stays
-				}
-			}
-			os.WriteFile(path, old, 0o644)
-			out = append(out, Tamper{File: rel, What: "modified", Why: why})
-		}
-	}
-	for rel, old := range ps.files {
-		if !now[rel] {
-			path := filepath.Join(ps.dir, rel)
-			os.MkdirAll(filepath.Dir(path), 0o755)
-			os.WriteFile(path, old, 0o644)
-			out = append(out, Tamper{File: rel, What: "deleted"})
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].File < out[j].File })
-	return out
 }
 
 // fileStamp is what change detection compares.
@@ -190,14 +135,14 @@ type fileStamp struct {
 
 // treeStamps records size and mtime of every file, to list what an agent run
 // changed without reading file contents.
-func treeStamps(dir string) map[string]fileStamp {
+func treeStamps(dir string) (map[string]fileStamp, error) {
 	out := map[string]fileStamp{}
-	walkFiles(dir, func(rel string, d fs.DirEntry) {
+	err := walkFiles(dir, func(rel string, d fs.DirEntry) {
 		if info, err := d.Info(); err == nil {
 			out[rel] = fileStamp{info.Size(), info.ModTime().UnixNano()}
 		}
 	})
-	return out
+	return out, err
 }
 
 func changedFiles(before, after map[string]fileStamp) []string {

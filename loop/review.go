@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -280,9 +281,13 @@ func (e *Engine) roundDir(name string) string {
 
 // askReviewer runs a reviewer (a fresh process) for a JSON answer, and asks
 // once more when the answer is invalid. parse validates the JSON.
-func (e *Engine) askReviewer(ctx context.Context, task, prompt, outRel string, parse func([]byte) []string) (ok bool, invalid []string, err error) {
+func (e *Engine) askReviewer(ctx context.Context, task, prompt, keepRel string, parse func([]byte) []string) (ok bool, invalid []string, err error) {
+	// The reviewer writes where agents may write (output/review/); a valid
+	// answer is kept in the engine's records, where they may not.
+	outRel := agentOutput(keepRel)
 	out := e.path(outRel)
 	os.MkdirAll(filepath.Dir(out), 0o755)
+	os.MkdirAll(filepath.Dir(e.path(keepRel)), 0o700)
 	for attempt := 1; attempt <= 2; attempt++ {
 		if _, err := os.Stat(out); err == nil {
 			os.Rename(out, uniquePath(strings.TrimSuffix(out, ".json")+".stale.json"))
@@ -308,14 +313,12 @@ func (e *Engine) askReviewer(ctx context.Context, task, prompt, outRel string, p
 		}
 		errs := parse(data)
 		if len(errs) == 0 {
-			if source != outRel {
-				WriteFileAtomic(out, append(data, '\n'))
-			}
+			WriteFileAtomic(e.path(keepRel), append(bytes.TrimRight(data, "\n"), '\n'))
 			return true, nil, nil
 		}
 		invalid = errs
 		if len(data) > 0 {
-			os.WriteFile(uniquePath(strings.TrimSuffix(out, ".json")+fmt.Sprintf(".invalid-%d.txt", attempt)), data, 0o644)
+			os.WriteFile(uniquePath(strings.TrimSuffix(e.path(keepRel), ".json")+fmt.Sprintf(".invalid-%d.txt", attempt)), data, 0o600)
 			os.Remove(out)
 		}
 		e.emit(record.Event{Event: record.Review, Kind: "invalid", Phase: "reviewer", Task: t, Attempt: attempt, Errors: errs,
@@ -323,6 +326,13 @@ func (e *Engine) askReviewer(ctx context.Context, task, prompt, outRel string, p
 				map[bool]string{true: "asking again", false: "giving up on this review"}[attempt == 1])})
 	}
 	return false, invalid, nil
+}
+
+// agentOutput is where a reviewer writes the answer the engine keeps at
+// keepRel (under working-records/, which agents cannot write).
+func agentOutput(keepRel string) string {
+	name := strings.TrimPrefix(filepath.ToSlash(keepRel), RecordsDir+"/"+ReviewDir+"/")
+	return filepath.Join(OutputDir, "review", strings.ReplaceAll(name, "/", "-"))
 }
 
 func reviewerText(r agent.Result) string { return r.FinalMessage }
@@ -354,7 +364,7 @@ func (e *Engine) reviewRound(ctx context.Context, rs *ReviewState) error {
 	}
 	prompt := e.reviewerPrompt(reviewerInput{
 		Objective: e.reviewObjective(), Round: r.N, Requirements: e.spec.Review.Requirements, Architecture: e.spec.Review.Architecture,
-		Rules: rules, Evidence: rs.Evidence, Base: rs.Base, Diff: diff, OutputFile: outRel,
+		Rules: rules, Evidence: rs.Evidence, Base: rs.Base, Diff: diff, OutputFile: agentOutput(outRel),
 	})
 	var findings []Finding
 	ok, invalid, err := e.askReviewer(ctx, fmt.Sprintf("round-%d", r.N), prompt, outRel, func(b []byte) []string {
@@ -547,7 +557,7 @@ func (e *Engine) reviewFixCheck(ctx context.Context, rs *ReviewState) error {
 		}
 	}
 	outRel := filepath.Join(e.roundDir("fixcheck"), "verdicts.json")
-	prompt := e.fixCheckPrompt(fixCheckInput{Objective: e.reviewObjective(), Findings: fixed, FixDiff: diff, Evidence: rs.Evidence, OutputFile: outRel})
+	prompt := e.fixCheckPrompt(fixCheckInput{Objective: e.reviewObjective(), Findings: fixed, FixDiff: diff, Evidence: rs.Evidence, OutputFile: agentOutput(outRel)})
 	var verdicts []Verdict
 	ok, invalid, err := e.askReviewer(ctx, "fixcheck", prompt, outRel, func(b []byte) []string {
 		v, errs := ParseVerdicts(b, fixed)

@@ -24,39 +24,72 @@ type AgentRun struct {
 // runAgent runs one agent for a phase, with everything around it: the budget
 // check first, pause and loop-file changes, the prompt file, protected files,
 // rate-limit waits and API-error retries, and the records. It returns a stop
-// when the loop must end (budget, blocked, interrupted).
-func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task string, prompt string) (*AgentRun, error) {
+// when the loop must end (budget, blocked, interrupted). iteration says the
+// run is a build run or a ralph attempt: it is counted once its agent is
+// about to start, never before (a run the budgets refuse is not counted).
+func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task string, prompt string, iteration ...bool) (*AgentRun, error) {
 	if err := e.checkBudgets(); err != nil {
 		return nil, err
+	}
+	counts := len(iteration) > 0 && iteration[0]
+	if (counts || phase == "plan" || phase == "replan") && e.spec.Shape != spec.ShapeReview && e.st.Iterations >= e.spec.Budget.Iterations {
+		msg := fmt.Sprintf("iteration budget spent: %d build runs", e.st.Iterations)
+		if e.spec.Shape == spec.ShapeRalph {
+			msg = fmt.Sprintf("attempt budget spent: %d attempts without passing the verify checks", e.st.Iterations)
+		}
+		if task != "" {
+			msg += ", " + task + " still open"
+		}
+		if !counts {
+			msg += "; no " + phase + " run starts past it"
+		}
+		return nil, e.stop(ReasonBudget, msg)
 	}
 	a := e.spec.AgentFor(phase, post)
 	ad, err := agent.Lookup(a.Backend)
 	if err != nil {
 		return nil, e.stop(ReasonBlocked, err.Error())
 	}
+	files, err := e.protectedFiles()
+	if err != nil {
+		return nil, e.stop(ReasonBlocked, "cannot list the protected files: "+err.Error())
+	}
+	wrap, err := e.confinement(files)
+	if err != nil {
+		return nil, e.stop(ReasonBlocked, err.Error())
+	}
+	g, err := snapshotGuard(e.dir, e.priv, files, e.spec.Protect)
+	if err != nil {
+		return nil, e.stop(ReasonBlocked, err.Error())
+	}
+	before, err := treeStamps(e.dir)
+	if err != nil {
+		return nil, e.stop(ReasonBlocked, err.Error())
+	}
+	if counts {
+		e.st.Iterations++
+	}
+	if phase == "plan" || phase == "replan" {
+		e.st.PlanRuns++
+	}
 	e.st.AgentRuns++
 	seq := e.st.AgentRuns
 
 	tdir := e.path(RecordsDir, "transcripts")
-	os.MkdirAll(tdir, 0o755)
+	os.MkdirAll(tdir, 0o700)
 	base := fmt.Sprintf("%04d-c%d-i%d-%s", seq, e.st.Cycle, e.st.Iterations, phase)
 	if task != "" {
 		base += "-" + task
 	}
 	promptFile := uniquePath(filepath.Join(tdir, base+".prompt.md"))
-	os.WriteFile(promptFile, []byte(prompt), 0o644)
-
-	gates := append(append([]string{}, e.spec.Verify...), e.spec.ObjectiveVerify...)
-	defaults := e.spec.ProtectDefaults == nil || *e.spec.ProtectDefaults
-	protected := snapshotProtected(e.dir, protectPatterns(e.dir, e.spec.Path, e.spec.Protect, defaults, gates))
-	before := treeStamps(e.dir)
+	os.WriteFile(promptFile, []byte(prompt), 0o600)
 
 	req := agent.Request{
 		Phase: phase, Cycle: e.st.Cycle, Iteration: e.st.Iterations, Task: task,
 		Dir: e.dir, Prompt: prompt, PromptFile: promptFile,
 		Backend: a.Backend, Model: a.Model, Command: a.Command, Args: a.Args, Env: a.Env,
 		Permissions: a.Permissions, Timeout: a.Timeout.D(), IdleTimeout: a.IdleTimeout.D(), Grace: a.Grace.D(),
-		MaxTurns: a.MaxTurns, MaxBudgetUSD: a.MaxBudgetUSD, Prices: prices(e.spec.Prices),
+		MaxTurns: a.MaxTurns, MaxBudgetUSD: a.MaxBudgetUSD, Prices: prices(e.spec.Prices), Wrap: wrap,
 		OnStart: func(pgid int) {
 			// Saved so that a restart after SIGKILL can end an orphaned agent.
 			e.st.AgentPGID = pgid
@@ -71,6 +104,14 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 	if left := e.spec.Budget.CostUSD - e.st.CostUSD; req.MaxBudgetUSD == 0 || left < req.MaxBudgetUSD {
 		req.MaxBudgetUSD = left
 	}
+	// Saved before the agent starts: a restart that finds it judges what
+	// the run did (and counts what it reported) before anything else.
+	e.st.InFlight = &InFlight{Phase: phase, Task: task, Seq: seq, Post: post, Transcript: filepath.Join(tdir, base+".log"), PromptFile: promptFile}
+	if err := e.checkpoint(); err != nil {
+		return nil, e.stop(ReasonBlocked, "cannot save state: "+err.Error())
+	}
+	stopTicker := e.checkpointEvery(5 * time.Second)
+	defer stopTicker()
 
 	e.emit(record.Event{Event: record.AgentStart, Phase: phase, Task: task, Backend: a.Backend, Model: a.Model, PromptFile: promptFile})
 	onTool := func(ev agent.ToolEvent) {
@@ -83,6 +124,7 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 		if try == 1 {
 			req.Transcript = uniquePath(filepath.Join(tdir, base+".log"))
 		}
+		e.st.InFlight.Transcript = req.Transcript
 		res = agent.Run(ctx, req, ad, onTool)
 		e.st.CostUSD += res.CostUSD
 		if ctx.Err() != nil {
@@ -126,20 +168,26 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 			req.Timeout = max(left, time.Millisecond)
 		}
 	}
+	stopTicker()
+	// Nothing the agent started outlives its run; only then are files judged.
+	e.sweep()
 	e.st.AgentPGID = 0
 	run := &AgentRun{Result: res}
-	run.Tamper = protected.restore(e.keepLoopFileEdit)
-	run.Changed = changedFiles(before, treeStamps(e.dir))
+	tamper, gerr := g.check(e.dir, e.priv, e.keepLoopFileEdit)
+	run.Tamper = tamper
+	after, werr := treeStamps(e.dir)
+	run.Changed = changedFiles(before, after)
 	e.endRecord(phase, task, a, res, run.Changed)
-	for _, t := range run.Tamper {
-		msg := fmt.Sprintf("%s %s a protected file; it was restored", t.File, t.What)
-		if t.Why != "" {
-			msg = fmt.Sprintf("%s was changed during the %s run in a way that weakens the loop (%s); it was restored. To loosen a running loop, pause it (looprinter pause), edit, resume", t.File, phase, t.Why)
-		}
-		e.emit(record.Event{Event: record.Violation, Phase: phase, Task: task, Kind: "protected_file", File: t.File, Message: msg})
-	}
+	e.recordTamper(phase, task, run.Tamper)
+	e.st.InFlight = nil
 	if err := e.checkpoint(); err != nil {
 		return nil, err
+	}
+	if gerr != nil {
+		return nil, e.stop(ReasonBlocked, gerr.Error())
+	}
+	if werr != nil {
+		return nil, e.stop(ReasonBlocked, werr.Error())
 	}
 	if ctx.Err() != nil {
 		return nil, e.stop(ReasonInterrupted, "interrupted during the "+phase+" run; the agent was stopped")
@@ -165,6 +213,20 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 		return nil, e.stop(ReasonBlocked, fmt.Sprintf("%s run: the agent asked for a human: %s", phase, res.Blocked))
 	}
 	return run, nil
+}
+
+// recordTamper writes a violation for each protected file a run changed.
+func (e *Engine) recordTamper(phase, task string, ts []Tamper) {
+	for _, t := range ts {
+		msg := fmt.Sprintf("%s: a protected file was %s; it was restored", t.File, t.What)
+		if t.Rule != "" {
+			msg += " (protected by " + t.Rule + ")"
+		}
+		if t.Why != "" {
+			msg = fmt.Sprintf("%s was changed during the %s run in a way that weakens the loop (%s); it was restored. To loosen a running loop, pause it (looprinter pause), edit, resume", t.File, phase, t.Why)
+		}
+		e.emit(record.Event{Event: record.Violation, Phase: phase, Task: task, Kind: "protected_file", File: t.File, Message: msg})
+	}
 }
 
 // keepLoopFileEdit decides about a loop file that changed during an agent
@@ -210,7 +272,11 @@ func killedNote(a spec.Agent, res agent.Result) string {
 func tamperNote(ts []Tamper) string {
 	var b strings.Builder
 	for _, t := range ts {
-		fmt.Fprintf(&b, "VIOLATION: %s is protected and must not be edited (it was %s; the engine restored it). Change the code, not the checks.\n", t.File, t.What)
+		rule := ""
+		if t.Rule != "" {
+			rule = " by " + t.Rule
+		}
+		fmt.Fprintf(&b, "VIOLATION: %s is protected%s and must not be edited (it was %s; the engine restored it). Change the code, not the checks.\n", t.File, rule, t.What)
 		if t.Why != "" {
 			fmt.Fprintf(&b, "  The change weakened the loop: %s\n", t.Why)
 		}

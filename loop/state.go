@@ -1,11 +1,18 @@
 package loop
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"time"
+
+	"github.com/looprinter/looprinter/internal/enginedir"
+	"github.com/looprinter/looprinter/record"
 )
 
 // Phases of the state machine. The engine is a loop over step(state): each
@@ -86,6 +93,17 @@ type State struct {
 	ExitCode int    `json:"exit_code"`
 	Summary  string `json:"summary,omitempty"`
 
+	// The plan as the engine judged it: task ids and targets fixed when the
+	// plan was accepted, passes set only by the engine's own judgement.
+	Judged *Plan `json:"judged_plan,omitempty"`
+	// TaskBase is each task's target content (sha256) before its first
+	// attempt: a task passes when its target differs from it, so work a
+	// killed run did is still creditable on the next, live, run.
+	TaskBase map[string]string `json:"task_base,omitempty"`
+	// InFlight is the agent run under way, saved before it starts: a restart
+	// that finds it judges whatever that run did before going on.
+	InFlight *InFlight `json:"in_flight,omitempty"`
+
 	AgentPGID int       `json:"agent_pgid,omitempty"` // the running agent's process group
 	PID       int       `json:"pid"`
 	Run       string    `json:"run"`
@@ -94,7 +112,20 @@ type State struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
-// StatePath is where a loop directory keeps its state.
+// InFlight describes an agent run that has started and not yet been judged.
+type InFlight struct {
+	Phase string `json:"phase"`
+	Task  string `json:"task,omitempty"`
+	Seq   int    `json:"seq"` // agent run number
+	Post  bool   `json:"post,omitempty"`
+
+	Transcript string `json:"transcript"`
+	PromptFile string `json:"prompt_file"`
+}
+
+// StatePath is where a loop directory keeps its public copy of the state,
+// for people and tools to read. The engine's own, authoritative copy is in
+// its private folder (PrivateStatePath); agents can write neither.
 func StatePath(dir string) string { return filepath.Join(dir, RecordsDir, "state.json") }
 
 // RecordsDir and OutputDir are relative to the loop's directory.
@@ -103,18 +134,39 @@ const (
 	OutputDir  = "output"
 )
 
-// LoadState reads state.json; a missing file is a fresh state.
+// PrivateStatePath is the engine's authoritative copy of the state.
+func PrivateStatePath(dir string) string { return filepath.Join(PrivateDir(dir), "state.json") }
+
+func freshState() *State {
+	return &State{V: StateVersion, Cycle: 1, CycleGate: "pending", ObjectiveGate: "pending"}
+}
+
+// LoadState reads a loop's state for display: the engine's own copy when
+// there is one, else state.json; a loop that never ran has a fresh state.
 func LoadState(dir string) (*State, error) {
-	data, err := os.ReadFile(StatePath(dir))
+	data, err := os.ReadFile(PrivateStatePath(dir))
+	path := PrivateStatePath(dir)
 	if os.IsNotExist(err) {
-		return &State{V: StateVersion, Cycle: 1, CycleGate: "pending", ObjectiveGate: "pending"}, nil
+		path = StatePath(dir)
+		data, err = os.ReadFile(path)
+	}
+	if os.IsNotExist(err) {
+		return freshState(), nil
 	}
 	if err != nil {
 		return nil, err
 	}
+	st, err := decodeState(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s is corrupt (%v): move it away to start the loop's counters again", path, err)
+	}
+	return st, nil
+}
+
+func decodeState(data []byte) (*State, error) {
 	var st State
 	if err := json.Unmarshal(data, &st); err != nil {
-		return nil, fmt.Errorf("%s is corrupt (%v): move it away to start the loop's counters again", StatePath(dir), err)
+		return nil, err
 	}
 	if st.Cycle == 0 {
 		st.Cycle = 1
@@ -122,7 +174,103 @@ func LoadState(dir string) (*State, error) {
 	return &st, nil
 }
 
-// Save replaces state.json atomically: write a temporary file, then rename.
+// problems lists what makes a state impossible: negative counters, a
+// cycle past no budget can explain.
+func (st *State) problems() []string {
+	var out []string
+	for name, v := range map[string]int64{"cycle": int64(st.Cycle), "iterations": int64(st.Iterations), "agent_runs": int64(st.AgentRuns),
+		"plan_runs": int64(st.PlanRuns), "tasks_passed": int64(st.TasksPassed), "wall_ms": st.WallMS, "same_count": int64(st.SameCount),
+		"gate_same": int64(st.GateSame), "gap_same": int64(st.GapSame), "post_index": int64(st.PostIndex), "post_steps": int64(st.PostSteps)} {
+		if v < 0 {
+			out = append(out, fmt.Sprintf("%s is negative (%d)", name, v))
+		}
+	}
+	if st.CostUSD < 0 || math.IsNaN(st.CostUSD) || math.IsInf(st.CostUSD, 0) {
+		out = append(out, fmt.Sprintf("cost_usd is %v", st.CostUSD))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// loadTrusted is the engine's start: the state comes from the engine's own
+// copy, never from the public file an agent could have written. It returns
+// the state and what did not check out (each a violation): a public copy
+// that differs from the engine's, or a state that has no engine copy or is
+// impossible, which is not trusted and is rebuilt from the records.
+func loadTrusted(dir string) (*State, []string, error) {
+	priv, perr := os.ReadFile(PrivateStatePath(dir))
+	pub, uerr := os.ReadFile(StatePath(dir))
+	if perr != nil && !os.IsNotExist(perr) {
+		return nil, nil, perr
+	}
+	if perr == nil {
+		st, err := decodeState(priv)
+		if err == nil && len(st.problems()) == 0 {
+			var issues []string
+			if uerr == nil && !bytes.Equal(pub, priv) {
+				issues = append(issues, "working-records/state.json was changed by something other than the engine; it was replaced by the engine's own copy")
+			}
+			return st, issues, nil
+		}
+		why := "the engine's copy of the state is unreadable"
+		if err == nil {
+			why = "the engine's copy of the state is impossible: " + strings.Join(st.problems(), ", ")
+		}
+		return rebuildState(dir, nil), []string{why + "; the state was rebuilt from the records"}, nil
+	}
+	if os.IsNotExist(uerr) {
+		return freshState(), nil, nil
+	}
+	var claimed *State
+	if uerr == nil {
+		claimed, _ = decodeState(pub)
+	}
+	return rebuildState(dir, claimed), []string{"working-records/state.json has no engine copy to check it against (it was written elsewhere, or by hand): it is not trusted; the loop's counters were rebuilt from the records and its work is judged again from the start"}, nil
+}
+
+// rebuildState is the state of a loop whose state cannot be trusted: the
+// budgets' counters as the records show them (or as the untrusted state
+// claims, whichever is higher: a forgery can only tighten them), and every
+// judgement to be made again: setup, baseline, plan and gates.
+func rebuildState(dir string, claimed *State) *State {
+	st := freshState()
+	evs, _ := record.ReadDir(filepath.Join(dir, RecordsDir))
+	for _, ev := range evs {
+		switch ev.Event {
+		case record.AgentStart:
+			st.AgentRuns++
+			switch ev.Phase {
+			case "build", "ralph":
+				st.Iterations++
+			case "plan", "replan":
+				st.PlanRuns++
+			}
+		case record.AgentEnd, record.AgentRetry:
+			if ev.CostUSD > 0 && !math.IsInf(ev.CostUSD, 0) {
+				st.CostUSD += ev.CostUSD
+			}
+		case record.LoopStop:
+			st.WallMS = max(st.WallMS, ev.DurationMS)
+		}
+		st.Cycle = max(st.Cycle, ev.Cycle)
+		if st.StartedAt.IsZero() && !ev.TS.IsZero() {
+			st.StartedAt = ev.TS
+		}
+	}
+	if c := claimed; c != nil && len(c.problems()) == 0 {
+		st.Iterations, st.AgentRuns, st.PlanRuns = max(st.Iterations, c.Iterations), max(st.AgentRuns, c.AgentRuns), max(st.PlanRuns, c.PlanRuns)
+		st.Cycle, st.WallMS, st.CostUSD = max(st.Cycle, c.Cycle), max(st.WallMS, c.WallMS), max(st.CostUSD, c.CostUSD)
+		st.Warned80 = c.Warned80
+	}
+	if _, err := os.Stat(filepath.Join(dir, OutputDir, "plan.json")); err == nil {
+		st.PendingArchive, st.PendingReason = fmt.Sprintf("plan_untrusted_cycle_%d.json", st.Cycle), "the state could not be verified: the plan is made again"
+	}
+	return st
+}
+
+// Save writes the state: the engine's own copy first, then the public
+// state.json, each replaced atomically and synced with its folder, so that a
+// power loss leaves the old or the new state, never an empty one.
 func (st *State) Save(dir string) error {
 	st.V = StateVersion
 	st.UpdatedAt = time.Now().UTC()
@@ -130,13 +278,27 @@ func (st *State) Save(dir string) error {
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(StatePath(dir), append(data, '\n'))
+	data = append(data, '\n')
+	if _, err := enginedir.Ensure(dir); err != nil {
+		return err
+	}
+	if err := WriteFileAtomic(PrivateStatePath(dir), data); err != nil {
+		return err
+	}
+	return WriteFileAtomic(StatePath(dir), data)
 }
 
 // WriteFileAtomic replaces a file so that readers see the old or the new
 // contents, never a part: write a temporary file beside it, then rename.
 func WriteFileAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	return writeFileMode(path, data, 0o600)
+}
+
+// writeFileMode is WriteFileAtomic with the file's mode; the file and its
+// folder are synced before it returns. A symlink at path is replaced, never
+// written through.
+func writeFileMode(path string, data []byte, mode os.FileMode) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
@@ -148,9 +310,32 @@ func WriteFileAtomic(path string, data []byte) error {
 		os.Remove(tmp.Name())
 		return err
 	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
 	if err := tmp.Close(); err != nil {
 		os.Remove(tmp.Name())
 		return err
 	}
-	return os.Rename(tmp.Name(), path)
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }

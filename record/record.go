@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/looprinter/looprinter/internal/enginedir"
 )
 
 // Version of the record schema, in every line as "v".
@@ -151,13 +154,21 @@ func FileName(t time.Time, backend string) string {
 
 // Create opens a new record file in dir for one run invocation.
 func Create(dir, run, backend string, start time.Time) (*Writer, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
+	os.Chmod(dir, 0o700)
 	path := filepath.Join(dir, FileName(start, backend))
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("create record file: %w", err)
+	}
+	// Only files in the engine's private index are read back as records, so
+	// a file an agent drops into the folder is never taken for the loop's own.
+	if err := enginedir.AddRecordFile(filepath.Dir(dir), path); err != nil {
+		f.Close()
+		os.Remove(path)
+		return nil, fmt.Errorf("index the record file: %w", err)
 	}
 	return &Writer{f: f, path: path, run: run, now: time.Now}, nil
 }
@@ -190,6 +201,14 @@ func (w *Writer) Write(e Event) error {
 	return err
 }
 
+// Sync flushes what was written to disk: the engine calls it once per step,
+// so records survive a power loss with at most one step lost.
+func (w *Writer) Sync() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.f.Sync()
+}
+
 // Close closes the file.
 func (w *Writer) Close() error {
 	w.mu.Lock()
@@ -198,8 +217,14 @@ func (w *Writer) Close() error {
 	return w.f.Close()
 }
 
-// Files lists the record files of a records directory, oldest first.
+// Files lists the record files of a records directory, oldest first: the
+// files the engine's private index names. A loop never run with an index
+// (older versions, another machine) falls back to every *.jsonl file.
 func Files(dir string) ([]string, error) {
+	files, err := enginedir.RecordFiles(filepath.Dir(dir), dir)
+	if !errors.Is(err, enginedir.ErrNoIndex) {
+		return files, err
+	}
 	matches, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
 	if err != nil {
 		return nil, err

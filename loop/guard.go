@@ -1,0 +1,392 @@
+package loop
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"syscall"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// The guard is the engine's on-disk snapshot of the protected files, kept in
+// its private folder: the path, file type, mode and content (by hash; the
+// content itself in a blob store) of each. It is written before an agent run
+// starts, so that whatever the run does, even if the engine dies during it,
+// the next live engine can compare and restore. Compared by stat first
+// (inode, size, mode, mtime, ctime: ctime cannot be set back by a process),
+// by content only when the stat differs.
+type guard struct {
+	Entries []guardEntry `json:"entries"`
+	// Globs are the user's protect globs: new files matching them are
+	// removed after a run. Default rules protect only files that exist.
+	Globs []string `json:"globs,omitempty"`
+}
+
+type guardEntry struct {
+	Path    string `json:"path"` // slash-separated, relative to the loop directory
+	Rule    string `json:"rule,omitempty"`
+	Kind    string `json:"kind"` // file | symlink
+	Mode    uint32 `json:"mode"` // permission bits
+	Sum     string `json:"sha256,omitempty"`
+	Link    string `json:"link,omitempty"`
+	Size    int64  `json:"size"`
+	Ino     uint64 `json:"ino"`
+	MtimeNS int64  `json:"mtime_ns"`
+	CtimeNS int64  `json:"ctime_ns"`
+}
+
+func guardPath(priv string) string { return filepath.Join(priv, "protected.json") }
+func blobPath(priv, sum string) string {
+	return filepath.Join(priv, "blobs", sum[:2], sum)
+}
+
+// loadGuard reads the last snapshot; nil when there is none.
+func loadGuard(priv string) *guard {
+	data, err := os.ReadFile(guardPath(priv))
+	if err != nil {
+		return nil
+	}
+	var g guard
+	if json.Unmarshal(data, &g) != nil {
+		return nil
+	}
+	return &g
+}
+
+// protFile is one protected file and the rule that protects it.
+type protFile struct{ Path, Rule string }
+
+// snapshotGuard writes the snapshot of files to the private folder. Files
+// whose stat matches the previous snapshot are not read again.
+func snapshotGuard(dir, priv string, files []protFile, globs []string) (*guard, error) {
+	prev := map[string]guardEntry{}
+	if old := loadGuard(priv); old != nil {
+		for _, e := range old.Entries {
+			prev[e.Path] = e
+		}
+	}
+	g := &guard{Globs: globs}
+	for _, f := range files {
+		path := filepath.Join(dir, filepath.FromSlash(f.Path))
+		fi, err := os.Lstat(path)
+		if err != nil {
+			continue // does not exist: nothing to protect yet
+		}
+		e := statEntry(f.Path, fi)
+		e.Rule = f.Rule
+		switch {
+		case fi.Mode()&os.ModeSymlink != 0:
+			e.Kind = "symlink"
+			e.Link, _ = os.Readlink(path)
+		case fi.Mode().IsRegular():
+			e.Kind = "file"
+			if p, ok := prev[f.Path]; ok && p.Kind == "file" && sameStat(p, e) {
+				e.Sum = p.Sum
+			} else if e.Sum, err = storeBlob(priv, path); err != nil {
+				return nil, fmt.Errorf("snapshot of protected file %s: %w", f.Path, err)
+			}
+		default:
+			continue // a fifo, socket or device is never read
+		}
+		g.Entries = append(g.Entries, e)
+	}
+	data, err := json.Marshal(g)
+	if err != nil {
+		return nil, err
+	}
+	if err := WriteFileAtomic(guardPath(priv), data); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+func statEntry(rel string, fi os.FileInfo) guardEntry {
+	e := guardEntry{Path: rel, Mode: uint32(fi.Mode().Perm()), Size: fi.Size(), MtimeNS: fi.ModTime().UnixNano()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		e.Ino = st.Ino
+		e.CtimeNS = st.Ctim.Sec*1e9 + st.Ctim.Nsec
+	}
+	return e
+}
+
+func sameStat(a, b guardEntry) bool {
+	return a.Ino == b.Ino && a.Size == b.Size && a.Mode == b.Mode && a.MtimeNS == b.MtimeNS && a.CtimeNS == b.CtimeNS
+}
+
+// storeBlob copies a regular file into the blob store and returns its hash.
+// It opens with O_NOFOLLOW|O_NONBLOCK and checks the type on the open file,
+// so a path swapped for a fifo or a link cannot hang or redirect it.
+func storeBlob(priv, path string) (string, error) {
+	f, err := openRegular(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	if err := os.MkdirAll(filepath.Join(priv, "blobs"), 0o700); err != nil {
+		return "", err
+	}
+	tmp, err := os.CreateTemp(filepath.Join(priv, "blobs"), ".blob*")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name())
+	h := sha256.New()
+	if _, err := io.Copy(io.MultiWriter(tmp, h), f); err != nil {
+		tmp.Close()
+		return "", err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return "", err
+	}
+	tmp.Close()
+	sum := hex.EncodeToString(h.Sum(nil))
+	dst := blobPath(priv, sum)
+	if _, err := os.Stat(dst); err == nil {
+		return sum, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+		return "", err
+	}
+	return sum, os.Rename(tmp.Name(), dst)
+}
+
+// errNotRegular says a path is not a regular file.
+var errNotRegular = errors.New("not a regular file")
+
+// openRegular opens path for reading only if it is a regular file, without
+// following a final symlink and without blocking on a fifo.
+func openRegular(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, errNotRegular
+	}
+	return f, nil
+}
+
+// fileSum is the sha256 of a regular file, "" when it is absent, and a
+// marker for anything else; reads are bounded by the file's own size and
+// never block.
+func fileSum(path string) string {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return ""
+	}
+	if !fi.Mode().IsRegular() {
+		return "not-a-file:" + fi.Mode().Type().String()
+	}
+	f, err := openRegular(path)
+	if err != nil {
+		return "unreadable"
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "unreadable"
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// check compares the protected files with the snapshot and puts back every
+// change: a modified, deleted, retyped or re-moded file is recreated from the
+// blob store with its mode (a symlink or directory put in its place is
+// removed first, never written through), and a new file matching a user glob
+// is removed. keep may let a change that weakens nothing stay (the loop
+// file, judged field by field).
+func (g *guard) check(dir, priv string, keep func(rel string, old, cur []byte) (bool, string)) ([]Tamper, error) {
+	var out []Tamper
+	known := map[string]bool{}
+	for _, e := range g.Entries {
+		known[e.Path] = true
+		path := filepath.Join(dir, filepath.FromSlash(e.Path))
+		fi, err := os.Lstat(path)
+		what := ""
+		switch {
+		case err != nil:
+			what = "deleted"
+		case e.Kind == "symlink":
+			if fi.Mode()&os.ModeSymlink == 0 {
+				what = "replaced"
+			} else if l, _ := os.Readlink(path); l != e.Link {
+				what = "modified"
+			}
+		case !fi.Mode().IsRegular():
+			what = "replaced by a " + typeName(fi.Mode())
+		case sameStat(e, statEntry(e.Path, fi)):
+			// untouched
+		case uint32(fi.Mode().Perm()) != e.Mode:
+			what = fmt.Sprintf("changed from mode %04o to %04o", e.Mode, fi.Mode().Perm())
+		case fileSum(path) != e.Sum:
+			what = "modified"
+		}
+		if what == "" {
+			continue
+		}
+		why := ""
+		if what == "modified" && e.Kind == "file" && keep != nil {
+			old, _ := os.ReadFile(blobPath(priv, e.Sum))
+			if cur, err := readBounded(path, 64<<20); err == nil {
+				var ok bool
+				if ok, why = keep(e.Path, old, cur); ok {
+					continue // a change that weakens nothing stays
+				}
+			}
+		}
+		if err := g.put(dir, priv, e); err != nil {
+			return out, fmt.Errorf("cannot restore protected file %s: %w", e.Path, err)
+		}
+		out = append(out, Tamper{File: e.Path, What: what, Why: why, Rule: e.Rule})
+	}
+	if len(g.Globs) > 0 {
+		created, err := matchGlobs(dir, g.Globs)
+		if err != nil {
+			return out, err
+		}
+		for _, rel := range created {
+			if known[rel] {
+				continue
+			}
+			if err := os.RemoveAll(filepath.Join(dir, filepath.FromSlash(rel))); err != nil {
+				return out, fmt.Errorf("cannot remove %s: %w", rel, err)
+			}
+			out = append(out, Tamper{File: rel, What: "created", Rule: "a protect glob"})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].File < out[j].File })
+	return out, nil
+}
+
+// put recreates one protected file as the snapshot has it.
+func (g *guard) put(dir, priv string, e guardEntry) error {
+	path := filepath.Join(dir, filepath.FromSlash(e.Path))
+	if err := safeParent(dir, path); err != nil {
+		return err
+	}
+	if fi, err := os.Lstat(path); err == nil && fi.IsDir() {
+		if err := os.RemoveAll(path); err != nil {
+			return err
+		}
+	}
+	if e.Kind == "symlink" {
+		os.Remove(path)
+		return os.Symlink(e.Link, path)
+	}
+	data, err := os.ReadFile(blobPath(priv, e.Sum))
+	if err != nil {
+		return fmt.Errorf("the snapshot's copy is missing: %w", err)
+	}
+	// A rename replaces whatever is at path (a symlink included) instead of
+	// writing through it.
+	return writeFileMode(path, data, os.FileMode(e.Mode))
+}
+
+// safeParent makes sure every folder between dir and path is a real folder
+// inside dir (not a symlink that leads elsewhere), creating missing ones.
+func safeParent(dir, path string) error {
+	rel, err := filepath.Rel(dir, filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	cur := dir
+	if rel == "." {
+		return nil
+	}
+	for _, part := range splitSlash(filepath.ToSlash(rel)) {
+		cur = filepath.Join(cur, part)
+		fi, err := os.Lstat(cur)
+		switch {
+		case os.IsNotExist(err):
+			if err := os.Mkdir(cur, 0o755); err != nil {
+				return err
+			}
+		case err != nil:
+			return err
+		case !fi.IsDir():
+			// a link or file where a folder was: remove it and make the folder
+			if err := os.Remove(cur); err != nil {
+				return err
+			}
+			if err := os.Mkdir(cur, 0o755); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func splitSlash(s string) []string {
+	var out []string
+	start := 0
+	for i := 0; i <= len(s); i++ {
+		if i == len(s) || s[i] == '/' {
+			if i > start {
+				out = append(out, s[start:i])
+			}
+			start = i + 1
+		}
+	}
+	return out
+}
+
+func typeName(m os.FileMode) string {
+	switch {
+	case m&os.ModeSymlink != 0:
+		return "symlink"
+	case m.IsDir():
+		return "folder"
+	case m&os.ModeNamedPipe != 0:
+		return "fifo"
+	case m&os.ModeSocket != 0:
+		return "socket"
+	case m&os.ModeDevice != 0:
+		return "device"
+	}
+	return "special file"
+}
+
+// readBounded reads a regular file of at most max bytes.
+func readBounded(path string, max int64) ([]byte, error) {
+	f, err := openRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, max)
+	}
+	return data, nil
+}
+
+// matchGlobs lists the files under dir matching any glob.
+func matchGlobs(dir string, globs []string) ([]string, error) {
+	var out []string
+	err := walkFiles(dir, func(rel string, _ os.DirEntry) {
+		for _, p := range globs {
+			if ok, _ := doublestar.Match(p, rel); ok {
+				out = append(out, rel)
+				return
+			}
+		}
+	})
+	return out, err
+}

@@ -1,0 +1,170 @@
+package loop
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/looprinter/looprinter/agent"
+	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/sandbox"
+	"github.com/looprinter/looprinter/spec"
+)
+
+// The trust boundary. An agent run may be hostile: everything it can write
+// is forged until the engine has judged it. The engine therefore keeps its
+// verdict's inputs where no agent can write (its private folder), runs every
+// agent confined (sandbox), ends every process a run started before it looks
+// at the files, and judges a run that died with the engine exactly like a
+// live one. docs/design.md explains the whole of it.
+
+// confinement resolves the loop's sandbox and returns how to wrap an agent's
+// command, or nil when the user turned the sandbox off.
+func (e *Engine) confinement(files []protFile) (func(string, []string) (string, []string, []string, error), error) {
+	kind, err := sandbox.Resolve(e.spec.Sandbox)
+	if err != nil {
+		return nil, err
+	}
+	if kind != e.sandbox {
+		e.sandbox = kind
+		e.emit(record.Event{Event: record.Warning, Kind: "sandbox", Message: "agent runs are confined by: " + kind})
+	}
+	if kind == sandbox.Off {
+		e.addNotVerified("sandbox: off — agent runs were not confined, so an agent could reach the engine's files and checks while it ran; the verdict holds only against an honest agent")
+		return nil, nil
+	}
+	ro := []string{e.spec.Path, e.path(RecordsDir), StateRoot()}
+	if g := e.gitDir(); g != "" {
+		ro = append(ro, g)
+	}
+	for _, f := range files {
+		ro = append(ro, filepath.Join(e.dir, filepath.FromSlash(f.Path)))
+	}
+	p := sandbox.Policy{Kind: kind, Dir: e.dir, Writable: writableTrees(e.spec.AgentFor("build", false).Env), ReadOnly: ro}
+	return func(path string, args []string) (string, []string, []string, error) {
+		q := p
+		// The sandbox's /tmp is private and empty: programs the agent runs
+		// from a temporary folder (its own binary, PATH entries) stay readable.
+		q.ReadOnly = append(append([]string{}, p.ReadOnly...), tempPrograms(path)...)
+		return q.Wrap(path, args)
+	}, nil
+}
+
+// tempPrograms are the folders under /tmp that hold the agent's program or
+// a PATH entry.
+func tempPrograms(path string) []string {
+	var out []string
+	dirs := []string{filepath.Dir(path)}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		dirs = append(dirs, filepath.Dir(real))
+	}
+	for _, d := range append(dirs, filepath.SplitList(os.Getenv("PATH"))...) {
+		if d == "/tmp" || strings.HasPrefix(d, "/tmp/") {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// gitDir is the repository folder the engine commits to, when it does:
+// agents may not rewrite the history the engine's commits live in.
+func (e *Engine) gitDir() string {
+	if e.spec.Shape == spec.ShapeReview || (e.spec.Git.Commit != nil && !*e.spec.Git.Commit) {
+		return "" // in a review the fixer commits its fixes
+	}
+	for d := e.dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return filepath.Join(d, ".git")
+		}
+		if filepath.Dir(d) == d {
+			return ""
+		}
+	}
+}
+
+// writableTrees are the places outside the loop folder an agent CLI needs
+// to write: its home (config, sessions, caches) and the folders named by the
+// usual variables, from the engine's environment or the agent's env.
+func writableTrees(env map[string]string) []string {
+	get := func(k string) string {
+		if v, ok := env[k]; ok {
+			return v
+		}
+		return os.Getenv(k)
+	}
+	var out []string
+	for _, k := range []string{"HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME",
+		"XDG_DATA_HOME", "GOCACHE", "GOMODCACHE", "GOPATH", "npm_config_cache", "TMPDIR"} {
+		if v := get(k); v != "" && filepath.IsAbs(v) && v != "/" {
+			for _, p := range filepath.SplitList(v) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// sweep ends every process the last agent run left behind (a daemon it
+// started with setsid, a double fork): none may touch the files while they
+// are judged. Under bwrap the run's PID namespace already ended them.
+func (e *Engine) sweep() {
+	// Under bwrap the sweep only reaps what the sandbox's own teardown left
+	// to this process (a subreaper); elsewhere what it kills was escaping.
+	if n := sandbox.Sweep(); len(n) > 0 && e.sandbox != sandbox.Bwrap {
+		e.emit(record.Event{Event: record.Warning, Message: fmt.Sprintf("stopped %d processes the agent run left behind", len(n))})
+	}
+}
+
+// protectedFiles lists the files protected for the next run, each with the
+// rule that protects it.
+func (e *Engine) protectedFiles() ([]protFile, error) {
+	gates := append(append([]string{}, e.spec.Verify...), e.spec.ObjectiveVerify...)
+	defaults := e.spec.ProtectDefaults == nil || *e.spec.ProtectDefaults
+	pats := protectPatterns(e.dir, e.spec.Path, e.spec.Protect, defaults, gates)
+	rels, err := matchProtected(e.dir, pats)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]protFile, 0, len(rels))
+	for _, r := range rels {
+		out = append(out, protFile{Path: r, Rule: "protect"})
+	}
+	return out, nil
+}
+
+// judgeDeadRun judges an agent run that was under way when the engine died
+// (killed, out of memory, power loss), exactly as a live run is judged:
+// what it reported is counted, the protected files are compared with the
+// on-disk snapshot and restored, and plan marks no live engine judged are
+// taken back, so the task runs again.
+func (e *Engine) judgeDeadRun() error {
+	f := e.st.InFlight
+	a := e.spec.AgentFor(f.Phase, f.Post)
+	if ad, err := agent.Lookup(a.Backend); err == nil && f.Transcript != "" {
+		req := agent.Request{Phase: f.Phase, Task: f.Task, Dir: e.dir, Backend: a.Backend, Model: a.Model, Prices: prices(e.spec.Prices), Transcript: f.Transcript}
+		res := agent.ParseTranscript(req, ad)
+		res.Error = "the engine died during this run; it was judged when the loop started again"
+		e.st.CostUSD += res.CostUSD
+		e.endRecord(f.Phase, f.Task, a, res, nil)
+	}
+	var problems []string
+	if g := loadGuard(e.priv); g != nil {
+		tamper, err := g.check(e.dir, e.priv, e.keepLoopFileEdit)
+		e.recordTamper(f.Phase, f.Task, tamper)
+		if err != nil {
+			return err
+		}
+		if len(tamper) > 0 {
+			problems = append(problems, tamperNote(tamper))
+		}
+	}
+	if e.spec.Shape == "cycle" {
+		problems = append(problems, e.enforceJudgedPlan(f.Task, "the "+f.Phase+" run that died with the engine")...)
+	}
+	if len(problems) > 0 {
+		e.st.LastFailure = strings.Join(problems, "\n")
+	}
+	e.st.InFlight = nil
+	return e.checkpoint()
+}
