@@ -11,8 +11,6 @@ import (
 	"path/filepath"
 	"sort"
 	"syscall"
-
-	"github.com/bmatcuk/doublestar/v4"
 )
 
 // The guard is the engine's on-disk snapshot of the protected files, kept in
@@ -24,9 +22,6 @@ import (
 // by content only when the stat differs.
 type guard struct {
 	Entries []guardEntry `json:"entries"`
-	// Globs are the user's protect globs: new files matching them are
-	// removed after a run. Default rules protect only files that exist.
-	Globs []string `json:"globs,omitempty"`
 }
 
 type guardEntry struct {
@@ -65,14 +60,14 @@ type protFile struct{ Path, Rule string }
 
 // snapshotGuard writes the snapshot of files to the private folder. Files
 // whose stat matches the previous snapshot are not read again.
-func snapshotGuard(dir, priv string, files []protFile, globs []string) (*guard, error) {
+func snapshotGuard(dir, priv string, files []protFile) (*guard, error) {
 	prev := map[string]guardEntry{}
 	if old := loadGuard(priv); old != nil {
 		for _, e := range old.Entries {
 			prev[e.Path] = e
 		}
 	}
-	g := &guard{Globs: globs}
+	g := &guard{}
 	for _, f := range files {
 		path := filepath.Join(dir, filepath.FromSlash(f.Path))
 		fi, err := os.Lstat(path)
@@ -208,8 +203,9 @@ func fileSum(path string) string {
 // blob store with its mode (a symlink or directory put in its place is
 // removed first, never written through), and a new file matching a user glob
 // is removed. keep may let a change that weakens nothing stay (the loop
-// file, judged field by field).
-func (g *guard) check(dir, priv string, keep func(rel string, old, cur []byte) (bool, string)) ([]Tamper, error) {
+// file, judged field by field). created are the files the run added and
+// protectNew says which of them the agent may not add (and which rule).
+func (g *guard) check(dir, priv string, keep func(rel string, old, cur []byte) (bool, string), created []string, protectNew func(rel string) (string, bool)) ([]Tamper, error) {
 	var out []Tamper
 	known := map[string]bool{}
 	for _, e := range g.Entries {
@@ -253,20 +249,18 @@ func (g *guard) check(dir, priv string, keep func(rel string, old, cur []byte) (
 		}
 		out = append(out, Tamper{File: e.Path, What: what, Why: why, Rule: e.Rule})
 	}
-	if len(g.Globs) > 0 {
-		created, err := matchGlobs(dir, g.Globs)
-		if err != nil {
-			return out, err
+	for _, rel := range created {
+		if known[rel] || protectNew == nil {
+			continue
 		}
-		for _, rel := range created {
-			if known[rel] {
-				continue
-			}
-			if err := os.RemoveAll(filepath.Join(dir, filepath.FromSlash(rel))); err != nil {
-				return out, fmt.Errorf("cannot remove %s: %w", rel, err)
-			}
-			out = append(out, Tamper{File: rel, What: "created", Rule: "a protect glob"})
+		rule, ok := protectNew(rel)
+		if !ok {
+			continue
 		}
+		if err := os.RemoveAll(filepath.Join(dir, filepath.FromSlash(rel))); err != nil {
+			return out, fmt.Errorf("cannot remove %s: %w", rel, err)
+		}
+		out = append(out, Tamper{File: rel, What: "created", Rule: rule})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].File < out[j].File })
 	return out, nil
@@ -375,18 +369,4 @@ func readBounded(path string, max int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s is larger than %d bytes", path, max)
 	}
 	return data, nil
-}
-
-// matchGlobs lists the files under dir matching any glob.
-func matchGlobs(dir string, globs []string) ([]string, error) {
-	var out []string
-	err := walkFiles(dir, func(rel string, _ os.DirEntry) {
-		for _, p := range globs {
-			if ok, _ := doublestar.Match(p, rel); ok {
-				out = append(out, rel)
-				return
-			}
-		}
-	})
-	return out, err
 }

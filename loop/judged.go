@@ -51,10 +51,9 @@ func (e *Engine) acceptPlan(p *Plan) []string {
 // leads outside, or a protected file (its rule named).
 func (e *Engine) checkTargets(p *Plan) []string {
 	var errs []string
-	files, _ := e.protectedFiles()
-	prot := map[string]string{}
-	for _, f := range files {
-		prot[f.Path] = f.Rule
+	rules, rerr := NewProtectRules(e.dir, e.spec)
+	if rerr != nil {
+		return []string{"the protected files cannot be listed: " + rerr.Error()}
 	}
 	for i, t := range p.Tasks {
 		name := fmt.Sprintf("task %d (%s)", i+1, t.ID)
@@ -75,8 +74,8 @@ func (e *Engine) checkTargets(p *Plan) []string {
 				continue
 			}
 		}
-		if rule, ok := prot[rel]; ok {
-			errs = append(errs, fmt.Sprintf("%s: targetFile %q is protected (%s): a task may not change it. If the agent must edit it, add it to protect_except in the loop file", name, t.TargetFile, rule))
+		if p, ok := rules.Rule(rel); ok {
+			errs = append(errs, fmt.Sprintf("%s: targetFile %q is protected (%s): a task may not change it; to allow it, %s", name, t.TargetFile, p.Rule, p.Allow()))
 		}
 	}
 	return errs

@@ -50,7 +50,7 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 	if err != nil {
 		return nil, e.stop(ReasonBlocked, err.Error())
 	}
-	files, err := e.protectedFiles()
+	files, rules, err := e.protectedFiles()
 	if err != nil {
 		return nil, e.stop(ReasonBlocked, "cannot list the protected files: "+err.Error())
 	}
@@ -58,7 +58,7 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 	if err != nil {
 		return nil, e.stop(ReasonBlocked, err.Error())
 	}
-	g, err := snapshotGuard(e.dir, e.priv, files, e.spec.Protect)
+	g, err := snapshotGuard(e.dir, e.priv, files)
 	if err != nil {
 		return nil, e.stop(ReasonBlocked, err.Error())
 	}
@@ -173,10 +173,20 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 	e.sweep()
 	e.st.AgentPGID = 0
 	run := &AgentRun{Result: res}
-	tamper, gerr := g.check(e.dir, e.priv, e.keepLoopFileEdit)
-	run.Tamper = tamper
 	after, werr := treeStamps(e.dir)
 	run.Changed = changedFiles(before, after)
+	var created []string
+	for _, f := range run.Changed {
+		if _, ok := before[f]; !ok {
+			created = append(created, f)
+		}
+	}
+	protectNew := func(rel string) (string, bool) {
+		p, ok := rules.ProtectNew(rel)
+		return p.Rule, ok
+	}
+	tamper, gerr := g.check(e.dir, e.priv, e.keepEdit, created, protectNew)
+	run.Tamper = tamper
 	e.endRecord(phase, task, a, res, run.Changed)
 	e.recordTamper(phase, task, run.Tamper)
 	e.st.InFlight = nil

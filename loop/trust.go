@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -116,21 +117,60 @@ func (e *Engine) sweep() {
 	}
 }
 
+// startSetPath lists the files the default rules protected when the loop
+// started: those may not be edited; test files added since may.
+func startSetPath(priv string) string { return filepath.Join(priv, "protected-at-start.json") }
+
 // protectedFiles lists the files protected for the next run, each with the
-// rule that protects it.
-func (e *Engine) protectedFiles() ([]protFile, error) {
-	gates := append(append([]string{}, e.spec.Verify...), e.spec.ObjectiveVerify...)
-	defaults := e.spec.ProtectDefaults == nil || *e.spec.ProtectDefaults
-	pats := protectPatterns(e.dir, e.spec.Path, e.spec.Protect, defaults, gates)
-	rels, err := matchProtected(e.dir, pats)
+// rule that protects it: every file of the user's globs, gate programs and
+// the loop file, and the files of the default rules that existed when the
+// loop started.
+func (e *Engine) protectedFiles() ([]protFile, *ProtectRules, error) {
+	rules, err := NewProtectRules(e.dir, e.spec)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	out := make([]protFile, 0, len(rels))
-	for _, r := range rels {
-		out = append(out, protFile{Path: r, Rule: "protect"})
+	all := rules.Files()
+	start := map[string]bool{}
+	if data, err := os.ReadFile(startSetPath(e.priv)); err == nil {
+		var list []string
+		if json.Unmarshal(data, &list) != nil {
+			return nil, nil, fmt.Errorf("the engine's list of protected files is corrupt (%s)", startSetPath(e.priv))
+		}
+		for _, p := range list {
+			start[p] = true
+		}
+	} else {
+		// First run: the files the default rules protect now are the start set.
+		var list []string
+		for _, p := range all {
+			if p.Default {
+				list = append(list, p.Path)
+				start[p.Path] = true
+			}
+		}
+		data, _ := json.Marshal(list)
+		if err := WriteFileAtomic(startSetPath(e.priv), data); err != nil {
+			return nil, nil, err
+		}
 	}
-	return out, nil
+	out := make([]protFile, 0, len(all))
+	for _, p := range all {
+		if !p.Default || start[p.Path] {
+			out = append(out, protFile{Path: p.Path, Rule: p.Rule})
+		}
+	}
+	return out, rules, nil
+}
+
+// keepEdit decides about an edited protected file that may keep a change:
+// the loop file (judged field by field) and test-runner configuration that
+// also holds other settings (an edit outside the test section stays).
+func (e *Engine) keepEdit(rel string, old, cur []byte) (bool, string) {
+	if filepath.Join(e.dir, filepath.FromSlash(rel)) == e.spec.Path {
+		return e.keepLoopFileEdit(rel, old, cur)
+	}
+	return KeepTestConfigEdit(rel, old, cur)
 }
 
 // judgeDeadRun judges an agent run that was under way when the engine died
@@ -150,7 +190,27 @@ func (e *Engine) judgeDeadRun() error {
 	}
 	var problems []string
 	if g := loadGuard(e.priv); g != nil {
-		tamper, err := g.check(e.dir, e.priv, e.keepLoopFileEdit)
+		// What the run created is not known (its engine died before it
+		// could compare): every protected file the snapshot lacks counts.
+		rules, err := NewProtectRules(e.dir, e.spec)
+		if err != nil {
+			return err
+		}
+		known := map[string]bool{}
+		for _, en := range g.Entries {
+			known[en.Path] = true
+		}
+		var created []string
+		for _, p := range rules.Files() {
+			if !known[p.Path] {
+				created = append(created, p.Path)
+			}
+		}
+		protectNew := func(rel string) (string, bool) {
+			p, ok := rules.ProtectNew(rel)
+			return p.Rule, ok
+		}
+		tamper, err := g.check(e.dir, e.priv, e.keepEdit, created, protectNew)
 		e.recordTamper(f.Phase, f.Task, tamper)
 		if err != nil {
 			return err

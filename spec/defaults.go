@@ -265,6 +265,11 @@ func (l *Loop) validate(nodes map[string]*yaml.Node) []Problem {
 			at(fmt.Sprintf("protect[%d]", i), "protect: %q is not a valid glob", g)
 		}
 	}
+	for i, p := range l.TestSummaries {
+		if err := p.Validate(); err != nil {
+			at(fmt.Sprintf("test_summaries[%d]", i), "test_summaries[%d]: %v", i, err)
+		}
+	}
 	for i, g := range l.ProtectExcept {
 		if !doublestar.ValidatePattern(g) {
 			at(fmt.Sprintf("protect_except[%d]", i), "protect_except: %q is not a valid glob", g)

@@ -107,6 +107,8 @@ protect: ["**/*_test.go"]
 protect_except: ["docs/**", "notes/**"]
 sandbox: auto
 allow_passing: true
+test_summaries:
+  - {name: mocha, passed: '^(\d+) passing', failed: '^(\d+) failing', skipped: '^(\d+) pending'}
 prompts: {plan: "P", build: "B", replan: "R", ralph: "L"}
 post_phases:
   - {name: docs, prompt: "write docs", done: DOCS, max_steps: 4}
@@ -232,6 +234,11 @@ var judgeCases = []judgeCase{
 	{"protect_except", "protect_except grows", func(l *Loop) { l.ProtectExcept = append(l.ProtectExcept, "**/*_test.go") }, false, nil},
 	{"sandbox", "sandbox off", func(l *Loop) { l.Sandbox = "off" }, false, nil},
 	{"sandbox", "sandbox bwrap", func(l *Loop) { l.Sandbox = "bwrap" }, false, nil},
+	{"test_summaries.*.name", "test summary renamed", func(l *Loop) { l.TestSummaries[0].Name = "other" }, false, nil},
+	{"test_summaries.*.passed", "test summary passed pattern changed", func(l *Loop) { l.TestSummaries[0].Passed = `^(\d+) ok` }, false, nil},
+	{"test_summaries.*.failed", "test summary failed pattern changed", func(l *Loop) { l.TestSummaries[0].Failed = `^(\d+) bad` }, false, nil},
+	{"test_summaries.*.skipped", "test summary skipped pattern dropped", func(l *Loop) { l.TestSummaries[0].Skipped = "" }, false, nil},
+	{"test_summaries.*.total", "test summary total pattern added", func(l *Loop) { l.TestSummaries[0].Total = `^(\d+) tests` }, false, nil},
 	{"allow_passing", "allow_passing off", func(l *Loop) { l.AllowPassing = false }, true, nil},
 	{"allow_passing", "allow_passing on", func(l *Loop) { l.AllowPassing = true }, false, func(l *Loop) { l.AllowPassing = false }},
 	{"protect_defaults", "protect_defaults back on", func(l *Loop) { l.ProtectDefaults = nil }, true, func(l *Loop) { l.ProtectDefaults = bptr(false) }},

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/looprinter/looprinter/internal/testcount"
 )
 
 // Shapes of loop.
@@ -48,15 +50,18 @@ type Loop struct {
 	Sandbox string `yaml:"sandbox"`
 	// AllowPassing lets a loop start although every check already passes
 	// (the "keep it green" use); otherwise that stops the loop at once.
-	AllowPassing bool              `yaml:"allow_passing"`
-	Prompts      Prompts           `yaml:"prompts"`
-	PostPhases   []PostPhase       `yaml:"post_phases"`
-	Prices       map[string]Price  `yaml:"prices"`
-	Review       Review            `yaml:"review"`
-	Git          Git               `yaml:"git"`
-	Notify       Notify            `yaml:"notify"`
-	Schedule     Schedule          `yaml:"schedule"`
-	Vars         map[string]string `yaml:"vars"` // extra fields for prompt templates
+	AllowPassing bool `yaml:"allow_passing"`
+	// TestSummaries teach the passing-count rule another runner's summary
+	// line (the built-in runners need none).
+	TestSummaries []testcount.Pattern `yaml:"test_summaries"`
+	Prompts       Prompts             `yaml:"prompts"`
+	PostPhases    []PostPhase         `yaml:"post_phases"`
+	Prices        map[string]Price    `yaml:"prices"`
+	Review        Review              `yaml:"review"`
+	Git           Git                 `yaml:"git"`
+	Notify        Notify              `yaml:"notify"`
+	Schedule      Schedule            `yaml:"schedule"`
+	Vars          map[string]string   `yaml:"vars"` // extra fields for prompt templates
 
 	// Path is the absolute path of the loop file; Dir its directory, where
 	// the loop runs.
