@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/looprinter/looprinter/internal/testcount"
 	"github.com/looprinter/looprinter/record"
 )
 
@@ -26,13 +27,14 @@ var failLine = regexp.MustCompile(`FAIL|Error|not ok`)
 // CheckResult is one check command's outcome, with its failure signal.
 type CheckResult struct {
 	record.Check
-	Lines []string // failure signal lines
+	Lines []string         // failure signal lines
+	Tests testcount.Counts // the test results its output shows, if any
 }
 
 // runCheck runs one shell command in dir, saving its whole output to
 // outPath, and keeps in memory only what the failure signal needs: the
 // matching lines (up to SignalLines) and the last SignalLines lines.
-func runCheck(ctx context.Context, dir, command, outPath string, timeout time.Duration, env []string) CheckResult {
+func runCheck(ctx context.Context, dir, command, outPath string, timeout time.Duration, env []string, summaries []testcount.Pattern) CheckResult {
 	start := time.Now()
 	res := CheckResult{Check: record.Check{Command: command, Output: outPath}}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
@@ -46,7 +48,8 @@ func runCheck(ctx context.Context, dir, command, outPath string, timeout time.Du
 	pr, pw := io.Pipe()
 	cmd.Stdout = pw
 	cmd.Stderr = pw
-	out, _ := os.Create(outPath)
+	out, _ := os.OpenFile(outPath, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	tests, _ := testcount.NewParser(summaries)
 
 	var matched, tail []string
 	done := make(chan struct{})
@@ -55,6 +58,9 @@ func runCheck(ctx context.Context, dir, command, outPath string, timeout time.Du
 		sc := bufio.NewScanner(pr)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
+			if tests != nil {
+				tests.Line(sc.Bytes())
+			}
 			line := sc.Text()
 			if out != nil {
 				out.WriteString(line + "\n")
@@ -96,6 +102,12 @@ func runCheck(ctx context.Context, dir, command, outPath string, timeout time.Du
 		}
 	}
 	res.Pass = res.ExitCode == 0
+	if tests != nil {
+		res.Tests = tests.Counts()
+		if res.Tests.Known {
+			res.Check.Tests = &record.TestCounts{Runner: res.Tests.Runner, Passed: res.Tests.Passed, Failed: res.Tests.Failed, Skipped: res.Tests.Skipped}
+		}
+	}
 	if !res.Pass {
 		lines := matched
 		if len(lines) == 0 {

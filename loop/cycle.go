@@ -272,6 +272,7 @@ func (e *Engine) stepCycleGate(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return e.stop(ReasonInterrupted, "interrupted during the cycle gate")
 	}
+	errs = append(errs, e.ratchet("cycle", results)...)
 	e.applyBaseline(results)
 	pass := len(errs) == 0 && allPass(results)
 	signal := failureSignal(errs, results)
@@ -285,9 +286,14 @@ func (e *Engine) stepCycleGate(ctx context.Context) error {
 		e.st.CycleGate = "pass"
 		e.st.Phase = PhaseObjective
 		e.st.GateSig, e.st.GateSame, e.st.GateTried = "", 0, nil
+		e.saveTestBase(results, true)
+		if !e.st.CycleFailed && len(e.spec.Verify) > 0 {
+			e.addNotVerified("cycle gate: its checks passed before any agent run and never failed; they guard against regressions but show nothing about the agent's work")
+		}
 		return nil
 	}
 	e.st.CycleGate = "fail"
+	e.st.CycleFailed = true
 	if err := e.noteGateFailure(signal, e.planSummary(plan)); err != nil {
 		e.archive(fmt.Sprintf("plan_cycle_%d.json", e.st.Cycle), "cycle gate failed")
 		return err
@@ -309,19 +315,26 @@ func (e *Engine) stepObjectiveGate(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return e.stop(ReasonInterrupted, "interrupted during the objective gate")
 	}
-	e.applyBaseline(results)
+	// verify_baseline: new-only never excuses the objective: DONE needs
+	// every objective check to pass for real.
+	violations := e.ratchet("objective", results)
 	pass := allPass(results)
-	gap := failureSignal(nil, results)
+	gap := failureSignal(violations, results)
 	e.emit(record.Event{Event: record.Verify, Gate: "objective", Pass: record.Bool(pass), Checks: checksOf(results),
 		FailureSignal: gap, Signature: sigIf(!pass, gap)})
 	e.st.Evidence = append(e.st.Evidence, evidence("objective", results, nil)...)
 	if pass {
 		e.st.ObjectiveGate = "pass"
+		e.saveTestBase(results, true)
+		if !e.st.ObjectiveFailed && !e.spec.AllowPassing {
+			return e.stop(ReasonNotVerified, "the objective checks passed before any agent run and never failed since: they cannot show that the agent's work met the objective. Sharpen objective_verify so it fails until the work is done (or set allow_passing: true to keep a passing loop green)")
+		}
 		e.st.Phase = PhasePost
 		e.progressMade()
 		return nil
 	}
 	e.st.ObjectiveGate = "fail"
+	e.st.ObjectiveFailed = true
 	sig := Signature(gap)
 	if sig == e.st.GapSig {
 		e.st.GapSame++
@@ -429,8 +442,8 @@ func (e *Engine) stepRalph(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return e.stop(ReasonInterrupted, "interrupted during the verify checks")
 	}
-	e.applyBaseline(results)
-	var problems []string
+	// The verify checks decide DONE here: verify_baseline never excuses them.
+	problems := e.ratchet("verify", results)
 	if note := killedNote(e.spec.AgentFor("ralph", false), run.Result); note != "" {
 		problems = append(problems, note)
 	}
@@ -444,10 +457,15 @@ func (e *Engine) stepRalph(ctx context.Context) error {
 	e.st.Evidence = evidence("verify", results, problems)
 	if pass {
 		e.st.CycleGate = "pass"
+		e.saveTestBase(results, true)
+		if !e.st.ObjectiveFailed && !e.spec.AllowPassing {
+			return e.stop(ReasonNotVerified, "the verify checks passed before any agent run and never failed since: they cannot show that the agent's work met the objective. Sharpen them so they fail until the work is done (or set allow_passing: true to keep a passing loop green)")
+		}
 		e.st.Phase = PhasePost
 		e.progressMade()
 		return nil
 	}
+	e.st.ObjectiveFailed = true
 	return e.noteFailure(signal, fmt.Sprintf("attempt %d: %s", e.st.Iterations, oneLine(run.Result.FinalMessage)))
 }
 

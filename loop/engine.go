@@ -28,12 +28,32 @@ const (
 	ReasonTimeCost    = "time_or_cost"
 	ReasonBlocked     = "blocked"
 	ReasonInterrupted = "interrupted"
+	// ReasonAlreadyPassing: every check passed before any agent run.
+	ReasonAlreadyPassing = "already_passing"
+	// ReasonNotVerified: the gates passed, but a gate that decides DONE
+	// never failed, so nothing shows it judged the agent's work.
+	ReasonNotVerified = "not_verified"
 )
 
 // ExitCodes maps each reason to the exit code of `run`.
 var ExitCodes = map[string]int{
 	ReasonDone: 0, ReasonBudget: 1, ReasonNoProgress: 2, ReasonTimeCost: 3,
-	ReasonBlocked: 4, ReasonInterrupted: 130,
+	ReasonBlocked: 4, ReasonAlreadyPassing: 5, ReasonNotVerified: 6, ReasonInterrupted: 130,
+}
+
+// Titles name each reason as the final report does.
+var Titles = map[string]string{
+	ReasonDone: "DONE", ReasonBudget: "BUDGET SPENT", ReasonNoProgress: "NO PROGRESS",
+	ReasonTimeCost: "TIME OR COST BUDGET", ReasonBlocked: "BLOCKED", ReasonInterrupted: "INTERRUPTED",
+	ReasonAlreadyPassing: "ALREADY PASSING", ReasonNotVerified: "NOT VERIFIED",
+}
+
+// Title is a reason as the final report names it.
+func Title(reason string) string {
+	if t, ok := Titles[reason]; ok {
+		return t
+	}
+	return strings.ToUpper(reason)
 }
 
 // Outcome is how a run of the loop ended, with its evidence.
@@ -120,6 +140,12 @@ func Run(ctx context.Context, l *spec.Loop, opts Options) (*Outcome, error) {
 	st, untrusted, err := loadTrusted(dir)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Fresh && st.StartedAt.IsZero() {
+		// A fresh start makes its own plan: the old one goes to the records.
+		if _, err := os.Lstat(filepath.Join(dir, OutputDir, "plan.json")); err == nil {
+			st.PendingArchive, st.PendingReason = "plan_before_fresh_start.json", "a fresh start"
+		}
 	}
 	resumed := !st.StartedAt.IsZero()
 	if opts.Backoff == nil {
@@ -417,7 +443,7 @@ func (e *Engine) stepSetup(ctx context.Context) error {
 }
 
 // stepBaseline runs the checks once before the first agent run and records
-// what already fails.
+// what already fails; it stops the loop when the checks cannot judge it.
 func (e *Engine) stepBaseline(ctx context.Context) error {
 	if !e.st.BaselineDone {
 		cmds := append(append([]string{}, e.spec.Verify...), e.spec.ObjectiveVerify...)
@@ -434,6 +460,10 @@ func (e *Engine) stepBaseline(ctx context.Context) error {
 			}
 			e.emit(record.Event{Event: record.Baseline, Pass: record.Bool(allPass(results)), Checks: checksOf(results),
 				Message: fmt.Sprintf("%d of %d checks already fail before any agent run", len(base), len(cmds))})
+			if err := e.judgeBaseline(results); err != nil {
+				return err // the baseline runs again next time
+			}
+			e.saveTestBase(results, false)
 		}
 		e.st.Baseline = base
 		e.st.BaselineDone = true
@@ -461,12 +491,12 @@ func normalizeAll(lines []string) []string {
 // working-records/checks/.
 func (e *Engine) runChecks(ctx context.Context, gate string, cmds []string) []CheckResult {
 	dir := e.path(RecordsDir, "checks")
-	os.MkdirAll(dir, 0o755)
+	os.MkdirAll(dir, 0o700)
 	var out []CheckResult
 	stamp := time.Now().UTC().Format("20060102T150405.000")
 	for i, c := range cmds {
 		name := fmt.Sprintf("%s-c%d-i%d-%s-%d.log", stamp, e.st.Cycle, e.st.Iterations, gate, i+1)
-		r := runCheck(ctx, e.dir, c, filepath.Join(dir, name), e.spec.CheckTimeout.D(), e.checkEnv())
+		r := runCheck(ctx, e.dir, c, filepath.Join(dir, name), e.spec.CheckTimeout.D(), e.checkEnv(), e.spec.TestSummaries)
 		out = append(out, r)
 		if ctx.Err() != nil {
 			break

@@ -81,6 +81,11 @@ type State struct {
 	PostIndex   int    `json:"post_index,omitempty"`
 	PostSteps   int    `json:"post_steps,omitempty"`
 
+	// Whether each gate ever failed (at the baseline or later): a gate that
+	// never failed has not shown it can tell the agent's work from none.
+	CycleFailed     bool `json:"cycle_failed,omitempty"`
+	ObjectiveFailed bool `json:"objective_failed,omitempty"`
+
 	CycleGate     string   `json:"cycle_gate"`     // pending | pass | fail
 	ObjectiveGate string   `json:"objective_gate"` // pending | pass | fail | not_verified
 	Evidence      []string `json:"evidence,omitempty"`

@@ -63,6 +63,17 @@ type Check struct {
 	Output     string `json:"output,omitempty"`   // where the full output was saved
 	Baseline   bool   `json:"baseline,omitempty"` // failed before the loop started too
 	TimedOut   bool   `json:"timed_out,omitempty"`
+	// Tests are the test results the output showed (a runner the engine
+	// can read): the passing count may never drop below the baseline's.
+	Tests *TestCounts `json:"tests,omitempty"`
+}
+
+// TestCounts are a check's test results.
+type TestCounts struct {
+	Runner  string `json:"runner"`
+	Passed  int    `json:"passed"`
+	Failed  int    `json:"failed"`
+	Skipped int    `json:"skipped"`
 }
 
 // Event is one line of a record file. Fields that do not apply are omitted.

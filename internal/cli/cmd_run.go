@@ -46,7 +46,9 @@ after a crash, a kill or an interrupt resumes where the loop stopped, with
 every counter kept.
 
 Exit codes: 0 DONE, 1 BUDGET SPENT, 2 NO PROGRESS, 3 TIME OR COST BUDGET,
-4 BLOCKED, 75 another run holds the loop, 78 invalid loop file, 130 interrupted.`,
+4 BLOCKED, 5 ALREADY PASSING (every check passed before any agent run),
+6 NOT VERIFIED (the objective checks never failed), 75 another run holds
+the loop, 78 invalid loop file, 130 interrupted.`,
 		Example: `  looprinter run
   looprinter run -f loops/fix-tests.yaml --max-iterations 10
   looprinter run --backend codex --model gpt-5.5`,
@@ -175,10 +177,7 @@ func consolePrinter(io *IO) func(record.Event) {
 	}
 }
 
-var outcomeTitles = map[string]string{
-	loop.ReasonDone: "DONE", loop.ReasonBudget: "BUDGET SPENT", loop.ReasonNoProgress: "NO PROGRESS",
-	loop.ReasonTimeCost: "TIME OR COST BUDGET", loop.ReasonBlocked: "BLOCKED", loop.ReasonInterrupted: "INTERRUPTED",
-}
+var outcomeTitles = loop.Titles
 
 // printReport prints the final report: outcome, counters, evidence, what
 // was not verified, and where the records are.

@@ -241,23 +241,7 @@ func Line(st *loop.State, p *loop.Plan, state string) string {
 }
 
 // OutcomeTitle is the reason of a stop as the final report names it.
-func OutcomeTitle(reason string) string {
-	switch reason {
-	case loop.ReasonDone:
-		return "DONE"
-	case loop.ReasonBudget:
-		return "BUDGET SPENT"
-	case loop.ReasonNoProgress:
-		return "NO PROGRESS"
-	case loop.ReasonTimeCost:
-		return "TIME OR COST BUDGET"
-	case loop.ReasonBlocked:
-		return "BLOCKED"
-	case loop.ReasonInterrupted:
-		return "INTERRUPTED"
-	}
-	return strings.ToUpper(reason)
-}
+func OutcomeTitle(reason string) string { return loop.Title(reason) }
 
 func gateWord(g string) string {
 	switch g {

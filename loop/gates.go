@@ -1,0 +1,142 @@
+package loop
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/looprinter/looprinter/internal/doctor/gatecmd"
+	"github.com/looprinter/looprinter/internal/testcount"
+	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/spec"
+)
+
+// Honest gates. A loop is only as good as its checks, so the engine holds
+// the checks themselves to account: a check that cannot run stops the loop
+// before any agent is paid; checks that already pass before any agent run
+// stop it too (they cannot tell the agent's work from no work); an
+// objective that never failed is not verified; and the number of passing
+// tests may never drop below what it was, nor the skipped ones rise.
+
+// stopBaseline judges the baseline results: checks that cannot run block
+// the loop, checks that all pass stop it, and checks that cannot fail are
+// named. It returns a stop, or nil to go on.
+func (e *Engine) judgeBaseline(results []CheckResult) error {
+	var cannot []string
+	for _, r := range results {
+		if r.ExitCode != 126 && r.ExitCode != 127 {
+			continue
+		}
+		key := "verify"
+		if !hasString(e.spec.Verify, r.Command) {
+			key = "objective_verify"
+		}
+		why, fix, ok := gatecmd.ExitHint(r.Command, e.dir, os.Getenv("PATH"), r.ExitCode, key)
+		if !ok {
+			why = fmt.Sprintf("it exited %d (the program was not found or cannot be executed)", r.ExitCode)
+		}
+		msg := fmt.Sprintf("the check `%s` cannot run: %s", r.Command, why)
+		if fix != "" {
+			msg += "\nfix: " + fix
+		}
+		cannot = append(cannot, msg)
+	}
+	if len(cannot) > 0 {
+		return e.stop(ReasonBlocked, strings.Join(cannot, "\n")+"\n(no agent ran: a check that cannot run cannot judge one)")
+	}
+	for _, c := range append(append([]string{}, e.spec.Verify...), e.spec.ObjectiveVerify...) {
+		if why, vacuous := gatecmd.VacuousCheck(c); vacuous {
+			e.emit(record.Event{Event: record.Warning, Kind: "vacuous_check", Message: fmt.Sprintf("the check `%s` cannot fail: %s", c, why)})
+			e.addNotVerified(fmt.Sprintf("the check `%s` cannot fail (%s)", c, why))
+		}
+	}
+	// The baseline ran verify, then objective_verify.
+	for i, r := range results {
+		if r.Pass {
+			continue
+		}
+		if i >= len(e.spec.Verify) || e.spec.Shape == spec.ShapeRalph {
+			e.st.ObjectiveFailed = true
+		}
+		if i < len(e.spec.Verify) {
+			e.st.CycleFailed = true
+		}
+	}
+	if len(results) > 0 && allPass(results) && e.spec.Shape != spec.ShapeReview && e.spec.AllowPassing {
+		// Keep it green: green is the expected answer, and nothing is to do.
+		e.st.Evidence = evidence("baseline", results, nil)
+		e.st.CycleGate, e.st.ObjectiveGate = "pass", "pass"
+		return e.stop(ReasonDone, "every check already passes before any agent run (allow_passing: true): the loop is green, no agent ran")
+	}
+	if len(results) > 0 && allPass(results) && e.spec.Shape != spec.ShapeReview {
+		return e.stop(ReasonAlreadyPassing, "the checks already pass before any agent run: either the objective is met or the checks cannot fail. No agent ran. Sharpen the checks so they fail until the work is done, or set allow_passing: true to keep a passing loop green")
+	}
+	return nil
+}
+
+
+
+// testBasePath holds, per check command, the test results at the
+// baseline (raised when a gate passes with more).
+func testBasePath(priv string) string { return filepath.Join(priv, "tests-baseline.json") }
+
+func (e *Engine) loadTestBase() map[string]testcount.Counts {
+	out := map[string]testcount.Counts{}
+	if data, err := os.ReadFile(testBasePath(e.priv)); err == nil {
+		json.Unmarshal(data, &out)
+	}
+	return out
+}
+
+// saveTestBase records the test results of checks whose output could be
+// read; with raise, only results that pass at least as many tests replace
+// the stored ones (the ratchet only goes up).
+func (e *Engine) saveTestBase(results []CheckResult, raise bool) {
+	base := e.loadTestBase()
+	changed := false
+	for _, r := range results {
+		if !r.Tests.Known {
+			continue
+		}
+		if old, ok := base[r.Command]; raise && ok && (r.Tests.Passed < old.Passed || r.Tests.Skipped > old.Skipped) {
+			continue
+		}
+		base[r.Command] = r.Tests
+		changed = true
+	}
+	if !changed {
+		return
+	}
+	if data, err := json.Marshal(base); err == nil {
+		WriteFileAtomic(testBasePath(e.priv), data)
+	}
+}
+
+// ratchet fails every check whose tests got worse than the baseline's:
+// fewer passing, more skipped, or no results where there were some. It
+// returns the violations, each recorded.
+func (e *Engine) ratchet(gate string, results []CheckResult) []string {
+	base := e.loadTestBase()
+	var out []string
+	for i := range results {
+		r := &results[i]
+		b, ok := base[r.Command]
+		if !ok {
+			continue
+		}
+		worse := testcount.Compare(b, r.Tests)
+		if len(worse) == 0 {
+			continue
+		}
+		msg := fmt.Sprintf("`%s`: %s", r.Command, strings.Join(worse, "; "))
+		e.emit(record.Event{Event: record.Violation, Gate: gate, Kind: "tests_dropped", Message: msg})
+		out = append(out, "VIOLATION: "+msg)
+		r.Pass = false
+		r.Signal = strings.TrimSpace("VIOLATION: " + strings.Join(worse, "; ") + "\n" + r.Signal)
+		r.Lines = append([]string{"VIOLATION: " + strings.Join(worse, "; ")}, r.Lines...)
+		r.Check.Pass = false
+	}
+	return out
+}
