@@ -126,6 +126,7 @@ func Run(ctx context.Context, l *spec.Loop, opts Options) (*Outcome, error) {
 	defer lock.Release()
 	if opts.Fresh {
 		stamp := "." + time.Now().UTC().Format("20060102T150405") + ".old"
+		os.Remove(LastCommitPath(dir))
 		for _, p := range []string{PrivateStatePath(dir), StatePath(dir)} {
 			if _, err := os.Stat(p); err == nil {
 				os.Rename(p, p+stamp)

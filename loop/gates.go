@@ -76,8 +76,6 @@ func (e *Engine) judgeBaseline(results []CheckResult) error {
 	return nil
 }
 
-
-
 // testBasePath holds, per check command, the test results at the
 // baseline (raised when a gate passes with more).
 func testBasePath(priv string) string { return filepath.Join(priv, "tests-baseline.json") }

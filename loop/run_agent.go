@@ -373,7 +373,7 @@ func (e *Engine) reloadSpec() {
 		e.emit(record.Event{Event: record.Warning, Message: "the loop file changed but is invalid; keeping the previous one: " + err.Error()})
 		return
 	}
-	changes := diffSpec(e.spec, l)
+	changes := spec.Diff(e.spec, l)
 	if len(changes) == 0 {
 		return
 	}
@@ -382,29 +382,7 @@ func (e *Engine) reloadSpec() {
 		l.Shape = e.spec.Shape
 	}
 	e.spec = l
-	e.emit(record.Event{Event: record.SpecChanged, Changes: changes, Message: strings.Join(changes, "; ")})
-}
-
-func diffSpec(a, b *spec.Loop) []string {
-	var out []string
-	cmp := func(name string, x, y any) {
-		if fmt.Sprint(x) != fmt.Sprint(y) {
-			out = append(out, fmt.Sprintf("%s: %v → %v", name, short(x), short(y)))
-		}
-	}
-	cmp("objective", a.Objective, b.Objective)
-	cmp("agent", a.Agent, b.Agent)
-	cmp("agents", a.Agents, b.Agents)
-	cmp("budget", a.Budget, b.Budget)
-	cmp("verify", a.Verify, b.Verify)
-	cmp("objective_verify", a.ObjectiveVerify, b.ObjectiveVerify)
-	cmp("protect", a.Protect, b.Protect)
-	cmp("prompts.plan", a.Prompts.Plan, b.Prompts.Plan)
-	cmp("prompts.build", a.Prompts.Build, b.Prompts.Build)
-	cmp("prompts.replan", a.Prompts.Replan, b.Prompts.Replan)
-	cmp("prompts.ralph", a.Prompts.Ralph, b.Prompts.Ralph)
-	cmp("post_phases", a.PostPhases, b.PostPhases)
-	return out
+	e.emit(record.Event{Event: record.SpecChanged, Changes: changes, Message: strings.Join(changes, "\n")})
 }
 
 func short(v any) string {

@@ -281,6 +281,10 @@ func (c *Committer) Hook() loop.Hook {
 			return nil
 		}
 		rec := record.Event{Event: record.Commit, Task: ev.Task, Gate: ev.Gate}
+		if why := c.historyRewritten(); why != "" {
+			emit(record.Event{Event: record.Violation, Kind: "history_rewritten", Message: why})
+			return fmt.Errorf("git: %s; the loop's work cannot be trusted to be the work it judged", why)
+		}
 		hash, err := c.Commit(subject, body)
 		if err == nil && c.Push {
 			rec.Kind = "push"
@@ -364,7 +368,27 @@ func (c *Committer) Commit(subject, body string) (string, error) {
 	if _, err := Git(c.Dir, args...); err != nil {
 		return "", err
 	}
+	if full, err := Git(c.Dir, "rev-parse", "HEAD"); err == nil {
+		loop.WriteFileAtomic(c.lastCommitPath(), []byte(full+"\n"))
+	}
 	return Git(c.Dir, "rev-parse", "--short", "HEAD")
+}
+
+// lastCommitPath keeps the engine's last commit, in its private folder.
+func (c *Committer) lastCommitPath() string { return loop.LastCommitPath(c.Dir) }
+
+// historyRewritten says why the history no longer holds the engine's last
+// commit ("" when it does): an agent reset, rebased or amended it.
+func (c *Committer) historyRewritten() string {
+	data, err := os.ReadFile(c.lastCommitPath())
+	last := strings.TrimSpace(string(data))
+	if err != nil || last == "" {
+		return ""
+	}
+	if _, err := Git(c.Dir, "merge-base", "--is-ancestor", last, "HEAD"); err != nil {
+		return fmt.Sprintf("history rewritten: the engine's last commit %.12s is no longer an ancestor of HEAD", last)
+	}
+	return ""
 }
 
 // PushBranch pushes the current branch to the configured remote.
