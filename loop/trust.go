@@ -23,7 +23,11 @@ import (
 // confinement resolves the loop's sandbox and returns how to wrap an agent's
 // command, or nil when the user turned the sandbox off.
 func (e *Engine) confinement(files []protFile) (func(string, []string) (string, []string, []string, error), error) {
-	kind, err := sandbox.Resolve(e.spec.Sandbox)
+	var ro []string
+	for _, f := range files {
+		ro = append(ro, filepath.Join(e.dir, filepath.FromSlash(f.Path)))
+	}
+	wrap, kind, err := Confine(e.spec, ro)
 	if err != nil {
 		return nil, err
 	}
@@ -33,23 +37,51 @@ func (e *Engine) confinement(files []protFile) (func(string, []string) (string, 
 	}
 	if kind == sandbox.Off {
 		e.addNotVerified("sandbox: off — agent runs were not confined, so an agent could reach the engine's files and checks while it ran; the verdict holds only against an honest agent")
-		return nil, nil
 	}
-	ro := []string{e.spec.Path, e.path(RecordsDir), StateRoot()}
-	if g := e.gitDir(); g != "" {
+	return wrap, nil
+}
+
+// Confine is the sandbox of an agent run of loop l: the loop file,
+// working-records/, the engine's state folder, .git when the engine commits,
+// and the paths in readOnly stay read-only; the loop folder, the agent's home
+// and a private temp folder are writable. It returns the wrap for
+// agent.Request.Wrap (nil under sandbox: off) and the kind in force.
+func Confine(l *spec.Loop, readOnly []string) (func(string, []string) (string, []string, []string, error), string, error) {
+	kind, err := sandbox.Resolve(l.Sandbox)
+	if err != nil {
+		return nil, "", err
+	}
+	if kind == sandbox.Off {
+		return nil, kind, nil
+	}
+	ro := append([]string{l.Path, filepath.Join(l.Dir, RecordsDir), StateRoot()}, readOnly...)
+	if g := gitDir(l); g != "" {
 		ro = append(ro, g)
 	}
-	for _, f := range files {
-		ro = append(ro, filepath.Join(e.dir, filepath.FromSlash(f.Path)))
-	}
-	p := sandbox.Policy{Kind: kind, Dir: e.dir, Writable: writableTrees(e.spec.AgentFor("build", false).Env), ReadOnly: ro}
+	p := sandbox.Policy{Kind: kind, Dir: l.Dir, Writable: writableTrees(l.AgentFor("build", false).Env), ReadOnly: ro}
 	return func(path string, args []string) (string, []string, []string, error) {
 		q := p
 		// The sandbox's /tmp is private and empty: programs the agent runs
 		// from a temporary folder (its own binary, PATH entries) stay readable.
 		q.ReadOnly = append(append([]string{}, p.ReadOnly...), tempPrograms(path)...)
 		return q.Wrap(path, args)
-	}, nil
+	}, kind, nil
+}
+
+// gitDir is the repository folder the engine commits to, when it does:
+// agents may not rewrite the history the engine's commits live in.
+func gitDir(l *spec.Loop) string {
+	if l.Shape == spec.ShapeReview || (l.Git.Commit != nil && !*l.Git.Commit) {
+		return "" // in a review the fixer commits its fixes
+	}
+	for d := l.Dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return filepath.Join(d, ".git")
+		}
+		if filepath.Dir(d) == d {
+			return ""
+		}
+	}
 }
 
 // tempPrograms are the folders under /tmp that hold the agent's program or
@@ -66,22 +98,6 @@ func tempPrograms(path string) []string {
 		}
 	}
 	return out
-}
-
-// gitDir is the repository folder the engine commits to, when it does:
-// agents may not rewrite the history the engine's commits live in.
-func (e *Engine) gitDir() string {
-	if e.spec.Shape == spec.ShapeReview || (e.spec.Git.Commit != nil && !*e.spec.Git.Commit) {
-		return "" // in a review the fixer commits its fixes
-	}
-	for d := e.dir; ; d = filepath.Dir(d) {
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			return filepath.Join(d, ".git")
-		}
-		if filepath.Dir(d) == d {
-			return ""
-		}
-	}
 }
 
 // writableTrees are the places outside the loop folder an agent CLI needs

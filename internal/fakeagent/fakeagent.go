@@ -128,6 +128,9 @@ func (a *runner) runsBefore() int {
 		if e.Phase == a.phase && (e.Event == record.AgentStart || e.Event == record.AgentRetry) {
 			n++
 		}
+		if a.phase == "supervisor" && e.Event == record.Supervisor && e.Status == "started" {
+			n++ // the supervisor's runs are recorded as supervisor events
+		}
 	}
 	return max(n-1, 0)
 }

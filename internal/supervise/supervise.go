@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -145,8 +146,15 @@ func (s *Supervisor) Run(ctx context.Context, trig Trigger, evs []record.Event) 
 	}
 	// The agent edits a copy; only an accepted change reaches the loop file
 	// the engine reads, so a running loop never sees a refused one.
-	work := filepath.Join(s.Dir, loop.RecordsDir, "supervisor", filepath.Base(s.File))
+	work := filepath.Join(s.Dir, loop.OutputDir, "supervisor", filepath.Base(s.File))
 	os.MkdirAll(filepath.Dir(work), 0o755)
+	// The supervising agent runs confined like the loop's own agents: the
+	// live loop file, the records, the engine's state and the check scripts
+	// are read-only to it.
+	wrap, _, err := loop.Confine(old, scriptPaths(scripts))
+	if err != nil {
+		return s.finish(Result{Status: "failed", Error: err.Error()}, trig)
+	}
 	if err := os.WriteFile(work, before, 0o644); err != nil {
 		return s.finish(Result{Status: "failed", Error: err.Error()}, trig)
 	}
@@ -162,7 +170,7 @@ func (s *Supervisor) Run(ctx context.Context, trig Trigger, evs []record.Event) 
 		Backend:    a.Backend, Model: a.Model, Command: a.Command, Args: a.Args,
 		Env:         mergeEnv(a.Env, map[string]string{"LOOPRINTER_LOOP_FILE": work, "LOOPRINTER_TRIGGER": trig.Kind}),
 		Permissions: a.Permissions, Timeout: a.Timeout.D(), IdleTimeout: a.IdleTimeout.D(), Grace: a.Grace.D(),
-		MaxTurns: a.MaxTurns, MaxBudgetUSD: a.MaxBudgetUSD,
+		MaxTurns: a.MaxTurns, MaxBudgetUSD: a.MaxBudgetUSD, Wrap: wrap,
 	}
 	s.emit(record.Event{Event: record.Supervisor, Status: "started", Kind: trig.Kind, Backend: a.Backend, Model: a.Model,
 		PromptFile: rel(s.Dir, promptFile), Message: firstLine(trig.Detail)})
@@ -346,4 +354,14 @@ func rel(dir, p string) string {
 		return r
 	}
 	return p
+}
+
+// scriptPaths are the snapshotted files, read-only to the supervising agent.
+func scriptPaths(snap map[string][]byte) []string {
+	out := make([]string, 0, len(snap))
+	for p := range snap {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
 }
