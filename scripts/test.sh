@@ -8,6 +8,12 @@ if [ -x scripts/install-agent-clis.sh ]; then
   scripts/install-agent-clis.sh
 fi
 go vet ./...
+# go.mod and go.sum are kept tidy: fail when `go mod tidy` would change them.
+if ! tidy_diff=$(go mod tidy -diff 2>&1); then
+  echo "go mod tidy would change go.mod/go.sum (run it and commit the result):"
+  echo "$tidy_diff"
+  exit 1
+fi
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.cache/*'))
 if [ -n "$unformatted" ]; then
   echo "gofmt would change:"; echo "$unformatted"; exit 1

@@ -53,8 +53,9 @@ func ScriptParams() testscript.Params {
 			env.Setenv("LOOPRINTER_TEST", "1")
 			// Each script has its own registry, logs and engine folders,
 			// never the user's ~/.local/state/looprinter: beside $WORK (so
-			// no loop in $WORK sees it as its own files), removed with it.
-			env.Setenv("LOOPRINTER_STATE_DIR", filepath.Join(env.WorkDir+".state", "looprinter"))
+			// no loop in $WORK sees it as its own files), removed with it,
+			// laid out as under an XDG_STATE_HOME ($WORK.xdg/state/looprinter).
+			env.Setenv("LOOPRINTER_STATE_DIR", filepath.Join(env.WorkDir+".xdg", "state", "looprinter"))
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

@@ -14,8 +14,10 @@ import (
 )
 
 // Main points LOOPRINTER_STATE_DIR (and XDG_STATE_HOME, for anything that
-// reads it directly) at a new temporary folder, runs the tests and removes
-// the folder. Tests that need a state folder of their own still set one.
+// reads it directly) at a new temporary folder, and XDG_CACHE_HOME (where
+// the Gemini adapter writes its settings copies) at another, runs the tests
+// and removes them. Tests that need a state folder of their own still set
+// one.
 func Main(m interface{ Run() int }) int {
 	dir, err := os.MkdirTemp("", "looprinter-test-state-")
 	if err != nil {
@@ -25,5 +27,6 @@ func Main(m interface{ Run() int }) int {
 	defer os.RemoveAll(dir)
 	os.Setenv("LOOPRINTER_STATE_DIR", dir+"/looprinter")
 	os.Setenv("XDG_STATE_HOME", dir)
+	os.Setenv("XDG_CACHE_HOME", dir+"/cache")
 	return m.Run()
 }
