@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"syscall"
 )
 
@@ -250,8 +251,8 @@ func (g *guard) check(dir, priv string, keep func(rel string, old, cur []byte) (
 		out = append(out, Tamper{File: e.Path, What: what, Why: why, Rule: e.Rule})
 	}
 	for _, rel := range created {
-		if known[rel] || protectNew == nil {
-			continue
+		if known[rel] || protectNew == nil || holdsKnown(rel, known) {
+			continue // a path the restore above has just made again
 		}
 		rule, ok := protectNew(rel)
 		if !ok {
@@ -264,6 +265,16 @@ func (g *guard) check(dir, priv string, keep func(rel string, old, cur []byte) (
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].File < out[j].File })
 	return out, nil
+}
+
+// holdsKnown says whether rel is a folder on the way to a protected file.
+func holdsKnown(rel string, known map[string]bool) bool {
+	for k := range known {
+		if strings.HasPrefix(k, rel+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // put recreates one protected file as the snapshot has it.

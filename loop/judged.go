@@ -51,9 +51,13 @@ func (e *Engine) acceptPlan(p *Plan) []string {
 // leads outside, or a protected file (its rule named).
 func (e *Engine) checkTargets(p *Plan) []string {
 	var errs []string
-	rules, rerr := NewProtectRules(e.dir, e.spec)
+	files, rules, rerr := e.protectedFiles()
 	if rerr != nil {
 		return []string{"the protected files cannot be listed: " + rerr.Error()}
+	}
+	prot := map[string]string{}
+	for _, f := range files {
+		prot[f.Path] = f.Rule
 	}
 	for i, t := range p.Tasks {
 		name := fmt.Sprintf("task %d (%s)", i+1, t.ID)
@@ -74,7 +78,17 @@ func (e *Engine) checkTargets(p *Plan) []string {
 				continue
 			}
 		}
-		if p, ok := rules.Rule(rel); ok {
+		// Protected now (a test that existed when the loop started, a user
+		// glob, a gate program, the loop file), or a new file no run may add.
+		p, ok := rules.Rule(rel)
+		if rule, now := prot[rel]; now {
+			p.Path, p.Rule, ok = rel, rule, true
+		} else if _, err := os.Lstat(full); err == nil {
+			ok = false // a test file added during the loop: the agent's own work
+		} else {
+			p, ok = rules.ProtectNew(rel)
+		}
+		if ok {
 			errs = append(errs, fmt.Sprintf("%s: targetFile %q is protected (%s): a task may not change it; to allow it, %s", name, t.TargetFile, p.Rule, p.Allow()))
 		}
 	}

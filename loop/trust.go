@@ -63,7 +63,7 @@ func Confine(l *spec.Loop, readOnly []string) (func(string, []string) (string, [
 		q := p
 		// The sandbox's /tmp is private and empty: programs the agent runs
 		// from a temporary folder (its own binary, PATH entries) stay readable.
-		q.ReadOnly = append(append([]string{}, p.ReadOnly...), tempPrograms(path)...)
+		q.ReadOnly = append(append([]string{}, p.ReadOnly...), tempPrograms(path, l.Dir)...)
 		return q.Wrap(path, args)
 	}, kind, nil
 }
@@ -85,15 +85,16 @@ func gitDir(l *spec.Loop) string {
 }
 
 // tempPrograms are the folders under /tmp that hold the agent's program or
-// a PATH entry.
-func tempPrograms(path string) []string {
+// a PATH entry, except the loop folder and the folders that hold it (bound
+// read-only after it, they would make the loop folder read-only too).
+func tempPrograms(path, loopDir string) []string {
 	var out []string
 	dirs := []string{filepath.Dir(path)}
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		dirs = append(dirs, filepath.Dir(real))
 	}
 	for _, d := range append(dirs, filepath.SplitList(os.Getenv("PATH"))...) {
-		if d == "/tmp" || strings.HasPrefix(d, "/tmp/") {
+		if (d == "/tmp" || strings.HasPrefix(d, "/tmp/")) && !(loopDir == d || strings.HasPrefix(loopDir, strings.TrimSuffix(d, "/")+"/")) {
 			out = append(out, d)
 		}
 	}

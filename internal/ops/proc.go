@@ -112,10 +112,11 @@ func (d *Detached) Exited() (bool, error) {
 // stay in its session, so `stop --now` finds them all. Its output is
 // appended to log; stdin is /dev/null.
 func SpawnDetached(dir, log string, args []string, env []string) (*Detached, error) {
-	if err := os.MkdirAll(filepath.Dir(log), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(log), 0o700); err != nil {
 		return nil, err
 	}
-	out, err := os.OpenFile(log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	os.Chmod(filepath.Dir(log), 0o700)
+	out, err := os.OpenFile(log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, err
 	}
