@@ -18,7 +18,7 @@ import (
 	"github.com/looprinter/looprinter/spec"
 )
 
-// Exit codes of looprinter (SPEC.md).
+// Exit codes of looprinter (README.md, "Exit codes of run").
 const (
 	ExitDone        = 0
 	ExitBudget      = 1

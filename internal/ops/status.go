@@ -205,7 +205,7 @@ func taskStatuses(p *loop.Plan, st *loop.State, live bool) []TaskStatus {
 	return out
 }
 
-// Line is the one-line status of a loop, in SPEC.md's form:
+// Line is the one-line status of a loop, as status and list print it:
 //
 //	[Cycle 3] T-001..T-003 complete, T-004 in progress. Cycle gate: pending. Objective gate: pending. $1.42 spent.
 //
