@@ -54,7 +54,8 @@ func Confine(l *spec.Loop, readOnly []string) (func(string, []string) (string, [
 	if kind == sandbox.Off {
 		return nil, kind, nil
 	}
-	ro := append([]string{l.Path, filepath.Join(l.Dir, RecordsDir), StateRoot()}, readOnly...)
+	ro := append([]string{l.Path, filepath.Join(l.Dir, RecordsDir)}, readOnly...)
+	ro = append(ro, readOnlyAround(StateRoot(), l.Dir)...)
 	if g := gitDir(l); g != "" {
 		ro = append(ro, g)
 	}
@@ -66,6 +67,29 @@ func Confine(l *spec.Loop, readOnly []string) (func(string, []string) (string, [
 		q.ReadOnly = append(append([]string{}, p.ReadOnly...), tempPrograms(path, l.Dir)...)
 		return q.Wrap(path, args)
 	}, kind, nil
+}
+
+// readOnlyAround is root, read-only, except the way down to keep when keep
+// is inside it (a worktree loop runs inside the state folder): then each
+// folder on the way contributes its other entries, so the loop folder stays
+// writable and everything beside it does not.
+func readOnlyAround(root, keep string) []string {
+	rel, err := filepath.Rel(root, keep)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
+		return []string{root}
+	}
+	var out []string
+	cur := root
+	for _, step := range strings.Split(filepath.ToSlash(rel), "/") {
+		entries, _ := os.ReadDir(cur)
+		for _, en := range entries {
+			if en.Name() != step {
+				out = append(out, filepath.Join(cur, en.Name()))
+			}
+		}
+		cur = filepath.Join(cur, step)
+	}
+	return out
 }
 
 // gitDir is the repository folder the engine commits to, when it does:

@@ -154,3 +154,27 @@ func TestTargetProblems(t *testing.T) {
 		}
 	}
 }
+
+// A loop folder inside the state folder (a worktree loop) stays writable;
+// everything beside it in the state folder is read-only.
+func TestReadOnlyAround(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"engine/x", "loops", "logs", "worktrees/a-1/sub", "worktrees/b-2"} {
+		os.MkdirAll(filepath.Join(root, d), 0o700)
+	}
+	got := readOnlyAround(root, filepath.Join(root, "worktrees", "a-1", "sub"))
+	want := map[string]bool{"engine": true, "loops": true, "logs": true, "worktrees/b-2": true}
+	for _, g := range got {
+		rel, _ := filepath.Rel(root, g)
+		if !want[rel] {
+			t.Errorf("%s read-only, but it holds the loop folder or is not beside it", rel)
+		}
+		delete(want, rel)
+	}
+	if len(want) > 0 {
+		t.Errorf("not read-only: %v (got %v)", want, got)
+	}
+	if got := readOnlyAround(root, t.TempDir()); len(got) != 1 || got[0] != root {
+		t.Errorf("a loop outside the state folder: %v, want the whole state folder", got)
+	}
+}
