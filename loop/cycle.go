@@ -405,7 +405,7 @@ func (e *Engine) stepPost(ctx context.Context) error {
 			return err
 		}
 		if run.Result.Promise == p.Done && len(run.Tamper) == 0 {
-			e.emit(record.Event{Event: record.PostPhaseEnd, Phase: p.Name, Pass: record.Bool(true), Message: fmt.Sprintf("%s done after %d steps", p.Name, e.st.PostSteps)})
+			e.emit(record.Event{Event: record.PostPhaseEnd, Phase: p.Name, Pass: record.Bool(true), Message: fmt.Sprintf("%s done after %s", p.Name, plural(e.st.PostSteps, "step"))})
 			e.st.PostIndex++
 			e.st.PostSteps = 0
 		}

@@ -20,7 +20,7 @@ import (
 	"github.com/looprinter/looprinter/spec"
 )
 
-// Outcome reasons, with their exit codes (SPEC.md).
+// Outcome reasons, with their exit codes (docs/stopping.md).
 const (
 	ReasonDone        = "done"
 	ReasonBudget      = "budget_spent"
@@ -674,9 +674,17 @@ func (e *Engine) progressMade() {
 
 func (e *Engine) doneSummary() string {
 	if e.spec.Shape == spec.ShapeRalph {
-		return fmt.Sprintf("the verify checks passed after %d attempts", e.st.Iterations)
+		return fmt.Sprintf("the verify checks passed after %s", plural(e.st.Iterations, "attempt"))
 	}
-	return fmt.Sprintf("both gates passed in cycle %d after %d build runs", e.st.Cycle, e.st.Iterations)
+	return fmt.Sprintf("both gates passed in cycle %d after %s", e.st.Cycle, plural(e.st.Iterations, "build run"))
+}
+
+// plural is "1 build run", "2 build runs".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // checkBudgets stops the loop before an agent run when the wall or cost

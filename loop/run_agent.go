@@ -33,7 +33,7 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 	}
 	counts := len(iteration) > 0 && iteration[0]
 	if (counts || phase == "plan" || phase == "replan") && e.spec.Shape != spec.ShapeReview && e.st.Iterations >= e.spec.Budget.Iterations {
-		msg := fmt.Sprintf("iteration budget spent: %d build runs", e.st.Iterations)
+		msg := "iteration budget spent: " + plural(e.st.Iterations, "build run")
 		if e.spec.Shape == spec.ShapeRalph {
 			msg = fmt.Sprintf("attempt budget spent: %d attempts without passing the verify checks", e.st.Iterations)
 		}

@@ -234,6 +234,9 @@ func (o *reviewOptions) apply(l *spec.Loop) error {
 		l.Agents = agents
 	}
 	o.unusedDefaultAgent(l)
+	if o.maxCost != 0 && !spec.ValidMoney(o.maxCost) || o.maxCost < 0 {
+		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--max-cost: want an amount in USD from 0 to %g", spec.MaxMoneyUSD)}
+	}
 	if o.maxCost > 0 {
 		l.Budget.CostUSD = o.maxCost
 	}

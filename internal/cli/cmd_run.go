@@ -92,6 +92,9 @@ func (o *runOptions) apply(l *spec.Loop) error {
 	if o.maxCycles > 0 {
 		l.Budget.Cycles = o.maxCycles
 	}
+	if o.maxCost != 0 && !spec.ValidMoney(o.maxCost) || o.maxCost < 0 {
+		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--max-cost: want an amount in USD from 0 to %g", spec.MaxMoneyUSD)}
+	}
 	if o.maxCost > 0 {
 		l.Budget.CostUSD = o.maxCost
 	}

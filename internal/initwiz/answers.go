@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/looprinter/looprinter/spec"
 )
@@ -128,10 +127,10 @@ func (a Answers) Check() []Missing {
 	if a.Cycles < 1 {
 		ms = append(ms, Missing{"--cycles N (1 or more)", "the cycle budget must be at least 1", true})
 	}
-	if !(a.CostUSD > 0) {
+	if !(a.CostUSD > 0) || !spec.ValidMoney(a.CostUSD) {
 		ms = append(ms, Missing{"--cost USD (more than 0)", "the cost budget must be more than 0", true})
 	}
-	if d, err := time.ParseDuration(a.Wall); err != nil || d <= 0 {
+	if d, err := spec.ParseDuration(a.Wall); err != nil || d <= 0 {
 		ms = append(ms, Missing{"--wall DURATION (like 90m or 4h)", fmt.Sprintf("%q is not a time budget", a.Wall), true})
 	}
 	if a.SameFailure < 2 {

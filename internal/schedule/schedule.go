@@ -32,7 +32,7 @@ func Parse(every time.Duration, cronExpr string) (*Schedule, error) {
 	case every > 0:
 		return &Schedule{Every: every}, nil
 	case cronExpr != "":
-		s, err := cron.ParseStandard(cronExpr)
+		s, err := parseCron(cronExpr)
 		if err != nil {
 			return nil, fmt.Errorf("schedule cron %q: %v", cronExpr, err)
 		}
@@ -208,3 +208,14 @@ func shellQuote(s string) string {
 
 // ShellQuote quotes s for a POSIX shell.
 func ShellQuote(s string) string { return shellQuote(s) }
+
+// parseCron is cron.ParseStandard, which panics on some malformed time zone
+// prefixes ("TZ=Zone" with nothing after it): a bad --cron is an error.
+func parseCron(expr string) (s cron.Schedule, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("not a cron expression (%v)", r)
+		}
+	}()
+	return cron.ParseStandard(expr)
+}

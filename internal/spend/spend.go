@@ -1,7 +1,7 @@
 // Package spend adds up what a loop has spent so far from its records
 // (working-records/*.jsonl): by phase, task, backend and model, with tokens,
-// and the cost per passed task of loop-engineering.txt: cost per task = cost
-// per attempt ÷ success rate. An attempt is a build run (ralph: an attempt);
+// and the cost per passed task (docs/cost.md): cost per task = cost per
+// attempt ÷ success rate. An attempt is a build run (ralph: an attempt);
 // a success is a task that passed (ralph: an attempt whose verify checks
 // passed).
 package spend
@@ -37,7 +37,7 @@ type Report struct {
 	// Started agent runs without an end record (a crash): their spend is unknown.
 	Unfinished int `json:"unfinished,omitempty"`
 
-	// The seed's cost per task.
+	// The cost per task (docs/cost.md).
 	Attempts          int      `json:"attempts"`             // build runs (ralph: attempts), started
 	AttemptCostUSD    float64  `json:"attempt_cost_usd"`     // what those runs cost
 	Passed            int      `json:"passed"`               // tasks passed (ralph: verify passes)
