@@ -28,9 +28,10 @@ process group, writes state.json and a final loop_stop record (reason
 interrupted) and exits. stop waits for that (--timeout), then kills what is
 left. A later run or start resumes where it stopped.
 
---now kills the run, its agent's process group and everything else in its
-session at once with SIGKILL, then writes the final record and state on its
-behalf. A scheduler running the loop is stopped too.`,
+--now kills the run, its agents and every process they started at once with
+SIGKILL (never the program that started the run, nor others in its process
+group), then writes the final record and state on its behalf. A scheduler
+running the loop is stopped too.`,
 		Example: `  looprinter stop fix-tests
   looprinter stop --now fix-tests`,
 		Args: cobra.MaximumNArgs(1),

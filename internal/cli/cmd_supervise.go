@@ -36,13 +36,14 @@ the cycle gate after all tasks pass. It then runs a supervising agent
 records and the loop file, pausing a running loop between agent runs while
 it works.
 
-The agent edits a copy of the loop file. Changes to prompts, agent settings
-and new checks are accepted and written to the loop file (the engine picks
-them up at its next agent run, recorded as spec_changed). Any change that
-removes or weakens a gate is REFUSED and recorded, and the loop file stays as
-it was: deleting or rewording a verify or objective_verify check, changing
-the objective, emptying or shrinking protect, raising a budget, editing a
-check script. Each decision is a supervisor record in the loop's records.`,
+The agent runs confined and edits a copy of the loop file. Rewritten prompts
+and tighter limits (lower budgets and caps, more protect entries) are
+accepted and written to the loop file (the engine picks them up at its next
+step, recorded as spec_changed). Any other change is REFUSED (default deny)
+and recorded, and the loop file stays as it was: adding, deleting or
+rewording a check, setup, an agent's command, model or env, raising a budget,
+shrinking protect, editing a check script. Each decision is a supervisor
+record in the loop's records.`,
 		Example: `  looprinter supervise               # every running loop, until Ctrl-C
   looprinter supervise fix-tests --once`,
 		RunE: func(cmd *cobra.Command, args []string) error {
