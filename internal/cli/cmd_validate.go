@@ -129,7 +129,10 @@ func agentLine(a spec.Agent) string {
 	if a.Command != "" {
 		s += fmt.Sprintf(" (command: %s)", a.Command)
 	}
-	s += fmt.Sprintf(", timeout %s, idle %s, max %d turns", a.Timeout, a.IdleTimeout, a.MaxTurns)
+	s += fmt.Sprintf(", timeout %s, idle %s", a.Timeout, a.IdleTimeout)
+	if a.Backend != "command" { // a command agent has no turns to cap
+		s += fmt.Sprintf(", max %d turns", a.MaxTurns)
+	}
 	if a.MaxBudgetUSD > 0 {
 		s += fmt.Sprintf(", $%.2f per run", a.MaxBudgetUSD)
 	}

@@ -266,6 +266,12 @@ func checkCommandBackend(l *spec.Loop, phases []string) []Finding {
 		}
 		seen[a.Command] = true
 		prog, why := gatecmd.CheckRunnable(a.Command, l.Dir, os.Getenv("PATH"))
+		if why != "" && prog == "looprinter" {
+			// The engine runs `looprinter …` as itself when it is not on PATH.
+			if self, err := os.Executable(); err == nil {
+				prog, why = self, ""
+			}
+		}
 		if why != "" {
 			out = append(out, Finding{Level: Fail, Area: AreaCLIs, Message: fmt.Sprintf("command backend (%s): %s", ph, why), Fix: "correct agent.command, or install the program"})
 			continue
