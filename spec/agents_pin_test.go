@@ -1,0 +1,111 @@
+package spec
+
+// Tests that pin how a phase's agent is merged over the loop's agent
+// (issue 18): each per-phase field either overrides or is inherited.
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestPinPhaseAgentOverridesAndInherits(t *testing.T) {
+	l, err := Parse([]byte(`objective: x
+agent:
+  backend: claude
+  permissions: [Write, Edit]
+  timeout: 30m
+  idle_timeout: 4m
+  grace: 20s
+  max_turns: 12
+  max_budget_usd: 3
+agents:
+  build:
+    permissions: [Read]
+    timeout: 7m
+    idle_timeout: 90s
+    grace: 5s
+    max_turns: 4
+    max_budget_usd: 0.75
+  plan:
+    model: opus
+  reviewer:
+    permissions: ["mode=plan"]
+  post: {timeout: 11m}
+post_phases:
+  - {name: docs, prompt: write the docs, done: DOCS_DONE}
+`), "loop.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type want struct {
+		perms                []string
+		timeout, idle, grace time.Duration
+		turns                int
+		cap                  float64
+	}
+	inherited := want{[]string{"Write", "Edit"}, 30 * time.Minute, 4 * time.Minute, 20 * time.Second, 12, 3}
+	for _, c := range []struct {
+		phase string
+		post  bool
+		want  want
+	}{
+		{"build", false, want{[]string{"Read"}, 7 * time.Minute, 90 * time.Second, 5 * time.Second, 4, 0.75}},
+		{"plan", false, inherited},
+		{"replan", false, inherited},
+		{"ralph", false, inherited},
+		{"reviewer", false, want{[]string{"mode=plan"}, 30 * time.Minute, 4 * time.Minute, 20 * time.Second, 12, 3}},
+		{"docs", true, want{[]string{"Write", "Edit"}, 11 * time.Minute, 4 * time.Minute, 20 * time.Second, 12, 3}},
+	} {
+		a := l.AgentFor(c.phase, c.post)
+		got := want{[]string(a.Permissions), a.Timeout.D(), a.IdleTimeout.D(), a.Grace.D(), a.MaxTurns, a.MaxBudgetUSD}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("agent of %s: %+v, want %+v", c.phase, got, c.want)
+		}
+	}
+	// The loop's own agent is not changed by a phase's override.
+	if a := l.Agent; !reflect.DeepEqual([]string(a.Permissions), []string{"Write", "Edit"}) || a.Timeout.D() != 30*time.Minute || a.MaxBudgetUSD != 3 {
+		t.Errorf("agent changed by merging: %+v", a)
+	}
+}
+
+// A phase without permissions of its own, under an agent without any,
+// keeps none (the documented default); a phase that sets them gets them.
+func TestPinPhasePermissionsWithoutAgentPermissions(t *testing.T) {
+	l, err := Parse([]byte("objective: x\nagents:\n  build: {permissions: [Read]}\n  plan: {model: opus}\n"), "loop.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := l.AgentFor("build", false).Permissions; !reflect.DeepEqual([]string(p), []string{"Read"}) {
+		t.Errorf("build permissions %q, want [Read]", p)
+	}
+	if p := l.AgentFor("plan", false).Permissions; p != nil {
+		t.Errorf("plan permissions %q, want none", p)
+	}
+}
+
+// A problem the structure check reports is not reported a second time by
+// the meaning check on the same line: one message per problem line.
+func TestPinOneMessagePerProblemLine(t *testing.T) {
+	_, err := Parse([]byte("objective: [a, b]\nshape: cycle\n"), "loop.yaml")
+	var se *Error
+	if !errors.As(err, &se) {
+		t.Fatalf("want a problem, got %v", err)
+	}
+	if len(se.Problems) != 1 || se.Problems[0].Line != 1 {
+		t.Fatalf("want one problem on line 1, got %d:\n%s", len(se.Problems), se)
+	}
+	if n := strings.Count(se.Error(), "\n  loop.yaml:"); n != 1 {
+		t.Errorf("%d problem lines in the message, want 1:\n%s", n, se)
+	}
+	// Two problems on two lines are both reported.
+	_, err = Parse([]byte("objective: [a, b]\nshape: square\n"), "loop.yaml")
+	if !errors.As(err, &se) || len(se.Problems) != 2 {
+		t.Fatalf("want two problems, got %v", err)
+	}
+	if !strings.Contains(se.Error(), "(2 problems)") {
+		t.Errorf("message %q does not count 2 problems", se)
+	}
+}
