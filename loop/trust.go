@@ -59,7 +59,13 @@ func Confine(l *spec.Loop, readOnly []string) (func(string, []string) (string, [
 	if g := gitDir(l); g != "" {
 		ro = append(ro, g)
 	}
-	p := sandbox.Policy{Kind: kind, Dir: l.Dir, Writable: writableTrees(l.AgentFor("build", false).Env), ReadOnly: ro}
+	// The trees every agent of the loop names (each role may have its own
+	// CLI home), and the engine's own.
+	writable := writableTrees(l.Agent.Env)
+	for _, a := range l.Agents {
+		writable = append(writable, writableTrees(a.Env)...)
+	}
+	p := sandbox.Policy{Kind: kind, Dir: l.Dir, Writable: writable, ReadOnly: ro}
 	return func(path string, args []string) (string, []string, []string, error) {
 		q := p
 		// The sandbox's /tmp is private and empty: programs the agent runs
