@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -135,6 +136,27 @@ func (e *Engine) ratchet(gate string, results []CheckResult) []string {
 		r.Signal = strings.TrimSpace("VIOLATION: " + strings.Join(worse, "; ") + "\n" + r.Signal)
 		r.Lines = append([]string{"VIOLATION: " + strings.Join(worse, "; ")}, r.Lines...)
 		r.Check.Pass = false
+	}
+	return out
+}
+
+// ProbeChecks runs a loop's verify and objective_verify checks once, as the
+// baseline would, without any state or records (their output goes to a
+// temporary folder): for `init` and `doctor`, to say whether the checks
+// already pass or cannot run before a loop is paid for.
+func ProbeChecks(ctx context.Context, l *spec.Loop) []CheckResult {
+	tmp, err := os.MkdirTemp("", "looprinter-probe-")
+	if err != nil {
+		return nil
+	}
+	defer os.RemoveAll(tmp)
+	env := append(os.Environ(), "LOOPRINTER_DIR="+l.Dir, "LOOPRINTER_CYCLE=0")
+	var out []CheckResult
+	for i, c := range append(append([]string{}, l.Verify...), l.ObjectiveVerify...) {
+		out = append(out, runCheck(ctx, l.Dir, c, filepath.Join(tmp, fmt.Sprintf("check-%d.log", i+1)), l.CheckTimeout.D(), env, l.TestSummaries))
+		if ctx.Err() != nil {
+			break
+		}
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -11,16 +12,18 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/looprinter/looprinter/internal/initwiz"
+	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/spec"
 )
 
 func init() { register(newInitCmd) }
 
 type initOptions struct {
-	file  string
-	yes   bool
-	force bool
-	a     initwiz.Answers
+	file       string
+	yes        bool
+	force      bool
+	skipChecks bool
+	a          initwiz.Answers
 }
 
 func newInitCmd(stdio *IO) *cobra.Command {
@@ -39,7 +42,9 @@ with --yes, or when there is no terminal, it takes the flags and the defaults,
 and says which flag to pass for an answer that is missing. In a terminal the
 flags fill in the interview's answers.
 
-init warns when the verification is weak: no checks at all, only checks that a
+init runs the checks once and warns when they already pass (the loop would stop
+ALREADY PASSING before any agent run) or cannot run (--skip-checks skips
+that). It warns when the verification is weak: no checks at all, only checks that a
 file exists, or an objective a machine cannot judge. It never replaces an
 existing loop file unless --force is given.`,
 		Example: `  # the interview, in a terminal
@@ -67,6 +72,7 @@ existing loop file unless --force is given.`,
 	f.StringVarP(&o.file, "file", "f", "loop.yaml", "loop file to write")
 	f.BoolVarP(&o.yes, "yes", "y", false, "no interview and no confirmation: take the flags and the defaults")
 	f.BoolVar(&o.force, "force", false, "replace an existing loop file")
+	f.BoolVar(&o.skipChecks, "skip-checks", false, "do not run the checks once to see whether they already pass or cannot run")
 	f.StringVar(&a.Objective, "objective", "", "1. the key objective: one sentence a machine can judge")
 	f.StringVar(&a.Shape, "shape", a.Shape, "1. loop shape: cycle, ralph or review")
 	f.StringArrayVar(&a.Deliverables, "deliverable", nil, "2. what a cycle must deliver (repeatable)")
@@ -172,6 +178,11 @@ func runInit(stdio *IO, o *initOptions, cmd *cobra.Command) error {
 		}
 	}
 	fmt.Fprintf(stdio.Out, "\nWrote %s\n", path)
+	if !o.skipChecks {
+		for _, w := range checkWarnings(cmd.Context(), l) {
+			fmt.Fprintln(stdio.Err, "warning:", w)
+		}
+	}
 	added, err := initwiz.UpdateGitignore(filepath.Dir(l.Path))
 	if err != nil {
 		fmt.Fprintf(stdio.Err, "warning: could not update .gitignore: %v; add output/ and working-records/ to it yourself\n", err)
@@ -184,4 +195,26 @@ func runInit(stdio *IO, o *initOptions, cmd *cobra.Command) error {
 	}
 	fmt.Fprintf(stdio.Out, "Next:\n  looprinter validate%s       see what the loop will do\n  looprinter doctor%s         check the agent CLI and the check commands\n  looprinter cost estimate%s  what it may cost\n  looprinter run%s            run it\n", fileArg, fileArg, fileArg, fileArg)
 	return nil
+}
+
+// checkWarnings runs the new loop's checks once and says what would stop
+// the loop before any agent run: checks that cannot run, or checks that
+// already pass (ALREADY PASSING, exit 5, unless allow_passing).
+func checkWarnings(ctx context.Context, l *spec.Loop) []string {
+	results := loop.ProbeChecks(ctx, l)
+	if len(results) == 0 {
+		return nil
+	}
+	var out []string
+	pass := true
+	for _, r := range results {
+		pass = pass && r.Pass
+		if r.ExitCode == 126 || r.ExitCode == 127 {
+			out = append(out, fmt.Sprintf("the check `%s` cannot run (exit %d): `looprinter run` would stop BLOCKED; `looprinter doctor` says how to fix it", r.Command, r.ExitCode))
+		}
+	}
+	if pass && !l.AllowPassing {
+		out = append(out, "the checks already pass: either the objective is met or the checks cannot fail. `looprinter run` would stop ALREADY PASSING (exit 5) without an agent run; sharpen the checks so they fail until the work is done (or set allow_passing: true to keep a passing loop green)")
+	}
+	return out
 }

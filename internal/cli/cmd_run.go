@@ -28,6 +28,7 @@ type runOptions struct {
 	maxIterations int
 	maxCycles     int
 	maxCost       float64
+	allowPassing  bool
 	wall          string
 	timeout       string
 	fresh         bool
@@ -65,6 +66,7 @@ the loop, 78 invalid loop file, 130 interrupted.`,
 	f.IntVar(&o.maxIterations, "max-iterations", 0, "override budget.iterations")
 	f.IntVar(&o.maxCycles, "max-cycles", 0, "override budget.cycles")
 	f.Float64Var(&o.maxCost, "max-cost", 0, "override budget.cost_usd")
+	f.BoolVar(&o.allowPassing, "allow-passing", false, "checks that already pass end the loop DONE at once (keep it green) instead of ALREADY PASSING")
 	f.StringVar(&o.wall, "wall", "", "override budget.wall (e.g. 2h)")
 	f.StringVar(&o.timeout, "timeout", "", "override agent.timeout (e.g. 10m)")
 	f.BoolVar(&o.fresh, "fresh", false, "start the counters again (the old state.json is kept beside it)")
@@ -97,6 +99,9 @@ func (o *runOptions) apply(l *spec.Loop) error {
 	}
 	if o.maxCost > 0 {
 		l.Budget.CostUSD = o.maxCost
+	}
+	if o.allowPassing {
+		l.AllowPassing = true
 	}
 	if err := applyDurationFlags(l, o.wall, o.timeout); err != nil {
 		return err
