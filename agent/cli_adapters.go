@@ -5,14 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/google/shlex"
+
+	"github.com/looprinter/looprinter/internal/doctor/gatecmd"
 )
 
 // Helpers shared by the claude, codex and gemini adapters.
@@ -105,22 +105,7 @@ func childPath(req Request) string {
 // file's folder, wherever looprinter was started from; a bare name is looked
 // up on pathEnv.
 func lookPathIn(file, dir, pathEnv string) (string, error) {
-	if strings.Contains(file, "/") {
-		if !filepath.IsAbs(file) && dir != "" {
-			file = filepath.Join(dir, file)
-		}
-		return exec.LookPath(file)
-	}
-	for _, dir := range filepath.SplitList(pathEnv) {
-		if dir == "" {
-			dir = "."
-		}
-		p := filepath.Join(dir, file)
-		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
-			return p, nil
-		}
-	}
-	return "", exec.ErrNotFound
+	return gatecmd.FindProgram(file, dir, pathEnv)
 }
 
 // envList is a child environment with "set unless already set" helpers.
