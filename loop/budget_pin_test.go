@@ -134,22 +134,24 @@ func rateLimited(after time.Duration) agent.Result {
 
 // A rate limit whose wait is longer than what is left of budget.wall stops
 // the loop TIME OR COST at once instead of sleeping past the budget. The
-// first run takes most of the 1s budget, so that "left" computed as budget
-// + elapsed (instead of budget − elapsed) would let the 700ms wait go ahead.
+// first run takes half of the 2s budget, so that "left" computed as budget
+// + elapsed (instead of budget − elapsed) would let the 1.5s wait go ahead.
+// (Setup may take up to a second on a loaded machine without changing the
+// verdict.)
 func TestPinRateLimitWaitPastWallBudgetStops(t *testing.T) {
-	ad := &pinAdapter{results: []agent.Result{rateLimited(700 * time.Millisecond), resFree}, doneOn: 2, sleep: 600 * time.Millisecond}
+	ad := &pinAdapter{results: []agent.Result{rateLimited(1500 * time.Millisecond), resFree}, doneOn: 2, sleep: time.Second}
 	out, evs := pinRun(t, ad, nil, 10*time.Second, func(l *spec.Loop) {
-		l.Budget.Wall = spec.Duration(time.Second)
+		l.Budget.Wall = spec.Duration(2 * time.Second)
 		l.Agent.Timeout = spec.Duration(time.Hour)
 	})
-	if out.Reason != ReasonTimeCost || !strings.Contains(out.Summary, "waiting 1s would pass the wall budget") {
-		t.Fatalf("outcome %s: %q; want time_or_cost: waiting 1s would pass the wall budget", out.Reason, out.Summary)
+	if out.Reason != ReasonTimeCost || !strings.Contains(out.Summary, "waiting 2s would pass the wall budget") {
+		t.Fatalf("outcome %s: %q; want time_or_cost: waiting 2s would pass the wall budget", out.Reason, out.Summary)
 	}
 	if n := len(ad.calls()); n != 1 {
 		t.Errorf("%d agent runs; the wait past the budget must not be followed by another run", n)
 	}
-	if r := retries(evs); len(r) != 1 || r[0].WaitMS != 700 {
-		t.Errorf("agent_retry records %+v, want one with wait_ms 700", r)
+	if r := retries(evs); len(r) != 1 || r[0].WaitMS != 1500 {
+		t.Errorf("agent_retry records %+v, want one with wait_ms 1500", r)
 	}
 }
 
