@@ -66,13 +66,7 @@ func Confine(l *spec.Loop, readOnly []string) (func(string, []string) (string, [
 		writable = append(writable, writableTrees(a.Env)...)
 	}
 	p := sandbox.Policy{Kind: kind, Dir: l.Dir, Writable: writable, ReadOnly: ro}
-	return func(path string, args []string) (string, []string, []string, error) {
-		q := p
-		// The sandbox's /tmp is private and empty: programs the agent runs
-		// from a temporary folder (its own binary, PATH entries) stay readable.
-		q.ReadOnly = append(append([]string{}, p.ReadOnly...), tempPrograms(path, l.Dir)...)
-		return q.Wrap(path, args)
-	}, kind, nil
+	return p.Wrap, kind, nil
 }
 
 // readOnlyAround is root, read-only, except the way down to keep when keep
@@ -114,23 +108,6 @@ func gitDir(l *spec.Loop) string {
 	}
 }
 
-// tempPrograms are the folders under /tmp that hold the agent's program or
-// a PATH entry, except the loop folder and the folders that hold it (bound
-// read-only after it, they would make the loop folder read-only too).
-func tempPrograms(path, loopDir string) []string {
-	var out []string
-	dirs := []string{filepath.Dir(path)}
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		dirs = append(dirs, filepath.Dir(real))
-	}
-	for _, d := range append(dirs, filepath.SplitList(os.Getenv("PATH"))...) {
-		if (d == "/tmp" || strings.HasPrefix(d, "/tmp/")) && !(loopDir == d || strings.HasPrefix(loopDir, strings.TrimSuffix(d, "/")+"/")) {
-			out = append(out, d)
-		}
-	}
-	return out
-}
-
 // writableTrees are the places outside the loop folder an agent CLI needs
 // to write: its home (config, sessions, caches) and the folders named by the
 // usual variables, from the engine's environment or the agent's env.
@@ -143,7 +120,7 @@ func writableTrees(env map[string]string) []string {
 	}
 	var out []string
 	for _, k := range []string{"HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME",
-		"XDG_DATA_HOME", "GOCACHE", "GOMODCACHE", "GOPATH", "npm_config_cache", "TMPDIR"} {
+		"XDG_DATA_HOME", "GOCACHE", "GOMODCACHE", "GOPATH", "npm_config_cache"} {
 		if v := get(k); v != "" && filepath.IsAbs(v) && v != "/" {
 			for _, p := range filepath.SplitList(v) {
 				out = append(out, p)

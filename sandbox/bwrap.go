@@ -65,7 +65,7 @@ func probeBwrap() (path, version string, err error) {
 		args = []string{"/bin/sh", "-c", ":"}
 	}
 	p := Policy{Kind: Bwrap, Dir: dir, ReadOnly: []string{filepath.Join(dir, "ro")}}
-	cmd := exec.CommandContext(ctx, path, p.bwrapArgs(nil, args[0], args[1:])...)
+	cmd := exec.CommandContext(ctx, path, p.bwrapArgs(dir, args[0], args[1:])...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
@@ -83,47 +83,32 @@ func (p Policy) wrapBwrap(path string, args []string) (string, []string, []strin
 	if err := bwrapProbe(); err != nil {
 		return "", nil, nil, fmt.Errorf("sandbox: bwrap: %w", err)
 	}
-	// The private /tmp hides the host's; what the command needs to run from
-	// there (a binary built by go run or go test, a PATH folder of tests)
-	// stays visible, read-only.
-	var visible []string
-	if c, err := canonical(path); err == nil {
-		visible = append(visible, c)
+	// The host's /tmp stays visible, read-only like the rest of the file
+	// system (programs and tools installed there must run); the agent's
+	// temporary files go to a private folder, emptied for every run.
+	tmp := TempDir(p.Dir)
+	os.RemoveAll(tmp)
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		return "", nil, nil, fmt.Errorf("sandbox: private temporary folder: %w", err)
 	}
-	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
-		if c, err := canonical(d); err == nil && filepath.IsAbs(d) {
-			visible = append(visible, c)
-		}
-	}
-	return bwrapOnce.path, p.bwrapArgs(visible, path, args), []string{"TMPDIR=/tmp"}, nil
+	return bwrapOnce.path, p.bwrapArgs(tmp, path, args), []string{"TMPDIR=" + tmp}, nil
 }
 
 // bwrapArgs: / read-only, a minimal /dev, a fresh /proc for the new PID
-// namespace, a private /tmp and, read-only, the paths of visible that are in
-// the host's /tmp; then the writable trees (after the tmpfs, so a loop folder
-// under /tmp stays visible; parents before children), then the read-only
+// namespace; then the writable trees (the loop folder, the others, the
+// private temporary folder; parents before children), then the read-only
 // paths over them. A read-only path outside every writable tree is
 // read-only already and is left alone.
-func (p Policy) bwrapArgs(visible []string, path string, args []string) []string {
+func (p Policy) bwrapArgs(tmp, path string, args []string) []string {
 	a := []string{
 		"--die-with-parent", "--unshare-pid", "--new-session",
 		"--ro-bind", "/", "/",
 		"--dev", "/dev",
 		"--proc", "/proc",
-		"--tmpfs", "/tmp",
 	}
-	writable := append([]string{p.Dir}, p.Writable...)
+	writable := append([]string{p.Dir, tmp}, p.Writable...)
 	sortByDepth(writable)
 	seen := map[string]bool{}
-	sortByDepth(visible)
-	var shown []string
-	for _, v := range visible {
-		if !within(v, "/tmp") || v == "/tmp" || covered(v, writable) || covered(v, shown) {
-			continue
-		}
-		shown = append(shown, v)
-		a = append(a, "--ro-bind", v, v)
-	}
 	for _, w := range writable {
 		if !seen[w] {
 			seen[w] = true
@@ -131,11 +116,6 @@ func (p Policy) bwrapArgs(visible []string, path string, args []string) []string
 		}
 	}
 	for _, r := range p.ReadOnly {
-		if within(r, "/tmp") {
-			// hidden by the private /tmp otherwise: bind it back, read-only
-			a = append(a, "--ro-bind", r, r)
-			continue
-		}
 		for _, w := range writable {
 			if within(r, w) {
 				a = append(a, "--ro-bind", r, r)

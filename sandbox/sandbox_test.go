@@ -489,8 +489,9 @@ func TestGrantSplit(t *testing.T) {
 	}
 }
 
-// A program in the host's /tmp (go run and go test build there) and the
-// PATH folders there stay visible under bwrap's private /tmp.
+// A program in the host's /tmp (go run and go test build there, npm installs
+// there in a clone under /tmp) and the PATH folders there stay visible under
+// bwrap, read-only; the agent's TMPDIR is its own and writable.
 func TestBwrapProgramInTmp(t *testing.T) {
 	need(t, Bwrap)
 	l := newLayout(t)

@@ -52,6 +52,11 @@ running the loop is stopped too.`,
 func runStop(io *IO, e ops.Entry, now bool, timeout time.Duration) error {
 	if e.SchedulerPID != 0 && ops.IsScheduler(e.SchedulerPID) {
 		syscall.Kill(e.SchedulerPID, syscall.SIGTERM)
+		// Wait for it to be gone before the entry says so: a scheduler that
+		// was still starting could otherwise register itself again.
+		for deadline := time.Now().Add(5 * time.Second); ops.Alive(e.SchedulerPID) && time.Now().Before(deadline); {
+			time.Sleep(20 * time.Millisecond)
+		}
 		fmt.Fprintf(io.Err, "stopped the scheduler of %s (pid %d)\n", e.Name, e.SchedulerPID)
 		ops.Update(e, func(x *ops.Entry) { x.SchedulerPID = 0 })
 	}
