@@ -173,6 +173,9 @@ func Run(ctx context.Context, l *spec.Loop, opts Options) (*Outcome, error) {
 	sandbox.BecomeSubreaper()
 	previous := st.Outcome
 	st.Outcome, st.Summary = "", ""
+	if err := e.checkpoint(); err != nil { // the run is visible to status at once
+		return nil, err
+	}
 	e.emit(record.Event{Event: record.LoopStart, Loop: l.Name, Shape: l.Shape, LoopFile: l.Path, Dir: dir, PID: os.Getpid(), Resumed: resumed, Phase: st.Phase, Message: previousNote(previous)})
 	for _, u := range untrusted {
 		e.emit(record.Event{Event: record.Violation, Kind: "state_forged", File: RecordsDir + "/state.json", Message: u})

@@ -147,7 +147,11 @@ func runStart(io *IO, o *startOptions) error {
 			entry = e
 		}
 		if live, pid := loop.Locked(runDir(entry)); live && pid == d.PID {
-			break
+			// ... and has saved its state for this run, so that status
+			// right after start shows the run, not the loop before it.
+			if st, err := loop.LoadState(runDir(entry)); err == nil && st.PID == d.PID {
+				break
+			}
 		}
 		if done, werr := d.Exited(); done {
 			code := 0
