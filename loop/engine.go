@@ -343,8 +343,17 @@ func nextSteps(reason string, l *spec.Loop) []string {
 
 // checkpoint folds elapsed wall time into the state (in full: what is below
 // a millisecond is carried to the next checkpoint), saves the state and
-// syncs the records: a crash loses at most what happened since.
-func (e *Engine) checkpoint() error {
+// syncs it and the records to disk (a group commit, once per step): a power
+// loss loses at most the step under way.
+func (e *Engine) checkpoint() error { return e.save(true) }
+
+// note saves the state without waiting for the disk: enough against a
+// crash of the process (the kernel keeps what was written), used where a
+// power loss would also end the agent (its pgid, the wall time while it
+// runs).
+func (e *Engine) note() error { return e.save(false) }
+
+func (e *Engine) save(durable bool) error {
 	e.ckMu.Lock()
 	defer e.ckMu.Unlock()
 	now := time.Now()
@@ -352,8 +361,10 @@ func (e *Engine) checkpoint() error {
 	e.st.WallMS += d.Milliseconds()
 	e.markRem = d - time.Duration(d.Milliseconds())*time.Millisecond
 	e.mark = now
-	e.rec.Sync()
-	return e.st.Save(e.dir)
+	if durable {
+		e.rec.Sync()
+	}
+	return e.st.save(e.dir, durable)
 }
 
 // checkpointEvery saves the state every d while an agent runs, so that a
@@ -370,7 +381,7 @@ func (e *Engine) checkpointEvery(d time.Duration) func() {
 			case <-done:
 				return
 			case <-t.C:
-				e.checkpoint()
+				e.note()
 			}
 		}
 	}()

@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -96,6 +97,9 @@ func snapshotGuard(dir, priv string, files []protFile) (*guard, error) {
 	data, err := json.Marshal(g)
 	if err != nil {
 		return nil, err
+	}
+	if old, err := os.ReadFile(guardPath(priv)); err == nil && bytes.Equal(old, data) {
+		return g, nil // the same snapshot as before the last run
 	}
 	if err := WriteFileAtomic(guardPath(priv), data); err != nil {
 		return nil, err

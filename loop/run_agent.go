@@ -93,7 +93,7 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 		OnStart: func(pgid int) {
 			// Saved so that a restart after SIGKILL can end an orphaned agent.
 			e.st.AgentPGID = pgid
-			e.checkpoint()
+			e.note()
 		},
 	}
 	// A run never outlives the loop's wall budget, nor its cost budget
@@ -190,7 +190,7 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 	e.endRecord(phase, task, a, res, run.Changed)
 	e.recordTamper(phase, task, run.Tamper)
 	e.st.InFlight = nil
-	if err := e.checkpoint(); err != nil {
+	if err := e.note(); err != nil {
 		return nil, err
 	}
 	if gerr != nil {

@@ -276,7 +276,12 @@ func rebuildState(dir string, claimed *State) *State {
 // Save writes the state: the engine's own copy first, then the public
 // state.json, each replaced atomically and synced with its folder, so that a
 // power loss leaves the old or the new state, never an empty one.
-func (st *State) Save(dir string) error {
+func (st *State) Save(dir string) error { return st.save(dir, true) }
+
+// save writes the state; durable syncs the engine's copy (file and folder)
+// before it returns. The public copy is never synced: the engine's is the
+// one a restart trusts.
+func (st *State) save(dir string, durable bool) error {
 	st.V = StateVersion
 	st.UpdatedAt = time.Now().UTC()
 	data, err := json.MarshalIndent(st, "", "  ")
@@ -287,10 +292,10 @@ func (st *State) Save(dir string) error {
 	if _, err := enginedir.Ensure(dir); err != nil {
 		return err
 	}
-	if err := WriteFileAtomic(PrivateStatePath(dir), data); err != nil {
+	if err := writeFile(PrivateStatePath(dir), data, 0o600, durable); err != nil {
 		return err
 	}
-	return WriteFileAtomic(StatePath(dir), data)
+	return writeFile(StatePath(dir), data, 0o600, false)
 }
 
 // WriteFileAtomic replaces a file so that readers see the old or the new
@@ -303,6 +308,12 @@ func WriteFileAtomic(path string, data []byte) error {
 // folder are synced before it returns. A symlink at path is replaced, never
 // written through.
 func writeFileMode(path string, data []byte, mode os.FileMode) error {
+	return writeFile(path, data, mode, true)
+}
+
+// writeFile replaces path atomically with data and mode; durable syncs the
+// file before the rename and the folder after it.
+func writeFile(path string, data []byte, mode os.FileMode, durable bool) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
@@ -320,10 +331,12 @@ func writeFileMode(path string, data []byte, mode os.FileMode) error {
 		os.Remove(tmp.Name())
 		return err
 	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
+	if durable {
+		if err := tmp.Sync(); err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+			return err
+		}
 	}
 	if err := tmp.Close(); err != nil {
 		os.Remove(tmp.Name())
@@ -332,6 +345,9 @@ func writeFileMode(path string, data []byte, mode os.FileMode) error {
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		os.Remove(tmp.Name())
 		return err
+	}
+	if !durable {
+		return nil
 	}
 	return syncDir(filepath.Dir(path))
 }

@@ -43,6 +43,12 @@ const sweepPasses = 100
 // would then fail), and so is any zombie child that is not kept.
 func Sweep(keep ...int) []int {
 	self := os.Getpid()
+	if kids, ok := children(); ok && len(kids) == 0 {
+		// No child at all: nothing descends from this process (as a
+		// subreaper, an orphan would have become a child), so there is no
+		// need to read every process of the machine.
+		return nil
+	}
 	spared := map[int]bool{}
 	for _, k := range keep {
 		spared[k] = true
@@ -50,7 +56,7 @@ func Sweep(keep ...int) []int {
 	var killed []int
 	done := map[int]bool{}
 	for pass := 0; pass < sweepPasses; pass++ {
-		procs := readProcs()
+		procs := readProcsUnder(self)
 		victims, zombies := descendants(procs, self, spared)
 		if len(victims) == 0 && len(zombies) == 0 {
 			break
@@ -112,6 +118,35 @@ func descendants(procs map[int]proc, root int, spared map[int]bool) (live, zombi
 	return live, zombies
 }
 
+// readProcsUnder reads the parent and state of root's descendants, walking
+// the children files down from root (cost: the size of the tree, not of the
+// machine); where those files do not exist, every process of /proc.
+func readProcsUnder(root int) map[int]proc {
+	out := map[int]proc{}
+	stack := []int{root}
+	for len(stack) > 0 {
+		pid := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		kids, ok := childrenOf(strconv.Itoa(pid))
+		if !ok {
+			if pid == root {
+				return readProcs()
+			}
+			continue // gone meanwhile
+		}
+		for _, k := range kids {
+			if _, seen := out[k]; seen {
+				continue
+			}
+			if p, ok := readProc(k); ok {
+				out[k] = p
+				stack = append(stack, k)
+			}
+		}
+	}
+	return out
+}
+
 // readProcs reads every process's parent and state from /proc.
 func readProcs() map[int]proc {
 	out := map[int]proc{}
@@ -126,21 +161,52 @@ func readProcs() map[int]proc {
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + name + "/stat")
-		if err != nil {
-			continue
+		if p, ok := readProc(pid); ok {
+			out[pid] = p
 		}
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) < 2 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		out[pid] = proc{ppid: ppid, zombie: f[0] == "Z" || f[0] == "X"}
 	}
 	return out
+}
+
+// readProc reads one process's parent and state from /proc/PID/stat.
+func readProc(pid int) (proc, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return proc{}, false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return proc{}, false
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 2 {
+		return proc{}, false
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return proc{ppid: ppid, zombie: f[0] == "Z" || f[0] == "X"}, true
+}
+
+// children lists this process's direct children.
+func children() (pids []int, ok bool) { return childrenOf("self") }
+
+// childrenOf lists a process's direct children from /proc/PID/task/*/children
+// (every thread's); ok is false where the kernel does not offer that file.
+func childrenOf(pid string) (pids []int, ok bool) {
+	tasks, err := os.ReadDir("/proc/" + pid + "/task")
+	if err != nil {
+		return nil, false
+	}
+	for _, t := range tasks {
+		data, err := os.ReadFile("/proc/" + pid + "/task/" + t.Name() + "/children")
+		if err != nil {
+			return nil, false
+		}
+		for _, f := range strings.Fields(string(data)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	return pids, true
 }

@@ -42,7 +42,7 @@ func floodOnce(b *testing.B, agentCmd string) (rssKB int64, transcript int64) {
 	}
 	loopDir := filepath.Join(dir, "loop")
 	os.MkdirAll(loopDir, 0o755)
-	yaml := "shape: ralph\nobjective: \"survive a flood\"\nagent: {backend: command, command: '" + agentCmd + "', timeout: 5m}\nbudget: {iterations: 1}\nverify: [\"true\"]\n"
+	yaml := "shape: ralph\nobjective: \"survive a flood\"\nagent: {backend: command, command: '" + agentCmd + "', timeout: 5m}\nbudget: {iterations: 1}\nverify: [\"test -s working-records/transcripts/*-ralph.log\"]\n"
 	os.WriteFile(filepath.Join(loopDir, "loop.yaml"), []byte(yaml), 0o644)
 	cmd := exec.Command(filepath.Join(bin, "looprinter"), "run", "-q")
 	cmd.Dir = loopDir
