@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Engine benchmarks: per-iteration overhead (target: median < 5 ms) and peak
+# Engine benchmarks: per-iteration overhead (measured in docs/design.md) and peak
 # RSS while an agent floods 1 GiB of output (target: < 50 MB).
 set -euo pipefail
 cd "$(dirname "$0")/.."
