@@ -322,6 +322,11 @@ func killRun(pid int, dir string) []int {
 		if len(victims) == 0 {
 			break
 		}
+		// The engine first: it must not see its agents die and go on (write a
+		// record, start the next step) before it is killed itself.
+		if victims[pid] {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
 		for p := range victims {
 			// A group led by a process of the run holds only the run's
 			// processes (an agent's group), except the engine's own group

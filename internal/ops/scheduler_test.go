@@ -1,8 +1,12 @@
 package ops
 
 import (
+	"fmt"
+	"os"
 	"os/exec"
+	"strings"
 	"testing"
+	"time"
 )
 
 // A stale scheduler pid that now belongs to another program must never be
@@ -15,6 +19,14 @@ func TestIsSchedulerChecksTheCommandLine(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		// Until the child has exec'd, its command line is still the test
+		// binary's: wait for the one it was started with.
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", cmd.Process.Pid))
+			if strings.HasPrefix(string(b), argv0+"\x00") {
+				break
+			}
+		}
 		return cmd
 	}
 	other := start("sleep", "-c", "sleep 30")
