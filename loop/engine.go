@@ -216,7 +216,7 @@ func previousNote(outcome string) string {
 
 func defaultBackoff(n int) time.Duration {
 	d := 5 * time.Second
-	for i := 1; i < n; i++ {
+	for i := 1; i < n && d < 10*time.Minute; i++ { // bounded whatever n is
 		d *= 3
 	}
 	if d > 10*time.Minute {

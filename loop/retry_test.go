@@ -121,3 +121,12 @@ func TestRateLimitsAreNotAttempts(t *testing.T) {
 		t.Fatalf("outcome %s, %d attempts, %d calls; want done, 1 attempt, 5 calls", out.Reason, out.State.Iterations, ad.calls)
 	}
 }
+
+// Rate limits forever (each wait well inside the wall budget): one agent run
+// still ends, BLOCKED after maxTries tries, never a loop without end.
+func TestEndlessRateLimitsAreBounded(t *testing.T) {
+	out, _, ad := runScripted(t, "scripted-429-forever", agent.StatusRateLimited)
+	if out.Reason != ReasonBlocked || ad.calls != maxTries {
+		t.Fatalf("outcome %s after %d calls; want blocked after %d tries", out.Reason, ad.calls, maxTries)
+	}
+}

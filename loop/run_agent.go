@@ -14,6 +14,10 @@ import (
 	"github.com/looprinter/looprinter/spec"
 )
 
+// maxTries bounds the tries of one agent run (rate-limit waits and API
+// error retries together); the wall budget normally ends them long before.
+const maxTries = 100
+
 // AgentRun is what one agent run produced, after the engine's own checks.
 type AgentRun struct {
 	Result  agent.Result
@@ -131,6 +135,12 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 			break
 		}
 		var wait time.Duration
+		if try >= maxTries {
+			// A hard bound, whatever the waits and the retry counts say.
+			res.Error = fmt.Sprintf("gave up after %d tries of one agent run (the last: %s): %s", try, res.Status, res.Error)
+			res.Status = agent.StatusBlocked
+			break
+		}
 		switch res.Status {
 		case agent.StatusRateLimited:
 			waits++
