@@ -500,18 +500,8 @@ func (p *Parser) jestSummaryLine(b []byte) bool {
 	if m == nil {
 		return false
 	}
-	t := tally{seen: true}
-	for _, part := range strings.Split(strings.TrimSuffix(string(m[1]), ", "), ", ") {
-		n, word := countWord(part)
-		switch word {
-		case "passed":
-			t.passed += n
-		case "failed":
-			t.failed += n
-		case "skipped", "todo":
-			t.skipped += n
-		}
-	}
+	t := summaryTally(strings.Split(strings.TrimSuffix(string(m[1]), ", "), ", "))
+	t.seen = true
 	p.jest.add(t)
 	return true
 }
@@ -573,6 +563,24 @@ func marker(trim []byte) (string, string) {
 	return "", ""
 }
 
+// summaryTally adds up the "N passed", "N failed", "N skipped", "N todo"
+// parts of a jest or vitest summary line.
+func summaryTally(parts []string) tally {
+	var t tally
+	for _, part := range parts {
+		n, word := countWord(part)
+		switch word {
+		case "passed":
+			t.passed += n
+		case "failed":
+			t.failed += n
+		case "skipped", "todo":
+			t.skipped += n
+		}
+	}
+	return t
+}
+
 // vitest
 
 func (p *Parser) vitestLine(b, trim []byte) bool {
@@ -582,19 +590,7 @@ func (p *Parser) vitestLine(b, trim []byte) bool {
 	}
 	if bytes.HasPrefix(trim, []byte("Tests ")) {
 		if m := vitestSummary.FindSubmatch(b); m != nil {
-			var t tally
-			for _, part := range strings.Split(string(m[1]), "|") {
-				n, word := countWord(part)
-				switch word {
-				case "passed":
-					t.passed += n
-				case "failed":
-					t.failed += n
-				case "skipped", "todo":
-					t.skipped += n
-				}
-			}
-			p.vitest.set(t)
+			p.vitest.set(summaryTally(strings.Split(string(m[1]), "|")))
 			return true
 		}
 	}
