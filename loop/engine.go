@@ -461,7 +461,7 @@ func (e *Engine) stepSetup(ctx context.Context) error {
 // what already fails; it stops the loop when the checks cannot judge it.
 func (e *Engine) stepBaseline(ctx context.Context) error {
 	if !e.st.BaselineDone {
-		cmds := append(append([]string{}, e.spec.Verify...), e.spec.ObjectiveVerify...)
+		cmds := e.spec.GateChecks()
 		base := map[string][]string{}
 		if len(cmds) > 0 {
 			results := e.runChecks(ctx, "baseline", cmds)
@@ -507,12 +507,18 @@ func normalizeAll(lines []string) []string {
 func (e *Engine) runChecks(ctx context.Context, gate string, cmds []string) []CheckResult {
 	dir := e.path(RecordsDir, "checks")
 	os.MkdirAll(dir, 0o700)
-	var out []CheckResult
 	stamp := time.Now().UTC().Format("20060102T150405.000")
+	return runCheckList(ctx, e.spec, cmds, e.checkEnv(), func(i int) string {
+		return filepath.Join(dir, fmt.Sprintf("%s-c%d-i%d-%s-%d.log", stamp, e.st.Cycle, e.st.Iterations, gate, i+1))
+	})
+}
+
+// runCheckList runs commands in order in the loop's folder, each output saved
+// at logPath(i), until the context ends.
+func runCheckList(ctx context.Context, l *spec.Loop, cmds, env []string, logPath func(i int) string) []CheckResult {
+	var out []CheckResult
 	for i, c := range cmds {
-		name := fmt.Sprintf("%s-c%d-i%d-%s-%d.log", stamp, e.st.Cycle, e.st.Iterations, gate, i+1)
-		r := runCheck(ctx, e.dir, c, filepath.Join(dir, name), e.spec.CheckTimeout.D(), e.checkEnv(), e.spec.TestSummaries)
-		out = append(out, r)
+		out = append(out, runCheck(ctx, l.Dir, c, logPath(i), l.CheckTimeout.D(), env, l.TestSummaries))
 		if ctx.Err() != nil {
 			break
 		}

@@ -47,7 +47,7 @@ func (e *Engine) judgeBaseline(results []CheckResult) error {
 	if len(cannot) > 0 {
 		return e.stop(ReasonBlocked, strings.Join(cannot, "\n")+"\n(no agent ran: a check that cannot run cannot judge one)")
 	}
-	for _, c := range append(append([]string{}, e.spec.Verify...), e.spec.ObjectiveVerify...) {
+	for _, c := range e.spec.GateChecks() {
 		if why, vacuous := gatecmd.VacuousCheck(c); vacuous {
 			e.emit(record.Event{Event: record.Warning, Kind: "vacuous_check", Message: fmt.Sprintf("the check `%s` cannot fail: %s", c, why)})
 			e.addNotVerified(fmt.Sprintf("the check `%s` cannot fail (%s)", c, why))
@@ -151,12 +151,7 @@ func ProbeChecks(ctx context.Context, l *spec.Loop) []CheckResult {
 	}
 	defer os.RemoveAll(tmp)
 	env := append(os.Environ(), "LOOPRINTER_DIR="+l.Dir, "LOOPRINTER_CYCLE=0")
-	var out []CheckResult
-	for i, c := range append(append([]string{}, l.Verify...), l.ObjectiveVerify...) {
-		out = append(out, runCheck(ctx, l.Dir, c, filepath.Join(tmp, fmt.Sprintf("check-%d.log", i+1)), l.CheckTimeout.D(), env, l.TestSummaries))
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	return out
+	return runCheckList(ctx, l, l.GateChecks(), env, func(i int) string {
+		return filepath.Join(tmp, fmt.Sprintf("check-%d.log", i+1))
+	})
 }

@@ -69,10 +69,6 @@ func (e *Engine) reviewObjective() string {
 	return DefaultReviewObjective
 }
 
-func (e *Engine) reviewChecks() []string {
-	return append(append([]string{}, e.spec.Verify...), e.spec.ObjectiveVerify...)
-}
-
 func agentName(a spec.Agent) string {
 	s := a.Backend
 	if a.Model != "" {
@@ -194,7 +190,7 @@ func (e *Engine) reviewWrite(ctx context.Context, rs *ReviewState) error {
 // reviewRunChecks runs the checks on the current tree and keeps their
 // evidence for the next reviewer.
 func (e *Engine) reviewRunChecks(ctx context.Context, rs *ReviewState, gate string) error {
-	cmds := e.reviewChecks()
+	cmds := e.spec.GateChecks()
 	results := e.runChecks(ctx, gate, cmds)
 	if ctx.Err() != nil {
 		return e.stop(ReasonInterrupted, "interrupted during the checks")
@@ -624,7 +620,7 @@ func (e *Engine) reviewOpen(rs *ReviewState) []Finding {
 
 // reviewFinal runs the final checks and ends the review with its exit code.
 func (e *Engine) reviewFinal(ctx context.Context, rs *ReviewState) error {
-	results := e.runChecks(ctx, "review-final", e.reviewChecks())
+	results := e.runChecks(ctx, "review-final", e.spec.GateChecks())
 	if ctx.Err() != nil {
 		return e.stop(ReasonInterrupted, "interrupted during the final checks")
 	}

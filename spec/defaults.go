@@ -366,6 +366,12 @@ func checkCron(expr string) (err error) {
 	return nil
 }
 
+// GateChecks are every check of the gates, in the order the baseline runs
+// them: verify, then objective_verify.
+func (l *Loop) GateChecks() []string {
+	return append(append([]string{}, l.Verify...), l.ObjectiveVerify...)
+}
+
 func (l *Loop) hasPostPhase(name string) bool {
 	for _, p := range l.PostPhases {
 		if p.Name == name {

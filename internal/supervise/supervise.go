@@ -138,7 +138,7 @@ func (s *Supervisor) Run(ctx context.Context, trig Trigger, evs []record.Event) 
 	if err != nil {
 		return s.finish(Result{Status: "failed", Error: "the loop file is invalid before supervision: " + err.Error()}, trig)
 	}
-	scripts := snapshotScripts(s.Dir, append(append([]string{}, old.Verify...), old.ObjectiveVerify...))
+	scripts := snapshotScripts(s.Dir, old.GateChecks())
 	a := old.AgentFor("supervisor", false)
 	ad, err := agent.Lookup(a.Backend)
 	if err != nil {
