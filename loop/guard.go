@@ -316,7 +316,7 @@ func safeParent(dir, path string) error {
 	if rel == "." {
 		return nil
 	}
-	for _, part := range splitSlash(filepath.ToSlash(rel)) {
+	for _, part := range strings.Split(filepath.ToSlash(rel), "/") { // rel is clean: no empty part
 		cur = filepath.Join(cur, part)
 		fi, err := os.Lstat(cur)
 		switch {
@@ -337,20 +337,6 @@ func safeParent(dir, path string) error {
 		}
 	}
 	return nil
-}
-
-func splitSlash(s string) []string {
-	var out []string
-	start := 0
-	for i := 0; i <= len(s); i++ {
-		if i == len(s) || s[i] == '/' {
-			if i > start {
-				out = append(out, s[start:i])
-			}
-			start = i + 1
-		}
-	}
-	return out
 }
 
 func typeName(m os.FileMode) string {

@@ -185,13 +185,13 @@ func (e *Engine) enforceJudgedPlan(dead, who string) []string {
 // written whole.
 func (e *Engine) writeJudged() error {
 	j := e.st.Judged
-	if cur, errs, err := ReadPlan(e.planPath()); err == nil && len(errs) == 0 {
+	data, rerr := readBounded(e.planPath(), MaxPlanBytes)
+	if cur, errs := CheckPlan(data); rerr == nil && len(errs) == 0 {
 		s, marks := planDiffs(j, cur, "")
 		if len(s) == 0 && len(marks) == 0 {
 			return nil // the file says what the engine judged: leave it as the agent wrote it
 		}
 		if len(s) == 0 {
-			data, _ := readBounded(e.planPath(), MaxPlanBytes)
 			var doc map[string]any
 			if json.Unmarshal(data, &doc) == nil {
 				if tasks, ok := doc["tasks"].([]any); ok && len(tasks) == len(j.Tasks) {

@@ -198,30 +198,6 @@ func (p *Plan) Done() int {
 	return n
 }
 
-// setPasses rewrites plan.json with one task's passes changed, keeping every
-// other field of the file as the agent wrote it.
-func setPasses(path, id string, passes bool) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(data, &doc); err != nil {
-		return err
-	}
-	tasks, _ := doc["tasks"].([]any)
-	for _, t := range tasks {
-		if m, ok := t.(map[string]any); ok && m["id"] == id {
-			m["passes"] = passes
-		}
-	}
-	out, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		return err
-	}
-	return WriteFileAtomic(path, append(out, '\n'))
-}
-
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s

@@ -1,7 +1,6 @@
 package loop
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -402,14 +401,3 @@ func short(v any) string {
 	}
 	return s
 }
-
-// fileContent reads a file for before/after comparison; nil if absent.
-func fileContent(path string) []byte {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil
-	}
-	return b
-}
-
-func sameContent(a, b []byte) bool { return (a == nil) == (b == nil) && bytes.Equal(a, b) }
