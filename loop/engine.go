@@ -41,8 +41,8 @@ var ExitCodes = map[string]int{
 	ReasonBlocked: 4, ReasonAlreadyPassing: 5, ReasonNotVerified: 6, ReasonInterrupted: 130,
 }
 
-// Titles name each reason as the final report does.
-var Titles = map[string]string{
+// titles name each reason as the final report does.
+var titles = map[string]string{
 	ReasonDone: "DONE", ReasonBudget: "BUDGET SPENT", ReasonNoProgress: "NO PROGRESS",
 	ReasonTimeCost: "TIME OR COST BUDGET", ReasonBlocked: "BLOCKED", ReasonInterrupted: "INTERRUPTED",
 	ReasonAlreadyPassing: "ALREADY PASSING", ReasonNotVerified: "NOT VERIFIED",
@@ -50,7 +50,7 @@ var Titles = map[string]string{
 
 // Title is a reason as the final report names it.
 func Title(reason string) string {
-	if t, ok := Titles[reason]; ok {
+	if t, ok := titles[reason]; ok {
 		return t
 	}
 	return strings.ToUpper(reason)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/looprinter/looprinter/internal/ops"
 	"github.com/looprinter/looprinter/internal/termtext"
+	"github.com/looprinter/looprinter/loop"
 )
 
 func init() {
@@ -76,7 +77,7 @@ what it spent. The registry is kept in $XDG_STATE_HOME/looprinter
 					spent = fmt.Sprintf("$%.2f", st.CostUSD)
 					switch s.State {
 					case ops.StateFinished, ops.StateInterrupted:
-						detail = fmt.Sprintf("%s (exit %d)", ops.OutcomeTitle(st.Outcome), st.ExitCode)
+						detail = fmt.Sprintf("%s (exit %d)", loop.Title(st.Outcome), st.ExitCode)
 					case ops.StateCrashed:
 						detail = fmt.Sprintf("pid %d died without a final record", s.PID)
 					case ops.StateRunning, ops.StatePaused:

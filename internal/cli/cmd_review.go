@@ -306,7 +306,7 @@ func printReviewReport(io *IO, l *spec.Loop, o *loop.Outcome) {
 	w := &strings.Builder{}
 	defer func() { fmt.Fprint(io.Out, termtext.Clean(w.String())) }()
 	st := o.State
-	fmt.Fprintf(w, "\n== looprinter review: %s (exit %d) ==\n", outcomeTitles[o.Reason], o.ExitCode)
+	fmt.Fprintf(w, "\n== looprinter review: %s (exit %d) ==\n", loop.Title(o.Reason), o.ExitCode)
 	fmt.Fprintf(w, "why:       %s\n", o.Summary)
 	rs := st.Review
 	if rs != nil {

@@ -185,8 +185,6 @@ func consolePrinter(io *IO) func(record.Event) {
 	}
 }
 
-var outcomeTitles = loop.Titles
-
 // printReport prints the final report: outcome, counters, evidence, what
 // was not verified, and where the records are.
 func printReport(io *IO, l *spec.Loop, o *loop.Outcome) {
@@ -195,7 +193,7 @@ func printReport(io *IO, l *spec.Loop, o *loop.Outcome) {
 	w := &strings.Builder{}
 	defer func() { fmt.Fprint(io.Out, termtext.Clean(w.String())) }()
 	st := o.State
-	fmt.Fprintf(w, "\n== looprinter: %s (exit %d) ==\n", outcomeTitles[o.Reason], o.ExitCode)
+	fmt.Fprintf(w, "\n== looprinter: %s (exit %d) ==\n", loop.Title(o.Reason), o.ExitCode)
 	fmt.Fprintf(w, "loop:      %s (%s shape) in %s\n", l.Name, l.Shape, l.Dir)
 	fmt.Fprintf(w, "why:       %s\n", o.Summary)
 	wall := time.Duration(st.WallMS) * time.Millisecond

@@ -164,7 +164,7 @@ func statusOne(io *IO, e ops.Entry, asJSON bool) error {
 		}
 		fmt.Fprintf(w, "gates:      cycle %s, objective %s\n", st.CycleGate, st.ObjectiveGate)
 		if st.Outcome != "" {
-			fmt.Fprintf(w, "outcome:    %s (exit %d): %s\n", ops.OutcomeTitle(st.Outcome), st.ExitCode, st.Summary)
+			fmt.Fprintf(w, "outcome:    %s (exit %d): %s\n", loop.Title(st.Outcome), st.ExitCode, st.Summary)
 		}
 		for _, nv := range st.NotVerified {
 			fmt.Fprintf(w, "NOT VERIFIED: %s\n", nv)

@@ -123,7 +123,7 @@ func (n *Notifier) message(kind string, ev record.Event) Message {
 		m.Summary = ev.Message
 		m.Text = fmt.Sprintf("looprinter %s: %s. %s", n.Loop, ev.Message, m.Status)
 	default:
-		m.Text = fmt.Sprintf("looprinter %s stopped: %s. %s", n.Loop, ops.OutcomeTitle(ev.Reason), m.Status)
+		m.Text = fmt.Sprintf("looprinter %s stopped: %s. %s", n.Loop, loop.Title(ev.Reason), m.Status)
 	}
 	return m
 }

@@ -231,17 +231,14 @@ func Line(st *loop.State, p *loop.Plan, state string) string {
 	case state == StateCrashed:
 		b.WriteString(" CRASHED: the run died without a final record; `looprinter start` resumes it.")
 	case st.Outcome == loop.ReasonInterrupted:
-		fmt.Fprintf(&b, " Stopped: %s (exit %d); `looprinter start` resumes it.", OutcomeTitle(st.Outcome), st.ExitCode)
+		fmt.Fprintf(&b, " Stopped: %s (exit %d); `looprinter start` resumes it.", loop.Title(st.Outcome), st.ExitCode)
 	case st.Outcome != "":
-		fmt.Fprintf(&b, " Stopped: %s (exit %d).", OutcomeTitle(st.Outcome), st.ExitCode)
+		fmt.Fprintf(&b, " Stopped: %s (exit %d).", loop.Title(st.Outcome), st.ExitCode)
 	case state == StatePaused:
 		b.WriteString(" Paused.")
 	}
 	return b.String()
 }
-
-// OutcomeTitle is the reason of a stop as the final report names it.
-func OutcomeTitle(reason string) string { return loop.Title(reason) }
 
 func gateWord(g string) string {
 	switch g {
@@ -375,7 +372,7 @@ func describe(e record.Event) string {
 		if e.ExitCode != nil {
 			code = *e.ExitCode
 		}
-		return strings.TrimSpace(fmt.Sprintf("loop stopped: %s (exit %d) %s", OutcomeTitle(e.Reason), code, e.Summary))
+		return strings.TrimSpace(fmt.Sprintf("loop stopped: %s (exit %d) %s", loop.Title(e.Reason), code, e.Summary))
 	}
 	d := record.Describe(e)
 	if rest, ok := strings.CutPrefix(d, e.Event); ok && (rest == "" || strings.HasPrefix(rest, ": ")) {

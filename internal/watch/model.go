@@ -288,7 +288,7 @@ func (m Model) detail(b *strings.Builder, line func(string, ...any), v LoopView)
 		line("spent     %d build run%s, $%.2f, %s", st.Iterations, plural(st.Iterations), st.CostUSD, wall.Round(time.Second))
 	}
 	if st.Outcome != "" {
-		line("stopped   %s (exit %d): %s", ops.OutcomeTitle(st.Outcome), st.ExitCode, oneLine(st.Summary))
+		line("stopped   %s (exit %d): %s", loop.Title(st.Outcome), st.ExitCode, oneLine(st.Summary))
 	}
 	if len(s.Tasks) > 0 {
 		done := 0
