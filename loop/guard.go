@@ -302,7 +302,7 @@ func (g *guard) put(dir, priv string, e guardEntry) error {
 	}
 	// A rename replaces whatever is at path (a symlink included) instead of
 	// writing through it.
-	return writeFileMode(path, data, os.FileMode(e.Mode))
+	return writeFile(path, data, os.FileMode(e.Mode), true)
 }
 
 // safeParent makes sure every folder between dir and path is a real folder

@@ -201,7 +201,7 @@ func (e *Engine) writeJudged() error {
 						}
 					}
 					if out, err := json.MarshalIndent(doc, "", "  "); err == nil {
-						return writeFileMode(e.planPath(), append(out, '\n'), 0o644)
+						return writeFile(e.planPath(), append(out, '\n'), 0o644, true)
 					}
 				}
 			}
@@ -211,5 +211,5 @@ func (e *Engine) writeJudged() error {
 	if err != nil {
 		return err
 	}
-	return writeFileMode(e.planPath(), append(out, '\n'), 0o644)
+	return writeFile(e.planPath(), append(out, '\n'), 0o644, true)
 }

@@ -301,14 +301,7 @@ func (st *State) save(dir string, durable bool) error {
 // WriteFileAtomic replaces a file so that readers see the old or the new
 // contents, never a part: write a temporary file beside it, then rename.
 func WriteFileAtomic(path string, data []byte) error {
-	return writeFileMode(path, data, 0o600)
-}
-
-// writeFileMode is WriteFileAtomic with the file's mode; the file and its
-// folder are synced before it returns. A symlink at path is replaced, never
-// written through.
-func writeFileMode(path string, data []byte, mode os.FileMode) error {
-	return writeFile(path, data, mode, true)
+	return writeFile(path, data, 0o600, true)
 }
 
 // writeFile replaces path atomically with data and mode; durable syncs the
