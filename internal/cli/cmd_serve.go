@@ -106,6 +106,10 @@ func runServe(ctx context.Context, io *IO, o *serveOptions) error {
 	if err != nil {
 		return err
 	}
+	loopback := serve.Loopback(o.addr)
+	if !loopback && o.tlsCert == "" && !o.behindProxy {
+		fmt.Fprintf(io.Err, "WARNING: serving on %s without TLS: tokens and pages cross the network in clear text. Use --tls-cert/--tls-key, or a TLS reverse proxy in front (then --behind-tls-proxy).\n", o.addr)
+	}
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return &ExitError{Code: 1, Err: err}
@@ -115,10 +119,6 @@ func runServe(ctx context.Context, io *IO, o *serveOptions) error {
 		scheme = "https"
 	}
 	url := fmt.Sprintf("%s://%s/", scheme, ln.Addr())
-	loopback := serve.Loopback(o.addr)
-	if !loopback && o.tlsCert == "" && !o.behindProxy {
-		fmt.Fprintf(io.Err, "WARNING: serving on %s without TLS: tokens and pages cross the network in clear text. Use --tls-cert/--tls-key, or a TLS reverse proxy in front (then --behind-tls-proxy).\n", o.addr)
-	}
 	fmt.Fprintf(io.Err, "looprinter serve: %s\n", url)
 	if loopback {
 		fmt.Fprintln(io.Err, "anyone on this machine may read; actions need the admin token")

@@ -309,13 +309,16 @@ func loopView(e ops.Entry) LoopView {
 	}
 	sort.Slice(v.Cycles, func(i, j int) bool { return v.Cycles[i].N < v.Cycles[j].N })
 	for _, c := range v.Cycles {
-		f := 0
+		f, judged := 0, false
 		for _, g := range c.Gates {
 			if isJudgingGate(g.Gate) {
 				f += g.Failed
+				judged = true
 			}
 		}
-		v.FailPts = append(v.FailPts, failPoint{c.N, f})
+		if judged {
+			v.FailPts = append(v.FailPts, failPoint{c.N, f})
+		}
 	}
 	for i := len(evs) - 1; i >= 0 && len(v.Records) < 300; i-- {
 		if evs[i].Event != record.ToolCall {

@@ -179,11 +179,13 @@ func (t *Tokens) load() error {
 }
 
 // reloadLocked re-reads the file when it changed on disk (another serve
-// rotated the tokens). A file that became unreadable revokes every token.
+// rotated the tokens). A file that is gone, unreadable or readable by
+// others revokes every token.
 func (t *Tokens) reloadLocked() {
 	fi, err := os.Stat(t.path)
-	if err != nil {
+	if err != nil || fi.Mode().Perm()&0o077 != 0 {
 		t.file.Tokens = nil
+		t.mtime = time.Time{}
 		return
 	}
 	if fi.ModTime().Equal(t.mtime) && fi.Size() == t.size {
