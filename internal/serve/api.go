@@ -414,8 +414,10 @@ func sse(w http.ResponseWriter) (func(event, id string, data []byte) bool, bool)
 // Events ("record", data: one record as JSON with "text", the line `logs`
 // prints for it; id: its number), the last
 // ?n= (default 200) first, then each new one as the records follower sees
-// it. ?tools=0 leaves out tool calls. A reconnect with Last-Event-ID goes on
-// after that record.
+// it. ?tools=0 leaves out tool calls. ?after=N (or a reconnect's
+// Last-Event-ID: N) skips the first N records and sends every one after
+// them: the dashboard renders the records it has, then streams the rest
+// without a gap.
 func (s *Server) apiRecordsStream(w http.ResponseWriter, r *http.Request) {
 	e, ok := entry(w, r)
 	if !ok {
@@ -427,7 +429,10 @@ func (s *Server) apiRecordsStream(w http.ResponseWriter, r *http.Request) {
 		back = n
 	}
 	after := -1
-	if id, err := strconv.Atoi(r.Header.Get("Last-Event-ID")); err == nil {
+	if id, err := strconv.Atoi(r.URL.Query().Get("after")); err == nil && id >= 0 {
+		after = id
+	}
+	if id, err := strconv.Atoi(r.Header.Get("Last-Event-ID")); err == nil && id >= 0 {
 		after = id
 	}
 	send, ok := sse(w)

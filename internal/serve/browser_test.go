@@ -80,21 +80,33 @@ agent:
   grace: 1s
 verify:
   - test -s out/a.txt
+  - 'test -s out/z.txt || (echo "FAIL: out/z.txt is missing"; exit 1)'
 objective_verify:
   - test -s out/e.txt
 `
 
+// Cycle 1 builds two tasks quickly and fails its gate (no out/z.txt);
+// cycle 2 re-plans and builds slowly, so there is time to pause it.
 const browserAgent = `== plan
 cost 0.05
-plan T-001:out/a.txt T-002:out/b.txt T-003:out/c.txt T-004:out/d.txt T-005:out/e.txt
+plan T-001:out/a.txt T-002:out/b.txt
+== replan
+cost 0.05
+plan T-003:out/z.txt T-004:out/d.txt T-005:out/e.txt
 == build
 cost 0.20
-sleep 2s
+do
+== build
+cost 0.20
+do
+== build
+cost 0.20
+sleep 3s
 do
 `
 
 // startLoop starts the browser test's loop in the background and waits
-// until its first build run is under way (the plan exists).
+// until cycle 2's first build run is under way.
 func startLoop(t *testing.T) (dir string) {
 	dir = t.TempDir()
 	os.WriteFile(filepath.Join(dir, "loop.yaml"), []byte(browserLoop), 0o644)
@@ -109,7 +121,9 @@ func startLoop(t *testing.T) (dir string) {
 		c.Dir = dir
 		c.Run()
 	})
-	waitRecord(t, dir, 30*time.Second, func(e record.Event) bool { return e.Event == record.AgentStart && e.Phase == "build" })
+	waitRecord(t, dir, 60*time.Second, func(e record.Event) bool {
+		return e.Event == record.AgentStart && e.Phase == "build" && e.Cycle == 2
+	})
 	return dir
 }
 
@@ -234,13 +248,15 @@ func TestBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	row := text(`#rows tr`)
-	for _, want := range []string{"web", "running", "cycle", "build"} {
+	for _, want := range []string{"web", "running", "cycle", "build", "0 / 3"} {
 		if !strings.Contains(row, want) {
 			t.Errorf("the list's row lacks %q: %q", want, row)
 		}
 	}
-	if cg, og := text(`#rows td[data-label="cycle gate"]`), text(`#rows td[data-label="objective gate"]`); cg != "pending" || og != "pending" {
-		t.Errorf("gates in the list: cycle %q, objective %q; want pending, pending", cg, og)
+	// Cycle 1's gate failed; cycle 2's gates have not run yet.
+	gate := regexp.MustCompile(`^(pending|pass|fail)$`)
+	if cg, og := text(`#rows td[data-label="cycle gate"]`), text(`#rows td[data-label="objective gate"]`); !gate.MatchString(cg) || !gate.MatchString(og) {
+		t.Errorf("gates in the list: cycle %q, objective %q", cg, og)
 	}
 	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("button#pause").length`)); err != nil || n != 0 {
 		t.Errorf("without signing in: %d Pause buttons (%v); want none", n, err)
@@ -260,18 +276,25 @@ func TestBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	plan := text(`#plan`)
-	for _, id := range []string{"T-001", "T-002", "T-005"} {
+	for _, id := range []string{"T-003", "T-004", "T-005"} {
 		if !strings.Contains(plan, id) {
 			t.Errorf("the plan lacks %s: %q", id, plan)
 		}
 	}
-	// The cost chart draws a line once an agent run has ended (the plan run).
-	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`svg.cost-chart path.line`)), chromedp.WaitVisible(chromedp.CSS(`svg.fail-chart`))); err != nil {
+	// The cost chart draws a line once an agent run has ended; the
+	// failures chart has cycle 1's bar; the timeline shows its failed gate.
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`svg.cost-chart path.line`)), chromedp.WaitVisible(chromedp.CSS(`svg.fail-chart rect.bar`))); err != nil {
 		t.Fatal(err)
 	}
-	// The records stream in: wait for a task_passed record to appear live.
-	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#records li.ev-task_passed`))); err != nil {
-		t.Fatal(err)
+	if tl := text(`.timeline`); !strings.Contains(tl, "cycle 1") || !strings.Contains(tl, "cycle: fail") {
+		t.Errorf("the timeline: %q", tl)
+	}
+	// The records stream in: wait for cycle 2's first task to pass, live.
+	n0, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#records li").length`))
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`document.querySelectorAll("#records li").length > %d && [...document.querySelectorAll("#records li.ev-task_passed")].some(li => li.textContent.includes("T-003"))`, n0), chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+		n, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#records li").length`))
+		h, _ := chromedp.Run(ctx, chromedp.OuterHTML(chromedp.CSS("#records")))
+		t.Fatalf("%v: %d records at first, %d now:\n%s", err, n0, n, h)
 	}
 	shot("loop.png")
 

@@ -203,6 +203,7 @@ type LoopView struct {
 	Stop     *record.Event
 	Review   string // review-report.md
 	Records  []record.Event
+	Seen     int // records other than tool calls: the stream goes on after them
 	CostPts  []costPoint
 	FailPts  []failPoint
 	Ralph    bool
@@ -320,9 +321,12 @@ func loopView(e ops.Entry) LoopView {
 			v.FailPts = append(v.FailPts, failPoint{c.N, f})
 		}
 	}
-	for i := len(evs) - 1; i >= 0 && len(v.Records) < 300; i-- {
+	for i := len(evs) - 1; i >= 0; i-- {
 		if evs[i].Event != record.ToolCall {
-			v.Records = append(v.Records, evs[i])
+			v.Seen++
+			if len(v.Records) < 300 {
+				v.Records = append(v.Records, evs[i])
+			}
 		}
 	}
 	slicesReverse(v.Records)

@@ -568,6 +568,19 @@ func TestSSEBacklogAndResume(t *testing.T) {
 	if len(after) != 1 || after[0] != all[len(all)-1] {
 		t.Errorf("after Last-Event-ID %s: %v", all[len(all)-2], after)
 	}
+	// The loop page renders its records and streams from after them: a
+	// record written between the two is not lost.
+	page := e.get("/loops/api", "")
+	m := regexp.MustCompile(`records/stream\?tools=0&amp;after=(\d+)"`).FindStringSubmatch(page.body)
+	if m == nil {
+		t.Fatal("the loop page names no stream position")
+	}
+	st, _ := loop.LoadState(dir)
+	ops.AppendRecord(st.Records, record.Event{Event: record.Warning, Message: "written after the page"})
+	gap := read(nil, "?tools=0&after="+m[1], 5)
+	if len(gap) != 1 {
+		t.Errorf("streaming after the page's %s records sent %v, want the one written since", m[1], gap)
+	}
 }
 
 func TestTokenFile(t *testing.T) {
