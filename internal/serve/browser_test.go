@@ -86,7 +86,8 @@ objective_verify:
 `
 
 // Cycle 1 builds two tasks quickly and fails its gate (no out/z.txt);
-// cycle 2 re-plans and builds slowly, so there is time to pause it.
+// in cycle 2 each build run waits until the test writes release-TASK, so
+// the test decides when the loop moves on, however loaded the machine is.
 const browserAgent = `== plan
 cost 0.05
 plan T-001:out/a.txt T-002:out/b.txt
@@ -101,12 +102,13 @@ cost 0.20
 do
 == build
 cost 0.20
-sleep 3s
+run while [ ! -e "release-$LOOPRINTER_TASK" ]; do sleep 0.05; done
 do
 `
 
 // startLoop starts the browser test's loop in the background and waits
-// until cycle 2's first build run is under way.
+// until cycle 2's first build run (T-003) is under way; it waits for
+// release-T-003.
 func startLoop(t *testing.T) (dir string) {
 	dir = t.TempDir()
 	os.WriteFile(filepath.Join(dir, "loop.yaml"), []byte(browserLoop), 0o644)
@@ -125,6 +127,14 @@ func startLoop(t *testing.T) (dir string) {
 		return e.Event == record.AgentStart && e.Phase == "build" && e.Cycle == 2
 	})
 	return dir
+}
+
+// release lets the build run of task go on.
+func release(t *testing.T, dir, task string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "release-"+task), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func waitRecord(t *testing.T, dir string, timeout time.Duration, match func(record.Event) bool) record.Event {
@@ -248,7 +258,7 @@ func TestBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	row := text(`#rows tr`)
-	for _, want := range []string{"web", "running", "cycle", "build", "0 / 3"} {
+	for _, want := range []string{"web", "running", "cycle", "build", "2", "0 / 3"} {
 		if !strings.Contains(row, want) {
 			t.Errorf("the list's row lacks %q: %q", want, row)
 		}
@@ -289,8 +299,10 @@ func TestBrowser(t *testing.T) {
 	if tl := text(`.timeline`); !strings.Contains(tl, "cycle 1") || !strings.Contains(tl, "cycle: fail") {
 		t.Errorf("the timeline: %q", tl)
 	}
-	// The records stream in: wait for cycle 2's first task to pass, live.
+	// The records stream in: T-003 is let go and passes; the page shows it
+	// without a reload.
 	n0, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#records li").length`))
+	release(t, dir, "T-003")
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`document.querySelectorAll("#records li").length > %d && [...document.querySelectorAll("#records li.ev-task_passed")].some(li => li.textContent.includes("T-003"))`, n0), chromedp.WithPollingTimeout(30*time.Second))); err != nil {
 		n, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#records li").length`))
 		h, _ := chromedp.Run(ctx, chromedp.OuterHTML(chromedp.CSS("#records")))
@@ -305,6 +317,9 @@ func TestBrowser(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "working-records", "pause")); err != nil {
 		t.Fatalf("Pause wrote no pause file: %v", err)
 	}
+	// T-004's run is under way; it ends, then the loop pauses.
+	waitRecord(t, dir, 30*time.Second, func(e record.Event) bool { return e.Event == record.AgentStart && e.Task == "T-004" })
+	release(t, dir, "T-004")
 	waitRecord(t, dir, 60*time.Second, func(e record.Event) bool { return e.Event == record.Paused })
 	// The page follows: the records list shows it, and the state says paused.
 	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#records li.ev-paused`))); err != nil {
@@ -319,7 +334,7 @@ func TestBrowser(t *testing.T) {
 	}
 	shot("loop-paused.png")
 	if os.Getenv("LOOPRINTER_UPDATE_SCREENSHOT") == "1" {
-		png, err := chromedp.Run(ctx, chromedp.Screenshot(chromedp.CSS(`main`)))
+		png, err := chromedp.Run(ctx, chromedp.Screenshot(chromedp.CSS(`#live`)))
 		if err == nil {
 			err = os.WriteFile(filepath.Join("..", "..", "docs", "serve.png"), png, 0o644)
 		}

@@ -77,8 +77,8 @@ func failuresChart(pts []failPoint, unit string) template.HTML {
 	for _, p := range pts {
 		ymax = math.Max(ymax, float64(p.Failed))
 	}
-	ymax = niceMax(ymax)
-	axes(&b, ymax, func(v float64) string { return fmt.Sprintf("%g", math.Round(v*10)/10) })
+	ymax = math.Ceil(ymax/4) * 4 // whole numbers on the four grid lines
+	axes(&b, ymax, func(v float64) string { return fmt.Sprintf("%g", v) })
 	slot := float64(chartW-padL-padR) / float64(len(pts))
 	bw := math.Min(slot*0.7, 48)
 	for i, p := range pts {
@@ -119,13 +119,14 @@ func axes(b *strings.Builder, ymax float64, label func(float64) string) {
 	fmt.Fprintf(b, `<line class="axis" x1="%d" x2="%d" y1="%d" y2="%d"/>`, padL, chartW-padR, chartH-padB, chartH-padB)
 }
 
-// niceMax rounds v up to 1, 2 or 5 times a power of ten.
+// niceMax rounds v up to 1, 2, 4 or 8 times a power of ten (so its
+// quarters, the grid lines, are round too).
 func niceMax(v float64) float64 {
 	if v <= 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 		return 1
 	}
 	p := math.Pow(10, math.Floor(math.Log10(v)))
-	for _, m := range []float64{1, 2, 5, 10} {
+	for _, m := range []float64{1, 2, 4, 8, 10} {
 		if v <= m*p {
 			return m * p
 		}

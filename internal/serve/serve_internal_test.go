@@ -1,0 +1,97 @@
+package serve
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestNiceMax(t *testing.T) {
+	for in, want := range map[float64]float64{0: 1, -1: 1, math.NaN(): 1, 0.03: 0.04, 0.45: 0.8, 0.9: 1, 1.1: 2, 3: 4, 7: 8, 9: 10, 23: 40} {
+		if got := niceMax(in); math.Abs(got-want) > 1e-9 {
+			t.Errorf("niceMax(%v) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+// The charts hold only what the server formats: no text from the loop.
+func TestChartsAreNumbersOnly(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	c := string(costChart([]costPoint{{t0, 0.1}, {t0.Add(time.Minute), 0.5}}, 1))
+	for _, want := range []string{`<svg class="chart cost-chart"`, `<path class="line" d="M`, "budget $1.00", "</svg>"} {
+		if !strings.Contains(c, want) {
+			t.Errorf("cost chart lacks %q:\n%s", want, c)
+		}
+	}
+	f := string(failuresChart([]failPoint{{1, 3}, {2, 0}}, "cycle"))
+	if strings.Count(f, "<rect") != 2 || !strings.Contains(f, "cycle 1: 3 failed") || !strings.Contains(f, `class="bar pass"`) {
+		t.Errorf("failures chart:\n%s", f)
+	}
+	if e := string(costChart(nil, 0)); !strings.Contains(e, "no agent run has ended yet") {
+		t.Errorf("empty cost chart: %s", e)
+	}
+	// One point, no time span: no division by zero.
+	if one := string(costChart([]costPoint{{t0, 0}}, 0)); strings.Contains(one, "NaN") || strings.Contains(one, "Inf") {
+		t.Errorf("one point: %s", one)
+	}
+}
+
+func TestRenderTranscript(t *testing.T) {
+	raw := []byte(`{"type":"system","subtype":"init"}
+{"type":"assistant","message":{"content":[{"type":"text","text":"I will read the file."},{"type":"tool_use","name":"Read","input":{"file_path":"a.go"}}]}}
+{"type":"user","message":{"content":[{"type":"tool_result","content":"package a"}]}}
+{"type":"assistant","message":{"content":[{"type":"text","text":"Done."}]}}
+not json at all
+`)
+	bl := renderTranscript("claude", raw)
+	var kinds []string
+	for _, b := range bl {
+		kinds = append(kinds, b.Kind)
+	}
+	got := strings.Join(kinds, " ")
+	if got != "event text tool event text" {
+		t.Fatalf("blocks %q: %+v", got, bl)
+	}
+	if !strings.Contains(bl[2].Title, "Read") || bl[1].Body != "I will read the file." || bl[4].Body != "Done.\nnot json at all" {
+		t.Errorf("%+v", bl)
+	}
+	// Codex and Gemini messages are text too.
+	cx := renderTranscript("codex", []byte(`{"type":"item.completed","item":{"type":"agent_message","text":"hello from codex"}}`))
+	gm := renderTranscript("gemini", []byte(`{"type":"message","role":"assistant","content":"hello from gemini"}`))
+	if len(cx) != 1 || cx[0].Body != "hello from codex" || len(gm) != 1 || gm[0].Body != "hello from gemini" {
+		t.Errorf("codex %+v gemini %+v", cx, gm)
+	}
+	// Junk never panics.
+	renderTranscript("nope", []byte("{\n{\"type\":\n\x00\xff"))
+}
+
+func TestRecordsRel(t *testing.T) {
+	for p, ok := range map[string]bool{
+		"working-records/transcripts/0001.log": true,
+		"/l/working-records/checks/x.log":      true,
+		"working-records/../loop.yaml":         false,
+		"/etc/passwd":                          false,
+		"working-records":                      false,
+		"":                                     false,
+		"/l/working-records/../working-records2/x": false,
+	} {
+		_, err := recordsRel("/l", p)
+		if (err == nil) != ok {
+			t.Errorf("recordsRel(%q): %v", p, err)
+		}
+	}
+}
+
+func TestHostAllowed(t *testing.T) {
+	s := &Server{cfg: Config{AllowedHosts: []string{"dash.example.com"}}}
+	for h, ok := range map[string]bool{
+		"127.0.0.1:7878": true, "localhost:7878": true, "LOCALHOST": true, "[::1]:80": true, "10.0.0.5": true,
+		"dash.example.com": true, "dash.example.com.:443": true,
+		"evil.example": false, "localhost.evil.example": false, "": false, "127.0.0.1.nip.io": false,
+	} {
+		if got := s.hostAllowed(h); got != ok {
+			t.Errorf("hostAllowed(%q) = %v", h, got)
+		}
+	}
+}
