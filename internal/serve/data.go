@@ -189,8 +189,8 @@ func (r RunView) Status() string {
 
 // RoundView is one review round's findings.
 type RoundView struct {
-	Round    int
-	Findings []loop.Finding
+	Round    int            `json:"round"`
+	Findings []loop.Finding `json:"findings"`
 }
 
 // LoopView is everything the loop page shows.

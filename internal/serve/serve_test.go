@@ -684,3 +684,63 @@ func TestServeCommand(t *testing.T) {
 		t.Errorf("--tls-cert alone: %v", err)
 	}
 }
+
+// TestReviewFindingsAndReport: the review shape's findings show as a table,
+// round by round, with its report, from the records (written here as the
+// engine writes them).
+func TestReviewFindingsAndReport(t *testing.T) {
+	t.Setenv("LOOPRINTER_STATE_DIR", filepath.Join(t.TempDir(), "state"))
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "loop.yaml"), []byte("version: 1\nname: rev\nshape: review\nobjective: x\n"), 0o644)
+	w, err := record.Create(filepath.Join(dir, loop.RecordsDir), "r1", "claude", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	round := func(n int, fs ...loop.Finding) json.RawMessage {
+		b, _ := json.Marshal(map[string]any{"round": n, "findings": fs})
+		return b
+	}
+	pass, fail := true, false
+	for _, ev := range []record.Event{
+		{Event: record.LoopStart, Loop: "rev", Shape: "review"},
+		{Event: record.Review, Kind: "findings", Data: round(1,
+			loop.Finding{ID: "F-1", Severity: "critical", File: "db.go", Line: 12, Title: "SQL built from <b>input</b>", Kind: "injection"},
+			loop.Finding{ID: "F-2", Severity: "minor", File: "a.go", Title: "typo", Kind: "style"})},
+		{Event: record.Verify, Gate: "review", Pass: &fail, Checks: []record.Check{{Command: "go test ./...", ExitCode: 1}}},
+		{Event: record.Review, Kind: "findings", Data: round(2)},
+		{Event: record.Verify, Gate: "review-final", Pass: &pass},
+		{Event: record.LoopStop, Reason: "done", ExitCode: record.Int(0), Summary: "no open finding at or above major", Evidence: []string{"review-final: go test ./... exit 0"}},
+	} {
+		w.Write(ev)
+	}
+	w.Close()
+	os.WriteFile(filepath.Join(dir, loop.RecordsDir, loop.ReviewReportFile), []byte("# Review report\nall fixed\n"), 0o644)
+	if err := ops.Save(ops.Entry{Name: "rev", LoopFile: filepath.Join(dir, "loop.yaml"), Dir: dir, RunDir: dir, RunFile: filepath.Join(dir, "loop.yaml")}); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, dir, "127.0.0.1:7878")
+	page := e.get("/loops/rev", "")
+	for _, want := range []string{"Review findings", "Round 1", "Round 2", "F-1", "critical", "db.go:12", "SQL built from &lt;b&gt;input&lt;/b&gt;", "No finding.", "Review report", "all fixed", "Final report: DONE"} {
+		if !strings.Contains(page.body, want) {
+			t.Errorf("the review loop's page lacks %q", want)
+		}
+	}
+	if strings.Contains(page.body, "<b>input</b>") {
+		t.Error("a finding's title was not escaped")
+	}
+	rep := e.get("/api/loops/rev/report", "")
+	var r struct {
+		Title    string `json:"title"`
+		Review   string `json:"review_report"`
+		Findings []struct {
+			Round    int            `json:"round"`
+			Findings []loop.Finding `json:"findings"`
+		} `json:"findings"`
+	}
+	if err := json.Unmarshal([]byte(rep.body), &r); err != nil {
+		t.Fatalf("%v: %s", err, rep.body)
+	}
+	if r.Title != "DONE" || len(r.Findings) != 2 || len(r.Findings[0].Findings) != 2 || r.Findings[0].Findings[0].ID != "F-1" || !strings.Contains(r.Review, "all fixed") {
+		t.Errorf("report: %+v", r)
+	}
+}
