@@ -297,7 +297,7 @@ func (s *Server) action(what string) http.HandlerFunc {
 			fail(http.StatusBadRequest, err.Error())
 			return
 		}
-		msg, status, err := s.do(what, e, in)
+		msg, status, err := s.do(what, e, in, "serve token "+c.TokenID)
 		if err != nil {
 			fail(status, err.Error())
 			return
@@ -313,7 +313,7 @@ func (s *Server) action(what string) http.HandlerFunc {
 }
 
 // do performs one action, with the same effect as the CLI command.
-func (s *Server) do(what string, e ops.Entry, in actionInput) (string, int, error) {
+func (s *Server) do(what string, e ops.Entry, in actionInput, by string) (string, int, error) {
 	switch what {
 	case "pause":
 		running, err := ops.Pause(e, "looprinter serve")
@@ -355,7 +355,7 @@ func (s *Server) do(what string, e ops.Entry, in actionInput) (string, int, erro
 		if s.cfg.Actions.Answer == nil {
 			return "", http.StatusNotImplemented, errors.New("answer is not available in this build of looprinter: the engine has no ask/answer channel yet")
 		}
-		msg, err := s.cfg.Actions.Answer(e, in.ID, in.Text)
+		msg, err := s.cfg.Actions.Answer(e, in.ID, in.Text, by)
 		return msg, actionStatus(err), err
 	case "guide":
 		if strings.TrimSpace(in.Text) == "" {
@@ -364,7 +364,7 @@ func (s *Server) do(what string, e ops.Entry, in actionInput) (string, int, erro
 		if s.cfg.Actions.Guide == nil {
 			return "", http.StatusNotImplemented, errors.New("guide is not available in this build of looprinter: the engine has no guidance channel yet")
 		}
-		msg, err := s.cfg.Actions.Guide(e, in.Text)
+		msg, err := s.cfg.Actions.Guide(e, in.Text, by)
 		return msg, actionStatus(err), err
 	}
 	return "", http.StatusNotFound, fmt.Errorf("no action %q", what)

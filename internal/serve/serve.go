@@ -35,10 +35,11 @@ var ErrNotImplemented = errors.New("not implemented")
 // stop (which serve does through internal/ops, as the CLI does). A nil func
 // answers 501.
 type Actions struct {
-	// Answer gives the operator's answer to question id of a waiting loop.
-	Answer func(e ops.Entry, id, text string) (string, error)
+	// Answer gives the operator's answer to question id of a waiting loop;
+	// by says who ("serve token 1a2b3c4d").
+	Answer func(e ops.Entry, id, text, by string) (string, error)
 	// Guide queues guidance for the loop's next agent run.
-	Guide func(e ops.Entry, text string) (string, error)
+	Guide func(e ops.Entry, text, by string) (string, error)
 }
 
 // Config is how a server runs.

@@ -104,8 +104,8 @@ func newEnv(t *testing.T, dir, addr string) *env {
 		Addr: addr, Tokens: e.tokens, Audit: e.audit, Poll: 50 * time.Millisecond, StopTimeout: 10 * time.Second,
 		Redact: func(b []byte) []byte { return bytes.ReplaceAll(b, []byte(marker), []byte("[REDACTED:TEST]")) },
 		Actions: serve.Actions{
-			Answer: func(en ops.Entry, id, text string) (string, error) {
-				e.calls = append(e.calls, "answer "+en.Name+" "+id+" "+text)
+			Answer: func(en ops.Entry, id, text, by string) (string, error) {
+				e.calls = append(e.calls, "answer "+en.Name+" "+id+" "+text+" by "+by)
 				return "answered", nil
 			},
 		},
@@ -320,7 +320,7 @@ func TestTokenRules(t *testing.T) {
 		t.Fatal("resume left the pause file")
 	}
 	// answer goes to the engine's channel; guide has none here: 501.
-	if r := e.do("POST", "/api/loops/api/answer", e.admin, strings.NewReader(`{"id":"q1","text":"use sqlite"}`), map[string]string{"Content-Type": "application/json"}); r.status != 200 || len(e.calls) != 1 || e.calls[0] != "answer api q1 use sqlite" {
+	if r := e.do("POST", "/api/loops/api/answer", e.admin, strings.NewReader(`{"id":"q1","text":"use sqlite"}`), map[string]string{"Content-Type": "application/json"}); r.status != 200 || len(e.calls) != 1 || e.calls[0] != "answer api q1 use sqlite by serve token "+e.admin[4:12] {
 		t.Errorf("answer: %d %s, calls %q", r.status, r.body, e.calls)
 	}
 	if r := e.post("/api/loops/api/guide", e.admin, url.Values{"text": {"smaller steps"}}, nil); r.status != 501 || !strings.Contains(r.body, "not available") {
@@ -742,5 +742,53 @@ func TestReviewFindingsAndReport(t *testing.T) {
 	}
 	if r.Title != "DONE" || len(r.Findings) != 2 || len(r.Findings[0].Findings) != 2 || r.Findings[0].Findings[0].ID != "F-1" || !strings.Contains(r.Review, "all fixed") {
 		t.Errorf("report: %+v", r)
+	}
+}
+
+// TestLoopsStream: the list of loops as Server-Sent Events: at once, then
+// again when a loop changes (here: it is paused).
+func TestLoopsStream(t *testing.T) {
+	dir := fixture(t)
+	e := newEnv(t, dir, "127.0.0.1:7878")
+	res, err := http.Get(e.srv.URL + "/api/loops/stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	events := make(chan string, 4)
+	go func() {
+		sc := bufio.NewScanner(res.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		ev := ""
+		for sc.Scan() {
+			l := sc.Text()
+			switch {
+			case strings.HasPrefix(l, "event: "):
+				ev = strings.TrimPrefix(l, "event: ")
+			case strings.HasPrefix(l, "data: ") && ev == "loops":
+				events <- strings.TrimPrefix(l, "data: ")
+			}
+		}
+	}()
+	next := func() []ops.Status {
+		select {
+		case d := <-events:
+			var sts []ops.Status
+			if err := json.Unmarshal([]byte(d), &sts); err != nil {
+				t.Fatalf("%v: %s", err, d)
+			}
+			return sts
+		case <-time.After(5 * time.Second):
+			t.Fatal("no loops event within 5s")
+		}
+		return nil
+	}
+	first := next()
+	if len(first) != 1 || first[0].Name != "api" || first[0].PausePending {
+		t.Fatalf("first event: %+v", first)
+	}
+	e.post("/api/loops/api/pause", e.admin, nil, nil)
+	if again := next(); len(again) != 1 || !again[0].PausePending {
+		t.Errorf("after pause: %+v", again)
 	}
 }
