@@ -2,6 +2,7 @@ package serve
 
 import (
 	"math"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -61,6 +62,28 @@ not json at all
 	gm := renderTranscript("gemini", []byte(`{"type":"message","role":"assistant","content":"hello from gemini"}`))
 	if len(cx) != 1 || cx[0].Body != "hello from codex" || len(gm) != 1 || gm[0].Body != "hello from gemini" {
 		t.Errorf("codex %+v gemini %+v", cx, gm)
+	}
+	// The genuine CLIs' streams (agent/testdata): the agent's words as text,
+	// each tool call one collapsed block.
+	for backend, want := range map[string][]string{
+		"claude": {"tool Write", "text Wrote it."},
+		"codex":  {"tool exec_command echo hi", "tool apply_patch", "text All done."},
+		"gemini": {"tool run_shell_command", "tool write_file", "text All done."},
+	} {
+		raw, err := os.ReadFile("../../agent/testdata/streams/" + backend + "-ok.stdout")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, b := range renderTranscript(backend, raw) {
+			got = append(got, b.Kind+" "+b.Title+b.Body)
+		}
+		all := strings.Join(got, "\n")
+		for _, w := range want {
+			if !strings.Contains(all, w) {
+				t.Errorf("%s: no %q in\n%s", backend, w, all)
+			}
+		}
 	}
 	// Junk never panics.
 	renderTranscript("nope", []byte("{\n{\"type\":\n\x00\xff"))

@@ -59,8 +59,11 @@ func renderTranscript(backend string, raw []byte) []Block {
 		}
 		if text == "" && len(tools) == 0 {
 			typ, _ := m["type"].(string)
-			if typ == "" {
+			switch typ {
+			case "":
 				typ = "event"
+			case "user", "tool_result": // Claude Code, Gemini CLI
+				typ = "tool result"
 			}
 			out = append(out, Block{Kind: "event", Title: typ, Body: pretty(t)})
 		}
