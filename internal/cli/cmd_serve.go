@@ -157,4 +157,4 @@ func serveActions() serve.Actions { return serve.Actions{} }
 
 // serveRedact is applied to what serve sends from a loop's files; nil until
 // the redaction package exists.
-func serveRedact() func([]byte) []byte { return nil }
+func serveRedact() func(string, []byte) []byte { return nil }

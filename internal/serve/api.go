@@ -38,8 +38,9 @@ func httpError(w http.ResponseWriter, r *http.Request, status int, msg string) {
 	json.NewEncoder(w).Encode(apiError{Error: msg, Status: status})
 }
 
-// writeJSON answers v as indented JSON, through the redactor.
-func (s *Server) writeJSON(w http.ResponseWriter, v any) {
+// writeJSON answers v as indented JSON, through the redactor of the loop
+// the request names.
+func (s *Server) writeJSON(w http.ResponseWriter, r *http.Request, v any) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
@@ -48,7 +49,20 @@ func (s *Server) writeJSON(w http.ResponseWriter, v any) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Write(s.cfg.Redact(buf.Bytes()))
+	w.Write(s.redactFor(r)(buf.Bytes()))
+}
+
+// redactFor is the redactor for what a request answers: the loop's own
+// (its loop file's redact: settings) when the request names a loop, else
+// the server's.
+func (s *Server) redactFor(r *http.Request) func([]byte) []byte {
+	file := ""
+	if name := r.PathValue("name"); name != "" {
+		if e, err := findLoop(name); err == nil {
+			file = loopFile(e)
+		}
+	}
+	return func(b []byte) []byte { return s.cfg.Redact(file, b) }
 }
 
 // entry resolves {name}, answering 404 (or 409 for an ambiguous name).
@@ -71,7 +85,7 @@ func (s *Server) apiLoops(w http.ResponseWriter, r *http.Request) {
 	if sts == nil {
 		sts = []ops.Status{}
 	}
-	s.writeJSON(w, sts)
+	s.writeJSON(w, r, sts)
 }
 
 // GET /api/loops/{name}: what `status --json NAME` prints.
@@ -81,7 +95,7 @@ func (s *Server) apiLoop(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d, _ := ops.DetailOf(e)
-	s.writeJSON(w, d)
+	s.writeJSON(w, r, d)
 }
 
 // GET /api/loops/{name}/records: what `logs --json` prints; ?n=N keeps the
@@ -111,13 +125,13 @@ func (s *Server) apiRecords(w http.ResponseWriter, r *http.Request) {
 			b.WriteString(ops.Summarize(ev) + "\n")
 		}
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.Write(s.cfg.Redact(b.Bytes()))
+		w.Write(s.redactFor(r)(b.Bytes()))
 		return
 	}
 	if evs == nil {
 		evs = []record.Event{}
 	}
-	s.writeJSON(w, evs)
+	s.writeJSON(w, r, evs)
 }
 
 // GET /api/loops/{name}/cost: what `cost --json` prints.
@@ -132,7 +146,7 @@ func (s *Server) apiCost(w http.ResponseWriter, r *http.Request) {
 		httpError(w, r, http.StatusInternalServerError, err.Error())
 		return
 	}
-	s.writeJSON(w, struct {
+	s.writeJSON(w, r, struct {
 		Dir string `json:"dir"`
 		*spend.Report
 	}{dir, rep})
@@ -163,7 +177,7 @@ func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
 	for _, rv := range loopView(e).Runs {
 		out = append(out, runOf(rv))
 	}
-	s.writeJSON(w, out)
+	s.writeJSON(w, r, out)
 }
 
 // GET /api/loops/{name}/runs/{n}: one run's prompt, transcript and diff.
@@ -178,7 +192,7 @@ func (s *Server) apiRun(w http.ResponseWriter, r *http.Request) {
 		httpError(w, r, http.StatusNotFound, err.Error())
 		return
 	}
-	s.writeJSON(w, struct {
+	s.writeJSON(w, r, struct {
 		runJSON
 		Prompt     string  `json:"prompt"`
 		Transcript []Block `json:"transcript"`
@@ -205,7 +219,7 @@ func (s *Server) apiReport(w http.ResponseWriter, r *http.Request) {
 	if v.Stop != nil {
 		out.Title = loop.Title(v.Stop.Reason)
 	}
-	s.writeJSON(w, out)
+	s.writeJSON(w, r, out)
 }
 
 // GET /api/loops/{name}/files/{path...}: a file of working-records
@@ -230,7 +244,7 @@ func (s *Server) apiFile(w http.ResponseWriter, r *http.Request) {
 		ct = "application/json"
 	}
 	w.Header().Set("Content-Type", ct)
-	w.Write(s.cfg.Redact(b))
+	w.Write(s.redactFor(r)(b))
 }
 
 // GET /api/audit: the last 200 entries of the audit log (admin only).
@@ -239,7 +253,7 @@ func (s *Server) apiAudit(w http.ResponseWriter, r *http.Request) {
 	if out == nil {
 		out = []AuditEntry{}
 	}
-	s.writeJSON(w, out)
+	s.writeJSON(w, r, out)
 }
 
 // actionInput is an action's body: JSON or a form.
@@ -308,7 +322,7 @@ func (s *Server) action(what string) http.HandlerFunc {
 			http.Redirect(w, r, "/loops/"+e.Key+"?done="+what, http.StatusSeeOther)
 			return
 		}
-		s.writeJSON(w, map[string]any{"ok": true, "action": what, "loop": e.Name, "message": msg})
+		s.writeJSON(w, r, map[string]any{"ok": true, "action": what, "loop": e.Name, "message": msg})
 	}
 }
 
@@ -440,6 +454,7 @@ func (s *Server) apiRecordsStream(w http.ResponseWriter, r *http.Request) {
 		httpError(w, r, http.StatusInternalServerError, "streaming is not supported here")
 		return
 	}
+	red := s.redactFor(r)
 	fl := record.NewFollower(filepath.Join(ops.RunDirOf(e), loop.RecordsDir), true)
 	seq := 0
 	emit := func(evs []record.Event, first bool) bool {
@@ -463,7 +478,7 @@ func (s *Server) apiRecordsStream(w http.ResponseWriter, r *http.Request) {
 				record.Event
 				Text string `json:"text"`
 			}{ev, ops.Summarize(ev)})
-			if !send("record", strconv.Itoa(seq), s.cfg.Redact(b)) {
+			if !send("record", strconv.Itoa(seq), red(b)) {
 				return false
 			}
 		}
@@ -515,7 +530,7 @@ func (s *Server) apiLoopsStream(w http.ResponseWriter, r *http.Request) {
 			sts = []ops.Status{}
 		}
 		b, _ := json.Marshal(sts)
-		b = s.cfg.Redact(b)
+		b = s.cfg.Redact("", b)
 		if !bytes.Equal(b, last) {
 			if !send("loops", "", b) {
 				return

@@ -99,7 +99,7 @@ func (s *Server) renderBlock(w http.ResponseWriter, r *http.Request, name, block
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Write(s.cfg.Redact(buf.Bytes()))
+	w.Write(s.redactFor(r)(buf.Bytes()))
 }
 
 // GET /: the loop list; ?part=rows is its table body alone (the page
@@ -136,7 +136,7 @@ func (s *Server) loopPage(w http.ResponseWriter, r *http.Request) {
 		"Unit":      unit,
 		"CostChart": costChart(v.CostPts, budget),
 		"FailChart": failuresChart(v.FailPts, unit),
-		"Done":      r.URL.Query().Get("done"),
+		"Done":      doneAction(r.URL.Query().Get("done")),
 	}
 	if r.URL.Query().Get("part") == "live" {
 		s.renderBlock(w, r, "loop.html", "live", data)
@@ -159,4 +159,14 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.render(w, r, "run.html", map[string]any{"Title": e.Name + ": " + rd.Run.Title(), "E": e, "R": rd, "Prev": n - 1, "Next": n + 1, "Count": len(v.Runs)})
+}
+
+// doneAction is the action the page reports as done after its redirect:
+// only an action's name, never other text a link could carry.
+func doneAction(s string) string {
+	switch s {
+	case "pause", "resume", "stop", "answer", "guide":
+		return s
+	}
+	return ""
 }

@@ -53,9 +53,11 @@ type Config struct {
 	Tokens       *Tokens
 	Audit        *Audit
 	Actions      Actions
-	// Redact is applied to every byte the server sends that comes from a
-	// loop's files (records, transcripts, prompts, check output, diffs).
-	Redact func([]byte) []byte
+	// Redact is applied to every answer the server sends (records,
+	// transcripts, prompts, check output, diffs, pages): loopFile names the
+	// loop the answer is about ("" for answers about every loop), so its
+	// own redaction settings apply.
+	Redact func(loopFile string, b []byte) []byte
 	// Poll is how often live views look for new records (default 200ms).
 	Poll time.Duration
 	// StopTimeout is how long a stop waits for a clean stop (default 30s).
@@ -83,7 +85,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.StopTimeout = 30 * time.Second
 	}
 	if cfg.Redact == nil {
-		cfg.Redact = func(b []byte) []byte { return b }
+		cfg.Redact = func(_ string, b []byte) []byte { return b }
 	}
 	p, err := loadPages()
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -84,13 +85,15 @@ type env struct {
 	read   string
 	audit  *serve.Audit
 	calls  []string
+	mu     sync.Mutex
+	files  map[string]int // the loop files answers were redacted for
 }
 
 // newEnv serves the fixture on loopback (httptest listens on 127.0.0.1)
 // with addr deciding whether the server thinks it is on loopback.
 func newEnv(t *testing.T, dir, addr string) *env {
 	t.Helper()
-	e := &env{t: t, dir: dir}
+	e := &env{t: t, dir: dir, files: map[string]int{}}
 	var err error
 	e.tokens, e.admin, err = serve.OpenTokens(filepath.Join(t.TempDir(), "serve", "tokens.json"))
 	if err != nil {
@@ -102,7 +105,12 @@ func newEnv(t *testing.T, dir, addr string) *env {
 	e.audit = serve.OpenAudit(filepath.Join(t.TempDir(), "audit.jsonl"))
 	s, err := serve.New(serve.Config{
 		Addr: addr, Tokens: e.tokens, Audit: e.audit, Poll: 50 * time.Millisecond, StopTimeout: 10 * time.Second,
-		Redact: func(b []byte) []byte { return bytes.ReplaceAll(b, []byte(marker), []byte("[REDACTED:TEST]")) },
+		Redact: func(file string, b []byte) []byte {
+			e.mu.Lock()
+			e.files[file]++
+			e.mu.Unlock()
+			return bytes.ReplaceAll(b, []byte(marker), []byte("[REDACTED:TEST]"))
+		},
 		Actions: serve.Actions{
 			Answer: func(en ops.Entry, id, text, by string) (string, error) {
 				e.calls = append(e.calls, "answer "+en.Name+" "+id+" "+text+" by "+by)
@@ -204,6 +212,11 @@ func TestReadRoutes(t *testing.T) {
 		if strings.Contains(r.body, marker) {
 			t.Errorf("GET %s served the secret unredacted", c.path)
 		}
+	}
+	// Answers about the loop were redacted with its own settings (its loop
+	// file), answers about every loop with the server's.
+	if e.files[filepath.Join(dir, "loop.yaml")] < 10 || e.files[""] < 2 {
+		t.Errorf("redacted for: %v", e.files)
 	}
 	// The check output file, through the files route, redacted.
 	var rep struct {
