@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -372,6 +373,25 @@ func TestBrowser(t *testing.T) {
 		t.Error("the loop page is wider than a 390 px phone screen")
 	}
 	shot("loop-phone.png")
+
+	// The list is live: resumed through the API, the loop's row changes
+	// without a reload.
+	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS(`#rows tr`))); err != nil {
+		t.Fatal(err)
+	}
+	if st := text(`#rows .state`); st != "paused" {
+		t.Fatalf("the list says %q before the resume", st)
+	}
+	req, _ := http.NewRequest("POST", url+"api/loops/web/resume", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("resume: %v %v", res, err)
+	}
+	res.Body.Close()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector("#rows .state").textContent !== "paused"`, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+		t.Errorf("the list still says %q after the resume: %v", text(`#rows .state`), err)
+	}
 	t.Logf("screenshots in %s", out)
 	fmt.Fprintln(os.Stderr, "serve browser test screenshots:", out)
 }
