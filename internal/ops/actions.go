@@ -95,6 +95,13 @@ type Detail struct {
 // DetailOf reads a loop's detail from its files; l is its loop file, loaded
 // (nil when it cannot be).
 func DetailOf(e Entry) (Detail, *spec.Loop) {
+	evs, _ := ReadAll(RunDirOf(e))
+	return DetailWith(e, evs)
+}
+
+// DetailWith is DetailOf for a caller that has read the loop's records
+// (ReadAll) already.
+func DetailWith(e Entry, evs []record.Event) (Detail, *spec.Loop) {
 	d := Detail{Status: Inspect(e)}
 	var l *spec.Loop
 	if f := e.RunFile; f != "" {
@@ -106,7 +113,6 @@ func DetailOf(e Entry) (Detail, *spec.Loop) {
 	if l != nil {
 		d.Budget = &l.Budget
 	}
-	evs, _ := ReadAll(RunDirOf(e))
 	for i := len(evs) - 1; i >= 0 && len(d.LastRecords) < 8; i-- {
 		if evs[i].Event != record.ToolCall {
 			d.LastRecords = append([]record.Event{evs[i]}, d.LastRecords...)

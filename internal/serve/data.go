@@ -224,11 +224,11 @@ var commitHash = regexp.MustCompile(`^[0-9a-f]{7,64}$`)
 
 // loopView reads a loop's files into the page's view.
 func loopView(e ops.Entry) LoopView {
-	d, _ := ops.DetailOf(e)
-	v := LoopView{Detail: d, Row: rowOf(d.Status)}
-	v.Ralph = v.Row.Shape == "ralph"
 	dir := ops.RunDirOf(e)
 	evs, _ := ops.ReadAll(dir)
+	d, _ := ops.DetailWith(e, evs)
+	v := LoopView{Detail: d, Row: rowOf(d.Status)}
+	v.Ralph = v.Row.Shape == "ralph"
 	v.AllEvent = evs
 	cycles := map[int]*CycleView{}
 	cyc := func(n int) *CycleView {

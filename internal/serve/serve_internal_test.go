@@ -2,10 +2,15 @@ package serve
 
 import (
 	"math"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/looprinter/looprinter/internal/ops"
+	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/record"
 )
 
 func TestNiceMax(t *testing.T) {
@@ -116,5 +121,47 @@ func TestHostAllowed(t *testing.T) {
 		if got := s.hostAllowed(h); got != ok {
 			t.Errorf("hostAllowed(%q) = %v", h, got)
 		}
+	}
+}
+
+// BenchmarkLoopPage draws the page of a loop with 2,000 agent runs (20,000
+// records, tool calls included), 200 cycles.
+func BenchmarkLoopPage(b *testing.B) {
+	b.Setenv("LOOPRINTER_STATE_DIR", b.TempDir())
+	dir := b.TempDir()
+	os.WriteFile(dir+"/loop.yaml", []byte("version: 1\nname: big\nobjective: x\nverify: [\"true\"]\n"), 0o644)
+	w, err := record.Create(dir+"/"+loop.RecordsDir, "r", "command", time.Now())
+	if err != nil {
+		b.Fatal(err)
+	}
+	pass := false
+	for i := 0; i < 2000; i++ {
+		c := i/10 + 1
+		w.Write(record.Event{Event: record.AgentStart, Cycle: c, Iteration: i, Phase: "build", Task: "T-001"})
+		for j := 0; j < 7; j++ {
+			w.Write(record.Event{Event: record.ToolCall, Cycle: c, Tool: "Bash", Message: "go test ./..."})
+		}
+		w.Write(record.Event{Event: record.AgentEnd, Cycle: c, Iteration: i, Phase: "build", Task: "T-001", Status: "ok", CostUSD: 0.01})
+		if i%10 == 9 {
+			w.Write(record.Event{Event: record.Verify, Cycle: c, Gate: "cycle", Pass: &pass, Checks: []record.Check{{Command: "go test ./...", ExitCode: 1}}, FailureSignal: "FAIL x"})
+		}
+	}
+	w.Close()
+	if err := ops.Save(ops.Entry{Name: "big", LoopFile: dir + "/loop.yaml", Dir: dir, RunDir: dir}); err != nil {
+		b.Fatal(err)
+	}
+	tk, _, _ := OpenTokens(b.TempDir() + "/t.json")
+	s, err := New(Config{Addr: "127.0.0.1:0", Tokens: tk})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, httptest.NewRequest("GET", "http://127.0.0.1/loops/big", nil))
+		if rec.Code != 200 {
+			b.Fatal(rec.Code)
+		}
+		b.SetBytes(int64(rec.Body.Len()))
 	}
 }
