@@ -141,7 +141,12 @@ func (s *Server) apiCost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	dir := ops.RunDirOf(e)
-	rep, err := spend.FromDir(filepath.Join(dir, loop.RecordsDir))
+	records := filepath.Join(dir, loop.RecordsDir)
+	if files, _ := record.Files(records); len(files) == 0 {
+		httpError(w, r, http.StatusNotFound, "no records in "+records+": the loop has not run yet")
+		return
+	}
+	rep, err := spend.FromDir(records)
 	if err != nil {
 		httpError(w, r, http.StatusInternalServerError, err.Error())
 		return

@@ -805,3 +805,29 @@ func TestLoopsStream(t *testing.T) {
 		t.Errorf("after pause: %+v", again)
 	}
 }
+
+// TestOddLoops: a loop whose folder is gone, and one that never ran, still
+// have their pages and answers; nothing panics.
+func TestOddLoops(t *testing.T) {
+	t.Setenv("LOOPRINTER_STATE_DIR", filepath.Join(t.TempDir(), "state"))
+	gone := filepath.Join(t.TempDir(), "gone")
+	fresh := t.TempDir()
+	os.WriteFile(filepath.Join(fresh, "loop.yaml"), []byte("version: 1\nname: fresh\nobjective: x\nverify: [\"false\"]\n"), 0o644)
+	ops.Save(ops.Entry{Name: "gone", LoopFile: filepath.Join(gone, "loop.yaml"), Dir: gone, RunDir: gone})
+	ops.Save(ops.Entry{Name: "fresh", LoopFile: filepath.Join(fresh, "loop.yaml"), Dir: fresh, RunDir: fresh})
+	e := newEnv(t, fresh, "127.0.0.1:7878")
+	for _, name := range []string{"gone", "fresh"} {
+		for _, p := range []string{"/loops/" + name, "/api/loops/" + name, "/api/loops/" + name + "/records", "/api/loops/" + name + "/runs", "/api/loops/" + name + "/report", "/api/loops/" + name + "/cost"} {
+			r := e.get(p, "")
+			if r.status != 200 && !(strings.HasSuffix(p, "/cost") && r.status == 404 && strings.Contains(r.body, "has not run yet")) {
+				t.Errorf("GET %s: %d %s", p, r.status, r.body)
+			}
+		}
+		if r := e.get("/api/loops/"+name+"/runs/1", ""); r.status != 404 {
+			t.Errorf("run 1 of %s: %d", name, r.status)
+		}
+	}
+	if r := e.get("/", ""); !strings.Contains(r.body, "gone") || !strings.Contains(r.body, "not started") {
+		t.Errorf("the list: %s", r.body)
+	}
+}
