@@ -134,8 +134,17 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
+// wantsHTML: a browser asked for a page, or posted one of the dashboard's
+// forms (which go to the API's action routes); its errors are text, not
+// JSON.
 func wantsHTML(r *http.Request) bool {
-	return !strings.HasPrefix(r.URL.Path, "/api/") && strings.Contains(r.Header.Get("Accept"), "text/html")
+	if !strings.Contains(r.Header.Get("Accept"), "text/html") {
+		return false
+	}
+	if !strings.HasPrefix(r.URL.Path, "/api/") {
+		return true
+	}
+	return r.Method == http.MethodPost && r.Form != nil && r.Form.Get("from") == "page"
 }
 
 // AuditEntry is one line of the audit log: every action asked of the
