@@ -210,7 +210,7 @@ func (n *Notifier) runCommand(m Message, body []byte) error {
 		if len(msg) > 300 {
 			msg = msg[:300] + "…"
 		}
-		return fmt.Errorf("notify.command %s: %v %s", redact.Command(n.Command), err, msg)
+		return fmt.Errorf("notify.command: %v %s", err, msg)
 	}
 	return nil
 }
