@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // MinValue is the shortest value redacted by value: shorter ones would
@@ -48,27 +49,34 @@ func SecretName(name string) bool {
 // Shape is a well-known credential form.
 type Shape struct {
 	Name string
-	// Re matches the credential; when it has a group, only the first
-	// group is replaced (the rest is context: "://", a host).
+	// Re matches the credential, starting at one of its anchors; when it
+	// has a group, only the first group is replaced (the rest is context:
+	// "://", a host).
 	Re *regexp.Regexp
-	// Anchors: the pattern is tried only on text that holds one of them.
+	// Anchors: every match starts with one of them. Only the places where
+	// an anchor occurs are tried, so text without one costs one scan.
 	Anchors []string
+	// Word: the match may not follow a letter, digit or underscore.
+	Word bool
+	// MaxLen bounds how far a match is looked for past its anchor (0: to
+	// the end of the text), so that many anchors cost little each.
+	MaxLen int
 }
 
 // Shapes are the built-in credential forms, in the order they are applied
 // (the more specific first: an Anthropic key also looks like an OpenAI one).
 var Shapes = []Shape{
-	{"private_key", regexp.MustCompile(`-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----(?s:.*?)-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----`), []string{"PRIVATE KEY"}},
-	{"anthropic_key", regexp.MustCompile(`sk-ant-[A-Za-z0-9_-]{16,}`), []string{"sk-ant-"}},
-	{"openai_key", regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`), []string{"sk-"}},
-	{"google_api_key", regexp.MustCompile(`AIza[0-9A-Za-z_-]{35}`), []string{"AIza"}},
-	{"github_token", regexp.MustCompile(`(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})`), []string{"gh", "github_pat_"}},
-	{"aws_access_key", regexp.MustCompile(`\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b`), []string{"AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA"}},
-	{"slack_token", regexp.MustCompile(`\bxox[abposre]-[A-Za-z0-9-]{10,}`), []string{"xox"}},
-	{"slack_webhook", regexp.MustCompile(`hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9/_-]{8,})`), []string{"hooks.slack.com/"}},
-	{"jwt", regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`), []string{"eyJ"}},
-	{"bearer_token", regexp.MustCompile(`(?i)bearer\s+([A-Za-z0-9._~+/-]{16,}=*)`), []string{"earer", "EARER"}},
-	{"url_credentials", regexp.MustCompile(`://([^\s/:@"'<>]{1,256}:[^\s/@"'<>]{1,256})@`), []string{"://"}},
+	{"private_key", regexp.MustCompile(`-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----(?s:.*?)-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----`), []string{"-----BEGIN"}, false, 0},
+	{"anthropic_key", regexp.MustCompile(`sk-ant-[A-Za-z0-9_-]{16,}`), []string{"sk-ant-"}, false, 4096},
+	{"openai_key", regexp.MustCompile(`sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`), []string{"sk-"}, true, 4096},
+	{"google_api_key", regexp.MustCompile(`AIza[0-9A-Za-z_-]{35}`), []string{"AIza"}, false, 64},
+	{"github_token", regexp.MustCompile(`(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})`), []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}, false, 4096},
+	{"aws_access_key", regexp.MustCompile(`(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b`), []string{"AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA"}, true, 64},
+	{"slack_token", regexp.MustCompile(`xox[abposre]-[A-Za-z0-9-]{10,}`), []string{"xox"}, true, 4096},
+	{"slack_webhook", regexp.MustCompile(`hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9/_-]{8,})`), []string{"hooks.slack.com/"}, false, 4096},
+	{"jwt", regexp.MustCompile(`eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`), []string{"eyJ"}, true, 16384},
+	{"bearer_token", regexp.MustCompile(`(?i)bearer\s+([A-Za-z0-9._~+/-]{16,}=*)`), []string{"Bearer", "bearer", "BEARER"}, true, 4096},
+	{"url_credentials", regexp.MustCompile(`://([^\s/:@"'<>]+:[^\s/@"'<>]+)@`), []string{"://"}, false, 512},
 }
 
 // openKey is a private key block whose end has not been seen (cut off, or
@@ -84,10 +92,13 @@ type literal struct {
 }
 
 type pattern struct {
-	name    string
-	re      *regexp.Regexp
-	anchors [][]byte
-	repl    []byte
+	name     string
+	re       *regexp.Regexp
+	anchored *regexp.Regexp // re, matching only at the start: tried at each anchor
+	anchors  []anchor
+	maxLen   int
+	word     bool
+	repl     []byte
 }
 
 // Redactor replaces secrets. It is safe for concurrent use once built.
@@ -119,9 +130,9 @@ func New(env []string, extraNames []string, extraPatterns []*regexp.Regexp) *Red
 		}
 	}
 	for _, s := range Shapes {
-		p := pattern{name: s.Name, re: s.Re, repl: []byte("[REDACTED:" + s.Name + "]")}
+		p := pattern{name: s.Name, re: s.Re, anchored: anchoredRe(s.Re), word: s.Word, maxLen: s.MaxLen, repl: []byte("[REDACTED:" + s.Name + "]")}
 		for _, a := range s.Anchors {
-			p.anchors = append(p.anchors, []byte(a))
+			p.anchors = append(p.anchors, newAnchor(a))
 		}
 		r.pats = append(r.pats, p)
 	}
@@ -258,34 +269,173 @@ func (p *pattern) present(b []byte) bool {
 		return true
 	}
 	for _, a := range p.anchors {
-		if bytes.Contains(b, a) {
+		if a.index(b, 0) >= 0 {
 			return true
 		}
 	}
 	return false
 }
 
-// replace returns b with p's matches replaced, or nil when there is none.
-func (p *pattern) replace(b []byte) []byte {
-	locs := p.re.FindAllSubmatchIndex(b, -1)
-	if len(locs) == 0 {
+// anchor finds a literal by its rarest byte: IndexByte skips through
+// ordinary text far faster than a search for the first byte ("s" of "sk-")
+// would.
+type anchor struct {
+	lit  []byte
+	rare int // index in lit of its rarest byte
+}
+
+// common lists bytes from the most to the least frequent in agent output;
+// a byte not listed counts as rarer than all of them.
+const common = " etaoinsrhldcu\"mfpgwy:,.bv/-_{}[]0123456789\nkxjqz"
+
+func newAnchor(s string) anchor {
+	a := anchor{lit: []byte(s)}
+	best := -1
+	for i := 0; i < len(s); i++ {
+		r := strings.IndexByte(common, s[i])
+		if r < 0 {
+			r = len(common)
+		}
+		if r > best {
+			best, a.rare = r, i
+		}
+	}
+	return a
+}
+
+// index is the first occurrence of the anchor in b at or after from, or -1.
+func (a anchor) index(b []byte, from int) int {
+	c := a.lit[a.rare]
+	for pos := from + a.rare; pos < len(b); {
+		j := bytes.IndexByte(b[pos:], c)
+		if j < 0 {
+			return -1
+		}
+		start := pos + j - a.rare
+		if bytes.HasPrefix(b[start:], a.lit) {
+			return start
+		}
+		pos += j + 1
+	}
+	return -1
+}
+
+var anchoredCache sync.Map // *regexp.Regexp → *regexp.Regexp
+
+func anchoredRe(re *regexp.Regexp) *regexp.Regexp {
+	if a, ok := anchoredCache.Load(re); ok {
+		return a.(*regexp.Regexp)
+	}
+	a := regexp.MustCompile(`^(?:` + re.String() + `)`)
+	anchoredCache.Store(re, a)
+	return a
+}
+
+// matches calls fn with each match of p in b, left to right, not
+// overlapping: [s, e) the whole match, [gs, ge) what to replace.
+func (p *pattern) matches(b []byte, fn func(s, e, gs, ge int)) {
+	emit := func(off int, loc []int) {
+		s, e := off+loc[0], off+loc[1]
+		gs, ge := s, e
+		if len(loc) >= 4 && loc[2] >= 0 {
+			gs, ge = off+loc[2], off+loc[3]
+		}
+		fn(s, e, gs, ge)
+	}
+	if p.anchored == nil {
+		for _, loc := range p.re.FindAllSubmatchIndex(b, -1) {
+			emit(0, loc)
+		}
+		return
+	}
+	// Each place an anchor occurs, in order; the anchored pattern is tried
+	// there only.
+	next := make([]int, len(p.anchors))
+	for i, a := range p.anchors {
+		next[i] = a.index(b, 0)
+	}
+	pos := 0
+	for {
+		at := -1
+		for _, n := range next {
+			if n >= 0 && (at < 0 || n < at) {
+				at = n
+			}
+		}
+		if at < 0 {
+			return
+		}
+		if at >= pos && !(p.word && at > 0 && isWord(b[at-1])) {
+			window := b[at:]
+			if p.maxLen > 0 && len(window) > p.maxLen {
+				window = window[:p.maxLen]
+			}
+			var loc []int
+			if p.name == "url_credentials" {
+				loc = urlCredentials(window)
+			} else {
+				loc = p.anchored.FindSubmatchIndex(window)
+			}
+			if loc != nil && loc[1] > 0 {
+				emit(at, loc)
+				pos = at + loc[1]
+			}
+		}
+		for i, a := range p.anchors {
+			if next[i] == at {
+				next[i] = a.index(b, at+1)
+			}
+		}
+	}
+}
+
+// urlCredentials matches url_credentials's pattern at the start of b (at
+// "://") by hand: it is tried at every URL, and a loop is far cheaper than
+// the regular expression there.
+func urlCredentials(b []byte) []int {
+	if !bytes.HasPrefix(b, []byte("://")) {
 		return nil
 	}
-	out := make([]byte, 0, len(b))
+	stop := func(c byte) bool {
+		return c <= ' ' || c == '/' || c == '@' || c == '"' || c == '\'' || c == '<' || c == '>'
+	}
+	i := 3
+	for i < len(b) && !stop(b[i]) && b[i] != ':' {
+		i++
+	}
+	if i == 3 || i >= len(b) || b[i] != ':' {
+		return nil
+	}
+	j := i + 1
+	for j < len(b) && !stop(b[j]) {
+		j++
+	}
+	if j == i+1 || j >= len(b) || b[j] != '@' {
+		return nil
+	}
+	return []int{0, j + 1, 3, j}
+}
+
+func isWord(c byte) bool {
+	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+}
+
+// replace returns b with p's matches replaced, or nil when there is none.
+func (p *pattern) replace(b []byte) []byte {
+	var out []byte
 	last := 0
-	for _, loc := range locs {
-		s, e := loc[0], loc[1]
-		if len(loc) >= 4 && loc[2] >= 0 {
-			s, e = loc[2], loc[3]
-		}
+	p.matches(b, func(_, _, s, e int) {
 		if s < last || e <= s {
-			continue
+			return
+		}
+		if out == nil {
+			out = make([]byte, 0, len(b))
 		}
 		out = append(out, b[last:s]...)
 		out = append(out, p.repl...)
 		last = e
-	}
-	if last == 0 {
+	})
+	if out == nil {
 		return nil
 	}
 	return append(out, b[last:]...)
@@ -308,9 +458,7 @@ func (r *Redactor) spans(b []byte, fn func(start, end int, open bool)) {
 		if !p.present(b) {
 			continue
 		}
-		for _, loc := range p.re.FindAllIndex(b, -1) {
-			fn(loc[0], loc[1], loc[1] == len(b))
-		}
+		p.matches(b, func(s, e, _, _ int) { fn(s, e, e == len(b)) })
 	}
 	for _, loc := range openKey.FindAllIndex(b, -1) {
 		if endKey.FindIndex(b[loc[1]:]) == nil {

@@ -221,3 +221,18 @@ func FuzzStreamEqualsString(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkWriter streams agent-like output (JSON lines with URLs, no
+// secret) through a redactor built from this process's environment.
+func BenchmarkWriter(b *testing.B) {
+	r := New(append(os.Environ(), "MY_SERVICE_TOKEN="+fakeService, "ANTHROPIC_API_KEY="+fakeAnthropic), nil, nil)
+	line := []byte(`{"type":"assistant","message":{"content":[{"type":"text","text":"see https://example.com/docs and run go test ./... -- task-abcdef: done"}]}}` + "\n")
+	chunk := bytes.Repeat(line, (64<<10)/len(line))
+	b.SetBytes(int64(len(chunk)))
+	w := r.Writer(io.Discard)
+	for i := 0; i < b.N; i++ {
+		w.Write(chunk)
+		w.Flush()
+	}
+	w.Close()
+}

@@ -102,13 +102,20 @@ func (s *Writer) emit(cut int, final bool) {
 		s.inKey = false
 	}
 	n := len(s.buf)
+	// Where no secret starts before the cut, the text goes out as it is:
+	// one scan per chunk, not two.
+	first := n
+	spansBefore := func(cut int) bool { return first < cut }
 	if !final {
 		type span struct {
 			start, end int
 			open       bool
 		}
 		var spans []span
-		s.r.spans(s.buf, func(start, end int, open bool) { spans = append(spans, span{start, end, open}) })
+		s.r.spans(s.buf, func(start, end int, open bool) {
+			spans = append(spans, span{start, end, open})
+			first = min(first, start)
+		})
 		openAt := -1
 		for moved := true; moved; {
 			moved = false
@@ -137,7 +144,10 @@ func (s *Writer) emit(cut int, final bool) {
 			cut = n - s.r.Hold() // a secret longer than the hold-back: cut through it
 		}
 	}
-	out := s.r.redact(s.buf[:cut], final)
+	var out []byte
+	if final || spansBefore(cut) {
+		out = s.r.redact(s.buf[:cut], final)
+	}
 	if out == nil {
 		out = s.buf[:cut]
 	}
