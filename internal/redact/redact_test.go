@@ -236,3 +236,31 @@ func BenchmarkWriter(b *testing.B) {
 	}
 	w.Close()
 }
+
+func TestURLMasksEverythingButTheHost(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://hooks.example.com/T000/B000/XXX":       "https://hooks.example.com/…",
+		"https://u:p@hooks.example.com/?token=abc#frag": "https://…@hooks.example.com/?…#…",
+		"http://127.0.0.1:8080":                         "http://127.0.0.1:8080",
+		"not a url":                                     "…",
+		"":                                              "",
+	} {
+		if got := URL(in); got != want {
+			t.Errorf("URL(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := Command(`curl -d @- "https://h.example/abc/tok3n12345?x=1" && echo ok`); got != `curl -d @- "https://h.example/…?…" && echo ok` {
+		t.Errorf("got %q", got)
+	}
+	r := New(nil, nil, nil)
+	r.AddURL("notify_webhook", "https://hooks.example.com/services/T000/B0001234/XXXXXXXXXXXXXXXXXXXX?sig=s1gnature99")
+	out := r.String("error posting to https://hooks.example.com/services/T000/B0001234/XXXXXXXXXXXXXXXXXXXX?sig=s1gnature99; services stay")
+	for _, s := range []string{"B0001234", "XXXXXXXXXXXXXXXXXXXX", "s1gnature99"} {
+		if strings.Contains(out, s) {
+			t.Errorf("%s survived: %s", s, out)
+		}
+	}
+	if !strings.Contains(out, "services stay") {
+		t.Errorf("an ordinary word of the path was redacted: %s", out)
+	}
+}
