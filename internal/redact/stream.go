@@ -102,6 +102,9 @@ func (s *Writer) emit(cut int, final bool) {
 		s.inKey = false
 	}
 	n := len(s.buf)
+	if !final && cut <= 0 && n <= maxHeld {
+		return // nothing may go out yet
+	}
 	// Where no secret starts before the cut, the text goes out as it is:
 	// one scan per chunk, not two.
 	first := n
