@@ -101,7 +101,6 @@ func runServe(ctx context.Context, io *IO, o *serveOptions) error {
 		Tokens:       tokens,
 		Audit:        serve.OpenAudit(serve.DefaultAuditPath()),
 		Actions:      serveActions(),
-		Redact:       serveRedact(),
 	})
 	if err != nil {
 		return err
@@ -154,7 +153,3 @@ func runServe(ctx context.Context, io *IO, o *serveOptions) error {
 // Answer and guide need the engine's ask/answer and guidance channel; until
 // it exists they answer 501.
 func serveActions() serve.Actions { return serve.Actions{} }
-
-// serveRedact is applied to what serve sends from a loop's files; nil until
-// the redaction package exists.
-func serveRedact() func(string, []byte) []byte { return nil }

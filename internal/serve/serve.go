@@ -56,7 +56,8 @@ type Config struct {
 	// Redact is applied to every answer the server sends (records,
 	// transcripts, prompts, check output, diffs, pages): loopFile names the
 	// loop the answer is about ("" for answers about every loop), so its
-	// own redaction settings apply.
+	// own redaction settings apply. Default: the loop's redaction
+	// (redact.go).
 	Redact func(loopFile string, b []byte) []byte
 	// Poll is how often live views look for new records (default 200ms).
 	Poll time.Duration
@@ -85,7 +86,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.StopTimeout = 30 * time.Second
 	}
 	if cfg.Redact == nil {
-		cfg.Redact = func(_ string, b []byte) []byte { return b }
+		cfg.Redact = newRedactors().Bytes
 	}
 	p, err := loadPages()
 	if err != nil {

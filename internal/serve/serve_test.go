@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -829,5 +830,122 @@ func TestOddLoops(t *testing.T) {
 	}
 	if r := e.get("/", ""); !strings.Contains(r.body, "gone") || !strings.Contains(r.body, "not started") {
 		t.Errorf("the list: %s", r.body)
+	}
+}
+
+// TestNoSecretServed: credential-shaped values and the value of a
+// secret-named variable, printed by an agent and by a check, or sitting in
+// a record written before redaction existed, never appear in any answer:
+// pages, API, files, the record stream.
+func TestNoSecretServed(t *testing.T) {
+	anthropic := "sk-ant-api03-" + strings.Repeat("Ab3dE", 9)
+	github := "ghp_" + strings.Repeat("x9Y8z", 8)
+	envSecret := "s3cr3t-value-of-my-deploy-token"
+	t.Setenv("DEPLOY_TOKEN", envSecret)
+	t.Setenv("LOOPRINTER_STATE_DIR", filepath.Join(t.TempDir(), "state"))
+	dir := t.TempDir()
+	loopYAML := `sandbox: off
+version: 1
+name: leaky
+objective: "one file"
+agent: {backend: command, command: looprinter fake-agent --script agent.txt}
+redact:
+  patterns: ['ticket-[0-9]{6}']
+verify:
+  - 'echo "check sees ` + github + ` and $DEPLOY_TOKEN"; test -s out/one.txt'
+`
+	agentTxt := `== plan
+say plan sees ` + anthropic + `
+plan T-001:out/one.txt
+== build
+say build sees ` + anthropic + ` ` + github + ` ` + envSecret + `
+auto
+`
+	os.WriteFile(filepath.Join(dir, "loop.yaml"), []byte(loopYAML), 0o644)
+	os.WriteFile(filepath.Join(dir, "agent.txt"), []byte(agentTxt), 0o644)
+	c := exec.Command("looprinter", "run")
+	c.Dir = dir
+	if out, err := c.CombinedOutput(); err != nil {
+		t.Fatalf("looprinter run: %v\n%s", err, out)
+	}
+	// A record file from before redaction existed: written as it was.
+	w, err := record.Create(filepath.Join(dir, loop.RecordsDir), "old", "command", time.Now().Add(-time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.SetRedactor(nil)
+	w.Write(record.Event{Event: record.Warning, Message: "old record with " + anthropic + " and " + github + " and " + envSecret + " and ticket-424242"})
+	w.Close()
+	os.WriteFile(filepath.Join(dir, loop.RecordsDir, "checks", "old-check.log"), []byte("old check output "+github+"\n"), 0o600)
+
+	tokens, _, err := serve.OpenTokens(filepath.Join(t.TempDir(), "tokens.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := serve.New(serve.Config{Addr: "127.0.0.1:7878", Tokens: tokens, Poll: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+
+	paths := []string{"/", "/loops/leaky", "/loops/leaky?part=live", "/api/loops", "/api/loops/leaky", "/api/loops/leaky/records",
+		"/api/loops/leaky/records?format=text", "/api/loops/leaky/cost", "/api/loops/leaky/runs", "/api/loops/leaky/report"}
+	for n := 1; n <= 2; n++ {
+		paths = append(paths, fmt.Sprintf("/loops/leaky/runs/%d", n), fmt.Sprintf("/api/loops/leaky/runs/%d", n))
+	}
+	for _, sub := range []string{"transcripts", "checks"} {
+		files, _ := os.ReadDir(filepath.Join(dir, loop.RecordsDir, sub))
+		for _, f := range files {
+			paths = append(paths, "/api/loops/leaky/files/"+sub+"/"+f.Name())
+		}
+	}
+	get := func(p string) string {
+		res, err := http.Get(srv.URL + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		if res.StatusCode != 200 {
+			t.Errorf("GET %s: %d %s", p, res.StatusCode, b)
+		}
+		return string(b)
+	}
+	redacted := 0
+	for _, p := range paths {
+		body := get(p)
+		// ticket-424242 matches the loop's own redact.patterns.
+		for _, secret := range []string{anthropic, github, envSecret, "sk-ant-api03", "ghp_x9Y8z", "ticket-424242"} {
+			if strings.Contains(body, secret) {
+				t.Errorf("GET %s serves %q", p, secret)
+			}
+		}
+		redacted += strings.Count(body, "[REDACTED:")
+	}
+	if redacted == 0 {
+		t.Error("nothing was redacted: the test shows nothing")
+	}
+	// The record stream, its backlog.
+	res, err := http.Get(srv.URL + "/api/loops/leaky/records/stream?n=1000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stream bytes.Buffer
+	done := make(chan struct{})
+	go func() { io.Copy(&stream, res.Body); close(done) }()
+	time.Sleep(time.Second)
+	res.Body.Close()
+	<-done
+	if strings.Contains(stream.String(), anthropic) || strings.Contains(stream.String(), github) || strings.Contains(stream.String(), envSecret) {
+		t.Error("the record stream serves a secret")
+	}
+	if !strings.Contains(stream.String(), "old record with [REDACTED:") {
+		t.Errorf("the old record is not in the stream, redacted:\n%s", stream.String())
+	}
+	// The secrets are in the files (the old ones): serve is what keeps them out.
+	raw, _ := os.ReadFile(filepath.Join(dir, loop.RecordsDir, "checks", "old-check.log"))
+	if !strings.Contains(string(raw), github) {
+		t.Fatal("the planted check output lacks the secret")
 	}
 }
