@@ -13,7 +13,7 @@ import (
 // redactors is serve's default redaction: for an answer about a loop, what
 // that loop redacts (loop.Redactor: the secret-named variables of serve's
 // environment and of the loop's agents, redact.names and redact.patterns,
-// the credential shapes; nothing under `redact: off`); for an answer about
+// the credential shapes; under `redact: off`, serve's own); for an answer about
 // every loop, serve's environment and the credential shapes. The engine
 // redacts what it writes already; this also covers records written before
 // redaction existed, and files agents and checks wrote.
@@ -57,6 +57,11 @@ func (rs *redactors) of(file string) *redact.Redactor {
 		return rs.base // a loop file that does not load: serve's own redaction
 	}
 	r := loop.Redactor(l)
+	if r == nil {
+		// redact: off is about what the engine writes; what is shown is
+		// still redacted, as everything looprinter prints is.
+		r = rs.base
+	}
 	rs.byFile[file] = loopRedactor{fi.ModTime(), fi.Size(), r}
 	return r
 }

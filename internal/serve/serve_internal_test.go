@@ -165,3 +165,31 @@ func BenchmarkLoopPage(b *testing.B) {
 		b.SetBytes(int64(rec.Body.Len()))
 	}
 }
+
+// Under `redact: off` serve still redacts with its own redactor; a loop's
+// redact.patterns apply to answers about it, and a change of the loop file
+// is seen.
+func TestRedactorsPerLoop(t *testing.T) {
+	dir := t.TempDir()
+	off, pat := dir+"/off.yaml", dir+"/pat.yaml"
+	os.WriteFile(off, []byte("version: 1\nname: off\nobjective: x\nverify: [\"false\"]\nredact: off\n"), 0o644)
+	os.WriteFile(pat, []byte("version: 1\nname: pat\nobjective: x\nverify: [\"false\"]\nredact:\n  patterns: ['ticket-[0-9]{6}']\n"), 0o644)
+	rs := newRedactors()
+	key := "sk-ant-api03-" + strings.Repeat("Zz9", 10)
+	for _, f := range []string{"", off, pat, dir + "/missing.yaml"} {
+		if got := string(rs.Bytes(f, []byte("k="+key))); strings.Contains(got, key) {
+			t.Errorf("%q: %s", f, got)
+		}
+	}
+	if got := string(rs.Bytes(pat, []byte("ticket-123456"))); got == "ticket-123456" {
+		t.Errorf("the loop's pattern: %s", got)
+	}
+	if got := string(rs.Bytes("", []byte("ticket-123456"))); got != "ticket-123456" {
+		t.Errorf("another loop's pattern applied to every loop: %s", got)
+	}
+	time.Sleep(10 * time.Millisecond)
+	os.WriteFile(pat, []byte("version: 1\nname: pat\nobjective: x\nverify: [\"false\"]\nredact:\n  patterns: ['order-[0-9]{4}']\n"), 0o644)
+	if got := string(rs.Bytes(pat, []byte("order-1234"))); got == "order-1234" {
+		t.Errorf("the changed loop file: %s", got)
+	}
+}
