@@ -283,6 +283,9 @@ func TestEngineMalformedPlanOnDiskAtStepStart(t *testing.T) {
 	if out.Reason != ReasonDone {
 		t.Fatalf("outcome %s: %s; want done after a re-plan", out.Reason, out.Summary)
 	}
+	if len(events(evs, record.PlanInvalid)) != 1 {
+		t.Errorf("plan_invalid records %d, want 1 for the malformed plan on disk", len(events(evs, record.PlanInvalid)))
+	}
 	starts := events(evs, record.AgentStart)
 	if len(starts) == 0 || starts[0].Phase == "build" {
 		t.Errorf("agent runs %+v: the first run after a malformed plan must not be a build", starts)
@@ -535,5 +538,35 @@ write calc.sh #!/bin/sh\necho $(($1 / $2)) # tried
 	}
 	if n := len(events(evs, record.AgentStart)); n != 3 {
 		t.Errorf("%d agent runs, want 3: no fixer runs on a set that already came back", n)
+	}
+}
+
+// The same objective gap cycle after cycle: the second re-plan is told the
+// diagnosis was wrong (the first is not), and at budget.gap_stall cycles
+// the loop stops NO PROGRESS.
+func TestEngineRepeatedObjectiveGap(t *testing.T) {
+	files := map[string]string{
+		"loop.yaml": `objective: "slow.txt and fast.txt exist"
+sandbox: off
+agent: {backend: command, command: AGENT}
+budget: {gap_stall: 3, cycles: 10}
+verify: ["test -s slow.txt"]
+objective_verify: ['test -s fast.txt || { echo "Error: fast.txt missing"; exit 1; }']
+`,
+		"agent.txt": "== plan\nplan T-001:slow.txt\n== replan\nplan T-001:other.txt\n== build\nauto\n",
+	}
+	out, evs, dir := fakeLoop(t, files, nil)
+	if out.Reason != ReasonNoProgress || !strings.Contains(out.Summary, "the objective gap stayed the same for 3 cycles") {
+		t.Fatalf("outcome %s: %s; want no_progress after 3 cycles with the same gap", out.Reason, out.Summary)
+	}
+	if n := len(events(evs, record.AgentStart)); n != 6 {
+		t.Errorf("%d agent runs, want 6 (plan, build, then replan and build twice)", n)
+	}
+	const hint = "The diagnosis behind the last plan was wrong"
+	if p := promptOf(t, dir, 3); strings.Contains(p, hint) || !strings.Contains(p, "fast.txt missing") {
+		t.Errorf("first re-plan: want the gap without the repeated hint:\n%s", p)
+	}
+	if p := promptOf(t, dir, 5); !strings.Contains(p, hint) {
+		t.Errorf("second re-plan with the same gap lacks the repeated hint:\n%s", p)
 	}
 }
