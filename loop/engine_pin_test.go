@@ -399,7 +399,7 @@ func TestEngineAgentFails(t *testing.T) {
 func TestEngineCostBudgetStops(t *testing.T) {
 	files := map[string]string{
 		"loop.yaml": "objective: \"a.txt exists\"\nsandbox: off\nagent: {backend: command, command: AGENT}\nverify: [\"test -s a.txt\"]\nbudget: {cost_usd: 1, same_failure: 10}\n",
-		"agent.txt": "== plan\nplan T-001:a.txt\ncost 0.5\n== build\ncost 0.35\n",
+		"agent.txt": "== plan\nplan T-001:a.txt\ncost 0.4\n== build\ncost 0.4\n",
 	}
 	out, evs, _ := fakeLoop(t, files, nil)
 	if out.Reason != ReasonTimeCost || out.ExitCode != ExitCodes[ReasonTimeCost] {
@@ -409,10 +409,10 @@ func TestEngineCostBudgetStops(t *testing.T) {
 		t.Errorf("spent %.2f, want 1.20", out.State.CostUSD)
 	}
 	if n := len(events(evs, record.AgentStart)); n != 3 {
-		t.Errorf("%d agent runs, want 3 (0.50, then 0.85 spent, both under the budget)", n)
+		t.Errorf("%d agent runs, want 3 (0.40, then 0.80 spent, both under the budget)", n)
 	}
 	if w := events(evs, record.BudgetWarning); len(w) != 1 || w[0].Kind != "cost_usd" {
-		t.Errorf("budget warnings %+v, want one for cost_usd at 85%%", w)
+		t.Errorf("budget warnings %+v, want one for cost_usd at exactly 80%%", w)
 	}
 }
 
