@@ -209,3 +209,42 @@ func TestValidators(t *testing.T) {
 		t.Errorf("PerTaskRates(2, 0.25) = %+v", rs)
 	}
 }
+
+// The edges of the small rules: a success rate of exactly 1, a price of
+// exactly 0, a merge that sets one field at a time, and a review priced at
+// zero (no ratios, never NaN).
+func TestCostEdges(t *testing.T) {
+	if v, err := PerTask(3, 1); err != nil || v != 3 {
+		t.Errorf("PerTask(3, 1) = %v, %v", v, err)
+	}
+	if p, err := ParsePrice("0,0,0"); err != nil || p != (Price{}) {
+		t.Errorf("ParsePrice(0,0,0) = %+v, %v", p, err)
+	}
+	base := Table{"m": {Input: 1, Output: 2, CacheRead: 3, CacheWrite: 4}}
+	for _, c := range []struct {
+		set  Price
+		want Price
+	}{
+		{Price{Input: 9}, Price{Input: 9, Output: 2, CacheRead: 3, CacheWrite: 4}},
+		{Price{Output: 9}, Price{Input: 1, Output: 9, CacheRead: 3, CacheWrite: 4}},
+		{Price{CacheRead: 9}, Price{Input: 1, Output: 2, CacheRead: 9, CacheWrite: 4}},
+		{Price{CacheWrite: 9}, Price{Input: 1, Output: 2, CacheRead: 3, CacheWrite: 9}},
+	} {
+		if got := base.Merge(map[string]Price{"M": c.set})["m"]; got != c.want {
+			t.Errorf("merge %+v: %+v, want %+v", c.set, got, c.want)
+		}
+	}
+	if base["m"].Input != 1 {
+		t.Error("Merge changed the table it was called on")
+	}
+	free := Table{"free": {}}
+	rl := ReviewLoop{Writer: Role{Name: "writer", Model: "free", Turns: 3}, Reviewer: Role{Name: "reviewer", Model: "free", Turns: 2}, Fixer: Role{Name: "fixer", Model: "free", Turns: 2}, Rounds: 2, FixCheck: true}
+	e, err := DefaultAssumptions.EstimateReview(free, rl)
+	if err != nil || e.Total != 0 || e.PackedRatio != 0 || e.WriteRatio != 0 {
+		t.Errorf("a free review: %+v, %v; want zero figures and no ratios", e, err)
+	}
+	rl.Fixer.Model = "unknown"
+	if _, err := DefaultAssumptions.EstimateReview(free, rl); err == nil {
+		t.Error("a fixer model without a price: want an error")
+	}
+}
