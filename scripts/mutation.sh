@@ -30,7 +30,7 @@ packages=("$@")
 critical=(
   "spec/judge.go:*"
   "spec/defaults.go:AgentFor"
-  "spec/defaults.go:mergeAgent"
+  "spec/defaults.go:merge"
   "loop/run_agent.go:runAgent"
   "loop/run_agent.go:keepLoopFileEdit"
   "loop/engine.go:checkBudgets"
