@@ -248,3 +248,15 @@ func TestCostEdges(t *testing.T) {
 		t.Error("a fixer model without a price: want an error")
 	}
 }
+
+// A run whose price equals its cap is not capped; an agent without
+// max_turns is priced at the default turns.
+func TestEstimateLoopCapEdgeAndDefaultTurns(t *testing.T) {
+	l := parseLoop(t, "shape: ralph\nobjective: x\nverify: [true]\nagent: {backend: claude, model: opus}\nbudget: {iterations: 2}\n")
+	l.Agent.MaxTurns = 0
+	l.Agent.MaxBudgetUSD = per("opus", spec.DefaultMaxTurns)
+	r := DefaultAssumptions.EstimateLoop(l, testTable, LoopOptions{}).Runs[0]
+	if r.Turns != spec.DefaultMaxTurns || r.Capped || !near(r.PerRun, l.Agent.MaxBudgetUSD) {
+		t.Errorf("run %+v: want %d turns, priced exactly at its cap and not capped", r, spec.DefaultMaxTurns)
+	}
+}
