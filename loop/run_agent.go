@@ -15,7 +15,8 @@ import (
 
 // maxTries bounds the tries of one agent run (rate-limit waits and API
 // error retries together); the wall budget normally ends them long before.
-const maxTries = 100
+// A variable only so that a test can lower it.
+var maxTries = 100
 
 // AgentRun is what one agent run produced, after the engine's own checks.
 type AgentRun struct {
