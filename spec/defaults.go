@@ -112,7 +112,7 @@ func (l *Loop) applyDefaults() {
 		l.Review.MaxRounds = DefaultReviewRounds
 	}
 	if l.Notify.On == nil {
-		l.Notify.On = StringList{"stop", "blocked", "no_progress", "budget_80"}
+		l.Notify.On = StringList{"stop", "blocked", "no_progress", "budget_80", "question"}
 	}
 }
 

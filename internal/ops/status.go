@@ -117,11 +117,9 @@ func Inspect(e Entry) Status {
 		// end without loop_stop: the run died.
 		s.State, s.PID = StateCrashed, st.PID
 	}
-	if started {
-		c := channelFrom(dir, st)
-		s.Question, s.Guidance = c.Question, c.Guidance
-	}
-	s.Tasks = taskStatuses(s.Plan, st, s.State == StateRunning || s.State == StatePaused)
+	c := channelFrom(dir, st)
+	s.Question, s.Guidance = c.Question, c.Guidance
+	s.Tasks = taskStatuses(s.Plan, st, s.State == StateRunning || s.State == StatePaused || s.State == StateWaiting)
 	s.Line = Line(st, s.Plan, s.State)
 	return s
 }
@@ -228,7 +226,7 @@ func Line(st *loop.State, p *loop.Plan, state string) string {
 	if st == nil || st.StartedAt.IsZero() {
 		return "not started yet."
 	}
-	live := (state == StateRunning || state == StatePaused) && st.Outcome == ""
+	live := (state == StateRunning || state == StatePaused || state == StateWaiting) && st.Outcome == ""
 	var b strings.Builder
 	switch st.Shape {
 	case "ralph":
