@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/looprinter/looprinter/internal/fakeapi"
 )
 
 // mcpSession starts `looprinter mcp ARGS` and connects the Go SDK's client
@@ -218,5 +220,75 @@ func TestMCPReadOnly(t *testing.T) {
 	slices.Sort(names)
 	if want := []string{"loop_cost", "loop_list", "loop_records", "loop_status"}; !slices.Equal(names, want) {
 		t.Fatalf("read-only tools %v, want %v", names, want)
+	}
+}
+
+// The genuine Claude Code CLI, configured with `looprinter mcp` as an MCP
+// server, calls loop_status in a scripted turn: the model (the fake API)
+// answers with a tool_use of mcp__looprinter__loop_status, Claude Code calls
+// the server, and the tool's result (the loop's status) goes back to the
+// model in the next request.
+func TestClaudeCallsLoopStatus(t *testing.T) {
+	k := kits[0]
+	if k.backend != "claude" {
+		t.Fatal("kits[0] is not claude")
+	}
+	k.bin = findCLI(t, "claude")
+	bin := looprinter(t)
+
+	// A loop that ran to DONE, for the server to report.
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "loop.yaml"), []byte(`name: claude-sees
+objective: "three files exist under out/"
+agent: {backend: command, command: "`+bin+` fake-agent", timeout: 30s}
+verify: [test -s out/one.txt]
+objective_verify: [test -s out/three.txt]
+`), 0o644)
+	run := exec.Command(bin, "run")
+	run.Dir = dir
+	if out, err := run.CombinedOutput(); err != nil {
+		t.Fatalf("looprinter run: %v\n%s", err, out)
+	}
+
+	srv := startAPI(t,
+		fakeapi.Tool("mcp__looprinter__loop_status", map[string]any{"loop": "claude-sees"}),
+		fakeapi.Text("The loop claude-sees is DONE."),
+	)
+	r := newRun(t, k, srv.URL, "What is the status of the loop claude-sees?")
+	config, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"looprinter": map[string]any{"type": "stdio", "command": bin, "args": []string{"mcp"},
+			"env": map[string]string{"LOOPRINTER_STATE_DIR": os.Getenv("LOOPRINTER_STATE_DIR")}},
+	}})
+	cfg := filepath.Join(t.TempDir(), "mcp.json")
+	if err := os.WriteFile(cfg, config, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.req.Args = []string{"--mcp-config", cfg, "--strict-mcp-config"}
+	r.req.Permissions = []string{"bypass"}
+	res := r.do(t)
+	reqs := srv.ModelRequests()
+	if len(reqs) < 2 {
+		t.Fatalf("%d model requests, want 2 (the tool call and the answer); status %s: %s", len(reqs), res.Status, res.Error)
+	}
+	// What Claude Code (2.1) sends: the server's tools, named
+	// mcp__<server>__<tool>, as deferred tools: their names listed in the
+	// system prompt (not in the request's tools array), loaded on demand.
+	for _, name := range []string{"loop_list", "loop_status", "loop_records", "loop_cost", "loop_start", "loop_pause", "loop_resume", "loop_stop", "loop_answer", "loop_guide"} {
+		if !strings.Contains(reqs[0].Body, `\n`+"mcp__looprinter__"+name+`\n`) {
+			t.Errorf("the first request does not list mcp__looprinter__%s", name)
+		}
+	}
+	// The tool ran: its result, the loop's status, went back to the model.
+	last := reqs[len(reqs)-1].Body
+	for _, want := range []string{"tool_result", `\"state\":\"finished\"`, "Stopped: DONE (exit 0)"} {
+		if !strings.Contains(last, want) {
+			t.Errorf("the request after the tool call lacks %s:\n%s", want, tail(last, 3000))
+		}
+	}
+	if res.Status != "ok" || !strings.Contains(res.FinalMessage, "is DONE") {
+		t.Errorf("status %s, final message %q", res.Status, res.FinalMessage)
+	}
+	if !slices.Contains(res.Tools, "mcp__looprinter__loop_status") {
+		t.Errorf("tools %v lack mcp__looprinter__loop_status", res.Tools)
 	}
 }
