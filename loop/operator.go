@@ -145,6 +145,7 @@ func (e *Engine) recordGuidance(phase, task string, told []string) {
 func (e *Engine) asked(phase, task string, run *AgentRun, prompt string, seq int) error {
 	id, q, ok := operator.ParseAsk(run.Result.FinalMessage, prompt)
 	if !ok || len(run.Tamper) > 0 {
+		e.st.Unanswered = 0 // a run that did not ask ends a row of unanswered questions
 		return nil
 	}
 	now := time.Now().UTC()
