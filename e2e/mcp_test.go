@@ -142,8 +142,12 @@ objective_verify: [test -s out/three.txt]
 		Loops []struct{ Name, State string } `json:"loops"`
 	}
 	call(t, s, "loop_list", nil, &list)
-	if len(list.Loops) != 1 || list.Loops[0].Name != "mcp-driven" {
-		t.Fatalf("loop_list: %+v", list)
+	listed := false
+	for _, l := range list.Loops { // the package's other tests' loops are in the registry too
+		listed = listed || l.Name == "mcp-driven"
+	}
+	if !listed {
+		t.Fatalf("loop_list lacks mcp-driven: %+v", list)
 	}
 
 	st := waitStatus(t, s, "mcp-driven", "waited for an answer", func(st mcpStatus) bool { return st.State == "waiting" })
