@@ -245,6 +245,13 @@ func (e *Engine) loop(ctx context.Context) *Outcome {
 				return s.o
 			}
 		}
+		if err := e.waitForAnswer(ctx); err != nil {
+			var s *errStop
+			if errors.As(err, &s) {
+				return s.o
+			}
+			return e.outcome(ReasonBlocked, "cannot save state: "+err.Error())
+		}
 		e.reloadSpec()
 		var err error
 		switch e.st.Phase {
@@ -274,6 +281,9 @@ func (e *Engine) loop(ctx context.Context) *Outcome {
 			return o
 		default:
 			e.st.Phase = PhaseSetup
+		}
+		if errors.Is(err, errAsked) {
+			err = nil // the step runs again once the question is answered
 		}
 		if err != nil {
 			var s *errStop

@@ -85,6 +85,7 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 	if task != "" {
 		base += "-" + task
 	}
+	prompt, told := e.withOperator(prompt)
 	// The prompt carries failure signals, progress and guidance: what an
 	// agent or a check printed goes to the model provider only redacted.
 	prompt = e.red.String(prompt)
@@ -120,6 +121,7 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 	stopTicker := e.checkpointEvery(5 * time.Second)
 	defer stopTicker()
 
+	e.recordGuidance(phase, task, told)
 	e.emit(record.Event{Event: record.AgentStart, Phase: phase, Task: task, Backend: a.Backend, Model: a.Model, PromptFile: promptFile})
 	onTool := func(ev agent.ToolEvent) {
 		e.emit(record.Event{Event: record.ToolCall, Phase: phase, Task: task, Tool: ev.Tool, Message: ev.Summary})
@@ -202,6 +204,7 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 	run.Tamper = tamper
 	e.endRecord(phase, task, a, res, run.Changed)
 	e.recordTamper(phase, task, run.Tamper)
+	e.afterOperator(ctx, phase, task, res, told)
 	e.st.InFlight = nil
 	if err := e.note(); err != nil {
 		return nil, err
@@ -234,6 +237,9 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 	}
 	if res.Blocked != "" {
 		return nil, e.stop(ReasonBlocked, fmt.Sprintf("%s run: the agent asked for a human: %s", phase, res.Blocked))
+	}
+	if err := e.asked(phase, task, run, prompt, seq); err != nil {
+		return nil, err
 	}
 	return run, nil
 }

@@ -109,6 +109,14 @@ type State struct {
 	// that finds it judges whatever that run did before going on.
 	InFlight *InFlight `json:"in_flight,omitempty"`
 
+	// The operator channel (operator.go): the question the loop waits on,
+	// the answer the next agent run's prompt carries, guidance shown to runs
+	// that did not acknowledge it, and questions in a row nobody answered.
+	Question     *Question      `json:"question,omitempty"`
+	Answered     *Answered      `json:"answered,omitempty"`
+	GuidanceTold map[string]int `json:"guidance_told,omitempty"`
+	Unanswered   int            `json:"unanswered,omitempty"`
+
 	AgentPGID int       `json:"agent_pgid,omitempty"` // the running agent's process group
 	PID       int       `json:"pid"`
 	Run       string    `json:"run"`

@@ -31,6 +31,7 @@ const (
 	DefaultCheckTimeout = 10 * time.Minute
 	DefaultPostMaxSteps = 5
 	DefaultReviewRounds = 3
+	DefaultAskTimeout   = time.Hour
 )
 
 // phaseAgentKeys are the phases whose agent can be overridden under agents:.
@@ -93,6 +94,12 @@ func (l *Loop) applyDefaults() {
 	if l.CheckTimeout == 0 {
 		l.CheckTimeout = Duration(DefaultCheckTimeout)
 	}
+	if l.AskTimeout == 0 {
+		l.AskTimeout = Duration(DefaultAskTimeout)
+	}
+	if l.OnTimeout == "" {
+		l.OnTimeout = OnTimeoutBlocked
+	}
 	for i := range l.PostPhases {
 		if l.PostPhases[i].MaxSteps == 0 {
 			l.PostPhases[i].MaxSteps = DefaultPostMaxSteps
@@ -105,7 +112,7 @@ func (l *Loop) applyDefaults() {
 		l.Review.MaxRounds = DefaultReviewRounds
 	}
 	if l.Notify.On == nil {
-		l.Notify.On = StringList{"stop", "blocked", "no_progress", "budget_80"}
+		l.Notify.On = StringList{"stop", "blocked", "no_progress", "budget_80", "question"}
 	}
 }
 
@@ -254,6 +261,11 @@ func (l *Loop) validate(nodes map[string]*yaml.Node) []Problem {
 	case "all", "new-only":
 	default:
 		at("verify_baseline", "verify_baseline: %q is not known (all or new-only)", l.VerifyBaseline)
+	}
+	switch l.OnTimeout {
+	case OnTimeoutBlocked, OnTimeoutContinue:
+	default:
+		at("on_timeout", "on_timeout: %q is not known (blocked or continue): what happens when an agent's question is not answered within ask_timeout", l.OnTimeout)
 	}
 	switch l.Sandbox {
 	case "auto", "bwrap", "landlock", "off":

@@ -102,6 +102,9 @@ type judgeRule func(d fieldDiff, old, nu *Loop) string
 //	redact.patterns                   never: a pattern that matches
 //	                                    everything would blank out the
 //	                                    records that show what an agent did
+//	ask_timeout                       it goes down (an unanswered question
+//	                                    ends the wait sooner)
+//	on_timeout                        it becomes blocked
 var judgeRules = map[string]judgeRule{
 	"version":   refuse("the loop file's version is fixed"),
 	"name":      refuse("the loop's name identifies its state and records"),
@@ -237,6 +240,14 @@ var judgeRules = map[string]judgeRule{
 
 	"schedule.every": refuse("the schedule may not change"),
 	"schedule.cron":  refuse("the schedule may not change"),
+
+	"ask_timeout": down("ask_timeout may only go down"),
+	"on_timeout": func(d fieldDiff, _, _ *Loop) string {
+		if d.New.String() == OnTimeoutBlocked {
+			return ""
+		}
+		return "on_timeout may only become blocked"
+	},
 }
 
 func keep(fieldDiff, *Loop, *Loop) string { return "" }

@@ -294,6 +294,10 @@ var judgeCases = []judgeCase{
 	{"notify.on", "notify on", func(l *Loop) { l.Notify.On = nil }, false, nil},
 	{"schedule.every", "schedule every", func(l *Loop) { l.Schedule.Every = Duration(time.Minute) }, false, nil},
 	{"schedule.cron", "schedule cron", func(l *Loop) { l.Schedule.Cron = "* * * * *" }, false, nil},
+	{"ask_timeout", "ask timeout lowered", func(l *Loop) { l.AskTimeout = Duration(time.Minute) }, true, nil},
+	{"ask_timeout", "ask timeout raised", func(l *Loop) { l.AskTimeout = Duration(48 * time.Hour) }, false, nil},
+	{"on_timeout", "on_timeout to blocked", func(l *Loop) { l.OnTimeout = OnTimeoutBlocked }, true, func(l *Loop) { l.OnTimeout = OnTimeoutContinue }},
+	{"on_timeout", "on_timeout to continue", func(l *Loop) { l.OnTimeout = OnTimeoutContinue }, false, nil},
 }
 
 // Every rule: the table above changes its field one way that tightens (kept,

@@ -20,6 +20,12 @@ import (
 	"github.com/looprinter/looprinter/internal/testcount"
 )
 
+// Values of on_timeout.
+const (
+	OnTimeoutBlocked  = "blocked"
+	OnTimeoutContinue = "continue"
+)
+
 // Shapes of loop.
 const (
 	ShapeCycle  = "cycle"
@@ -63,6 +69,11 @@ type Loop struct {
 	Schedule      Schedule            `yaml:"schedule"`
 	Redact        Redact              `yaml:"redact"`
 	Vars          map[string]string   `yaml:"vars"` // extra fields for prompt templates
+	// AskTimeout is how long the loop waits for the operator's answer to an
+	// agent's <ask>; OnTimeout says what happens then: blocked (stop
+	// BLOCKED) or continue (the next run is told no answer came).
+	AskTimeout Duration `yaml:"ask_timeout"`
+	OnTimeout  string   `yaml:"on_timeout"`
 
 	// Path is the absolute path of the loop file; Dir its directory, where
 	// the loop runs.

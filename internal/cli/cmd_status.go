@@ -144,6 +144,7 @@ func statusOne(io *IO, e ops.Entry, asJSON bool) error {
 			fmt.Fprintf(w, "NOT VERIFIED: %s\n", nv)
 		}
 	}
+	printChannel(w, s)
 	if len(s.Tasks) > 0 {
 		fmt.Fprintln(w, "plan:")
 		for _, t := range s.Tasks {
@@ -178,4 +179,23 @@ func firstLineOf(s string) string {
 		s = s[:160] + "…"
 	}
 	return s
+}
+
+// printChannel prints the question a loop waits on and the guidance no agent
+// run has acknowledged yet.
+func printChannel(w io.Writer, s ops.Status) {
+	if q := s.Question; q != nil {
+		fmt.Fprintf(w, "question:   %s (asked by the %s run, %s; ask_timeout ends %s)\n", q.ID, q.Phase, q.AskedAt.Local().Format(time.DateTime), q.Deadline.Local().Format(time.DateTime))
+		for _, l := range strings.Split(q.Text, "\n") {
+			fmt.Fprintf(w, "  > %s\n", l)
+		}
+		fmt.Fprintf(w, "  answer:   looprinter answer %s %s \"…\"\n", s.Name, q.ID)
+	}
+	for _, g := range s.Guidance {
+		seen := "not delivered yet"
+		if g.Told > 0 {
+			seen = fmt.Sprintf("shown to %s, not acknowledged", count(g.Told, "run"))
+		}
+		fmt.Fprintf(w, "guidance:   %s (%s): %s\n", g.ID, seen, firstLineOf(g.Text))
+	}
 }

@@ -249,7 +249,7 @@ func (m Model) View() string {
 func (m Model) detail(b *strings.Builder, line func(string, ...any), v LoopView) {
 	s := v.Status
 	state := strings.ToUpper(s.State)
-	if s.PID != 0 && (s.State == ops.StateRunning || s.State == ops.StatePaused || s.State == ops.StateStarting) {
+	if s.PID != 0 && (s.State == ops.StateRunning || s.State == ops.StatePaused || s.State == ops.StateStarting || s.State == ops.StateWaiting) {
 		state += fmt.Sprintf(" (pid %d)", s.PID)
 	}
 	if s.PausePending && s.State == ops.StateRunning {
@@ -288,6 +288,13 @@ func (m Model) detail(b *strings.Builder, line func(string, ...any), v LoopView)
 	}
 	if st.Outcome != "" {
 		line("stopped   %s (exit %d): %s", loop.Title(st.Outcome), st.ExitCode, oneLine(st.Summary))
+	}
+	if q := s.Question; q != nil {
+		line("QUESTION  %s: %s", oneLine(q.ID), oneLine(q.Text))
+		line("          answer: looprinter answer %s %s \"…\"", oneLine(s.Name), oneLine(q.ID))
+	}
+	for _, g := range s.Guidance {
+		line("guidance  %s not acknowledged yet: %s", oneLine(g.ID), oneLine(g.Text))
 	}
 	if len(s.Tasks) > 0 {
 		done := 0
