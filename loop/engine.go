@@ -65,6 +65,9 @@ type Outcome struct {
 	NotVerified []string `json:"not_verified,omitempty"`
 	RuledOut    []string `json:"ruled_out,omitempty"`
 	Next        []string `json:"next,omitempty"`
+	// Kept is the work the engine took off the branch (rollbacks, the
+	// attempts after the best state), each on its ref.
+	Kept []KeptRef `json:"kept,omitempty"`
 	State       *State   `json:"state"`
 	Records     string   `json:"records"`
 	Plan        *Plan    `json:"plan,omitempty"`
@@ -307,6 +310,9 @@ func (e *Engine) finish(o *Outcome) *Outcome {
 		o.RuledOut = append(o.RuledOut, st.RuledOut...)
 		o.Next = nextSteps(o.Reason, e.spec)
 	}
+	e.settleBest(o)
+	e.guardRefs()
+	o.Kept = loadLedger(e.priv).Kept
 	if p, _, err := ReadPlan(e.path(OutputDir, "plan.json")); err == nil {
 		o.Plan = p
 	} else {
@@ -475,6 +481,7 @@ func (e *Engine) stepBaseline(ctx context.Context) error {
 			}
 			e.emit(record.Event{Event: record.Baseline, Pass: record.Bool(allPass(results)), Checks: checksOf(results),
 				Message: fmt.Sprintf("%d of %d checks already fail before any agent run", len(base), len(cmds))})
+			e.noteCheckpoint(results, true)
 			if err := e.judgeBaseline(results); err != nil {
 				return err // the baseline runs again next time
 			}

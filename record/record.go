@@ -51,6 +51,16 @@ const (
 	Review        = "review"
 	Supervisor    = "supervisor"
 	ScheduleFire  = "schedule_fire"
+	// Rollback: the engine moved the loop's branch back to a checkpoint
+	// (kind task: a build run broke a check; kind stop: the best state at
+	// a stop without DONE); what it undid is kept on Ref.
+	Rollback = "rollback"
+	// AgentFailover: the next agent run goes to another backend because
+	// the current one reported a usage limit (From → To).
+	AgentFailover = "agent_failover"
+	// Land: a loop's branch brought into its base branch (or a pull
+	// request opened) after the gates passed on the merged tree.
+	Land = "land"
 )
 
 // Check is one verify command's result.
@@ -129,6 +139,7 @@ type Event struct {
 	To   string `json:"to,omitempty"`
 	File string `json:"file,omitempty"`
 	Kind string `json:"kind,omitempty"`
+	Ref  string `json:"ref,omitempty"`
 
 	Reason      string   `json:"reason,omitempty"`
 	Summary     string   `json:"summary,omitempty"`
