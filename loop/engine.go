@@ -67,10 +67,10 @@ type Outcome struct {
 	Next        []string `json:"next,omitempty"`
 	// Kept is the work the engine took off the branch (rollbacks, the
 	// attempts after the best state), each on its ref.
-	Kept []KeptRef `json:"kept,omitempty"`
-	State       *State   `json:"state"`
-	Records     string   `json:"records"`
-	Plan        *Plan    `json:"plan,omitempty"`
+	Kept    []KeptRef `json:"kept,omitempty"`
+	State   *State    `json:"state"`
+	Records string    `json:"records"`
+	Plan    *Plan     `json:"plan,omitempty"`
 }
 
 // Options tune a run. The zero value is ready to use.

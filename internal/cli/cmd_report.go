@@ -129,4 +129,3 @@ func digestLoop(cmd *cobra.Command, io *IO, sch *schedule.Schedule, send func() 
 		}
 	}
 }
-
