@@ -184,9 +184,10 @@ func landFix(ctx context.Context, l *spec.Loop, dir, problem string) error {
 	}
 	c.Name = l.Name + "-land-fix"
 	c.Objective = "Make this branch land on its base: " + problem + ". Resolve every conflict marker, keep both sides' behaviour, and make the checks pass."
-	c.Verify = l.GateChecks()
+	// No conflict marker may stay behind, whatever the checks say.
+	c.Verify = append([]string{gitops.NoConflictMarkers}, l.GateChecks()...)
 	c.ObjectiveVerify = nil
-	c.Budget.Iterations, c.PostPhases, c.AllowPassing = 1, nil, true
+	c.Budget.Iterations, c.PostPhases, c.AllowPassing = 1, nil, false
 	f := false
 	c.Git.Commit = &f
 	out, err := loop.Run(ctx, &c, loop.Options{Fresh: true})

@@ -29,6 +29,10 @@ import (
 // private folder: a branch an agent moved past it (a commit of its own, a
 // reset) is not landed.
 
+// NoConflictMarkers is a check that fails while a tracked file of the
+// folder holds a conflict marker.
+const NoConflictMarkers = "! git grep -n -I -e '^<<<<<<< ' -e '^>>>>>>> ' -- ."
+
 // LandOptions say how to land.
 type LandOptions struct {
 	Mode   string // merge, rebase or pr
@@ -169,24 +173,28 @@ func Land(ctx context.Context, l *spec.Loop, o LandOptions) (*LandResult, error)
 			Message: fmt.Sprintf("the gates on %s merged into %s (%s)", o.Branch, res.Base, mode)})
 		return rs, ok
 	}
-	problem := ""
+	problem, conflict := "", false
 	if err := merge(); err != nil {
 		Git(tmp, "merge", "--abort")
-		problem = fmt.Sprintf("merging %s into %s conflicts: %v", o.Branch, res.Base, err)
+		problem, conflict = fmt.Sprintf("merging %s into %s conflicts: %v", o.Branch, res.Base, err), true
 	} else if rs, ok := gates(); !ok {
 		res.Checks = rs
 		problem = fmt.Sprintf("a gate fails on %s merged into %s: %s", o.Branch, res.Base, failing(rs))
 	} else {
 		res.Checks = rs
 	}
-	if problem != "" && o.Fix != nil {
-		// One agent run to resolve it, in the merge worktree; then the gates again.
-		if mode != "rebase" {
-			if _, err := Git(top, "merge-base", "--is-ancestor", baseOld, tip); err != nil {
-				Git(tmp, "merge", "-q", "--no-commit", "--no-ff", tip) // the conflict, for the agent to resolve
-			}
+	if problem != "" && o.Fix != nil && !(conflict && mode == "rebase") {
+		// One agent run to resolve it, in the merge worktree; then the gates
+		// again. (A rebase that conflicts is not resolved by an agent: land
+		// with merge for that.)
+		if conflict {
+			Git(tmp, append(ident, "merge", "-q", "--no-commit", "--no-ff", tip)...) // the conflict, for the agent to resolve
 		}
-		if err := o.Fix(ctx, filepath.Join(tmp, rel), problem); err == nil {
+		if err := o.Fix(ctx, filepath.Join(tmp, rel), problem); err != nil {
+			problem += "; the fix run did not resolve it: " + err.Error()
+		} else if out, _ := Git(tmp, "grep", "-l", "-I", "-e", "^<<<<<<< ", "-e", "^>>>>>>> ", "--", "."); out != "" {
+			problem += "; conflict markers remain after the fix run in " + strings.ReplaceAll(out, "\n", ", ")
+		} else {
 			Git(tmp, "add", "-A", "--", ".")
 			Git(tmp, "reset", "-q", "--", filepath.Join(rel, loop.RecordsDir))
 			Git(tmp, append(ident, "commit", "-q", "--no-edit", "-m", fmt.Sprintf("looprinter %s: land %s into %s (resolved by an agent run)", l.Name, o.Branch, res.Base))...)
