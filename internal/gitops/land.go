@@ -176,7 +176,7 @@ func Land(ctx context.Context, l *spec.Loop, o LandOptions) (*LandResult, error)
 	problem, conflict := "", false
 	if err := merge(); err != nil {
 		Git(tmp, "merge", "--abort")
-		problem, conflict = fmt.Sprintf("merging %s into %s conflicts: %v", o.Branch, res.Base, err), true
+		problem, conflict = fmt.Sprintf("merging %s into %s conflicts: %s", o.Branch, res.Base, strings.ReplaceAll(err.Error(), "\n", "; ")), true
 	} else if rs, ok := gates(); !ok {
 		res.Checks = rs
 		problem = fmt.Sprintf("a gate fails on %s merged into %s: %s", o.Branch, res.Base, failing(rs))
