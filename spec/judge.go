@@ -66,6 +66,7 @@ type judgeRule func(d fieldDiff, old, nu *Loop) string
 //	agent.env.*, agent.permissions      environment runs, or more tools
 //	agent.timeout, idle_timeout,      it goes down (0 is unlimited, so
 //	  grace, max_turns, max_budget_usd  going to 0 is a raise)
+//	agent.fallback.*, fallback_after  never: another agent would run
 //	agents.*.<same>                   as agent.<same>, on the phase's
 //	                                    effective value (agents.<phase>
 //	                                    over agent); never adds or removes
@@ -103,33 +104,35 @@ var judgeRules = map[string]judgeRule{
 	"shape":     refuse("a loop keeps its shape"),
 	"objective": refuse("the objective may not change"),
 
-	"agent.backend":            refuse("the agent program is the user's choice"),
-	"agent.model":              refuse("the model is the user's choice"),
-	"agent.command":            refuse("a new command would run"),
-	"agent.args":               refuse("the agent's arguments may not change"),
-	"agent.env.*":              refuse("the agent's environment may not change"),
-	"agent.permissions":        refuse("the agent's permissions may not change"),
-	"agent.timeout":            capDown,
-	"agent.idle_timeout":       capDown,
-	"agent.grace":              capDown,
-	"agent.max_turns":          capDown,
-	"agent.max_budget_usd":     capDown,
+	"agent.backend":        refuse("the agent program is the user's choice"),
+	"agent.model":          refuse("the model is the user's choice"),
+	"agent.command":        refuse("a new command would run"),
+	"agent.args":           refuse("the agent's arguments may not change"),
+	"agent.env.*":          refuse("the agent's environment may not change"),
+	"agent.permissions":    refuse("the agent's permissions may not change"),
+	"agent.timeout":        capDown,
+	"agent.idle_timeout":   capDown,
+	"agent.grace":          capDown,
+	"agent.max_turns":      capDown,
+	"agent.max_budget_usd": capDown,
+
 	"agent.fallback.*.backend": refuse("the agent program is the user's choice"),
 	"agent.fallback.*.model":   refuse("the model is the user's choice"),
 	"agent.fallback.*.command": refuse("a new command would run"),
 	"agent.fallback_after":     refuse("which agent runs is the user's choice"),
 
-	"agents.*.backend":            phaseAgent(refuse("the agent program is the user's choice")),
-	"agents.*.model":              phaseAgent(refuse("the model is the user's choice")),
-	"agents.*.command":            phaseAgent(refuse("a new command would run")),
-	"agents.*.args":               phaseAgent(refuse("the agent's arguments may not change")),
-	"agents.*.env.*":              phaseAgent(refuse("the agent's environment may not change")),
-	"agents.*.permissions":        phaseAgent(refuse("the agent's permissions may not change")),
-	"agents.*.timeout":            phaseAgent(phaseCapDown),
-	"agents.*.idle_timeout":       phaseAgent(phaseCapDown),
-	"agents.*.grace":              phaseAgent(phaseCapDown),
-	"agents.*.max_turns":          phaseAgent(phaseCapDown),
-	"agents.*.max_budget_usd":     phaseAgent(phaseCapDown),
+	"agents.*.backend":        phaseAgent(refuse("the agent program is the user's choice")),
+	"agents.*.model":          phaseAgent(refuse("the model is the user's choice")),
+	"agents.*.command":        phaseAgent(refuse("a new command would run")),
+	"agents.*.args":           phaseAgent(refuse("the agent's arguments may not change")),
+	"agents.*.env.*":          phaseAgent(refuse("the agent's environment may not change")),
+	"agents.*.permissions":    phaseAgent(refuse("the agent's permissions may not change")),
+	"agents.*.timeout":        phaseAgent(phaseCapDown),
+	"agents.*.idle_timeout":   phaseAgent(phaseCapDown),
+	"agents.*.grace":          phaseAgent(phaseCapDown),
+	"agents.*.max_turns":      phaseAgent(phaseCapDown),
+	"agents.*.max_budget_usd": phaseAgent(phaseCapDown),
+
 	"agents.*.fallback.*.backend": phaseAgent(refuse("the agent program is the user's choice")),
 	"agents.*.fallback.*.model":   phaseAgent(refuse("the model is the user's choice")),
 	"agents.*.fallback.*.command": phaseAgent(refuse("a new command would run")),
