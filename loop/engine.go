@@ -65,12 +65,13 @@ type Outcome struct {
 	NotVerified []string `json:"not_verified,omitempty"`
 	RuledOut    []string `json:"ruled_out,omitempty"`
 	Next        []string `json:"next,omitempty"`
+	State       *State   `json:"state"`
+	Records     string   `json:"records"`
+	Plan        *Plan    `json:"plan,omitempty"`
+
 	// Kept is the work the engine took off the branch (rollbacks, the
 	// attempts after the best state), each on its ref.
-	Kept    []KeptRef `json:"kept,omitempty"`
-	State   *State    `json:"state"`
-	Records string    `json:"records"`
-	Plan    *Plan     `json:"plan,omitempty"`
+	Kept []KeptRef `json:"kept,omitempty"`
 }
 
 // Options tune a run. The zero value is ready to use.
