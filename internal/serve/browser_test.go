@@ -3,6 +3,7 @@ package serve_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -237,9 +238,13 @@ func newBrowser(t *testing.T, chromium, out string) (context.Context, func(strin
 			t.Fatal(err)
 		}
 	}
+	// text reads an element's text in one step inside the page: the live
+	// parts are redrawn while the test reads them, so a node found in one
+	// protocol call may be gone by the next.
 	text := func(sel string) string {
 		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		q, _ := json.Marshal(sel)
+		s, err := chromedp.Run(ctx, chromedp.Poll[string](fmt.Sprintf(`(() => { const e = document.querySelector(%s); return e ? e.innerText : null })()`, q), chromedp.WithPollingTimeout(20*time.Second)))
 		if err != nil {
 			t.Fatalf("text of %s: %v", sel, err)
 		}
