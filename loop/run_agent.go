@@ -15,7 +15,8 @@ import (
 
 // maxTries bounds the tries of one agent run (rate-limit waits and API
 // error retries together); the wall budget normally ends them long before.
-const maxTries = 100
+// A variable only so that a test can lower it.
+var maxTries = 100
 
 // AgentRun is what one agent run produced, after the engine's own checks.
 type AgentRun struct {
@@ -48,7 +49,8 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 		}
 		return nil, e.stop(ReasonBudget, msg)
 	}
-	a := e.spec.AgentFor(phase, post)
+	first := e.spec.AgentFor(phase, post)
+	a := e.chooseAgent(phase, task, first)
 	ad, err := agent.Lookup(a.Backend)
 	if err != nil {
 		return nil, e.stop(ReasonBlocked, err.Error())
@@ -151,6 +153,16 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 			wait = res.RetryAfter
 			if wait <= 0 {
 				wait = e.opts.Backoff(waits)
+			}
+			next, w, switched := e.failoverOnLimit(phase, task, first, a, wait)
+			if agentKey(next) != agentKey(a) {
+				if nad, err := agent.Lookup(next.Backend); err == nil {
+					a, ad, wait = next, nad, w
+					setAgent(&req, a)
+				}
+			}
+			if switched {
+				continue // the next candidate at once: no wait, no attempt counted
 			}
 		case agent.StatusAPIError:
 			apiErrors++

@@ -94,6 +94,8 @@ type State struct {
 
 	Review *ReviewState `json:"review,omitempty"` // the review shape's rounds and findings
 
+	Failover *FailoverState `json:"failover,omitempty"` // usage limits and the agent each phase is on
+
 	Outcome  string `json:"outcome,omitempty"` // set when the loop has stopped
 	ExitCode int    `json:"exit_code"`
 	Summary  string `json:"summary,omitempty"`

@@ -59,6 +59,16 @@ const (
 	QuestionTimeout = "question_timeout"
 	Guidance        = "guidance"
 	GuidanceAck     = "guidance_ack"
+	// Rollback: the engine moved the loop's branch back to a checkpoint
+	// (kind task: a build run broke a check; kind stop: the best state at
+	// a stop without DONE); what it undid is kept on Ref.
+	Rollback = "rollback"
+	// AgentFailover: the next agent run goes to another backend because
+	// the current one reported a usage limit (From → To).
+	AgentFailover = "agent_failover"
+	// Land: a loop's branch brought into its base branch (or a pull
+	// request opened) after the gates passed on the merged tree.
+	Land = "land"
 )
 
 // Check is one verify command's result.
@@ -139,6 +149,7 @@ type Event struct {
 	Kind string `json:"kind,omitempty"`
 	ID   string `json:"id,omitempty"` // a question's or a guidance's id
 	By   string `json:"by,omitempty"` // who answered or guided
+	Ref  string `json:"ref,omitempty"`
 
 	Reason      string   `json:"reason,omitempty"`
 	Summary     string   `json:"summary,omitempty"`

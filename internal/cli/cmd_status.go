@@ -14,8 +14,6 @@ import (
 	"github.com/looprinter/looprinter/internal/ops"
 	"github.com/looprinter/looprinter/internal/termtext"
 	"github.com/looprinter/looprinter/loop"
-	"github.com/looprinter/looprinter/record"
-	"github.com/looprinter/looprinter/spec"
 )
 
 func init() { register(newStatusCmd) }
@@ -89,35 +87,11 @@ func printStatusLines(w io.Writer, sts []ops.Status) {
 	}
 }
 
-// statusDetail is status --json for one loop.
-type statusDetail struct {
-	ops.Status
-	Budget      *spec.Budget   `json:"budget,omitempty"`
-	LastRecords []record.Event `json:"last_records,omitempty"`
-}
-
 func statusOne(io *IO, e ops.Entry, asJSON bool) error {
-	s := ops.Inspect(e)
+	d, l := ops.DetailOf(e)
+	s, last := d.Status, d.LastRecords
 	dir := runDir(e)
-	var l *spec.Loop
-	if f := e.RunFile; f != "" {
-		l, _ = spec.Load(f)
-	}
-	if l == nil {
-		l, _ = spec.Load(e.LoopFile)
-	}
-	evs, _ := ops.ReadAll(dir)
-	var last []record.Event
-	for i := len(evs) - 1; i >= 0 && len(last) < 8; i-- {
-		if evs[i].Event != record.ToolCall {
-			last = append([]record.Event{evs[i]}, last...)
-		}
-	}
 	if asJSON {
-		d := statusDetail{Status: s, LastRecords: last}
-		if l != nil {
-			d.Budget = &l.Budget
-		}
 		enc := json.NewEncoder(io.Out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(d)

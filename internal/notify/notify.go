@@ -265,3 +265,27 @@ func (n *Notifier) Notify(ev record.Event) []record.Event {
 	}
 	return n.Send(n.message(kind, ev))
 }
+
+// Killed sends the stop notification a run killed by `looprinter stop`
+// could not send, and records it after the final record stop wrote for it.
+func Killed(e ops.Entry, dir string) {
+	file := e.RunFile
+	if file == "" {
+		file = e.LoopFile
+	}
+	l, err := spec.Load(file)
+	if err != nil {
+		return
+	}
+	l.Dir = dir
+	n := New(l)
+	st, err := loop.LoadState(dir)
+	if n == nil || err != nil || st.Outcome == "" {
+		return
+	}
+	ev := record.Event{Event: record.LoopStop, Reason: st.Outcome, ExitCode: record.Int(st.ExitCode), Summary: st.Summary}
+	for _, r := range n.Notify(ev) {
+		r.Run, r.Cycle, r.Iteration = st.Run, st.Cycle, st.Iterations
+		ops.AppendRecord(st.Records, r)
+	}
+}

@@ -2,7 +2,6 @@ package watch
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -47,7 +46,7 @@ func (FileActions) Stop(e ops.Entry) (string, error) {
 
 // Pause makes the loop wait before its next agent run.
 func (FileActions) Pause(e ops.Entry) (string, error) {
-	if err := os.WriteFile(loop.PausePath(runDir(e)), []byte("paused by looprinter watch\n"), 0o644); err != nil {
+	if _, err := ops.Pause(e, "looprinter watch"); err != nil {
 		return "", err
 	}
 	return e.Name + " pauses before its next agent run", nil
@@ -55,12 +54,12 @@ func (FileActions) Pause(e ops.Entry) (string, error) {
 
 // Resume lets a paused loop go on.
 func (FileActions) Resume(e ops.Entry) (string, error) {
-	err := os.Remove(loop.PausePath(runDir(e)))
-	if os.IsNotExist(err) {
-		return e.Name + " was not paused", nil
-	}
+	was, err := ops.Resume(e)
 	if err != nil {
 		return "", err
+	}
+	if !was {
+		return e.Name + " was not paused", nil
 	}
 	return e.Name + " resumes", nil
 }
