@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	gitignore "github.com/sabhiram/go-gitignore"
+
 	"github.com/looprinter/looprinter/internal/enginedir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/sandbox"
@@ -104,6 +106,10 @@ type Engine struct {
 	sandbox  string        // the sandbox kind in force
 	specTime time.Time
 	lastPlan *Plan
+	watch    *treeWatch                      // the loop folder's changes; nil when walked instead
+	noWatch  bool                            // the watch could not be set up: walk every run
+	prot     *protCache                      // the protected set, kept up to date from watch
+	ignores  map[string]*gitignore.GitIgnore // .gitignore of each folder, for the list of changes
 
 	hookMu  sync.Mutex
 	hookErr error
@@ -163,6 +169,7 @@ func Run(ctx context.Context, l *spec.Loop, opts Options) (*Outcome, error) {
 		rec.Subscribe(s)
 	}
 	e := &Engine{spec: l, dir: dir, st: st, rec: rec, opts: opts, mark: start, priv: priv}
+	defer e.resetWatch()
 	if fi, err := os.Stat(l.Path); err == nil {
 		e.specTime = fi.ModTime()
 	}

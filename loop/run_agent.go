@@ -65,7 +65,7 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 	if err != nil {
 		return nil, e.stop(ReasonBlocked, err.Error())
 	}
-	before, err := treeStamps(e.dir)
+	changes, err := e.beginChanges()
 	if err != nil {
 		return nil, e.stop(ReasonBlocked, err.Error())
 	}
@@ -182,14 +182,8 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 	e.sweep()
 	e.st.AgentPGID = 0
 	run := &AgentRun{Result: res}
-	after, werr := treeStamps(e.dir)
-	run.Changed = changedFiles(before, after)
-	var created []string
-	for _, f := range run.Changed {
-		if _, ok := before[f]; !ok {
-			created = append(created, f)
-		}
-	}
+	changed, created, werr := e.endChanges(changes)
+	run.Changed = changed
 	protectNew := func(rel string) (string, bool) {
 		p, ok := rules.ProtectNew(rel)
 		return p.Rule, ok

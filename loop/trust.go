@@ -1,7 +1,6 @@
 package loop
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -144,48 +143,6 @@ func (e *Engine) sweep() {
 // startSetPath lists the files the default rules protected when the loop
 // started: those may not be edited; test files added since may.
 func startSetPath(priv string) string { return filepath.Join(priv, "protected-at-start.json") }
-
-// protectedFiles lists the files protected for the next run, each with the
-// rule that protects it: every file of the user's globs, gate programs and
-// the loop file, and the files of the default rules that existed when the
-// loop started.
-func (e *Engine) protectedFiles() ([]protFile, *ProtectRules, error) {
-	rules, err := NewProtectRules(e.dir, e.spec)
-	if err != nil {
-		return nil, nil, err
-	}
-	all := rules.Files()
-	start := map[string]bool{}
-	if data, err := os.ReadFile(startSetPath(e.priv)); err == nil {
-		var list []string
-		if json.Unmarshal(data, &list) != nil {
-			return nil, nil, fmt.Errorf("the engine's list of protected files is corrupt (%s)", startSetPath(e.priv))
-		}
-		for _, p := range list {
-			start[p] = true
-		}
-	} else {
-		// First run: the files the default rules protect now are the start set.
-		var list []string
-		for _, p := range all {
-			if p.Default {
-				list = append(list, p.Path)
-				start[p.Path] = true
-			}
-		}
-		data, _ := json.Marshal(list)
-		if err := WriteFileAtomic(startSetPath(e.priv), data); err != nil {
-			return nil, nil, err
-		}
-	}
-	out := make([]protFile, 0, len(all))
-	for _, p := range all {
-		if !p.Default || start[p.Path] {
-			out = append(out, protFile{Path: p.Path, Rule: p.Rule})
-		}
-	}
-	return out, rules, nil
-}
 
 // keepEdit decides about an edited protected file that may keep a change:
 // the loop file (judged field by field) and test-runner configuration that

@@ -1,0 +1,342 @@
+package loop
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+
+	gitignore "github.com/sabhiram/go-gitignore"
+	"golang.org/x/sys/unix"
+
+	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/spec"
+)
+
+// Change detection and the protected set, kept up to date from the
+// engine's treeWatch instead of walking the checkout around every agent
+// run. docs/design.md ("Cost of an iteration") explains the choice.
+
+// protCache is the protected set resolved once (one walk) and kept up to
+// date from the changes the watch reports.
+type protCache struct {
+	spec  *spec.Loop
+	rules *ProtectRules
+	start map[string]bool
+	files map[string]string // protected path → rule
+	list  []protFile        // sorted; nil when files changed since
+}
+
+func (c *protCache) sorted() []protFile {
+	if c.list == nil {
+		c.list = make([]protFile, 0, len(c.files))
+		for p, r := range c.files {
+			c.list = append(c.list, protFile{Path: p, Rule: r})
+		}
+		sort.Slice(c.list, func(i, j int) bool { return c.list[i].Path < c.list[j].Path })
+	}
+	return c.list
+}
+
+// update decides again about one path that changed.
+func (c *protCache) update(dir, rel string, created bool) {
+	fi, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(rel)))
+	exists := err == nil && !fi.IsDir()
+	if exists && created && !underDefaultSkipped(rel) {
+		c.rules.note(rel)
+	}
+	rule := ""
+	if exists {
+		if p, ok := c.rules.rule(rel, true); ok && (!p.Default || c.start[rel]) {
+			rule = p.Rule
+		}
+	}
+	if old, ok := c.files[rel]; ok && old == rule {
+		return
+	}
+	if rule == "" {
+		if _, ok := c.files[rel]; !ok {
+			return
+		}
+		delete(c.files, rel)
+	} else {
+		c.files[rel] = rule
+	}
+	c.list = nil
+}
+
+// gone drops the protected files under a folder that was moved or removed.
+func (c *protCache) gone(folder string) {
+	for p := range c.files {
+		if strings.HasPrefix(p, folder+"/") {
+			delete(c.files, p)
+			c.list = nil
+		}
+	}
+}
+
+// watchSkip says which folders the watch never looks into: git's and the
+// records, and the dependency and build folders no user glob reaches (the
+// folders the protection rules do not look into either).
+func watchSkip(l *spec.Loop) func(rel, name string) bool {
+	r := &ProtectRules{l: l}
+	return func(rel, name string) bool {
+		return neverWalked[name] || defaultSkipped[name] && !r.userGlobCouldMatchUnder(rel)
+	}
+}
+
+// resetWatch drops the watch and the protected set: the next
+// protectedFiles sets both up again with one walk.
+func (e *Engine) resetWatch() {
+	e.watch.close()
+	e.watch, e.prot = nil, nil
+}
+
+// protectedFiles lists the files protected for the next run, each with the
+// rule that protects it: every file of the user's globs, gate programs and
+// the loop file, and the files of the default rules that existed when the
+// loop started. The set is resolved with one walk when the engine starts or
+// the loop file changed, and then kept up to date from the watch.
+func (e *Engine) protectedFiles() ([]protFile, *ProtectRules, error) {
+	if c := e.prot; c != nil && c.spec == e.spec && e.watch != nil {
+		t := e.watch.take()
+		if t.Lost == "" {
+			for _, d := range t.Gone {
+				c.gone(d)
+			}
+			created := map[string]bool{}
+			for _, p := range t.Created {
+				created[p] = true
+			}
+			for _, p := range t.Changed {
+				c.update(e.dir, p, created[p])
+			}
+			return c.sorted(), c.rules, nil
+		}
+		e.emit(record.Event{Event: record.Warning, Kind: "change_watch", Message: "the protected files were listed again by a full walk: " + t.Lost})
+	}
+	// The watch first, so that nothing changes unseen between the walk and it.
+	e.resetWatch()
+	if !e.noWatch {
+		w, err := newTreeWatch(e.dir, watchSkip(e.spec))
+		if err != nil {
+			e.noWatch = true
+			e.emit(record.Event{Event: record.Warning, Kind: "change_watch", Message: "changes are found by walking the whole loop folder around every agent run (slower, as correct): " + err.Error()})
+		} else {
+			e.watch = w
+		}
+	}
+	c, err := e.resolveProtected()
+	if err != nil {
+		e.resetWatch()
+		return nil, nil, err
+	}
+	if e.watch != nil {
+		e.prot = c
+	}
+	return c.sorted(), c.rules, nil
+}
+
+// resolveProtected walks the loop folder for the protected set.
+func (e *Engine) resolveProtected() (*protCache, error) {
+	rules, err := NewProtectRules(e.dir, e.spec)
+	if err != nil {
+		return nil, err
+	}
+	all := rules.Files()
+	rules.files, rules.skipped = nil, nil // rule() needs neither; a large checkout's list is not kept
+	start := map[string]bool{}
+	if data, err := os.ReadFile(startSetPath(e.priv)); err == nil {
+		var list []string
+		if json.Unmarshal(data, &list) != nil {
+			return nil, fmt.Errorf("the engine's list of protected files is corrupt (%s)", startSetPath(e.priv))
+		}
+		for _, p := range list {
+			start[p] = true
+		}
+	} else {
+		// First run: the files the default rules protect now are the start set.
+		var list []string
+		for _, p := range all {
+			if p.Default {
+				list = append(list, p.Path)
+				start[p.Path] = true
+			}
+		}
+		data, _ := json.Marshal(list)
+		if err := WriteFileAtomic(startSetPath(e.priv), data); err != nil {
+			return nil, err
+		}
+	}
+	c := &protCache{spec: e.spec, rules: rules, start: start, files: map[string]string{}}
+	for _, p := range all {
+		if !p.Default || start[p.Path] {
+			c.files[p.Path] = p.Rule
+		}
+	}
+	return c, nil
+}
+
+// runChanges follows one agent run's changes.
+type runChanges struct {
+	before map[string]fileStamp // without a watch: every file's stamp before the run
+	start  int64                // the file system's clock when the run started (ns)
+}
+
+// beginChanges is called just before an agent starts: what changed before
+// (the engine's own writes, the gates) is not the run's.
+func (e *Engine) beginChanges() (*runChanges, error) {
+	rc := &runChanges{start: fsClock()}
+	if e.watch != nil {
+		t := e.watch.take()
+		if t.Lost == "" {
+			if e.prot != nil {
+				for _, d := range t.Gone {
+					e.prot.gone(d)
+				}
+				for _, p := range t.Changed {
+					e.prot.update(e.dir, p, false)
+				}
+			}
+			return rc, nil
+		}
+		// Incomplete since the list of protected files: the next listing
+		// walks, and this run is judged by a walk.
+		e.resetWatch()
+	}
+	before, err := treeStamps(e.dir)
+	rc.before = before
+	return rc, err
+}
+
+// endChanges is called once every process of the run has ended. It returns
+// the files the run changed (a folder moved away or removed as "folder/";
+// paths .gitignore ignores left out) and the files it created (ignored or
+// not: protection never looks at .gitignore).
+func (e *Engine) endChanges(rc *runChanges) (changed, created []string, err error) {
+	switch {
+	case rc.before != nil:
+		after, err := treeStamps(e.dir)
+		if err != nil {
+			return nil, nil, err
+		}
+		changed = changedFiles(rc.before, after)
+		for _, f := range changed {
+			if _, ok := rc.before[f]; !ok {
+				if _, ok := after[f]; ok {
+					created = append(created, f)
+				}
+			}
+		}
+	case e.watch != nil:
+		t := e.watch.take()
+		if t.Lost == "" {
+			changed, created = t.Changed, t.Created
+			for _, d := range t.Gone {
+				changed = append(changed, d+"/")
+			}
+			sort.Strings(changed)
+			if e.prot != nil {
+				for _, d := range t.Gone {
+					e.prot.gone(d)
+				}
+			}
+			break
+		}
+		// Incomplete: every file whose ctime is past the run's start is
+		// the run's (ctime cannot be set back); any file a protection rule
+		// covers for new files and the snapshot lacks is judged as created.
+		e.emit(record.Event{Event: record.Warning, Kind: "change_watch", Message: "this run's changes were found by a full walk of the loop folder: " + t.Lost})
+		e.resetWatch()
+		if changed, err = changedSince(e.dir, rc.start); err != nil {
+			return nil, nil, err
+		}
+		created = changed
+	default:
+		return nil, nil, errors.New("no change detection: neither a watch nor a walk before the run")
+	}
+	return e.notIgnored(changed), created, nil
+}
+
+// fsClock is the clock file timestamps are taken from (the coarse one).
+func fsClock() int64 {
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_REALTIME_COARSE, &ts) != nil {
+		unix.ClockGettime(unix.CLOCK_REALTIME, &ts)
+	}
+	return ts.Nano()
+}
+
+// changedSince walks the loop folder for the files whose ctime is at or
+// past since.
+func changedSince(dir string, since int64) ([]string, error) {
+	var out []string
+	err := walkFiles(dir, func(rel string, d fs.DirEntry) {
+		if info, err := d.Info(); err == nil {
+			if st, ok := info.Sys().(*syscall.Stat_t); ok && st.Ctim.Nano() >= since {
+				out = append(out, rel)
+			}
+		}
+	})
+	sort.Strings(out)
+	return out, err
+}
+
+// notIgnored leaves out the paths .gitignore files ignore (the top one and
+// those of the folders on each path's way). Only for the list of changes:
+// protection never consults .gitignore.
+func (e *Engine) notIgnored(paths []string) []string {
+	if len(paths) == 0 {
+		return paths
+	}
+	for _, p := range paths {
+		if path.Base(strings.TrimSuffix(p, "/")) == ".gitignore" {
+			e.ignores = nil // read them again
+			break
+		}
+	}
+	if e.ignores == nil {
+		e.ignores = map[string]*gitignore.GitIgnore{}
+	}
+	out := paths[:0:0]
+	for _, p := range paths {
+		if !e.ignored(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (e *Engine) ignored(p string) bool {
+	trimmed := strings.TrimSuffix(p, "/")
+	for folder := path.Dir(trimmed); ; folder = path.Dir(folder) {
+		gi, ok := e.ignores[folder]
+		if !ok {
+			gi = nil
+			if data, err := readBounded(filepath.Join(e.dir, filepath.FromSlash(folder), ".gitignore"), 1<<20); err == nil {
+				gi = gitignore.CompileIgnoreLines(strings.Split(string(data), "\n")...)
+			}
+			if len(e.ignores) < 10000 {
+				e.ignores[folder] = gi
+			}
+		}
+		if gi != nil {
+			sub := trimmed
+			if folder != "." {
+				sub = strings.TrimPrefix(trimmed, folder+"/")
+			}
+			if gi.MatchesPath(sub) {
+				return true
+			}
+		}
+		if folder == "." {
+			return false
+		}
+	}
+}
