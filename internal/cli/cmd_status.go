@@ -106,13 +106,9 @@ func statusOne(io *IO, e ops.Entry, asJSON bool) error {
 	if l == nil {
 		l, _ = spec.Load(e.LoopFile)
 	}
-	evs, _ := ops.ReadAll(dir)
-	var last []record.Event
-	for i := len(evs) - 1; i >= 0 && len(last) < 8; i-- {
-		if evs[i].Event != record.ToolCall {
-			last = append([]record.Event{evs[i]}, last...)
-		}
-	}
+	// Only the records' ends are read: status takes the same time whatever
+	// the loop's history.
+	last, _, _ := record.Tail(filepath.Join(dir, loop.RecordsDir), 8, func(e record.Event) bool { return e.Event != record.ToolCall })
 	if asJSON {
 		d := statusDetail{Status: s, LastRecords: last}
 		if l != nil {
