@@ -91,11 +91,73 @@ func watchSkip(l *spec.Loop) func(rel, name string) bool {
 	}
 }
 
+// takeChanges takes what the watch saw since the last take and remembers
+// it for the protected files' comparison (see needsStat).
+func (e *Engine) takeChanges() watchTake {
+	t := e.watch.take()
+	if t.Lost != "" {
+		return t
+	}
+	if e.marks == nil {
+		e.marks = map[string]bool{}
+	}
+	for _, p := range t.Changed {
+		e.marks[p] = true
+	}
+	e.marksGone = append(e.marksGone, t.Gone...)
+	return t
+}
+
+// needsStat says which protected files must be compared by stat: those the
+// watch saw change, those under a folder moved or removed, and those
+// without a watch of their own; nil (all of them) without a watch.
+func (e *Engine) needsStat() func(rel string) bool {
+	if e.watch == nil || e.prot == nil {
+		return nil
+	}
+	w, marks, gone := e.watch, e.marks, e.marksGone
+	return func(rel string) bool {
+		if marks[rel] || !w.watchesFile(rel) {
+			return true
+		}
+		for _, d := range gone {
+			if strings.HasPrefix(rel, d+"/") {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// snapshotted is called once the snapshot holds every change marked so
+// far: the marked protected files are watched again (a restored file is a
+// new file) and the marks start afresh.
+func (e *Engine) snapshotted() {
+	if e.watch != nil && e.prot != nil {
+		for p := range e.marks {
+			if _, ok := e.prot.files[p]; ok {
+				e.watch.watchFile(p)
+			}
+		}
+		for _, d := range e.marksGone {
+			for p := range e.prot.files {
+				if strings.HasPrefix(p, d+"/") {
+					e.watch.watchFile(p)
+				}
+			}
+		}
+	}
+	clear(e.marks)
+	e.marksGone = e.marksGone[:0]
+}
+
 // resetWatch drops the watch and the protected set: the next
 // protectedFiles sets both up again with one walk.
 func (e *Engine) resetWatch() {
 	e.watch.close()
-	e.watch, e.prot = nil, nil
+	e.watch, e.prot, e.guard = nil, nil, nil
+	clear(e.marks)
+	e.marksGone = nil
 }
 
 // protectedFiles lists the files protected for the next run, each with the
@@ -105,18 +167,9 @@ func (e *Engine) resetWatch() {
 // the loop file changed, and then kept up to date from the watch.
 func (e *Engine) protectedFiles() ([]protFile, *ProtectRules, error) {
 	if c := e.prot; c != nil && c.spec == e.spec && e.watch != nil {
-		t := e.watch.take()
+		t := e.takeChanges()
 		if t.Lost == "" {
-			for _, d := range t.Gone {
-				c.gone(d)
-			}
-			created := map[string]bool{}
-			for _, p := range t.Created {
-				created[p] = true
-			}
-			for _, p := range t.Changed {
-				c.update(e.dir, p, created[p])
-			}
+			e.applyChanges(t)
 			return c.sorted(), c.rules, nil
 		}
 		e.emit(record.Event{Event: record.Warning, Kind: "change_watch", Message: "the protected files were listed again by a full walk: " + t.Lost})
@@ -139,8 +192,37 @@ func (e *Engine) protectedFiles() ([]protFile, *ProtectRules, error) {
 	}
 	if e.watch != nil {
 		e.prot = c
+		for p := range c.files {
+			e.watch.watchFile(p) // false (the watch limit): compared by stat
+		}
 	}
 	return c.sorted(), c.rules, nil
+}
+
+// applyChanges brings the protected set up to date with a take.
+func (e *Engine) applyChanges(t watchTake) {
+	c := e.prot
+	if c == nil {
+		return
+	}
+	for _, d := range t.Gone {
+		c.gone(d)
+	}
+	created := map[string]bool{}
+	for _, p := range t.Created {
+		created[p] = true
+	}
+	for _, p := range t.Changed {
+		_, was := c.files[p]
+		c.update(e.dir, p, created[p])
+		if _, is := c.files[p]; is != was {
+			if is {
+				e.watch.watchFile(p)
+			} else {
+				e.watch.unwatchFile(p)
+			}
+		}
+	}
 }
 
 // resolveProtected walks the loop folder for the protected set.
@@ -194,16 +276,9 @@ type runChanges struct {
 func (e *Engine) beginChanges() (*runChanges, error) {
 	rc := &runChanges{start: fsClock()}
 	if e.watch != nil {
-		t := e.watch.take()
+		t := e.takeChanges()
 		if t.Lost == "" {
-			if e.prot != nil {
-				for _, d := range t.Gone {
-					e.prot.gone(d)
-				}
-				for _, p := range t.Changed {
-					e.prot.update(e.dir, p, false)
-				}
-			}
+			e.applyChanges(t)
 			return rc, nil
 		}
 		// Incomplete since the list of protected files: the next listing
@@ -235,18 +310,13 @@ func (e *Engine) endChanges(rc *runChanges) (changed, created []string, err erro
 			}
 		}
 	case e.watch != nil:
-		t := e.watch.take()
+		t := e.takeChanges()
 		if t.Lost == "" {
 			changed, created = t.Changed, t.Created
 			for _, d := range t.Gone {
 				changed = append(changed, d+"/")
 			}
 			sort.Strings(changed)
-			if e.prot != nil {
-				for _, d := range t.Gone {
-					e.prot.gone(d)
-				}
-			}
 			break
 		}
 		// Incomplete: every file whose ctime is past the run's start is

@@ -94,22 +94,25 @@ type Hook func(ev record.Event, emit func(record.Event)) error
 
 // Engine runs one loop directory.
 type Engine struct {
-	spec     *spec.Loop
-	dir      string
-	st       *State
-	rec      *record.Writer
-	opts     Options
-	mark     time.Time     // wall time is counted from here since the last checkpoint
-	markRem  time.Duration // wall time below a millisecond, carried to the next checkpoint
-	priv     string        // the engine's private folder for this loop
-	ckMu     sync.Mutex    // checkpoints come from the step and from the wall-time ticker
-	sandbox  string        // the sandbox kind in force
-	specTime time.Time
-	lastPlan *Plan
-	watch    *treeWatch                      // the loop folder's changes; nil when walked instead
-	noWatch  bool                            // the watch could not be set up: walk every run
-	prot     *protCache                      // the protected set, kept up to date from watch
-	ignores  map[string]*gitignore.GitIgnore // .gitignore of each folder, for the list of changes
+	spec      *spec.Loop
+	dir       string
+	st        *State
+	rec       *record.Writer
+	opts      Options
+	mark      time.Time     // wall time is counted from here since the last checkpoint
+	markRem   time.Duration // wall time below a millisecond, carried to the next checkpoint
+	priv      string        // the engine's private folder for this loop
+	ckMu      sync.Mutex    // checkpoints come from the step and from the wall-time ticker
+	sandbox   string        // the sandbox kind in force
+	specTime  time.Time
+	lastPlan  *Plan
+	watch     *treeWatch                      // the loop folder's changes; nil when walked instead
+	noWatch   bool                            // the watch could not be set up: walk every run
+	prot      *protCache                      // the protected set, kept up to date from watch
+	guard     *guard                          // the protected files' snapshot as on disk
+	marks     map[string]bool                 // paths the watch saw change since the last snapshot
+	marksGone []string                        // folders moved or removed since the last snapshot
+	ignores   map[string]*gitignore.GitIgnore // .gitignore of each folder, for the list of changes
 
 	hookMu  sync.Mutex
 	hookErr error

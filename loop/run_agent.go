@@ -61,14 +61,16 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 	if err != nil {
 		return nil, e.stop(ReasonBlocked, err.Error())
 	}
-	g, err := snapshotGuard(e.dir, e.priv, files)
-	if err != nil {
-		return nil, e.stop(ReasonBlocked, err.Error())
-	}
 	changes, err := e.beginChanges()
 	if err != nil {
 		return nil, e.stop(ReasonBlocked, err.Error())
 	}
+	g, err := snapshotGuard(e.dir, e.priv, files, e.guard, e.needsStat())
+	if err != nil {
+		return nil, e.stop(ReasonBlocked, err.Error())
+	}
+	e.guard = g
+	e.snapshotted()
 	if counts {
 		e.st.Iterations++
 	}
@@ -188,7 +190,10 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 		p, ok := rules.ProtectNew(rel)
 		return p.Rule, ok
 	}
-	tamper, gerr := g.check(e.dir, e.priv, e.keepEdit, created, protectNew)
+	tamper, gerr := g.check(e.dir, e.priv, e.keepEdit, created, protectNew, e.needsStat())
+	if len(tamper) > 0 || gerr != nil {
+		e.guard = nil // restored files are new files: the next snapshot looks at every one
+	}
 	run.Tamper = tamper
 	e.endRecord(phase, task, a, res, run.Changed)
 	e.recordTamper(phase, task, run.Tamper)

@@ -191,7 +191,7 @@ func (e *Engine) judgeDeadRun() error {
 			p, ok := rules.ProtectNew(rel)
 			return p.Rule, ok
 		}
-		tamper, err := g.check(e.dir, e.priv, e.keepEdit, created, protectNew)
+		tamper, err := g.check(e.dir, e.priv, e.keepEdit, created, protectNew, nil)
 		e.recordTamper(f.Phase, f.Task, tamper)
 		if err != nil {
 			return err

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"unsafe"
@@ -35,6 +36,10 @@ type treeWatch struct {
 	gone  map[string]bool             // folders moved away or removed since the last take
 	lost  string                      // why the events since the last take are incomplete
 	buf   []byte
+	// Protected files are watched one by one too: a write through a hard
+	// link from outside the folder reaches only the file's own watch.
+	files  map[int32][]string // file watch → protected paths (hard links share one)
+	fileWd map[string]int32
 }
 
 const (
@@ -56,7 +61,8 @@ func newTreeWatch(dir string, skip func(rel, name string) bool) (*treeWatch, err
 		return nil, fmt.Errorf("inotify: %w", err)
 	}
 	w := &treeWatch{dir: dir, fd: fd, skip: skip, wds: map[int32]string{}, dirs: map[string]int32{},
-		dirty: map[string]uint8{}, gone: map[string]bool{}, buf: make([]byte, 64<<10)}
+		dirty: map[string]uint8{}, gone: map[string]bool{}, buf: make([]byte, 64<<10),
+		files: map[int32][]string{}, fileWd: map[string]int32{}}
 	if err := w.addTree("", false); err != nil {
 		w.close()
 		return nil, err
@@ -191,6 +197,18 @@ func (w *treeWatch) event(wd int32, mask uint32, name string) {
 		w.fail("the kernel's queue of change events overflowed")
 		return
 	}
+	if rels, ok := w.files[wd]; ok {
+		for _, rel := range rels {
+			w.mark(rel, 0)
+			if mask&unix.IN_IGNORED != 0 {
+				delete(w.fileWd, rel)
+			}
+		}
+		if mask&unix.IN_IGNORED != 0 {
+			delete(w.files, wd)
+		}
+		return
+	}
 	folder, ok := w.wds[wd]
 	if !ok {
 		return // a folder no longer watched: its moves were handled as a whole
@@ -234,6 +252,59 @@ func (w *treeWatch) event(wd int32, mask uint32, name string) {
 	default:
 		w.mark(rel, 0)
 	}
+}
+
+const fileMask = unix.IN_MODIFY | unix.IN_ATTRIB | unix.IN_CLOSE_WRITE | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_DONT_FOLLOW
+
+// watchFile watches one protected file (its inode, whatever path reaches
+// it). Called again after the file may have been replaced, it moves the
+// watch to the file now at the path. false when it cannot be watched (the
+// watch limit): the engine then compares it by stat every time.
+func (w *treeWatch) watchFile(rel string) bool {
+	p := filepath.Join(w.dir, filepath.FromSlash(rel))
+	if fi, err := os.Lstat(p); err != nil || fi.IsDir() {
+		w.unwatchFile(rel)
+		return false // a folder at a protected file's path: compared by stat
+	}
+	// IN_MASK_ADD: never take events away from a watch the path shares.
+	wd32, err := unix.InotifyAddWatch(w.fd, p, fileMask|unix.IN_MASK_ADD)
+	wd := int32(wd32)
+	if old, ok := w.fileWd[rel]; ok && (err != nil || old != wd) {
+		w.unwatchFile(rel)
+	}
+	if err != nil {
+		return false
+	}
+	if _, isDir := w.wds[wd]; isDir {
+		return false // a folder at a protected file's path: compared by stat
+	}
+	if w.fileWd[rel] != wd || !slices.Contains(w.files[wd], rel) {
+		w.files[wd] = append(w.files[wd], rel)
+		w.fileWd[rel] = wd
+	}
+	return true
+}
+
+// unwatchFile stops watching a path that is no longer protected.
+func (w *treeWatch) unwatchFile(rel string) {
+	wd, ok := w.fileWd[rel]
+	if !ok {
+		return
+	}
+	delete(w.fileWd, rel)
+	rest := slices.DeleteFunc(w.files[wd], func(s string) bool { return s == rel })
+	if len(rest) == 0 {
+		delete(w.files, wd)
+		unix.InotifyRmWatch(w.fd, uint32(wd))
+		return
+	}
+	w.files[wd] = rest
+}
+
+// watchesFile says whether a protected path has its own watch.
+func (w *treeWatch) watchesFile(rel string) bool {
+	_, ok := w.fileWd[rel]
+	return ok
 }
 
 // forget stops watching folder rel and everything under it.

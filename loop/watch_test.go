@@ -49,8 +49,12 @@ func runShellAgent(t *testing.T, dir, script, extra string) (*Outcome, []record.
 	t.Setenv("LOOPRINTER_STATE_DIR", t.TempDir())
 	name := fmt.Sprintf("shell%d", shellBackends.Add(1))
 	agent.Register(name, func() agent.Adapter { return &shellAdapter{script: script} })
+	budget := "budget: {iterations: 1}\n"
+	if strings.Contains(extra, "budget:") {
+		budget = ""
+	}
 	src := "shape: ralph\nobjective: the test passes\nagent: {backend: command, command: x}\nsandbox: off\n" +
-		"budget: {iterations: 1}\nverify: [\"! grep -q FAIL pkg/deep/zz_test.go\"]\n" + extra
+		budget + "verify: [\"! grep -q FAIL pkg/deep/zz_test.go\"]\n" + extra
 	os.WriteFile(filepath.Join(dir, "loop.yaml"), []byte(src), 0o644)
 	l, err := spec.Parse([]byte(src), filepath.Join(dir, "loop.yaml"))
 	if err != nil {
@@ -190,6 +194,16 @@ func TestWatchAttacks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A hard link made in one run and written through in the next, from
+// outside the loop folder where no folder watch sees it: the file's own
+// watch does, and a file with other links is compared by stat every time.
+func TestHardlinkWrittenInALaterRun(t *testing.T) {
+	dir := protectedFixture(t, 100)
+	out, evs := runShellAgent(t, dir, `if [ -f ../l ]; then printf 'package deep // PASS\n' > ../l; else ln pkg/deep/zz_test.go ../l; fi`,
+		"budget: {iterations: 3}\n")
+	mustRestored(t, dir, out, evs)
 }
 
 // A run that changes more paths than the watch remembers is judged by a
