@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -81,6 +82,13 @@ func generateCheckout(tb testing.TB, dir string, n int) {
 	}
 }
 
+// cpuTime is this process's user and system time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 func benchBuildIteration(b *testing.B, files int) {
 	ad := &timedAdapter{}
 	agent.Register("bench", func() agent.Adapter { return ad })
@@ -111,12 +119,17 @@ protect: ["**/*_test.go"]
 			starts = append(starts, time.Now())
 		}
 	}
+	cpu0 := cpuTime()
 	b.ResetTimer()
 	out, err := Run(context.Background(), l, Options{Subscribers: []func(record.Event){sub}})
 	b.StopTimer()
+	cpu := cpuTime() - cpu0
 	if err != nil {
 		b.Fatal(err)
 	}
+	// The engine's own CPU time (its children's excluded): what the
+	// machine's load does not change.
+	b.ReportMetric(float64(cpu)/float64(time.Millisecond)/float64(b.N), "engine-cpu-ms/iter")
 	if out.Reason != ReasonBudget || out.State.Iterations != b.N {
 		b.Fatalf("outcome %s after %d iterations, want budget_spent after %d", out.Reason, out.State.Iterations, b.N)
 	}

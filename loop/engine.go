@@ -111,6 +111,7 @@ type Engine struct {
 	prot      *protCache                      // the protected set, kept up to date from watch
 	guard     *guard                          // the protected files' snapshot as on disk
 	marks     map[string]bool                 // paths the watch saw change since the last snapshot
+	planCache *planCache                      // the last plan.json parsed
 	marksGone []string                        // folders moved or removed since the last snapshot
 	ignores   map[string]*gitignore.GitIgnore // .gitignore of each folder, for the list of changes
 
@@ -214,7 +215,9 @@ func Run(ctx context.Context, l *spec.Loop, opts Options) (*Outcome, error) {
 		return nil, err
 	}
 	o := e.loop(ctx)
-	return e.finish(o), nil
+	out := e.finish(o)
+	e.tallySpend()
+	return out, nil
 }
 
 func previousNote(outcome string) string {

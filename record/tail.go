@@ -1,6 +1,7 @@
 package record
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"io"
@@ -119,4 +120,32 @@ func NewFollowerAt(dir string, offsets map[string]int64) *Follower {
 		fl.offsets[k] = v
 	}
 	return fl
+}
+
+// ScanFrom calls fn for each well-formed event of a file from offset on, up
+// to its last complete line, and returns the offset after that line.
+func ScanFrom(path string, offset int64, fn func(Event)) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return offset, err
+	}
+	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return offset, err
+	}
+	br := bufio.NewReaderSize(f, 64<<10)
+	for {
+		line, err := br.ReadBytes('\n')
+		if err != nil {
+			if err == io.EOF {
+				return offset, nil // an incomplete line is left for later
+			}
+			return offset, err
+		}
+		offset += int64(len(line))
+		var e Event
+		if json.Unmarshal(line, &e) == nil && e.Event != "" {
+			fn(e)
+		}
+	}
 }
