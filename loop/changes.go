@@ -104,6 +104,9 @@ func (e *Engine) takeChanges() watchTake {
 	}
 	for _, p := range t.Changed {
 		e.marks[p] = true
+		if path.Base(p) == ".gitignore" {
+			e.ignores = nil // read them again
+		}
 	}
 	e.marksGone = append(e.marksGone, t.Gone...)
 	return t
