@@ -72,14 +72,15 @@ func (c *protCache) update(dir, rel string, created bool) {
 	c.list = nil
 }
 
-// gone drops the protected files under a folder that was moved or removed.
-func (c *protCache) gone(folder string) {
+// under lists the protected files under a folder.
+func (c *protCache) under(folder string) []string {
+	var out []string
 	for p := range c.files {
 		if strings.HasPrefix(p, folder+"/") {
-			delete(c.files, p)
-			c.list = nil
+			out = append(out, p)
 		}
 	}
+	return out
 }
 
 // watchSkip says which folders the watch never looks into: git's and the
@@ -209,14 +210,17 @@ func (e *Engine) applyChanges(t watchTake) {
 	if c == nil {
 		return
 	}
+	// Under a folder moved or removed, each protected file is decided
+	// again like a changed one: gone, or (after a restore) there again.
+	paths := t.Changed
 	for _, d := range t.Gone {
-		c.gone(d)
+		paths = append(paths[:len(paths):len(paths)], c.under(d)...)
 	}
 	created := map[string]bool{}
 	for _, p := range t.Created {
 		created[p] = true
 	}
-	for _, p := range t.Changed {
+	for _, p := range paths {
 		_, was := c.files[p]
 		c.update(e.dir, p, created[p])
 		if _, is := c.files[p]; is != was {
@@ -273,6 +277,17 @@ func (e *Engine) resolveProtected() (*protCache, error) {
 type runChanges struct {
 	before map[string]fileStamp // without a watch: every file's stamp before the run
 	start  int64                // the file system's clock when the run started (ns)
+	take   *watchTake           // the run's changes, as the watch saw them
+}
+
+// judged is called once the protected files were compared and restored:
+// the protected set learns what the run changed (a new ecosystem's marker
+// file, a protected file the restore made again). Not before: a protected
+// file the run deleted would leave the set before it was put back.
+func (e *Engine) judged(rc *runChanges) {
+	if rc.take != nil && e.watch != nil {
+		e.applyChanges(*rc.take)
+	}
 }
 
 // beginChanges is called just before an agent starts: what changed before
@@ -316,6 +331,7 @@ func (e *Engine) endChanges(rc *runChanges) (changed, created []string, err erro
 	case e.watch != nil:
 		t := e.takeChanges()
 		if t.Lost == "" {
+			rc.take = &t
 			changed, created = t.Changed, t.Created
 			for _, d := range t.Gone {
 				changed = append(changed, d+"/")

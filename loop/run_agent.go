@@ -194,6 +194,7 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 	if len(tamper) > 0 || gerr != nil {
 		e.guard = nil // restored files are new files: the next snapshot looks at every one
 	}
+	e.judged(changes)
 	run.Tamper = tamper
 	e.endRecord(phase, task, a, res, run.Changed)
 	e.recordTamper(phase, task, run.Tamper)

@@ -206,6 +206,28 @@ func TestHardlinkWrittenInALaterRun(t *testing.T) {
 	mustRestored(t, dir, out, evs)
 }
 
+// A folder of protected files renamed away in one run is put back, and its
+// files stay protected in the next run.
+func TestRenamedFolderStaysProtected(t *testing.T) {
+	dir := protectedFixture(t, 100)
+	script := `n=$(cat ../n 2>/dev/null || echo 0); n=$((n+1)); echo $n > ../n
+case $n in
+1) mv pkg pkg2 && mkdir -p pkg/deep && echo 'package deep' > pkg/deep/zz_test.go ;;
+*) sed -i s/FAIL/PASS/ pkg/deep/zz_test.go ;;
+esac`
+	out, evs := runShellAgent(t, dir, script, "budget: {iterations: 3}\n")
+	mustRestored(t, dir, out, evs)
+	n := 0
+	for _, v := range violations(evs) {
+		if v == "pkg/deep/zz_test.go" {
+			n++
+		}
+	}
+	if n < 3 {
+		t.Fatalf("%d violations for pkg/deep/zz_test.go, want one a run (3)", n)
+	}
+}
+
 // A run that changes more paths than the watch remembers is judged by a
 // walk, and a protected file it created is still removed.
 func TestWatchTooManyChangesWalks(t *testing.T) {
