@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // The guard is the engine's on-disk snapshot of the protected files, kept in
@@ -76,6 +78,7 @@ func snapshotGuard(dir, priv string, files []protFile, old *guard, restat func(r
 		}
 	}
 	g := &guard{Entries: make([]guardEntry, 0, len(files))}
+	stored := false
 	for _, f := range files {
 		if p, ok := prev[f.Path]; ok && restat != nil && p.Nlink <= 1 && p.Rule == f.Rule && !restat(f.Path) {
 			g.Entries = append(g.Entries, p)
@@ -98,6 +101,8 @@ func snapshotGuard(dir, priv string, files []protFile, old *guard, restat func(r
 				e.Sum = p.Sum
 			} else if e.Sum, err = storeBlob(priv, path); err != nil {
 				return nil, fmt.Errorf("snapshot of protected file %s: %w", f.Path, err)
+			} else {
+				stored = true
 			}
 		default:
 			continue // a fifo, socket or device is never read
@@ -107,6 +112,14 @@ func snapshotGuard(dir, priv string, files []protFile, old *guard, restat func(r
 	if old != nil && slices.Equal(old.Entries, g.Entries) {
 		if _, err := os.Lstat(guardPath(priv)); err == nil {
 			return g, nil // the same snapshot as before the last run
+		}
+	}
+	if stored {
+		// Every new blob reaches the disk before the snapshot that names
+		// it: one syncfs for all of them, not an fsync each (the first
+		// snapshot of a large checkout stores thousands).
+		if err := syncFS(filepath.Join(priv, "blobs")); err != nil {
+			return nil, err
 		}
 	}
 	data, err := json.Marshal(g)
@@ -154,11 +167,9 @@ func storeBlob(priv, path string) (string, error) {
 		tmp.Close()
 		return "", err
 	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
+	if err := tmp.Close(); err != nil {
 		return "", err
 	}
-	tmp.Close()
 	sum := hex.EncodeToString(h.Sum(nil))
 	dst := blobPath(priv, sum)
 	if _, err := os.Stat(dst); err == nil {
@@ -168,6 +179,16 @@ func storeBlob(priv, path string) (string, error) {
 		return "", err
 	}
 	return sum, os.Rename(tmp.Name(), dst)
+}
+
+// syncFS writes everything of the file system that holds dir to disk.
+func syncFS(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return unix.Syncfs(int(d.Fd()))
 }
 
 // errNotRegular says a path is not a regular file.
