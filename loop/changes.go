@@ -134,6 +134,44 @@ func (e *Engine) needsStat() func(rel string) bool {
 	}
 }
 
+// snapshotCurrent says whether the snapshot in memory (and on disk) still
+// holds for files without looking at one of them: the same list as at the
+// snapshot, every file watched, none with other links, and no change the
+// watch saw since touches one. Its cost follows the changes.
+func (e *Engine) snapshotCurrent(files []protFile) bool {
+	g, c := e.guard, e.prot
+	if g == nil || c == nil || e.watch == nil || len(files) == 0 || len(files) != len(g.Entries) ||
+		&files[0] != e.snapFiles || !e.snapSimple {
+		return false
+	}
+	for p := range e.marks {
+		if _, ok := c.files[p]; ok {
+			return false
+		}
+	}
+	for _, d := range e.marksGone {
+		if len(c.under(d)) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// snapshotTaken notes what snapshotCurrent needs of a new snapshot.
+func (e *Engine) snapshotTaken(files []protFile, g *guard) {
+	e.guard, e.snapFiles, e.snapSimple = g, nil, false
+	if len(files) == 0 || e.watch == nil {
+		return
+	}
+	e.snapFiles, e.snapSimple = &files[0], len(files) == len(g.Entries)
+	for _, en := range g.Entries {
+		if en.Nlink > 1 || !e.watch.watchesFile(en.Path) {
+			e.snapSimple = false
+			break
+		}
+	}
+}
+
 // snapshotted is called once the snapshot holds every change marked so
 // far: the marked protected files are watched again (a restored file is a
 // new file) and the marks start afresh.

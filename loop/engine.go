@@ -94,26 +94,30 @@ type Hook func(ev record.Event, emit func(record.Event)) error
 
 // Engine runs one loop directory.
 type Engine struct {
-	spec      *spec.Loop
-	dir       string
-	st        *State
-	rec       *record.Writer
-	opts      Options
-	mark      time.Time     // wall time is counted from here since the last checkpoint
-	markRem   time.Duration // wall time below a millisecond, carried to the next checkpoint
-	priv      string        // the engine's private folder for this loop
-	ckMu      sync.Mutex    // checkpoints come from the step and from the wall-time ticker
-	sandbox   string        // the sandbox kind in force
-	specTime  time.Time
-	lastPlan  *Plan
-	watch     *treeWatch                      // the loop folder's changes; nil when walked instead
-	noWatch   bool                            // the watch could not be set up: walk every run
-	prot      *protCache                      // the protected set, kept up to date from watch
-	guard     *guard                          // the protected files' snapshot as on disk
-	marks     map[string]bool                 // paths the watch saw change since the last snapshot
-	planCache *planCache                      // the last plan.json parsed
-	marksGone []string                        // folders moved or removed since the last snapshot
-	ignores   map[string]*gitignore.GitIgnore // .gitignore of each folder, for the list of changes
+	spec       *spec.Loop
+	dir        string
+	st         *State
+	rec        *record.Writer
+	opts       Options
+	mark       time.Time     // wall time is counted from here since the last checkpoint
+	markRem    time.Duration // wall time below a millisecond, carried to the next checkpoint
+	priv       string        // the engine's private folder for this loop
+	ckMu       sync.Mutex    // checkpoints come from the step and from the wall-time ticker
+	sandbox    string        // the sandbox kind in force
+	specTime   time.Time
+	lastPlan   *Plan
+	watch      *treeWatch                      // the loop folder's changes; nil when walked instead
+	noWatch    bool                            // the watch could not be set up: walk every run
+	prot       *protCache                      // the protected set, kept up to date from watch
+	guard      *guard                          // the protected files' snapshot as on disk
+	snapFiles  *protFile                       // the protected list the snapshot was taken of
+	snapSimple bool                            // every file of it watched, none with other links
+	roFiles    []string                        // the protected files' paths for the sandbox
+	roFor      *protFile                       // the protected list roFiles was made of
+	marks      map[string]bool                 // paths the watch saw change since the last snapshot
+	planCache  *planCache                      // the last plan.json parsed
+	marksGone  []string                        // folders moved or removed since the last snapshot
+	ignores    map[string]*gitignore.GitIgnore // .gitignore of each folder, for the list of changes
 
 	hookMu  sync.Mutex
 	hookErr error

@@ -247,9 +247,7 @@ func fileSum(path string) string {
 // (and no file with other hard links) are not looked at.
 func (g *guard) check(dir, priv string, keep func(rel string, old, cur []byte) (bool, string), created []string, protectNew func(rel string) (string, bool), restat func(rel string) bool) ([]Tamper, error) {
 	var out []Tamper
-	known := map[string]bool{}
 	for _, e := range g.Entries {
-		known[e.Path] = true
 		if restat != nil && e.Nlink <= 1 && !restat(e.Path) {
 			continue
 		}
@@ -291,6 +289,12 @@ func (g *guard) check(dir, priv string, keep func(rel string, old, cur []byte) (
 			return out, fmt.Errorf("cannot restore protected file %s: %w", e.Path, err)
 		}
 		out = append(out, Tamper{File: e.Path, What: what, Why: why, Rule: e.Rule})
+	}
+	known := map[string]bool{}
+	if len(created) > 0 {
+		for _, e := range g.Entries {
+			known[e.Path] = true
+		}
 	}
 	for _, rel := range created {
 		if known[rel] || protectNew == nil || holdsKnown(rel, known) {

@@ -65,12 +65,16 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 	if err != nil {
 		return nil, e.stop(ReasonBlocked, err.Error())
 	}
-	g, err := snapshotGuard(e.dir, e.priv, files, e.guard, e.needsStat())
-	if err != nil {
-		return nil, e.stop(ReasonBlocked, err.Error())
+	g := e.guard
+	if e.snapshotCurrent(files) {
+		e.snapshotted()
+	} else {
+		if g, err = snapshotGuard(e.dir, e.priv, files, e.guard, e.needsStat()); err != nil {
+			return nil, e.stop(ReasonBlocked, err.Error())
+		}
+		e.snapshotted()
+		e.snapshotTaken(files, g)
 	}
-	e.guard = g
-	e.snapshotted()
 	if counts {
 		e.st.Iterations++
 	}

@@ -22,11 +22,18 @@ import (
 // confinement resolves the loop's sandbox and returns how to wrap an agent's
 // command, or nil when the user turned the sandbox off.
 func (e *Engine) confinement(files []protFile) (func(string, []string) (string, []string, []string, error), error) {
-	var ro []string
-	for _, f := range files {
-		ro = append(ro, filepath.Join(e.dir, filepath.FromSlash(f.Path)))
+	var first *protFile
+	if len(files) > 0 {
+		first = &files[0]
 	}
-	wrap, kind, err := Confine(e.spec, ro)
+	if e.roFiles == nil || first == nil || first != e.roFor || len(files) != len(e.roFiles) {
+		e.roFiles = make([]string, 0, len(files))
+		for _, f := range files {
+			e.roFiles = append(e.roFiles, filepath.Join(e.dir, filepath.FromSlash(f.Path)))
+		}
+		e.roFor = first
+	}
+	wrap, kind, err := Confine(e.spec, e.roFiles)
 	if err != nil {
 		return nil, err
 	}
