@@ -17,6 +17,7 @@ import (
 	gitignore "github.com/sabhiram/go-gitignore"
 
 	"github.com/looprinter/looprinter/internal/enginedir"
+	"github.com/looprinter/looprinter/internal/redact"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/sandbox"
 	"github.com/looprinter/looprinter/spec"
@@ -118,6 +119,7 @@ type Engine struct {
 	planCache  *planCache                      // the last plan.json parsed
 	marksGone  []string                        // folders moved or removed since the last snapshot
 	ignores    map[string]*gitignore.GitIgnore // .gitignore of each folder, for the list of changes
+	red        *redact.Redactor                // secrets never leave: records, state, prompts, transcripts (loop/redact.go)
 
 	hookMu  sync.Mutex
 	hookErr error
@@ -176,7 +178,8 @@ func Run(ctx context.Context, l *spec.Loop, opts Options) (*Outcome, error) {
 	for _, s := range opts.Subscribers {
 		rec.Subscribe(s)
 	}
-	e := &Engine{spec: l, dir: dir, st: st, rec: rec, opts: opts, mark: start, priv: priv}
+	e := &Engine{spec: l, dir: dir, st: st, rec: rec, opts: opts, mark: start, priv: priv, red: Redactor(l)}
+	rec.SetRedactor(e.red)
 	defer e.resetWatch()
 	if fi, err := os.Stat(l.Path); err == nil {
 		e.specTime = fi.ModTime()
@@ -209,6 +212,9 @@ func Run(ctx context.Context, l *spec.Loop, opts Options) (*Outcome, error) {
 	}
 	for _, w := range l.Warnings() {
 		e.emit(record.Event{Event: record.Warning, Message: w})
+	}
+	if l.Redact.Off {
+		e.addNotVerified(redactionNote)
 	}
 	if st.Phase == PhaseDone {
 		o := e.outcome(ReasonDone, "the loop was already DONE; nothing to run (use --fresh to start again)")
@@ -337,7 +343,7 @@ func (e *Engine) finish(o *Outcome) *Outcome {
 	e.checkpoint()
 	e.emit(record.Event{Event: record.LoopStop, Reason: o.Reason, ExitCode: record.Int(o.ExitCode), Summary: o.Summary,
 		NotVerified: o.NotVerified, Evidence: o.Evidence, CostUSD: st.CostUSD, DurationMS: st.WallMS})
-	return o
+	return redact.Value(e.red, o)
 }
 
 func nextSteps(reason string, l *spec.Loop) []string {
@@ -381,7 +387,10 @@ func (e *Engine) save(durable bool) error {
 	if durable {
 		e.rec.Sync()
 	}
-	return e.st.save(e.dir, durable)
+	st := redact.Value(e.red, e.st) // a copy, when it holds a secret
+	err := st.save(e.dir, durable)
+	e.st.V, e.st.UpdatedAt = st.V, st.UpdatedAt
+	return err
 }
 
 // checkpointEvery saves the state every d while an agent runs, so that a
@@ -534,8 +543,9 @@ func (e *Engine) runChecks(ctx context.Context, gate string, cmds []string) []Ch
 // at logPath(i), until the context ends.
 func runCheckList(ctx context.Context, l *spec.Loop, cmds, env []string, logPath func(i int) string) []CheckResult {
 	var out []CheckResult
+	red := Redactor(l)
 	for i, c := range cmds {
-		out = append(out, runCheck(ctx, l.Dir, c, logPath(i), l.CheckTimeout.D(), env, l.TestSummaries))
+		out = append(out, runCheck(ctx, l.Dir, c, logPath(i), l.CheckTimeout.D(), env, l.TestSummaries, red))
 		if ctx.Err() != nil {
 			break
 		}

@@ -90,6 +90,9 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 	if task != "" {
 		base += "-" + task
 	}
+	// The prompt carries failure signals, progress and guidance: what an
+	// agent or a check printed goes to the model provider only redacted.
+	prompt = e.red.String(prompt)
 	promptFile := uniquePath(filepath.Join(tdir, base+".prompt.md"))
 	os.WriteFile(promptFile, []byte(prompt), 0o600)
 
@@ -98,7 +101,7 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 		Dir: e.dir, Prompt: prompt, PromptFile: promptFile,
 		Backend: a.Backend, Model: a.Model, Command: a.Command, Args: a.Args, Env: a.Env,
 		Permissions: a.Permissions, Timeout: a.Timeout.D(), IdleTimeout: a.IdleTimeout.D(), Grace: a.Grace.D(),
-		MaxTurns: a.MaxTurns, MaxBudgetUSD: a.MaxBudgetUSD, Prices: prices(e.spec.Prices), Wrap: wrap,
+		MaxTurns: a.MaxTurns, MaxBudgetUSD: a.MaxBudgetUSD, Prices: prices(e.spec.Prices), Wrap: wrap, Redact: e.red,
 		OnStart: func(pgid int) {
 			// Saved so that a restart after SIGKILL can end an orphaned agent.
 			e.st.AgentPGID = pgid
@@ -395,6 +398,8 @@ func (e *Engine) reloadSpec() {
 		l.Shape = e.spec.Shape
 	}
 	e.spec = l
+	e.red = Redactor(l)
+	e.rec.SetRedactor(e.red)
 	e.emit(record.Event{Event: record.SpecChanged, Changes: changes, Message: strings.Join(changes, "\n")})
 }
 

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/internal/enginedir"
+	"github.com/looprinter/looprinter/internal/redact"
 )
 
 // Version of the record schema, in every line as "v".
@@ -150,6 +151,7 @@ func Bool(b bool) *bool { return &b }
 // Writer appends events to one record file. Each event is a single write of
 // one complete line, so a crash can tear at most the last line.
 type Writer struct {
+	red  *redact.Redactor // every string of an event is redacted before it is written
 	mu   sync.Mutex
 	f    *os.File
 	path string
@@ -181,7 +183,16 @@ func Create(dir, run, backend string, start time.Time) (*Writer, error) {
 		os.Remove(path)
 		return nil, fmt.Errorf("index the record file: %w", err)
 	}
-	return &Writer{f: f, path: path, run: run, now: time.Now}, nil
+	return &Writer{f: f, path: path, run: run, now: time.Now, red: redact.New(os.Environ(), nil, nil)}, nil
+}
+
+// SetRedactor sets what is redacted from every event (subscribers see the
+// redacted event too). A new Writer redacts the secrets of the process's
+// environment and the built-in credential shapes; nil redacts nothing.
+func (w *Writer) SetRedactor(r *redact.Redactor) {
+	w.mu.Lock()
+	w.red = r
+	w.mu.Unlock()
 }
 
 // Path is the record file's path.
@@ -197,6 +208,10 @@ func (w *Writer) Write(e Event) error {
 		e.TS = w.now().UTC()
 	}
 	e.Run = w.run
+	w.mu.Lock()
+	red := w.red
+	w.mu.Unlock()
+	e = redact.Value(red, e)
 	b, err := json.Marshal(e)
 	if err != nil {
 		return err

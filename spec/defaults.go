@@ -260,6 +260,13 @@ func (l *Loop) validate(nodes map[string]*yaml.Node) []Problem {
 	default:
 		at("sandbox", "sandbox: %q is not known (auto, bwrap, landlock or off)", l.Sandbox)
 	}
+	for i, p := range l.Redact.Patterns {
+		if _, err := regexp.Compile(p); err != nil {
+			at(fmt.Sprintf("redact.patterns[%d]", i), "redact.patterns[%d]: %v", i, err)
+		} else if regexp.MustCompile(p).MatchString("") {
+			at(fmt.Sprintf("redact.patterns[%d]", i), "redact.patterns[%d]: %q matches empty text: it would redact nothing useful and cost a scan everywhere", i, p)
+		}
+	}
 	for i, g := range l.Protect {
 		if !doublestar.ValidatePattern(g) {
 			at(fmt.Sprintf("protect[%d]", i), "protect: %q is not a valid glob", g)

@@ -97,6 +97,11 @@ type judgeRule func(d fieldDiff, old, nu *Loop) string
 //	  requirements, architecture,       review before the fix check)
 //	  rules
 //	git.*, notify.*, schedule.*       never: they push, run or start things
+//	redact.off                        it is turned off (redaction back on)
+//	redact.names                      it only grows (more values redacted)
+//	redact.patterns                   never: a pattern that matches
+//	                                    everything would blank out the
+//	                                    records that show what an agent did
 var judgeRules = map[string]judgeRule{
 	"version":   refuse("the loop file's version is fixed"),
 	"name":      refuse("the loop's name identifies its state and records"),
@@ -215,6 +220,20 @@ var judgeRules = map[string]judgeRule{
 	"notify.command": refuse("a notify command runs outside the agent's sandbox"),
 	"notify.webhook": refuse("notifications may not change"),
 	"notify.on":      refuse("notifications may not change"),
+
+	"redact.off": func(d fieldDiff, _, _ *Loop) string {
+		if d.New.Bool() {
+			return "redaction may not be turned off"
+		}
+		return ""
+	},
+	"redact.names": func(d fieldDiff, _, _ *Loop) string {
+		if !d.New.IsValid() {
+			return "redact.names may only grow"
+		}
+		return ""
+	},
+	"redact.patterns": refuse("redact.patterns may not change: a pattern that matches everything would blank out the records"),
 
 	"schedule.every": refuse("the schedule may not change"),
 	"schedule.cron":  refuse("the schedule may not change"),

@@ -61,6 +61,7 @@ type Loop struct {
 	Git           Git                 `yaml:"git"`
 	Notify        Notify              `yaml:"notify"`
 	Schedule      Schedule            `yaml:"schedule"`
+	Redact        Redact              `yaml:"redact"`
 	Vars          map[string]string   `yaml:"vars"` // extra fields for prompt templates
 
 	// Path is the absolute path of the loop file; Dir its directory, where
@@ -144,6 +145,53 @@ type Notify struct {
 	Command string     `yaml:"command"`
 	Webhook string     `yaml:"webhook"`
 	On      StringList `yaml:"on"`
+}
+
+// Redact adds to what is redacted from everything the engine writes or
+// sends (docs/operating.md, "Secrets"). `redact: off` turns redaction off.
+type Redact struct {
+	// Off is set by `redact: off` (or off: true); the reports then list the
+	// loop as NOT VERIFIED.
+	Off bool `yaml:"off"`
+	// Names are more environment variables whose values are secret.
+	Names []string `yaml:"names"`
+	// Patterns are more regular expressions (Go syntax) of secrets: the
+	// whole match is redacted, or its first group when it has one.
+	Patterns []string `yaml:"patterns"`
+}
+
+// Compiled are the extra patterns, compiled (validation has checked them;
+// one that does not compile is left out).
+func (r Redact) Compiled() []*regexp.Regexp {
+	var out []*regexp.Regexp
+	for _, p := range r.Patterns {
+		if re, err := regexp.Compile(p); err == nil {
+			out = append(out, re)
+		}
+	}
+	return out
+}
+
+// UnmarshalYAML reads `redact: off`, `redact: on` or the mapping.
+func (r *Redact) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		switch strings.ToLower(n.Value) {
+		case "off", "false":
+			*r = Redact{Off: true}
+		case "on", "true", "":
+			*r = Redact{}
+		default:
+			return fmt.Errorf("line %d: redact: %q is not known: write off, or a mapping with names and patterns", n.Line, n.Value)
+		}
+		return nil
+	}
+	type plain Redact
+	var p plain
+	if err := n.Decode(&p); err != nil {
+		return err
+	}
+	*r = Redact(p)
+	return nil
 }
 
 // Schedule fires a loop repeatedly.

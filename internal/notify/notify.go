@@ -7,8 +7,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"strconv"
@@ -16,6 +20,7 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/internal/ops"
+	"github.com/looprinter/looprinter/internal/redact"
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
@@ -58,6 +63,8 @@ type Notifier struct {
 	On      map[string]bool
 	Timeout time.Duration
 	Client  *http.Client
+	// Redact is applied to every message before it is sent (nil: nothing).
+	Redact *redact.Redactor
 }
 
 // New returns the notifier of a loop, or nil when it has none configured.
@@ -70,7 +77,37 @@ func New(l *spec.Loop) *Notifier {
 		on[strings.TrimSpace(k)] = true
 	}
 	return &Notifier{Loop: l.Name, Dir: l.Dir, Command: l.Notify.Command, Webhook: l.Notify.Webhook, On: on,
-		Timeout: 30 * time.Second, Client: &http.Client{Timeout: 15 * time.Second}}
+		Timeout: 30 * time.Second, Client: NewClient(), Redact: loop.Redactor(l)}
+}
+
+// ErrRedirect is why a webhook delivery that was redirected to another host
+// failed: the payload is never posted anywhere but where the loop file says.
+var ErrRedirect = errors.New("redirect to another host refused")
+
+// NewClient is the webhook client: bounded timeouts at every stage, and no
+// redirect followed to another host (scheme, host and port must stay the
+// same; at most 3 redirects).
+func NewClient() *http.Client {
+	tr := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		TLSHandshakeTimeout:   5 * time.Second,
+		ResponseHeaderTimeout: 10 * time.Second,
+		IdleConnTimeout:       30 * time.Second,
+		MaxIdleConns:          2,
+	}
+	return &http.Client{Timeout: 15 * time.Second, Transport: tr, CheckRedirect: sameHost}
+}
+
+func sameHost(req *http.Request, via []*http.Request) error {
+	if len(via) >= 3 {
+		return fmt.Errorf("%w: more than 3 redirects", ErrRedirect)
+	}
+	first := via[0].URL
+	if req.URL.Scheme != first.Scheme || req.URL.Host != first.Host {
+		return fmt.Errorf("%w: %s answered a redirect to %s", ErrRedirect, redact.URL(first.String()), redact.URL(req.URL.String()))
+	}
+	return nil
 }
 
 // Classify says which notification an event calls for, if any, among
@@ -132,6 +169,7 @@ func (n *Notifier) message(kind string, ev record.Event) Message {
 // each channel.
 func (n *Notifier) Send(m Message) []record.Event {
 	var out []record.Event
+	m = redact.Value(n.Redact, m)
 	body, _ := json.Marshal(m)
 	if n.Command != "" {
 		err := n.runCommand(m, body)
@@ -168,7 +206,7 @@ func (n *Notifier) runCommand(m Message, body []byte) error {
 		"LOOPRINTER_SUMMARY="+m.Summary, "LOOPRINTER_DIR="+m.Dir, "LOOPRINTER_MESSAGE="+m.Text)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		msg := strings.TrimSpace(string(out))
+		msg := strings.TrimSpace(n.Redact.String(redact.Command(string(out))))
 		if len(msg) > 300 {
 			msg = msg[:300] + "…"
 		}
@@ -180,19 +218,30 @@ func (n *Notifier) runCommand(m Message, body []byte) error {
 func (n *Notifier) post(body []byte) error {
 	ctx, cancel := context.WithTimeout(context.Background(), n.Timeout)
 	defer cancel()
+	// The webhook's URL is shown and recorded masked: its path and query
+	// often are the token.
+	shown := redact.URL(n.Webhook)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, n.Webhook, bytes.NewReader(body))
 	if err != nil {
-		return fmt.Errorf("notify.webhook: %w", err)
+		return fmt.Errorf("notify.webhook %s: not a URL", shown)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "looprinter")
 	resp, err := n.Client.Do(req)
 	if err != nil {
-		return fmt.Errorf("notify.webhook: %w", err)
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // its message holds the whole URL
+		}
+		return fmt.Errorf("notify.webhook %s: %s", shown, n.Redact.String(err.Error()))
 	}
 	defer resp.Body.Close()
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("notify.webhook: %s answered %s", n.Webhook, resp.Status)
+		if resp.StatusCode/100 == 3 {
+			return fmt.Errorf("notify.webhook %s answered %s: redirect not followed", shown, resp.Status)
+		}
+		return fmt.Errorf("notify.webhook %s answered %s", shown, resp.Status)
 	}
 	return nil
 }
