@@ -47,7 +47,7 @@ func TestKillAtAnyPointLosesAtMostOneStep(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "loop.yaml"), []byte("sandbox: off\nobjective: nine files\n"+
 		"agent: {backend: command, command: looprinter fake-agent --script agent.txt}\n"+
 		"budget: {iterations: 40}\nverify: ["+strings.Join(checks, ", ")+"]\n"), 0o644)
-	os.WriteFile(filepath.Join(dir, "agent.txt"), []byte("== plan\nplan "+strings.Join(tasks, " ")+"\n== build\nsleep 30ms\nauto\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "agent.txt"), []byte("== plan\nplan "+strings.Join(tasks, " ")+"\n== build\nsleep 700ms\nauto\n"), 0o644)
 
 	done, kills := false, 0
 	for k := 0; k < 14 && !done; k++ {
@@ -83,6 +83,10 @@ func TestKillAtAnyPointLosesAtMostOneStep(t *testing.T) {
 		}
 	}
 	if kills < 5 {
+		evs, _ := record.ReadDir(filepath.Join(dir, loop.RecordsDir))
+		for _, e := range evs {
+			t.Log(record.Summarize(e))
+		}
 		t.Fatalf("only %d kills before the loop ended", kills)
 	}
 	if !done {
