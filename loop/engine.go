@@ -71,6 +71,10 @@ type Outcome struct {
 	State       *State   `json:"state"`
 	Records     string   `json:"records"`
 	Plan        *Plan    `json:"plan,omitempty"`
+
+	// Kept is the work the engine took off the branch (rollbacks, the
+	// attempts after the best state), each on its ref.
+	Kept []KeptRef `json:"kept,omitempty"`
 }
 
 // Options tune a run. The zero value is ready to use.
@@ -262,6 +266,13 @@ func (e *Engine) loop(ctx context.Context) *Outcome {
 				return s.o
 			}
 		}
+		if err := e.waitForAnswer(ctx); err != nil {
+			var s *errStop
+			if errors.As(err, &s) {
+				return s.o
+			}
+			return e.outcome(ReasonBlocked, "cannot save state: "+err.Error())
+		}
 		e.reloadSpec()
 		var err error
 		switch e.st.Phase {
@@ -291,6 +302,9 @@ func (e *Engine) loop(ctx context.Context) *Outcome {
 			return o
 		default:
 			e.st.Phase = PhaseSetup
+		}
+		if errors.Is(err, errAsked) {
+			err = nil // the step runs again once the question is answered
 		}
 		if err != nil {
 			var s *errStop
@@ -330,6 +344,9 @@ func (e *Engine) finish(o *Outcome) *Outcome {
 		o.RuledOut = append(o.RuledOut, st.RuledOut...)
 		o.Next = nextSteps(o.Reason, e.spec)
 	}
+	e.settleBest(o)
+	e.guardRefs()
+	o.Kept = loadLedger(e.priv).Kept
 	if p, _, err := ReadPlan(e.path(OutputDir, "plan.json")); err == nil {
 		o.Plan = p
 	} else {
@@ -501,6 +518,7 @@ func (e *Engine) stepBaseline(ctx context.Context) error {
 			}
 			e.emit(record.Event{Event: record.Baseline, Pass: record.Bool(allPass(results)), Checks: checksOf(results),
 				Message: fmt.Sprintf("%d of %d checks already fail before any agent run", len(base), len(cmds))})
+			e.noteCheckpoint(results, true)
 			if err := e.judgeBaseline(results); err != nil {
 				return err // the baseline runs again next time
 			}

@@ -33,10 +33,11 @@ const (
 	OnBlocked    = "blocked"     // a BLOCKED stop
 	OnNoProgress = "no_progress" // a NO PROGRESS stop
 	OnBudget80   = "budget_80"   // a budget reached 80%
+	OnQuestion   = "question"    // an agent asked the operator a question; the loop waits
 )
 
 // Kinds lists every value notify.on accepts.
-var Kinds = []string{OnStop, OnDone, OnBlocked, OnNoProgress, OnBudget80}
+var Kinds = []string{OnStop, OnDone, OnBlocked, OnNoProgress, OnBudget80, OnQuestion}
 
 // Message is what a notification carries; it is the webhook's JSON body and
 // the command's standard input, and its fields are also in the command's
@@ -46,8 +47,9 @@ type Message struct {
 	Event    string    `json:"event"`            // stop, done, blocked, no_progress, budget_80
 	Reason   string    `json:"reason,omitempty"` // the stop's reason
 	ExitCode *int      `json:"exit_code,omitempty"`
-	Budget   string    `json:"budget,omitempty"` // which budget, for budget_80
-	Status   string    `json:"status"`           // the status line
+	Budget   string    `json:"budget,omitempty"`      // which budget, for budget_80
+	Question string    `json:"question_id,omitempty"` // the question's id, for question (its text is in summary)
+	Status   string    `json:"status"`                // the status line
 	Summary  string    `json:"summary,omitempty"`
 	Dir      string    `json:"dir"`
 	Time     time.Time `json:"time"`
@@ -130,6 +132,10 @@ func (n *Notifier) Classify(ev record.Event) (string, bool) {
 		if n.On[OnBudget80] {
 			return OnBudget80, true
 		}
+	case record.Question:
+		if n.On[OnQuestion] {
+			return OnQuestion, true
+		}
 	}
 	return "", false
 }
@@ -159,6 +165,9 @@ func (n *Notifier) message(kind string, ev record.Event) Message {
 		m.Budget = ev.Kind
 		m.Summary = ev.Message
 		m.Text = fmt.Sprintf("looprinter %s: %s. %s", n.Loop, ev.Message, m.Status)
+	case OnQuestion:
+		m.Question, m.Summary = ev.ID, ev.Message
+		m.Text = fmt.Sprintf("looprinter %s asks (%s): %s — answer with: looprinter answer %s %s \"…\"", n.Loop, ev.ID, ev.Message, n.Loop, ev.ID)
 	default:
 		m.Text = fmt.Sprintf("looprinter %s stopped: %s. %s", n.Loop, loop.Title(ev.Reason), m.Status)
 	}
@@ -202,7 +211,7 @@ func (n *Notifier) runCommand(m Message, body []byte) error {
 	}
 	cmd.Env = append(os.Environ(),
 		"LOOPRINTER_EVENT="+m.Event, "LOOPRINTER_LOOP="+m.Loop, "LOOPRINTER_REASON="+m.Reason,
-		"LOOPRINTER_EXIT_CODE="+code, "LOOPRINTER_BUDGET="+m.Budget, "LOOPRINTER_STATUS="+m.Status,
+		"LOOPRINTER_EXIT_CODE="+code, "LOOPRINTER_BUDGET="+m.Budget, "LOOPRINTER_QUESTION_ID="+m.Question, "LOOPRINTER_STATUS="+m.Status,
 		"LOOPRINTER_SUMMARY="+m.Summary, "LOOPRINTER_DIR="+m.Dir, "LOOPRINTER_MESSAGE="+m.Text)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -255,4 +264,28 @@ func (n *Notifier) Notify(ev record.Event) []record.Event {
 		return nil
 	}
 	return n.Send(n.message(kind, ev))
+}
+
+// Killed sends the stop notification a run killed by `looprinter stop`
+// could not send, and records it after the final record stop wrote for it.
+func Killed(e ops.Entry, dir string) {
+	file := e.RunFile
+	if file == "" {
+		file = e.LoopFile
+	}
+	l, err := spec.Load(file)
+	if err != nil {
+		return
+	}
+	l.Dir = dir
+	n := New(l)
+	st, err := loop.LoadState(dir)
+	if n == nil || err != nil || st.Outcome == "" {
+		return
+	}
+	ev := record.Event{Event: record.LoopStop, Reason: st.Outcome, ExitCode: record.Int(st.ExitCode), Summary: st.Summary}
+	for _, r := range n.Notify(ev) {
+		r.Run, r.Cycle, r.Iteration = st.Run, st.Cycle, st.Iterations
+		ops.AppendRecord(st.Records, r)
+	}
 }
