@@ -186,6 +186,9 @@ func (w *Worker) Step(ctx context.Context, in StepInput) (out *StepOutput, err e
 	if err != nil {
 		return nil, err
 	}
+	if beforePush != nil {
+		beforePush()
+	}
 	if err := push(repo, in.Branch, head, commit); err != nil {
 		var r *refusedError
 		if errors.As(err, &r) {
@@ -203,6 +206,9 @@ func (w *Worker) Step(ctx context.Context, in StepInput) (out *StepOutput, err e
 	}
 	return out, nil
 }
+
+// beforePush lets a test move the branch between a step's fetch and push.
+var beforePush func()
 
 func (w *Worker) folder(f string) *sync.Mutex {
 	w.foldMu.Lock()

@@ -19,11 +19,19 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/looprinter/looprinter/internal/fakeagent"
 	"github.com/looprinter/looprinter/internal/testenv"
 	"github.com/looprinter/looprinter/loop"
 )
 
-func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+func TestMain(m *testing.M) {
+	// The loops' agent is `looprinter fake-agent`: this test binary, when
+	// looprinter is not on PATH.
+	if len(os.Args) > 1 && os.Args[1] == "fake-agent" {
+		os.Exit(fakeagent.Main(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(testenv.Main(m))
+}
 
 // script is a fake step activity: each call takes the next reply.
 type script struct {
