@@ -1,135 +1,27 @@
 package fleet
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
-	"sort"
 	"strings"
 	"testing"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/looprinter/looprinter/fleet/fleettest"
 	"github.com/looprinter/looprinter/loop"
-	"github.com/looprinter/looprinter/record"
-	"github.com/looprinter/looprinter/spec"
 )
 
-// The demo's cycle loop with a scripted agent that also reports spend.
-const cycleLoop = `version: 1
-name: demo
-shape: cycle
-objective: "hello.txt says hello and world.txt says world"
-agent:
-  backend: command
-  command: "looprinter fake-agent --script agent.txt"
-  timeout: 1m
-budget:
-  iterations: 10
-  cycles: 4
-  wall: 5m
-verify:
-  - grep -q hello hello.txt
-  - grep -q world world.txt
-objective_verify:
-  - sh objective.sh
-`
+func project(t *testing.T) (src, remote string) { return fleettest.Repo(t, fleettest.Cycle("demo")) }
 
-const cycleScript = `== plan
-plan T-001:hello.txt
-cost 0.10
-== build
-do hello
-cost 0.20
-== build
-do world
-cost 0.20
-== replan
-plan T-001:world.txt
-cost 0.10
-`
+func gitT(t *testing.T, dir string, args ...string) string { return fleettest.Git(t, dir, args...) }
 
-const objective = `test "$(cat hello.txt)" = hello && test "$(cat world.txt)" = world
-`
-
-// project writes the demo project into a new git repository and returns its
-// folder and a bare clone of it, the fleet's remote.
-func project(t *testing.T) (src, remote string) {
-	t.Helper()
-	root := t.TempDir()
-	src = filepath.Join(root, "src")
-	os.MkdirAll(src, 0o755)
-	for name, text := range map[string]string{"loop.yaml": cycleLoop, "agent.txt": cycleScript, "objective.sh": objective} {
-		if err := os.WriteFile(filepath.Join(src, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	gitT(t, src, "init", "-q", "-b", "main")
-	gitT(t, src, "add", "-A")
-	gitT(t, src, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start")
-	remote = filepath.Join(root, "remote.git")
-	gitT(t, root, "clone", "-q", "--bare", src, remote)
-	return src, remote
-}
-
-func gitT(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	out, err := git(dir, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-// runLocal runs the loop with the local engine in a copy of src.
-func runLocal(t *testing.T, src string) (*loop.Outcome, []string) {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "local")
-	if out, err := exec.Command("cp", "-a", src, dir).CombinedOutput(); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
-	l, err := spec.Load(filepath.Join(dir, "loop.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	o, err := loop.Run(context.Background(), l, loop.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return o, events(t, filepath.Join(dir, "working-records"))
-}
-
-// events is the shape of a loop's records: each event with its phase, task
-// and verdict, in order, without times, paths, or warnings.
-func events(t *testing.T, dir string) []string {
-	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
-	sort.Strings(files)
-	var out []string
-	for _, f := range files {
-		evs, err := record.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range evs {
-			if e.Event == record.Warning {
-				continue
-			}
-			pass := ""
-			if e.Pass != nil {
-				pass = fmt.Sprint(*e.Pass)
-			}
-			out = append(out, strings.Join([]string{e.Event, e.Phase, e.Task, pass, e.Reason}, "|"))
-		}
-	}
-	return out
-}
+func clone(t *testing.T, remote string) string { return fleettest.Clone(t, remote) }
 
 type fleetRun struct {
 	t       *testing.T
@@ -146,7 +38,7 @@ func newFleetRun(t *testing.T, remote string, nWorkers int) *fleetRun {
 	for i := range nWorkers {
 		f.workers = append(f.workers, &Worker{Dir: filepath.Join(t.TempDir(), fmt.Sprintf("w%d", i+1)), Identity: fmt.Sprintf("w%d", i+1), Queue: fmt.Sprintf("q@w%d", i+1)})
 	}
-	f.in = StepInput{WorkflowID: "demo", Seq: 1, Name: "demo", LoopFile: "loop.yaml", Spec: []byte(cycleLoop), Remote: remote, Branch: "main"}
+	f.in = StepInput{WorkflowID: "demo", Seq: 1, Name: "demo", LoopFile: "loop.yaml", Spec: []byte(fleettest.Cycle("demo")["loop.yaml"]), Remote: remote, Branch: "main"}
 	return f
 }
 
@@ -191,18 +83,11 @@ func finalState(t *testing.T, out *StepOutput) *loop.State {
 	return &st
 }
 
-// clone checks the branch out into a new folder.
-func clone(t *testing.T, remote string) string {
-	dir := filepath.Join(t.TempDir(), "check")
-	gitT(t, filepath.Dir(dir), "clone", "-q", "-b", "main", remote, dir)
-	return dir
-}
-
 // Steps that move between workers through the remote end as the same loop
 // run locally ends: same outcome, counters and records.
 func TestStepsAcrossWorkersMatchALocalRun(t *testing.T) {
 	src, remote := project(t)
-	local, localEvents := runLocal(t, src)
+	local, localEvents := fleettest.RunLocal(t, src)
 	if local.Reason != loop.ReasonDone {
 		t.Fatalf("the local run: %s %s", local.Reason, local.Summary)
 	}
@@ -217,7 +102,7 @@ func TestStepsAcrossWorkersMatchALocalRun(t *testing.T) {
 			ls.Iterations, ls.AgentRuns, ls.TasksPassed, ls.Cycle, ls.CostUSD)
 	}
 	dir := clone(t, remote)
-	if got := events(t, filepath.Join(dir, "working-records")); !reflect.DeepEqual(got, localEvents) {
+	if got := fleettest.Events(t, filepath.Join(dir, "working-records")); !reflect.DeepEqual(got, localEvents) {
 		t.Fatalf("records differ:\nfleet %q\nlocal %q", got, localEvents)
 	}
 	for _, name := range []string{"hello.txt", "world.txt"} {
@@ -236,7 +121,7 @@ func TestStepsAcrossWorkersMatchALocalRun(t *testing.T) {
 // and recorded, and nothing it did is credited.
 func TestDeadRunCountedNeverCredited(t *testing.T) {
 	src, remote := project(t)
-	local, _ := runLocal(t, src)
+	local, _ := fleettest.RunLocal(t, src)
 	f := newFleetRun(t, remote, 2)
 	for f.out == nil || f.out.Status.Phase != loop.PhaseBuild {
 		if err := f.step(0); err != nil {
@@ -260,12 +145,7 @@ func TestDeadRunCountedNeverCredited(t *testing.T) {
 		t.Fatalf("cost %.2f, want the local %.2f plus the dead run's 0.50", end.CostUSD, local.State.CostUSD)
 	}
 	dir := clone(t, remote)
-	evs, _ := filepath.Glob(filepath.Join(dir, "working-records", "*.jsonl"))
-	found := false
-	for _, p := range evs {
-		b, _ := os.ReadFile(p)
-		found = found || strings.Contains(string(b), "the engine died during this run")
-	}
+	found := fleettest.RecordsMention(filepath.Join(dir, "working-records"), "the engine died during this run")
 	if !found {
 		t.Fatal("the dead run is not in the records")
 	}
@@ -288,7 +168,7 @@ func (f *fleetRun) untilDoneOn(i int) {
 // new head with that spend counted.
 func TestPushRefusedIsHandledNotLost(t *testing.T) {
 	src, remote := project(t)
-	local, _ := runLocal(t, src)
+	local, _ := fleettest.RunLocal(t, src)
 	f := newFleetRun(t, remote, 2)
 	for f.out == nil || f.out.Status.Phase != loop.PhaseBuild {
 		if err := f.step(0); err != nil {

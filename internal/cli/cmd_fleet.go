@@ -252,8 +252,23 @@ query, pause, resume and stop by signals, list through visibility.
 		fleetSignalCmd(io, fleet.SignalResume, "Resume a paused fleet loop", "resumes"),
 		fleetSignalCmd(io, fleet.SignalStop, "Stop a fleet loop after its current step", "stops after its current step"),
 		fleetWaitCmd(io))
+	if FleetDev != nil {
+		cmd.AddCommand(FleetDev(io))
+	} else {
+		cmd.AddCommand(&cobra.Command{
+			Use: "dev", Short: "A local Temporal server and one worker (in the looprinter-fleet-dev build)", Args: cobra.ArbitraryArgs,
+			RunE: func(*cobra.Command, []string) error {
+				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("this looprinter is built without the embedded Temporal server (it weighs about 150 MB and needs Go 1.26.10); build the one that has it:\n  cd fleet/devserver && GOTOOLCHAIN=go1.26.10+auto go install ./cmd/looprinter-fleet-dev\nthen run `looprinter-fleet-dev fleet dev` (docs/fleet.md)")}
+			},
+		})
+	}
 	return cmd
 }
+
+// FleetDev, when set, is the `fleet dev` command: the looprinter-fleet-dev
+// build (fleet/devserver, a module of its own) sets it, so that the
+// embedded Temporal server is not in the default build.
+var FleetDev func(io *IO) *cobra.Command
 
 func fleetStatusCmd(io *IO, use, short string) *cobra.Command {
 	var conn connFlags
