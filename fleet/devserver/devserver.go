@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/server/temporaltest"
 
 	"github.com/looprinter/looprinter/internal/cli"
+	"github.com/looprinter/looprinter/internal/fleetcmd"
 )
 
 // Server is a running embedded server.
@@ -75,7 +76,7 @@ func run(ctx context.Context, io *cli.IO, identity string, noWorker bool) error 
 		return &cli.ExitError{Code: cli.ExitBlocked, Err: err}
 	}
 	defer s.Stop()
-	addr := cli.DevAddressPath()
+	addr := fleetcmd.DevAddressPath()
 	os.MkdirAll(filepath.Dir(addr), 0o700)
 	if err := os.WriteFile(addr, []byte(s.HostPort+" "+s.Namespace+"\n"), 0o600); err != nil {
 		return err

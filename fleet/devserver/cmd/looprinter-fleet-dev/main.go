@@ -10,9 +10,10 @@ import (
 
 	"github.com/looprinter/looprinter/fleet/devserver"
 	"github.com/looprinter/looprinter/internal/cli"
+	"github.com/looprinter/looprinter/internal/fleetcmd"
 )
 
 func main() {
-	cli.FleetDev = devserver.Command
+	fleetcmd.Dev = devserver.Command
 	os.Exit(cli.Main(os.Args[1:]))
 }
