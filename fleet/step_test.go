@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/looprinter/looprinter/fleet/fleettest"
+	"github.com/looprinter/looprinter/internal/cli"
 	"github.com/looprinter/looprinter/loop"
 )
 
@@ -36,7 +37,7 @@ func newFleetRun(t *testing.T, remote string, nWorkers int) *fleetRun {
 	var suite testsuite.WorkflowTestSuite
 	f := &fleetRun{t: t, env: suite.NewTestActivityEnvironment()}
 	for i := range nWorkers {
-		f.workers = append(f.workers, &Worker{Dir: filepath.Join(t.TempDir(), fmt.Sprintf("w%d", i+1)), Identity: fmt.Sprintf("w%d", i+1), Queue: fmt.Sprintf("q@w%d", i+1)})
+		f.workers = append(f.workers, &Worker{Dir: filepath.Join(t.TempDir(), fmt.Sprintf("w%d", i+1)), Identity: fmt.Sprintf("w%d", i+1), Queue: fmt.Sprintf("q@w%d", i+1), Hooks: cli.RunHooks})
 	}
 	f.in = StepInput{WorkflowID: "demo", Seq: 1, Name: "demo", LoopFile: "loop.yaml", Spec: []byte(fleettest.Cycle("demo")["loop.yaml"]), Remote: remote, Branch: "main"}
 	return f

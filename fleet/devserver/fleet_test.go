@@ -416,3 +416,94 @@ func (p *proxy) cut(d time.Duration) {
 	p.mu.Unlock()
 	go p.serve(ln)
 }
+
+// TestFleetBench measures the fleet (scripts/bench-fleet.sh sets
+// LOOPRINTER_FLEET_BENCH=1): the time per step of one loop through Temporal
+// against the same loop run locally, then many short loops over three
+// workers (steps per second), and the peak memory of the workers and of this
+// process (the server, and the test around it).
+func TestFleetBench(t *testing.T) {
+	if os.Getenv("LOOPRINTER_FLEET_BENCH") == "" {
+		t.Skip("set LOOPRINTER_FLEET_BENCH=1 (scripts/bench-fleet.sh)")
+	}
+	n := 100
+	if v := os.Getenv("LOOPRINTER_FLEET_BENCH_LOOPS"); v != "" {
+		fmt.Sscan(v, &n)
+	}
+	e := newEnv(t)
+	for _, id := range []string{"w1", "w2", "w3"} {
+		e.worker(id)
+	}
+	// One loop at a time: the time per step, fleet against local.
+	var localPer, fleetPer []time.Duration
+	for i := range 5 {
+		name := fmt.Sprintf("one-%d", i)
+		p := fleettest.Cycle(name)
+		src, remote := fleettest.Repo(t, p)
+		start := time.Now()
+		local, _ := fleettest.RunLocal(t, src)
+		lt := time.Since(start)
+		start = time.Now()
+		e.submit(name, remote, p)
+		r := e.wait(name, 3*time.Minute)
+		ft := time.Since(start)
+		if r.Outcome.Reason != local.Reason {
+			t.Fatalf("%s: fleet %s, local %s", name, r.Outcome.Reason, local.Reason)
+		}
+		localPer = append(localPer, lt/time.Duration(r.Status.Steps))
+		fleetPer = append(fleetPer, ft/time.Duration(r.Status.Steps))
+	}
+	lm, fm := median(localPer), median(fleetPer)
+	fmt.Printf("per step (cycle loop, %d runs, median): local %s, fleet %s, ratio %.1f, fleet overhead %s\n", len(localPer), lm.Round(time.Millisecond), fm.Round(time.Millisecond), float64(fm)/float64(lm), (fm - lm).Round(time.Millisecond))
+
+	// Many short loops at once over three workers.
+	var names []string
+	start := time.Now()
+	for i := range n {
+		name := fmt.Sprintf("many-%d", i)
+		p := fleettest.Ralph(name)
+		_, remote := fleettest.Repo(t, p)
+		names = append(names, name)
+		e.submit(name, remote, p)
+	}
+	steps := 0
+	for _, name := range names {
+		r := e.wait(name, 10*time.Minute)
+		if r.Outcome.Reason != loop.ReasonDone {
+			t.Fatalf("%s: %+v", name, r.Outcome)
+		}
+		steps += r.Status.Steps
+	}
+	el := time.Since(start)
+	fmt.Printf("%d ralph loops over 3 workers (1 slot each): %d steps in %s, %.1f steps/s\n", n, steps, el.Round(time.Millisecond), float64(steps)/el.Seconds())
+	for id, cmd := range e.workers {
+		fmt.Printf("worker %s peak RSS %s\n", id, hwm(cmd.Process.Pid))
+	}
+	fmt.Printf("server (test process) peak RSS %s\n", hwm(os.Getpid()))
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	for i := range s {
+		for j := i + 1; j < len(s); j++ {
+			if s[j] < s[i] {
+				s[i], s[j] = s[j], s[i]
+			}
+		}
+	}
+	return s[len(s)/2]
+}
+
+// hwm is a process's peak resident memory (VmHWM).
+func hwm(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return "?"
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmHWM:") {
+			return strings.Join(strings.Fields(l)[1:], " ")
+		}
+	}
+	return "?"
+}

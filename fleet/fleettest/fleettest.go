@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/looprinter/looprinter/internal/cli"
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
@@ -139,7 +140,8 @@ func Repo(t testing.TB, p Project) (src, remote string) {
 	return src, remote
 }
 
-// RunLocal runs the loop with the local engine in a copy of src and returns
+// RunLocal runs the loop with the local engine in a copy of src, with the
+// hooks `run` gives it (a git commit per passed task and gate), and returns
 // its outcome and the shape of its records.
 func RunLocal(t testing.TB, src string) (*loop.Outcome, []string) {
 	t.Helper()
@@ -151,7 +153,7 @@ func RunLocal(t testing.TB, src string) (*loop.Outcome, []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := loop.Run(context.Background(), l, loop.Options{})
+	o, err := loop.Run(context.Background(), l, loop.Options{Hooks: cli.RunHooks(l)})
 	if err != nil {
 		t.Fatal(err)
 	}
