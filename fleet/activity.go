@@ -119,7 +119,7 @@ func (w *Worker) Step(ctx context.Context, in StepInput) (out *StepOutput, err e
 	}
 
 	notes := append([]string(nil), in.Notes...)
-	warm, head, note, err := checkout(ctx, folder, repo, in)
+	warm, head, replace, note, err := checkout(ctx, folder, repo, in)
 	if err != nil {
 		var b *blockedError
 		if errors.As(err, &b) {
@@ -189,7 +189,12 @@ func (w *Worker) Step(ctx context.Context, in StepInput) (out *StepOutput, err e
 	if beforePush != nil {
 		beforePush()
 	}
-	if err := push(repo, in.Branch, head, commit); err != nil {
+	if ctx.Err() != nil {
+		// The server no longer waits for this attempt (its heartbeat timed
+		// out, or it was cancelled): another one runs the step.
+		return nil, fail(ErrInterrupted, fmt.Errorf("the step's attempt was given up before its push: %w", ctx.Err()))
+	}
+	if err := push(repo, in.Branch, head, replace, commit); err != nil {
 		var r *refusedError
 		if errors.As(err, &r) {
 			kept := keepRefused(repo, in.Branch, in.Seq, commit)

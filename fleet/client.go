@@ -54,7 +54,7 @@ func Dial(c Conn) (client.Client, error) {
 	}
 	o := client.Options{HostPort: c.HostPort, Namespace: c.Namespace, Logger: c.Logger}
 	if o.Logger == nil {
-		o.Logger = log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
+		o.Logger = log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	}
 	if c.TLS || c.TLSCert != "" || c.TLSCA != "" || c.TLSServerName != "" || c.APIKey != "" {
 		cfg := &tls.Config{ServerName: c.TLSServerName, MinVersion: tls.VersionTLS12}

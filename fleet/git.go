@@ -48,7 +48,47 @@ func git(dir string, args ...string) (string, error) {
 // removed too and the setup runs again here. A head that no longer holds the
 // loop's last commit (a force push) stops the loop; a head that moved on
 // from it (someone pushed) is used, with a note.
-func checkout(ctx context.Context, folder, repo string, in StepInput) (warm bool, head, note string, err error) {
+//
+// Commits on top of the loop's last commit that are all this loop's own
+// (an attempt of this step that pushed but never reported: its worker was
+// taken for dead) are not built on: the step starts again from the last
+// commit, and replace names the head its push then replaces (with a lease),
+// after that head is kept on a branch of its own.
+func checkout(ctx context.Context, folder, repo string, in StepInput) (warm bool, head, replace, note string, err error) {
+	warm, head, note, err = checkoutHead(ctx, folder, repo, in)
+	if err != nil || in.Commit == "" || head == in.Commit {
+		return warm, head, "", note, err
+	}
+	out, err := git(repo, "log", "--format=%(trailers:key=Looprinter-Workflow,valueonly,separator=)", in.Commit+".."+head)
+	if err != nil {
+		return false, "", "", "", err
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if strings.TrimSpace(l) != in.WorkflowID {
+			return warm, head, "", note, nil // someone else's commits: the step runs on them
+		}
+	}
+	kept := keepUnreported(repo, in.Branch, in.Seq, head)
+	if _, err := git(repo, "checkout", "--quiet", "-f", "-B", in.Branch, in.Commit); err != nil {
+		return false, "", "", "", err
+	}
+	if _, err := git(repo, "clean", "--quiet", "-ffdx"); err != nil {
+		return false, "", "", "", err
+	}
+	note = fmt.Sprintf("the branch %s holds %s, pushed by an attempt of this loop that never reported (its worker was taken for dead); this step runs again from %s and replaces it; %s",
+		in.Branch, short(head), short(in.Commit), kept)
+	return false, in.Commit, head, note, nil
+}
+
+func keepUnreported(repo, branch string, seq int, commit string) string {
+	side := fmt.Sprintf("%s-looprinter-unreported-%d-%s", branch, seq, short(commit))
+	if _, err := git(repo, "push", "--quiet", "origin", commit+":refs/heads/"+side); err != nil {
+		return "it could not be kept on a branch of its own: " + err.Error()
+	}
+	return "it is kept on branch " + side
+}
+
+func checkoutHead(ctx context.Context, folder, repo string, in StepInput) (warm bool, head, note string, err error) {
 	if err := os.MkdirAll(folder, 0o700); err != nil {
 		return false, "", "", err
 	}
@@ -118,8 +158,12 @@ func commitStep(repo, rel, subject, body string) (string, error) {
 
 // push pushes commit to the branch, never by force: when the branch moved
 // since head was fetched, the remote refuses and a refusedError says so.
-func push(repo, branch, head, commit string) error {
-	_, err := git(repo, "push", "--quiet", "origin", commit+":refs/heads/"+branch)
+func push(repo, branch, head, replace, commit string) error {
+	args := []string{"push", "--quiet"}
+	if replace != "" {
+		args = append(args, "--force-with-lease=refs/heads/"+branch+":"+replace)
+	}
+	_, err := git(repo, append(args, "origin", commit+":refs/heads/"+branch)...)
 	if err == nil {
 		return nil
 	}

@@ -230,3 +230,40 @@ func TestRewrittenBranchBlocks(t *testing.T) {
 		t.Fatalf("want Blocked, got %v", err)
 	}
 }
+
+// An attempt that pushed but never reported (its worker was taken for dead
+// while it still ran): the next attempt does not build on its commit; it
+// runs the step again from the loop's last commit and replaces it, and the
+// loop's records read as if it never ran.
+func TestUnreportedPushIsReplaced(t *testing.T) {
+	src, remote := project(t)
+	_, localEvents := fleettest.RunLocal(t, src)
+	f := newFleetRun(t, remote, 2)
+	for f.out == nil || f.out.Status.Phase != loop.PhaseBuild {
+		if err := f.step(0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := f.in
+	if err := f.step(0); err != nil { // pushed; its result is lost
+		t.Fatal(err)
+	}
+	zombie := f.out.Commit
+	f.in = before
+	if err := f.step(1); err != nil {
+		t.Fatal(err)
+	}
+	dir := clone(t, remote)
+	if _, err := git(dir, "merge-base", "--is-ancestor", zombie, "HEAD"); err == nil {
+		t.Fatalf("the step was built on the unreported commit %s", zombie)
+	}
+	gitT(t, dir, "merge-base", "--is-ancestor", before.Commit, "HEAD")
+	if out := gitT(t, dir, "ls-remote", "origin", "main-looprinter-unreported-*"); !strings.Contains(out, zombie) {
+		t.Fatalf("the unreported commit %s is not kept: %q", zombie, out)
+	}
+	f.untilDoneOn(1)
+	dir = clone(t, remote)
+	if got := fleettest.Events(t, filepath.Join(dir, "working-records")); !reflect.DeepEqual(got, localEvents) {
+		t.Fatalf("records differ:\nfleet %q\nlocal %q", got, localEvents)
+	}
+}

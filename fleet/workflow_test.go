@@ -249,4 +249,11 @@ func TestContinueAsNewCarriesTheLoop(t *testing.T) {
 	if next.Carry == nil || next.Carry.Steps != 2 || next.Carry.Commit != "c2" || next.Name != "demo" {
 		t.Fatalf("carried %+v", next.Carry)
 	}
+	// The continued run goes on from there.
+	s2 := &script{replies: []func(StepInput) (*StepOutput, error){done}}
+	e2 := env(t, s2)
+	e2.ExecuteWorkflow(WorkflowName, next)
+	if r := result(t, e2); r.Outcome.Reason != loop.ReasonDone || r.Status.Steps != 3 || s2.calls[0].Seq != 3 || s2.calls[0].Commit != "c2" {
+		t.Fatalf("continued: %+v %+v", r, s2.calls)
+	}
 }
