@@ -34,7 +34,7 @@ type Worker struct {
 	Queue string
 	// Hooks are the hooks of each step's engine (git commits, notifications).
 	Hooks func(*spec.Loop) []loop.Hook
-	// HeartbeatEvery is how often a step heartbeats (default 2s).
+	// HeartbeatEvery is how often a step heartbeats (default 1s).
 	HeartbeatEvery time.Duration
 	// Slots bounds the steps this worker runs at once (default 1).
 	Slots int
@@ -58,7 +58,7 @@ func (w *Worker) Step(ctx context.Context, in StepInput) (out *StepOutput, err e
 	spent.Store(in.Spent.merge(&Spent{Worker: w.Identity}))
 	every := w.HeartbeatEvery
 	if every <= 0 {
-		every = 2 * time.Second
+		every = time.Second
 	}
 	hbCtx, stopHB := context.WithCancel(ctx)
 	defer stopHB()

@@ -120,10 +120,16 @@ func RunWorker(ctx context.Context, c client.Client, queue string, w *Worker) er
 		w.Queue = queue + "@" + w.Identity
 	}
 	slots := max(w.Slots, 1)
-	opts := worker.Options{Identity: w.Identity, MaxConcurrentActivityExecutionSize: slots, WorkerStopTimeout: 5 * time.Second}
+	// Heartbeats carry what a step has spent: sent every second, not
+	// batched for most of the heartbeat timeout, so that a worker that dies
+	// right after an agent starts still has that run counted.
+	opts := worker.Options{Identity: w.Identity, MaxConcurrentActivityExecutionSize: slots, WorkerStopTimeout: 5 * time.Second,
+		DefaultHeartbeatThrottleInterval: time.Second, MaxHeartbeatThrottleInterval: time.Second}
 	shared := worker.New(c, queue, opts)
 	Register(shared, w)
-	own := worker.New(c, w.Queue, worker.Options{Identity: w.Identity, MaxConcurrentActivityExecutionSize: slots, DisableWorkflowWorker: true, WorkerStopTimeout: 5 * time.Second})
+	ownOpts := opts
+	ownOpts.DisableWorkflowWorker = true
+	own := worker.New(c, w.Queue, ownOpts)
 	own.RegisterActivityWithOptions(w.Step, activity.RegisterOptions{Name: StepName})
 	if err := shared.Start(); err != nil {
 		return err
