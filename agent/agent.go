@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"sort"
 	"time"
+
+	"github.com/looprinter/looprinter/internal/redact"
 )
 
 // Status is the normalized outcome of one agent run.
@@ -72,6 +74,10 @@ type Request struct {
 	// Wrap, if set, returns the program, arguments and extra environment
 	// that run the agent's command confined (the engine's sandbox).
 	Wrap func(path string, args []string) (string, []string, []string, error) `json:"-"`
+
+	// Redact, if set, is applied to the transcript and its .stderr file as
+	// they are written (a secret split across two reads is still caught).
+	Redact *redact.Redactor `json:"-"`
 
 	// Prices overrides the price table used to estimate cost where the CLI
 	// reports none, keyed by model name.

@@ -357,6 +357,11 @@ func (p *claudeParser) Finish(exit Exit) Result {
 			res.RetryAfter = d
 		}
 	}
+	if res.Status == StatusRateLimited && res.RetryAfter == 0 {
+		// No rate_limit_event (an API key, not a subscription login): the
+		// API's own message may say when ("try again in 3h").
+		res.RetryAfter = retryAfterIn(res.Error, time.Now())
+	}
 	if res.Status == StatusOK || res.Status == StatusCapped {
 		finishSignals(&res, p.prompt)
 	}

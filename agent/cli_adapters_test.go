@@ -411,6 +411,22 @@ func TestClaudeRateLimitEventResetTime(t *testing.T) {
 	}
 }
 
+// Without a rate_limit_event (an API key), the reset comes from the API's
+// message, where it says one.
+func TestClaudeUsageLimitMessageResetTime(t *testing.T) {
+	p := claudeAdapter{}.NewParser(Request{})
+	p.Line([]byte(`{"type":"result","subtype":"success","is_error":true,"terminal_reason":"api_error","api_error_status":429,"result":"API Error: Request rejected (429) · usage limit reached, try again in 3h","session_id":"s"}`))
+	r := p.Finish(Exit{Code: 1})
+	if r.Status != StatusRateLimited || r.RetryAfter != 3*time.Hour {
+		t.Errorf("status %s retry after %s, want rate_limited for 3h", r.Status, r.RetryAfter)
+	}
+	p = claudeAdapter{}.NewParser(Request{})
+	p.Line([]byte(`{"type":"result","subtype":"success","is_error":true,"terminal_reason":"api_error","api_error_status":429,"result":"API Error: Request rejected (429) · rate limited","session_id":"s"}`))
+	if r := p.Finish(Exit{Code: 1}); r.Status != StatusRateLimited || r.RetryAfter != 0 {
+		t.Errorf("status %s retry after %s, want rate_limited with no reset", r.Status, r.RetryAfter)
+	}
+}
+
 func TestCLIFor(t *testing.T) {
 	c, ok := CLIFor("codex")
 	if !ok || c.NPMPackage != "@openai/codex" || c.Version != "0.169.0" || c.Program != "codex" {

@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/looprinter/looprinter/internal/redact"
 )
 
 // MaxLine is the longest line handed to a parser; the transcript always gets
@@ -158,6 +160,8 @@ func Run(ctx context.Context, req Request, ad Adapter, onTool func(ToolEvent)) R
 		defer wg.Done()
 		tw := bufio.NewWriterSize(transcript, 256<<10)
 		defer tw.Flush()
+		rw := req.Redact.Writer(tw) // secrets never reach the disk
+		defer rw.Close()
 		streamLines(outR, func(chunk []byte, more bool) {
 			lastOutput.Store(time.Now().UnixNano())
 			n := outBytes.Add(int64(len(chunk)))
@@ -167,14 +171,16 @@ func Run(ctx context.Context, req Request, ad Adapter, onTool func(ToolEvent)) R
 			if n > MaxTranscript {
 				chunk = chunk[:int64(len(chunk))-(n-MaxTranscript)]
 			}
-			tw.Write(chunk)
+			rw.Write(chunk)
 			if n >= MaxTranscript {
+				rw.Close()
 				fmt.Fprintf(tw, "\n[looprinter: transcript cut at %d bytes; the rest of the output was read but not stored]\n", int64(MaxTranscript))
 				tw.Flush()
 				return
 			}
 			if !more {
-				tw.Flush() // nothing else is waiting: let readers of the transcript see it now
+				rw.Flush() // nothing else is waiting: let readers of the transcript see it now
+				tw.Flush()
 			}
 		}, func(line []byte) {
 			for _, ev := range parser.Line(line) {
@@ -189,6 +195,7 @@ func Run(ctx context.Context, req Request, ad Adapter, onTool func(ToolEvent)) R
 	go func() {
 		defer wg.Done()
 		var errFile *os.File
+		var errOut *redact.Writer
 		buf := make([]byte, 32<<10)
 		for {
 			n, err := errR.Read(buf)
@@ -197,9 +204,13 @@ func Run(ctx context.Context, req Request, ad Adapter, onTool func(ToolEvent)) R
 				errTail.Write(buf[:n])
 				if errFile == nil {
 					errFile, _ = os.OpenFile(req.Transcript+".stderr", os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+					if errFile != nil {
+						errOut = req.Redact.Writer(errFile)
+					}
 				}
-				if errFile != nil {
-					errFile.Write(buf[:n])
+				if errOut != nil {
+					errOut.Write(buf[:n])
+					errOut.Flush()
 				}
 			}
 			if err != nil {
@@ -207,6 +218,7 @@ func Run(ctx context.Context, req Request, ad Adapter, onTool func(ToolEvent)) R
 			}
 		}
 		if errFile != nil {
+			errOut.Close()
 			errFile.Close()
 		}
 	}()

@@ -276,3 +276,35 @@ func TestPinRateLimitWithoutRetryAfterBacksOff(t *testing.T) {
 		t.Errorf("%d attempts: rate limits are not attempts", out.State.Iterations)
 	}
 }
+
+// Each run's timeout is min(agent.timeout, wall budget left), and what is
+// left of the wall budget when the agent sets none: never unlimited.
+func TestPinRunTimeoutIsMinOfAgentAndWallLeft(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		agent, wall time.Duration
+		least, most time.Duration
+	}{
+		{"agent timeout shorter", 30 * time.Second, time.Hour, 30 * time.Second, 30 * time.Second},
+		{"wall left shorter", time.Hour, time.Minute, 50 * time.Second, time.Minute},
+		{"no agent timeout", 0, time.Minute, 50 * time.Second, time.Minute},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ad := &pinAdapter{results: []agent.Result{resFree}, doneOn: 1}
+			out, _ := pinRun(t, ad, nil, 10*time.Second, func(l *spec.Loop) {
+				l.Budget.Wall = spec.Duration(c.wall)
+				l.Agent.Timeout = spec.Duration(c.agent)
+			})
+			if out.Reason != ReasonDone {
+				t.Fatalf("outcome %s: %s; want done", out.Reason, out.Summary)
+			}
+			reqs := ad.calls()
+			if len(reqs) != 1 {
+				t.Fatalf("%d runs, want 1", len(reqs))
+			}
+			if got := reqs[0].Timeout; got < c.least || got > c.most {
+				t.Errorf("run timeout %s (agent %s, wall %s), want between %s and %s", got, c.agent, c.wall, c.least, c.most)
+			}
+		})
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/looprinter/looprinter/internal/redact"
 	"github.com/looprinter/looprinter/internal/testcount"
 	"github.com/looprinter/looprinter/record"
 )
@@ -34,7 +35,7 @@ type CheckResult struct {
 // runCheck runs one shell command in dir, saving its whole output to
 // outPath, and keeps in memory only what the failure signal needs: the
 // matching lines (up to SignalLines) and the last SignalLines lines.
-func runCheck(ctx context.Context, dir, command, outPath string, timeout time.Duration, env []string, summaries []testcount.Pattern) CheckResult {
+func runCheck(ctx context.Context, dir, command, outPath string, timeout time.Duration, env []string, summaries []testcount.Pattern, red *redact.Redactor) CheckResult {
 	start := time.Now()
 	res := CheckResult{Check: record.Check{Command: command, Output: outPath}}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
@@ -46,8 +47,11 @@ func runCheck(ctx context.Context, dir, command, outPath string, timeout time.Du
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second
 	pr, pw := io.Pipe()
-	cmd.Stdout = pw
-	cmd.Stderr = pw
+	// Redacted before anything reads it: the log, the failure signal and
+	// the next prompt never see a secret the check printed.
+	rw := red.Writer(pw)
+	cmd.Stdout = rw
+	cmd.Stderr = rw
 	out, _ := os.OpenFile(outPath, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
 	tests, _ := testcount.NewParser(summaries)
 
@@ -79,6 +83,7 @@ func runCheck(ctx context.Context, dir, command, outPath string, timeout time.Du
 		io.Copy(io.Discard, pr)
 	}()
 	err := cmd.Run()
+	rw.Close()
 	pw.Close()
 	<-done
 	if out != nil {

@@ -206,8 +206,13 @@ func (e *Engine) build(ctx context.Context, plan *Plan, task Task) error {
 	if len(run.Tamper) > 0 {
 		problems = append(problems, tamperNote(run.Tamper))
 	}
+	broke, checked := e.rollbackTask(ctx, task)
+	if broke != "" {
+		problems, done = append(problems, broke), false
+	}
 	passed := false
 	switch {
+	case broke != "":
 	case done && fileSum(target) == e.st.TaskBase[task.ID]:
 		msg := fmt.Sprintf("%s was marked done without changing its target %s; it was set back to false", task.ID, task.TargetFile)
 		e.emit(record.Event{Event: record.Violation, Task: task.ID, Kind: "marked_done_without_change", File: task.TargetFile, Message: msg})
@@ -228,6 +233,7 @@ func (e *Engine) build(ctx context.Context, plan *Plan, task Task) error {
 	if passed {
 		e.st.TasksPassed++
 		e.emit(record.Event{Event: record.TaskPassed, Task: task.ID, File: task.TargetFile, Message: task.Title})
+		e.noteCheckpoint(checked, false)
 		e.st.LastFailure = ""
 		e.progressMade()
 	}
@@ -278,6 +284,7 @@ func (e *Engine) stepCycleGate(ctx context.Context) error {
 	signal := failureSignal(errs, results)
 	e.emit(record.Event{Event: record.Verify, Gate: "cycle", Pass: record.Bool(pass), Checks: checksOf(results), Errors: errs,
 		FailureSignal: signal, Signature: sigIf(!pass, signal)})
+	e.noteCheckpoint(results, false)
 	e.st.Evidence = evidence("cycle", results, errs)
 	if len(errs) == 0 && len(e.spec.Verify) == 0 {
 		e.addNotVerified("cycle gate: no verify checks configured; only the plan and progress files were checked")
@@ -322,6 +329,7 @@ func (e *Engine) stepObjectiveGate(ctx context.Context) error {
 	gap := failureSignal(violations, results)
 	e.emit(record.Event{Event: record.Verify, Gate: "objective", Pass: record.Bool(pass), Checks: checksOf(results),
 		FailureSignal: gap, Signature: sigIf(!pass, gap)})
+	e.noteCheckpoint(results, false)
 	e.st.Evidence = append(e.st.Evidence, evidence("objective", results, nil)...)
 	if pass {
 		e.st.ObjectiveGate = "pass"
@@ -454,6 +462,7 @@ func (e *Engine) stepRalph(ctx context.Context) error {
 	signal := failureSignal(problems, results)
 	e.emit(record.Event{Event: record.Verify, Gate: "verify", Pass: record.Bool(pass), Checks: checksOf(results), Errors: problems,
 		FailureSignal: signal, Signature: sigIf(!pass, signal)})
+	e.noteCheckpoint(results, false)
 	e.st.Evidence = evidence("verify", results, problems)
 	if pass {
 		e.st.CycleGate = "pass"

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/internal/enginedir"
+	"github.com/looprinter/looprinter/internal/redact"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/sandbox"
 	"github.com/looprinter/looprinter/spec"
@@ -68,6 +69,10 @@ type Outcome struct {
 	State       *State   `json:"state"`
 	Records     string   `json:"records"`
 	Plan        *Plan    `json:"plan,omitempty"`
+
+	// Kept is the work the engine took off the branch (rollbacks, the
+	// attempts after the best state), each on its ref.
+	Kept []KeptRef `json:"kept,omitempty"`
 }
 
 // Options tune a run. The zero value is ready to use.
@@ -104,6 +109,7 @@ type Engine struct {
 	sandbox  string        // the sandbox kind in force
 	specTime time.Time
 	lastPlan *Plan
+	red      *redact.Redactor // secrets never leave: records, state, prompts, transcripts (loop/redact.go)
 
 	hookMu  sync.Mutex
 	hookErr error
@@ -162,7 +168,8 @@ func Run(ctx context.Context, l *spec.Loop, opts Options) (*Outcome, error) {
 	for _, s := range opts.Subscribers {
 		rec.Subscribe(s)
 	}
-	e := &Engine{spec: l, dir: dir, st: st, rec: rec, opts: opts, mark: start, priv: priv}
+	e := &Engine{spec: l, dir: dir, st: st, rec: rec, opts: opts, mark: start, priv: priv, red: Redactor(l)}
+	rec.SetRedactor(e.red)
 	if fi, err := os.Stat(l.Path); err == nil {
 		e.specTime = fi.ModTime()
 	}
@@ -194,6 +201,9 @@ func Run(ctx context.Context, l *spec.Loop, opts Options) (*Outcome, error) {
 	}
 	for _, w := range l.Warnings() {
 		e.emit(record.Event{Event: record.Warning, Message: w})
+	}
+	if l.Redact.Off {
+		e.addNotVerified(redactionNote)
 	}
 	if st.Phase == PhaseDone {
 		o := e.outcome(ReasonDone, "the loop was already DONE; nothing to run (use --fresh to start again)")
@@ -239,6 +249,13 @@ func (e *Engine) loop(ctx context.Context) *Outcome {
 				return s.o
 			}
 		}
+		if err := e.waitForAnswer(ctx); err != nil {
+			var s *errStop
+			if errors.As(err, &s) {
+				return s.o
+			}
+			return e.outcome(ReasonBlocked, "cannot save state: "+err.Error())
+		}
 		e.reloadSpec()
 		var err error
 		switch e.st.Phase {
@@ -268,6 +285,9 @@ func (e *Engine) loop(ctx context.Context) *Outcome {
 			return o
 		default:
 			e.st.Phase = PhaseSetup
+		}
+		if errors.Is(err, errAsked) {
+			err = nil // the step runs again once the question is answered
 		}
 		if err != nil {
 			var s *errStop
@@ -307,6 +327,9 @@ func (e *Engine) finish(o *Outcome) *Outcome {
 		o.RuledOut = append(o.RuledOut, st.RuledOut...)
 		o.Next = nextSteps(o.Reason, e.spec)
 	}
+	e.settleBest(o)
+	e.guardRefs()
+	o.Kept = loadLedger(e.priv).Kept
 	if p, _, err := ReadPlan(e.path(OutputDir, "plan.json")); err == nil {
 		o.Plan = p
 	} else {
@@ -320,7 +343,7 @@ func (e *Engine) finish(o *Outcome) *Outcome {
 	e.checkpoint()
 	e.emit(record.Event{Event: record.LoopStop, Reason: o.Reason, ExitCode: record.Int(o.ExitCode), Summary: o.Summary,
 		NotVerified: o.NotVerified, Evidence: o.Evidence, CostUSD: st.CostUSD, DurationMS: st.WallMS})
-	return o
+	return redact.Value(e.red, o)
 }
 
 func nextSteps(reason string, l *spec.Loop) []string {
@@ -364,7 +387,10 @@ func (e *Engine) save(durable bool) error {
 	if durable {
 		e.rec.Sync()
 	}
-	return e.st.save(e.dir, durable)
+	st := redact.Value(e.red, e.st) // a copy, when it holds a secret
+	err := st.save(e.dir, durable)
+	e.st.V, e.st.UpdatedAt = st.V, st.UpdatedAt
+	return err
 }
 
 // checkpointEvery saves the state every d while an agent runs, so that a
@@ -475,6 +501,7 @@ func (e *Engine) stepBaseline(ctx context.Context) error {
 			}
 			e.emit(record.Event{Event: record.Baseline, Pass: record.Bool(allPass(results)), Checks: checksOf(results),
 				Message: fmt.Sprintf("%d of %d checks already fail before any agent run", len(base), len(cmds))})
+			e.noteCheckpoint(results, true)
 			if err := e.judgeBaseline(results); err != nil {
 				return err // the baseline runs again next time
 			}
@@ -517,8 +544,9 @@ func (e *Engine) runChecks(ctx context.Context, gate string, cmds []string) []Ch
 // at logPath(i), until the context ends.
 func runCheckList(ctx context.Context, l *spec.Loop, cmds, env []string, logPath func(i int) string) []CheckResult {
 	var out []CheckResult
+	red := Redactor(l)
 	for i, c := range cmds {
-		out = append(out, runCheck(ctx, l.Dir, c, logPath(i), l.CheckTimeout.D(), env, l.TestSummaries))
+		out = append(out, runCheck(ctx, l.Dir, c, logPath(i), l.CheckTimeout.D(), env, l.TestSummaries, red))
 		if ctx.Err() != nil {
 			break
 		}

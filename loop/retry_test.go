@@ -125,6 +125,8 @@ func TestRateLimitsAreNotAttempts(t *testing.T) {
 // Rate limits forever (each wait well inside the wall budget): one agent run
 // still ends, BLOCKED after maxTries tries, never a loop without end.
 func TestEndlessRateLimitsAreBounded(t *testing.T) {
+	defer func(n int) { maxTries = n }(maxTries)
+	maxTries = 7 // 100 tries take half a minute
 	out, _, ad := runScripted(t, "scripted-429-forever", agent.StatusRateLimited)
 	if out.Reason != ReasonBlocked || ad.calls != maxTries {
 		t.Fatalf("outcome %s after %d calls; want blocked after %d tries", out.Reason, ad.calls, maxTries)

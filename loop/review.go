@@ -309,12 +309,12 @@ func (e *Engine) askReviewer(ctx context.Context, task, prompt, keepRel string, 
 		}
 		errs := parse(data)
 		if len(errs) == 0 {
-			WriteFileAtomic(e.path(keepRel), append(bytes.TrimRight(data, "\n"), '\n'))
+			WriteFileAtomic(e.path(keepRel), e.red.Bytes(append(bytes.TrimRight(data, "\n"), '\n')))
 			return true, nil, nil
 		}
 		invalid = errs
 		if len(data) > 0 {
-			os.WriteFile(uniquePath(strings.TrimSuffix(e.path(keepRel), ".json")+fmt.Sprintf(".invalid-%d.txt", attempt)), data, 0o600)
+			os.WriteFile(uniquePath(strings.TrimSuffix(e.path(keepRel), ".json")+fmt.Sprintf(".invalid-%d.txt", attempt)), e.red.Bytes(data), 0o600)
 			os.Remove(out)
 		}
 		e.emit(record.Event{Event: record.Review, Kind: "invalid", Phase: "reviewer", Task: t, Attempt: attempt, Errors: errs,
@@ -390,7 +390,7 @@ func (e *Engine) reviewRound(ctx context.Context, rs *ReviewState) error {
 		Findings  []Finding    `json:"findings"`
 		Recurring []Recurrence `json:"recurring,omitempty"`
 	}{r.N, findings, r.Recurring})
-	WriteFileAtomic(e.path(e.roundDir(fmt.Sprintf("round-%d", r.N)), "round.json"), append(data, '\n'))
+	WriteFileAtomic(e.path(e.roundDir(fmt.Sprintf("round-%d", r.N)), "round.json"), e.red.Bytes(append(data, '\n')))
 	c, m, n := sevCounts(findings)
 	open := atOrAbove(findings, bar)
 	msg := fmt.Sprintf("round %d: %d critical, %d major, %d minor; %d at or above the bar (%s)", r.N, c, m, n, len(open), bar)

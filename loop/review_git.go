@@ -96,7 +96,9 @@ func snapshotTree(ctx context.Context, dir string) (string, error) {
 	if !filepath.IsAbs(idx) {
 		idx = filepath.Join(dir, idx)
 	}
-	tmp, err := os.CreateTemp("", "looprinter-index-*")
+	// Beside the index, never in the temp folder: that may be inside the
+	// work tree ($TMPDIR under it), and the snapshot would take it in.
+	tmp, err := os.CreateTemp(filepath.Dir(idx), "looprinter-index-*")
 	if err != nil {
 		return "", err
 	}

@@ -216,5 +216,5 @@ func (e *Engine) writeReviewReport(rs *ReviewState, outcome string) {
 			fmt.Fprintf(&b, "- %s\n", c)
 		}
 	}
-	WriteFileAtomic(e.path(RecordsDir, ReviewReportFile), []byte(b.String()))
+	WriteFileAtomic(e.path(RecordsDir, ReviewReportFile), []byte(e.red.String(b.String())))
 }

@@ -15,7 +15,8 @@ import (
 
 // maxTries bounds the tries of one agent run (rate-limit waits and API
 // error retries together); the wall budget normally ends them long before.
-const maxTries = 100
+// A variable only so that a test can lower it.
+var maxTries = 100
 
 // AgentRun is what one agent run produced, after the engine's own checks.
 type AgentRun struct {
@@ -48,7 +49,8 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 		}
 		return nil, e.stop(ReasonBudget, msg)
 	}
-	a := e.spec.AgentFor(phase, post)
+	first := e.spec.AgentFor(phase, post)
+	a := e.chooseAgent(phase, task, first)
 	ad, err := agent.Lookup(a.Backend)
 	if err != nil {
 		return nil, e.stop(ReasonBlocked, err.Error())
@@ -84,6 +86,10 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 	if task != "" {
 		base += "-" + task
 	}
+	prompt, told := e.withOperator(prompt)
+	// The prompt carries failure signals, progress and guidance: what an
+	// agent or a check printed goes to the model provider only redacted.
+	prompt = e.red.String(prompt)
 	promptFile := uniquePath(filepath.Join(tdir, base+".prompt.md"))
 	os.WriteFile(promptFile, []byte(prompt), 0o600)
 
@@ -92,7 +98,7 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 		Dir: e.dir, Prompt: prompt, PromptFile: promptFile,
 		Backend: a.Backend, Model: a.Model, Command: a.Command, Args: a.Args, Env: a.Env,
 		Permissions: a.Permissions, Timeout: a.Timeout.D(), IdleTimeout: a.IdleTimeout.D(), Grace: a.Grace.D(),
-		MaxTurns: a.MaxTurns, MaxBudgetUSD: a.MaxBudgetUSD, Prices: prices(e.spec.Prices), Wrap: wrap,
+		MaxTurns: a.MaxTurns, MaxBudgetUSD: a.MaxBudgetUSD, Prices: prices(e.spec.Prices), Wrap: wrap, Redact: e.red,
 		OnStart: func(pgid int) {
 			// Saved so that a restart after SIGKILL can end an orphaned agent.
 			e.st.AgentPGID = pgid
@@ -116,6 +122,7 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 	stopTicker := e.checkpointEvery(5 * time.Second)
 	defer stopTicker()
 
+	e.recordGuidance(phase, task, told)
 	e.emit(record.Event{Event: record.AgentStart, Phase: phase, Task: task, Backend: a.Backend, Model: a.Model, PromptFile: promptFile})
 	onTool := func(ev agent.ToolEvent) {
 		e.emit(record.Event{Event: record.ToolCall, Phase: phase, Task: task, Tool: ev.Tool, Message: ev.Summary})
@@ -146,6 +153,16 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 			wait = res.RetryAfter
 			if wait <= 0 {
 				wait = e.opts.Backoff(waits)
+			}
+			next, w, switched := e.failoverOnLimit(phase, task, first, a, wait)
+			if agentKey(next) != agentKey(a) {
+				if nad, err := agent.Lookup(next.Backend); err == nil {
+					a, ad, wait = next, nad, w
+					setAgent(&req, a)
+				}
+			}
+			if switched {
+				continue // the next candidate at once: no wait, no attempt counted
 			}
 		case agent.StatusAPIError:
 			apiErrors++
@@ -198,6 +215,7 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 	run.Tamper = tamper
 	e.endRecord(phase, task, a, res, run.Changed)
 	e.recordTamper(phase, task, run.Tamper)
+	e.afterOperator(ctx, phase, task, res, told)
 	e.st.InFlight = nil
 	if err := e.note(); err != nil {
 		return nil, err
@@ -230,6 +248,9 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 	}
 	if res.Blocked != "" {
 		return nil, e.stop(ReasonBlocked, fmt.Sprintf("%s run: the agent asked for a human: %s", phase, res.Blocked))
+	}
+	if err := e.asked(phase, task, run, prompt, seq); err != nil {
+		return nil, err
 	}
 	return run, nil
 }
@@ -391,6 +412,8 @@ func (e *Engine) reloadSpec() {
 		l.Shape = e.spec.Shape
 	}
 	e.spec = l
+	e.red = Redactor(l)
+	e.rec.SetRedactor(e.red)
 	e.emit(record.Event{Event: record.SpecChanged, Changes: changes, Message: strings.Join(changes, "\n")})
 }
 

@@ -94,6 +94,8 @@ type State struct {
 
 	Review *ReviewState `json:"review,omitempty"` // the review shape's rounds and findings
 
+	Failover *FailoverState `json:"failover,omitempty"` // usage limits and the agent each phase is on
+
 	Outcome  string `json:"outcome,omitempty"` // set when the loop has stopped
 	ExitCode int    `json:"exit_code"`
 	Summary  string `json:"summary,omitempty"`
@@ -108,6 +110,14 @@ type State struct {
 	// InFlight is the agent run under way, saved before it starts: a restart
 	// that finds it judges whatever that run did before going on.
 	InFlight *InFlight `json:"in_flight,omitempty"`
+
+	// The operator channel (operator.go): the question the loop waits on,
+	// the answer the next agent run's prompt carries, guidance shown to runs
+	// that did not acknowledge it, and questions in a row nobody answered.
+	Question     *Question      `json:"question,omitempty"`
+	Answered     *Answered      `json:"answered,omitempty"`
+	GuidanceTold map[string]int `json:"guidance_told,omitempty"`
+	Unanswered   int            `json:"unanswered,omitempty"`
 
 	AgentPGID int       `json:"agent_pgid,omitempty"` // the running agent's process group
 	PID       int       `json:"pid"`

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/internal/enginedir"
+	"github.com/looprinter/looprinter/internal/redact"
 )
 
 // Version of the record schema, in every line as "v".
@@ -51,6 +52,23 @@ const (
 	Review        = "review"
 	Supervisor    = "supervisor"
 	ScheduleFire  = "schedule_fire"
+	// The operator channel: an agent's question, the operator's answer, a
+	// question nobody answered in time, guidance delivered and acknowledged.
+	Question        = "question"
+	Answer          = "answer"
+	QuestionTimeout = "question_timeout"
+	Guidance        = "guidance"
+	GuidanceAck     = "guidance_ack"
+	// Rollback: the engine moved the loop's branch back to a checkpoint
+	// (kind task: a build run broke a check; kind stop: the best state at
+	// a stop without DONE); what it undid is kept on Ref.
+	Rollback = "rollback"
+	// AgentFailover: the next agent run goes to another backend because
+	// the current one reported a usage limit (From → To).
+	AgentFailover = "agent_failover"
+	// Land: a loop's branch brought into its base branch (or a pull
+	// request opened) after the gates passed on the merged tree.
+	Land = "land"
 )
 
 // Check is one verify command's result.
@@ -129,6 +147,9 @@ type Event struct {
 	To   string `json:"to,omitempty"`
 	File string `json:"file,omitempty"`
 	Kind string `json:"kind,omitempty"`
+	ID   string `json:"id,omitempty"` // a question's or a guidance's id
+	By   string `json:"by,omitempty"` // who answered or guided
+	Ref  string `json:"ref,omitempty"`
 
 	Reason      string   `json:"reason,omitempty"`
 	Summary     string   `json:"summary,omitempty"`
@@ -150,6 +171,7 @@ func Bool(b bool) *bool { return &b }
 // Writer appends events to one record file. Each event is a single write of
 // one complete line, so a crash can tear at most the last line.
 type Writer struct {
+	red  *redact.Redactor // every string of an event is redacted before it is written
 	mu   sync.Mutex
 	f    *os.File
 	path string
@@ -181,7 +203,16 @@ func Create(dir, run, backend string, start time.Time) (*Writer, error) {
 		os.Remove(path)
 		return nil, fmt.Errorf("index the record file: %w", err)
 	}
-	return &Writer{f: f, path: path, run: run, now: time.Now}, nil
+	return &Writer{f: f, path: path, run: run, now: time.Now, red: redact.New(os.Environ(), nil, nil)}, nil
+}
+
+// SetRedactor sets what is redacted from every event (subscribers see the
+// redacted event too). A new Writer redacts the secrets of the process's
+// environment and the built-in credential shapes; nil redacts nothing.
+func (w *Writer) SetRedactor(r *redact.Redactor) {
+	w.mu.Lock()
+	w.red = r
+	w.mu.Unlock()
 }
 
 // Path is the record file's path.
@@ -197,6 +228,10 @@ func (w *Writer) Write(e Event) error {
 		e.TS = w.now().UTC()
 	}
 	e.Run = w.run
+	w.mu.Lock()
+	red := w.red
+	w.mu.Unlock()
+	e = redact.Value(red, e)
 	b, err := json.Marshal(e)
 	if err != nil {
 		return err
@@ -431,6 +466,16 @@ func Describe(e Event) string {
 		return fmt.Sprintf("setup %s", pass())
 	case Gate:
 		return fmt.Sprintf("%s gate %s %s", e.Gate, pass(), e.Message)
+	case Question:
+		return fmt.Sprintf("QUESTION %s from the %s run: %s", e.ID, e.Phase, e.Message)
+	case Answer:
+		return fmt.Sprintf("answer to %s (%s): %s", e.ID, orDash(e.By), e.Message)
+	case QuestionTimeout:
+		return fmt.Sprintf("question %s timed out (%s): %s", e.ID, e.Kind, e.Message)
+	case Guidance:
+		return fmt.Sprintf("guidance %s delivered (%s): %s", e.ID, orDash(e.By), e.Message)
+	case GuidanceAck:
+		return fmt.Sprintf("guidance %s acknowledged", e.ID)
 	default:
 		s := e.Event
 		if e.Message != "" {

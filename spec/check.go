@@ -19,6 +19,7 @@ var (
 	typeOfLoop     = reflect.TypeOf(Loop{})
 	typeDuration   = reflect.TypeOf(Duration(0))
 	typeStringList = reflect.TypeOf(StringList(nil))
+	typeRedact     = reflect.TypeOf(Redact{})
 )
 
 // checker walks the YAML node tree against the Go types, so that every
@@ -59,6 +60,13 @@ func (c *checker) walk(n *yaml.Node, t reflect.Type, path string) {
 		}
 		if _, err := parseDuration(n.Value); err != nil {
 			c.add(n, "%s: %v", label, err)
+		}
+		return
+	case t == typeRedact && n.Kind == yaml.ScalarNode:
+		switch strings.ToLower(n.Value) {
+		case "off", "on", "true", "false":
+		default:
+			c.add(n, "%s: %q is not known: write off, or a mapping with names and patterns", label, n.Value)
 		}
 		return
 	case t == typeStringList:

@@ -31,6 +31,10 @@ const (
 	DefaultCheckTimeout = 10 * time.Minute
 	DefaultPostMaxSteps = 5
 	DefaultReviewRounds = 3
+	DefaultAskTimeout   = time.Hour
+	// DefaultFallbackAfter: a usage limit resetting later than this sends
+	// the next run to agent.fallback.
+	DefaultFallbackAfter = 10 * time.Minute
 )
 
 // phaseAgentKeys are the phases whose agent can be overridden under agents:.
@@ -61,6 +65,9 @@ func (l *Loop) applyDefaults() {
 	}
 	if a.MaxTurns == 0 {
 		a.MaxTurns = DefaultMaxTurns
+	}
+	if a.FallbackAfter == 0 {
+		a.FallbackAfter = Duration(DefaultFallbackAfter)
 	}
 	b := &l.Budget
 	if b.Iterations == 0 {
@@ -93,6 +100,12 @@ func (l *Loop) applyDefaults() {
 	if l.CheckTimeout == 0 {
 		l.CheckTimeout = Duration(DefaultCheckTimeout)
 	}
+	if l.AskTimeout == 0 {
+		l.AskTimeout = Duration(DefaultAskTimeout)
+	}
+	if l.OnTimeout == "" {
+		l.OnTimeout = OnTimeoutBlocked
+	}
 	for i := range l.PostPhases {
 		if l.PostPhases[i].MaxSteps == 0 {
 			l.PostPhases[i].MaxSteps = DefaultPostMaxSteps
@@ -105,7 +118,7 @@ func (l *Loop) applyDefaults() {
 		l.Review.MaxRounds = DefaultReviewRounds
 	}
 	if l.Notify.On == nil {
-		l.Notify.On = StringList{"stop", "blocked", "no_progress", "budget_80"}
+		l.Notify.On = StringList{"stop", "blocked", "no_progress", "budget_80", "question"}
 	}
 }
 
@@ -185,6 +198,12 @@ func merge(base, o Agent) Agent {
 	if o.Permissions != nil {
 		base.Permissions = o.Permissions
 	}
+	if o.Fallback != nil {
+		base.Fallback = o.Fallback
+	}
+	if o.FallbackAfter != 0 {
+		base.FallbackAfter = o.FallbackAfter
+	}
 	return base
 }
 
@@ -255,10 +274,22 @@ func (l *Loop) validate(nodes map[string]*yaml.Node) []Problem {
 	default:
 		at("verify_baseline", "verify_baseline: %q is not known (all or new-only)", l.VerifyBaseline)
 	}
+	switch l.OnTimeout {
+	case OnTimeoutBlocked, OnTimeoutContinue:
+	default:
+		at("on_timeout", "on_timeout: %q is not known (blocked or continue): what happens when an agent's question is not answered within ask_timeout", l.OnTimeout)
+	}
 	switch l.Sandbox {
 	case "auto", "bwrap", "landlock", "off":
 	default:
 		at("sandbox", "sandbox: %q is not known (auto, bwrap, landlock or off)", l.Sandbox)
+	}
+	for i, p := range l.Redact.Patterns {
+		if _, err := regexp.Compile(p); err != nil {
+			at(fmt.Sprintf("redact.patterns[%d]", i), "redact.patterns[%d]: %v", i, err)
+		} else if regexp.MustCompile(p).MatchString("") {
+			at(fmt.Sprintf("redact.patterns[%d]", i), "redact.patterns[%d]: %q matches empty text: it would redact nothing useful and cost a scan everywhere", i, p)
+		}
 	}
 	for i, g := range l.Protect {
 		if !doublestar.ValidatePattern(g) {
@@ -309,6 +340,21 @@ func (l *Loop) validate(nodes map[string]*yaml.Node) []Problem {
 	default:
 		at("review.bar", "review.bar: %q is not a severity (critical, major or minor)", l.Review.Bar)
 	}
+	switch l.Git.Rollback {
+	case "", "task":
+	default:
+		at("git.rollback", "git.rollback: %q is not known (task, or leave it out)", l.Git.Rollback)
+	}
+	switch l.Git.Land {
+	case "", "merge", "rebase", "pr":
+	default:
+		at("git.land", "git.land: %q is not known (merge, rebase or pr)", l.Git.Land)
+	}
+	if l.Notify.Digest != "" {
+		if err := checkCron(l.Notify.Digest); err != nil {
+			at("notify.digest", "notify.digest: %q %v", l.Notify.Digest, err)
+		}
+	}
 	if l.Schedule.Cron != "" {
 		if err := checkCron(l.Schedule.Cron); err != nil {
 			at("schedule.cron", "schedule.cron: %q %v", l.Schedule.Cron, err)
@@ -326,6 +372,18 @@ func (l *Loop) validateAgent(path string, a Agent, at func(string, string, ...an
 	}
 	if a.Backend == "command" && strings.TrimSpace(a.Command) == "" {
 		at(path+".command", "%s.command is empty: the command backend needs the program to run, e.g. command: ./my-agent.sh", path)
+	}
+	for i, f := range a.Fallback {
+		p := fmt.Sprintf("%s.fallback[%d]", path, i)
+		if !contains(Backends, f.Backend) {
+			at(p+".backend", "%s.backend: %q is not a backend (%s)", p, f.Backend, strings.Join(Backends, ", "))
+		}
+		if f.Backend == "command" && strings.TrimSpace(f.Command) == "" {
+			at(p+".command", "%s.command is empty: the command backend needs the program to run", p)
+		}
+	}
+	if a.FallbackAfter < 0 {
+		at(path+".fallback_after", "%s.fallback_after must not be negative", path)
 	}
 	if a.MaxTurns < 0 {
 		at(path+".max_turns", "%s.max_turns must be at least 1", path)

@@ -28,7 +28,7 @@ notify: {on: [stop]}
 		{"budget.gap_stall unset", unset.Budget.GapStall, DefaultGapStall},
 		{"budget.api_retries unset", unset.Budget.APIRetries, DefaultAPIRetries},
 		{"review.max_rounds unset", unset.Review.MaxRounds, DefaultReviewRounds},
-		{"notify.on unset", []string(unset.Notify.On), []string{"stop", "blocked", "no_progress", "budget_80"}},
+		{"notify.on unset", []string(unset.Notify.On), []string{"stop", "blocked", "no_progress", "budget_80", "question"}},
 		{"budget.gap_stall set", set.Budget.GapStall, 7},
 		{"budget.api_retries set", set.Budget.APIRetries, 9},
 		{"review.max_rounds set", set.Review.MaxRounds, 6},

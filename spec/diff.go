@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/looprinter/looprinter/internal/redact"
 )
 
 // Diff lists what differs between two loop files, one field a line in the
@@ -53,7 +55,24 @@ type fieldDiff struct {
 }
 
 func (d fieldDiff) String() string {
-	return fmt.Sprintf("%s: %s → %s", d.Path, render(d.Old), render(d.New))
+	return fmt.Sprintf("%s: %s → %s", d.Path, d.render(d.Old), d.render(d.New))
+}
+
+// render shows a value, masked where it may hold a secret: the notify
+// URLs and command, and an agent's secret-named variables (docs/operating.md,
+// "Secrets").
+func (d fieldDiff) render(v reflect.Value) string {
+	if v.IsValid() && v.Kind() == reflect.String && v.String() != "" {
+		switch {
+		case d.Key == "notify.webhook":
+			return strconv.Quote(redact.URL(v.String()))
+		case d.Key == "notify.command":
+			return strconv.Quote(clip(redact.Command(v.String()), 80))
+		case (d.Key == "agent.env.*" || d.Key == "agents.*.env.*") && redact.SecretName(d.Keys[len(d.Keys)-1]):
+			return "[REDACTED:" + d.Keys[len(d.Keys)-1] + "]"
+		}
+	}
+	return render(v)
 }
 
 func fieldDiffs(a, b *Loop) []fieldDiff {

@@ -66,6 +66,7 @@ type judgeRule func(d fieldDiff, old, nu *Loop) string
 //	agent.env.*, agent.permissions      environment runs, or more tools
 //	agent.timeout, idle_timeout,      it goes down (0 is unlimited, so
 //	  grace, max_turns, max_budget_usd  going to 0 is a raise)
+//	agent.fallback.*, fallback_after  never: another agent would run
 //	agents.*.<same>                   as agent.<same>, on the phase's
 //	                                    effective value (agents.<phase>
 //	                                    over agent); never adds or removes
@@ -97,6 +98,14 @@ type judgeRule func(d fieldDiff, old, nu *Loop) string
 //	  requirements, architecture,       review before the fix check)
 //	  rules
 //	git.*, notify.*, schedule.*       never: they push, run or start things
+//	redact.off                        it is turned off (redaction back on)
+//	redact.names                      it only grows (more values redacted)
+//	redact.patterns                   never: a pattern that matches
+//	                                    everything would blank out the
+//	                                    records that show what an agent did
+//	ask_timeout                       it goes down (an unanswered question
+//	                                    ends the wait sooner)
+//	on_timeout                        it becomes blocked
 var judgeRules = map[string]judgeRule{
 	"version":   refuse("the loop file's version is fixed"),
 	"name":      refuse("the loop's name identifies its state and records"),
@@ -115,6 +124,11 @@ var judgeRules = map[string]judgeRule{
 	"agent.max_turns":      capDown,
 	"agent.max_budget_usd": capDown,
 
+	"agent.fallback.*.backend": refuse("the agent program is the user's choice"),
+	"agent.fallback.*.model":   refuse("the model is the user's choice"),
+	"agent.fallback.*.command": refuse("a new command would run"),
+	"agent.fallback_after":     refuse("which agent runs is the user's choice"),
+
 	"agents.*.backend":        phaseAgent(refuse("the agent program is the user's choice")),
 	"agents.*.model":          phaseAgent(refuse("the model is the user's choice")),
 	"agents.*.command":        phaseAgent(refuse("a new command would run")),
@@ -126,6 +140,11 @@ var judgeRules = map[string]judgeRule{
 	"agents.*.grace":          phaseAgent(phaseCapDown),
 	"agents.*.max_turns":      phaseAgent(phaseCapDown),
 	"agents.*.max_budget_usd": phaseAgent(phaseCapDown),
+
+	"agents.*.fallback.*.backend": phaseAgent(refuse("the agent program is the user's choice")),
+	"agents.*.fallback.*.model":   phaseAgent(refuse("the model is the user's choice")),
+	"agents.*.fallback.*.command": phaseAgent(refuse("a new command would run")),
+	"agents.*.fallback_after":     phaseAgent(refuse("which agent runs is the user's choice")),
 
 	"budget.iterations":   down("a budget may only go down"),
 	"budget.cycles":       down("a budget may only go down"),
@@ -211,13 +230,40 @@ var judgeRules = map[string]judgeRule{
 	"git.worktree": refuse("git settings may not change"),
 	"git.push":     refuse("git settings may not change"),
 	"git.remote":   refuse("git settings may not change"),
+	"git.rollback": refuse("git settings may not change"),
+	"git.land":     refuse("landing moves the base branch"),
+	"git.base":     refuse("landing moves the base branch"),
+	"git.land_fix": refuse("a landing fix is one more agent run"),
 
 	"notify.command": refuse("a notify command runs outside the agent's sandbox"),
 	"notify.webhook": refuse("notifications may not change"),
 	"notify.on":      refuse("notifications may not change"),
+	"notify.digest":  refuse("notifications may not change"),
+
+	"redact.off": func(d fieldDiff, _, _ *Loop) string {
+		if d.New.Bool() {
+			return "redaction may not be turned off"
+		}
+		return ""
+	},
+	"redact.names": func(d fieldDiff, _, _ *Loop) string {
+		if !d.New.IsValid() {
+			return "redact.names may only grow"
+		}
+		return ""
+	},
+	"redact.patterns": refuse("redact.patterns may not change: a pattern that matches everything would blank out the records"),
 
 	"schedule.every": refuse("the schedule may not change"),
 	"schedule.cron":  refuse("the schedule may not change"),
+
+	"ask_timeout": down("ask_timeout may only go down"),
+	"on_timeout": func(d fieldDiff, _, _ *Loop) string {
+		if d.New.String() == OnTimeoutBlocked {
+			return ""
+		}
+		return "on_timeout may only become blocked"
+	},
 }
 
 func keep(fieldDiff, *Loop, *Loop) string { return "" }

@@ -20,6 +20,12 @@ import (
 	"github.com/looprinter/looprinter/internal/testcount"
 )
 
+// Values of on_timeout.
+const (
+	OnTimeoutBlocked  = "blocked"
+	OnTimeoutContinue = "continue"
+)
+
 // Shapes of loop.
 const (
 	ShapeCycle  = "cycle"
@@ -61,7 +67,13 @@ type Loop struct {
 	Git           Git                 `yaml:"git"`
 	Notify        Notify              `yaml:"notify"`
 	Schedule      Schedule            `yaml:"schedule"`
+	Redact        Redact              `yaml:"redact"`
 	Vars          map[string]string   `yaml:"vars"` // extra fields for prompt templates
+	// AskTimeout is how long the loop waits for the operator's answer to an
+	// agent's <ask>; OnTimeout says what happens then: blocked (stop
+	// BLOCKED) or continue (the next run is told no answer came).
+	AskTimeout Duration `yaml:"ask_timeout"`
+	OnTimeout  string   `yaml:"on_timeout"`
 
 	// Path is the absolute path of the loop file; Dir its directory, where
 	// the loop runs.
@@ -82,6 +94,17 @@ type Agent struct {
 	MaxBudgetUSD float64           `yaml:"max_budget_usd"`
 	Env          map[string]string `yaml:"env"`
 	Permissions  StringList        `yaml:"permissions"`
+	// Fallback are the agents that take over, in order, while this one
+	// reports a usage limit that resets later than FallbackAfter.
+	Fallback      []Fallback `yaml:"fallback"`
+	FallbackAfter Duration   `yaml:"fallback_after"`
+}
+
+// Fallback is an agent that takes over when the one before it is limited.
+type Fallback struct {
+	Backend string `yaml:"backend"`
+	Model   string `yaml:"model"`
+	Command string `yaml:"command"`
 }
 
 // Budget holds the loop-wide stop conditions. All of them survive restarts.
@@ -137,6 +160,19 @@ type Git struct {
 	Worktree bool   `yaml:"worktree"`
 	Push     bool   `yaml:"push"`
 	Remote   string `yaml:"remote"`
+	// Rollback: "task" undoes at once a build run that makes a check fail
+	// that passed before (default "": only the stop goes back to the best
+	// state).
+	Rollback string `yaml:"rollback"`
+	// Land: "merge", "rebase" or "pr" brings a DONE loop's branch into
+	// Base after the gates passed again on the merged tree ("" never).
+	Land string `yaml:"land"`
+	// Base is the branch a loop lands on (default: the branch checked out
+	// where the loop was started).
+	Base string `yaml:"base"`
+	// LandFix gives one agent run to resolve a conflict or a gate that
+	// fails on the merged tree, then the gates run again.
+	LandFix bool `yaml:"land_fix"`
 }
 
 // Notify says whom to tell when a loop stops or nears a budget.
@@ -144,6 +180,56 @@ type Notify struct {
 	Command string     `yaml:"command"`
 	Webhook string     `yaml:"webhook"`
 	On      StringList `yaml:"on"`
+	// Digest is a cron expression: when to send the report of every loop
+	// on this machine over the last day through the channels above.
+	Digest string `yaml:"digest"`
+}
+
+// Redact adds to what is redacted from everything the engine writes or
+// sends (docs/operating.md, "Secrets"). `redact: off` turns redaction off.
+type Redact struct {
+	// Off is set by `redact: off` (or off: true); the reports then list the
+	// loop as NOT VERIFIED.
+	Off bool `yaml:"off"`
+	// Names are more environment variables whose values are secret.
+	Names []string `yaml:"names"`
+	// Patterns are more regular expressions (Go syntax) of secrets: the
+	// whole match is redacted, or its first group when it has one.
+	Patterns []string `yaml:"patterns"`
+}
+
+// Compiled are the extra patterns, compiled (validation has checked them;
+// one that does not compile is left out).
+func (r Redact) Compiled() []*regexp.Regexp {
+	var out []*regexp.Regexp
+	for _, p := range r.Patterns {
+		if re, err := regexp.Compile(p); err == nil {
+			out = append(out, re)
+		}
+	}
+	return out
+}
+
+// UnmarshalYAML reads `redact: off`, `redact: on` or the mapping.
+func (r *Redact) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		switch strings.ToLower(n.Value) {
+		case "off", "false":
+			*r = Redact{Off: true}
+		case "on", "true", "":
+			*r = Redact{}
+		default:
+			return fmt.Errorf("line %d: redact: %q is not known: write off, or a mapping with names and patterns", n.Line, n.Value)
+		}
+		return nil
+	}
+	type plain Redact
+	var p plain
+	if err := n.Decode(&p); err != nil {
+		return err
+	}
+	*r = Redact(p)
+	return nil
 }
 
 // Schedule fires a loop repeatedly.

@@ -105,3 +105,26 @@ agents:
 		t.Errorf("build agent %+v", a)
 	}
 }
+
+func TestRedactField(t *testing.T) {
+	for src, off := range map[string]bool{"redact: off\n": true, "redact: {off: true}\n": true, "redact: {names: [A]}\n": false, "": false} {
+		l, err := Parse([]byte("objective: x\nverify: [\"true\"]\n"+src), "/x/loop.yaml")
+		if err != nil {
+			t.Fatalf("%q: %v", src, err)
+		}
+		if l.Redact.Off != off {
+			t.Errorf("%q: off = %v", src, l.Redact.Off)
+		}
+	}
+	for src, want := range map[string]string{
+		"redact: maybe\n":                `3:9: redact: "maybe" is not known`,
+		"redact: {patterns: [\"(a\"]}\n": "3:21: redact.patterns[0]: error parsing regexp",
+		"redact: {patterns: [\"x*\"]}\n": "matches empty text",
+		"redact: {nmes: [A]}\n":          `unknown field "nmes"`,
+	} {
+		_, err := Parse([]byte("objective: x\nverify: [\"true\"]\n"+src), "/x/loop.yaml")
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: got %v, want %q", src, err, want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -11,15 +12,23 @@ import (
 // BenchmarkFloodPeakRSS runs `looprinter run` (this test binary standing in)
 // while the agent writes 1 GiB to standard output, and reports the engine
 // process's peak resident memory. Target: under 50 MB. The transcript gets
-// every byte; the engine keeps only bounded buffers.
+// every byte; the engine keeps only bounded buffers. Redaction is on (the
+// default), with a secret-named variable in the environment; "json" is
+// agent-like output with a URL on every line (redaction's costly case), and
+// "json-redact-off" the same with `redact: off`, for the time it costs.
 func BenchmarkFloodPeakRSS(b *testing.B) {
-	for _, tc := range []struct{ name, cmd string }{
-		{"lines", `sh -c "yes aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa | head -c 1073741824"`},
-		{"no-newlines", `sh -c "head -c 1073741824 /dev/zero"`},
+	b.Setenv("BENCH_SERVICE_TOKEN", "bench-secret-0123456789")
+	json := `yes '{"type":"assistant","text":"see https://example.com/docs and run go test ./... -- task-abcdef: done"}' | head -c 1073741824`
+	for _, tc := range []struct{ name, cmd, extra string }{
+		{"lines", `sh -c "yes aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa | head -c 1073741824"`, ""},
+		{"no-newlines", `sh -c "head -c 1073741824 /dev/zero"`, ""},
+		{"lines-redact-off", `sh -c "yes aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa | head -c 1073741824"`, "redact: off\n"},
+		{"json", "script:" + json, ""},
+		{"json-redact-off", "script:" + json, "redact: off\n"},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				rss, size := floodOnce(b, tc.cmd)
+				rss, size := floodOnce(b, tc.cmd, tc.extra)
 				if size != 1<<30 {
 					b.Fatalf("transcript holds %d bytes, want %d", size, 1<<30)
 				}
@@ -29,7 +38,7 @@ func BenchmarkFloodPeakRSS(b *testing.B) {
 	}
 }
 
-func floodOnce(b *testing.B, agentCmd string) (rssKB int64, transcript int64) {
+func floodOnce(b *testing.B, agentCmd, extra string) (rssKB int64, transcript int64) {
 	dir := b.TempDir()
 	self, err := os.Executable()
 	if err != nil {
@@ -42,7 +51,11 @@ func floodOnce(b *testing.B, agentCmd string) (rssKB int64, transcript int64) {
 	}
 	loopDir := filepath.Join(dir, "loop")
 	os.MkdirAll(loopDir, 0o755)
-	yaml := "shape: ralph\nobjective: \"survive a flood\"\nagent: {backend: command, command: '" + agentCmd + "', timeout: 5m}\nbudget: {iterations: 1}\nverify: [\"test -s working-records/transcripts/*-ralph.log\"]\n"
+	if script, ok := strings.CutPrefix(agentCmd, "script:"); ok {
+		os.WriteFile(filepath.Join(loopDir, "flood.sh"), []byte(script+"\n"), 0o644)
+		agentCmd = "sh flood.sh"
+	}
+	yaml := "shape: ralph\nobjective: \"survive a flood\"\nagent: {backend: command, command: '" + agentCmd + "', timeout: 5m}\nbudget: {iterations: 1}\nverify: [\"test -s working-records/transcripts/*-ralph.log\"]\n" + extra
 	os.WriteFile(filepath.Join(loopDir, "loop.yaml"), []byte(yaml), 0o644)
 	cmd := exec.Command(filepath.Join(bin, "looprinter"), "run", "-q")
 	cmd.Dir = loopDir

@@ -15,6 +15,7 @@ import (
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
+	"github.com/looprinter/looprinter/internal/redact"
 	"github.com/looprinter/looprinter/spec"
 )
 
@@ -92,6 +93,12 @@ A loop is described in loop.yaml. Start with:
 // Main runs the CLI and returns the process exit code.
 func Main(args []string) int {
 	stdio := &IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, IsTerm: isTerminal(os.Stdout)}
+	if len(args) == 0 || args[0] != "fake-agent" { // an agent prints what it likes: the engine redacts it
+		// What looprinter prints is redacted too, records written before
+		// redaction existed included (docs/operating.md, "Secrets").
+		red := redact.New(os.Environ(), nil, nil)
+		stdio.Out, stdio.Err = redactOut{red, os.Stdout}, redactOut{red, os.Stderr}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	root := NewRoot(stdio)
@@ -119,6 +126,20 @@ func exitCode(stdio *IO, err error) int {
 	}
 	fmt.Fprintln(stdio.Err, "looprinter:", err)
 	return ExitUsage
+}
+
+// redactOut redacts each write: looprinter writes whole lines, and holding
+// text back would delay `logs -F`.
+type redactOut struct {
+	r *redact.Redactor
+	w io.Writer
+}
+
+func (o redactOut) Write(p []byte) (int, error) {
+	if _, err := o.w.Write(o.r.Bytes(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 func isTerminal(f *os.File) bool { return term.IsTerminal(f.Fd()) }

@@ -80,7 +80,7 @@ what it spent. The registry is kept in $XDG_STATE_HOME/looprinter
 						detail = fmt.Sprintf("%s (exit %d)", loop.Title(st.Outcome), st.ExitCode)
 					case ops.StateCrashed:
 						detail = fmt.Sprintf("pid %d died without a final record", s.PID)
-					case ops.StateRunning, ops.StatePaused:
+					case ops.StateRunning, ops.StatePaused, ops.StateWaiting:
 						detail = fmt.Sprintf("pid %d, cycle %d, %s", s.PID, st.Cycle, st.Phase)
 					}
 				}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -78,6 +79,11 @@ func prepareOps(io *IO, l *spec.Loop) (*spec.Loop, func(*loop.Outcome), error) {
 		fmt.Fprintf(io.Err, "looprinter: could not register the loop in %s: %v\n", ops.StateDir(), err)
 	}
 	after := func(out *loop.Outcome) {
+		if out != nil && out.Reason == loop.ReasonDone && l.Git.Land != "" && (wt != nil || l.Git.Branch != "") {
+			if !landAfterRun(io, l, run, wt, out) {
+				return // not landed: the worktree stays for a look
+			}
+		}
 		if wt == nil || out == nil || out.Reason != loop.ReasonDone {
 			return
 		}
@@ -97,4 +103,28 @@ func prepareOps(io *IO, l *spec.Loop) (*spec.Loop, func(*loop.Outcome), error) {
 		fmt.Fprintf(io.Err, "looprinter: %s is DONE; its worktree was removed, the work is on branch %s, the records are in %s\n", l.Name, wt.Branch, archive)
 	}
 	return run, after, nil
+}
+
+// landAfterRun lands a loop that just ended DONE (git.land); a landing that
+// is blocked turns the outcome BLOCKED. It says whether the loop landed.
+func landAfterRun(io *IO, l, run *spec.Loop, wt *gitops.Worktree, out *loop.Outcome) bool {
+	branch := l.Git.Branch
+	if wt != nil {
+		branch = wt.Branch
+	}
+	res, err := landLoop(context.Background(), l, run.Dir, run.Dir, branch, out)
+	if err == nil && res.Landed {
+		printLand(io, l, res)
+		return true
+	}
+	why := ""
+	if err != nil {
+		why = err.Error()
+	} else {
+		why = res.Reason
+	}
+	out.Reason, out.ExitCode = loop.ReasonBlocked, loop.ExitCodes[loop.ReasonBlocked]
+	out.Summary = "DONE on its branch, but not landed: " + why
+	out.Next = []string{"the base branch is untouched and the work is on " + branch + "; resolve it, then `looprinter land " + l.Name + "`"}
+	return false
 }

@@ -2,12 +2,10 @@ package cli
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
-	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/internal/ops"
 )
 
 func init() {
@@ -32,14 +30,11 @@ agent run, recorded as spec_changed.`,
 			if err != nil {
 				return err
 			}
-			p := loop.PausePath(runDir(e))
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			live, err := ops.Pause(e, "looprinter pause")
+			if err != nil {
 				return err
 			}
-			if err := os.WriteFile(p, []byte("paused by looprinter pause\n"), 0o644); err != nil {
-				return err
-			}
-			if live, _ := loop.Locked(runDir(e)); live {
+			if live {
 				fmt.Fprintf(io.Err, "%s will pause before its next agent run; `looprinter resume %s` goes on\n", e.Name, e.Name)
 			} else {
 				fmt.Fprintf(io.Err, "%s is not running; it will pause before its first agent run when started\n", e.Name)
@@ -63,13 +58,13 @@ func newResumeCmd(io *IO) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			err = os.Remove(loop.PausePath(runDir(e)))
-			if os.IsNotExist(err) {
-				fmt.Fprintf(io.Err, "%s was not paused\n", e.Name)
-				return nil
-			}
+			was, err := ops.Resume(e)
 			if err != nil {
 				return err
+			}
+			if !was {
+				fmt.Fprintf(io.Err, "%s was not paused\n", e.Name)
+				return nil
 			}
 			fmt.Fprintf(io.Err, "%s resumes\n", e.Name)
 			return nil

@@ -218,6 +218,7 @@ func printReport(io *IO, l *spec.Loop, o *loop.Outcome) {
 	printList(w, "evidence:", o.Evidence)
 	printList(w, "NOT VERIFIED:", o.NotVerified)
 	printList(w, "tried without success (ruled out):", o.RuledOut)
+	printList(w, "kept off the branch (git refs):", loop.KeptLines(o.Kept))
 	printList(w, "next:", o.Next)
 	fmt.Fprintf(w, "records:   %s\n", relTo(l.Dir, o.Records))
 }

@@ -14,8 +14,6 @@ import (
 	"github.com/looprinter/looprinter/internal/ops"
 	"github.com/looprinter/looprinter/internal/termtext"
 	"github.com/looprinter/looprinter/loop"
-	"github.com/looprinter/looprinter/record"
-	"github.com/looprinter/looprinter/spec"
 )
 
 func init() { register(newStatusCmd) }
@@ -89,35 +87,11 @@ func printStatusLines(w io.Writer, sts []ops.Status) {
 	}
 }
 
-// statusDetail is status --json for one loop.
-type statusDetail struct {
-	ops.Status
-	Budget      *spec.Budget   `json:"budget,omitempty"`
-	LastRecords []record.Event `json:"last_records,omitempty"`
-}
-
 func statusOne(io *IO, e ops.Entry, asJSON bool) error {
-	s := ops.Inspect(e)
+	d, l := ops.DetailOf(e)
+	s, last := d.Status, d.LastRecords
 	dir := runDir(e)
-	var l *spec.Loop
-	if f := e.RunFile; f != "" {
-		l, _ = spec.Load(f)
-	}
-	if l == nil {
-		l, _ = spec.Load(e.LoopFile)
-	}
-	evs, _ := ops.ReadAll(dir)
-	var last []record.Event
-	for i := len(evs) - 1; i >= 0 && len(last) < 8; i-- {
-		if evs[i].Event != record.ToolCall {
-			last = append([]record.Event{evs[i]}, last...)
-		}
-	}
 	if asJSON {
-		d := statusDetail{Status: s, LastRecords: last}
-		if l != nil {
-			d.Budget = &l.Budget
-		}
 		enc := json.NewEncoder(io.Out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(d)
@@ -170,6 +144,7 @@ func statusOne(io *IO, e ops.Entry, asJSON bool) error {
 			fmt.Fprintf(w, "NOT VERIFIED: %s\n", nv)
 		}
 	}
+	printChannel(w, s)
 	if len(s.Tasks) > 0 {
 		fmt.Fprintln(w, "plan:")
 		for _, t := range s.Tasks {
@@ -204,4 +179,23 @@ func firstLineOf(s string) string {
 		s = s[:160] + "…"
 	}
 	return s
+}
+
+// printChannel prints the question a loop waits on and the guidance no agent
+// run has acknowledged yet.
+func printChannel(w io.Writer, s ops.Status) {
+	if q := s.Question; q != nil {
+		fmt.Fprintf(w, "question:   %s (asked by the %s run, %s; ask_timeout ends %s)\n", q.ID, q.Phase, q.AskedAt.Local().Format(time.DateTime), q.Deadline.Local().Format(time.DateTime))
+		for _, l := range strings.Split(q.Text, "\n") {
+			fmt.Fprintf(w, "  > %s\n", l)
+		}
+		fmt.Fprintf(w, "  answer:   looprinter answer %s %s \"…\"\n", s.Name, q.ID)
+	}
+	for _, g := range s.Guidance {
+		seen := "not delivered yet"
+		if g.Told > 0 {
+			seen = fmt.Sprintf("shown to %s, not acknowledged", count(g.Told, "run"))
+		}
+		fmt.Fprintf(w, "guidance:   %s (%s): %s\n", g.ID, seen, firstLineOf(g.Text))
+	}
 }

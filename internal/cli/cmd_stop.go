@@ -2,16 +2,12 @@ package cli
 
 import (
 	"fmt"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/looprinter/looprinter/internal/notify"
 	"github.com/looprinter/looprinter/internal/ops"
-	"github.com/looprinter/looprinter/loop"
-	"github.com/looprinter/looprinter/record"
-	"github.com/looprinter/looprinter/spec"
 )
 
 func init() { register(newStopCmd) }
@@ -50,36 +46,15 @@ running the loop is stopped too.`,
 }
 
 func runStop(io *IO, e ops.Entry, now bool, timeout time.Duration) error {
-	if e.SchedulerPID != 0 && ops.IsScheduler(e.SchedulerPID) {
-		syscall.Kill(e.SchedulerPID, syscall.SIGTERM)
-		// Wait for it to be gone before the entry says so: a scheduler that
-		// was still starting could otherwise register itself again.
-		for deadline := time.Now().Add(5 * time.Second); ops.Alive(e.SchedulerPID) && time.Now().Before(deadline); {
-			time.Sleep(20 * time.Millisecond)
-		}
-		fmt.Fprintf(io.Err, "stopped the scheduler of %s (pid %d)\n", e.Name, e.SchedulerPID)
-		ops.Update(e, func(x *ops.Entry) { x.SchedulerPID = 0 })
+	res, e, err := ops.StopEntry(e, now, timeout)
+	if res.Scheduler != 0 {
+		fmt.Fprintf(io.Err, "stopped the scheduler of %s (pid %d)\n", e.Name, res.Scheduler)
 	}
-	// A run that start spawned may not hold the lock yet.
-	if e.LauncherPID != 0 && ops.Alive(e.LauncherPID) {
-		deadline := time.Now().Add(5 * time.Second)
-		for time.Now().Before(deadline) {
-			if f, err := ops.Load(e.Key); err == nil {
-				e = f
-			}
-			if live, _ := loop.Locked(runDir(e)); live || !ops.Alive(e.LauncherPID) {
-				break
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
-	dir := runDir(e)
-	res, err := ops.Stop(dir, now, timeout)
 	if err != nil {
 		return &ExitError{Code: 1, Err: err}
 	}
 	if !res.Clean && len(res.Killed) > 0 {
-		notifyKilled(e, dir)
+		notify.Killed(e, runDir(e))
 	}
 	switch {
 	case res.PID == 0 && len(res.Killed) == 0:
@@ -93,28 +68,4 @@ func runStop(io *IO, e ops.Entry, now bool, timeout time.Duration) error {
 	}
 	fmt.Fprintf(io.Out, "%s  %s\n", e.Name, ops.Inspect(e).Line)
 	return nil
-}
-
-// notifyKilled sends the stop notification a killed run could not send,
-// and records it after the final record stop wrote for it.
-func notifyKilled(e ops.Entry, dir string) {
-	file := e.RunFile
-	if file == "" {
-		file = e.LoopFile
-	}
-	l, err := spec.Load(file)
-	if err != nil {
-		return
-	}
-	l.Dir = dir
-	n := notify.New(l)
-	st, err := loop.LoadState(dir)
-	if n == nil || err != nil || st.Outcome == "" {
-		return
-	}
-	ev := record.Event{Event: record.LoopStop, Reason: st.Outcome, ExitCode: record.Int(st.ExitCode), Summary: st.Summary}
-	for _, r := range n.Notify(ev) {
-		r.Run, r.Cycle, r.Iteration = st.Run, st.Cycle, st.Iterations
-		ops.AppendRecord(st.Records, r)
-	}
 }

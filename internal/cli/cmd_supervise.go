@@ -64,7 +64,7 @@ func superviseTargets(args []string, file string) ([]ops.Entry, error) {
 			entries, err := ops.Entries()
 			var live []ops.Entry
 			for _, e := range entries {
-				if st := ops.Inspect(e).State; st == ops.StateRunning || st == ops.StatePaused {
+				if st := ops.Inspect(e).State; st == ops.StateRunning || st == ops.StatePaused || st == ops.StateWaiting {
 					live = append(live, e)
 				}
 			}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/looprinter/looprinter/internal/doctor"
+	"github.com/looprinter/looprinter/internal/redact"
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/spec"
 )
@@ -73,6 +74,7 @@ func printEffective(io *IO, l *spec.Loop) {
 	}
 	fmt.Fprintf(w, "baseline:   %s\n", map[string]string{"all": "every failure blocks", "new-only": "only failures that were not there before the loop block"}[l.VerifyBaseline])
 	printProtected(w, l)
+	printRedaction(w, l)
 	fmt.Fprintln(w, "prompts:")
 	phases := []string{"plan", "build", "replan"}
 	user := map[string]string{"plan": l.Prompts.Plan, "build": l.Prompts.Build, "replan": l.Prompts.Replan, "ralph": l.Prompts.Ralph}
@@ -156,4 +158,26 @@ func firstContentLine(s string) string {
 		}
 	}
 	return ""
+}
+
+// printRedaction says what is redacted and where notifications go (masked).
+func printRedaction(w io.Writer, l *spec.Loop) {
+	if l.Redact.Off {
+		fmt.Fprintln(w, "redact:     OFF: secrets are written and sent as printed (reported NOT VERIFIED)")
+	} else {
+		line := fmt.Sprintf("secret-named variables (%d set here), known credential shapes", len(loop.Redactor(l).Names()))
+		if n := len(l.Redact.Names); n > 0 {
+			line += ", " + strings.Join(l.Redact.Names, ", ")
+		}
+		if n := len(l.Redact.Patterns); n > 0 {
+			line += fmt.Sprintf(", %d pattern(s)", n)
+		}
+		fmt.Fprintf(w, "redact:     %s\n", line)
+	}
+	if l.Notify.Webhook != "" {
+		fmt.Fprintf(w, "notify:     webhook %s\n", redact.URL(l.Notify.Webhook))
+	}
+	if l.Notify.Command != "" {
+		fmt.Fprintf(w, "notify:     command %s\n", redact.Command(l.Notify.Command))
+	}
 }

@@ -36,6 +36,9 @@ A crashed run exits 1 with a message.`,
 				s := ops.Inspect(e)
 				switch s.State {
 				case ops.StateFinished, ops.StateInterrupted:
+					if e.LauncherPID != 0 && ops.Alive(e.LauncherPID) {
+						break // the run still lands or archives its work
+					}
 					fmt.Fprintf(io.Out, "%s  %s\n", s.Name, s.Line)
 					if *s.ExitCode != 0 {
 						return &ExitError{Code: *s.ExitCode}

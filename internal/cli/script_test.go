@@ -67,6 +67,8 @@ func ScriptParams() testscript.Params {
 			"recgrep":    cmdRecGrep,
 			"lp":         cmdLP,
 			"recwait":    cmdRecWait,
+			"webhook":    cmdWebhook,
+			"nosecrets":  cmdNoSecrets,
 		},
 	}
 }

@@ -27,6 +27,9 @@ const (
 	StateCrashed     = "crashed"
 	StateNotStarted  = "not started"
 	StateGone        = "gone" // its directory no longer exists
+	// StateWaiting: the run waits for the operator's answer to an agent's
+	// question (looprinter answer).
+	StateWaiting = "waiting"
 )
 
 // Status is everything the files say about one loop.
@@ -42,6 +45,10 @@ type Status struct {
 	ExitCode     *int         `json:"exit_code,omitempty"`
 	Now          time.Time    `json:"-"`
 	Tasks        []TaskStatus `json:"tasks,omitempty"`
+	// The operator channel: the question the loop waits on and the guidance
+	// no agent run has acknowledged yet.
+	Question *loop.Question    `json:"question,omitempty"`
+	Guidance []PendingGuidance `json:"guidance,omitempty"`
 }
 
 // TaskStatus is one plan task as status shows it.
@@ -85,6 +92,8 @@ func Inspect(e Entry) Status {
 		s.State, s.PID = StateRunning, pid
 		if s.PausePending && PausedNow(dir) {
 			s.State = StatePaused
+		} else if st.Question != nil {
+			s.State = StateWaiting
 		}
 	case e.LauncherPID != 0 && Alive(e.LauncherPID) && (!started || st.Outcome == ""):
 		// start spawned a run that has not taken the lock yet.
@@ -108,7 +117,9 @@ func Inspect(e Entry) Status {
 		// end without loop_stop: the run died.
 		s.State, s.PID = StateCrashed, st.PID
 	}
-	s.Tasks = taskStatuses(s.Plan, st, s.State == StateRunning || s.State == StatePaused)
+	c := channelFrom(dir, st)
+	s.Question, s.Guidance = c.Question, c.Guidance
+	s.Tasks = taskStatuses(s.Plan, st, s.State == StateRunning || s.State == StatePaused || s.State == StateWaiting)
 	s.Line = Line(st, s.Plan, s.State)
 	return s
 }
@@ -215,7 +226,7 @@ func Line(st *loop.State, p *loop.Plan, state string) string {
 	if st == nil || st.StartedAt.IsZero() {
 		return "not started yet."
 	}
-	live := (state == StateRunning || state == StatePaused) && st.Outcome == ""
+	live := (state == StateRunning || state == StatePaused || state == StateWaiting) && st.Outcome == ""
 	var b strings.Builder
 	switch st.Shape {
 	case "ralph":
@@ -236,6 +247,8 @@ func Line(st *loop.State, p *loop.Plan, state string) string {
 		fmt.Fprintf(&b, " Stopped: %s (exit %d).", loop.Title(st.Outcome), st.ExitCode)
 	case state == StatePaused:
 		b.WriteString(" Paused.")
+	case state == StateWaiting && st.Question != nil:
+		fmt.Fprintf(&b, " Waiting for the answer to %s.", st.Question.ID)
 	}
 	return b.String()
 }

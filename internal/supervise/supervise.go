@@ -161,7 +161,8 @@ func (s *Supervisor) Run(ctx context.Context, trig Trigger, evs []record.Event) 
 	tdir := filepath.Join(s.Dir, loop.RecordsDir, "transcripts")
 	os.MkdirAll(tdir, 0o755)
 	stamp := time.Now().UTC().Format("20060102T150405.000")
-	prompt := Prompt(old, work, string(before), trig, evs, s.Dir)
+	red := loop.Redactor(old)
+	prompt := red.String(Prompt(old, work, string(before), trig, evs, s.Dir))
 	promptFile := filepath.Join(tdir, "supervisor-"+stamp+".prompt.md")
 	os.WriteFile(promptFile, []byte(prompt), 0o644)
 	req := agent.Request{
@@ -170,7 +171,7 @@ func (s *Supervisor) Run(ctx context.Context, trig Trigger, evs []record.Event) 
 		Backend:    a.Backend, Model: a.Model, Command: a.Command, Args: a.Args,
 		Env:         mergeEnv(a.Env, map[string]string{"LOOPRINTER_LOOP_FILE": work, "LOOPRINTER_TRIGGER": trig.Kind}),
 		Permissions: a.Permissions, Timeout: a.Timeout.D(), IdleTimeout: a.IdleTimeout.D(), Grace: a.Grace.D(),
-		MaxTurns: a.MaxTurns, MaxBudgetUSD: a.MaxBudgetUSD, Wrap: wrap,
+		MaxTurns: a.MaxTurns, MaxBudgetUSD: a.MaxBudgetUSD, Wrap: wrap, Redact: red,
 	}
 	s.emit(record.Event{Event: record.Supervisor, Status: "started", Kind: trig.Kind, Backend: a.Backend, Model: a.Model,
 		PromptFile: rel(s.Dir, promptFile), Message: firstLine(trig.Detail)})

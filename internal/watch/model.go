@@ -2,7 +2,6 @@ package watch
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -47,7 +46,7 @@ func (FileActions) Stop(e ops.Entry) (string, error) {
 
 // Pause makes the loop wait before its next agent run.
 func (FileActions) Pause(e ops.Entry) (string, error) {
-	if err := os.WriteFile(loop.PausePath(runDir(e)), []byte("paused by looprinter watch\n"), 0o644); err != nil {
+	if _, err := ops.Pause(e, "looprinter watch"); err != nil {
 		return "", err
 	}
 	return e.Name + " pauses before its next agent run", nil
@@ -55,12 +54,12 @@ func (FileActions) Pause(e ops.Entry) (string, error) {
 
 // Resume lets a paused loop go on.
 func (FileActions) Resume(e ops.Entry) (string, error) {
-	err := os.Remove(loop.PausePath(runDir(e)))
-	if os.IsNotExist(err) {
-		return e.Name + " was not paused", nil
-	}
+	was, err := ops.Resume(e)
 	if err != nil {
 		return "", err
+	}
+	if !was {
+		return e.Name + " was not paused", nil
 	}
 	return e.Name + " resumes", nil
 }
@@ -250,7 +249,7 @@ func (m Model) View() string {
 func (m Model) detail(b *strings.Builder, line func(string, ...any), v LoopView) {
 	s := v.Status
 	state := strings.ToUpper(s.State)
-	if s.PID != 0 && (s.State == ops.StateRunning || s.State == ops.StatePaused || s.State == ops.StateStarting) {
+	if s.PID != 0 && (s.State == ops.StateRunning || s.State == ops.StatePaused || s.State == ops.StateStarting || s.State == ops.StateWaiting) {
 		state += fmt.Sprintf(" (pid %d)", s.PID)
 	}
 	if s.PausePending && s.State == ops.StateRunning {
@@ -289,6 +288,13 @@ func (m Model) detail(b *strings.Builder, line func(string, ...any), v LoopView)
 	}
 	if st.Outcome != "" {
 		line("stopped   %s (exit %d): %s", loop.Title(st.Outcome), st.ExitCode, oneLine(st.Summary))
+	}
+	if q := s.Question; q != nil {
+		line("QUESTION  %s: %s", oneLine(q.ID), oneLine(q.Text))
+		line("          answer: looprinter answer %s %s \"…\"", oneLine(s.Name), oneLine(q.ID))
+	}
+	for _, g := range s.Guidance {
+		line("guidance  %s not acknowledged yet: %s", oneLine(g.ID), oneLine(g.Text))
 	}
 	if len(s.Tasks) > 0 {
 		done := 0

@@ -1,0 +1,290 @@
+// Package report is the morning digest: one page over every loop on this
+// machine that ran in a period — how each ended and with which exit code,
+// both gates, tasks passed, its branch and diffstat, spend, rollbacks,
+// landings — with what needs a human first. `looprinter report` prints it;
+// notify.digest sends it once a day through the loop file's notify
+// channels.
+//
+// Every figure comes from what `status` reads (ops.Inspect over the
+// registry) and from the engine's own records and ledger, so the page and
+// `status` always agree.
+package report
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/looprinter/looprinter/internal/gitops"
+	"github.com/looprinter/looprinter/internal/ops"
+	"github.com/looprinter/looprinter/internal/termtext"
+	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/spec"
+)
+
+// Loop is one loop's line of the report.
+type Loop struct {
+	Name          string   `json:"name"`
+	Key           string   `json:"key"`
+	State         string   `json:"state"`             // as status says it: running, finished, crashed, …
+	Outcome       string   `json:"outcome,omitempty"` // done, blocked, …
+	Title         string   `json:"title"`             // DONE, BLOCKED, … or the state
+	ExitCode      *int     `json:"exit_code,omitempty"`
+	Summary       string   `json:"summary,omitempty"`
+	CycleGate     string   `json:"cycle_gate,omitempty"`
+	ObjectiveGate string   `json:"objective_gate,omitempty"`
+	TasksPassed   int      `json:"tasks_passed"`
+	TasksDone     int      `json:"tasks_done"`
+	TasksTotal    int      `json:"tasks_total"`
+	Branch        string   `json:"branch,omitempty"`
+	Diffstat      string   `json:"diffstat,omitempty"`
+	CostUSD       float64  `json:"cost_usd"`
+	WallMS        int64    `json:"wall_ms"`
+	Rollbacks     []string `json:"rollbacks,omitempty"`
+	Landings      []string `json:"landings,omitempty"`
+	Failovers     int      `json:"failovers,omitempty"`
+	Violations    []string `json:"violations,omitempty"`
+	NotVerified   []string `json:"not_verified,omitempty"`
+	// NeedsHuman says why a person should look first ("" when nothing).
+	NeedsHuman string    `json:"needs_human,omitempty"`
+	Dir        string    `json:"dir"`
+	Updated    time.Time `json:"updated"`
+	urgency    int
+}
+
+// Report is the page.
+type Report struct {
+	Since      time.Time `json:"since"`
+	Until      time.Time `json:"until"`
+	Loops      []Loop    `json:"loops"`
+	CostUSD    float64   `json:"cost_usd"`
+	NeedsHuman []string  `json:"needs_human,omitempty"` // "name: why", most urgent first
+}
+
+// Build reads every registered loop that ran since the given time (or is
+// running now).
+func Build(since, now time.Time) (*Report, error) {
+	entries, err := ops.Entries()
+	if err != nil {
+		return nil, err
+	}
+	r := &Report{Since: since.UTC(), Until: now.UTC(), Loops: []Loop{}}
+	for _, e := range entries {
+		s := ops.Inspect(e)
+		l, ok := loopOf(e, s, since)
+		if !ok {
+			continue
+		}
+		r.Loops = append(r.Loops, l)
+		r.CostUSD += l.CostUSD
+	}
+	sort.SliceStable(r.Loops, func(i, j int) bool {
+		if r.Loops[i].urgency != r.Loops[j].urgency {
+			return r.Loops[i].urgency < r.Loops[j].urgency
+		}
+		return r.Loops[i].Name < r.Loops[j].Name
+	})
+	for _, l := range r.Loops {
+		if l.NeedsHuman != "" {
+			r.NeedsHuman = append(r.NeedsHuman, l.Name+": "+l.NeedsHuman)
+		}
+	}
+	return r, nil
+}
+
+func loopOf(e ops.Entry, s ops.Status, since time.Time) (Loop, bool) {
+	st := s.Loop
+	live := s.State == ops.StateRunning || s.State == ops.StatePaused || s.State == ops.StateStarting
+	if st == nil || (!live && st.UpdatedAt.Before(since)) {
+		return Loop{}, false
+	}
+	dir := e.RunDir
+	if dir == "" {
+		dir = e.Dir
+	}
+	l := Loop{Name: e.Name, Key: e.Key, State: s.State, Outcome: s.Outcome, ExitCode: s.ExitCode, Summary: st.Summary,
+		CycleGate: st.CycleGate, ObjectiveGate: st.ObjectiveGate, TasksPassed: st.TasksPassed,
+		CostUSD: st.CostUSD, WallMS: st.WallMS, NotVerified: st.NotVerified, Dir: dir, Updated: st.UpdatedAt, Branch: e.Branch}
+	l.Title = strings.ToUpper(s.State)
+	if s.Outcome != "" {
+		l.Title = loop.Title(s.Outcome)
+	}
+	if s.Plan != nil {
+		l.TasksDone, l.TasksTotal = s.Plan.Done(), len(s.Plan.Tasks)
+	} else if st.Judged != nil {
+		l.TasksDone, l.TasksTotal = st.Judged.Done(), len(st.Judged.Tasks)
+	}
+	engineDir := dir
+	if sp, err := spec.Load(e.LoopFile); err == nil && (e.Archived || e.Worktree != "") {
+		engineDir = gitops.WorktreeRunDir(sp, filepath.Join(ops.StateDir(), "worktrees", e.Key))
+	}
+	if l.Branch == "" && gitops.TopLevel(dir) != "" {
+		l.Branch = gitops.CurrentBranch(dir)
+	}
+	l.Diffstat = diffstat(e.Dir, engineDir)
+	evs, _ := ops.ReadAll(dir)
+	for _, ev := range evs {
+		if ev.TS.Before(since) {
+			continue
+		}
+		switch ev.Event {
+		case record.Rollback:
+			l.Rollbacks = append(l.Rollbacks, termtext.Line(ev.Message))
+		case record.Land:
+			l.Landings = append(l.Landings, termtext.Line(ev.Message))
+		case record.AgentFailover:
+			l.Failovers++
+		case record.Violation:
+			l.Violations = append(l.Violations, termtext.Line(ev.Kind+": "+ev.Message))
+		}
+	}
+	l.urgency, l.NeedsHuman = needsHuman(l)
+	return l, true
+}
+
+// diffstat is what the loop's commits changed: from the state the loop
+// started at (its first checkpoint) to the engine's last commit.
+func diffstat(repoDir, engineDir string) string {
+	led := loop.LoadLedger(engineDir)
+	data := strings.TrimSpace(readFile(loop.LastCommitPath(engineDir)))
+	if len(led.Checkpoints) == 0 || data == "" || gitops.TopLevel(repoDir) == "" {
+		return ""
+	}
+	out, err := gitops.Git(repoDir, "diff", "--shortstat", led.Checkpoints[0].Commit, data)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(out)
+}
+
+// needsHuman ranks a loop (lower is more urgent) and says why a person
+// should look at it.
+func needsHuman(l Loop) (int, string) {
+	switch {
+	case l.State == ops.StateCrashed:
+		return 0, "the run crashed: `looprinter run` resumes it"
+	case l.Outcome == loop.ReasonBlocked:
+		return 1, "BLOCKED: " + firstLine(l.Summary)
+	case l.Outcome == loop.ReasonNoProgress:
+		return 2, "NO PROGRESS: the same failure kept coming back; the diagnosis needs a person"
+	case len(l.Violations) > 0:
+		return 3, fmt.Sprintf("%d violations by agents: read them before trusting the result", len(l.Violations))
+	case l.Outcome == loop.ReasonNotVerified:
+		return 3, "NOT VERIFIED: the checks never failed, so they show nothing"
+	case l.Outcome == loop.ReasonBudget || l.Outcome == loop.ReasonTimeCost:
+		return 4, loop.Title(l.Outcome) + ": raise the budget or sharpen the prompts"
+	case l.Outcome == loop.ReasonAlreadyPassing:
+		return 4, "ALREADY PASSING: sharpen the checks"
+	case l.State == ops.StateRunning || l.State == ops.StatePaused || l.State == ops.StateStarting:
+		return 5, ""
+	}
+	return 6, ""
+}
+
+// Text is the page for a terminal.
+func (r *Report) Text() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "looprinter report: %s to %s, %d loops, $%.2f spent\n", r.Since.Local().Format("2006-01-02 15:04"), r.Until.Local().Format("2006-01-02 15:04"), len(r.Loops), r.CostUSD)
+	if len(r.NeedsHuman) > 0 {
+		b.WriteString("\nneeds a human first:\n")
+		for _, n := range r.NeedsHuman {
+			fmt.Fprintf(&b, "  - %s\n", n)
+		}
+	}
+	for _, l := range r.Loops {
+		fmt.Fprintf(&b, "\n%s  %s%s\n", l.Name, l.Title, exit(l.ExitCode))
+		for _, kv := range l.fields() {
+			fmt.Fprintf(&b, "  %-11s %s\n", kv[0]+":", kv[1])
+		}
+	}
+	if len(r.Loops) == 0 {
+		b.WriteString("\nno loop ran in this period\n")
+	}
+	return termtext.Clean(b.String())
+}
+
+// Markdown is the page for a chat or a pull request.
+func (r *Report) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# looprinter report\n\n%s to %s: %d loops, $%.2f spent.\n", r.Since.Format(time.RFC3339), r.Until.Format(time.RFC3339), len(r.Loops), r.CostUSD)
+	if len(r.NeedsHuman) > 0 {
+		b.WriteString("\n## Needs a human first\n\n")
+		for _, n := range r.NeedsHuman {
+			fmt.Fprintf(&b, "- %s\n", md(n))
+		}
+	}
+	for _, l := range r.Loops {
+		fmt.Fprintf(&b, "\n## %s — %s%s\n\n", md(l.Name), l.Title, exit(l.ExitCode))
+		for _, kv := range l.fields() {
+			fmt.Fprintf(&b, "- **%s:** %s\n", kv[0], md(kv[1]))
+		}
+	}
+	return termtext.Clean(b.String())
+}
+
+func (l Loop) fields() [][2]string {
+	var out [][2]string
+	add := func(k, v string) {
+		if v != "" {
+			out = append(out, [2]string{k, v})
+		}
+	}
+	add("why", firstLine(l.Summary))
+	if l.CycleGate != "" || l.ObjectiveGate != "" {
+		add("gates", fmt.Sprintf("cycle gate %s, objective gate %s", l.CycleGate, l.ObjectiveGate))
+	}
+	add("tasks", fmt.Sprintf("%d of %d in the current plan, %d passed in all", l.TasksDone, l.TasksTotal, l.TasksPassed))
+	branch := l.Branch
+	if branch != "" && l.Diffstat != "" {
+		branch += " (" + l.Diffstat + ")"
+	}
+	add("branch", branch)
+	add("spent", fmt.Sprintf("$%.2f, %s", l.CostUSD, (time.Duration(l.WallMS)*time.Millisecond).Round(time.Second)))
+	for _, x := range l.Rollbacks {
+		add("rollback", x)
+	}
+	for _, x := range l.Landings {
+		add("land", x)
+	}
+	if l.Failovers > 0 {
+		add("failovers", fmt.Sprintf("%d (usage limits)", l.Failovers))
+	}
+	for _, x := range l.Violations {
+		add("violation", x)
+	}
+	for _, x := range l.NotVerified {
+		add("not verif.", x)
+	}
+	add("dir", l.Dir)
+	return out
+}
+
+func exit(c *int) string {
+	if c == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (exit %d)", *c)
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+
+// md keeps text from an agent or a check from forming markup in the page.
+func md(s string) string {
+	r := strings.NewReplacer("\n", " ", "<", "&lt;", ">", "&gt;")
+	return r.Replace(s)
+}
+
+func readFile(p string) string {
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return ""
+	}
+	return string(data)
+}

@@ -1,0 +1,557 @@
+package serve
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/looprinter/looprinter/internal/notify"
+	"github.com/looprinter/looprinter/internal/ops"
+	"github.com/looprinter/looprinter/internal/spend"
+	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/record"
+)
+
+// apiError is the body of every error answer.
+type apiError struct {
+	Error  string `json:"error"`
+	Status int    `json:"status"`
+}
+
+func httpError(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	if wantsHTML(r) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(status)
+		fmt.Fprintf(w, "%d %s: %s\n", status, http.StatusText(status), msg)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(apiError{Error: msg, Status: status})
+}
+
+// writeJSON answers v as indented JSON, through the redactor of the loop
+// the request names.
+func (s *Server) writeJSON(w http.ResponseWriter, r *http.Request, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(s.redactFor(r)(buf.Bytes()))
+}
+
+// redactFor is the redactor for what a request answers: the loop's own
+// (its loop file's redact: settings) when the request names a loop, else
+// the server's.
+func (s *Server) redactFor(r *http.Request) func([]byte) []byte {
+	file := ""
+	if name := r.PathValue("name"); name != "" {
+		if e, err := findLoop(name); err == nil {
+			file = loopFile(e)
+		}
+	}
+	return func(b []byte) []byte { return s.cfg.Redact(file, b) }
+}
+
+// entry resolves {name}, answering 404 (or 409 for an ambiguous name).
+func entry(w http.ResponseWriter, r *http.Request) (ops.Entry, bool) {
+	e, err := findLoop(r.PathValue("name"))
+	if err != nil {
+		status := http.StatusNotFound
+		if !errors.Is(err, ops.ErrNotFound) {
+			status = http.StatusConflict
+		}
+		httpError(w, r, status, err.Error())
+		return e, false
+	}
+	return e, true
+}
+
+// GET /api/loops: what `status --json` prints with no name.
+func (s *Server) apiLoops(w http.ResponseWriter, r *http.Request) {
+	_, sts := listRows()
+	if sts == nil {
+		sts = []ops.Status{}
+	}
+	s.writeJSON(w, r, sts)
+}
+
+// GET /api/loops/{name}: what `status --json NAME` prints.
+func (s *Server) apiLoop(w http.ResponseWriter, r *http.Request) {
+	e, ok := entry(w, r)
+	if !ok {
+		return
+	}
+	d, _ := ops.DetailOf(e)
+	s.writeJSON(w, r, d)
+}
+
+// GET /api/loops/{name}/records: what `logs --json` prints; ?n=N keeps the
+// last N, ?tools=0 leaves out tool calls, ?format=text prints `logs` lines.
+func (s *Server) apiRecords(w http.ResponseWriter, r *http.Request) {
+	e, ok := entry(w, r)
+	if !ok {
+		return
+	}
+	evs, _ := ops.ReadAll(ops.RunDirOf(e))
+	q := r.URL.Query()
+	if q.Get("tools") == "0" {
+		kept := evs[:0]
+		for _, ev := range evs {
+			if ev.Event != record.ToolCall {
+				kept = append(kept, ev)
+			}
+		}
+		evs = kept
+	}
+	if n, err := strconv.Atoi(q.Get("n")); err == nil && n > 0 && len(evs) > n {
+		evs = evs[len(evs)-n:]
+	}
+	if q.Get("format") == "text" {
+		var b bytes.Buffer
+		for _, ev := range evs {
+			b.WriteString(ops.Summarize(ev) + "\n")
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Write(s.redactFor(r)(b.Bytes()))
+		return
+	}
+	if evs == nil {
+		evs = []record.Event{}
+	}
+	s.writeJSON(w, r, evs)
+}
+
+// GET /api/loops/{name}/cost: what `cost --json` prints.
+func (s *Server) apiCost(w http.ResponseWriter, r *http.Request) {
+	e, ok := entry(w, r)
+	if !ok {
+		return
+	}
+	dir := ops.RunDirOf(e)
+	records := filepath.Join(dir, loop.RecordsDir)
+	if files, _ := record.Files(records); len(files) == 0 {
+		httpError(w, r, http.StatusNotFound, "no records in "+records+": the loop has not run yet")
+		return
+	}
+	rep, err := spend.FromDir(records)
+	if err != nil {
+		httpError(w, r, http.StatusInternalServerError, err.Error())
+		return
+	}
+	s.writeJSON(w, r, struct {
+		Dir string `json:"dir"`
+		*spend.Report
+	}{dir, rep})
+}
+
+// runJSON is one agent run in the API.
+type runJSON struct {
+	N      int           `json:"n"`
+	Phase  string        `json:"phase"`
+	Task   string        `json:"task,omitempty"`
+	Status string        `json:"status"`
+	Commit string        `json:"commit,omitempty"`
+	Start  record.Event  `json:"start"`
+	End    *record.Event `json:"end,omitempty"`
+}
+
+func runOf(v RunView) runJSON {
+	return runJSON{N: v.N, Phase: v.Start.Phase, Task: v.Start.Task, Status: v.Status(), Commit: v.Commit, Start: v.Start, End: v.End}
+}
+
+// GET /api/loops/{name}/runs: every agent run, oldest first.
+func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
+	e, ok := entry(w, r)
+	if !ok {
+		return
+	}
+	out := []runJSON{}
+	for _, rv := range loopView(e).Runs {
+		out = append(out, runOf(rv))
+	}
+	s.writeJSON(w, r, out)
+}
+
+// GET /api/loops/{name}/runs/{n}: one run's prompt, transcript and diff.
+func (s *Server) apiRun(w http.ResponseWriter, r *http.Request) {
+	e, ok := entry(w, r)
+	if !ok {
+		return
+	}
+	n, _ := strconv.Atoi(r.PathValue("n"))
+	rd, err := runDetail(e, loopView(e).Runs, n)
+	if err != nil {
+		httpError(w, r, http.StatusNotFound, err.Error())
+		return
+	}
+	s.writeJSON(w, r, struct {
+		runJSON
+		Prompt     string  `json:"prompt"`
+		Transcript []Block `json:"transcript"`
+		Diff       string  `json:"diff,omitempty"`
+		DiffNote   string  `json:"diff_note,omitempty"`
+	}{runOf(rd.Run), rd.Prompt, rd.Transcript, rd.Diff, rd.DiffNote})
+}
+
+// GET /api/loops/{name}/report: the final report (the last loop_stop
+// record), the review report and the review findings.
+func (s *Server) apiReport(w http.ResponseWriter, r *http.Request) {
+	e, ok := entry(w, r)
+	if !ok {
+		return
+	}
+	v := loopView(e)
+	type rep struct {
+		Title    string        `json:"title,omitempty"`
+		Stop     *record.Event `json:"stop"`
+		Review   string        `json:"review_report,omitempty"`
+		Findings []RoundView   `json:"findings,omitempty"`
+	}
+	out := rep{Stop: v.Stop, Review: v.Review, Findings: v.Rounds}
+	if v.Stop != nil {
+		out.Title = loop.Title(v.Stop.Reason)
+	}
+	s.writeJSON(w, r, out)
+}
+
+// GET /api/loops/{name}/files/{path...}: a file of working-records
+// (transcripts/…, checks/…), at most its last 2 MiB, redacted.
+func (s *Server) apiFile(w http.ResponseWriter, r *http.Request) {
+	e, ok := entry(w, r)
+	if !ok {
+		return
+	}
+	rel := filepath.Clean(r.PathValue("path"))
+	if rel == "lock" || rel == "pause" {
+		httpError(w, r, http.StatusNotFound, "not a record file")
+		return
+	}
+	b, err := readCapped(filepath.Join(ops.RunDirOf(e), loop.RecordsDir), rel, maxShown)
+	if err != nil {
+		httpError(w, r, http.StatusNotFound, "no such file in working-records: "+rel)
+		return
+	}
+	ct := "text/plain; charset=utf-8"
+	if strings.HasSuffix(rel, ".json") || strings.HasSuffix(rel, ".jsonl") {
+		ct = "application/json"
+	}
+	w.Header().Set("Content-Type", ct)
+	w.Write(s.redactFor(r)(b))
+}
+
+// GET /api/audit: the last 200 entries of the audit log (admin only).
+func (s *Server) apiAudit(w http.ResponseWriter, r *http.Request) {
+	out := s.cfg.Audit.Read(200)
+	if out == nil {
+		out = []AuditEntry{}
+	}
+	s.writeJSON(w, r, out)
+}
+
+// actionInput is an action's body: JSON or a form.
+type actionInput struct {
+	ID   string `json:"id"`
+	Text string `json:"text"`
+	Now  bool   `json:"now"`
+}
+
+func readAction(r *http.Request) (actionInput, error) {
+	var in actionInput
+	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	switch ct {
+	case "application/json":
+		if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+			return in, fmt.Errorf("the body is not the JSON this action takes: %w", err)
+		}
+	case "", "application/x-www-form-urlencoded", "multipart/form-data":
+		if err := r.ParseForm(); err != nil {
+			return in, err
+		}
+		in.ID, in.Text = r.PostFormValue("id"), r.PostFormValue("text")
+		in.Now = r.PostFormValue("now") == "1" || r.PostFormValue("now") == "true"
+	default:
+		return in, fmt.Errorf("unsupported Content-Type %q: send JSON or a form", ct)
+	}
+	return in, nil
+}
+
+// action is POST /api/loops/{name}/{what}: checked (token, CSRF), done,
+// audited. A form from the dashboard is answered with a redirect to the
+// loop's page.
+func (s *Server) action(what string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		c := whoOf(r)
+		audit := AuditEntry{TokenID: c.TokenID, Action: what, Loop: r.PathValue("name"), Remote: r.RemoteAddr}
+		fail := func(status int, msg string) {
+			audit.Status, audit.Message = status, msg
+			s.cfg.Audit.Write(audit)
+			httpError(w, r, status, msg)
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+		if status, why := s.mayAct(r); status != 0 {
+			fail(status, why)
+			return
+		}
+		e, err := findLoop(r.PathValue("name"))
+		if err != nil {
+			fail(http.StatusNotFound, err.Error())
+			return
+		}
+		audit.Loop = e.Key
+		in, err := readAction(r)
+		if err != nil {
+			fail(http.StatusBadRequest, err.Error())
+			return
+		}
+		msg, status, err := s.do(what, e, in, "serve token "+c.TokenID)
+		if err != nil {
+			fail(status, err.Error())
+			return
+		}
+		audit.Status, audit.Message = http.StatusOK, msg
+		s.cfg.Audit.Write(audit)
+		if r.PostFormValue("from") == "page" {
+			http.Redirect(w, r, "/loops/"+e.Key+"?done="+what, http.StatusSeeOther)
+			return
+		}
+		s.writeJSON(w, r, map[string]any{"ok": true, "action": what, "loop": e.Name, "message": msg})
+	}
+}
+
+// do performs one action, with the same effect as the CLI command.
+func (s *Server) do(what string, e ops.Entry, in actionInput, by string) (string, int, error) {
+	switch what {
+	case "pause":
+		running, err := ops.Pause(e, "looprinter serve")
+		if err != nil {
+			return "", http.StatusInternalServerError, err
+		}
+		if running {
+			return e.Name + " will pause before its next agent run", 0, nil
+		}
+		return e.Name + " is not running; it will pause before its first agent run when started", 0, nil
+	case "resume":
+		was, err := ops.Resume(e)
+		if err != nil {
+			return "", http.StatusInternalServerError, err
+		}
+		if !was {
+			return e.Name + " was not paused", 0, nil
+		}
+		return e.Name + " resumes", 0, nil
+	case "stop":
+		res, e, err := ops.StopEntry(e, in.Now, s.cfg.StopTimeout)
+		if err != nil {
+			return "", http.StatusInternalServerError, err
+		}
+		if !res.Clean && len(res.Killed) > 0 {
+			notify.Killed(e, ops.RunDirOf(e))
+		}
+		switch {
+		case res.PID == 0 && len(res.Killed) == 0:
+			return e.Name + " is not running", 0, nil
+		case res.Clean:
+			return fmt.Sprintf("stopped %s (pid %d): it wrote its final record", e.Name, res.PID), 0, nil
+		}
+		return fmt.Sprintf("killed %s and %d process(es) of its run; final record written", e.Name, len(res.Killed)), 0, nil
+	case "answer":
+		if strings.TrimSpace(in.ID) == "" || strings.TrimSpace(in.Text) == "" {
+			return "", http.StatusBadRequest, errors.New("answer needs id (the question's id, e.g. q1) and text")
+		}
+		if s.cfg.Actions.Answer == nil {
+			return "", http.StatusNotImplemented, errors.New("answer is not available in this build of looprinter: the engine has no ask/answer channel yet")
+		}
+		msg, err := s.cfg.Actions.Answer(e, in.ID, in.Text, by)
+		return msg, actionStatus(err), err
+	case "guide":
+		if strings.TrimSpace(in.Text) == "" {
+			return "", http.StatusBadRequest, errors.New("guide needs text")
+		}
+		if s.cfg.Actions.Guide == nil {
+			return "", http.StatusNotImplemented, errors.New("guide is not available in this build of looprinter: the engine has no guidance channel yet")
+		}
+		msg, err := s.cfg.Actions.Guide(e, in.Text, by)
+		return msg, actionStatus(err), err
+	}
+	return "", http.StatusNotFound, fmt.Errorf("no action %q", what)
+}
+
+func actionStatus(err error) int {
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, ErrNotImplemented):
+		return http.StatusNotImplemented
+	}
+	return http.StatusConflict
+}
+
+// sse starts a Server-Sent Events answer.
+func sse(w http.ResponseWriter) (func(event, id string, data []byte) bool, bool) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		return nil, false
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	fl.Flush()
+	return func(event, id string, data []byte) bool {
+		var b bytes.Buffer
+		if event != "" {
+			fmt.Fprintf(&b, "event: %s\n", event)
+		}
+		if id != "" {
+			fmt.Fprintf(&b, "id: %s\n", id)
+		}
+		for _, line := range bytes.Split(data, []byte("\n")) {
+			fmt.Fprintf(&b, "data: %s\n", line)
+		}
+		b.WriteString("\n")
+		if _, err := w.Write(b.Bytes()); err != nil {
+			return false
+		}
+		fl.Flush()
+		return true
+	}, true
+}
+
+// GET /api/loops/{name}/records/stream: the loop's records as Server-Sent
+// Events ("record", data: one record as JSON with "text", the line `logs`
+// prints for it; id: its number), the last
+// ?n= (default 200) first, then each new one as the records follower sees
+// it. ?tools=0 leaves out tool calls. ?after=N (or a reconnect's
+// Last-Event-ID: N) skips the first N records and sends every one after
+// them: the dashboard renders the records it has, then streams the rest
+// without a gap.
+func (s *Server) apiRecordsStream(w http.ResponseWriter, r *http.Request) {
+	e, ok := entry(w, r)
+	if !ok {
+		return
+	}
+	noTools := r.URL.Query().Get("tools") == "0"
+	back := 200
+	if n, err := strconv.Atoi(r.URL.Query().Get("n")); err == nil && n >= 0 {
+		back = n
+	}
+	after := -1
+	if id, err := strconv.Atoi(r.URL.Query().Get("after")); err == nil && id >= 0 {
+		after = id
+	}
+	if id, err := strconv.Atoi(r.Header.Get("Last-Event-ID")); err == nil && id >= 0 {
+		after = id
+	}
+	send, ok := sse(w)
+	if !ok {
+		httpError(w, r, http.StatusInternalServerError, "streaming is not supported here")
+		return
+	}
+	red := s.redactFor(r)
+	fl := record.NewFollower(filepath.Join(ops.RunDirOf(e), loop.RecordsDir), true)
+	seq := 0
+	emit := func(evs []record.Event, first bool) bool {
+		sort.SliceStable(evs, func(i, j int) bool { return evs[i].TS.Before(evs[j].TS) })
+		kept := evs[:0]
+		for _, ev := range evs {
+			if !(noTools && ev.Event == record.ToolCall) {
+				kept = append(kept, ev)
+			}
+		}
+		start := 0
+		if first && after < 0 && len(kept) > back {
+			start = len(kept) - back
+		}
+		for i, ev := range kept {
+			seq++
+			if i < start || seq <= after {
+				continue
+			}
+			b, _ := json.Marshal(struct {
+				record.Event
+				Text string `json:"text"`
+			}{ev, ops.Summarize(ev)})
+			if !send("record", strconv.Itoa(seq), red(b)) {
+				return false
+			}
+		}
+		return true
+	}
+	if !emit(fl.Poll(), true) {
+		return
+	}
+	tick := time.NewTicker(s.cfg.Poll)
+	defer tick.Stop()
+	beat := time.Now()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-tick.C:
+		}
+		evs := fl.Poll()
+		if len(evs) > 0 {
+			if !emit(evs, false) {
+				return
+			}
+			beat = time.Now()
+		} else if time.Since(beat) > 15*time.Second {
+			if _, err := w.Write([]byte(": keep-alive\n\n")); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			beat = time.Now()
+		}
+	}
+}
+
+// GET /api/loops/stream: the list of loops (as GET /api/loops) as a
+// "loops" event at once and whenever it changes.
+func (s *Server) apiLoopsStream(w http.ResponseWriter, r *http.Request) {
+	send, ok := sse(w)
+	if !ok {
+		httpError(w, r, http.StatusInternalServerError, "streaming is not supported here")
+		return
+	}
+	var last []byte
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	beat := time.Now()
+	for {
+		_, sts := listRows()
+		if sts == nil {
+			sts = []ops.Status{}
+		}
+		b, _ := json.Marshal(sts)
+		b = s.cfg.Redact("", b)
+		if !bytes.Equal(b, last) {
+			if !send("loops", "", b) {
+				return
+			}
+			last, beat = b, time.Now()
+		} else if time.Since(beat) > 15*time.Second {
+			if _, err := w.Write([]byte(": keep-alive\n\n")); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			beat = time.Now()
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-tick.C:
+		}
+	}
+}

@@ -1,0 +1,397 @@
+package serve_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/looprinter/looprinter/internal/cli"
+	"github.com/looprinter/looprinter/internal/ops"
+	"github.com/looprinter/looprinter/internal/testenv"
+	"github.com/looprinter/looprinter/record"
+)
+
+// TestMain puts this test binary on PATH as `looprinter` (for `start`,
+// `serve` and the scripted agent), and keeps the tests off the user's state.
+func TestMain(m *testing.M) {
+	testscript.Main(stateDirM{m}, map[string]func(){
+		"looprinter": func() { os.Exit(cli.Main(os.Args[1:])) },
+	})
+}
+
+type stateDirM struct{ m *testing.M }
+
+func (s stateDirM) Run() int { return testenv.Main(s.m) }
+
+// browserRequired: in CI (or with LOOPRINTER_REQUIRE_BROWSER=1) a missing
+// Chromium fails the browser test instead of skipping it.
+func browserRequired() bool {
+	return os.Getenv("CI") != "" || os.Getenv("LOOPRINTER_REQUIRE_BROWSER") == "1"
+}
+
+func findChromium(t *testing.T) string {
+	if p := os.Getenv("LOOPRINTER_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	msg := "no Chromium found (install the Debian package chromium, or set LOOPRINTER_CHROMIUM)"
+	if browserRequired() {
+		t.Fatal(msg + " (required: CI or LOOPRINTER_REQUIRE_BROWSER=1 is set)")
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// artifacts is where the screenshots go: $LOOPRINTER_TEST_ARTIFACTS/serve
+// (CI keeps them), else the test's temporary folder.
+func artifacts(t *testing.T) string {
+	dir := t.TempDir()
+	if a := os.Getenv("LOOPRINTER_TEST_ARTIFACTS"); a != "" {
+		dir = filepath.Join(a, "serve")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+const browserLoop = `sandbox: off
+version: 1
+name: web
+objective: "five files exist under out/"
+agent:
+  backend: command
+  command: looprinter fake-agent --script agent.txt
+  timeout: 120s
+  grace: 1s
+verify:
+  - test -s out/a.txt
+  - 'test -s out/z.txt || (echo "FAIL: out/z.txt is missing"; exit 1)'
+objective_verify:
+  - test -s out/e.txt
+`
+
+// Cycle 1 builds two tasks quickly and fails its gate (no out/z.txt);
+// in cycle 2 each build run waits until the test writes release-TASK, so
+// the test decides when the loop moves on, however loaded the machine is.
+const browserAgent = `== plan
+cost 0.05
+plan T-001:out/a.txt T-002:out/b.txt
+== replan
+cost 0.05
+plan T-003:out/z.txt T-004:out/d.txt T-005:out/e.txt
+== build
+cost 0.20
+do
+== build
+cost 0.20
+do
+== build
+cost 0.20
+run while [ ! -e "release-$LOOPRINTER_TASK" ]; do sleep 0.05; done
+do
+`
+
+// startLoop starts the browser test's loop in the background and waits
+// until cycle 2's first build run (T-003) is under way; it waits for
+// release-T-003.
+func startLoop(t *testing.T) (dir string) {
+	dir = t.TempDir()
+	os.WriteFile(filepath.Join(dir, "loop.yaml"), []byte(browserLoop), 0o644)
+	os.WriteFile(filepath.Join(dir, "agent.txt"), []byte(browserAgent), 0o644)
+	cmd := exec.Command("looprinter", "start")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("looprinter start: %v\n%s", err, out)
+	}
+	t.Cleanup(func() {
+		c := exec.Command("looprinter", "stop", "--now", "web")
+		c.Dir = dir
+		c.Run()
+	})
+	waitRecord(t, dir, 60*time.Second, func(e record.Event) bool {
+		return e.Event == record.AgentStart && e.Phase == "build" && e.Cycle == 2
+	})
+	return dir
+}
+
+// release lets the build run of task go on.
+func release(t *testing.T, dir, task string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "release-"+task), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func waitRecord(t *testing.T, dir string, timeout time.Duration, match func(record.Event) bool) record.Event {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		evs, _ := ops.ReadAll(dir)
+		for _, e := range evs {
+			if match(e) {
+				return e
+			}
+		}
+		if time.Now().After(deadline) {
+			var names []string
+			for _, e := range evs {
+				names = append(names, e.Event)
+			}
+			t.Fatalf("no matching record within %s; records: %s", timeout, strings.Join(names, " "))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// startServe runs `looprinter serve --addr 127.0.0.1:0` and returns its URL
+// and the admin token it printed.
+func startServe(t *testing.T) (url, token string) {
+	cmd := exec.Command("looprinter", "serve", "--addr", "127.0.0.1:0")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+	})
+	urlRe := regexp.MustCompile(`looprinter serve: (http://127\.0\.0\.1:\d+/)`)
+	tokRe := regexp.MustCompile(`^\s+(lpt_\S+)$`)
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	timeout := time.After(20 * time.Second)
+	for url == "" || token == "" {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("serve exited: url %q token %q", url, token)
+			}
+			if m := urlRe.FindStringSubmatch(l); m != nil {
+				url = m[1]
+			}
+			if m := tokRe.FindStringSubmatch(l); m != nil {
+				token = m[1]
+			}
+		case <-timeout:
+			t.Fatalf("serve printed no URL and token in 20s (url %q)", url)
+		}
+	}
+	go func() {
+		for range lines {
+		}
+	}()
+	return url, token
+}
+
+// TestBrowser drives the dashboard in headless Chromium against `serve` on a
+// live loop run by the scripted agent: the list shows the loop and both
+// gates, the loop page shows the plan and the charts, and clicking Pause
+// pauses the loop (the records say so).
+func TestBrowser(t *testing.T) {
+	chromium := findChromium(t)
+	t.Setenv("LOOPRINTER_STATE_DIR", filepath.Join(t.TempDir(), "state"))
+	out := artifacts(t)
+	dir := startLoop(t)
+	url, token := startServe(t)
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 1000),
+		chromedp.Flag("disable-gpu", true),
+	)
+	if os.Geteuid() == 0 {
+		opts = append(opts, chromedp.NoSandbox)
+	}
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancel = context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+
+	shot := func(name string) {
+		t.Helper()
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatalf("screenshot %s: %v", name, err)
+		}
+		if err := os.WriteFile(filepath.Join(out, name), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	text := func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		if err != nil {
+			t.Fatalf("text of %s: %v", sel, err)
+		}
+		return s
+	}
+
+	// Read-only first: the list, without signing in.
+	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS(`#rows tr`))); err != nil {
+		t.Fatal(err)
+	}
+	row := text(`#rows tr`)
+	for _, want := range []string{"web", "running", "cycle", "build", "2", "0 / 3"} {
+		if !strings.Contains(row, want) {
+			t.Errorf("the list's row lacks %q: %q", want, row)
+		}
+	}
+	// Cycle 1's gate failed; cycle 2's gates have not run yet.
+	gate := regexp.MustCompile(`^(pending|pass|fail)$`)
+	if cg, og := text(`#rows td[data-label="cycle gate"]`), text(`#rows td[data-label="objective gate"]`); !gate.MatchString(cg) || !gate.MatchString(og) {
+		t.Errorf("gates in the list: cycle %q, objective %q", cg, og)
+	}
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("button#pause").length`)); err != nil || n != 0 {
+		t.Errorf("without signing in: %d Pause buttons (%v); want none", n, err)
+	}
+	shot("list.png")
+
+	// Sign in with the link serve printed (the token is in the fragment).
+	if err := chromedp.Do(ctx, chromedp.Navigate(url+"login#token="+token), chromedp.WaitVisible(chromedp.CSS(`#rows tr`))); err != nil {
+		t.Fatal(err)
+	}
+	if who := text(`.who`); !strings.Contains(who, "admin") {
+		t.Fatalf("after signing in the header says %q", who)
+	}
+
+	// The loop's page: plan and charts.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#rows a`)), chromedp.WaitVisible(chromedp.CSS(`#plan`))); err != nil {
+		t.Fatal(err)
+	}
+	plan := text(`#plan`)
+	for _, id := range []string{"T-003", "T-004", "T-005"} {
+		if !strings.Contains(plan, id) {
+			t.Errorf("the plan lacks %s: %q", id, plan)
+		}
+	}
+	// The cost chart draws a line once an agent run has ended; the
+	// failures chart has cycle 1's bar; the timeline shows its failed gate.
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`svg.cost-chart path.line`)), chromedp.WaitVisible(chromedp.CSS(`svg.fail-chart rect.bar`))); err != nil {
+		t.Fatal(err)
+	}
+	if tl := text(`.timeline`); !strings.Contains(tl, "cycle 1") || !strings.Contains(tl, "cycle: fail") {
+		t.Errorf("the timeline: %q", tl)
+	}
+	// The records stream in: T-003 is let go and passes; the page shows it
+	// without a reload.
+	n0, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#records li").length`))
+	release(t, dir, "T-003")
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](fmt.Sprintf(`document.querySelectorAll("#records li").length > %d && [...document.querySelectorAll("#records li.ev-task_passed")].some(li => li.textContent.includes("T-003"))`, n0), chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+		n, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#records li").length`))
+		h, _ := chromedp.Run(ctx, chromedp.OuterHTML(chromedp.CSS("#records")))
+		t.Fatalf("%v: %d records at first, %d now:\n%s", err, n0, n, h)
+	}
+	shot("loop.png")
+
+	// Pause: the engine finishes its run, then records that it is paused.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`button#pause`)), chromedp.WaitVisible(chromedp.CSS(`.flash`))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "working-records", "pause")); err != nil {
+		t.Fatalf("Pause wrote no pause file: %v", err)
+	}
+	// T-004's run is under way; it ends, then the loop pauses.
+	waitRecord(t, dir, 30*time.Second, func(e record.Event) bool { return e.Event == record.AgentStart && e.Task == "T-004" })
+	release(t, dir, "T-004")
+	waitRecord(t, dir, 60*time.Second, func(e record.Event) bool { return e.Event == record.Paused })
+	// The page follows: the records list shows it, and the state says paused.
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#records li.ev-paused`))); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for text(`#state`) != "paused" {
+		if time.Now().After(deadline) {
+			t.Fatalf("the page's state is %q after the loop paused", text(`#state`))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	shot("loop-paused.png")
+	if os.Getenv("LOOPRINTER_UPDATE_SCREENSHOT") == "1" {
+		png, err := chromedp.Run(ctx, chromedp.Screenshot(chromedp.CSS(`#live`)))
+		if err == nil {
+			err = os.WriteFile(filepath.Join("..", "..", "docs", "serve.png"), png, 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// An agent run's page: prompt, transcript, diff note.
+	if err := chromedp.Do(ctx, chromedp.Navigate(url+"loops/web/runs/2"), chromedp.WaitVisible(chromedp.CSS(`.transcript`))); err != nil {
+		t.Fatal(err)
+	}
+	if h := text(`h1`); !strings.Contains(h, "build T-001") {
+		t.Errorf("run 2's title: %q", h)
+	}
+	shot("run.png")
+
+	// A phone-sized screen: the list fits without sideways scrolling.
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile), chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS(`#rows tr`))); err != nil {
+		t.Fatal(err)
+	}
+	over, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth + 1`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if over {
+		t.Error("the list is wider than a 390 px phone screen")
+	}
+	shot("list-phone.png")
+	if err := chromedp.Do(ctx, chromedp.Navigate(url+"loops/web"), chromedp.WaitVisible(chromedp.CSS(`#plan`))); err != nil {
+		t.Fatal(err)
+	}
+	over, _ = chromedp.Run(ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth + 1`))
+	if over {
+		t.Error("the loop page is wider than a 390 px phone screen")
+	}
+	shot("loop-phone.png")
+
+	// The list is live: resumed through the API, the loop's row changes
+	// without a reload.
+	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS(`#rows tr`))); err != nil {
+		t.Fatal(err)
+	}
+	if st := text(`#rows .state`); st != "paused" {
+		t.Fatalf("the list says %q before the resume", st)
+	}
+	req, _ := http.NewRequest("POST", url+"api/loops/web/resume", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("resume: %v %v", res, err)
+	}
+	res.Body.Close()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector("#rows .state").textContent !== "paused"`, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+		t.Errorf("the list still says %q after the resume: %v", text(`#rows .state`), err)
+	}
+	t.Logf("screenshots in %s", out)
+	fmt.Fprintln(os.Stderr, "serve browser test screenshots:", out)
+}

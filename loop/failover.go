@@ -1,0 +1,180 @@
+package loop
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/looprinter/looprinter/agent"
+	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/spec"
+)
+
+// Failover on usage limits. A phase's agent comes with agent.fallback: the
+// agents that take over, in order. When the agent in use reports a usage
+// limit that resets later than fallback_after, its reset time is kept in
+// the state and the same run goes on with the first candidate that is
+// installed and not limited (an agent_failover record; the try that hit the
+// limit is not an attempt). Every run starts again with the first choice
+// whose limit has passed. When every candidate is limited, the run waits
+// for the earliest reset, as without fallbacks. In the review shape, the
+// reviewer never takes the model its writer or fixer is on, nor they the
+// reviewer's.
+
+// FailoverState is what the engine knows about usage limits.
+type FailoverState struct {
+	// Limits is, per agent (backend/model), when its usage limit resets.
+	Limits map[string]time.Time `json:"limits,omitempty"`
+	// InUse is, per phase, the agent its last run used.
+	InUse map[string]string `json:"in_use,omitempty"`
+}
+
+// agentKey names an agent for limits and records: backend/model.
+func agentKey(a spec.Agent) string {
+	m := a.Model
+	if m == "" {
+		m = "default"
+	}
+	return a.Backend + "/" + m
+}
+
+// candidates are a phase's agent and its fallbacks, in order. A fallback
+// keeps the first choice's limits and environment; a different backend
+// gets its own model, command and no arguments.
+func candidates(a spec.Agent) []spec.Agent {
+	out := []spec.Agent{a}
+	for _, f := range a.Fallback {
+		c := a
+		if f.Backend != a.Backend {
+			c.Args = nil
+		}
+		c.Backend, c.Model, c.Command = f.Backend, f.Model, f.Command
+		out = append(out, c)
+	}
+	return out
+}
+
+func (e *Engine) failover() *FailoverState {
+	if e.st.Failover == nil {
+		e.st.Failover = &FailoverState{}
+	}
+	if e.st.Failover.Limits == nil {
+		e.st.Failover.Limits = map[string]time.Time{}
+	}
+	if e.st.Failover.InUse == nil {
+		e.st.Failover.InUse = map[string]string{}
+	}
+	return e.st.Failover
+}
+
+// avoidKeys are the agents a phase may not take: the reviewer stays off the
+// writer's and fixer's, and they off the reviewer's.
+func (e *Engine) avoidKeys(phase string) map[string]bool {
+	if e.spec.Shape != spec.ShapeReview {
+		return nil
+	}
+	fs := e.failover()
+	out := map[string]bool{}
+	add := func(p string) {
+		if k, ok := fs.InUse[p]; ok {
+			out[k] = true
+		} else {
+			out[agentKey(e.spec.AgentFor(p, false))] = true
+		}
+	}
+	if phase == "reviewer" {
+		add("writer")
+		add("fixer")
+	} else if phase == "writer" || phase == "fixer" {
+		add("reviewer")
+	}
+	return out
+}
+
+// usable says whether a candidate can run now: not limited, not avoided,
+// and its program installed.
+func (e *Engine) usable(c spec.Agent, avoid map[string]bool, now time.Time) bool {
+	k := agentKey(c)
+	if avoid[k] || e.failover().Limits[k].After(now) {
+		return false
+	}
+	ad, err := agent.Lookup(c.Backend)
+	if err != nil {
+		return false
+	}
+	req := agent.Request{Dir: e.dir, Backend: c.Backend, Model: c.Model, Command: c.Command, Args: c.Args, Env: c.Env, Permissions: c.Permissions}
+	_, err = ad.Invocation(req)
+	return err == nil
+}
+
+// chooseAgent is the agent a run of phase starts with: the first candidate
+// that can run now (the first choice again once its limit has passed). With
+// no fallback it is the phase's agent, unchanged.
+func (e *Engine) chooseAgent(phase, task string, a spec.Agent) spec.Agent {
+	if len(a.Fallback) == 0 {
+		return a
+	}
+	fs := e.failover()
+	now := time.Now()
+	chosen := a
+	if avoid := e.avoidKeys(phase); !e.usable(a, avoid, now) {
+		for _, c := range candidates(a)[1:] {
+			if e.usable(c, avoid, now) {
+				chosen = c
+				break
+			}
+		}
+	}
+	prev, had := fs.InUse[phase]
+	if k := agentKey(chosen); had && prev != k {
+		msg := fmt.Sprintf("the %s run goes to %s (was %s)", phase, k, prev)
+		if k == agentKey(a) {
+			msg = fmt.Sprintf("back to the first choice %s: its usage limit has reset", k)
+		}
+		e.emit(record.Event{Event: record.AgentFailover, Phase: phase, Task: task, From: prev, To: k, Backend: chosen.Backend, Model: chosen.Model, Message: msg})
+	}
+	fs.InUse[phase] = agentKey(chosen)
+	return chosen
+}
+
+// failoverOnLimit is called when a try of a run hit a usage limit resetting
+// in wait. It keeps the limit and returns the candidate to go on with (ok),
+// or, when every candidate is limited, the one whose limit resets first and
+// how long until then.
+func (e *Engine) failoverOnLimit(phase, task string, first, cur spec.Agent, wait time.Duration) (spec.Agent, time.Duration, bool) {
+	if len(first.Fallback) == 0 || wait <= first.FallbackAfter.D() {
+		return cur, wait, false
+	}
+	fs := e.failover()
+	now := time.Now()
+	fs.Limits[agentKey(cur)] = now.Add(wait)
+	avoid := e.avoidKeys(phase)
+	for _, c := range candidates(first) {
+		if agentKey(c) == agentKey(cur) || !e.usable(c, avoid, now) {
+			continue
+		}
+		from := agentKey(cur)
+		fs.InUse[phase] = agentKey(c)
+		e.emit(record.Event{Event: record.AgentFailover, Phase: phase, Task: task, From: from, To: agentKey(c), Backend: c.Backend, Model: c.Model,
+			WaitMS: wait.Milliseconds(), Message: fmt.Sprintf("%s reported a usage limit resetting in %s (more than fallback_after %s): the run goes on with %s; no attempt counted",
+				from, wait.Round(time.Second), first.FallbackAfter, agentKey(c))})
+		return c, 0, true
+	}
+	// Every candidate is limited: wait for the earliest reset, then go on
+	// with the agent it belongs to.
+	next, earliest := cur, wait
+	for _, c := range candidates(first) {
+		if avoid[agentKey(c)] {
+			continue
+		}
+		if t, ok := fs.Limits[agentKey(c)]; ok && t.After(now) && t.Sub(now) < earliest {
+			next, earliest = c, t.Sub(now)
+		}
+	}
+	fs.InUse[phase] = agentKey(next)
+	return next, earliest, false
+}
+
+// setAgent points a request at another agent.
+func setAgent(req *agent.Request, a spec.Agent) {
+	req.Backend, req.Model, req.Command, req.Args, req.Env, req.Permissions = a.Backend, a.Model, a.Command, a.Args, a.Env, a.Permissions
+}

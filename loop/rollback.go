@@ -1,0 +1,386 @@
+package loop
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/spec"
+)
+
+// Checkpoints and rollback. The engine keeps, in its private folder, which
+// of its own commits passed which checks: a checkpoint is only ever a commit
+// the engine made itself (its last-commit file, never HEAD or a ref an agent
+// could move) whose tree is the tree the checks ran on. From that ledger it
+// takes the loop's branch back to the best state when the loop stops
+// without DONE, and, with git.rollback: task, undoes a build run that broke
+// a check that passed before. What it undoes is never lost: it is committed
+// (the work tree included) to refs/looprinter/<loop>/…, and the ledger keeps
+// the commit each such ref must name, so a moved ref is put back.
+
+// Checkpoint is a commit of the engine's and the checks seen on its tree.
+type Checkpoint struct {
+	Commit    string          `json:"commit"`
+	Tree      string          `json:"tree"`
+	Checks    map[string]bool `json:"checks"`          // command → passed
+	Tasks     []string        `json:"tasks,omitempty"` // tasks the engine judged passed at this commit
+	Cycle     int             `json:"cycle"`
+	Iteration int             `json:"iteration"`
+	At        time.Time       `json:"at"`
+}
+
+// Score is the number of checks that passed on the checkpoint's tree.
+func (c Checkpoint) Score() int {
+	n := 0
+	for _, ok := range c.Checks {
+		if ok {
+			n++
+		}
+	}
+	return n
+}
+
+// KeptRef is work the engine took off the branch, kept on a ref.
+type KeptRef struct {
+	Ref     string    `json:"ref"`
+	Commit  string    `json:"commit"`
+	Kind    string    `json:"kind"` // task or stop
+	Why     string    `json:"why"`
+	Commits []string  `json:"commits,omitempty"` // "abc1234 subject", newest first
+	At      time.Time `json:"at"`
+}
+
+// Ledger is the engine's record of checkpoints and kept refs for one loop.
+type Ledger struct {
+	Checkpoints []Checkpoint `json:"checkpoints,omitempty"`
+	Kept        []KeptRef    `json:"kept,omitempty"`
+}
+
+// Best is the checkpoint where the most checks passed, the latest of equals.
+func (l *Ledger) Best() (Checkpoint, bool) {
+	best, ok := Checkpoint{}, false
+	for _, c := range l.Checkpoints {
+		if !ok || c.Score() >= best.Score() {
+			best, ok = c, true
+		}
+	}
+	return best, ok
+}
+
+func ledgerPath(priv string) string { return filepath.Join(priv, "checkpoints.json") }
+
+// LoadLedger reads the engine's ledger of a loop directory (empty when the
+// loop never reached a checkpoint).
+func LoadLedger(dir string) *Ledger {
+	return loadLedger(PrivateDir(dir))
+}
+
+func loadLedger(priv string) *Ledger {
+	l := &Ledger{}
+	if data, err := os.ReadFile(ledgerPath(priv)); err == nil {
+		json.Unmarshal(data, l)
+	}
+	return l
+}
+
+func (l *Ledger) save(priv string) error {
+	data, err := json.MarshalIndent(l, "", "  ")
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(ledgerPath(priv), data)
+}
+
+// RefPrefix is where a loop's undone work is kept.
+func RefPrefix(name string) string { return "refs/looprinter/" + name + "/" }
+
+// engineCommits says whether the engine's commits can be checkpoints: a git
+// repository, and a loop that commits (the review shape's fixer commits
+// itself, so its history is not the engine's).
+func (e *Engine) engineCommits() bool {
+	if e.spec.Shape == spec.ShapeReview || (e.spec.Git.Commit != nil && !*e.spec.Git.Commit) {
+		return false
+	}
+	return gitDir(e.spec) != ""
+}
+
+// lastCommit is the engine's own last commit ("" when none).
+func (e *Engine) lastCommit() string {
+	data, err := os.ReadFile(LastCommitPath(e.dir))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(data))
+}
+
+// judgedTasks are the tasks of the engine's plan it judged passed.
+func (e *Engine) judgedTasks() []string {
+	var out []string
+	if e.st.Judged != nil {
+		for _, t := range e.st.Judged.Tasks {
+			if t.Passes {
+				out = append(out, t.ID)
+			}
+		}
+	}
+	return out
+}
+
+// noteCheckpoint records the results of checks that just ran as a
+// checkpoint, when the work tree is exactly a commit of the engine's (its
+// last commit; at the baseline, before any agent ran, HEAD). Checks on the
+// same tree as the last checkpoint are merged into it.
+func (e *Engine) noteCheckpoint(results []CheckResult, baseline bool) {
+	if len(results) == 0 || !e.engineCommits() {
+		return
+	}
+	ctx := context.Background()
+	commit := e.lastCommit()
+	if baseline {
+		commit = gitHead(ctx, e.dir)
+	}
+	if commit == "" {
+		return
+	}
+	tree, err := gitLine(ctx, e.dir, "rev-parse", "--verify", "-q", commit+"^{tree}")
+	if err != nil {
+		return
+	}
+	if work, err := snapshotTree(ctx, e.dir); err != nil || work != tree {
+		return // the checks ran on work that is not (yet) committed
+	}
+	led := loadLedger(e.priv)
+	checks := map[string]bool{}
+	if n := len(led.Checkpoints); n > 0 && led.Checkpoints[n-1].Tree == tree {
+		checks = led.Checkpoints[n-1].Checks
+		led.Checkpoints = led.Checkpoints[:n-1]
+	}
+	for _, r := range results {
+		checks[r.Command] = r.Pass
+	}
+	led.Checkpoints = append(led.Checkpoints, Checkpoint{Commit: commit, Tree: tree, Checks: checks, Tasks: e.judgedTasks(),
+		Cycle: e.st.Cycle, Iteration: e.st.Iterations, At: time.Now().UTC()})
+	if err := led.save(e.priv); err != nil {
+		e.emit(record.Event{Event: record.Warning, Message: "cannot save the checkpoint ledger: " + err.Error()})
+	}
+}
+
+// rollbackTask runs the gate checks after a build run when git.rollback is
+// task. If a check that passed at the latest checkpoint fails now, the run
+// is undone at once: its work goes to a ref, the branch and the files go
+// back to the checkpoint, and the returned text says which checks it broke
+// (for the next prompt). The results are returned for the checkpoint the
+// run's commit makes when nothing broke.
+func (e *Engine) rollbackTask(ctx context.Context, task Task) (string, []CheckResult) {
+	if e.spec.Git.Rollback != "task" || !e.engineCommits() {
+		return "", nil
+	}
+	cmds := e.spec.GateChecks()
+	if len(cmds) == 0 {
+		return "", nil
+	}
+	results := e.runChecks(ctx, "task", cmds)
+	if ctx.Err() != nil {
+		return "", nil
+	}
+	e.emit(record.Event{Event: record.Verify, Gate: "task", Task: task.ID, Pass: record.Bool(allPass(results)), Checks: checksOf(results)})
+	led := loadLedger(e.priv)
+	if len(led.Checkpoints) == 0 {
+		return "", results
+	}
+	last := led.Checkpoints[len(led.Checkpoints)-1]
+	var broken []string
+	var signal strings.Builder
+	for _, r := range results {
+		if !r.Pass && last.Checks[r.Command] {
+			broken = append(broken, "`"+r.Command+"`")
+			fmt.Fprintf(&signal, "$ %s   # exit %d\n%s\n", r.Command, r.ExitCode, r.Signal)
+		}
+	}
+	if len(broken) == 0 {
+		return "", results
+	}
+	why := fmt.Sprintf("the build run for %s broke %s, which passed at %.12s", task.ID, strings.Join(broken, ", "), last.Commit)
+	kept, err := e.rollbackTo(ctx, led, last, "task", why)
+	if err != nil {
+		e.emit(record.Event{Event: record.Warning, Kind: "rollback", Message: "could not roll back: " + err.Error()})
+		return "", results
+	}
+	msg := fmt.Sprintf("ROLLED BACK: this approach broke %s (it passed before the run for %s). The run's changes were undone; the tree is back at %.12s and the attempt is kept on %s. Try a different approach that keeps %s passing.\n%s",
+		strings.Join(broken, ", "), task.ID, last.Commit, kept.Ref, strings.Join(broken, ", "), strings.TrimRight(signal.String(), "\n"))
+	return msg, nil
+}
+
+// settleBest leaves the branch at the best checkpoint when the loop stops
+// without DONE; the commits after it (and uncommitted work) are kept on
+// refs/looprinter/<loop>/attempt-N. It returns what was kept, or nil.
+func (e *Engine) settleBest(o *Outcome) *KeptRef {
+	switch o.Reason {
+	case ReasonBudget, ReasonNoProgress, ReasonTimeCost, ReasonBlocked:
+	default:
+		return nil
+	}
+	if !e.engineCommits() {
+		return nil
+	}
+	led := loadLedger(e.priv)
+	best, ok := led.Best()
+	if !ok {
+		return nil
+	}
+	ctx := context.Background()
+	tip := e.lastCommit()
+	if tip == "" {
+		tip = best.Commit
+	}
+	work, err := snapshotTree(ctx, e.dir)
+	if err != nil {
+		return nil
+	}
+	tipTree, _ := gitLine(ctx, e.dir, "rev-parse", "--verify", "-q", tip+"^{tree}")
+	if tip == best.Commit && work == tipTree {
+		return nil // already at the best state
+	}
+	if _, err := gitLine(ctx, e.dir, "merge-base", "--is-ancestor", best.Commit, tip); err != nil {
+		return nil // not on this line of history (an earlier --fresh start)
+	}
+	why := fmt.Sprintf("the loop stopped %s; the best state reached is %.12s (%d checks passed)", Title(o.Reason), best.Commit, best.Score())
+	kept, err := e.rollbackTo(ctx, led, best, "stop", why)
+	if err != nil {
+		e.emit(record.Event{Event: record.Warning, Kind: "rollback", Message: "could not go back to the best state: " + err.Error()})
+		return nil
+	}
+	// The plan the engine judged goes back with the files.
+	if e.st.Judged != nil {
+		at := map[string]bool{}
+		for _, id := range best.Tasks {
+			at[id] = true
+		}
+		for i := range e.st.Judged.Tasks {
+			t := &e.st.Judged.Tasks[i]
+			if t.Passes && !at[t.ID] {
+				t.Passes = false
+				delete(e.st.TaskBase, t.ID)
+			}
+		}
+		e.writeJudged()
+	}
+	return kept
+}
+
+// rollbackTo keeps the tip and the work tree on a new ref, then moves the
+// branch and the loop's files to the checkpoint. Changes outside the loop
+// folder are kept (git reset --keep refuses to lose them).
+func (e *Engine) rollbackTo(ctx context.Context, led *Ledger, to Checkpoint, kind, why string) (*KeptRef, error) {
+	tip := e.lastCommit()
+	if tip == "" {
+		tip = to.Commit
+	}
+	work, err := snapshotTree(ctx, e.dir)
+	if err != nil {
+		return nil, err
+	}
+	keep := tip
+	tipTree, _ := gitLine(ctx, e.dir, "rev-parse", "--verify", "-q", tip+"^{tree}")
+	if work != tipTree {
+		// Uncommitted work of the run: committed on top of the tip, on the ref only.
+		msg := fmt.Sprintf("looprinter %s: work undone by a rollback\n\n%s", e.spec.Name, why)
+		keep, err = gitLine(ctx, e.dir, "-c", "user.name=looprinter", "-c", "user.email=looprinter@localhost", "commit-tree", work, "-p", tip, "-m", msg)
+		if err != nil {
+			return nil, err
+		}
+	}
+	n := 1
+	prefix := "rollback-"
+	if kind == "stop" {
+		prefix = "attempt-"
+	}
+	for _, k := range led.Kept {
+		if strings.HasPrefix(k.Ref, RefPrefix(e.spec.Name)+prefix) {
+			n++
+		}
+	}
+	ref := fmt.Sprintf("%s%s%d", RefPrefix(e.spec.Name), prefix, n)
+	for {
+		if _, err := gitLine(ctx, e.dir, "rev-parse", "--verify", "-q", ref); err != nil {
+			break
+		}
+		n++
+		ref = fmt.Sprintf("%s%s%d", RefPrefix(e.spec.Name), prefix, n)
+	}
+	if _, err := gitLine(ctx, e.dir, "update-ref", ref, keep); err != nil {
+		return nil, err
+	}
+	var commits []string
+	if out, err := gitLine(ctx, e.dir, "log", "--format=%h %s", to.Commit+".."+keep); err == nil && out != "" {
+		commits = strings.Split(out, "\n")
+	}
+	// Back to the checkpoint: the loop folder first (its changes are on
+	// the ref), then the branch.
+	if _, err := gitLine(ctx, e.dir, "checkout", "-q", "-f", "HEAD", "--", "."); err != nil {
+		return nil, err
+	}
+	if _, err := gitLine(ctx, e.dir, "clean", "-fdq", "-e", RecordsDir+"/", "--", "."); err != nil {
+		return nil, err
+	}
+	if _, err := gitLine(ctx, e.dir, "reset", "-q", "--keep", to.Commit); err != nil {
+		return nil, err
+	}
+	if err := WriteFileAtomic(LastCommitPath(e.dir), []byte(to.Commit+"\n")); err != nil {
+		return nil, err
+	}
+	k := KeptRef{Ref: ref, Commit: keep, Kind: kind, Why: why, Commits: commits, At: time.Now().UTC()}
+	led.Kept = append(led.Kept, k)
+	// Checkpoints after the one gone back to are no longer on the branch.
+	for i, c := range led.Checkpoints {
+		if c.Commit == to.Commit && c.Tree == to.Tree {
+			led.Checkpoints = led.Checkpoints[:i+1]
+			break
+		}
+	}
+	if err := led.save(e.priv); err != nil {
+		return nil, err
+	}
+	e.emit(record.Event{Event: record.Rollback, Kind: kind, From: keep, To: to.Commit, Ref: ref, Changes: commits,
+		Message: fmt.Sprintf("%s; the branch went back to %.12s and the undone work is kept on %s", why, to.Commit, ref)})
+	return &k, nil
+}
+
+// guardRefs puts back every kept ref that no longer names the commit the
+// engine kept on it (an agent moved or deleted it), each a violation.
+func (e *Engine) guardRefs() {
+	if !e.engineCommits() {
+		return
+	}
+	led := loadLedger(e.priv)
+	ctx := context.Background()
+	for _, k := range led.Kept {
+		cur, _ := gitLine(ctx, e.dir, "rev-parse", "--verify", "-q", k.Ref)
+		if cur == k.Commit {
+			continue
+		}
+		e.emit(record.Event{Event: record.Violation, Kind: "ref_moved", Ref: k.Ref,
+			Message: fmt.Sprintf("%s was moved or deleted outside the engine; it was put back to %.12s", k.Ref, k.Commit)})
+		gitLine(ctx, e.dir, "update-ref", k.Ref, k.Commit)
+	}
+}
+
+// KeptLines lists the kept refs for the final report, newest last.
+func KeptLines(kept []KeptRef) []string {
+	var out []string
+	sort.SliceStable(kept, func(i, j int) bool { return kept[i].At.Before(kept[j].At) })
+	for _, k := range kept {
+		line := fmt.Sprintf("%s (%.12s): %s", k.Ref, k.Commit, k.Why)
+		if len(k.Commits) > 0 {
+			line += "; commits: " + strings.Join(k.Commits, "; ")
+		}
+		out = append(out, line)
+	}
+	return out
+}
