@@ -69,7 +69,8 @@ func RunStep(ctx context.Context, l *spec.Loop, opts StepOptions) (*Outcome, err
 	for _, s := range opts.Subscribers {
 		rec.Subscribe(s)
 	}
-	e := &Engine{spec: l, dir: dir, st: st, rec: rec, opts: opts.Options, mark: start, priv: priv}
+	e := &Engine{spec: l, dir: dir, st: st, rec: rec, opts: opts.Options, mark: start, priv: priv, red: Redactor(l)}
+	rec.SetRedactor(e.red)
 	if fi, err := os.Stat(l.Path); err == nil {
 		e.specTime = fi.ModTime()
 	}
@@ -93,6 +94,9 @@ func RunStep(ctx context.Context, l *spec.Loop, opts StepOptions) (*Outcome, err
 	}
 	for _, u := range untrusted {
 		e.emit(record.Event{Event: record.Violation, Kind: "state_forged", File: RecordsDir + "/state.json", Message: u})
+	}
+	if l.Redact.Off {
+		e.addNotVerified(redactionNote)
 	}
 	for _, n := range opts.Notes {
 		e.emit(record.Event{Event: record.Warning, Message: n})
@@ -125,6 +129,13 @@ func (e *Engine) oneStep(ctx context.Context) *Outcome {
 	if ctx.Err() != nil {
 		return e.outcome(ReasonInterrupted, "interrupted; state and records were written")
 	}
+	if err := e.waitForAnswer(ctx); err != nil {
+		var s *errStop
+		if errors.As(err, &s) {
+			return s.o
+		}
+		return e.outcome(ReasonBlocked, "cannot save state: "+err.Error())
+	}
 	e.reloadSpec()
 	var err error
 	switch e.st.Phase {
@@ -151,6 +162,9 @@ func (e *Engine) oneStep(ctx context.Context) *Outcome {
 		err = e.stepPost(ctx)
 	default:
 		e.st.Phase = PhaseSetup
+	}
+	if errors.Is(err, errAsked) {
+		err = nil // the step runs again once the question is answered
 	}
 	if err != nil {
 		var s *errStop
