@@ -332,12 +332,16 @@ func (w *treeWatch) take() watchTake {
 	t := watchTake{Lost: w.lost}
 	if t.Lost == "" {
 		for p, how := range w.dirty {
-			t.Changed = append(t.Changed, p)
 			if how&dirtyCreated != 0 {
-				if _, err := os.Lstat(filepath.Join(w.dir, filepath.FromSlash(p))); err == nil {
-					t.Created = append(t.Created, p)
+				if _, err := os.Lstat(filepath.Join(w.dir, filepath.FromSlash(p))); err != nil {
+					// Made and gone again within the run (an editor's
+					// temporary file renamed over its target): it did
+					// not exist before and does not now, so no change.
+					continue
 				}
+				t.Created = append(t.Created, p)
 			}
+			t.Changed = append(t.Changed, p)
 		}
 		for d := range w.gone {
 			t.Gone = append(t.Gone, d)

@@ -283,3 +283,33 @@ func TestTreeWatchNewFolders(t *testing.T) {
 		t.Fatalf("take in the renamed folder = %+v", tk)
 	}
 }
+
+// A file made and renamed over its target within one run (how editors and
+// agent CLIs write) is no change of its own; the target is, and a file
+// that existed before and was removed is too.
+func TestTreeWatchTemporaryFileIsNoChange(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "div.sh"), []byte("a"), 0o644)
+	os.WriteFile(filepath.Join(dir, "old.txt"), []byte("a"), 0o644)
+	w, err := newTreeWatch(dir, watchSkip(&spec.Loop{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.close()
+	os.WriteFile(filepath.Join(dir, "div.sh.tmp.1"), []byte("b"), 0o644)
+	os.Rename(filepath.Join(dir, "div.sh.tmp.1"), filepath.Join(dir, "div.sh"))
+	os.WriteFile(filepath.Join(dir, "scratch"), []byte("b"), 0o644)
+	os.Remove(filepath.Join(dir, "scratch"))
+	os.Remove(filepath.Join(dir, "old.txt"))
+	tk := w.take()
+	if tk.Lost != "" || !slices.Equal(tk.Changed, []string{"div.sh", "old.txt"}) {
+		t.Fatalf("take = %+v, want div.sh and old.txt changed", tk)
+	}
+	// A rename onto a path counts as making it (the watch cannot tell
+	// whether it existed); the temporary files are not listed at all.
+	for _, p := range tk.Created {
+		if p != "div.sh" {
+			t.Fatalf("created = %v: %s was gone by the take", tk.Created, p)
+		}
+	}
+}
