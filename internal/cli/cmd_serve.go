@@ -100,7 +100,6 @@ func runServe(ctx context.Context, io *IO, o *serveOptions) error {
 		AllowedHosts: o.allowHosts,
 		Tokens:       tokens,
 		Audit:        serve.OpenAudit(serve.DefaultAuditPath()),
-		Actions:      serveActions(),
 	})
 	if err != nil {
 		return err
@@ -148,8 +147,3 @@ func runServe(ctx context.Context, io *IO, o *serveOptions) error {
 	}
 	return nil
 }
-
-// serveActions are the actions serve does beyond pause, resume and stop.
-// Answer and guide need the engine's ask/answer and guidance channel; until
-// it exists they answer 501.
-func serveActions() serve.Actions { return serve.Actions{} }

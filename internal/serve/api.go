@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/internal/notify"
+	"github.com/looprinter/looprinter/internal/operator"
 	"github.com/looprinter/looprinter/internal/ops"
 	"github.com/looprinter/looprinter/internal/spend"
 	"github.com/looprinter/looprinter/loop"
@@ -368,20 +369,17 @@ func (s *Server) do(what string, e ops.Entry, in actionInput, by string) (string
 		}
 		return fmt.Sprintf("killed %s and %d process(es) of its run; final record written", e.Name, len(res.Killed)), 0, nil
 	case "answer":
-		if strings.TrimSpace(in.ID) == "" || strings.TrimSpace(in.Text) == "" {
+		if strings.TrimSpace(in.ID) == "" {
 			return "", http.StatusBadRequest, errors.New("answer needs id (the question's id, e.g. q1) and text")
 		}
-		if s.cfg.Actions.Answer == nil {
-			return "", http.StatusNotImplemented, errors.New("answer is not available in this build of looprinter: the engine has no ask/answer channel yet")
+		if err := operator.CheckText("answer", in.Text); err != nil {
+			return "", http.StatusBadRequest, err
 		}
 		msg, err := s.cfg.Actions.Answer(e, in.ID, in.Text, by)
 		return msg, actionStatus(err), err
 	case "guide":
-		if strings.TrimSpace(in.Text) == "" {
-			return "", http.StatusBadRequest, errors.New("guide needs text")
-		}
-		if s.cfg.Actions.Guide == nil {
-			return "", http.StatusNotImplemented, errors.New("guide is not available in this build of looprinter: the engine has no guidance channel yet")
+		if err := operator.CheckText("guidance", in.Text); err != nil {
+			return "", http.StatusBadRequest, err
 		}
 		msg, err := s.cfg.Actions.Guide(e, in.Text, by)
 		return msg, actionStatus(err), err
@@ -393,10 +391,26 @@ func actionStatus(err error) int {
 	switch {
 	case err == nil:
 		return 0
-	case errors.Is(err, ErrNotImplemented):
-		return http.StatusNotImplemented
+	case errors.Is(err, ops.ErrNoQuestion):
+		return http.StatusConflict
 	}
-	return http.StatusConflict
+	return http.StatusInternalServerError
+}
+
+// answerLoop is the answer action: ops.Answer, as `looprinter answer`.
+func answerLoop(e ops.Entry, id, text, by string) (string, error) {
+	if err := ops.Answer(e, id, text, by); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("answered %s of %s; the loop goes on with the answer in its next prompt", id, e.Name), nil
+}
+
+// guideLoop is the guide action: ops.Guide, as `looprinter guide`.
+func guideLoop(e ops.Entry, text, by string) (string, error) {
+	if err := ops.Guide(e, text, by); err != nil {
+		return "", err
+	}
+	return "guidance queued for the next agent run of " + e.Name, nil
 }
 
 // sse starts a Server-Sent Events answer.

@@ -208,17 +208,10 @@ func startServe(t *testing.T) (url, token string) {
 	return url, token
 }
 
-// TestBrowser drives the dashboard in headless Chromium against `serve` on a
-// live loop run by the scripted agent: the list shows the loop and both
-// gates, the loop page shows the plan and the charts, and clicking Pause
-// pauses the loop (the records say so).
-func TestBrowser(t *testing.T) {
-	chromium := findChromium(t)
-	t.Setenv("LOOPRINTER_STATE_DIR", filepath.Join(t.TempDir(), "state"))
-	out := artifacts(t)
-	dir := startLoop(t)
-	url, token := startServe(t)
-
+// newBrowser starts headless Chromium for one test: its context, a
+// screenshot function (a PNG in out) and a function that reads an
+// element's text.
+func newBrowser(t *testing.T, chromium, out string) (context.Context, func(string), func(string) string) {
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromium),
 		chromedp.UserDataDir(t.TempDir()),
@@ -229,12 +222,11 @@ func TestBrowser(t *testing.T) {
 		opts = append(opts, chromedp.NoSandbox)
 	}
 	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
+	t.Cleanup(cancel)
 	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
+	t.Cleanup(cancel)
 	ctx, cancel = context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
-
+	t.Cleanup(cancel)
 	shot := func(name string) {
 		t.Helper()
 		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
@@ -253,6 +245,21 @@ func TestBrowser(t *testing.T) {
 		}
 		return s
 	}
+	return ctx, shot, text
+}
+
+// TestBrowser drives the dashboard in headless Chromium against `serve` on a
+// live loop run by the scripted agent: the list shows the loop and both
+// gates, the loop page shows the plan and the charts, and clicking Pause
+// pauses the loop (the records say so).
+func TestBrowser(t *testing.T) {
+	chromium := findChromium(t)
+	t.Setenv("LOOPRINTER_STATE_DIR", filepath.Join(t.TempDir(), "state"))
+	out := artifacts(t)
+	dir := startLoop(t)
+	url, token := startServe(t)
+
+	ctx, shot, text := newBrowser(t, chromium, out)
 
 	// Read-only first: the list, without signing in.
 	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS(`#rows tr`))); err != nil {
@@ -394,4 +401,99 @@ func TestBrowser(t *testing.T) {
 	}
 	t.Logf("screenshots in %s", out)
 	fmt.Fprintln(os.Stderr, "serve browser test screenshots:", out)
+}
+
+const askLoop = `sandbox: off
+version: 1
+name: asker
+objective: "three files exist under out/"
+agent:
+  backend: command
+  command: looprinter fake-agent --script agent.txt
+  timeout: 60s
+verify:
+  - test -s out/one.txt
+objective_verify:
+  - test -s out/three.txt
+`
+
+const askAgent = `== plan
+auto
+== build
+say I need a decision first.
+say <ask id="q1">Tabs or spaces?</ask>
+== build
+auto
+`
+
+// TestBrowserAsk: an agent's <ask> shows as a question on the dashboard;
+// typing an answer there lets the loop go on, and the next prompt carries
+// the answer.
+func TestBrowserAsk(t *testing.T) {
+	chromium := findChromium(t)
+	t.Setenv("LOOPRINTER_STATE_DIR", filepath.Join(t.TempDir(), "state"))
+	out := artifacts(t)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "loop.yaml"), []byte(askLoop), 0o644)
+	os.WriteFile(filepath.Join(dir, "agent.txt"), []byte(askAgent), 0o644)
+	cmd := exec.Command("looprinter", "start")
+	cmd.Dir = dir
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("looprinter start: %v\n%s", err, b)
+	}
+	t.Cleanup(func() {
+		c := exec.Command("looprinter", "stop", "--now", "asker")
+		c.Dir = dir
+		c.Run()
+	})
+	waitRecord(t, dir, 60*time.Second, func(e record.Event) bool { return e.Event == record.Question })
+	url, token := startServe(t)
+	ctx, shot, text := newBrowser(t, chromium, out)
+
+	if err := chromedp.Do(ctx, chromedp.Navigate(url+"login#token="+token), chromedp.WaitVisible(chromedp.CSS(`#rows tr`))); err != nil {
+		t.Fatal(err)
+	}
+	if row := text(`#rows tr`); !strings.Contains(row, "waiting") || !strings.Contains(row, "asks q1") {
+		t.Errorf("the list's row: %q", row)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(url+"loops/asker"), chromedp.WaitVisible(chromedp.CSS(`#question`))); err != nil {
+		t.Fatal(err)
+	}
+	if q := text(`#question-text`); q != "Tabs or spaces?" {
+		t.Errorf("the question shown: %q", q)
+	}
+	shot("question.png")
+	answer := `form[action$="/answer"]`
+	if err := chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS(answer+` textarea`), "Tabs, always."),
+		chromedp.Click(chromedp.CSS(`button#answer`)),
+		chromedp.WaitVisible(chromedp.CSS(`.flash`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	ans := waitRecord(t, dir, 30*time.Second, func(e record.Event) bool { return e.Event == record.Answer })
+	if ans.Message != "Tabs, always." || ans.ID != "q1" || !strings.HasPrefix(ans.By, "serve token ") {
+		t.Errorf("answer record: %+v", ans)
+	}
+	// The loop goes on: the next build run's prompt carries the answer.
+	next := waitRecord(t, dir, 30*time.Second, func(e record.Event) bool {
+		return e.Event == record.AgentStart && e.Phase == "build" && e.TS.After(ans.TS)
+	})
+	prompt, err := os.ReadFile(next.PromptFile)
+	if err != nil || !strings.Contains(string(prompt), "Tabs, always.") || !strings.Contains(string(prompt), "Tabs or spaces?") {
+		t.Errorf("the next prompt (%v) lacks the question and answer:\n%s", err, prompt)
+	}
+	// The page follows: the question is gone once the loop goes on.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		n, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#question").length`))
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the question is still shown after the answer")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	shot("answered.png")
 }

@@ -57,6 +57,7 @@ type Row struct {
 	LastActivity                   time.Time
 	Line                           string
 	Live                           bool
+	Question                       string // the id of the question the loop waits on
 }
 
 func rowOf(st ops.Status) Row {
@@ -87,6 +88,9 @@ func rowOf(st ops.Status) Row {
 			r.Shape = l.Shape
 		}
 	}
+	if st.Question != nil {
+		r.Question = st.Question.ID
+	}
 	r.LastActivity = lastActivity(st)
 	return r
 }
@@ -99,7 +103,7 @@ func loopFile(e ops.Entry) string {
 }
 
 func live(state string) bool {
-	return state == ops.StateRunning || state == ops.StatePaused || state == ops.StateStarting
+	return state == ops.StateRunning || state == ops.StatePaused || state == ops.StateStarting || state == ops.StateWaiting
 }
 
 func gateWord(g string) string {

@@ -28,12 +28,9 @@ import (
 //go:embed web
 var webFS embed.FS
 
-// ErrNotImplemented is what an action returns when this build cannot do it.
-var ErrNotImplemented = errors.New("not implemented")
-
-// Actions are the dashboard's and the API's actions besides pause, resume and
-// stop (which serve does through internal/ops, as the CLI does). A nil func
-// answers 501.
+// Actions are the dashboard's and the API's answer and guide actions; by
+// default ops.Answer and ops.Guide, as the CLI's commands do (tests may
+// replace them). Pause, resume and stop go through internal/ops directly.
 type Actions struct {
 	// Answer gives the operator's answer to question id of a waiting loop;
 	// by says who ("serve token 1a2b3c4d").
@@ -84,6 +81,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.StopTimeout <= 0 {
 		cfg.StopTimeout = 30 * time.Second
+	}
+	if cfg.Actions.Answer == nil {
+		cfg.Actions.Answer = answerLoop
+	}
+	if cfg.Actions.Guide == nil {
+		cfg.Actions.Guide = guideLoop
 	}
 	if cfg.Redact == nil {
 		cfg.Redact = newRedactors().Bytes

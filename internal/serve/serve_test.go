@@ -85,7 +85,6 @@ type env struct {
 	admin  string
 	read   string
 	audit  *serve.Audit
-	calls  []string
 	mu     sync.Mutex
 	files  map[string]int // the loop files answers were redacted for
 }
@@ -111,12 +110,6 @@ func newEnv(t *testing.T, dir, addr string) *env {
 			e.files[file]++
 			e.mu.Unlock()
 			return bytes.ReplaceAll(b, []byte(marker), []byte("[REDACTED:TEST]"))
-		},
-		Actions: serve.Actions{
-			Answer: func(en ops.Entry, id, text, by string) (string, error) {
-				e.calls = append(e.calls, "answer "+en.Name+" "+id+" "+text+" by "+by)
-				return "answered", nil
-			},
 		},
 	})
 	if err != nil {
@@ -333,15 +326,24 @@ func TestTokenRules(t *testing.T) {
 	if _, err := os.Stat(loop.PausePath(dir)); err == nil {
 		t.Fatal("resume left the pause file")
 	}
-	// answer goes to the engine's channel; guide has none here: 501.
-	if r := e.do("POST", "/api/loops/api/answer", e.admin, strings.NewReader(`{"id":"q1","text":"use sqlite"}`), map[string]string{"Content-Type": "application/json"}); r.status != 200 || len(e.calls) != 1 || e.calls[0] != "answer api q1 use sqlite by serve token "+e.admin[4:12] {
-		t.Errorf("answer: %d %s, calls %q", r.status, r.body, e.calls)
+	// answer and guide go to the loop's operator channel, as the commands
+	// do: a loop that waits for no answer refuses one (409); guidance is
+	// queued, named by the token that gave it.
+	if r := e.do("POST", "/api/loops/api/answer", e.admin, strings.NewReader(`{"id":"q1","text":"use sqlite"}`), map[string]string{"Content-Type": "application/json"}); r.status != 409 || !strings.Contains(r.body, "not waiting for an answer") {
+		t.Errorf("answer to a loop that asked nothing: %d %s, want 409", r.status, r.body)
 	}
-	if r := e.post("/api/loops/api/guide", e.admin, url.Values{"text": {"smaller steps"}}, nil); r.status != 501 || !strings.Contains(r.body, "not available") {
-		t.Errorf("guide without an engine channel: %d %s, want 501", r.status, r.body)
+	if r := e.post("/api/loops/api/guide", e.admin, url.Values{"text": {"smaller steps"}}, nil); r.status != 200 || !strings.Contains(r.body, "guidance queued") {
+		t.Errorf("guide: %d %s", r.status, r.body)
+	}
+	en, _ := ops.Find("api")
+	if g := ops.ChannelOf(en).Guidance; len(g) != 1 || g[0].Text != "smaller steps" || g[0].By != "serve token "+e.admin[4:12] {
+		t.Errorf("queued guidance: %+v", g)
 	}
 	if r := e.post("/api/loops/api/answer", e.admin, url.Values{"text": {"no id"}}, nil); r.status != 400 {
 		t.Errorf("answer without an id: %d, want 400", r.status)
+	}
+	if r := e.post("/api/loops/api/guide", e.admin, url.Values{"text": {""}}, nil); r.status != 400 {
+		t.Errorf("empty guidance: %d, want 400", r.status)
 	}
 	// stop on a finished loop: nothing to stop, said plainly.
 	if r := e.post("/api/loops/api/stop", e.admin, nil, nil); r.status != 200 || !strings.Contains(r.body, "not running") {
