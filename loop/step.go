@@ -71,6 +71,7 @@ func RunStep(ctx context.Context, l *spec.Loop, opts StepOptions) (*Outcome, err
 	}
 	e := &Engine{spec: l, dir: dir, st: st, rec: rec, opts: opts.Options, mark: start, priv: priv, red: Redactor(l)}
 	rec.SetRedactor(e.red)
+	defer e.resetWatch()
 	if fi, err := os.Stat(l.Path); err == nil {
 		e.specTime = fi.ModTime()
 	}
@@ -107,18 +108,23 @@ func RunStep(ctx context.Context, l *spec.Loop, opts StepOptions) (*Outcome, err
 		}
 		st.AgentPGID = 0
 	}
+	end := func(o *Outcome) (*Outcome, error) {
+		out := e.finish(o)
+		e.tallySpend()
+		return out, nil
+	}
 	if st.InFlight != nil {
 		if err := e.judgeDeadRun(); err != nil {
-			return e.finish(e.outcome(ReasonBlocked, err.Error())), nil
+			return end(e.outcome(ReasonBlocked, err.Error()))
 		}
 	}
 	if st.Phase == PhaseDone {
 		o := e.outcome(ReasonDone, e.doneSummary())
 		o.Evidence, o.NotVerified = st.Evidence, st.NotVerified
-		return e.finish(o), nil
+		return end(o)
 	}
 	if o := e.oneStep(ctx); o != nil {
-		return e.finish(o), nil
+		return end(o)
 	}
 	return nil, nil
 }

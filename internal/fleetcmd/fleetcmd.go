@@ -178,6 +178,7 @@ submit. With --wait, wait for the end and exit as ` + "`run`" + ` would.`,
 			if branch == "" {
 				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("no --branch and no current branch")}
 			}
+			remote = absRemote(top, remote)
 			if out, err := gitops.Git(top, "ls-remote", "--heads", remote, branch); err != nil || out == "" {
 				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("the branch %s is not on %s: push it first (git push %s %s)", branch, remote, remote, branch)}
 			}
@@ -215,6 +216,19 @@ submit. With --wait, wait for the end and exit as ` + "`run`" + ` would.`,
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait for the loop to end; exit with its exit code")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "with --wait: print the result as JSON")
 	return cmd
+}
+
+// absRemote makes a remote that is a path on disk absolute (from the
+// repository's top folder, as git reads it): workers clone it from their
+// own folders. URLs and host:path remotes are kept as they are.
+func absRemote(top, remote string) string {
+	if strings.Contains(remote, "://") || filepath.IsAbs(remote) {
+		return remote
+	}
+	if i := strings.Index(remote, ":"); i > 0 && !strings.Contains(remote[:i], "/") {
+		return remote // host:path
+	}
+	return filepath.Join(top, remote)
 }
 
 func evalPath(p string) string {
