@@ -54,7 +54,7 @@ func (e *Engine) archivePending() {
 func (e *Engine) stepPlanOrBuild(ctx context.Context) error {
 	e.archivePending()
 	os.MkdirAll(e.path(OutputDir), 0o755)
-	plan, errs, err := ReadPlan(e.planPath())
+	plan, errs, err := e.readPlan()
 	if err == nil && len(errs) == 0 && e.st.Judged == nil {
 		// A plan the engine has not accepted yet (written by hand before the
 		// loop started, or by an older version): accept it now.
@@ -120,7 +120,7 @@ func (e *Engine) plan(ctx context.Context) error {
 	if len(run.Tamper) > 0 {
 		e.st.PendingErrors = append(e.st.PendingErrors, tamperNote(run.Tamper))
 	}
-	plan, errs, rerr := ReadPlan(e.planPath())
+	plan, errs, rerr := e.readPlan()
 	if rerr == nil && len(errs) == 0 {
 		errs = e.acceptPlan(plan)
 	}
@@ -179,7 +179,7 @@ func (e *Engine) build(ctx context.Context, plan *Plan, task Task) error {
 	if note := killedNote(e.spec.AgentFor("build", false), run.Result); note != "" {
 		problems = append(problems, note)
 	}
-	after, errs, rerr := ReadPlan(e.planPath())
+	after, errs, rerr := e.readPlan()
 	if rerr != nil || len(errs) > 0 {
 		after = nil
 	}
@@ -248,7 +248,7 @@ func (e *Engine) build(ctx context.Context, plan *Plan, task Task) error {
 // then the user's verify checks.
 func (e *Engine) stepCycleGate(ctx context.Context) error {
 	var errs []string
-	plan, perrs, err := ReadPlan(e.planPath())
+	plan, perrs, err := e.readPlan()
 	switch {
 	case err != nil:
 		errs = append(errs, OutputDir+"/plan.json is missing")

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	gitignore "github.com/sabhiram/go-gitignore"
+
 	"github.com/looprinter/looprinter/internal/enginedir"
 	"github.com/looprinter/looprinter/internal/redact"
 	"github.com/looprinter/looprinter/record"
@@ -97,19 +99,31 @@ type Hook func(ev record.Event, emit func(record.Event)) error
 
 // Engine runs one loop directory.
 type Engine struct {
-	spec     *spec.Loop
-	dir      string
-	st       *State
-	rec      *record.Writer
-	opts     Options
-	mark     time.Time     // wall time is counted from here since the last checkpoint
-	markRem  time.Duration // wall time below a millisecond, carried to the next checkpoint
-	priv     string        // the engine's private folder for this loop
-	ckMu     sync.Mutex    // checkpoints come from the step and from the wall-time ticker
-	sandbox  string        // the sandbox kind in force
-	specTime time.Time
-	lastPlan *Plan
-	red      *redact.Redactor // secrets never leave: records, state, prompts, transcripts (loop/redact.go)
+	spec       *spec.Loop
+	dir        string
+	st         *State
+	rec        *record.Writer
+	opts       Options
+	mark       time.Time     // wall time is counted from here since the last checkpoint
+	markRem    time.Duration // wall time below a millisecond, carried to the next checkpoint
+	priv       string        // the engine's private folder for this loop
+	ckMu       sync.Mutex    // checkpoints come from the step and from the wall-time ticker
+	sandbox    string        // the sandbox kind in force
+	specTime   time.Time
+	lastPlan   *Plan
+	watch      *treeWatch                      // the loop folder's changes; nil when walked instead
+	noWatch    bool                            // the watch could not be set up: walk every run
+	prot       *protCache                      // the protected set, kept up to date from watch
+	guard      *guard                          // the protected files' snapshot as on disk
+	snapFiles  *protFile                       // the protected list the snapshot was taken of
+	snapSimple bool                            // every file of it watched, none with other links
+	roFiles    []string                        // the protected files' paths for the sandbox
+	roFor      *protFile                       // the protected list roFiles was made of
+	marks      map[string]bool                 // paths the watch saw change since the last snapshot
+	planCache  *planCache                      // the last plan.json parsed
+	marksGone  []string                        // folders moved or removed since the last snapshot
+	ignores    map[string]*gitignore.GitIgnore // .gitignore of each folder, for the list of changes
+	red        *redact.Redactor                // secrets never leave: records, state, prompts, transcripts (loop/redact.go)
 
 	hookMu  sync.Mutex
 	hookErr error
@@ -170,6 +184,7 @@ func Run(ctx context.Context, l *spec.Loop, opts Options) (*Outcome, error) {
 	}
 	e := &Engine{spec: l, dir: dir, st: st, rec: rec, opts: opts, mark: start, priv: priv, red: Redactor(l)}
 	rec.SetRedactor(e.red)
+	defer e.resetWatch()
 	if fi, err := os.Stat(l.Path); err == nil {
 		e.specTime = fi.ModTime()
 	}
@@ -214,7 +229,9 @@ func Run(ctx context.Context, l *spec.Loop, opts Options) (*Outcome, error) {
 		return nil, err
 	}
 	o := e.loop(ctx)
-	return e.finish(o), nil
+	out := e.finish(o)
+	e.tallySpend()
+	return out, nil
 }
 
 func previousNote(outcome string) string {

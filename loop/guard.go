@@ -1,7 +1,6 @@
 package loop
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -10,9 +9,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // The guard is the engine's on-disk snapshot of the protected files, kept in
@@ -37,6 +39,7 @@ type guardEntry struct {
 	Ino     uint64 `json:"ino"`
 	MtimeNS int64  `json:"mtime_ns"`
 	CtimeNS int64  `json:"ctime_ns"`
+	Nlink   uint64 `json:"nlink,omitempty"` // more than 1: compared by stat every time, whatever the watch says
 }
 
 func guardPath(priv string) string { return filepath.Join(priv, "protected.json") }
@@ -61,16 +64,26 @@ func loadGuard(priv string) *guard {
 type protFile struct{ Path, Rule string }
 
 // snapshotGuard writes the snapshot of files to the private folder. Files
-// whose stat matches the previous snapshot are not read again.
-func snapshotGuard(dir, priv string, files []protFile) (*guard, error) {
+// whose stat matches the previous snapshot are not read again. With old
+// (the snapshot in memory) and restat, a file restat does not name keeps
+// its entry without a stat: the engine's watch saw no change to it.
+func snapshotGuard(dir, priv string, files []protFile, old *guard, restat func(rel string) bool) (*guard, error) {
+	if old == nil {
+		old, restat = loadGuard(priv), nil
+	}
 	prev := map[string]guardEntry{}
-	if old := loadGuard(priv); old != nil {
+	if old != nil {
 		for _, e := range old.Entries {
 			prev[e.Path] = e
 		}
 	}
-	g := &guard{}
+	g := &guard{Entries: make([]guardEntry, 0, len(files))}
+	stored := false
 	for _, f := range files {
+		if p, ok := prev[f.Path]; ok && restat != nil && p.Nlink <= 1 && p.Rule == f.Rule && !restat(f.Path) {
+			g.Entries = append(g.Entries, p)
+			continue
+		}
 		path := filepath.Join(dir, filepath.FromSlash(f.Path))
 		fi, err := os.Lstat(path)
 		if err != nil {
@@ -88,18 +101,30 @@ func snapshotGuard(dir, priv string, files []protFile) (*guard, error) {
 				e.Sum = p.Sum
 			} else if e.Sum, err = storeBlob(priv, path); err != nil {
 				return nil, fmt.Errorf("snapshot of protected file %s: %w", f.Path, err)
+			} else {
+				stored = true
 			}
 		default:
 			continue // a fifo, socket or device is never read
 		}
 		g.Entries = append(g.Entries, e)
 	}
+	if old != nil && slices.Equal(old.Entries, g.Entries) {
+		if _, err := os.Lstat(guardPath(priv)); err == nil {
+			return g, nil // the same snapshot as before the last run
+		}
+	}
+	if stored {
+		// Every new blob reaches the disk before the snapshot that names
+		// it: one syncfs for all of them, not an fsync each (the first
+		// snapshot of a large checkout stores thousands).
+		if err := syncFS(filepath.Join(priv, "blobs")); err != nil {
+			return nil, err
+		}
+	}
 	data, err := json.Marshal(g)
 	if err != nil {
 		return nil, err
-	}
-	if old, err := os.ReadFile(guardPath(priv)); err == nil && bytes.Equal(old, data) {
-		return g, nil // the same snapshot as before the last run
 	}
 	if err := WriteFileAtomic(guardPath(priv), data); err != nil {
 		return nil, err
@@ -110,7 +135,7 @@ func snapshotGuard(dir, priv string, files []protFile) (*guard, error) {
 func statEntry(rel string, fi os.FileInfo) guardEntry {
 	e := guardEntry{Path: rel, Mode: uint32(fi.Mode().Perm()), Size: fi.Size(), MtimeNS: fi.ModTime().UnixNano()}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		e.Ino = st.Ino
+		e.Ino, e.Nlink = st.Ino, uint64(st.Nlink)
 		e.CtimeNS = st.Ctim.Sec*1e9 + st.Ctim.Nsec
 	}
 	return e
@@ -142,11 +167,9 @@ func storeBlob(priv, path string) (string, error) {
 		tmp.Close()
 		return "", err
 	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
+	if err := tmp.Close(); err != nil {
 		return "", err
 	}
-	tmp.Close()
 	sum := hex.EncodeToString(h.Sum(nil))
 	dst := blobPath(priv, sum)
 	if _, err := os.Stat(dst); err == nil {
@@ -156,6 +179,16 @@ func storeBlob(priv, path string) (string, error) {
 		return "", err
 	}
 	return sum, os.Rename(tmp.Name(), dst)
+}
+
+// syncFS writes everything of the file system that holds dir to disk.
+func syncFS(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return unix.Syncfs(int(d.Fd()))
 }
 
 // errNotRegular says a path is not a regular file.
@@ -210,11 +243,14 @@ func fileSum(path string) string {
 // is removed. keep may let a change that weakens nothing stay (the loop
 // file, judged field by field). created are the files the run added and
 // protectNew says which of them the agent may not add (and which rule).
-func (g *guard) check(dir, priv string, keep func(rel string, old, cur []byte) (bool, string), created []string, protectNew func(rel string) (string, bool)) ([]Tamper, error) {
+// restat, when not nil, names the files the watch saw change: the others
+// (and no file with other hard links) are not looked at.
+func (g *guard) check(dir, priv string, keep func(rel string, old, cur []byte) (bool, string), created []string, protectNew func(rel string) (string, bool), restat func(rel string) bool) ([]Tamper, error) {
 	var out []Tamper
-	known := map[string]bool{}
 	for _, e := range g.Entries {
-		known[e.Path] = true
+		if restat != nil && e.Nlink <= 1 && !restat(e.Path) {
+			continue
+		}
 		path := filepath.Join(dir, filepath.FromSlash(e.Path))
 		fi, err := os.Lstat(path)
 		what := ""
@@ -253,6 +289,12 @@ func (g *guard) check(dir, priv string, keep func(rel string, old, cur []byte) (
 			return out, fmt.Errorf("cannot restore protected file %s: %w", e.Path, err)
 		}
 		out = append(out, Tamper{File: e.Path, What: what, Why: why, Rule: e.Rule})
+	}
+	known := map[string]bool{}
+	if len(created) > 0 {
+		for _, e := range g.Entries {
+			known[e.Path] = true
+		}
 	}
 	for _, rel := range created {
 		if known[rel] || protectNew == nil || holdsKnown(rel, known) {

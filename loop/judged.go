@@ -153,7 +153,7 @@ func (e *Engine) enforceJudgedPlan(dead, who string) []string {
 	if j == nil {
 		return nil
 	}
-	cur, errs, err := ReadPlan(e.planPath())
+	cur, errs, err := e.readPlan()
 	if err != nil || len(errs) > 0 {
 		cur = nil
 	}

@@ -150,6 +150,11 @@ func (e *Engine) asked(phase, task string, run *AgentRun, prompt string, seq int
 	}
 	now := time.Now().UTC()
 	e.st.Question = &Question{ID: id, Text: q, Phase: phase, Task: task, Seq: seq, AskedAt: now, Deadline: now.Add(e.spec.AskTimeout.D())}
+	// Saved before the record: whoever sees the question (status, the
+	// notification, a dashboard) finds the loop waiting for it.
+	if err := e.checkpoint(); err != nil {
+		return e.stop(ReasonBlocked, "cannot save state: "+err.Error())
+	}
 	e.emit(record.Event{Event: record.Question, Phase: phase, Task: task, ID: id, Message: q,
 		Summary: fmt.Sprintf("the loop waits for the answer (looprinter answer %s %s \"…\"), at most %s", e.spec.Name, id, e.spec.AskTimeout)})
 	return errAsked

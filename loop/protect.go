@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
@@ -14,7 +15,8 @@ var skipDirs = map[string]bool{".git": true, RecordsDir: true, "node_modules": t
 const maxWalk = 1000000
 
 // ErrTooManyFiles says a folder holds more files than the engine inspects.
-// It fails closed: the run stops, nothing is skipped silently.
+// It fails closed: the run stops, nothing is skipped silently. A folder it
+// cannot read stops the walk too.
 var ErrTooManyFiles = fmt.Errorf("the loop folder holds more than %d files; the engine does not judge a run it cannot fully inspect (move build output or dependencies out, or add them to .gitignore-style skip folders)", maxWalk)
 
 // walkFiles calls fn for every file under dir (slash-separated relative
@@ -23,10 +25,13 @@ var ErrTooManyFiles = fmt.Errorf("the loop folder holds more than %d files; the 
 func walkFiles(dir string, fn func(rel string, d fs.DirEntry)) error {
 	n := 0
 	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil
-		}
 		rel, _ := filepath.Rel(dir, path)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && path != dir {
+				return nil // removed while walked
+			}
+			return fmt.Errorf("cannot read %s: %w", filepath.ToSlash(rel), err)
+		}
 		if d.IsDir() {
 			if rel != "." && skipDirs[d.Name()] {
 				return filepath.SkipDir

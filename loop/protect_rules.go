@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -236,6 +237,18 @@ func (r *ProtectRules) detect(rel string) {
 	case base == "pyproject.toml" || base == "setup.py" || base == "setup.cfg" || strings.HasSuffix(base, ".py") ||
 		strings.HasPrefix(base, "requirements") && strings.HasSuffix(base, ".txt"):
 		r.ecos[ecoPython] = true
+	}
+}
+
+// note adds what a new file shows (an ecosystem, a crate) to rules built
+// before it existed. What it shows stays known: a file the rules once
+// covered is never freed by removing the file that showed its ecosystem.
+func (r *ProtectRules) note(rel string) {
+	crates := len(r.crates)
+	r.detect(rel)
+	if len(r.crates) > crates {
+		sort.Strings(r.crates)
+		r.crates = slices.Compact(r.crates)
 	}
 }
 

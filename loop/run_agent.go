@@ -63,13 +63,19 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 	if err != nil {
 		return nil, e.stop(ReasonBlocked, err.Error())
 	}
-	g, err := snapshotGuard(e.dir, e.priv, files)
+	changes, err := e.beginChanges()
 	if err != nil {
 		return nil, e.stop(ReasonBlocked, err.Error())
 	}
-	before, err := treeStamps(e.dir)
-	if err != nil {
-		return nil, e.stop(ReasonBlocked, err.Error())
+	g := e.guard
+	if e.snapshotCurrent(files) {
+		e.snapshotted()
+	} else {
+		if g, err = snapshotGuard(e.dir, e.priv, files, e.guard, e.needsStat()); err != nil {
+			return nil, e.stop(ReasonBlocked, err.Error())
+		}
+		e.snapshotted()
+		e.snapshotTaken(files, g)
 	}
 	if counts {
 		e.st.Iterations++
@@ -199,19 +205,17 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 	e.sweep()
 	e.st.AgentPGID = 0
 	run := &AgentRun{Result: res}
-	after, werr := treeStamps(e.dir)
-	run.Changed = changedFiles(before, after)
-	var created []string
-	for _, f := range run.Changed {
-		if _, ok := before[f]; !ok {
-			created = append(created, f)
-		}
-	}
+	changed, created, werr := e.endChanges(changes)
+	run.Changed = changed
 	protectNew := func(rel string) (string, bool) {
 		p, ok := rules.ProtectNew(rel)
 		return p.Rule, ok
 	}
-	tamper, gerr := g.check(e.dir, e.priv, e.keepEdit, created, protectNew)
+	tamper, gerr := g.check(e.dir, e.priv, e.keepEdit, created, protectNew, e.needsStat())
+	if len(tamper) > 0 || gerr != nil {
+		e.guard = nil // restored files are new files: the next snapshot looks at every one
+	}
+	e.judged(changes)
 	run.Tamper = tamper
 	e.endRecord(phase, task, a, res, run.Changed)
 	e.recordTamper(phase, task, run.Tamper)

@@ -1,7 +1,6 @@
 package loop
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,11 +22,18 @@ import (
 // confinement resolves the loop's sandbox and returns how to wrap an agent's
 // command, or nil when the user turned the sandbox off.
 func (e *Engine) confinement(files []protFile) (func(string, []string) (string, []string, []string, error), error) {
-	var ro []string
-	for _, f := range files {
-		ro = append(ro, filepath.Join(e.dir, filepath.FromSlash(f.Path)))
+	var first *protFile
+	if len(files) > 0 {
+		first = &files[0]
 	}
-	wrap, kind, err := Confine(e.spec, ro)
+	if e.roFiles == nil || first == nil || first != e.roFor || len(files) != len(e.roFiles) {
+		e.roFiles = make([]string, 0, len(files))
+		for _, f := range files {
+			e.roFiles = append(e.roFiles, filepath.Join(e.dir, filepath.FromSlash(f.Path)))
+		}
+		e.roFor = first
+	}
+	wrap, kind, err := Confine(e.spec, e.roFiles)
 	if err != nil {
 		return nil, err
 	}
@@ -145,48 +151,6 @@ func (e *Engine) sweep() {
 // started: those may not be edited; test files added since may.
 func startSetPath(priv string) string { return filepath.Join(priv, "protected-at-start.json") }
 
-// protectedFiles lists the files protected for the next run, each with the
-// rule that protects it: every file of the user's globs, gate programs and
-// the loop file, and the files of the default rules that existed when the
-// loop started.
-func (e *Engine) protectedFiles() ([]protFile, *ProtectRules, error) {
-	rules, err := NewProtectRules(e.dir, e.spec)
-	if err != nil {
-		return nil, nil, err
-	}
-	all := rules.Files()
-	start := map[string]bool{}
-	if data, err := os.ReadFile(startSetPath(e.priv)); err == nil {
-		var list []string
-		if json.Unmarshal(data, &list) != nil {
-			return nil, nil, fmt.Errorf("the engine's list of protected files is corrupt (%s)", startSetPath(e.priv))
-		}
-		for _, p := range list {
-			start[p] = true
-		}
-	} else {
-		// First run: the files the default rules protect now are the start set.
-		var list []string
-		for _, p := range all {
-			if p.Default {
-				list = append(list, p.Path)
-				start[p.Path] = true
-			}
-		}
-		data, _ := json.Marshal(list)
-		if err := WriteFileAtomic(startSetPath(e.priv), data); err != nil {
-			return nil, nil, err
-		}
-	}
-	out := make([]protFile, 0, len(all))
-	for _, p := range all {
-		if !p.Default || start[p.Path] {
-			out = append(out, protFile{Path: p.Path, Rule: p.Rule})
-		}
-	}
-	return out, rules, nil
-}
-
 // keepEdit decides about an edited protected file that may keep a change:
 // the loop file (judged field by field) and test-runner configuration that
 // also holds other settings (an edit outside the test section stays).
@@ -234,7 +198,7 @@ func (e *Engine) judgeDeadRun() error {
 			p, ok := rules.ProtectNew(rel)
 			return p.Rule, ok
 		}
-		tamper, err := g.check(e.dir, e.priv, e.keepEdit, created, protectNew)
+		tamper, err := g.check(e.dir, e.priv, e.keepEdit, created, protectNew, nil)
 		e.recordTamper(f.Phase, f.Task, tamper)
 		if err != nil {
 			return err

@@ -20,7 +20,7 @@ func guardFixture(t *testing.T) (dir, priv, outside string, g *guard) {
 	os.WriteFile(filepath.Join(dir, "tests", "check.sh"), []byte("#!/bin/sh\nexit 0\n"), 0o755)
 	os.WriteFile(outside, []byte("outside\n"), 0o644)
 	var err error
-	g, err = snapshotGuard(dir, priv, []protFile{{Path: "tests/check.sh", Rule: "a rule"}})
+	g, err = snapshotGuard(dir, priv, []protFile{{Path: "tests/check.sh", Rule: "a rule"}}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestGuardSymlinkSwapNeverWritesThrough(t *testing.T) {
 	if err := os.Symlink(outside, p); err != nil {
 		t.Fatal(err)
 	}
-	ts, err := g.check(dir, priv, nil, nil, nil)
+	ts, err := g.check(dir, priv, nil, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestGuardParentLinkSwap(t *testing.T) {
 	dir, priv, outside, g := guardFixture(t)
 	os.RemoveAll(filepath.Join(dir, "tests"))
 	os.Symlink(filepath.Dir(outside), filepath.Join(dir, "tests"))
-	ts, err := g.check(dir, priv, nil, nil, nil)
+	ts, err := g.check(dir, priv, nil, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,11 +80,11 @@ func TestGuardDeletedAndChmodded(t *testing.T) {
 	dir, priv, _, g := guardFixture(t)
 	p := filepath.Join(dir, "tests", "check.sh")
 	os.Remove(p)
-	ts, _ := g.check(dir, priv, nil, nil, nil)
+	ts, _ := g.check(dir, priv, nil, nil, nil, nil)
 	checkRestored(t, dir, ts, "deleted")
 
 	os.Chmod(p, 0o644)
-	ts, _ = g.check(dir, priv, nil, nil, nil)
+	ts, _ = g.check(dir, priv, nil, nil, nil, nil)
 	checkRestored(t, dir, ts, "mode")
 }
 
@@ -95,7 +95,7 @@ func TestGuardSameSizeSameMtime(t *testing.T) {
 	fi, _ := os.Stat(p)
 	os.WriteFile(p, []byte("#!/bin/sh\nexit 1\n"), 0o755)
 	os.Chtimes(p, fi.ModTime(), fi.ModTime())
-	ts, _ := g.check(dir, priv, nil, nil, nil)
+	ts, _ := g.check(dir, priv, nil, nil, nil, nil)
 	checkRestored(t, dir, ts, "modified")
 }
 
@@ -108,7 +108,7 @@ func TestGuardFifo(t *testing.T) {
 	if err := syscall.Mkfifo(p, 0o644); err != nil {
 		t.Skip("no mkfifo here:", err)
 	}
-	ts, err := g.check(dir, priv, nil, nil, nil)
+	ts, err := g.check(dir, priv, nil, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

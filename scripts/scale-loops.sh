@@ -14,7 +14,9 @@ BIN="$ROOT/bin"
 mkdir -p "$BIN"
 cd "$(dirname "$0")/.."
 go build -o "$BIN/looprinter" ./cmd/looprinter
-export PATH="$BIN:$PATH" XDG_STATE_HOME="$ROOT/state"
+# The registry, logs and engine folders go to $ROOT too, whatever the
+# caller's LOOPRINTER_STATE_DIR says.
+export PATH="$BIN:$PATH" XDG_STATE_HOME="$ROOT/state" LOOPRINTER_STATE_DIR="$ROOT/state/looprinter"
 HZ=$(getconf CLK_TCK)
 now_ms() { date +%s%3N; }
 
@@ -74,20 +76,24 @@ for i in $(seq -w 1 "$N"); do
 	p=$(cat "$ROOT/loops/l$i/working-records/lock" 2>/dev/null)
 	[ -n "$p" ] && engines="$engines $p"
 done
-snap() { # prints: engine_ticks engine_rss_pages agent_ticks agent_rss_pages agent_count
+snap() { # prints: engine_ticks engine_rss_pages agent_ticks agent_rss_pages agent_count engine_count
 	# agent_ticks: the CPU of the agents the engines have waited for
 	# (cutime+cstime of the engines), so agents that come and go count.
 	cat /proc/[0-9]*/stat 2>/dev/null | awk -v eng="$engines" '
 		BEGIN { n = split(eng, e, " "); for (i = 1; i <= n; i++) isE[e[i]] = 1 }
 		{ pid = $1; sub(/^.*\) /, ""); sid = $4; t = $12 + $13; rss = $22
-		  if (pid in isE) { et += t; er += rss; at += $14 + $15 } else if (sid in isE) { ar += rss; ac++ } }
-		END { printf "%d %d %d %d %d\n", et, er, at, ar, ac }'
+		  if (pid in isE) { et += t; er += rss; at += $14 + $15; ec++ } else if (sid in isE) { ar += rss; ac++ } }
+		END { printf "%d %d %d %d %d %d\n", et, er, at, ar, ac, ec }'
 }
 ne=$(echo $engines | wc -w)
 PAGE=$(getconf PAGESIZE)
 set -- $(snap); e0=$1; a0=$3
 sleep "$WINDOW"
 set -- $(snap); e1=$1; erss=$2; a1=$3; arss=$4; na=$5
+# Per engine: divided by the engines still running at the end of the
+# window (a loop that finished has no engine left to count).
+ne=$6
+[ "$ne" -gt 0 ] || ne=1
 awk -v d=$((e1 - e0)) -v hz="$HZ" -v w="$WINDOW" -v n="$ne" -v rss="$erss" -v pg="$PAGE" 'BEGIN {
 	printf "engines: %d processes; CPU %.2f%% of one core each on average (%.1f%% all together) over %ds; RSS %.1f MB each, %.0f MB all together\n",
 		n, 100*d/hz/w/n, 100*d/hz/w, w, rss*pg/1048576/n, rss*pg/1048576 }'

@@ -19,3 +19,18 @@ if [ -n "$unformatted" ]; then
   echo "gofmt would change:"; echo "$unformatted"; exit 1
 fi
 go test -count=1 -timeout 30m ./... "$@"
+# The fleet's server-backed tests (an embedded Temporal server, workers as
+# processes, git remotes on disk) live in their own module, fleet/devserver:
+# the server needs Go 1.26.10 (the go command fetches it) and takes minutes
+# to compile the first time. LOOPRINTER_SKIP_FLEET_SERVER_TESTS=1 skips them.
+if [ -z "${LOOPRINTER_SKIP_FLEET_SERVER_TESTS:-}" ]; then
+  (
+    cd fleet/devserver
+    export GOTOOLCHAIN=go1.26.10+auto TEMPORAL_VERSION_CHECK_DISABLED=1
+    go vet ./...
+    if ! tidy_diff=$(go mod tidy -diff 2>&1); then
+      echo "go mod tidy would change fleet/devserver/go.mod/go.sum:"; echo "$tidy_diff"; exit 1
+    fi
+    go test -count=1 -timeout 30m ./...
+  )
+fi

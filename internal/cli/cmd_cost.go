@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/looprinter/looprinter/internal/enginedir"
 	"github.com/looprinter/looprinter/internal/ops"
 	"github.com/looprinter/looprinter/internal/spend"
 	"github.com/looprinter/looprinter/loop"
@@ -114,7 +115,14 @@ func runCost(stdio *IO, o *costOptions, args []string) error {
 	if files, _ := filepathGlob(records); len(files) == 0 {
 		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("no records in %s: the loop has not run yet (`looprinter cost estimate` prices it before it runs)", records)}
 	}
-	r, err := spend.FromDir(records)
+	// The running tally in the engine's private folder: only the records
+	// written since the last `cost` are read.
+	var r *spend.Report
+	if priv := enginedir.For(abs); dirExists(priv) {
+		r, err = spend.FromDirCached(records, filepath.Join(priv, "spend.json"))
+	} else {
+		r, err = spend.FromDir(records)
+	}
 	if err != nil {
 		return err
 	}
@@ -142,6 +150,11 @@ func usd(v float64, estimated bool) string {
 		return fmt.Sprintf("~$%.4f", v)
 	}
 	return fmt.Sprintf("$%.4f", v)
+}
+
+func dirExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }
 
 func printSpend(stdio *IO, dir string, r *spend.Report) {

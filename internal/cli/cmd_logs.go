@@ -60,7 +60,7 @@ As in every command, -f names the loop file.`,
 }
 
 func runLogs(cmd *cobra.Command, io *IO, o *logsOptions, dir string) error {
-	fl := record.NewFollower(filepath.Join(dir, loop.RecordsDir), true)
+	records := filepath.Join(dir, loop.RecordsDir)
 	print := func(evs []record.Event) {
 		sort.SliceStable(evs, func(i, j int) bool { return evs[i].TS.Before(evs[j].TS) })
 		for _, ev := range evs {
@@ -75,19 +75,27 @@ func runLogs(cmd *cobra.Command, io *IO, o *logsOptions, dir string) error {
 			fmt.Fprintln(io.Out, ops.Summarize(ev))
 		}
 	}
-	first := fl.Poll()
-	if o.noTools {
-		kept := first[:0]
-		for _, ev := range first {
-			if ev.Event != record.ToolCall {
-				kept = append(kept, ev)
+	var first []record.Event
+	var fl *record.Follower
+	if o.lines > 0 {
+		// Only the records' ends are read: as fast for a long loop as for
+		// a new one.
+		var offsets map[string]int64
+		first, offsets, _ = record.Tail(records, o.lines, func(ev record.Event) bool { return !o.noTools || ev.Event != record.ToolCall })
+		fl = record.NewFollowerAt(records, offsets)
+	} else {
+		fl = record.NewFollower(records, true)
+		first = fl.Poll()
+		if o.noTools {
+			kept := first[:0]
+			for _, ev := range first {
+				if ev.Event != record.ToolCall {
+					kept = append(kept, ev)
+				}
 			}
+			first = kept
 		}
-		first = kept
-	}
-	sort.SliceStable(first, func(i, j int) bool { return first[i].TS.Before(first[j].TS) })
-	if o.lines > 0 && len(first) > o.lines {
-		first = first[len(first)-o.lines:]
+		sort.SliceStable(first, func(i, j int) bool { return first[i].TS.Before(first[j].TS) })
 	}
 	print(first)
 	if !o.follow {

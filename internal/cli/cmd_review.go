@@ -295,6 +295,7 @@ func runReview(cmd *cobra.Command, io *IO, o *reviewOptions) error {
 	if !o.quiet && !o.json {
 		opts.Subscribers = append(opts.Subscribers, consolePrinter(io))
 	}
+	engineGC()
 	out, err := loop.Run(cmd.Context(), l, opts)
 	return reportOutcome(io, l, out, err, o.json, printReviewReport)
 }

@@ -49,6 +49,10 @@ type Loop struct {
 	Failovers     int      `json:"failovers,omitempty"`
 	Violations    []string `json:"violations,omitempty"`
 	NotVerified   []string `json:"not_verified,omitempty"`
+	// Question is the question the loop waits on (looprinter answer), and
+	// Guidance the operator's guidance no agent run has acknowledged yet.
+	Question string   `json:"question,omitempty"`
+	Guidance []string `json:"guidance,omitempty"`
 	// NeedsHuman says why a person should look first ("" when nothing).
 	NeedsHuman string    `json:"needs_human,omitempty"`
 	Dir        string    `json:"dir"`
@@ -109,6 +113,12 @@ func loopOf(e ops.Entry, s ops.Status, since time.Time) (Loop, bool) {
 	l := Loop{Name: e.Name, Key: e.Key, State: s.State, Outcome: s.Outcome, ExitCode: s.ExitCode, Summary: st.Summary,
 		CycleGate: st.CycleGate, ObjectiveGate: st.ObjectiveGate, TasksPassed: st.TasksPassed,
 		CostUSD: st.CostUSD, WallMS: st.WallMS, NotVerified: st.NotVerified, Dir: dir, Updated: st.UpdatedAt, Branch: e.Branch}
+	if s.Question != nil {
+		l.Question = termtext.Line(s.Question.ID + ": " + s.Question.Text)
+	}
+	for _, g := range s.Guidance {
+		l.Guidance = append(l.Guidance, termtext.Line(g.Text))
+	}
 	l.Title = strings.ToUpper(s.State)
 	if s.Outcome != "" {
 		l.Title = loop.Title(s.Outcome)
@@ -167,6 +177,8 @@ func needsHuman(l Loop) (int, string) {
 	switch {
 	case l.State == ops.StateCrashed:
 		return 0, "the run crashed: `looprinter run` resumes it"
+	case l.Question != "":
+		return 1, "waits for an answer (looprinter answer): " + l.Question
 	case l.Outcome == loop.ReasonBlocked:
 		return 1, "BLOCKED: " + firstLine(l.Summary)
 	case l.Outcome == loop.ReasonNoProgress:
@@ -244,6 +256,10 @@ func (l Loop) fields() [][2]string {
 	}
 	add("branch", branch)
 	add("spent", fmt.Sprintf("$%.2f, %s", l.CostUSD, (time.Duration(l.WallMS)*time.Millisecond).Round(time.Second)))
+	add("question", l.Question)
+	for _, x := range l.Guidance {
+		add("guidance", x+" (not acknowledged yet)")
+	}
 	for _, x := range l.Rollbacks {
 		add("rollback", x)
 	}

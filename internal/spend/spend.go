@@ -7,6 +7,9 @@
 package spend
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"sort"
 
 	"github.com/looprinter/looprinter/record"
@@ -56,11 +59,46 @@ const none = "(none)"
 
 // FromEvents adds up events, in the order they were written.
 func FromEvents(evs []record.Event) *Report {
-	r := &Report{}
-	type key struct{ run, phase, task string }
-	started := map[key]record.Event{} // open agent_start per run, phase and task
-	lastStart := map[string]record.Event{}
-	phase, task, backend, model := map[string]*Line{}, map[string]*Line{}, map[string]*Line{}, map[string]*Line{}
+	t := NewTally()
+	for _, e := range evs {
+		t.Add(e)
+	}
+	return t.Report()
+}
+
+// Tally is a running total of a loop's spend: events are added one at a
+// time, in the order each record file holds them, and it can be saved and
+// taken up again (FromDirCached), so that a loop's long history is read
+// once, not at every `cost`.
+type Tally struct {
+	Total          Line             `json:"total"`
+	Phase          map[string]*Line `json:"phase"`
+	Task           map[string]*Line `json:"task"`
+	Backend        map[string]*Line `json:"backend"`
+	Model          map[string]*Line `json:"model"`
+	Invocations    int              `json:"invocations"`
+	Attempts       int              `json:"attempts"`
+	AttemptCostUSD float64          `json:"attempt_cost_usd"`
+	Passed         int              `json:"passed"`
+	// Started are the open agent_start records (run, phase and task) with
+	// their backend and model; LastStart the last start of each run.
+	Started   map[string]Who `json:"started"`
+	LastStart map[string]Who `json:"last_start"`
+	// Offsets is how far each record file was read.
+	Offsets map[string]int64 `json:"offsets"`
+}
+
+// Who ran an agent.
+type Who struct{ Backend, Model string }
+
+// NewTally is an empty tally.
+func NewTally() *Tally {
+	return &Tally{Phase: map[string]*Line{}, Task: map[string]*Line{}, Backend: map[string]*Line{}, Model: map[string]*Line{},
+		Started: map[string]Who{}, LastStart: map[string]Who{}, Offsets: map[string]int64{}}
+}
+
+// Add counts one event.
+func (t *Tally) Add(e record.Event) {
 	add := func(m map[string]*Line, k string, e record.Event, retry bool) {
 		if k == "" {
 			k = none
@@ -72,48 +110,52 @@ func FromEvents(evs []record.Event) *Report {
 		}
 		addTo(l, e, retry)
 	}
-	for _, e := range evs {
-		switch e.Event {
-		case record.LoopStart:
-			r.Invocations++
-		case record.AgentStart:
-			started[key{e.Run, e.Phase, e.Task}] = e
-			lastStart[e.Run] = e
-			if attemptPhases[e.Phase] {
-				r.Attempts++
-			}
-		case record.AgentEnd, record.AgentRetry:
-			retry := e.Event == record.AgentRetry
-			if retry && (e.Backend == "" || e.Model == "") {
-				// Retry records name the phase and task only; the run's
-				// start names its backend and model.
-				if s, ok := started[key{e.Run, e.Phase, e.Task}]; ok {
-					e.Backend, e.Model = s.Backend, s.Model
-				} else if s, ok := lastStart[e.Run]; ok {
-					e.Backend, e.Model = s.Backend, s.Model
-				}
-			}
-			if !retry {
-				delete(started, key{e.Run, e.Phase, e.Task})
-			}
-			addTo(&r.Total, e, retry)
-			add(phase, e.Phase, e, retry)
-			add(task, e.Task, e, retry)
-			add(backend, e.Backend, e, retry)
-			add(model, e.Model, e, retry)
-			if attemptPhases[e.Phase] {
-				r.AttemptCostUSD += e.CostUSD
-			}
-		case record.TaskPassed:
-			r.Passed++
-		case record.Verify:
-			if e.Gate == "verify" && e.Pass != nil && *e.Pass {
-				r.Passed++ // ralph: the attempt passed
+	key := e.Run + "\x00" + e.Phase + "\x00" + e.Task
+	switch e.Event {
+	case record.LoopStart:
+		t.Invocations++
+	case record.AgentStart:
+		t.Started[key] = Who{e.Backend, e.Model}
+		t.LastStart[e.Run] = Who{e.Backend, e.Model}
+		if attemptPhases[e.Phase] {
+			t.Attempts++
+		}
+	case record.AgentEnd, record.AgentRetry:
+		retry := e.Event == record.AgentRetry
+		if retry && (e.Backend == "" || e.Model == "") {
+			// Retry records name the phase and task only; the run's
+			// start names its backend and model.
+			if s, ok := t.Started[key]; ok {
+				e.Backend, e.Model = s.Backend, s.Model
+			} else if s, ok := t.LastStart[e.Run]; ok {
+				e.Backend, e.Model = s.Backend, s.Model
 			}
 		}
+		if !retry {
+			delete(t.Started, key)
+		}
+		addTo(&t.Total, e, retry)
+		add(t.Phase, e.Phase, e, retry)
+		add(t.Task, e.Task, e, retry)
+		add(t.Backend, e.Backend, e, retry)
+		add(t.Model, e.Model, e, retry)
+		if attemptPhases[e.Phase] {
+			t.AttemptCostUSD += e.CostUSD
+		}
+	case record.TaskPassed:
+		t.Passed++
+	case record.Verify:
+		if e.Gate == "verify" && e.Pass != nil && *e.Pass {
+			t.Passed++ // ralph: the attempt passed
+		}
 	}
-	r.Unfinished = len(started)
-	r.ByPhase, r.ByTask, r.ByBackend, r.ByModel = sorted(phase), sorted(task), sorted(backend), sorted(model)
+}
+
+// Report is the tally as a report.
+func (t *Tally) Report() *Report {
+	r := &Report{Total: t.Total, Invocations: t.Invocations, Attempts: t.Attempts, AttemptCostUSD: t.AttemptCostUSD, Passed: t.Passed}
+	r.Unfinished = len(t.Started)
+	r.ByPhase, r.ByTask, r.ByBackend, r.ByModel = sorted(t.Phase), sorted(t.Task), sorted(t.Backend), sorted(t.Model)
 	if r.Attempts > 0 {
 		cpa := r.AttemptCostUSD / float64(r.Attempts)
 		rate := float64(r.Passed) / float64(r.Attempts)
@@ -137,6 +179,60 @@ func FromDir(dir string) (*Report, error) {
 		return nil, err
 	}
 	return FromEvents(evs), nil
+}
+
+// FromDirCached is FromDir that reads only what was written since the
+// tally saved at cache: the records a file gained since, and files it did
+// not know. A file that shrank, or a cache that cannot be read, starts the
+// tally over. The tally is saved back (best effort: a read-only cache
+// still gives the right report).
+func FromDirCached(dir, cache string) (*Report, error) {
+	files, err := record.Files(dir)
+	if err != nil {
+		return nil, err
+	}
+	t := loadTally(cache, files)
+	for _, path := range files {
+		off, err := record.ScanFrom(path, t.Offsets[path], t.Add)
+		if err != nil {
+			return nil, err
+		}
+		t.Offsets[path] = off
+	}
+	if data, err := json.Marshal(t); err == nil {
+		if tmp, err := os.CreateTemp(filepath.Dir(cache), ".spend*"); err == nil {
+			_, werr := tmp.Write(data)
+			if tmp.Close() == nil && werr == nil {
+				os.Chmod(tmp.Name(), 0o600)
+				os.Rename(tmp.Name(), cache)
+			}
+			os.Remove(tmp.Name())
+		}
+	}
+	return t.Report(), nil
+}
+
+func loadTally(cache string, files []string) *Tally {
+	data, err := os.ReadFile(cache)
+	if err != nil {
+		return NewTally()
+	}
+	t := NewTally()
+	if json.Unmarshal(data, t) != nil || t.Phase == nil || t.Task == nil || t.Backend == nil || t.Model == nil ||
+		t.Started == nil || t.LastStart == nil || t.Offsets == nil {
+		return NewTally()
+	}
+	known := map[string]bool{}
+	for _, f := range files {
+		known[f] = true
+	}
+	for f, off := range t.Offsets {
+		fi, err := os.Stat(f)
+		if !known[f] || err != nil || fi.Size() < off {
+			return NewTally() // a file gone or rewritten: count again from the start
+		}
+	}
+	return t
 }
 
 func addTo(l *Line, e record.Event, retry bool) {

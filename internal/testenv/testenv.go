@@ -11,6 +11,7 @@ package testenv
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 )
 
 // Main points LOOPRINTER_STATE_DIR (and XDG_STATE_HOME, for anything that
@@ -25,6 +26,14 @@ func Main(m interface{ Run() int }) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	// A `go build` run by a test (the e2e binary) keeps using the user's
+	// build cache, which lives under XDG_CACHE_HOME unless GOCACHE says
+	// otherwise: without this it would build everything cold.
+	if os.Getenv("GOCACHE") == "" {
+		if d, err := os.UserCacheDir(); err == nil {
+			os.Setenv("GOCACHE", filepath.Join(d, "go-build"))
+		}
+	}
 	os.Setenv("LOOPRINTER_STATE_DIR", dir+"/looprinter")
 	os.Setenv("XDG_STATE_HOME", dir)
 	os.Setenv("XDG_CACHE_HOME", dir+"/cache")

@@ -26,7 +26,7 @@ type LoopView struct {
 	Ended   *record.Event  // its agent_end, once it ended
 	Tools   []record.Event // the current agent run's last tool calls
 	Last    []record.Event // the last few records that are not tool calls
-	Records int            // records read so far
+	Records int            // records read so far (at most the last 500 when watch started)
 }
 
 // Source reads the loops' files; it keeps a follower per loop so each poll
@@ -67,10 +67,14 @@ func (s *Source) Poll() []LoopView {
 		}
 		t := s.tails[e.Key]
 		if t == nil || t.dir != dir {
-			t = &tail{dir: dir, fl: record.NewFollower(filepath.Join(dir, loop.RecordsDir), true)}
+			// The end of the records is enough to show where the loop is:
+			// watch starts as fast for a long loop as for a new one.
+			evs, offsets, _ := record.Tail(filepath.Join(dir, loop.RecordsDir), startTail, nil)
+			t = &tail{dir: dir, fl: record.NewFollowerAt(filepath.Join(dir, loop.RecordsDir), offsets)}
 			s.tails[e.Key] = t
+			t.feed(evs)
 		}
-		t.read()
+		t.feed(t.fl.Poll())
 		t.loadBudget(e)
 		v := LoopView{Status: st, Budget: t.spec, Agent: t.agent, Ended: t.ended, Records: t.n,
 			Tools: append([]record.Event(nil), t.tools...), Last: append([]record.Event(nil), t.last...)}
@@ -79,8 +83,11 @@ func (s *Source) Poll() []LoopView {
 	return out
 }
 
-func (t *tail) read() {
-	for _, ev := range t.fl.Poll() {
+// startTail is how many of the last records watch reads when it starts.
+const startTail = 500
+
+func (t *tail) feed(evs []record.Event) {
+	for _, ev := range evs {
 		ev := ev
 		t.n++
 		switch ev.Event {

@@ -1,0 +1,386 @@
+package fleet
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/spec"
+)
+
+// Worker runs step activities in its work folder: one checkout per loop.
+type Worker struct {
+	// Dir is the work folder (one per worker process).
+	Dir string
+	// Identity names the worker in notes and status.
+	Identity string
+	// Queue is this worker's own task queue: the next step of a loop it ran
+	// is offered there first, where its checkout is warm.
+	Queue string
+	// Hooks are the hooks of each step's engine (git commits, notifications).
+	Hooks func(*spec.Loop) []loop.Hook
+	// HeartbeatEvery is how often a step heartbeats (default 1s).
+	HeartbeatEvery time.Duration
+	// Slots bounds the steps this worker runs at once (default 1).
+	Slots int
+
+	once    sync.Once
+	slots   chan struct{}
+	foldMu  sync.Mutex
+	folders map[string]*sync.Mutex
+}
+
+// Step is the step activity: fetch the loop's branch, put the workflow's
+// private files in place, run one engine step, commit and push. A failure
+// carries what the attempt spent (ApplicationError details), and so does
+// every heartbeat, so that the workflow counts it if this worker dies.
+func (w *Worker) Step(ctx context.Context, in StepInput) (out *StepOutput, err error) {
+	w.once.Do(func() {
+		w.slots = make(chan struct{}, max(w.Slots, 1))
+		w.folders = map[string]*sync.Mutex{}
+	})
+	var spent atomic.Pointer[Spent]
+	spent.Store(in.Spent.merge(&Spent{Worker: w.Identity}))
+	every := w.HeartbeatEvery
+	if every <= 0 {
+		every = time.Second
+	}
+	hbCtx, stopHB := context.WithCancel(ctx)
+	defer stopHB()
+	beat := func() { activity.RecordHeartbeat(ctx, spent.Load()) }
+	beat()
+	var cur atomic.Pointer[spec.Loop]
+	var loopDir atomic.Value
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-hbCtx.Done():
+				return
+			case <-t.C:
+			}
+			if d, ok := loopDir.Load().(string); ok {
+				if s := spentNow(cur.Load(), d, w.Identity); s != nil {
+					spent.Store(spent.Load().merge(s))
+				}
+			}
+			beat()
+		}
+	}()
+	defer func() {
+		if err == nil {
+			return
+		}
+		var app *temporal.ApplicationError
+		if errors.As(err, &app) {
+			return
+		}
+		err = temporal.NewApplicationErrorWithOptions(err.Error(), "StepFailed", temporal.ApplicationErrorOptions{Details: []any{spent.Load()}})
+	}()
+	fail := func(kind string, e error) error {
+		return temporal.NewApplicationErrorWithOptions(e.Error(), kind, temporal.ApplicationErrorOptions{Details: []any{spent.Load()}})
+	}
+
+	select {
+	case w.slots <- struct{}{}:
+		defer func() { <-w.slots }()
+	case <-ctx.Done():
+		return nil, fail(ErrInterrupted, ctx.Err())
+	}
+	rel, err := cleanRel(in.LoopFile)
+	if err != nil {
+		return nil, fail(ErrBlocked, err)
+	}
+	folder := filepath.Join(w.Dir, safeName(in.WorkflowID))
+	mu := w.folder(folder)
+	mu.Lock()
+	defer mu.Unlock()
+	repo := filepath.Join(folder, "repo")
+	loopPath := filepath.Join(repo, filepath.FromSlash(rel))
+	dir := filepath.Dir(loopPath)
+	if st, err := readState(dir); err == nil {
+		loop.KillOrphans(dir, st) // what an earlier attempt on this machine left
+	}
+
+	notes := append([]string(nil), in.Notes...)
+	warm, head, replace, note, err := checkout(ctx, folder, repo, in)
+	if err != nil {
+		var b *blockedError
+		if errors.As(err, &b) {
+			return nil, fail(ErrBlocked, err)
+		}
+		return nil, err
+	}
+	if note != "" {
+		notes = append(notes, note)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(loopPath, in.Spec, 0o644); err != nil {
+		return nil, err
+	}
+	l, err := spec.Load(loopPath)
+	if err != nil {
+		return nil, fail(ErrBlocked, fmt.Errorf("the loop file: %w", err))
+	}
+	st, err := install(dir, in.Private, spent.Load())
+	if err != nil {
+		return nil, err
+	}
+	if !warm && st.SetupDone && len(l.Setup) > 0 {
+		// The setup ran on another machine: its effects (installed
+		// dependencies) are not in a fresh checkout.
+		if err := runSetup(ctx, l); err != nil {
+			return nil, err
+		}
+	}
+	cur.Store(l)
+	loopDir.Store(dir)
+
+	var hooks []loop.Hook
+	if w.Hooks != nil {
+		hooks = w.Hooks(l)
+	}
+	o, err := loop.RunStep(ctx, l, loop.StepOptions{Options: loop.Options{Hooks: hooks}, Run: in.WorkflowID, Notes: notes})
+	stopHB()
+	if s := spentNow(l, dir, w.Identity); s != nil {
+		spent.Store(spent.Load().merge(s))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if o != nil && o.Reason == loop.ReasonInterrupted && ctx.Err() != nil {
+		return nil, fail(ErrInterrupted, fmt.Errorf("the worker stopped during the step: %w", ctx.Err()))
+	}
+	final, err := readState(dir)
+	if err != nil {
+		return nil, err
+	}
+	priv, err := readPrivate(dir)
+	if err != nil {
+		return nil, err
+	}
+	phase := final.Phase
+	if o != nil {
+		phase = o.Reason
+	}
+	commit, err := commitStep(repo, rel, fmt.Sprintf("looprinter: %s step %d (%s)", in.Name, in.Seq, phase),
+		fmt.Sprintf("Looprinter-Workflow: %s\nLooprinter-Step: %d\nLooprinter-Worker: %s", in.WorkflowID, in.Seq, w.Identity))
+	if err != nil {
+		return nil, err
+	}
+	if beforePush != nil {
+		beforePush()
+	}
+	if ctx.Err() != nil {
+		// The server no longer waits for this attempt (its heartbeat timed
+		// out, or it was cancelled): another one runs the step.
+		return nil, fail(ErrInterrupted, fmt.Errorf("the step's attempt was given up before its push: %w", ctx.Err()))
+	}
+	if err := push(repo, in.Branch, head, replace, commit); err != nil {
+		var r *refusedError
+		if errors.As(err, &r) {
+			kept := keepRefused(repo, in.Branch, in.Seq, commit)
+			spent.Store(spent.Load().merge(countersOf(final, w.Identity)))
+			return nil, fail(ErrPushRefused, fmt.Errorf("the push to %s was refused because the branch moved (%s); %s", in.Branch, r.msg, kept))
+		}
+		return nil, fail("PushFailed", err)
+	}
+	os.WriteFile(filepath.Join(folder, "pushed"), []byte(commit+"\n"), 0o600)
+	out = &StepOutput{Commit: commit, Private: priv, Status: statusOf(final), Worker: w.Identity, Queue: w.Queue}
+	if o != nil {
+		out.Outcome = outcomeOf(o)
+		out.Status.Outcome, out.Status.ExitCode, out.Status.Summary = o.Reason, o.ExitCode, o.Summary
+	}
+	return out, nil
+}
+
+// beforePush lets a test move the branch between a step's fetch and push.
+var beforePush func()
+
+func (w *Worker) folder(f string) *sync.Mutex {
+	w.foldMu.Lock()
+	defer w.foldMu.Unlock()
+	m := w.folders[f]
+	if m == nil {
+		m = &sync.Mutex{}
+		w.folders[f] = m
+	}
+	return m
+}
+
+// spentNow is what the step under way has spent so far, from the engine's
+// own state and the transcript of the run in flight.
+func spentNow(l *spec.Loop, dir, worker string) *Spent {
+	st, err := readState(dir)
+	if err != nil {
+		return nil
+	}
+	s := countersOf(st, worker)
+	if l != nil && st.InFlight != nil {
+		s.CostUSD += loop.InFlightCost(l, st)
+		s.InFlight = st.InFlight
+	}
+	return s
+}
+
+func countersOf(st *loop.State, worker string) *Spent {
+	return &Spent{Iterations: st.Iterations, AgentRuns: st.AgentRuns, PlanRuns: st.PlanRuns, CostUSD: st.CostUSD, WallMS: st.WallMS, Worker: worker}
+}
+
+func readState(dir string) (*loop.State, error) {
+	data, err := os.ReadFile(loop.PrivateStatePath(dir))
+	if err != nil {
+		return nil, err
+	}
+	var st loop.State
+	if err := json.Unmarshal(data, &st); err != nil {
+		return nil, err
+	}
+	return &st, nil
+}
+
+// notCarried are private files that stay on the worker: the snapshot of the
+// protected files is made again before every agent run, and the checkout a
+// step starts from is the pushed commit, so a dead run's changes are gone.
+var notCarried = map[string]bool{"protected.json": true, "lock": true}
+
+// readPrivate is the engine's private files of a loop folder, to be carried
+// by the workflow to the next step's worker.
+func readPrivate(dir string) (map[string][]byte, error) {
+	priv := loop.PrivateDir(dir)
+	ents, err := os.ReadDir(priv)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]byte{}
+	total := 0
+	for _, e := range ents {
+		if !e.Type().IsRegular() || notCarried[e.Name()] || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(priv, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		total += len(data)
+		out[e.Name()] = data
+	}
+	if total > 1<<20 {
+		return nil, fmt.Errorf("the engine's private files weigh %d bytes, more than the 1 MiB a workflow carries", total)
+	}
+	return out, nil
+}
+
+// install replaces the engine's private folder of dir with the workflow's
+// files and the public state.json with the trusted one. What failed
+// attempts of the step spent is folded into the state's counters (the
+// higher of each), and their run in flight is left for the engine to judge
+// as a run that died with its engine.
+func install(dir string, files map[string][]byte, spent *Spent) (*loop.State, error) {
+	priv := loop.PrivateDir(dir)
+	if err := os.RemoveAll(priv); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(priv, 0o700); err != nil {
+		return nil, err
+	}
+	for name, data := range files {
+		if name != filepath.Base(name) || name == "." || name == ".." || notCarried[name] {
+			return nil, fmt.Errorf("the workflow carries a private file with a bad name %q", name)
+		}
+		if err := os.WriteFile(filepath.Join(priv, name), data, 0o600); err != nil {
+			return nil, err
+		}
+	}
+	var st *loop.State
+	if data, ok := files["state.json"]; ok {
+		st = &loop.State{}
+		if err := json.Unmarshal(data, st); err != nil {
+			return nil, fmt.Errorf("the workflow's state: %w", err)
+		}
+	} else {
+		// The first step: the engine starts a fresh state, unless a state
+		// committed on the branch would be taken for its own.
+		os.Remove(loop.StatePath(dir))
+		if spent == nil || spent.AgentRuns == 0 && spent.CostUSD == 0 && spent.WallMS == 0 {
+			return &loop.State{}, nil
+		}
+		st = &loop.State{V: loop.StateVersion, Cycle: 1, CycleGate: "pending", ObjectiveGate: "pending"}
+	}
+	if s := spent; s != nil {
+		st.Iterations, st.AgentRuns, st.PlanRuns = max(st.Iterations, s.Iterations), max(st.AgentRuns, s.AgentRuns), max(st.PlanRuns, s.PlanRuns)
+		st.CostUSD, st.WallMS = max(st.CostUSD, s.CostUSD), max(st.WallMS, s.WallMS)
+		if s.InFlight != nil {
+			st.InFlight = s.InFlight
+		}
+	}
+	st.AgentPGID = 0 // a process group of another machine
+	if err := st.Save(dir); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// runSetup runs the loop's setup commands in a checkout that has not seen
+// them (the setup step ran on another worker).
+func runSetup(ctx context.Context, l *spec.Loop) error {
+	for _, c := range l.Setup {
+		cctx, cancel := context.WithTimeout(ctx, l.CheckTimeout.D())
+		cmd := exec.CommandContext(cctx, "/bin/sh", "-c", c)
+		cmd.Dir = l.Dir
+		cmd.Env = append(os.Environ(), "LOOPRINTER_DIR="+l.Dir)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		out, err := cmd.CombinedOutput()
+		cancel()
+		if err != nil {
+			return fmt.Errorf("setup `%s` failed on this worker: %v: %s", c, err, tail(string(out), 400))
+		}
+	}
+	return nil
+}
+
+func tail(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
+
+// cleanRel checks a loop file's path in the repository.
+func cleanRel(p string) (string, error) {
+	c := path.Clean(strings.ReplaceAll(p, "\\", "/"))
+	if p == "" || path.IsAbs(c) || c == ".." || strings.HasPrefix(c, "../") || c == "." {
+		return "", fmt.Errorf("the loop file's path %q must be relative and inside the repository", p)
+	}
+	return c, nil
+}
+
+var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// safeName is a workflow id as a folder name.
+func safeName(id string) string {
+	s := unsafeChars.ReplaceAllString(id, "_")
+	if s == "" || s == "." || s == ".." {
+		s = "_" + s
+	}
+	return s
+}

@@ -1,0 +1,258 @@
+package fleet
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/looprinter/looprinter/loop"
+)
+
+// Conn says how to reach a Temporal frontend.
+type Conn struct {
+	HostPort  string // HOST:PORT of the frontend
+	Namespace string
+	// TLS: on when any TLS field is set or TLS is true.
+	TLS           bool
+	TLSCert       string // client certificate (PEM), for mTLS
+	TLSKey        string // its key
+	TLSCA         string // the server's CA (PEM), when not a public one
+	TLSServerName string
+	APIKey        string // Temporal Cloud API key (implies TLS)
+	// Logger gets the SDK's log lines; nil drops them below warnings.
+	Logger log.Logger
+}
+
+// DefaultHostPort is where a Temporal frontend listens by default.
+const DefaultHostPort = "127.0.0.1:7233"
+
+// Dial connects to the frontend.
+func Dial(c Conn) (client.Client, error) {
+	if c.HostPort == "" {
+		c.HostPort = DefaultHostPort
+	}
+	if c.Namespace == "" {
+		c.Namespace = "default"
+	}
+	o := client.Options{HostPort: c.HostPort, Namespace: c.Namespace, Logger: c.Logger}
+	if o.Logger == nil {
+		o.Logger = log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	}
+	if c.TLS || c.TLSCert != "" || c.TLSCA != "" || c.TLSServerName != "" || c.APIKey != "" {
+		cfg := &tls.Config{ServerName: c.TLSServerName, MinVersion: tls.VersionTLS12}
+		if c.TLSCert != "" || c.TLSKey != "" {
+			pair, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey)
+			if err != nil {
+				return nil, fmt.Errorf("--tls-cert/--tls-key: %w", err)
+			}
+			cfg.Certificates = []tls.Certificate{pair}
+		}
+		if c.TLSCA != "" {
+			pem, err := os.ReadFile(c.TLSCA)
+			if err != nil {
+				return nil, fmt.Errorf("--tls-ca: %w", err)
+			}
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("--tls-ca: %s holds no PEM certificate", c.TLSCA)
+			}
+			cfg.RootCAs = pool
+		}
+		o.ConnectionOptions.TLS = cfg
+	}
+	if c.APIKey != "" {
+		o.Credentials = client.NewAPIKeyStaticCredentials(c.APIKey)
+	}
+	cl, err := client.Dial(o)
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach the Temporal frontend at %s (namespace %s): %w", c.HostPort, c.Namespace, err)
+	}
+	return cl, nil
+}
+
+// WorkflowID is the workflow id of a loop: one running workflow per loop name.
+func WorkflowID(name string) string { return "looprinter-" + name }
+
+// Register registers the loop workflow and, when w is not nil, the step
+// activity on a Temporal worker.
+func Register(r worker.Registry, w *Worker) {
+	r.RegisterWorkflowWithOptions(LoopWorkflow, workflow.RegisterOptions{Name: WorkflowName})
+	if w != nil {
+		r.RegisterActivityWithOptions(w.Step, activity.RegisterOptions{Name: StepName})
+	}
+}
+
+// RunWorker serves the task queue until ctx ends: the loop workflows and
+// their steps, and the steps offered to this worker alone (its own queue,
+// queue@identity) because it ran the loop's previous step. It holds a lock
+// on its work folder: two workers never share one.
+func RunWorker(ctx context.Context, c client.Client, queue string, w *Worker) error {
+	if err := os.MkdirAll(w.Dir, 0o700); err != nil {
+		return err
+	}
+	lock, err := os.OpenFile(filepath.Join(w.Dir, ".worker-lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return fmt.Errorf("another worker uses the work folder %s: give this one its own (--dir or --identity)", w.Dir)
+	}
+	if w.Queue == "" {
+		w.Queue = queue + "@" + w.Identity
+	}
+	slots := max(w.Slots, 1)
+	// Heartbeats carry what a step has spent: sent every second, not
+	// batched for most of the heartbeat timeout, so that a worker that dies
+	// right after an agent starts still has that run counted.
+	opts := worker.Options{Identity: w.Identity, MaxConcurrentActivityExecutionSize: slots, WorkerStopTimeout: 5 * time.Second,
+		DefaultHeartbeatThrottleInterval: time.Second, MaxHeartbeatThrottleInterval: time.Second}
+	shared := worker.New(c, queue, opts)
+	Register(shared, w)
+	ownOpts := opts
+	ownOpts.DisableWorkflowWorker = true
+	own := worker.New(c, w.Queue, ownOpts)
+	own.RegisterActivityWithOptions(w.Step, activity.RegisterOptions{Name: StepName})
+	if err := shared.Start(); err != nil {
+		return err
+	}
+	defer shared.Stop()
+	if err := own.Start(); err != nil {
+		return err
+	}
+	defer own.Stop()
+	<-ctx.Done()
+	return nil
+}
+
+// Submit starts a loop's workflow. A loop of that name already running is
+// an error.
+func Submit(ctx context.Context, c client.Client, queue string, in LoopInput) (client.WorkflowRun, error) {
+	o := client.StartWorkflowOptions{ID: WorkflowID(in.Name), TaskQueue: queue,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL}
+	run, err := c.ExecuteWorkflow(ctx, o, WorkflowName, in)
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &started) {
+		return nil, fmt.Errorf("a fleet loop named %s is already running (workflow %s): `looprinter fleet stop %s` first", in.Name, o.ID, in.Name)
+	}
+	return run, err
+}
+
+// LoopStatus is a fleet loop's status, running or ended.
+func LoopStatus(ctx context.Context, c client.Client, name string) (*Status, error) {
+	id := WorkflowID(name)
+	d, err := c.DescribeWorkflowExecution(ctx, id, "")
+	if err != nil {
+		var nf *serviceerror.NotFound
+		if errors.As(err, &nf) {
+			return nil, fmt.Errorf("no fleet loop named %s", name)
+		}
+		return nil, err
+	}
+	info := d.GetWorkflowExecutionInfo()
+	if info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		v, err := c.QueryWorkflow(ctx, id, "", QueryStatus)
+		if err != nil {
+			return nil, fmt.Errorf("%s is running but no worker answered its status query (are workers up?): %w", name, err)
+		}
+		var s Status
+		if err := v.Get(&s); err != nil {
+			return nil, err
+		}
+		s.Loop = name
+		return &s, nil
+	}
+	var r Result
+	if err := c.GetWorkflow(ctx, id, "").Get(ctx, &r); err != nil {
+		s := Status{Loop: name, Outcome: strings.ToLower(info.GetStatus().String()), ExitCode: loop.ExitCodes[loop.ReasonBlocked], Summary: err.Error()}
+		return &s, nil
+	}
+	r.Status.Loop = name
+	return &r.Status, nil
+}
+
+// Listed is one fleet loop in `looprinter fleet list`.
+type Listed struct {
+	Name    string
+	Running bool
+	Status  *Status // nil when it could not be read
+	Err     string
+}
+
+// List lists the fleet loops the namespace's visibility knows, running ones
+// first.
+func List(ctx context.Context, c client.Client) ([]Listed, error) {
+	var out []Listed
+	seen := map[string]bool{}
+	var token []byte
+	for {
+		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: fmt.Sprintf("WorkflowType = '%s'", WorkflowName), NextPageToken: token})
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range resp.GetExecutions() {
+			id := e.GetExecution().GetWorkflowId()
+			name, ok := strings.CutPrefix(id, "looprinter-")
+			if !ok || seen[name] {
+				continue
+			}
+			seen[name] = true
+			l := Listed{Name: name, Running: e.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING}
+			if s, err := LoopStatus(ctx, c, name); err == nil {
+				l.Status = s
+			} else {
+				l.Err = err.Error()
+			}
+			out = append(out, l)
+		}
+		token = resp.GetNextPageToken()
+		if len(token) == 0 {
+			break
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Running != out[j].Running {
+			return out[i].Running
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out, nil
+}
+
+// Signal sends pause, resume or stop to a running fleet loop.
+func Signal(ctx context.Context, c client.Client, name, signal string) error {
+	err := c.SignalWorkflow(ctx, WorkflowID(name), "", signal, nil)
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return fmt.Errorf("no running fleet loop named %s", name)
+	}
+	return err
+}
+
+// Wait waits for a fleet loop to end and returns its result.
+func Wait(ctx context.Context, c client.Client, name string) (*Result, error) {
+	var r Result
+	if err := c.GetWorkflow(ctx, WorkflowID(name), "").Get(ctx, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}

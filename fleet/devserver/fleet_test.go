@@ -1,0 +1,540 @@
+package devserver
+
+// Server-backed fleet tests: an embedded Temporal server in the test
+// process, workers as `looprinter worker` processes (built once by
+// TestMain), bare git repositories as remotes, the scripted agent. Run by
+// scripts/test.sh (GOTOOLCHAIN=go1.26.10+auto): the server takes minutes to
+// compile, so the main module's `go test ./...` does not include them.
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/server/temporaltest"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	historypb "go.temporal.io/api/history/v1"
+
+	"github.com/looprinter/looprinter/fleet"
+	"github.com/looprinter/looprinter/fleet/fleettest"
+	"github.com/looprinter/looprinter/internal/testenv"
+	"github.com/looprinter/looprinter/loop"
+)
+
+var binDir string
+
+func TestMain(m *testing.M) {
+	os.Setenv("TEMPORAL_VERSION_CHECK_DISABLED", "1")
+	dir, err := os.MkdirTemp("", "looprinter-fleet-bin-")
+	if err != nil {
+		panic(err)
+	}
+	binDir = dir
+	build := exec.Command("go", "build", "-tags", "fleet", "-o", filepath.Join(dir, "looprinter"), "github.com/looprinter/looprinter/cmd/looprinter")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "cannot build looprinter:", err)
+		os.Exit(1)
+	}
+	// Local runs and workers alike find the scripted agent on PATH.
+	os.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	code := testenv.Main(m)
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type env struct {
+	t       *testing.T
+	ts      *temporaltest.TestServer
+	c       client.Client
+	addr    string // what workers dial (the frontend, or a proxy before it)
+	workers map[string]*exec.Cmd
+	dirs    map[string]string
+	mu      sync.Mutex
+}
+
+func newEnv(t *testing.T) *env {
+	ts := temporaltest.NewServer(temporaltest.WithT(t))
+	return &env{t: t, ts: ts, c: ts.GetDefaultClient(), addr: ts.GetFrontendHostPort(), workers: map[string]*exec.Cmd{}, dirs: map[string]string{}}
+}
+
+// worker starts `looprinter worker` with its own work and state folders.
+func (e *env) worker(id string) {
+	e.t.Helper()
+	root := e.t.TempDir()
+	cmd := exec.Command(filepath.Join(binDir, "looprinter"), "worker", "--temporal", e.addr, "--namespace", e.ts.GetDefaultNamespace(),
+		"--identity", id, "--dir", filepath.Join(root, "work"))
+	cmd.Env = append(os.Environ(), "LOOPRINTER_STATE_DIR="+filepath.Join(root, "state"))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	e.mu.Lock()
+	e.workers[id], e.dirs[id] = cmd, filepath.Join(root, "work")
+	e.mu.Unlock()
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	e.t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+		if e.t.Failed() {
+			o := out.String()
+			if len(o) > 6000 {
+				o = o[len(o)-6000:]
+			}
+			e.t.Logf("worker %s:\n%s", id, o)
+		}
+	})
+}
+
+func (e *env) submit(name, remote string, p fleettest.Project) { e.submitRun(name, remote, p, 0) }
+
+// submitRun submits with a number of steps before continue-as-new.
+func (e *env) submitRun(name, remote string, p fleettest.Project, perRun int) {
+	e.t.Helper()
+	in := fleet.LoopInput{Name: name, LoopFile: "loop.yaml", Spec: []byte(p["loop.yaml"]), Remote: remote, Branch: "main",
+		TaskQueue: "looprinter", HeartbeatTimeout: 10 * time.Second, StepsPerRun: perRun}
+	if _, err := fleet.Submit(context.Background(), e.c, "looprinter", in); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) wait(name string, d time.Duration) *fleet.Result {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	r, err := fleet.Wait(ctx, e.c, name)
+	if err != nil {
+		s, serr := fleet.LoopStatus(context.Background(), e.c, name)
+		d, _ := e.c.DescribeWorkflowExecution(context.Background(), fleet.WorkflowID(name), "")
+		e.t.Fatalf("%s: %v\nstatus %+v %v\npending %v", name, err, s, serr, d.GetPendingActivities())
+	}
+	return r
+}
+
+// history writes the loop's workflow history under fleet/testdata/histories
+// when LOOPRINTER_RECORD_HISTORIES is set (for the replay test).
+func (e *env) history(name, file string) {
+	if os.Getenv("LOOPRINTER_RECORD_HISTORIES") == "" {
+		return
+	}
+	it := e.c.GetWorkflowHistory(context.Background(), fleet.WorkflowID(name), "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	var h historypb.History
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		h.Events = append(h.Events, ev)
+	}
+	data, err := protojson.MarshalOptions{Indent: "  "}.Marshal(&h)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	path := filepath.Join("..", "testdata", "histories", file)
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// Three workers, loops of each shape, a cost budget: each ends as the same
+// loop run locally ends, with the same counters and records.
+func TestFleetMatchesLocal(t *testing.T) {
+	needFull(t)
+	e := newEnv(t)
+	for _, id := range []string{"w1", "w2", "w3"} {
+		e.worker(id)
+	}
+	loops := []struct {
+		name string
+		p    fleettest.Project
+	}{
+		{"cycle-a", fleettest.Cycle("cycle-a")}, {"cycle-b", fleettest.Cycle("cycle-b")},
+		{"ralph-a", fleettest.Ralph("ralph-a")}, {"ralph-b", fleettest.Ralph("ralph-b")},
+		{"budget-a", fleettest.CycleBudget("budget-a")}, {"budget-b", fleettest.CycleBudget("budget-b")},
+	}
+	remotes := map[string]string{}
+	srcs := map[string]string{}
+	for _, l := range loops {
+		srcs[l.name], remotes[l.name] = fleettest.Repo(t, l.p)
+		e.submit(l.name, remotes[l.name], l.p)
+	}
+	workersSeen := map[string]bool{}
+	for _, l := range loops {
+		r := e.wait(l.name, 6*time.Minute)
+		local, localEvents := fleettest.RunLocal(t, srcs[l.name])
+		if r.Outcome.Reason != local.Reason || r.Outcome.ExitCode != local.ExitCode {
+			t.Errorf("%s: fleet %s (%s), local %s (%s)", l.name, r.Outcome.Reason, r.Outcome.Summary, local.Reason, local.Summary)
+			continue
+		}
+		s, ls := r.Status, local.State
+		if s.Iterations != ls.Iterations || s.AgentRuns != ls.AgentRuns || s.TasksPassed != ls.TasksPassed || s.Cycle != ls.Cycle || s.CostUSD != ls.CostUSD {
+			t.Errorf("%s: counters differ: fleet %+v, local %d/%d/%d/%d/$%.2f", l.name, s, ls.Iterations, ls.AgentRuns, ls.TasksPassed, ls.Cycle, ls.CostUSD)
+		}
+		dir := fleettest.Clone(t, remotes[l.name])
+		if got := fleettest.Events(t, filepath.Join(dir, "working-records")); !reflect.DeepEqual(got, localEvents) {
+			t.Errorf("%s: records differ:\nfleet %q\nlocal %q", l.name, got, localEvents)
+		}
+		for _, w := range strings.Split(fleettest.Git(t, dir, "log", "--format=%(trailers:key=Looprinter-Worker,valueonly)"), "\n") {
+			if w = strings.TrimSpace(w); w != "" {
+				workersSeen[w] = true
+			}
+		}
+	}
+	if len(workersSeen) < 2 {
+		t.Errorf("the steps ran on %v: the loops should spread over the workers", workersSeen)
+	}
+	e.history("cycle-a", "cycle.json")
+	e.history("ralph-a", "ralph.json")
+	e.history("budget-a", "budget.json")
+}
+
+// kill -9 of the worker running a build: the loop finishes on another
+// worker, the dead run counted once and nothing credited twice, the budget
+// not reset, no agent process left.
+func TestKillWorkerMidBuild(t *testing.T) {
+	e := newEnv(t)
+	e.worker("w1")
+	e.worker("w2")
+	p := fleettest.SlowBuild("slow")
+	src, remote := fleettest.Repo(t, p)
+	e.submit("slow", remote, p)
+	victim := ""
+	deadline := time.Now().Add(2 * time.Minute)
+	for victim == "" && time.Now().Before(deadline) {
+		e.mu.Lock()
+		for id, d := range e.dirs {
+			if m, _ := filepath.Glob(filepath.Join(d, "*", "repo", "started.txt")); len(m) > 0 {
+				victim = id
+			}
+		}
+		e.mu.Unlock()
+		time.Sleep(100 * time.Millisecond)
+	}
+	if victim == "" {
+		t.Fatal("no build started")
+	}
+	time.Sleep(2500 * time.Millisecond) // the agent is asleep in its build run; a heartbeat has told its spend
+	e.workers[victim].Process.Signal(syscall.SIGKILL)
+	r := e.wait("slow", 3*time.Minute)
+	local, _ := fleettest.RunLocal(t, src)
+	if r.Outcome.Reason != loop.ReasonDone {
+		t.Fatalf("outcome %+v", r.Outcome)
+	}
+	if r.Status.Iterations != local.State.Iterations+1 || r.Status.AgentRuns != local.State.AgentRuns+1 || r.Status.TasksPassed != local.State.TasksPassed {
+		t.Fatalf("the killed build must be counted once, credited never: fleet %d iterations %d runs %d passed; local %d %d %d",
+			r.Status.Iterations, r.Status.AgentRuns, r.Status.TasksPassed, local.State.Iterations, local.State.AgentRuns, local.State.TasksPassed)
+	}
+	if r.Status.CostUSD < local.State.CostUSD {
+		t.Fatalf("the budget was reset: fleet $%.2f, local $%.2f", r.Status.CostUSD, local.State.CostUSD)
+	}
+	dir := fleettest.Clone(t, remote)
+	if !fleettest.RecordsMention(filepath.Join(dir, "working-records"), "the engine died during this run") {
+		t.Fatal("the killed run is not in the records")
+	}
+	if !strings.Contains(fleettest.Git(t, dir, "log", "--format=%B"), "Looprinter-Worker: w") {
+		t.Fatal("no step commit names its worker")
+	}
+	if left := agentsUnder(e.dirs[victim]); len(left) > 0 {
+		t.Fatalf("agent processes of the killed worker are left: %v", left)
+	}
+}
+
+// agentsUnder lists processes whose LOOPRINTER_DIR is under dir.
+func agentsUnder(dir string) []int {
+	procs, _ := filepath.Glob("/proc/[0-9]*/environ")
+	var out []int
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		if bytes.Contains(b, []byte("LOOPRINTER_DIR="+dir)) {
+			var pid int
+			fmt.Sscanf(filepath.Base(filepath.Dir(p)), "%d", &pid)
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// Pause holds a loop between steps (status and list show it), resume goes
+// on to DONE; stop ends a paused loop.
+func TestPauseResumeStopStatusList(t *testing.T) {
+	e := newEnv(t)
+	e.worker("w1")
+	p := fleettest.SlowBuild("held")
+	_, remote := fleettest.Repo(t, p)
+	e.submit("held", remote, p)
+	ctx := context.Background()
+	if err := fleet.Signal(ctx, e.c, "held", fleet.SignalPause); err != nil {
+		t.Fatal(err)
+	}
+	var s *fleet.Status
+	for i := 0; i < 100; i++ {
+		var err error
+		if s, err = fleet.LoopStatus(ctx, e.c, "held"); err == nil && s.Paused {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if s == nil || !s.Paused {
+		t.Fatalf("status %+v", s)
+	}
+	// The step under way when the pause came finishes; no other starts.
+	time.Sleep(6 * time.Second)
+	s1, _ := fleet.LoopStatus(ctx, e.c, "held")
+	if s1.Steps > s.Steps+1 {
+		t.Fatalf("steps ran while paused: %d at the pause, %d later", s.Steps, s1.Steps)
+	}
+	time.Sleep(2 * time.Second)
+	if s2, _ := fleet.LoopStatus(ctx, e.c, "held"); s2.Steps != s1.Steps || !s2.Paused {
+		t.Fatalf("steps ran while paused: %d then %d", s1.Steps, s2.Steps)
+	}
+	ls, err := fleet.List(ctx, e.c)
+	if err != nil || len(ls) != 1 || ls[0].Name != "held" || !ls[0].Running || ls[0].Status == nil || !ls[0].Status.Paused || ls[0].Status.CycleGate == "" {
+		t.Fatalf("list %+v %v", ls, err)
+	}
+	fleet.Signal(ctx, e.c, "held", fleet.SignalResume)
+	if r := e.wait("held", 3*time.Minute); r.Outcome.Reason != loop.ReasonDone {
+		t.Fatalf("after resume: %+v", r.Outcome)
+	}
+
+	p = fleettest.SlowBuild("stopped")
+	_, remote = fleettest.Repo(t, p)
+	e.submit("stopped", remote, p)
+	fleet.Signal(ctx, e.c, "stopped", fleet.SignalPause)
+	fleet.Signal(ctx, e.c, "stopped", fleet.SignalStop)
+	r := e.wait("stopped", time.Minute)
+	if r.Outcome.Reason != fleet.ReasonStopped || r.Outcome.ExitCode != 130 {
+		t.Fatalf("stop: %+v", r.Outcome)
+	}
+	e.history("held", "paused.json")
+}
+
+// The frontend unreachable for a while, mid-loop (workers reach it through
+// a proxy that is shut): the loop completes.
+func TestFrontendUnreachableForAWhile(t *testing.T) {
+	needFull(t)
+	e := newEnv(t)
+	px := newProxy(t, e.addr)
+	e.addr = px.addr
+	e.worker("w1")
+	e.worker("w2")
+	p := fleettest.SlowBuild("cut")
+	src, remote := fleettest.Repo(t, p)
+	e.submit("cut", remote, p)
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		s, err := fleet.LoopStatus(context.Background(), e.c, "cut")
+		if err == nil && s.Phase == loop.PhaseBuild {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	px.cut(5 * time.Second)
+	r := e.wait("cut", 3*time.Minute)
+	local, _ := fleettest.RunLocal(t, src)
+	if r.Outcome.Reason != local.Reason || r.Status.TasksPassed != local.State.TasksPassed {
+		t.Fatalf("fleet %+v, local %s", r.Outcome, local.Reason)
+	}
+}
+
+// needFull skips the tests that did not pass yet on a loaded 2-core machine
+// (docs/fleet.md, "Not supported yet"): LOOPRINTER_FLEET_FULL=1 runs them.
+func needFull(t *testing.T) {
+	if os.Getenv("LOOPRINTER_FLEET_FULL") == "" {
+		t.Skip("not yet reliable: set LOOPRINTER_FLEET_FULL=1 to run it")
+	}
+}
+
+// proxy forwards TCP to the frontend and can be cut for a while.
+type proxy struct {
+	t      *testing.T
+	addr   string
+	target string
+	mu     sync.Mutex
+	ln     net.Listener
+	conns  []net.Conn
+}
+
+func newProxy(t *testing.T, target string) *proxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proxy{t: t, addr: ln.Addr().String(), target: target, ln: ln}
+	go p.serve(ln)
+	t.Cleanup(func() { p.close() })
+	return p
+}
+
+func (p *proxy) serve(ln net.Listener) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		up, err := net.Dial("tcp", p.target)
+		if err != nil {
+			c.Close()
+			continue
+		}
+		p.mu.Lock()
+		p.conns = append(p.conns, c, up)
+		p.mu.Unlock()
+		go func() { io.Copy(up, c); up.Close() }()
+		go func() { io.Copy(c, up); c.Close() }()
+	}
+}
+
+func (p *proxy) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.ln.Close()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+// cut closes every connection and refuses new ones for d.
+func (p *proxy) cut(d time.Duration) {
+	p.close()
+	time.Sleep(d)
+	ln, err := net.Listen("tcp", p.addr)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	p.mu.Lock()
+	p.ln = ln
+	p.mu.Unlock()
+	go p.serve(ln)
+}
+
+// TestFleetBench measures the fleet (scripts/bench-fleet.sh sets
+// LOOPRINTER_FLEET_BENCH=1): the time per step of one loop through Temporal
+// against the same loop run locally, then many short loops over three
+// workers (steps per second), and the peak memory of the workers and of this
+// process (the server, and the test around it).
+func TestFleetBench(t *testing.T) {
+	if os.Getenv("LOOPRINTER_FLEET_BENCH") == "" {
+		t.Skip("set LOOPRINTER_FLEET_BENCH=1 (scripts/bench-fleet.sh)")
+	}
+	n := 100
+	if v := os.Getenv("LOOPRINTER_FLEET_BENCH_LOOPS"); v != "" {
+		fmt.Sscan(v, &n)
+	}
+	e := newEnv(t)
+	for _, id := range []string{"w1", "w2", "w3"} {
+		e.worker(id)
+	}
+	// One loop at a time: the time per step, fleet against local.
+	var localPer, fleetPer []time.Duration
+	for i := range 5 {
+		name := fmt.Sprintf("one-%d", i)
+		p := fleettest.Cycle(name)
+		src, remote := fleettest.Repo(t, p)
+		start := time.Now()
+		local, _ := fleettest.RunLocal(t, src)
+		lt := time.Since(start)
+		start = time.Now()
+		e.submit(name, remote, p)
+		r := e.wait(name, 3*time.Minute)
+		ft := time.Since(start)
+		if r.Outcome.Reason != local.Reason {
+			t.Fatalf("%s: fleet %s, local %s", name, r.Outcome.Reason, local.Reason)
+		}
+		localPer = append(localPer, lt/time.Duration(r.Status.Steps))
+		fleetPer = append(fleetPer, ft/time.Duration(r.Status.Steps))
+	}
+	lm, fm := median(localPer), median(fleetPer)
+	fmt.Printf("per step (cycle loop, %d runs, median): local %s, fleet %s, ratio %.1f, fleet overhead %s\n", len(localPer), lm.Round(time.Millisecond), fm.Round(time.Millisecond), float64(fm)/float64(lm), (fm - lm).Round(time.Millisecond))
+
+	// Many short loops at once over three workers.
+	var names []string
+	start := time.Now()
+	for i := range n {
+		name := fmt.Sprintf("many-%d", i)
+		p := fleettest.Ralph(name)
+		_, remote := fleettest.Repo(t, p)
+		names = append(names, name)
+		e.submit(name, remote, p)
+	}
+	steps := 0
+	for _, name := range names {
+		r := e.wait(name, 10*time.Minute)
+		if r.Outcome.Reason != loop.ReasonDone {
+			t.Fatalf("%s: %+v", name, r.Outcome)
+		}
+		steps += r.Status.Steps
+	}
+	el := time.Since(start)
+	fmt.Printf("%d ralph loops over 3 workers (1 slot each): %d steps in %s, %.1f steps/s\n", n, steps, el.Round(time.Millisecond), float64(steps)/el.Seconds())
+	for id, cmd := range e.workers {
+		fmt.Printf("worker %s peak RSS %s\n", id, hwm(cmd.Process.Pid))
+	}
+	fmt.Printf("server (test process) peak RSS %s\n", hwm(os.Getpid()))
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	for i := range s {
+		for j := i + 1; j < len(s); j++ {
+			if s[j] < s[i] {
+				s[i], s[j] = s[j], s[i]
+			}
+		}
+	}
+	return s[len(s)/2]
+}
+
+// hwm is a process's peak resident memory (VmHWM).
+func hwm(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return "?"
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmHWM:") {
+			return strings.Join(strings.Fields(l)[1:], " ")
+		}
+	}
+	return "?"
+}
+
+// A loop that continues as new every 3 steps ends as it would in one run.
+func TestContinueAsNewOnServer(t *testing.T) {
+	e := newEnv(t)
+	e.worker("w1")
+	p := fleettest.Cycle("continued")
+	src, remote := fleettest.Repo(t, p)
+	e.submitRun("continued", remote, p, 3)
+	r := e.wait("continued", 4*time.Minute)
+	local, _ := fleettest.RunLocal(t, src)
+	if r.Outcome.Reason != local.Reason || r.Status.Iterations != local.State.Iterations {
+		t.Fatalf("fleet %+v, local %s", r, local.Reason)
+	}
+	e.history("continued", "cycle-continued.json")
+}

@@ -1,0 +1,28 @@
+package fleet
+
+import (
+	"path/filepath"
+	"testing"
+
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+)
+
+// The workflow must replay the histories recorded by the server-backed
+// tests (fleet/devserver, LOOPRINTER_RECORD_HISTORIES=1): one per shape, a
+// budget stop, a pause, a continued-as-new run. A change to the workflow
+// that would break loops already running fails here; such a change needs
+// workflow.GetVersion, then new histories.
+func TestReplayRecordedHistories(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "histories", "*.json"))
+	if len(files) < 4 {
+		t.Fatalf("%d recorded histories in testdata/histories, want one per shape and more", len(files))
+	}
+	for _, f := range files {
+		r := worker.NewWorkflowReplayer()
+		r.RegisterWorkflowWithOptions(LoopWorkflow, workflow.RegisterOptions{Name: WorkflowName})
+		if err := r.ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
+			t.Errorf("%s: %v", filepath.Base(f), err)
+		}
+	}
+}

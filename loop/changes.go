@@ -1,0 +1,507 @@
+package loop
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	gitignore "github.com/sabhiram/go-gitignore"
+	"golang.org/x/sys/unix"
+
+	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/spec"
+)
+
+// Change detection and the protected set, kept up to date from the
+// engine's treeWatch instead of walking the checkout around every agent
+// run. docs/design.md ("Cost of an iteration") explains the choice.
+
+// protCache is the protected set resolved once (one walk) and kept up to
+// date from the changes the watch reports.
+type protCache struct {
+	spec  *spec.Loop
+	rules *ProtectRules
+	start map[string]bool
+	files map[string]string // protected path → rule
+	list  []protFile        // sorted; nil when files changed since
+}
+
+func (c *protCache) sorted() []protFile {
+	if c.list == nil {
+		c.list = make([]protFile, 0, len(c.files))
+		for p, r := range c.files {
+			c.list = append(c.list, protFile{Path: p, Rule: r})
+		}
+		sort.Slice(c.list, func(i, j int) bool { return c.list[i].Path < c.list[j].Path })
+	}
+	return c.list
+}
+
+// update decides again about one path that changed.
+func (c *protCache) update(dir, rel string, created bool) {
+	fi, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(rel)))
+	exists := err == nil && !fi.IsDir()
+	if exists && created && !underDefaultSkipped(rel) {
+		c.rules.note(rel)
+	}
+	rule := ""
+	if exists {
+		if p, ok := c.rules.rule(rel, true); ok && (!p.Default || c.start[rel]) {
+			rule = p.Rule
+		}
+	}
+	if old, ok := c.files[rel]; ok && old == rule {
+		return
+	}
+	if rule == "" {
+		if _, ok := c.files[rel]; !ok {
+			return
+		}
+		delete(c.files, rel)
+	} else {
+		c.files[rel] = rule
+	}
+	c.list = nil
+}
+
+// under lists the protected files under a folder.
+func (c *protCache) under(folder string) []string {
+	var out []string
+	for p := range c.files {
+		if strings.HasPrefix(p, folder+"/") {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// watchSkip says which folders the watch never looks into: git's and the
+// records, and the dependency and build folders no user glob reaches (the
+// folders the protection rules do not look into either).
+func watchSkip(l *spec.Loop) func(rel, name string) bool {
+	r := &ProtectRules{l: l}
+	return func(rel, name string) bool {
+		return neverWalked[name] || defaultSkipped[name] && !r.userGlobCouldMatchUnder(rel)
+	}
+}
+
+// takeChanges takes what the watch saw since the last take and remembers
+// it for the protected files' comparison (see needsStat).
+func (e *Engine) takeChanges() watchTake {
+	t := e.watch.take()
+	if t.Lost != "" {
+		return t
+	}
+	if e.marks == nil {
+		e.marks = map[string]bool{}
+	}
+	for _, p := range t.Changed {
+		e.marks[p] = true
+		if path.Base(p) == ".gitignore" {
+			e.ignores = nil // read them again
+		}
+	}
+	e.marksGone = append(e.marksGone, t.Gone...)
+	return t
+}
+
+// needsStat says which protected files must be compared by stat: those the
+// watch saw change, those under a folder moved or removed, and those
+// without a watch of their own; nil (all of them) without a watch.
+func (e *Engine) needsStat() func(rel string) bool {
+	if e.watch == nil || e.prot == nil {
+		return nil
+	}
+	w, marks, gone := e.watch, e.marks, e.marksGone
+	return func(rel string) bool {
+		if marks[rel] || !w.watchesFile(rel) {
+			return true
+		}
+		for _, d := range gone {
+			if strings.HasPrefix(rel, d+"/") {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// snapshotCurrent says whether the snapshot in memory (and on disk) still
+// holds for files without looking at one of them: the same list as at the
+// snapshot, every file watched, none with other links, and no change the
+// watch saw since touches one. Its cost follows the changes.
+func (e *Engine) snapshotCurrent(files []protFile) bool {
+	g, c := e.guard, e.prot
+	if g == nil || c == nil || e.watch == nil || len(files) == 0 || len(files) != len(g.Entries) ||
+		&files[0] != e.snapFiles || !e.snapSimple {
+		return false
+	}
+	for p := range e.marks {
+		if _, ok := c.files[p]; ok {
+			return false
+		}
+	}
+	for _, d := range e.marksGone {
+		if len(c.under(d)) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// snapshotTaken notes what snapshotCurrent needs of a new snapshot.
+func (e *Engine) snapshotTaken(files []protFile, g *guard) {
+	e.guard, e.snapFiles, e.snapSimple = g, nil, false
+	if len(files) == 0 || e.watch == nil {
+		return
+	}
+	e.snapFiles, e.snapSimple = &files[0], len(files) == len(g.Entries)
+	for _, en := range g.Entries {
+		if en.Nlink > 1 || !e.watch.watchesFile(en.Path) {
+			e.snapSimple = false
+			break
+		}
+	}
+}
+
+// snapshotted is called once the snapshot holds every change marked so
+// far: the marked protected files are watched again (a restored file is a
+// new file) and the marks start afresh.
+func (e *Engine) snapshotted() {
+	if e.watch != nil && e.prot != nil {
+		for p := range e.marks {
+			if _, ok := e.prot.files[p]; ok {
+				e.watch.watchFile(p)
+			}
+		}
+		for _, d := range e.marksGone {
+			for p := range e.prot.files {
+				if strings.HasPrefix(p, d+"/") {
+					e.watch.watchFile(p)
+				}
+			}
+		}
+	}
+	clear(e.marks)
+	e.marksGone = e.marksGone[:0]
+}
+
+// resetWatch drops the watch and the protected set: the next
+// protectedFiles sets both up again with one walk.
+func (e *Engine) resetWatch() {
+	e.watch.close()
+	e.watch, e.prot, e.guard = nil, nil, nil
+	clear(e.marks)
+	e.marksGone = nil
+}
+
+// protectedFiles lists the files protected for the next run, each with the
+// rule that protects it: every file of the user's globs, gate programs and
+// the loop file, and the files of the default rules that existed when the
+// loop started. The set is resolved with one walk when the engine starts or
+// the loop file changed, and then kept up to date from the watch.
+func (e *Engine) protectedFiles() ([]protFile, *ProtectRules, error) {
+	if c := e.prot; c != nil && c.spec == e.spec && e.watch != nil {
+		t := e.takeChanges()
+		if t.Lost == "" {
+			e.applyChanges(t)
+			return c.sorted(), c.rules, nil
+		}
+		e.emit(record.Event{Event: record.Warning, Kind: "change_watch", Message: "the protected files were listed again by a full walk: " + t.Lost})
+	}
+	// The watch first, so that nothing changes unseen between the walk and it.
+	e.resetWatch()
+	if !e.noWatch {
+		w, err := newTreeWatch(e.dir, watchSkip(e.spec))
+		if err != nil {
+			e.noWatch = true
+			e.emit(record.Event{Event: record.Warning, Kind: "change_watch", Message: "changes are found by walking the whole loop folder around every agent run (slower, as correct): " + err.Error()})
+		} else {
+			e.watch = w
+		}
+	}
+	c, err := e.resolveProtected()
+	if err != nil {
+		e.resetWatch()
+		return nil, nil, err
+	}
+	if e.watch != nil {
+		e.prot = c
+		for p := range c.files {
+			e.watch.watchFile(p) // false (the watch limit): compared by stat
+		}
+	}
+	return c.sorted(), c.rules, nil
+}
+
+// applyChanges brings the protected set up to date with a take.
+func (e *Engine) applyChanges(t watchTake) {
+	c := e.prot
+	if c == nil {
+		return
+	}
+	// Under a folder moved or removed, each protected file is decided
+	// again like a changed one: gone, or (after a restore) there again.
+	paths := t.Changed
+	for _, d := range t.Gone {
+		paths = append(paths[:len(paths):len(paths)], c.under(d)...)
+	}
+	created := map[string]bool{}
+	for _, p := range t.Created {
+		created[p] = true
+	}
+	for _, p := range paths {
+		_, was := c.files[p]
+		c.update(e.dir, p, created[p])
+		if _, is := c.files[p]; is != was {
+			if is {
+				e.watch.watchFile(p)
+			} else {
+				e.watch.unwatchFile(p)
+			}
+		}
+	}
+}
+
+// resolveProtected walks the loop folder for the protected set.
+func (e *Engine) resolveProtected() (*protCache, error) {
+	rules, err := NewProtectRules(e.dir, e.spec)
+	if err != nil {
+		return nil, err
+	}
+	all := rules.Files()
+	rules.files, rules.skipped = nil, nil // rule() needs neither; a large checkout's list is not kept
+	start := map[string]bool{}
+	if data, err := os.ReadFile(startSetPath(e.priv)); err == nil {
+		var list []string
+		if json.Unmarshal(data, &list) != nil {
+			return nil, fmt.Errorf("the engine's list of protected files is corrupt (%s)", startSetPath(e.priv))
+		}
+		for _, p := range list {
+			start[p] = true
+		}
+	} else {
+		// First run: the files the default rules protect now are the start set.
+		var list []string
+		for _, p := range all {
+			if p.Default {
+				list = append(list, p.Path)
+				start[p.Path] = true
+			}
+		}
+		data, _ := json.Marshal(list)
+		if err := WriteFileAtomic(startSetPath(e.priv), data); err != nil {
+			return nil, err
+		}
+	}
+	c := &protCache{spec: e.spec, rules: rules, start: start, files: map[string]string{}}
+	for _, p := range all {
+		if !p.Default || start[p.Path] {
+			c.files[p.Path] = p.Rule
+		}
+	}
+	return c, nil
+}
+
+// runChanges follows one agent run's changes.
+type runChanges struct {
+	before map[string]fileStamp // without a watch: every file's stamp before the run
+	start  int64                // the file system's clock when the run started (ns)
+	take   *watchTake           // the run's changes, as the watch saw them
+}
+
+// judged is called once the protected files were compared and restored:
+// the protected set learns what the run changed (a new ecosystem's marker
+// file, a protected file the restore made again). Not before: a protected
+// file the run deleted would leave the set before it was put back.
+func (e *Engine) judged(rc *runChanges) {
+	if rc.take != nil && e.watch != nil {
+		e.applyChanges(*rc.take)
+	}
+}
+
+// beginChanges is called just before an agent starts: what changed before
+// (the engine's own writes, the gates) is not the run's.
+func (e *Engine) beginChanges() (*runChanges, error) {
+	rc := &runChanges{start: fsClock()}
+	if e.watch != nil {
+		t := e.takeChanges()
+		if t.Lost == "" {
+			e.applyChanges(t)
+			return rc, nil
+		}
+		// Incomplete since the list of protected files: the next listing
+		// walks, and this run is judged by a walk.
+		e.resetWatch()
+	}
+	before, err := treeStamps(e.dir)
+	rc.before = before
+	return rc, err
+}
+
+// endChanges is called once every process of the run has ended. It returns
+// the files the run changed (a folder moved away or removed as "folder/";
+// paths .gitignore ignores left out) and the files it created (ignored or
+// not: protection never looks at .gitignore).
+func (e *Engine) endChanges(rc *runChanges) (changed, created []string, err error) {
+	switch {
+	case rc.before != nil:
+		after, err := treeStamps(e.dir)
+		if err != nil {
+			return nil, nil, err
+		}
+		changed = changedFiles(rc.before, after)
+		for _, f := range changed {
+			if _, ok := rc.before[f]; !ok {
+				if _, ok := after[f]; ok {
+					created = append(created, f)
+				}
+			}
+		}
+	case e.watch != nil:
+		t := e.takeChanges()
+		if t.Lost == "" {
+			rc.take = &t
+			changed, created = t.Changed, t.Created
+			for _, d := range t.Gone {
+				changed = append(changed, d+"/")
+			}
+			sort.Strings(changed)
+			break
+		}
+		// Incomplete: every file whose ctime is past the run's start is
+		// the run's (ctime cannot be set back); any file a protection rule
+		// covers for new files and the snapshot lacks is judged as created.
+		e.emit(record.Event{Event: record.Warning, Kind: "change_watch", Message: "this run's changes were found by a full walk of the loop folder: " + t.Lost})
+		e.resetWatch()
+		if changed, err = changedSince(e.dir, rc.start); err != nil {
+			return nil, nil, err
+		}
+		created = changed
+	default:
+		return nil, nil, errors.New("no change detection: neither a watch nor a walk before the run")
+	}
+	return e.notIgnored(changed), created, nil
+}
+
+// fsClock is the clock file timestamps are taken from (the coarse one).
+func fsClock() int64 {
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_REALTIME_COARSE, &ts) != nil {
+		unix.ClockGettime(unix.CLOCK_REALTIME, &ts)
+	}
+	return ts.Nano()
+}
+
+// changedSince walks the loop folder for the files whose ctime is at or
+// past since.
+func changedSince(dir string, since int64) ([]string, error) {
+	var out []string
+	err := walkFiles(dir, func(rel string, d fs.DirEntry) {
+		if info, err := d.Info(); err == nil {
+			if st, ok := info.Sys().(*syscall.Stat_t); ok && st.Ctim.Nano() >= since {
+				out = append(out, rel)
+			}
+		}
+	})
+	sort.Strings(out)
+	return out, err
+}
+
+// notIgnored leaves out the paths .gitignore files ignore (the top one and
+// those of the folders on each path's way). Only for the list of changes:
+// protection never consults .gitignore.
+func (e *Engine) notIgnored(paths []string) []string {
+	if len(paths) == 0 {
+		return paths
+	}
+	for _, p := range paths {
+		if path.Base(strings.TrimSuffix(p, "/")) == ".gitignore" {
+			e.ignores = nil // read them again
+			break
+		}
+	}
+	if e.ignores == nil {
+		e.ignores = map[string]*gitignore.GitIgnore{}
+	}
+	out := paths[:0:0]
+	for _, p := range paths {
+		if !e.ignored(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (e *Engine) ignored(p string) bool {
+	trimmed := strings.TrimSuffix(p, "/")
+	for folder := path.Dir(trimmed); ; folder = path.Dir(folder) {
+		gi, ok := e.ignores[folder]
+		if !ok {
+			gi = nil
+			if data, err := readBounded(filepath.Join(e.dir, filepath.FromSlash(folder), ".gitignore"), 1<<20); err == nil {
+				gi = gitignore.CompileIgnoreLines(strings.Split(string(data), "\n")...)
+			}
+			if len(e.ignores) < 10000 {
+				e.ignores[folder] = gi
+			}
+		}
+		if gi != nil {
+			sub := trimmed
+			if folder != "." {
+				sub = strings.TrimPrefix(trimmed, folder+"/")
+			}
+			if gi.MatchesPath(sub) {
+				return true
+			}
+		}
+		if folder == "." {
+			return false
+		}
+	}
+}
+
+// planCache is the last plan.json the engine parsed, with the stat it had.
+type planCache struct {
+	ino, size   uint64
+	mtime, ctim int64
+	plan        *Plan
+	errs        []string
+}
+
+// racyWindow: a file changed this close to the moment it was read may have
+// changed again within the file system clock's tick, unseen by its stat; it
+// is not cached (git's "racily clean" rule).
+const racyWindow = int64(100 * time.Millisecond)
+
+// readPlan is ReadPlan for the engine's own plan.json, parsed again only
+// when the file changed (its inode, size, mtime or ctime; ctime cannot be
+// set back). A copy is returned: callers may change it.
+func (e *Engine) readPlan() (*Plan, []string, error) {
+	path := e.planPath()
+	var st syscall.Stat_t
+	if err := syscall.Lstat(path, &st); err == nil && st.Mode&syscall.S_IFMT == syscall.S_IFREG {
+		if c := e.planCache; c != nil && c.ino == st.Ino && c.size == uint64(st.Size) && c.mtime == st.Mtim.Nano() && c.ctim == st.Ctim.Nano() {
+			return clonePlan(c.plan), c.errs, nil
+		}
+		now := fsClock()
+		p, errs, err := ReadPlan(path)
+		var after syscall.Stat_t
+		if err == nil && syscall.Lstat(path, &after) == nil && after.Ino == st.Ino && after.Size == st.Size && after.Mtim == st.Mtim && after.Ctim == st.Ctim && now-st.Ctim.Nano() > racyWindow && now-st.Mtim.Nano() > racyWindow {
+			e.planCache = &planCache{ino: st.Ino, size: uint64(st.Size), mtime: st.Mtim.Nano(), ctim: st.Ctim.Nano(), plan: clonePlan(p), errs: errs}
+		} else {
+			e.planCache = nil
+		}
+		return p, errs, err
+	}
+	e.planCache = nil
+	return ReadPlan(path)
+}

@@ -1,0 +1,213 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/looprinter/looprinter/agent"
+	"github.com/looprinter/looprinter/internal/enginedir"
+	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/sandbox"
+	"github.com/looprinter/looprinter/spec"
+)
+
+// StepOptions tune RunStep.
+type StepOptions struct {
+	Options
+	// Run names the run in the records (a fleet uses its workflow id).
+	Run string
+	// Notes are recorded as warnings before the step (a previous attempt of
+	// the step that died on another machine, a branch that moved).
+	Notes []string
+}
+
+// RunStep runs exactly one step of the loop in l.Dir — the next step of the
+// state machine, from the engine's own copy of the state — and saves the
+// state, as Run does between two steps. It returns the outcome when the
+// step stopped the loop, and nil when the loop goes on. A durable workflow
+// engine calls it once per activity: the state and the private folder are
+// put in place before the call and read back after it.
+//
+// The first step of a loop writes loop_start, the last one loop_stop; the
+// steps between write only their own records, so the records read as one
+// run. An in-flight run found in the state (an engine that died mid-step)
+// is judged first, as Run judges it.
+func RunStep(ctx context.Context, l *spec.Loop, opts StepOptions) (*Outcome, error) {
+	dir := l.Dir
+	lock, err := AcquireLock(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Release()
+	priv, err := enginedir.Ensure(dir)
+	if err != nil {
+		return nil, fmt.Errorf("cannot create the engine's private folder: %w", err)
+	}
+	os.Chmod(filepath.Join(dir, RecordsDir), 0o700)
+	st, untrusted, err := loadTrusted(dir)
+	if err != nil {
+		return nil, err
+	}
+	first := st.StartedAt.IsZero()
+	if opts.Backoff == nil {
+		opts.Backoff = defaultBackoff
+	}
+	start := time.Now()
+	runID := opts.Run
+	if runID == "" {
+		runID = fmt.Sprintf("%s-%d", start.UTC().Format("20060102T150405"), os.Getpid())
+	}
+	rec, err := record.Create(filepath.Join(dir, RecordsDir), runID, l.Agent.Backend, start)
+	if err != nil {
+		return nil, err
+	}
+	defer rec.Close()
+	for _, s := range opts.Subscribers {
+		rec.Subscribe(s)
+	}
+	e := &Engine{spec: l, dir: dir, st: st, rec: rec, opts: opts.Options, mark: start, priv: priv, red: Redactor(l)}
+	rec.SetRedactor(e.red)
+	defer e.resetWatch()
+	if fi, err := os.Stat(l.Path); err == nil {
+		e.specTime = fi.ModTime()
+	}
+	st.Loop, st.Shape, st.PID, st.Run, st.Records = l.Name, l.Shape, os.Getpid(), runID, rec.Path()
+	if first {
+		st.StartedAt = start.UTC()
+	}
+	sandbox.BecomeSubreaper()
+	if st.Outcome != "" && st.Phase != PhaseDone {
+		// A stopped loop runs on: the previous stop is history.
+		st.Outcome, st.Summary = "", ""
+	}
+	if err := e.checkpoint(); err != nil {
+		return nil, err
+	}
+	if first {
+		e.emit(record.Event{Event: record.LoopStart, Loop: l.Name, Shape: l.Shape, LoopFile: l.Path, Dir: dir, PID: os.Getpid(), Phase: st.Phase})
+		for _, w := range l.Warnings() {
+			e.emit(record.Event{Event: record.Warning, Message: w})
+		}
+	}
+	for _, u := range untrusted {
+		e.emit(record.Event{Event: record.Violation, Kind: "state_forged", File: RecordsDir + "/state.json", Message: u})
+	}
+	if l.Redact.Off {
+		e.addNotVerified(redactionNote)
+	}
+	for _, n := range opts.Notes {
+		e.emit(record.Event{Event: record.Warning, Message: n})
+	}
+	if st.AgentPGID != 0 {
+		if n := len(killOrphans(st.AgentPGID, dir)); n > 0 {
+			e.emit(record.Event{Event: record.Warning, Message: fmt.Sprintf("stopped %d leftover agent processes of a run that crashed (process group %d)", n, st.AgentPGID)})
+		}
+		st.AgentPGID = 0
+	}
+	end := func(o *Outcome) (*Outcome, error) {
+		out := e.finish(o)
+		e.tallySpend()
+		return out, nil
+	}
+	if st.InFlight != nil {
+		if err := e.judgeDeadRun(); err != nil {
+			return end(e.outcome(ReasonBlocked, err.Error()))
+		}
+	}
+	if st.Phase == PhaseDone {
+		o := e.outcome(ReasonDone, e.doneSummary())
+		o.Evidence, o.NotVerified = st.Evidence, st.NotVerified
+		return end(o)
+	}
+	if o := e.oneStep(ctx); o != nil {
+		return end(o)
+	}
+	return nil, nil
+}
+
+// oneStep is one turn of Engine.loop: it runs the step of the current phase
+// and saves the state, or returns the outcome that stopped the loop.
+func (e *Engine) oneStep(ctx context.Context) *Outcome {
+	if ctx.Err() != nil {
+		return e.outcome(ReasonInterrupted, "interrupted; state and records were written")
+	}
+	if err := e.waitForAnswer(ctx); err != nil {
+		var s *errStop
+		if errors.As(err, &s) {
+			return s.o
+		}
+		return e.outcome(ReasonBlocked, "cannot save state: "+err.Error())
+	}
+	e.reloadSpec()
+	var err error
+	switch e.st.Phase {
+	case "", PhaseSetup:
+		err = e.stepSetup(ctx)
+	case PhaseBaseline:
+		err = e.stepBaseline(ctx)
+	case PhasePlan, PhaseBuild:
+		if e.spec.Shape == spec.ShapeRalph {
+			e.st.Phase = PhaseRalph
+			err = e.stepRalph(ctx)
+		} else {
+			err = e.stepPlanOrBuild(ctx)
+		}
+	case PhaseRalph:
+		err = e.stepRalph(ctx)
+	case PhaseReview:
+		err = e.stepReview(ctx)
+	case PhaseCycleGate:
+		err = e.stepCycleGate(ctx)
+	case PhaseObjective:
+		err = e.stepObjectiveGate(ctx)
+	case PhasePost:
+		err = e.stepPost(ctx)
+	default:
+		e.st.Phase = PhaseSetup
+	}
+	if errors.Is(err, errAsked) {
+		err = nil // the step runs again once the question is answered
+	}
+	if err != nil {
+		var s *errStop
+		if errors.As(err, &s) {
+			return s.o
+		}
+		return e.outcome(ReasonBlocked, err.Error())
+	}
+	if err := e.takeHookErr(); err != nil {
+		e.checkpoint()
+		return e.outcome(ReasonBlocked, err.Error())
+	}
+	if err := e.checkpoint(); err != nil {
+		return e.outcome(ReasonBlocked, "cannot save state: "+err.Error())
+	}
+	if e.st.Phase == PhaseDone {
+		o := e.outcome(ReasonDone, e.doneSummary())
+		o.Evidence, o.NotVerified = e.st.Evidence, e.st.NotVerified
+		return o
+	}
+	return nil
+}
+
+// InFlightCost is what the agent run in flight in st has cost so far, as its
+// transcript in dir reports it (0 when no run is in flight or its
+// transcript is unreadable). A fleet worker sends it with its heartbeats, so
+// that a run whose machine dies is still counted.
+func InFlightCost(l *spec.Loop, st *State) float64 {
+	if st == nil || st.InFlight == nil || st.InFlight.Transcript == "" {
+		return 0
+	}
+	f := st.InFlight
+	a := l.AgentFor(f.Phase, f.Post)
+	ad, err := agent.Lookup(a.Backend)
+	if err != nil {
+		return 0
+	}
+	req := agent.Request{Phase: f.Phase, Task: f.Task, Dir: l.Dir, Backend: a.Backend, Model: a.Model, Prices: prices(l.Prices), Transcript: f.Transcript}
+	return agent.ParseTranscript(req, ad).CostUSD
+}

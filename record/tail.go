@@ -1,0 +1,151 @@
+package record
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"sort"
+)
+
+// tailChunk is how much of a file Tail reads at a time, from its end.
+const tailChunk = 64 << 10
+
+// Tail returns the last n events of a records directory that keep accepts
+// (nil: every event), in time order, reading each record file from its end
+// only as far as it must: its time does not grow with the loop's history.
+// It also returns, for each file, the offset after its last complete line,
+// where a Follower can go on (NewFollowerAt).
+func Tail(dir string, n int, keep func(Event) bool) ([]Event, map[string]int64, error) {
+	files, err := Files(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	offsets := map[string]int64{}
+	var all []Event
+	for _, path := range files {
+		evs, end, err := tailFile(path, n, keep)
+		if err != nil {
+			continue // unreadable now: as ReadDir, a later poll may read it
+		}
+		offsets[path] = end
+		all = append(all, evs...)
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].TS.Before(all[j].TS) })
+	if n > 0 && len(all) > n {
+		all = all[len(all)-n:]
+	}
+	return all, offsets, nil
+}
+
+// tailFile reads up to n kept events from the end of one file, and the
+// offset after its last complete line (a line still being written is left).
+func tailFile(path string, n int, keep func(Event) bool) ([]Event, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, 0, err
+	}
+	size := fi.Size()
+	var (
+		out  []Event // newest first
+		rest []byte  // the start of a line whose beginning is not read yet
+		end  = int64(-1)
+		pos  = size
+	)
+	for pos > 0 && (n <= 0 || len(out) < n) {
+		step := min(int64(tailChunk), pos)
+		pos -= step
+		buf := make([]byte, step, step+int64(len(rest)))
+		if _, err := f.ReadAt(buf, pos); err != nil && err != io.EOF {
+			return nil, 0, err
+		}
+		buf = append(buf, rest...)
+		if end < 0 {
+			// The end of the last complete line.
+			i := bytes.LastIndexByte(buf, '\n')
+			if i < 0 {
+				if pos == 0 {
+					end = 0
+					break
+				}
+				rest = buf
+				continue
+			}
+			end = pos + int64(i) + 1
+			buf = buf[:i+1]
+		}
+		// Every line but the first is whole; the first is whole only at
+		// the file's start.
+		first := 0
+		if pos > 0 {
+			j := bytes.IndexByte(buf, '\n')
+			if j < 0 {
+				rest = buf
+				continue
+			}
+			first = j + 1
+		}
+		lines := bytes.Split(bytes.TrimRight(buf[first:], "\n"), []byte{'\n'})
+		for k := len(lines) - 1; k >= 0 && (n <= 0 || len(out) < n); k-- {
+			var e Event
+			if len(bytes.TrimSpace(lines[k])) == 0 || json.Unmarshal(lines[k], &e) != nil || e.Event == "" {
+				continue
+			}
+			if keep == nil || keep(e) {
+				out = append(out, e)
+			}
+		}
+		rest = append([]byte(nil), buf[:first]...)
+	}
+	if end < 0 {
+		end = 0
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out, end, nil
+}
+
+// NewFollowerAt follows dir from the given offsets (from Tail): files not
+// named are read from their start.
+func NewFollowerAt(dir string, offsets map[string]int64) *Follower {
+	fl := &Follower{dir: dir, offsets: map[string]int64{}}
+	for k, v := range offsets {
+		fl.offsets[k] = v
+	}
+	return fl
+}
+
+// ScanFrom calls fn for each well-formed event of a file from offset on, up
+// to its last complete line, and returns the offset after that line.
+func ScanFrom(path string, offset int64, fn func(Event)) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return offset, err
+	}
+	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return offset, err
+	}
+	br := bufio.NewReaderSize(f, 64<<10)
+	for {
+		line, err := br.ReadBytes('\n')
+		if err != nil {
+			if err == io.EOF {
+				return offset, nil // an incomplete line is left for later
+			}
+			return offset, err
+		}
+		offset += int64(len(line))
+		var e Event
+		if json.Unmarshal(line, &e) == nil && e.Event != "" {
+			fn(e)
+		}
+	}
+}
