@@ -252,75 +252,34 @@ func defaultBackoff(n int) time.Duration {
 	return d
 }
 
-// loop drives the state machine until a step returns an outcome.
+// loop drives the state machine until a step returns an outcome: between
+// steps it holds while paused, then runs one step (oneStep, which a fleet
+// worker also calls on its own).
 func (e *Engine) loop(ctx context.Context) *Outcome {
 	for {
 		if ctx.Err() != nil {
 			return e.outcome(ReasonInterrupted, "interrupted; state and records were written")
 		}
-		// Between steps: hold while paused, and pick up loop file changes so
-		// the next prompt and checks use them.
 		if err := e.waitWhilePaused(ctx); err != nil {
 			var s *errStop
 			if errors.As(err, &s) {
 				return s.o
 			}
 		}
-		if err := e.waitForAnswer(ctx); err != nil {
-			var s *errStop
-			if errors.As(err, &s) {
-				return s.o
-			}
-			return e.outcome(ReasonBlocked, "cannot save state: "+err.Error())
+		if e.st.Phase == PhaseDone {
+			return e.doneOutcome()
 		}
-		e.reloadSpec()
-		var err error
-		switch e.st.Phase {
-		case "", PhaseSetup:
-			err = e.stepSetup(ctx)
-		case PhaseBaseline:
-			err = e.stepBaseline(ctx)
-		case PhasePlan, PhaseBuild:
-			if e.spec.Shape == spec.ShapeRalph {
-				e.st.Phase = PhaseRalph
-				continue
-			}
-			err = e.stepPlanOrBuild(ctx)
-		case PhaseRalph:
-			err = e.stepRalph(ctx)
-		case PhaseReview:
-			err = e.stepReview(ctx)
-		case PhaseCycleGate:
-			err = e.stepCycleGate(ctx)
-		case PhaseObjective:
-			err = e.stepObjectiveGate(ctx)
-		case PhasePost:
-			err = e.stepPost(ctx)
-		case PhaseDone:
-			o := e.outcome(ReasonDone, e.doneSummary())
-			o.Evidence, o.NotVerified = e.st.Evidence, e.st.NotVerified
+		if o := e.oneStep(ctx); o != nil {
 			return o
-		default:
-			e.st.Phase = PhaseSetup
-		}
-		if errors.Is(err, errAsked) {
-			err = nil // the step runs again once the question is answered
-		}
-		if err != nil {
-			var s *errStop
-			if errors.As(err, &s) {
-				return s.o
-			}
-			return e.outcome(ReasonBlocked, err.Error())
-		}
-		if err := e.takeHookErr(); err != nil {
-			e.checkpoint()
-			return e.outcome(ReasonBlocked, err.Error())
-		}
-		if err := e.checkpoint(); err != nil {
-			return e.outcome(ReasonBlocked, "cannot save state: "+err.Error())
 		}
 	}
+}
+
+// doneOutcome is the DONE outcome with the state's evidence.
+func (e *Engine) doneOutcome() *Outcome {
+	o := e.outcome(ReasonDone, e.doneSummary())
+	o.Evidence, o.NotVerified = e.st.Evidence, e.st.NotVerified
+	return o
 }
 
 func (e *Engine) stop(reason, summary string) error {

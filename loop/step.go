@@ -119,9 +119,7 @@ func RunStep(ctx context.Context, l *spec.Loop, opts StepOptions) (*Outcome, err
 		}
 	}
 	if st.Phase == PhaseDone {
-		o := e.outcome(ReasonDone, e.doneSummary())
-		o.Evidence, o.NotVerified = st.Evidence, st.NotVerified
-		return end(o)
+		return end(e.doneOutcome())
 	}
 	if o := e.oneStep(ctx); o != nil {
 		return end(o)
@@ -130,7 +128,8 @@ func RunStep(ctx context.Context, l *spec.Loop, opts StepOptions) (*Outcome, err
 }
 
 // oneStep is one turn of Engine.loop: it runs the step of the current phase
-// and saves the state, or returns the outcome that stopped the loop.
+// and saves the state, or returns the outcome that stopped the loop (DONE
+// once the step reached it).
 func (e *Engine) oneStep(ctx context.Context) *Outcome {
 	if ctx.Err() != nil {
 		return e.outcome(ReasonInterrupted, "interrupted; state and records were written")
@@ -187,9 +186,7 @@ func (e *Engine) oneStep(ctx context.Context) *Outcome {
 		return e.outcome(ReasonBlocked, "cannot save state: "+err.Error())
 	}
 	if e.st.Phase == PhaseDone {
-		o := e.outcome(ReasonDone, e.doneSummary())
-		o.Evidence, o.NotVerified = e.st.Evidence, e.st.NotVerified
-		return o
+		return e.doneOutcome()
 	}
 	return nil
 }
