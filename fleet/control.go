@@ -77,9 +77,36 @@ func resolve(ctx context.Context, c client.Client, name string) (string, bool, e
 		}
 	}
 	if !found {
+		// A run of a schedule removed since: visibility, by the memo.
+		if id, running := byMemo(ctx, c, name); id != "" {
+			return id, running, nil
+		}
 		return "", false, notFound(name)
 	}
 	return id, false, nil
+}
+
+// byMemo is the latest workflow visibility lists for a loop name (a
+// running one first), or "".
+func byMemo(ctx context.Context, c client.Client, name string) (string, bool) {
+	for _, q := range []string{" AND ExecutionStatus = 'Running'", ""} {
+		var token []byte
+		for {
+			resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: fmt.Sprintf("WorkflowType = '%s'%s", WorkflowName, q), NextPageToken: token})
+			if err != nil {
+				return "", false
+			}
+			for _, e := range resp.GetExecutions() {
+				if loopName(e.GetMemo(), e.GetExecution().GetWorkflowId()) == name {
+					return e.GetExecution().GetWorkflowId(), e.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
+				}
+			}
+			if token = resp.GetNextPageToken(); len(token) == 0 {
+				break
+			}
+		}
+	}
+	return "", false
 }
 
 // scheduledRunning is the id of a workflow of the loop's schedule that runs
@@ -222,11 +249,14 @@ func List(ctx context.Context, c client.Client) ([]Listed, error) {
 	return out, nil
 }
 
-// loopName is the loop a workflow runs: its memo, else its id.
+// loopName is the loop a workflow runs: its memo, else its id. A memo
+// counts only when the id is the loop's (or its schedule's run of it): a
+// workflow cannot pass for another loop by its memo.
 func loopName(m *commonpb.Memo, id string) string {
 	if p := m.GetFields()[memoLoop]; p != nil {
 		var name string
-		if converter.GetDefaultDataConverter().FromPayload(p, &name) == nil && name != "" {
+		if converter.GetDefaultDataConverter().FromPayload(p, &name) == nil && name != "" &&
+			(id == WorkflowID(name) || strings.HasPrefix(id, WorkflowID(name)+"-")) {
 			return name
 		}
 	}

@@ -279,3 +279,17 @@ func remoteCost(stdio *IO, o *costOptions, args []string, localErr error) error 
 	printSpend(stdio, "the records on its branch "+s.Branch, rep)
 	return nil
 }
+
+// remoteUnsupported is a command that does not reach fleet loops yet
+// (answer, guide): it says so when the name is a fleet loop's.
+func remoteUnsupported(ctx context.Context, args []string, file string, localErr error, what string) error {
+	if file != "" {
+		return localErr
+	}
+	r, s, err := findRemote(ctx, args, localErr)
+	if err != nil {
+		return err
+	}
+	r.Close()
+	return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s is a fleet loop: `looprinter %s` does not reach fleet loops yet; an agent's question holds its step on its worker until ask_timeout (docs/fleet.md, \"Not supported yet\")", s.Name, what)}
+}
