@@ -126,14 +126,23 @@ func scheduledRunning(ctx context.Context, c client.Client, name string) string 
 // DONE, whatever they claim, and an ended workflow's result outcome wins
 // over the status it carries.
 func LoopStatus(ctx context.Context, c client.Client, name string) (*Status, error) {
+	s, _, err := LoopStatusAt(ctx, c, name)
+	return s, err
+}
+
+// LoopStatusAt is LoopStatus and the id of the workflow it came from.
+func LoopStatusAt(ctx context.Context, c client.Client, name string) (*Status, string, error) {
 	id, running, err := resolve(ctx, c, name)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
+	var s *Status
 	if running {
-		return queryStatus(ctx, c, id, name)
+		s, err = queryStatus(ctx, c, id, name)
+	} else {
+		s, err = endedStatus(ctx, c, id, "", name)
 	}
-	return endedStatus(ctx, c, id, "", name)
+	return s, id, err
 }
 
 func queryStatus(ctx context.Context, c client.Client, id, name string) (*Status, error) {
@@ -182,6 +191,7 @@ func endedStatus(ctx context.Context, c client.Client, id, runID, name string) (
 // Listed is one fleet loop in `looprinter list`.
 type Listed struct {
 	Name    string
+	ID      string // the workflow's
 	Running bool
 	Status  *Status // nil when it could not be read
 	Err     string
@@ -213,7 +223,7 @@ func List(ctx context.Context, c client.Client) ([]Listed, error) {
 				continue
 			}
 			seen[name] = true
-			l := Listed{Name: name, Running: e.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING}
+			l := Listed{Name: name, ID: id, Running: e.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING}
 			var s *Status
 			switch {
 			case !l.Running:

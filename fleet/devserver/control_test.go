@@ -147,7 +147,7 @@ func TestOrdinaryCommandsOnFleetLoops(t *testing.T) {
 		return false, out
 	})
 	out := e.must(state, state, "list")
-	if !strings.Contains(out, "ctl") || !strings.Contains(out, "paused") || !strings.Contains(out, "gates ") || !strings.Contains(out, "fleet: workflow looprinter-ctl") {
+	if !strings.Contains(out, "ctl") || !strings.Contains(out, "paused") || !strings.Contains(out, "gates ") || !strings.Contains(out, "fleet: looprinter-ctl") {
 		t.Fatalf("list:\n%s", out)
 	}
 	if out := e.must(state, state, "status"); !strings.Contains(out, "fleet paused") {
@@ -170,8 +170,8 @@ func TestOrdinaryCommandsOnFleetLoops(t *testing.T) {
 	if out := e.must(state, state, "logs", "ctl"); !strings.Contains(out, "loop_stop") && !strings.Contains(strings.ToLower(out), "done") {
 		t.Fatalf("logs:\n%s", out)
 	}
-	if out := e.must(state, state, "logs", "--json", "ctl"); !strings.Contains(out, `"event":"loop_stop"`) || !strings.Contains(out, `"event":"gate"`) {
-		t.Fatalf("logs --json has no loop_stop or gate record:\n%s", out)
+	if out := e.must(state, state, "logs", "--json", "ctl"); !strings.Contains(out, `"event":"loop_stop"`) || !strings.Contains(out, `"event":"verify"`) {
+		t.Fatalf("logs --json has no loop_stop or verify record:\n%s", out)
 	}
 	if out := e.must(state, state, "cost", "ctl"); !strings.Contains(out, "as the workflow counts it") || !strings.Contains(out, "cost per passed task") {
 		t.Fatalf("cost:\n%s", out)
@@ -247,7 +247,7 @@ func TestFleetScheduleRefusesOverlap(t *testing.T) {
 		t.Fatalf("schedule --list:\n%s", out)
 	}
 	e.must(state, state, "schedule", "--fleet", "--remove", "sched")
-	if out := e.must(state, state, "schedule", "--fleet", "--list"); strings.Contains(out, "sched") {
+	if out := e.must(state, state, "schedule", "--fleet", "--list"); strings.Contains(out, "sched  every") || !strings.Contains(out, "no fleet schedules") {
 		t.Fatalf("removed, still listed:\n%s", out)
 	}
 	e.must(state, state, "stop", "sched")

@@ -26,7 +26,9 @@ func newListCmd(io *IO) *cobra.Command {
 is running (or paused, or starting), finished (with its outcome), or crashed
 (its process died without writing its final record), where it lives and
 what it spent. The registry is kept in $XDG_STATE_HOME/looprinter
-(~/.local/state/looprinter); the loops' own files are never touched.`,
+(~/.local/state/looprinter); the loops' own files are never touched.
+In the fleet build with a Temporal frontend configured ($LOOPRINTER_TEMPORAL),
+the fleet's loops are listed after them (docs/fleet.md).`,
 		Example: `  looprinter list
   looprinter list --forget old-loop
   looprinter list --prune     # forget loops whose directory is gone`,

@@ -34,7 +34,8 @@ func newLogsCmd(io *IO) *cobra.Command {
 first: agent runs, tool calls, gates with each check, tasks that passed,
 commits, notifications, the stop and its reason. With --follow (-F), keep
 printing new records while a run holds the loop, and return when it stops.
-As in every command, -f names the loop file.`,
+As in every command, -f names the loop file. A fleet loop's records are
+read from its branch, fetched here (docs/fleet.md).`,
 		Example: `  looprinter logs
   looprinter logs -F fix-tests
   looprinter logs -f loops/fix-tests.yaml

@@ -31,7 +31,11 @@ func newStatusCmd(io *IO) *cobra.Command {
 With a name (or -f), it prints every detail of that loop: where it runs, its
 phase and task, the plan, both gates, what it spent against its budgets,
 its last records. A run whose process died without writing its final
-record is shown as crashed.`,
+record is shown as crashed.
+
+In the fleet build with a Temporal frontend configured ($LOOPRINTER_TEMPORAL),
+fleet loops are shown too, and a NAME no local loop has is looked up on the
+fleet (docs/fleet.md).`,
 		Example: `  looprinter status
   looprinter status fix-tests
   looprinter status --json fix-tests`,

@@ -56,7 +56,7 @@ func (r *remote) Where() string {
 }
 
 func (r *remote) Find(ctx context.Context, name string) (*cli.RemoteStatus, error) {
-	s, err := fleet.LoopStatus(ctx, r.c, name)
+	s, id, err := fleet.LoopStatusAt(ctx, r.c, name)
 	if err != nil {
 		if errors.Is(err, fleet.ErrNotFound) {
 			return nil, fmt.Errorf("%w: %s", cli.ErrNoRemoteLoop, name)
@@ -64,6 +64,7 @@ func (r *remote) Find(ctx context.Context, name string) (*cli.RemoteStatus, erro
 		return nil, err
 	}
 	rs := remoteStatus(name, s)
+	rs.Workflow = id
 	rs.From = "query"
 	if s.Outcome != "" {
 		rs.From = "result"
@@ -88,7 +89,7 @@ func (r *remote) List(ctx context.Context) ([]cli.RemoteStatus, error) {
 			continue
 		}
 		rs := remoteStatus(l.Name, l.Status)
-		rs.From = l.From
+		rs.Workflow, rs.From = l.ID, l.From
 		out = append(out, *rs)
 	}
 	return out, nil
