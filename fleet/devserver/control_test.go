@@ -163,6 +163,7 @@ func TestOrdinaryCommandsOnFleetLoops(t *testing.T) {
 	if r := e.wait("ctl", 3*time.Minute); r.Outcome.Reason != loop.ReasonDone {
 		t.Fatalf("after resume: %+v", r.Outcome)
 	}
+	e.history("ctl", "search-attributes.json") // upserts behind GetVersion, a pause: for the replay test
 	out = e.must(state, state, "status", "ctl")
 	if !strings.Contains(out, "state:      finished") || !strings.Contains(out, "outcome:    DONE (exit 0)") || !strings.Contains(out, "branch:     main on ") {
 		t.Fatalf("status after the end:\n%s", out)
