@@ -1,5 +1,6 @@
 // Package fleetcmd is looprinter's fleet commands (worker, submit, fleet
-// status/list/pause/resume/stop/cost/wait), kept out of the default build
+// status/list/pause/resume/stop/cost/wait) and the fleet the ordinary
+// commands reach (remote.go, cli.Remote), kept out of the default build
 // because the Temporal SDK about doubles the binary: they are in
 // `go install -tags fleet ./cmd/looprinter` and in looprinter-fleet-dev.
 package fleetcmd
