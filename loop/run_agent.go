@@ -122,7 +122,7 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 	// Saved before the agent starts: a restart that finds it judges what
 	// the run did (and counts what it reported) before anything else.
 	e.st.InFlight = &InFlight{Phase: phase, Task: task, Seq: seq, Post: post, Transcript: filepath.Join(tdir, base+".log"), PromptFile: promptFile}
-	if err := e.checkpoint(); err != nil {
+	if err := e.checkpointInFlight(); err != nil {
 		return nil, e.stop(ReasonBlocked, "cannot save state: "+err.Error())
 	}
 	stopTicker := e.checkpointEvery(5 * time.Second)
