@@ -207,40 +207,57 @@ func (s slot) publicMatches(pub []byte) bool {
 }
 
 // writeCopy replaces path with data for readers (people, tools, a fleet
-// carrying the private folder): a temporary file beside it exchanged with
-// the old one in one step, so a reader sees the old or the new contents.
-// Exchanging, rather than renaming over the old file, spares the write-out
-// ext4 starts when a file is renamed over another; the copy is not synced
-// (the journal is what a restart reads).
+// carrying the private folder), so that a reader sees the old or the new
+// contents: the data is written in place into a spare file beside it,
+// .NAME.next, which is then exchanged with path in one step (renameat2 with
+// RENAME_EXCHANGE); the old contents become the next spare. No file is made
+// or removed, and ext4 starts no write-out as it does for a file renamed
+// over another. The copy is not synced (the journal is what a restart
+// reads).
 func writeCopy(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if errors.Is(err, os.ErrNotExist) {
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return err
-		}
-		tmp, err = os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	}
+	next := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".next")
+	fd, err := spareFile(next)
 	if err != nil {
 		return err
 	}
-	name := tmp.Name()
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(name)
-		return err
+	_, werr := unix.Pwrite(fd, data, 0)
+	if werr == nil {
+		werr = unix.Ftruncate(fd, int64(len(data)))
 	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(name)
-		return err
+	cerr := unix.Close(fd)
+	if werr != nil || cerr != nil {
+		os.Remove(next)
+		return errors.Join(werr, cerr)
 	}
-	if err := unix.Renameat2(unix.AT_FDCWD, name, unix.AT_FDCWD, path, unix.RENAME_EXCHANGE); err == nil {
-		os.Remove(name) // now the old contents
+	if err := unix.Renameat2(unix.AT_FDCWD, next, unix.AT_FDCWD, path, unix.RENAME_EXCHANGE); err == nil {
 		return nil
 	}
-	// No file to exchange with yet, or a file system without exchange.
-	if err := os.Rename(name, path); err != nil {
-		os.Remove(name)
+	// No file to exchange with yet, or a file system without exchange: the
+	// spare becomes the file, and the next copy makes a new spare.
+	if err := os.Rename(next, path); err != nil {
+		os.Remove(next)
 		return err
 	}
 	return nil
+}
+
+// spareFile opens the spare file for writing: a plain file with one link,
+// else (missing, or something planted in its place) a new one.
+func spareFile(next string) (int, error) {
+	fd, err := unix.Open(next, unix.O_WRONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err == nil {
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Nlink == 1 {
+			return fd, nil
+		}
+		unix.Close(fd)
+	}
+	if err == unix.ENOENT {
+		if err := os.MkdirAll(filepath.Dir(next), 0o700); err != nil {
+			return -1, err
+		}
+	} else {
+		os.Remove(next) // a link, a symlink, a fifo: never written through
+	}
+	return unix.Open(next, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o600)
 }

@@ -132,3 +132,35 @@ func TestJournalIsTheEngineCopy(t *testing.T) {
 		t.Fatal("removeJournal left a slot")
 	}
 }
+
+// A copy is written into a spare file and exchanged with the old one; a
+// spare planted as a symlink or a hard link is never written through.
+func TestWriteCopyNeverWritesThroughAPlantedSpare(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "state.json")
+	victim := filepath.Join(dir, "victim")
+	for i, plant := range []func(next string){
+		func(next string) { os.Symlink(victim, next) },
+		func(next string) { os.Link(victim, next) },
+	} {
+		os.WriteFile(victim, []byte("precious"), 0o600)
+		os.Remove(path)
+		os.Remove(filepath.Join(dir, ".state.json.next"))
+		if err := writeCopy(path, []byte("one")); err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(filepath.Join(dir, ".state.json.next"))
+		plant(filepath.Join(dir, ".state.json.next"))
+		for _, want := range []string{"two, longer", "3"} {
+			if err := writeCopy(path, []byte(want)); err != nil {
+				t.Fatal(err)
+			}
+			if b, _ := os.ReadFile(path); string(b) != want {
+				t.Fatalf("plant %d: state.json holds %q, want %q", i, b, want)
+			}
+		}
+		if b, _ := os.ReadFile(victim); string(b) != "precious" {
+			t.Fatalf("plant %d: written through to %q", i, b)
+		}
+	}
+}
