@@ -211,7 +211,11 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 		p, ok := rules.ProtectNew(rel)
 		return p.Rule, ok
 	}
-	tamper, gerr := g.check(e.dir, e.priv, e.keepEdit, created, protectNew, e.needsStat())
+	cg := g
+	if sub, ok := e.changedEntries(g); ok {
+		cg = sub // only what the run's changes touch
+	}
+	tamper, gerr := cg.check(e.dir, e.priv, e.keepEdit, created, protectNew, e.needsStat())
 	if len(tamper) > 0 || gerr != nil {
 		e.guard = nil // restored files are new files: the next snapshot looks at every one
 	}

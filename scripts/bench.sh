@@ -45,7 +45,7 @@ metric() { awk -v u="$1" '{for (i = 2; i <= NF; i++) if ($i == u) {printf "%.2f"
 
 echo
 echo "== The cost of a build iteration (ms; no-op agent, sandbox off; load average 1/5/15 min after each size)"
-printf '%-8s %10s %10s %10s %8s %12s %10s %10s %12s %16s\n' files engine-CPU overhead iteration floor above-floor bash-loop bash/eng bash/eng>flr load
+printf '%-8s %10s %10s %10s %8s %12s %10s %10s %12s %16s\n' files engine-CPU overhead iteration floor above-floor bash-loop bash/eng 'bash/eng>flr' load
 for n in 0 10000 100000; do
 	line=$(grep -E "^BenchmarkBuildIteration/files=$n-" "$OUT/iter.txt" || true)
 	ld=$(grep -A3 -E "^BenchmarkBuildIteration/files=$n-" "$OUT/iter.txt" | grep -m1 '^load' | cut -d' ' -f2- || true)
