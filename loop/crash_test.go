@@ -45,7 +45,7 @@ func (a *crashAdapter) NewParser(req agent.Request) agent.Parser { return crashP
 
 type crashParser struct{}
 
-func (crashParser) Line([]byte) []agent.ToolEvent { return nil }
+func (crashParser) Line([]byte) []agent.ToolEvent  { return nil }
 func (crashParser) Finish(agent.Exit) agent.Result { return agent.Result{Status: agent.StatusOK} }
 
 // SIGKILL while a build run is under way, simulated: the disk is put back as
