@@ -195,7 +195,8 @@ func ReadState(dir string) (*State, error) {
 }
 
 // readEngineCopy is the engine's copy of the state as saved: the journal's
-// newest slot (j is true), else the private state.json; path names it.
+// newest slot (j, nil when there is none), else the private state.json;
+// path names it.
 func readEngineCopy(dir string) (data []byte, j *slot, path string, err error) {
 	priv := PrivateDir(dir)
 	if s, _, ok := readJournal(priv); ok {
@@ -330,9 +331,8 @@ func (st *State) Save(dir string) error {
 }
 
 // save writes the state to the journal j (durable: synced before save
-// returns) and, with copy, the public state.json, whose contents it
-// returns.
-func (st *State) save(dir string, j *journal, durable, copy bool) ([]byte, error) {
+// returns) and, withCopy, the public state.json, whose contents it returns.
+func (st *State) save(dir string, j *journal, durable, withCopy bool) ([]byte, error) {
 	st.V = StateVersion
 	st.UpdatedAt = time.Now().UTC()
 	data, err := json.Marshal(st)
@@ -340,13 +340,13 @@ func (st *State) save(dir string, j *journal, durable, copy bool) ([]byte, error
 		return nil, err
 	}
 	var view []byte
-	if copy {
+	if withCopy {
 		view = indented(data)
 	}
 	if err := j.write(data, view, durable); err != nil {
 		return nil, err
 	}
-	if !copy {
+	if !withCopy {
 		return nil, nil
 	}
 	return view, writeCopy(StatePath(dir), view)
