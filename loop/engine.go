@@ -393,25 +393,28 @@ func nextSteps(reason string, l *spec.Loop) []string {
 // checkpoint ends a step: it folds elapsed wall time into the state (in
 // full: what is below a millisecond is carried to the next checkpoint),
 // syncs the records (a group commit, once per step), saves the state to the
-// journal, synced, and writes its copies: a power loss loses at most the
-// step under way.
-func (e *Engine) checkpoint() error { return e.save(true, true) }
+// journal, synced, and writes the public copy: a power loss loses at most
+// the step under way.
+func (e *Engine) checkpoint() error { return e.save(true, true, true) }
 
-// checkpointInFlight saves, synced, a run about to start (the journal
-// only: one write and one data sync), so that a crash during the run is
-// judged as one when the loop starts again.
-func (e *Engine) checkpointInFlight() error { return e.save(true, false) }
+// checkpointInFlight saves, synced, a run about to start (one write and
+// one data sync of the journal; the records wait for the step's end), so
+// that a crash during the run is judged as one when the loop starts again.
+// The public copy shows the run in flight.
+func (e *Engine) checkpointInFlight() error { return e.save(true, true, false) }
 
 // note saves the state without waiting for the disk (journal only): enough
 // against a crash of the process (the kernel keeps what was written), used
 // where a power loss would also end the agent (its process group).
-func (e *Engine) note() error { return e.save(false, false) }
+func (e *Engine) note() error { return e.save(false, false, false) }
 
-// tick is note with the copies written too (the wall time while an agent
-// runs, every few seconds, for people and tools to see).
-func (e *Engine) tick() error { return e.save(false, true) }
+// tick is note with the public copy written too (the wall time while an
+// agent runs, every few seconds, for people and tools to see).
+func (e *Engine) tick() error { return e.save(false, true, false) }
 
-func (e *Engine) save(durable, copies bool) error {
+// save saves the state to the journal (durable: synced), with the public
+// copy, and with the records synced at the same time.
+func (e *Engine) save(durable, copies, records bool) error {
 	e.ckMu.Lock()
 	defer e.ckMu.Unlock()
 	now := time.Now()
@@ -420,7 +423,7 @@ func (e *Engine) save(durable, copies bool) error {
 	e.markRem = d - time.Duration(d.Milliseconds())*time.Millisecond
 	e.mark = now
 	var synced chan struct{}
-	if durable && copies {
+	if records {
 		// The step's records and its state reach the disk together: one
 		// wait for both flushes, not one after the other.
 		synced = make(chan struct{})

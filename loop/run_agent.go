@@ -106,9 +106,10 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 		Permissions: a.Permissions, Timeout: a.Timeout.D(), IdleTimeout: a.IdleTimeout.D(), Grace: a.Grace.D(),
 		MaxTurns: a.MaxTurns, MaxBudgetUSD: a.MaxBudgetUSD, Prices: prices(e.spec.Prices), Wrap: wrap, Redact: e.red,
 		OnStart: func(pgid int) {
-			// Saved so that a restart after SIGKILL can end an orphaned agent.
+			// Saved so that a restart after SIGKILL can end an orphaned agent
+			// (and shown in the public copy).
 			e.st.AgentPGID = pgid
-			e.note()
+			e.tick()
 		},
 	}
 	// A run never outlives the loop's wall budget, nor its cost budget
