@@ -106,10 +106,10 @@ func (s *Server) apiRecords(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	evs, _ := ops.ReadAll(ops.RunDirOf(e))
+	evs := readRecords(ops.RunDirOf(e))
 	q := r.URL.Query()
 	if q.Get("tools") == "0" {
-		kept := evs[:0]
+		var kept []record.Event // a new slice: evs is shared
 		for _, ev := range evs {
 			if ev.Event != record.ToolCall {
 				kept = append(kept, ev)
