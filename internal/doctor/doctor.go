@@ -98,7 +98,7 @@ func Run(ctx context.Context, opts Options) *Report {
 	}
 	l := r.Loop
 
-	used := map[string][]string{}     // backend → phases
+	used := map[string][]string{}      // backend → phases
 	fallbacks := map[string][]string{} // backend → phases it is a fallback for
 	if l != nil {
 		for _, ph := range loopPhases(l) {
