@@ -487,7 +487,9 @@ func TestCSRFAndOrigin(t *testing.T) {
 func TestSSEDeliversNewRecord(t *testing.T) {
 	dir := fixture(t)
 	e := newEnv(t, dir, "127.0.0.1:7878")
-	req, _ := http.NewRequest("GET", e.srv.URL+"/api/loops/api/records/stream?n=0", nil)
+	// n=1: the backlog is the last record; once it has arrived the stream
+	// follows, and what is appended now is new.
+	req, _ := http.NewRequest("GET", e.srv.URL+"/api/loops/api/records/stream?n=1", nil)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -500,17 +502,30 @@ func TestSSEDeliversNewRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := make(chan string, 1)
+	got, backlog := make(chan string, 1), make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(res.Body)
-		for sc.Scan() {
-			if l := sc.Text(); strings.HasPrefix(l, "data: ") && strings.Contains(l, "sse-probe") {
+		for first := true; sc.Scan(); {
+			l := sc.Text()
+			if !strings.HasPrefix(l, "data: ") {
+				continue
+			}
+			if first {
+				first = false
+				close(backlog)
+				continue
+			}
+			if strings.Contains(l, "sse-probe") {
 				got <- l
 				return
 			}
 		}
 	}()
-	time.Sleep(200 * time.Millisecond) // the stream has sent its (empty) backlog
+	select {
+	case <-backlog:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the stream sent no backlog")
+	}
 	sent := time.Now()
 	if err := ops.AppendRecord(st.Records, record.Event{Event: record.Warning, Message: "sse-probe " + marker}); err != nil {
 		t.Fatal(err)
