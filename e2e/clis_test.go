@@ -173,6 +173,21 @@ func startAPI(t *testing.T, replies ...fakeapi.Reply) *fakeapi.Server {
 	return srv
 }
 
+// sinceRefusal is the time from the first model request (the one the fake
+// API refused) to end: how long the run went on after the refusal. The
+// time before it, the CLI starting (seconds of Node.js start-up on a loaded
+// machine), is logged, not judged.
+func sinceRefusal(t *testing.T, srv *fakeapi.Server, start, end time.Time) time.Duration {
+	t.Helper()
+	reqs := srv.ModelRequests()
+	if len(reqs) == 0 {
+		t.Fatalf("the CLI made no model request")
+	}
+	d := end.Sub(reqs[0].Time)
+	t.Logf("start-up %s, then %d model request(s), blocked %s after the first", reqs[0].Time.Sub(start).Round(time.Millisecond), len(reqs), d.Round(time.Millisecond))
+	return d
+}
+
 // deadURL is a loopback URL where nothing listens.
 func deadURL(t *testing.T) string {
 	t.Helper()
