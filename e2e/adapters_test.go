@@ -34,7 +34,9 @@ func newRun(t *testing.T, k kit, url, prompt string) *run {
 		Dir: dir, Prompt: prompt, PromptFile: filepath.Join(dir, "prompt.md"),
 		Transcript: filepath.Join(t.TempDir(), "transcripts", "run.log"),
 		Backend:    k.backend, Model: k.model, Command: k.bin, Env: env,
-		Timeout: 90 * time.Second, IdleTimeout: 60 * time.Second, Grace: 2 * time.Second,
+		// Generous: a Node.js CLI starting on a loaded machine prints
+		// nothing for 30s and more. The tests of the timeouts set their own.
+		Timeout: 5 * time.Minute, IdleTimeout: 3 * time.Minute, Grace: 2 * time.Second,
 	}}
 }
 
