@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -281,5 +282,55 @@ func TestLoopPageReadsOnlyNewRecords(t *testing.T) {
 	body, _ := draw()
 	if strings.Contains(body, "T-1000") {
 		t.Error("records of a cut file are still shown")
+	}
+}
+
+// Pages drawn at once while records are appended share the cache safely
+// (run with -race), and each sees the records in time order.
+func TestRecordCacheConcurrentDraws(t *testing.T) {
+	dir := t.TempDir()
+	w, err := record.Create(dir, "r", "command", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	rc := &recordCache{loops: map[string]*cachedRecords{}}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 300; i++ {
+			// Every tenth record is older than the one before: the cache
+			// sorts again, in a new array.
+			ts := time.Now()
+			if i%10 == 9 {
+				ts = ts.Add(-time.Hour)
+			}
+			w.Write(record.Event{TS: ts, Event: record.Warning, Message: fmt.Sprint(i)})
+		}
+	}()
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				evs := rc.get(dir)
+				for i := 1; i < len(evs); i++ {
+					if evs[i].TS.Before(evs[i-1].TS) {
+						t.Errorf("records out of time order at %d", i)
+						return
+					}
+				}
+				select {
+				case <-done:
+					return
+				default:
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if n := len(rc.get(dir)); n != 300 {
+		t.Errorf("%d records, want 300", n)
 	}
 }
