@@ -948,10 +948,39 @@ auto
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stream bytes.Buffer
+	// Read until the whole backlog (every record of the loop) has come.
+	all, _ := ops.ReadAll(dir)
+	var (
+		stream bytes.Buffer
+		mu     sync.Mutex
+		got    int
+	)
 	done := make(chan struct{})
-	go func() { io.Copy(&stream, res.Body); close(done) }()
-	time.Sleep(time.Second)
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(res.Body)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			mu.Lock()
+			stream.WriteString(sc.Text() + "\n")
+			if sc.Text() == "event: record" {
+				got++
+			}
+			mu.Unlock()
+		}
+	}()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		mu.Lock()
+		n := got
+		mu.Unlock()
+		if n >= len(all) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("the stream sent %d of %d records in 30s", n, len(all))
+			break
+		}
+	}
 	res.Body.Close()
 	<-done
 	if strings.Contains(stream.String(), anthropic) || strings.Contains(stream.String(), github) || strings.Contains(stream.String(), envSecret) {
