@@ -34,7 +34,9 @@ func newRun(t *testing.T, k kit, url, prompt string) *run {
 		Dir: dir, Prompt: prompt, PromptFile: filepath.Join(dir, "prompt.md"),
 		Transcript: filepath.Join(t.TempDir(), "transcripts", "run.log"),
 		Backend:    k.backend, Model: k.model, Command: k.bin, Env: env,
-		Timeout: 90 * time.Second, IdleTimeout: 60 * time.Second, Grace: 2 * time.Second,
+		// Generous: a Node.js CLI starting on a loaded machine prints
+		// nothing for 30s and more. The tests of the timeouts set their own.
+		Timeout: 5 * time.Minute, IdleTimeout: 3 * time.Minute, Grace: 2 * time.Second,
 	}}
 }
 
@@ -252,11 +254,12 @@ func TestAdapterUnauthorizedBlocks(t *testing.T) {
 		r := newRun(t, k, srv.URL, "Do it.")
 		start := time.Now()
 		res := r.do(t)
+		end := time.Now()
 		if res.Status != agent.StatusBlocked {
 			t.Fatalf("status %s, want blocked: %s", res.Status, res.Error)
 		}
-		if d := time.Since(start); d > 15*time.Second {
-			t.Errorf("took %s; a 401 must block within seconds", d)
+		if d := sinceRefusal(t, srv, start, end); d > 15*time.Second {
+			t.Errorf("took %s from the refusal; a 401 must block within seconds", d)
 		}
 		if res.Fix == "" || !strings.Contains(res.Error, "401") && k.backend != "codex" {
 			t.Errorf("error %q fix %q: want the status and a fix", res.Error, res.Fix)
@@ -378,29 +381,45 @@ func TestAdapterServerDown(t *testing.T) {
 
 // The model's API accepts the request and never answers: the idle timeout
 // kills the whole process group.
+//
+// A CLI prints nothing while it starts, and the idle timeout counts that
+// time too: on a loaded machine Node.js start-up alone took 24-36s. A run
+// killed before it reached the API proves nothing, so it is tried again
+// with three times the idle timeout (up to three tries); what is judged is
+// the run that reached the API, timed from its first request.
 func TestAdapterHungAPIKilledByIdleTimeout(t *testing.T) {
 	eachCLI(t, func(t *testing.T, k kit) {
-		srv := startAPI(t, fakeapi.Reply{Hang: true}, fakeapi.Reply{Hang: true})
-		r := newRun(t, k, srv.URL, "Do it.")
-		r.req.Timeout = 60 * time.Second
-		r.req.IdleTimeout = 5 * time.Second
+		idle := 5 * time.Second
 		if k.backend == "gemini" {
-			// Gemini CLI prints nothing while it starts (seconds, more on a
-			// busy machine): leave it time to reach the API first.
-			r.req.IdleTimeout = 15 * time.Second
+			// Gemini CLI is the slowest to start.
+			idle = 15 * time.Second
 		}
-		start := time.Now()
-		res := r.do(t)
-		if res.Status != agent.StatusIdle && res.Status != agent.StatusTimeout {
-			t.Errorf("status %s, want idle_timeout: %s", res.Status, res.Error)
+		for try := 1; ; try++ {
+			srv := startAPI(t, fakeapi.Reply{Hang: true}, fakeapi.Reply{Hang: true})
+			r := newRun(t, k, srv.URL, "Do it.")
+			r.req.IdleTimeout = idle
+			r.req.Timeout = max(60*time.Second, 4*idle)
+			res := r.do(t)
+			end := time.Now()
+			if res.Status != agent.StatusIdle && res.Status != agent.StatusTimeout {
+				t.Errorf("status %s, want idle_timeout: %s", res.Status, res.Error)
+			}
+			reqs := srv.Requests()
+			if len(reqs) == 0 {
+				assertNoLeftovers(t, r.mark)
+				if try < 3 {
+					t.Logf("killed after %s before it reached the API (start-up longer than the idle timeout): again with idle_timeout %s", res.Duration.Round(time.Millisecond), 3*idle)
+					idle *= 3
+					continue
+				}
+				t.Fatalf("the CLI never reached the API in %d tries (this test would prove nothing)", try)
+			}
+			if d := end.Sub(reqs[0].Time); d > idle+r.req.Grace+10*time.Second {
+				t.Errorf("ended %s after the request the API never answered; idle_timeout is %s", d.Round(time.Millisecond), idle)
+			}
+			assertNoLeftovers(t, r.mark)
+			return
 		}
-		if took := time.Since(start); took > r.req.IdleTimeout+r.req.Grace+10*time.Second {
-			t.Errorf("took %s", took)
-		}
-		if !srv.WaitRequests(1, time.Second) {
-			t.Errorf("the CLI never reached the API (this test would prove nothing)")
-		}
-		assertNoLeftovers(t, r.mark)
 	})
 }
 

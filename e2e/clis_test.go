@@ -173,6 +173,21 @@ func startAPI(t *testing.T, replies ...fakeapi.Reply) *fakeapi.Server {
 	return srv
 }
 
+// sinceRefusal is the time from the first model request (the one the fake
+// API refused) to end: how long the run went on after the refusal. The
+// time before it, the CLI starting (seconds of Node.js start-up on a loaded
+// machine), is logged, not judged.
+func sinceRefusal(t *testing.T, srv *fakeapi.Server, start, end time.Time) time.Duration {
+	t.Helper()
+	reqs := srv.ModelRequests()
+	if len(reqs) == 0 {
+		t.Fatalf("the CLI made no model request")
+	}
+	d := end.Sub(reqs[0].Time)
+	t.Logf("start-up %s, then %d model request(s), blocked %s after the first", reqs[0].Time.Sub(start).Round(time.Millisecond), len(reqs), d.Round(time.Millisecond))
+	return d
+}
+
 // deadURL is a loopback URL where nothing listens.
 func deadURL(t *testing.T) string {
 	t.Helper()
@@ -218,15 +233,15 @@ func marked(mark string) []string {
 }
 
 // assertNoLeftovers fails if a process carrying the mark is still alive
-// (zombies reaped by init may take a moment: poll briefly).
+// (a process already sent SIGKILL may take a moment to exit on a loaded
+// machine, and one escaping on purpose is still there after 10s).
 func assertNoLeftovers(t *testing.T, mark string) {
 	t.Helper()
 	var left []string
-	for i := 0; i < 20; i++ {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if left = marked(mark); len(left) == 0 {
 			return
 		}
-		time.Sleep(100 * time.Millisecond)
 	}
 	t.Errorf("processes left behind by the run: %v", left)
 }

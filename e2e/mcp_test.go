@@ -99,6 +99,9 @@ func waitStatus(t *testing.T, s *mcp.ClientSession, name string, what string, ok
 // report.
 func TestMCPClientDrivesLoop(t *testing.T) {
 	bin := looprinter(t)
+	// A registry of its own: under -count=2 the loop of the first run
+	// would share the name and make "mcp-driven" ambiguous.
+	t.Setenv("LOOPRINTER_STATE_DIR", filepath.Join(t.TempDir(), "state"))
 	dir := t.TempDir()
 	write := func(name, text string) {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
@@ -143,7 +146,7 @@ objective_verify: [test -s out/three.txt]
 	}
 	call(t, s, "loop_list", nil, &list)
 	listed := false
-	for _, l := range list.Loops { // the package's other tests' loops are in the registry too
+	for _, l := range list.Loops {
 		listed = listed || l.Name == "mcp-driven"
 	}
 	if !listed {

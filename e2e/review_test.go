@@ -78,8 +78,8 @@ agent:
   backend: claude
   model: %s
   command: %q
-  timeout: 90s
-  idle_timeout: 60s
+  timeout: 5m
+  idle_timeout: 3m
   grace: 2s
   env:
 %sagents:
@@ -121,7 +121,7 @@ budget:
 		match(withUsage(fakeapi.Text(verdicts), 2500, 60, 0), "Your job: fix verification"),
 	)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "review")
 	cmd.Dir = dir

@@ -175,13 +175,19 @@ func tokenProcs(token string) []int {
 	return out
 }
 
-// noneLeft waits a little for the token's processes to be gone, then checks
-// that the late file never appears.
+// noneLeft waits for the token's processes to be gone, then checks that the
+// late file never appears. Gone means no scan finds one three times in a
+// row: a process in the middle of an exec has no environment to read for a
+// moment (the kernel sets it last), so one empty scan can miss it.
 func noneLeft(t *testing.T, l layout) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
-	for len(tokenProcs(l.token)) > 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
+	deadline := time.Now().Add(10 * time.Second)
+	for empty := 0; empty < 3 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if len(tokenProcs(l.token)) > 0 {
+			empty = 0
+		} else {
+			empty++
+		}
 	}
 	if left := tokenProcs(l.token); len(left) > 0 {
 		for _, pid := range left {

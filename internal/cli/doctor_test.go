@@ -360,3 +360,77 @@ func TestDoctorSandbox(t *testing.T) {
 	out, _ = e.run()
 	mustContain(t, out, "warn  off: in force", "fix: remove `sandbox: off`")
 }
+
+// The fallback agents (agent.fallback) are checked as the main agent is:
+// found, version, login; one that is missing is a warning (the loop runs, but
+// cannot fail over to it), never silence.
+func TestDoctorFallbackCLIs(t *testing.T) {
+	e := newDoctorEnv(t)
+	e.tool("sh")
+	e.tool("git")
+	e.fakeCLI("claude", "2.1.328 (Claude Code)")
+	t.Setenv("ANTHROPIC_API_KEY", "sk-test")
+	e.file("loop.yaml", `objective: "go test ./... passes"
+agent:
+  backend: claude
+  fallback:
+    - {backend: codex, model: gpt-5}
+    - {backend: gemini, command: ./vendor/gemini}
+    - {backend: command, command: ./fallback-agent.sh}
+sandbox: "off"
+verify: ["sh -c false"]
+objective_verify: ["sh -c false"]
+`, 0o644)
+	out, code := e.run()
+	if code != 0 {
+		t.Fatalf("exit %d: a missing fallback must not block the loop:\n%s", code, out)
+	}
+	mustContain(t, out,
+		"ok    claude 2.1.328 (Claude Code): "+filepath.Join(e.bin, "claude")+" (the loop uses it for plan, replan, build)",
+		"warn  codex: codex not found (a fallback for plan, replan, build)",
+		"fix: npm install -g @openai/codex, or correct the fallback's command: until then the loop cannot fail over to codex",
+		// The fallback's own command is the program looked for.
+		"warn  gemini: ./vendor/gemini not found (a fallback for plan, replan, build)",
+		"warn  command backend (a fallback for plan): ./fallback-agent.sh does not exist",
+		"Ready: the loop can run",
+	)
+
+	// Installed, the fallbacks are checked like the main agent: version and
+	// login.
+	e.fakeCLI("codex", "codex-cli 0.169.0")
+	e.file("vendor/gemini", "#!/bin/sh\necho 0.61.0\n", 0o755)
+	e.file("fallback-agent.sh", "#!/bin/sh\n", 0o755)
+	out, code = e.run()
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	mustContain(t, out,
+		"ok    codex codex-cli 0.169.0: "+filepath.Join(e.bin, "codex")+" (a fallback for plan, replan, build)",
+		"warn  codex login: could not check",
+		"ok    gemini 0.61.0: "+filepath.Join(e.dir, "vendor/gemini")+" (a fallback for plan, replan, build)",
+		"warn  gemini login: could not check",
+		"ok    command backend: ./fallback-agent.sh (a fallback for plan, replan, build)",
+	)
+	if strings.Contains(out, "a paid call") {
+		t.Errorf("doctor ran a CLI beyond --version:\n%s", out)
+	}
+
+	// A CLI that is both an agent and a fallback says so; a missing main
+	// agent still blocks.
+	e.file("both.yaml", `objective: "x passes"
+agent: {backend: claude, fallback: [{backend: codex}]}
+agents:
+  build: {backend: codex, fallback: [{backend: claude}]}
+sandbox: "off"
+verify: ["sh -c false"]
+`, 0o644)
+	os.Remove(filepath.Join(e.bin, "codex"))
+	out, code = e.run("-f", "both.yaml")
+	if code != ExitBlocked {
+		t.Fatalf("exit %d, want %d:\n%s", code, ExitBlocked, out)
+	}
+	mustContain(t, out,
+		"FAIL  codex: codex not found (the loop uses it for build; a fallback for plan, replan)",
+		"(the loop uses it for plan, replan; a fallback for build)",
+	)
+}

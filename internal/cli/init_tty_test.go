@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,61 +47,106 @@ func TestInitInteractiveTmux(t *testing.T) {
 	defer exec.Command("tmux", "-S", sock, "kill-server").Run()
 
 	screen := func() string { return tmux("capture-pane", "-t", session, "-p") }
-	waitFor := func(want string) {
+	// Every key is followed by a wait for what it shows: the form handles a
+	// key only after the one before (a field's move to the next is a
+	// message of its own), so a key sent on a timer alone can reach the
+	// wrong field on a loaded machine. The focused field's lines start with
+	// "┃ ".
+	until := func(what string, ok func(string) bool) {
 		t.Helper()
-		deadline := time.Now().Add(15 * time.Second)
-		for time.Now().Before(deadline) {
-			if strings.Contains(screen(), want) {
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			s := screen()
+			if ok(s) {
 				return
 			}
-			time.Sleep(100 * time.Millisecond)
+			if time.Now().After(deadline) {
+				t.Fatalf("screen never showed %s:\n%s", what, s)
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
-		t.Fatalf("screen never showed %q:\n%s", want, screen())
+	}
+	waitFor := func(want string) {
+		t.Helper()
+		until(fmt.Sprintf("%q", want), func(s string) bool { return strings.Contains(s, want) })
+	}
+	// waitLine waits for a line that ends with want (the field's "┃ " and
+	// text), nothing after it: what was typed is on a line of its own. The
+	// start of the line is not judged: the terminal renderer may leave a
+	// piece of the screen before on it when the form moves to a group.
+	waitLine := func(want string) {
+		t.Helper()
+		until(fmt.Sprintf("a line ending %q", want), func(s string) bool {
+			for _, l := range strings.Split(s, "\n") {
+				if strings.HasSuffix(strings.TrimRight(l, " "), want) {
+					return true
+				}
+			}
+			return false
+		})
 	}
 	keys := func(k ...string) {
 		t.Helper()
 		tmux(append([]string{"send-keys", "-t", session}, k...)...)
-		time.Sleep(150 * time.Millisecond)
 	}
 	text := func(s string) { t.Helper(); keys("-l", s) }
 
 	waitFor("1/6 Objective")
+	waitLine("┃ Key objective")
 	text("go test ./... passes")
+	waitLine("┃ > go test ./... passes")
 	keys("Enter")
+	waitLine("┃ Loop shape")
 	keys("Down") // shape: ralph
+	waitFor("┃ > ralph:")
 	keys("Enter")
-	waitFor("2/6 Deliverables")
+	waitFor("┃ 2/6 Deliverables")
 	text("calc/calc.go fixed")
+	waitLine("┃ calc/calc.go fixed")
 	keys("C-j")
 	text("notes in output/progress.txt")
+	waitLine("┃ notes in output/progress.txt")
 	keys("Enter")
-	waitFor("3/6 Verification")
+	waitFor("┃ 3/6 Verification")
 	text("go vet ./...")
+	waitLine("┃ go vet ./...")
 	keys("C-j")
 	text("go test ./...")
+	waitLine("┃ go test ./...")
 	keys("Enter")
+	waitFor("┃ Objective gate")
 	keys("Enter") // objective_verify: none (ralph has no objective gate)
+	waitFor("┃ Setup, run once")
 	keys("Enter") // setup: none
-	waitFor("4/6 Constraints")
+	waitFor("┃ 4/6 Constraints")
 	text("**/*_test.go")
+	waitLine("┃ **/*_test.go")
 	keys("Enter")
+	waitFor("┃ Other constraints")
 	keys("Enter") // no other constraints
-	waitFor("5/6 Agent")
+	waitFor("┃ 5/6 Agent")
 	if strings.Contains(screen(), "Agent command") {
 		t.Fatalf("the command question shows before the command backend is chosen:\n%s", screen())
 	}
 	keys("Down", "Down", "Down") // command
-	keys("Enter")
-	keys("Enter") // model: none
-	waitFor("Agent command")
+	waitLine("┃ > command")
+	keys("Enter") // the model question is not asked for the command backend
+	waitLine("┃ Agent command")
 	keys("Enter") // empty: refused
 	waitFor("the command backend needs a program")
 	text("./agent.sh --fast")
+	waitLine("┃ > ./agent.sh --fast")
 	keys("Enter")
 	waitFor("6/6 Budgets")
+	waitFor("┃ Iterations")
 	keys("BSpace", "BSpace")
 	text("7")
-	keys("Enter", "Enter", "Enter", "Enter", "Enter")
+	waitLine("┃ > 7")
+	for _, next := range []string{"┃ Cycles", "┃ Cost budget", "┃ Wall-clock budget", "┃ Stop when the same failure"} {
+		keys("Enter")
+		waitFor(next)
+	}
+	keys("Enter")
 	waitFor("Write loop.yaml?")
 	s := screen()
 	for _, want := range []string{"Shape: ralph", "- **/*_test.go", "- go test ./...", "Agent: command, command ./agent.sh --fast", "Budgets: 7 iterations"} {

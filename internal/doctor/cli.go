@@ -38,19 +38,29 @@ var AgentCLIs = []AgentCLI{
 }
 
 // checkCLI checks one agent CLI: found, its version, a login it can see.
-// phases are the loop's phases that use it (none: the loop does not, or
-// there is no loop).
-func checkCLI(ctx context.Context, c AgentCLI, l *spec.Loop, phases []string) []Finding {
-	usedBy := ""
+// phases are the loop's phases that use it, fallbackFor those it is a
+// fallback for (agent.fallback); none: the loop does not use it, or there
+// is no loop. A CLI only a fallback needs is not required for the loop to
+// run: without it the engine waits for a usage limit to reset instead of
+// failing over, so what is wrong with it is a warning.
+func checkCLI(ctx context.Context, c AgentCLI, l *spec.Loop, phases, fallbackFor []string) []Finding {
+	var uses []string
 	if len(phases) > 0 {
-		usedBy = " (the loop uses it for " + strings.Join(phases, ", ") + ")"
+		uses = append(uses, "the loop uses it for "+strings.Join(phases, ", "))
 	}
-	// The loop may name the program with agent.command.
+	if len(fallbackFor) > 0 {
+		uses = append(uses, "a fallback for "+strings.Join(fallbackFor, ", "))
+	}
+	usedBy := ""
+	if len(uses) > 0 {
+		usedBy = " (" + strings.Join(uses, "; ") + ")"
+	}
+	// The loop may name the program with agent.command (a fallback: its
+	// command).
 	program, lead, dir := c.Program, []string(nil), ""
 	envPath := os.Getenv("PATH")
 	var agentEnv map[string]string
-	if l != nil && len(phases) > 0 {
-		a := l.AgentFor(phases[0], isPost(l, phases[0]))
+	if a, ok := agentOf(c, l, phases, fallbackFor); ok {
 		agentEnv = a.Env
 		if p, ok := a.Env["PATH"]; ok {
 			envPath = p
@@ -64,6 +74,9 @@ func checkCLI(ctx context.Context, c AgentCLI, l *spec.Loop, phases []string) []
 	path, err := gatecmd.FindProgram(program, dir, envPath)
 	if err != nil {
 		level, fix := Warn, fmt.Sprintf("npm install -g %s, if you want to use it", c.NPM)
+		if len(phases) == 0 && len(fallbackFor) > 0 {
+			fix = fmt.Sprintf("npm install -g %s, or correct the fallback's command: until then the loop cannot fail over to %s and waits for a usage limit to reset instead", c.NPM, c.Backend)
+		}
 		if len(phases) > 0 {
 			level = Fail
 			fix = fmt.Sprintf("npm install -g %s, or set agent.command to the path of the %s program", c.NPM, c.Program)
@@ -86,12 +99,31 @@ func checkCLI(ctx context.Context, c AgentCLI, l *spec.Loop, phases []string) []
 		return []Finding{f}
 	}
 	level := Info
-	if len(phases) > 0 {
+	if len(phases) > 0 || len(fallbackFor) > 0 {
 		level = Warn
 	}
 	return []Finding{f, {Level: level, Area: AreaCLIs,
 		Message: fmt.Sprintf("%s login: could not check: no API key in the environment and no credentials file (they may be in the system keychain)", c.Backend),
 		Fix:     "if runs stop BLOCKED with an authentication error: " + c.Login}}
+}
+
+// agentOf is the loop's agent settings for CLI c: those of the first phase
+// that uses it, else of the first fallback entry that names it.
+func agentOf(c AgentCLI, l *spec.Loop, phases, fallbackFor []string) (spec.Agent, bool) {
+	if l == nil {
+		return spec.Agent{}, false
+	}
+	if len(phases) > 0 {
+		return l.AgentFor(phases[0], isPost(l, phases[0])), true
+	}
+	for _, ph := range fallbackFor {
+		for _, a := range candidates(l.AgentFor(ph, isPost(l, ph)))[1:] {
+			if a.Backend == c.Backend {
+				return a, true
+			}
+		}
+	}
+	return spec.Agent{}, false
 }
 
 // loginEvidence finds a login without a paid call: an API key in the

@@ -98,23 +98,28 @@ func Run(ctx context.Context, opts Options) *Report {
 	}
 	l := r.Loop
 
-	used := map[string][]string{} // backend → phases
+	used := map[string][]string{}      // backend → phases
+	fallbacks := map[string][]string{} // backend → phases it is a fallback for
 	if l != nil {
 		for _, ph := range loopPhases(l) {
 			a := l.AgentFor(ph.name, ph.post)
 			used[a.Backend] = appendUnique(used[a.Backend], ph.name)
+			for _, f := range candidates(a)[1:] {
+				fallbacks[f.Backend] = appendUnique(fallbacks[f.Backend], ph.name)
+			}
 		}
 	}
 
-	// The CLIs: those the loop uses; every one when there is no loop.
+	// The CLIs: those the loop uses, as an agent or a fallback; every one
+	// when there is no loop.
 	for _, c := range AgentCLIs {
-		if l != nil && len(used[c.Backend]) == 0 {
+		if l != nil && len(used[c.Backend]) == 0 && len(fallbacks[c.Backend]) == 0 {
 			continue
 		}
-		r.add(checkCLI(ctx, c, l, used[c.Backend])...)
+		r.add(checkCLI(ctx, c, l, used[c.Backend], fallbacks[c.Backend])...)
 	}
-	if phases, ok := used["command"]; ok && l != nil {
-		r.add(checkCommandBackend(l, phases)...)
+	if l != nil && (len(used["command"]) > 0 || len(fallbacks["command"]) > 0) {
+		r.add(checkCommandBackend(l, used["command"], fallbacks["command"])...)
 	}
 
 	r.add(checkGit(ctx, l)...)
@@ -256,13 +261,12 @@ func checkSandbox(l *spec.Loop) []Finding {
 	return out
 }
 
-func checkCommandBackend(l *spec.Loop, phases []string) []Finding {
+func checkCommandBackend(l *spec.Loop, phases, fallbackFor []string) []Finding {
 	var out []Finding
 	seen := map[string]bool{}
-	for _, ph := range phases {
-		a := l.AgentFor(ph, isPost(l, ph))
+	check := func(ph string, a spec.Agent, fallback bool) {
 		if a.Backend != "command" || seen[a.Command] {
-			continue
+			return
 		}
 		seen[a.Command] = true
 		prog, why := gatecmd.CheckRunnable(a.Command, l.Dir, os.Getenv("PATH"))
@@ -272,11 +276,43 @@ func checkCommandBackend(l *spec.Loop, phases []string) []Finding {
 				prog, why = self, ""
 			}
 		}
-		if why != "" {
+		switch {
+		case why != "" && fallback:
+			out = append(out, Finding{Level: Warn, Area: AreaCLIs, Message: fmt.Sprintf("command backend (a fallback for %s): %s", ph, why),
+				Fix: "correct the fallback's command, or install the program: until then the loop waits for a usage limit to reset instead of failing over"})
+		case why != "":
 			out = append(out, Finding{Level: Fail, Area: AreaCLIs, Message: fmt.Sprintf("command backend (%s): %s", ph, why), Fix: "correct agent.command, or install the program"})
-			continue
+		case fallback:
+			out = append(out, Finding{Level: OK, Area: AreaCLIs, Message: fmt.Sprintf("command backend: %s (a fallback for %s)", prog, strings.Join(fallbackFor, ", "))})
+		default:
+			out = append(out, Finding{Level: OK, Area: AreaCLIs, Message: fmt.Sprintf("command backend: %s (%s)", prog, strings.Join(phases, ", "))})
 		}
-		out = append(out, Finding{Level: OK, Area: AreaCLIs, Message: fmt.Sprintf("command backend: %s (%s)", prog, strings.Join(phases, ", "))})
+	}
+	for _, ph := range phases {
+		check(ph, l.AgentFor(ph, isPost(l, ph)), false)
+	}
+	for _, ph := range fallbackFor {
+		for _, c := range candidates(l.AgentFor(ph, isPost(l, ph)))[1:] {
+			check(ph, c, true)
+		}
+	}
+	return out
+}
+
+// candidates are a phase's agent and its fallbacks, in order, as the engine
+// builds them (loop's candidates): a fallback keeps the first choice's
+// environment; a different backend gets its own model, command and no
+// arguments.
+func candidates(a spec.Agent) []spec.Agent {
+	out := []spec.Agent{a}
+	for _, f := range a.Fallback {
+		c := a
+		if f.Backend != a.Backend {
+			c.Args = nil
+		}
+		c.Backend, c.Model, c.Command = f.Backend, f.Model, f.Command
+		c.Fallback = nil
+		out = append(out, c)
 	}
 	return out
 }

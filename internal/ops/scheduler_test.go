@@ -21,10 +21,13 @@ func TestIsSchedulerChecksTheCommandLine(t *testing.T) {
 		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 		// Until the child has exec'd, its command line is still the test
 		// binary's: wait for the one it was started with.
-		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
 			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", cmd.Process.Pid))
 			if strings.HasPrefix(string(b), argv0+"\x00") {
 				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the child never showed the command line %q: %q", argv0, b)
 			}
 		}
 		return cmd

@@ -106,10 +106,10 @@ func (s *Server) apiRecords(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	evs, _ := ops.ReadAll(ops.RunDirOf(e))
+	evs := readRecords(ops.RunDirOf(e))
 	q := r.URL.Query()
 	if q.Get("tools") == "0" {
-		kept := evs[:0]
+		var kept []record.Event // a new slice: evs is shared
 		for _, ev := range evs {
 			if ev.Event != record.ToolCall {
 				kept = append(kept, ev)
@@ -468,13 +468,17 @@ func (s *Server) apiRecordsStream(w http.ResponseWriter, r *http.Request) {
 	if id, err := strconv.Atoi(r.Header.Get("Last-Event-ID")); err == nil && id >= 0 {
 		after = id
 	}
+	// The backlog is read before the answer starts: a record appended once
+	// the client has the answer's headers is a new one, never taken for
+	// backlog (and, with ?n=0, never left out).
+	fl := record.NewFollower(filepath.Join(ops.RunDirOf(e), loop.RecordsDir), true)
+	backlog := fl.Poll()
 	send, ok := sse(w)
 	if !ok {
 		httpError(w, r, http.StatusInternalServerError, "streaming is not supported here")
 		return
 	}
 	red := s.redactFor(r)
-	fl := record.NewFollower(filepath.Join(ops.RunDirOf(e), loop.RecordsDir), true)
 	seq := 0
 	emit := func(evs []record.Event, first bool) bool {
 		sort.SliceStable(evs, func(i, j int) bool { return evs[i].TS.Before(evs[j].TS) })
@@ -503,7 +507,7 @@ func (s *Server) apiRecordsStream(w http.ResponseWriter, r *http.Request) {
 		}
 		return true
 	}
-	if !emit(fl.Poll(), true) {
+	if !emit(backlog, true) {
 		return
 	}
 	tick := time.NewTicker(s.cfg.Poll)

@@ -229,7 +229,7 @@ var commitHash = regexp.MustCompile(`^[0-9a-f]{7,64}$`)
 // loopView reads a loop's files into the page's view.
 func loopView(e ops.Entry) LoopView {
 	dir := ops.RunDirOf(e)
-	evs, _ := ops.ReadAll(dir)
+	evs := readRecords(dir)
 	d, _ := ops.DetailWith(e, evs)
 	v := LoopView{Detail: d, Row: rowOf(d.Status)}
 	v.Ralph = v.Row.Shape == "ralph"

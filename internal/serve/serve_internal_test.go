@@ -1,10 +1,12 @@
 package serve
 
 import (
+	"fmt"
 	"math"
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -191,5 +193,144 @@ func TestRedactorsPerLoop(t *testing.T) {
 	os.WriteFile(pat, []byte("version: 1\nname: pat\nobjective: x\nverify: [\"false\"]\nredact:\n  patterns: ['order-[0-9]{4}']\n"), 0o644)
 	if got := string(rs.Bytes(pat, []byte("order-1234"))); got == "order-1234" {
 		t.Errorf("the changed loop file: %s", got)
+	}
+}
+
+// A loop page drawn again reads only the records appended since it was last
+// drawn: the bytes read do not grow with the loop's history. A record file
+// cut or replaced is read again from its start.
+func TestLoopPageReadsOnlyNewRecords(t *testing.T) {
+	t.Setenv("LOOPRINTER_STATE_DIR", t.TempDir())
+	dir := t.TempDir()
+	os.WriteFile(dir+"/loop.yaml", []byte("version: 1\nname: grow\nobjective: x\nverify: [\"true\"]\n"), 0o644)
+	w, err := record.Create(dir+"/"+loop.RecordsDir, "r", "command", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := ops.Save(ops.Entry{Name: "grow", LoopFile: dir + "/loop.yaml", Dir: dir, RunDir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	tk, _, _ := OpenTokens(t.TempDir() + "/t.json")
+	s, err := New(Config{Addr: "127.0.0.1:0", Tokens: tk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	draw := func() (body string, read int64) {
+		t.Helper()
+		records.mu.Lock()
+		before := records.read
+		records.mu.Unlock()
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, httptest.NewRequest("GET", "http://127.0.0.1/loops/grow?part=live", nil))
+		if rec.Code != 200 {
+			t.Fatalf("status %d: %s", rec.Code, rec.Body)
+		}
+		records.mu.Lock()
+		defer records.mu.Unlock()
+		return rec.Body.String(), records.read - before
+	}
+	size := func() int64 {
+		st, err := os.Stat(w.Path())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Size()
+	}
+	fail := false
+	addRun := func(i int) {
+		w.Write(record.Event{Event: record.AgentStart, Cycle: 1, Iteration: i, Phase: "build", Task: fmt.Sprintf("T-%03d", i)})
+		w.Write(record.Event{Event: record.ToolCall, Cycle: 1, Tool: "Bash", Message: strings.Repeat("x", 200)})
+		w.Write(record.Event{Event: record.AgentEnd, Cycle: 1, Iteration: i, Phase: "build", Task: fmt.Sprintf("T-%03d", i), Status: "ok", CostUSD: 0.01})
+		w.Write(record.Event{Event: record.Verify, Cycle: 1, Gate: "cycle", Pass: &fail, FailureSignal: "FAIL x"})
+	}
+	for i := 1; i <= 300; i++ {
+		addRun(i)
+	}
+	if _, read := draw(); read != size() {
+		t.Fatalf("first draw read %d bytes, want the whole file (%d)", read, size())
+	}
+	var reads []int64
+	for _, runs := range []int{1, 1, 1} {
+		before := size()
+		for j := 0; j < runs; j++ {
+			addRun(1000 + len(reads))
+		}
+		added := size() - before
+		body, read := draw()
+		if read != added {
+			t.Errorf("a draw after %d appended bytes read %d bytes (history: %d bytes)", added, read, before)
+		}
+		if want := fmt.Sprintf("T-%03d", 1000+len(reads)); !strings.Contains(body, want) {
+			t.Errorf("the page does not show the new run %s", want)
+		}
+		reads = append(reads, read)
+		for k := 0; k < 300; k++ { // history grows between draws
+			addRun(2000 + k)
+		}
+		draw()
+	}
+	if _, read := draw(); read != 0 {
+		t.Errorf("a draw with nothing new read %d bytes", read)
+	}
+	t.Logf("history %d bytes; bytes read per draw after one new run: %v", size(), reads)
+
+	// The file cut (a loop's records replaced): read again from the start.
+	if err := os.Truncate(w.Path(), 0); err != nil {
+		t.Fatal(err)
+	}
+	body, _ := draw()
+	if strings.Contains(body, "T-1000") {
+		t.Error("records of a cut file are still shown")
+	}
+}
+
+// Pages drawn at once while records are appended share the cache safely
+// (run with -race), and each sees the records in time order.
+func TestRecordCacheConcurrentDraws(t *testing.T) {
+	dir := t.TempDir()
+	w, err := record.Create(dir, "r", "command", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	rc := &recordCache{loops: map[string]*cachedRecords{}}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 300; i++ {
+			// Every tenth record is older than the one before: the cache
+			// sorts again, in a new array.
+			ts := time.Now()
+			if i%10 == 9 {
+				ts = ts.Add(-time.Hour)
+			}
+			w.Write(record.Event{TS: ts, Event: record.Warning, Message: fmt.Sprint(i)})
+		}
+	}()
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				evs := rc.get(dir)
+				for i := 1; i < len(evs); i++ {
+					if evs[i].TS.Before(evs[i-1].TS) {
+						t.Errorf("records out of time order at %d", i)
+						return
+					}
+				}
+				select {
+				case <-done:
+					return
+				default:
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if n := len(rc.get(dir)); n != 300 {
+		t.Errorf("%d records, want 300", n)
 	}
 }

@@ -487,6 +487,9 @@ func TestCSRFAndOrigin(t *testing.T) {
 func TestSSEDeliversNewRecord(t *testing.T) {
 	dir := fixture(t)
 	e := newEnv(t, dir, "127.0.0.1:7878")
+	// n=0: no backlog. A record appended as soon as the answer's headers
+	// have come is a new one and must be sent (no sleep here: the server
+	// reads the backlog before it answers).
 	req, _ := http.NewRequest("GET", e.srv.URL+"/api/loops/api/records/stream?n=0", nil)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -510,7 +513,6 @@ func TestSSEDeliversNewRecord(t *testing.T) {
 			}
 		}
 	}()
-	time.Sleep(200 * time.Millisecond) // the stream has sent its (empty) backlog
 	sent := time.Now()
 	if err := ops.AppendRecord(st.Records, record.Event{Event: record.Warning, Message: "sse-probe " + marker}); err != nil {
 		t.Fatal(err)
@@ -933,10 +935,39 @@ auto
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stream bytes.Buffer
+	// Read until the whole backlog (every record of the loop) has come.
+	all, _ := ops.ReadAll(dir)
+	var (
+		stream bytes.Buffer
+		mu     sync.Mutex
+		got    int
+	)
 	done := make(chan struct{})
-	go func() { io.Copy(&stream, res.Body); close(done) }()
-	time.Sleep(time.Second)
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(res.Body)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			mu.Lock()
+			stream.WriteString(sc.Text() + "\n")
+			if sc.Text() == "event: record" {
+				got++
+			}
+			mu.Unlock()
+		}
+	}()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		mu.Lock()
+		n := got
+		mu.Unlock()
+		if n >= len(all) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("the stream sent %d of %d records in 30s", n, len(all))
+			break
+		}
+	}
 	res.Body.Close()
 	<-done
 	if strings.Contains(stream.String(), anthropic) || strings.Contains(stream.String(), github) || strings.Contains(stream.String(), envSecret) {
