@@ -1,0 +1,106 @@
+package loop
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/looprinter/looprinter/agent"
+	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/spec"
+)
+
+// A stop that is not DONE still reports the last gate's evidence and what
+// was not verified (here: redaction off), in the outcome, in the state and
+// in the loop_stop record.
+func TestPinStopCarriesEvidenceAndNotVerified(t *testing.T) {
+	ad := &pinAdapter{results: []agent.Result{resFree}}
+	out, evs := pinRun(t, ad, nil, time.Minute, func(l *spec.Loop) {
+		l.Budget.Iterations = 2
+		l.Redact.Off = true
+	})
+	if out.Reason != ReasonBudget {
+		t.Fatalf("outcome %s (%s), want %s", out.Reason, out.Summary, ReasonBudget)
+	}
+	if want := "attempt budget spent: 2 attempts without passing the verify checks"; !strings.Contains(out.Summary, want) {
+		t.Errorf("summary %q, want %q", out.Summary, want)
+	}
+	wantEv := "verify gate: `test -s done.txt` exit 1 FAIL"
+	hasEv := func(ev []string) bool {
+		return slices.ContainsFunc(ev, func(s string) bool { return strings.HasPrefix(s, wantEv) })
+	}
+	if !hasEv(out.Evidence) {
+		t.Fatalf("outcome evidence %q, want the verify gate's failure %q", out.Evidence, wantEv)
+	}
+	if !slices.Contains(out.NotVerified, redactionNote) {
+		t.Fatalf("outcome not verified %q, want the redaction note", out.NotVerified)
+	}
+	var stop *record.Event
+	for i := range evs {
+		if evs[i].Event == record.LoopStop {
+			stop = &evs[i]
+		}
+	}
+	if stop == nil || !hasEv(stop.Evidence) || !slices.Contains(stop.NotVerified, redactionNote) {
+		t.Fatalf("loop_stop record %+v, want the evidence and the redaction note", stop)
+	}
+}
+
+// How a run that did not end well is told: its error or its status and
+// exit code, the agent's question, the fix the adapter knows; the
+// transcript only when the agent printed something (here nothing).
+func TestPinFailedRunSummary(t *testing.T) {
+	cases := []struct {
+		name    string
+		res     agent.Result
+		want    []string
+		notWant []string
+	}{
+		{"no error", agent.Result{Status: agent.StatusFailed, ExitCode: 3}, []string{"BLOCKED", "ralph run: the agent run ended failed (exit 3)"}, []string{"(transcript", "fix:"}},
+		{"an error and a fix", agent.Result{Status: agent.StatusFailed, Error: "not logged in", Fix: "run the CLI's login"}, []string{"ralph run: not logged in", "\nfix: run the CLI's login"}, []string{"(transcript", "ended failed"}},
+		{"blocked, asking", agent.Result{Status: agent.StatusBlocked, Error: "x", Blocked: "which database?"}, []string{"ralph run: the agent asked for a human: which database?"}, []string{"(transcript", "fix:"}},
+		{"ok, asking", agent.Result{Status: agent.StatusOK, Blocked: "which database?"}, []string{"ralph run: the agent asked for a human: which database?"}, []string{"(transcript"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out, _ := pinRun(t, &pinAdapter{results: []agent.Result{c.res}}, nil, time.Minute, nil)
+			if out.Reason != ReasonBlocked {
+				t.Fatalf("outcome %s (%s), want blocked", out.Reason, out.Summary)
+			}
+			got := Title(out.Reason) + ": " + out.Summary
+			for _, w := range c.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("%q lacks %q", got, w)
+				}
+			}
+			for _, w := range c.notWant {
+				if strings.Contains(got, w) {
+					t.Errorf("%q has %q", got, w)
+				}
+			}
+		})
+	}
+}
+
+// The first try of a run writes NAME.log, a retried try NAME.tryN.log; the
+// records point at each.
+func TestPinTranscriptOfEachTry(t *testing.T) {
+	ad := &pinAdapter{results: []agent.Result{rateLimited(10 * time.Millisecond), resFree}, doneOn: 2}
+	out, evs := pinRun(t, ad, nil, time.Minute, nil)
+	if out.Reason != ReasonDone {
+		t.Fatalf("outcome %s (%s), want done", out.Reason, out.Summary)
+	}
+	rs := retries(evs)
+	ends := events(evs, record.AgentEnd)
+	if len(rs) != 1 || len(ends) != 1 {
+		t.Fatalf("%d retries and %d agent_end records, want 1 and 1", len(rs), len(ends))
+	}
+	if got := filepath.Base(rs[0].Transcript); got != "0001-c1-i1-ralph.log" {
+		t.Errorf("the first try's transcript is %s, want 0001-c1-i1-ralph.log", got)
+	}
+	if got := filepath.Base(ends[0].Transcript); got != "0001-c1-i1-ralph.try2.log" {
+		t.Errorf("the second try's transcript is %s, want 0001-c1-i1-ralph.try2.log", got)
+	}
+}
