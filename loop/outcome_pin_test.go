@@ -104,3 +104,26 @@ func TestPinTranscriptOfEachTry(t *testing.T) {
 		t.Errorf("the second try's transcript is %s, want 0001-c1-i1-ralph.try2.log", got)
 	}
 }
+
+// The outcome's plan is the one on disk, or the last good one when there is
+// none (here the cycle gate failed, the plan was archived, and the
+// iteration budget allows no re-plan).
+func TestEngineOutcomePlanIsTheLastGoodOne(t *testing.T) {
+	files := map[string]string{
+		"loop.yaml": "objective: \"a.txt exists\"\nsandbox: off\nagent: {backend: command, command: AGENT}\nverify: [\"grep -q yes a.txt\"]\nbudget: {iterations: 1}\n",
+		"agent.txt": "== plan\nplan T-001:a.txt\n== build\nwrite a.txt no\nmark T-001\n",
+	}
+	out, evs, dir := fakeLoop(t, files, nil)
+	if out.Reason != ReasonBudget {
+		t.Fatalf("outcome %s: %s; want budget", out.Reason, out.Summary)
+	}
+	if len(events(evs, record.PlanArchived)) != 1 {
+		t.Fatal("the plan was not archived")
+	}
+	if _, _, err := ReadPlan(filepath.Join(dir, OutputDir, "plan.json")); err == nil {
+		t.Fatal("a plan.json is on disk: the test needs none")
+	}
+	if out.Plan == nil || len(out.Plan.Tasks) != 1 || out.Plan.Tasks[0].ID != "T-001" {
+		t.Fatalf("outcome plan %+v, want the last good plan (T-001)", out.Plan)
+	}
+}
