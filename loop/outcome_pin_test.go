@@ -18,13 +18,13 @@ import (
 func TestPinStopCarriesEvidenceAndNotVerified(t *testing.T) {
 	ad := &pinAdapter{results: []agent.Result{resFree}}
 	out, evs := pinRun(t, ad, nil, time.Minute, func(l *spec.Loop) {
-		l.Budget.Iterations = 2
+		l.Budget.Iterations = 5 // a warning at the fifth run's start (4 of 5)
 		l.Redact.Off = true
 	})
 	if out.Reason != ReasonBudget {
 		t.Fatalf("outcome %s (%s), want %s", out.Reason, out.Summary, ReasonBudget)
 	}
-	if want := "attempt budget spent: 2 attempts without passing the verify checks"; !strings.Contains(out.Summary, want) {
+	if want := "attempt budget spent: 5 attempts without passing the verify checks"; !strings.Contains(out.Summary, want) {
 		t.Errorf("summary %q, want %q", out.Summary, want)
 	}
 	wantEv := "verify gate: `test -s done.txt` exit 1 FAIL"
@@ -36,6 +36,9 @@ func TestPinStopCarriesEvidenceAndNotVerified(t *testing.T) {
 	}
 	if !slices.Contains(out.NotVerified, redactionNote) {
 		t.Fatalf("outcome not verified %q, want the redaction note", out.NotVerified)
+	}
+	if w := events(evs, record.BudgetWarning); len(w) != 1 || w[0].Kind != "iterations" {
+		t.Errorf("budget warnings %+v, want one, of iterations", w)
 	}
 	var stop *record.Event
 	for i := range evs {
@@ -125,5 +128,23 @@ func TestEngineOutcomePlanIsTheLastGoodOne(t *testing.T) {
 	}
 	if out.Plan == nil || len(out.Plan.Tasks) != 1 || out.Plan.Tasks[0].ID != "T-001" {
 		t.Fatalf("outcome plan %+v, want the last good plan (T-001)", out.Plan)
+	}
+}
+
+// The 80% warnings compare what is spent with the budget: $3 of a $10
+// cost_usd is 30%, no warning.
+func TestPinCostWarningIsAFractionOfTheBudget(t *testing.T) {
+	ad := &pinAdapter{results: []agent.Result{{Status: agent.StatusOK, CostUSD: 1}}}
+	out, evs := pinRun(t, ad, nil, time.Minute, func(l *spec.Loop) {
+		l.Budget.Iterations = 3
+		l.Budget.CostUSD = 10
+	})
+	if out.Reason != ReasonBudget || out.State.CostUSD != 3 {
+		t.Fatalf("outcome %s after $%.2f, want budget after $3", out.Reason, out.State.CostUSD)
+	}
+	for _, w := range events(evs, record.BudgetWarning) {
+		if w.Kind == "cost_usd" {
+			t.Fatalf("a cost warning at $3 of $10: %+v", w)
+		}
 	}
 }
