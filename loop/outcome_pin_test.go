@@ -148,3 +148,16 @@ func TestPinCostWarningIsAFractionOfTheBudget(t *testing.T) {
 		}
 	}
 }
+
+// The iteration budget counts build runs: with all of it used by the three
+// builds, the post phase still runs and the loop ends DONE.
+func TestEnginePostPhaseRunsAtTheIterationBudget(t *testing.T) {
+	files := map[string]string{"loop.yaml": cycleLoop, "agent.txt": "== plan\nauto\n== build\nauto\n== docs\nwrite SUMMARY.md done\nauto\n"}
+	out, evs, _ := fakeLoop(t, files, func(l *spec.Loop) { l.Budget.Iterations = 3 })
+	if out.Reason != ReasonDone || out.State.Iterations != 3 {
+		t.Fatalf("outcome %s after %d iterations: %s; want done after 3", out.Reason, out.State.Iterations, out.Summary)
+	}
+	if as := events(evs, record.AgentStart); len(as) != 5 || as[4].Phase != "docs" {
+		t.Fatalf("%d agent runs, want 5, the last the docs phase", len(as))
+	}
+}
