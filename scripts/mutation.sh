@@ -7,9 +7,10 @@
 # exit code and is not listed as equivalent in docs/design.md ("Mutation
 # testing").
 #
-#   scripts/mutation.sh              what CI runs: spec, record and cost in
-#                                    full; loop only in its critical code
+#   scripts/mutation.sh              spec, record and cost in full; loop
+#                                    only in its critical code (two parts)
 #   scripts/mutation.sh spec cost    only these
+#   scripts/mutation.sh loop/budgets one part of loop's critical code
 #   scripts/mutation.sh --full loop  every mutant of loop (about an hour)
 #
 # loop's tests run an engine per test and take minutes, once per mutant:
@@ -197,9 +198,10 @@ mutate() {
 }
 
 for pkg in "${packages[@]}"; do
-  if [ "$pkg" = loop ] && [ $full = 0 ]; then
+  if [[ $pkg == loop || $pkg == loop/* ]] && [ $full = 0 ]; then
     for part in "${loop_parts[@]}"; do
       name=${part%%|*}
+      [[ $pkg == loop || $pkg == "loop/$name" ]] || continue
       pattern=${part#*|}
       pattern=${pattern%|*} # the pattern holds | too
       read -r -a entries <<<"${part##*|}"
