@@ -4,26 +4,18 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 	"syscall"
 	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
-
-	"github.com/looprinter/looprinter/loop"
 )
 
 // Conn says how to reach a Temporal frontend.
@@ -143,115 +135,14 @@ func RunWorker(ctx context.Context, c client.Client, queue string, w *Worker) er
 	return nil
 }
 
-// Submit starts a loop's workflow. A loop of that name already running is
-// an error.
-func Submit(ctx context.Context, c client.Client, queue string, in LoopInput) (client.WorkflowRun, error) {
-	o := client.StartWorkflowOptions{ID: WorkflowID(in.Name), TaskQueue: queue,
-		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL}
-	run, err := c.ExecuteWorkflow(ctx, o, WorkflowName, in)
-	var started *serviceerror.WorkflowExecutionAlreadyStarted
-	if errors.As(err, &started) {
-		return nil, fmt.Errorf("a fleet loop named %s is already running (workflow %s): `looprinter fleet stop %s` first", in.Name, o.ID, in.Name)
-	}
-	return run, err
-}
-
-// LoopStatus is a fleet loop's status, running or ended.
-func LoopStatus(ctx context.Context, c client.Client, name string) (*Status, error) {
-	id := WorkflowID(name)
-	d, err := c.DescribeWorkflowExecution(ctx, id, "")
+// Wait waits for a fleet loop to end and returns its result.
+func Wait(ctx context.Context, c client.Client, name string) (*Result, error) {
+	id, _, err := resolve(ctx, c, name)
 	if err != nil {
-		var nf *serviceerror.NotFound
-		if errors.As(err, &nf) {
-			return nil, fmt.Errorf("no fleet loop named %s", name)
-		}
 		return nil, err
-	}
-	info := d.GetWorkflowExecutionInfo()
-	if info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-		v, err := c.QueryWorkflow(ctx, id, "", QueryStatus)
-		if err != nil {
-			return nil, fmt.Errorf("%s is running but no worker answered its status query (are workers up?): %w", name, err)
-		}
-		var s Status
-		if err := v.Get(&s); err != nil {
-			return nil, err
-		}
-		s.Loop = name
-		return &s, nil
 	}
 	var r Result
 	if err := c.GetWorkflow(ctx, id, "").Get(ctx, &r); err != nil {
-		s := Status{Loop: name, Outcome: strings.ToLower(info.GetStatus().String()), ExitCode: loop.ExitCodes[loop.ReasonBlocked], Summary: err.Error()}
-		return &s, nil
-	}
-	r.Status.Loop = name
-	return &r.Status, nil
-}
-
-// Listed is one fleet loop in `looprinter fleet list`.
-type Listed struct {
-	Name    string
-	Running bool
-	Status  *Status // nil when it could not be read
-	Err     string
-}
-
-// List lists the fleet loops the namespace's visibility knows, running ones
-// first.
-func List(ctx context.Context, c client.Client) ([]Listed, error) {
-	var out []Listed
-	seen := map[string]bool{}
-	var token []byte
-	for {
-		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: fmt.Sprintf("WorkflowType = '%s'", WorkflowName), NextPageToken: token})
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range resp.GetExecutions() {
-			id := e.GetExecution().GetWorkflowId()
-			name, ok := strings.CutPrefix(id, "looprinter-")
-			if !ok || seen[name] {
-				continue
-			}
-			seen[name] = true
-			l := Listed{Name: name, Running: e.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING}
-			if s, err := LoopStatus(ctx, c, name); err == nil {
-				l.Status = s
-			} else {
-				l.Err = err.Error()
-			}
-			out = append(out, l)
-		}
-		token = resp.GetNextPageToken()
-		if len(token) == 0 {
-			break
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Running != out[j].Running {
-			return out[i].Running
-		}
-		return out[i].Name < out[j].Name
-	})
-	return out, nil
-}
-
-// Signal sends pause, resume or stop to a running fleet loop.
-func Signal(ctx context.Context, c client.Client, name, signal string) error {
-	err := c.SignalWorkflow(ctx, WorkflowID(name), "", signal, nil)
-	var nf *serviceerror.NotFound
-	if errors.As(err, &nf) {
-		return fmt.Errorf("no running fleet loop named %s", name)
-	}
-	return err
-}
-
-// Wait waits for a fleet loop to end and returns its result.
-func Wait(ctx context.Context, c client.Client, name string) (*Result, error) {
-	var r Result
-	if err := c.GetWorkflow(ctx, WorkflowID(name), "").Get(ctx, &r); err != nil {
 		return nil, err
 	}
 	return &r, nil

@@ -57,6 +57,9 @@ type LoopInput struct {
 	StepTimeout      time.Duration `json:"step_timeout,omitempty"`
 	MaxFailures      int           `json:"max_failures,omitempty"`  // failed attempts of one step before BLOCKED
 	StepsPerRun      int           `json:"steps_per_run,omitempty"` // steps before continue-as-new
+	// SearchAttributes: the namespace has the custom search attributes
+	// (fleet/search.go), so the workflow keeps them up to date.
+	SearchAttributes bool `json:"search_attributes,omitempty"`
 
 	Carry *Carry `json:"carry,omitempty"` // what a continued workflow takes over
 }

@@ -36,6 +36,7 @@ func LoopWorkflow(ctx workflow.Context, in LoopInput) (*Result, error) {
 	if err := workflow.SetQueryHandler(ctx, QueryStatus, func() (Status, error) { return status(), nil }); err != nil {
 		return nil, err
 	}
+	upsert := upserter(ctx, in) // search attributes for `looprinter list`, when registered (fleet/search.go)
 	pauseCh := workflow.GetSignalChannel(ctx, SignalPause)
 	resumeCh := workflow.GetSignalChannel(ctx, SignalResume)
 	stopCh := workflow.GetSignalChannel(ctx, SignalStop)
@@ -53,8 +54,8 @@ func LoopWorkflow(ctx workflow.Context, in LoopInput) (*Result, error) {
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		for {
 			s := workflow.NewSelector(ctx)
-			s.AddReceive(pauseCh, func(ch workflow.ReceiveChannel, _ bool) { ch.Receive(ctx, nil); c.Paused = true })
-			s.AddReceive(resumeCh, func(ch workflow.ReceiveChannel, _ bool) { ch.Receive(ctx, nil); c.Paused = false })
+			s.AddReceive(pauseCh, func(ch workflow.ReceiveChannel, _ bool) { ch.Receive(ctx, nil); c.Paused = true; upsert(status()) })
+			s.AddReceive(resumeCh, func(ch workflow.ReceiveChannel, _ bool) { ch.Receive(ctx, nil); c.Paused = false; upsert(status()) })
 			s.AddReceive(stopCh, func(ch workflow.ReceiveChannel, _ bool) { ch.Receive(ctx, nil); stopping = true })
 			s.Select(ctx)
 		}
@@ -70,6 +71,7 @@ func LoopWorkflow(ctx workflow.Context, in LoopInput) (*Result, error) {
 		s := status()
 		s.Outcome, s.ExitCode, s.Summary = o.Reason, o.ExitCode, o.Summary
 		c.Status = s
+		upsert(s)
 		return &Result{Outcome: o, Status: s, Commit: c.Commit, Branch: in.Branch}, nil
 	}
 	ranHere := 0
@@ -134,6 +136,7 @@ func LoopWorkflow(ctx workflow.Context, in LoopInput) (*Result, error) {
 		c.Private, c.Commit, c.Sticky = out.Private, out.Commit, out.Queue
 		c.Status = out.Status
 		c.Status.Worker = out.Worker
+		upsert(status())
 		if out.Outcome != nil {
 			return end(*out.Outcome)
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/mock"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
@@ -255,5 +256,46 @@ func TestContinueAsNewCarriesTheLoop(t *testing.T) {
 	e2.ExecuteWorkflow(WorkflowName, next)
 	if r := result(t, e2); r.Outcome.Reason != loop.ReasonDone || r.Status.Steps != 3 || s2.calls[0].Seq != 3 || s2.calls[0].Commit != "c2" {
 		t.Fatalf("continued: %+v %+v", r, s2.calls)
+	}
+}
+
+// With the search attributes registered (the input says so), the workflow
+// upserts the loop's progress after each step, on pause, and its outcome
+// at the end; without them it never upserts (an unregistered attribute
+// would fail the workflow task, and so the loop).
+func TestSearchAttributesUpsertedOnlyWhenRegistered(t *testing.T) {
+	for _, registered := range []bool{true, false} {
+		s := &script{replies: []func(StepInput) (*StepOutput, error){ok("plan", 0.5), ok("build", 0.25), done}}
+		e := env(t, s)
+		var upserts []temporal.SearchAttributes
+		e.OnUpsertTypedSearchAttributes(mock.Anything).Return(nil).Run(func(args mock.Arguments) {
+			upserts = append(upserts, args.Get(0).(temporal.SearchAttributes))
+		})
+		in := input()
+		in.SearchAttributes = registered
+		e.ExecuteWorkflow(WorkflowName, in)
+		result(t, e)
+		if !registered {
+			if len(upserts) != 0 {
+				t.Fatalf("%d upserts without registered search attributes", len(upserts))
+			}
+			continue
+		}
+		if len(upserts) != 4 {
+			t.Fatalf("%d upserts, want one per step and one at the end", len(upserts))
+		}
+		first, last := upserts[0], upserts[len(upserts)-1]
+		if p, _ := first.GetKeyword(saPhase); p != "plan" {
+			t.Fatalf("first upsert: phase %q", p)
+		}
+		if n, _ := first.GetInt64(saSteps); n != 1 {
+			t.Fatalf("first upsert: steps %d", n)
+		}
+		if o, _ := last.GetKeyword(saOutcome); o != loop.ReasonDone {
+			t.Fatalf("last upsert: outcome %q", o)
+		}
+		if o, _ := upserts[1].GetKeyword(saOutcome); o != "" {
+			t.Fatalf("a running loop's upsert has an outcome: %q", o)
+		}
 	}
 }

@@ -7,6 +7,7 @@ package devserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,7 +16,11 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/server/temporaltest"
+
+	"github.com/looprinter/looprinter/fleet"
 
 	"github.com/looprinter/looprinter/internal/cli"
 	"github.com/looprinter/looprinter/internal/fleetcmd"
@@ -38,7 +43,34 @@ func Start() (s *Server, err error) {
 		}
 	}()
 	ts := temporaltest.NewServer()
-	return &Server{ts: ts, HostPort: ts.GetFrontendHostPort(), Namespace: ts.GetDefaultNamespace()}, nil
+	s = &Server{ts: ts, HostPort: ts.GetFrontendHostPort(), Namespace: ts.GetDefaultNamespace()}
+	if err := RegisterSearchAttributes(ts.GetDefaultClient(), s.Namespace); err != nil {
+		ts.Stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+// RegisterSearchAttributes adds looprinter's search attributes to the
+// namespace (fleet/search.go) and waits until the frontend knows them, so
+// that loops submitted next keep them up to date.
+func RegisterSearchAttributes(c client.Client, namespace string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := fleet.RegisterSearchAttributes(ctx, c, namespace); err != nil {
+		var exists *serviceerror.AlreadyExists
+		if !errors.As(err, &exists) {
+			return fmt.Errorf("registering the search attributes: %w", err)
+		}
+	}
+	for !fleet.SearchAttributesRegistered(ctx, c, namespace) {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the search attributes were registered but the server does not list them")
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return nil
 }
 
 // Stop stops the server; what it held is gone (it keeps nothing on disk).

@@ -47,7 +47,7 @@ standard input.`,
 			}
 			e, err := resolveLoop(name, file)
 			if err != nil {
-				return err
+				return remoteUnsupported(cmd.Context(), name, file, err, cmd.Name())
 			}
 			text, err := operatorText(io.In, args[1])
 			if err != nil {
@@ -86,7 +86,7 @@ yet. TEXT "-" reads the guidance from standard input.`,
 			}
 			e, err := resolveLoop(name, file)
 			if err != nil {
-				return err
+				return remoteUnsupported(cmd.Context(), name, file, err, cmd.Name())
 			}
 			text, err := operatorText(io.In, args[0])
 			if err != nil {

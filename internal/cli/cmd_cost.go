@@ -109,6 +109,9 @@ func costDir(o *costOptions, args []string) (string, error) {
 func runCost(stdio *IO, o *costOptions, args []string) error {
 	abs, err := costDir(o, args)
 	if err != nil {
+		if len(args) > 0 && o.dir == "" && o.file == "" {
+			return remoteCost(stdio, o, args, err)
+		}
 		return err
 	}
 	records := filepath.Join(abs, loop.RecordsDir)

@@ -26,7 +26,9 @@ func newListCmd(io *IO) *cobra.Command {
 is running (or paused, or starting), finished (with its outcome), or crashed
 (its process died without writing its final record), where it lives and
 what it spent. The registry is kept in $XDG_STATE_HOME/looprinter
-(~/.local/state/looprinter); the loops' own files are never touched.`,
+(~/.local/state/looprinter); the loops' own files are never touched.
+In the fleet build with a Temporal frontend configured ($LOOPRINTER_TEMPORAL),
+the fleet's loops are listed after them (docs/fleet.md).`,
 		Example: `  looprinter list
   looprinter list --forget old-loop
   looprinter list --prune     # forget loops whose directory is gone`,
@@ -57,15 +59,26 @@ what it spent. The registry is kept in $XDG_STATE_HOME/looprinter
 				}
 				sts = append(sts, s)
 			}
+			remotes := remoteList(cmd.Context(), io)
 			if asJSON {
 				enc := json.NewEncoder(io.Out)
 				enc.SetIndent("", "  ")
 				if sts == nil {
 					sts = []ops.Status{}
 				}
-				return enc.Encode(sts)
+				if len(remotes) == 0 {
+					return enc.Encode(sts)
+				}
+				all := make([]any, 0, len(sts)+len(remotes))
+				for _, s := range sts {
+					all = append(all, s)
+				}
+				for _, r := range remotes {
+					all = append(all, r)
+				}
+				return enc.Encode(all)
 			}
-			if len(sts) == 0 {
+			if len(sts) == 0 && len(remotes) == 0 {
 				fmt.Fprintln(io.Err, "no loops yet: `looprinter start` runs one in the background")
 				return nil
 			}
@@ -95,6 +108,22 @@ what it spent. The registry is kept in $XDG_STATE_HOME/looprinter
 					dir = s.RunDir + " (worktree)"
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", termtext.Line(s.Name), s.State, termtext.Line(detail), spent, termtext.Line(dir))
+			}
+			for _, r := range remotes {
+				detail, spent := r.Err, "-"
+				if st := r.Loop; st != nil {
+					spent = fmt.Sprintf("$%.2f", st.CostUSD)
+					if st.Outcome != "" {
+						detail = fmt.Sprintf("%s (exit %d)", loop.Title(st.Outcome), st.ExitCode)
+					} else {
+						detail = fmt.Sprintf("cycle %d, %s, gates %s/%s, step %d", st.Cycle, orDash(st.Phase), orDash(st.CycleGate), orDash(st.ObjectiveGate), r.Steps)
+					}
+				}
+				where := "fleet: " + r.Workflow
+				if r.Branch != "" {
+					where = "fleet: branch " + r.Branch
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", termtext.Line(r.Name), termtext.Line(r.State), termtext.Line(detail), spent, termtext.Line(where))
 			}
 			return tw.Flush()
 		},

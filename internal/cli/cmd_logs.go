@@ -34,7 +34,8 @@ func newLogsCmd(io *IO) *cobra.Command {
 first: agent runs, tool calls, gates with each check, tasks that passed,
 commits, notifications, the stop and its reason. With --follow (-F), keep
 printing new records while a run holds the loop, and return when it stops.
-As in every command, -f names the loop file.`,
+As in every command, -f names the loop file. A fleet loop's records are
+read from its branch, fetched here (docs/fleet.md).`,
 		Example: `  looprinter logs
   looprinter logs -F fix-tests
   looprinter logs -f loops/fix-tests.yaml
@@ -44,7 +45,10 @@ As in every command, -f names the loop file.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			e, err := resolveLoop(args, o.file)
 			if err != nil {
-				return err
+				if o.file != "" {
+					return err
+				}
+				return remoteLogs(cmd, io, o, args, err)
 			}
 			return runLogs(cmd, io, o, runDir(e))
 		},
@@ -60,6 +64,17 @@ As in every command, -f names the loop file.`,
 }
 
 func runLogs(cmd *cobra.Command, io *IO, o *logsOptions, dir string) error {
+	live := func() bool { l, _ := loop.Locked(dir); return l }
+	return followLogs(cmd, io, o, dir, live, nil)
+}
+
+// followLogs prints a folder's records and, with --follow, new ones while
+// live says the loop runs; refresh (fleet loops: fetch the branch again)
+// runs before each look for new records.
+func followLogs(cmd *cobra.Command, io *IO, o *logsOptions, dir string, live func() bool, refresh func()) error {
+	if refresh == nil {
+		refresh = func() {}
+	}
 	records := filepath.Join(dir, loop.RecordsDir)
 	print := func(evs []record.Event) {
 		sort.SliceStable(evs, func(i, j int) bool { return evs[i].TS.Before(evs[j].TS) })
@@ -101,7 +116,7 @@ func runLogs(cmd *cobra.Command, io *IO, o *logsOptions, dir string) error {
 	if !o.follow {
 		return nil
 	}
-	if live, _ := loop.Locked(dir); !live {
+	if !live() {
 		fmt.Fprintln(io.Err, "(no run holds the loop now; nothing to follow)")
 		return nil
 	}
@@ -114,9 +129,11 @@ func runLogs(cmd *cobra.Command, io *IO, o *logsOptions, dir string) error {
 			return nil
 		case <-tick.C:
 		}
+		refresh()
 		print(fl.Poll())
-		if live, _ := loop.Locked(dir); !live {
+		if !live() {
 			// The run ended: print what it wrote last, then return.
+			refresh()
 			print(fl.Poll())
 			return nil
 		}

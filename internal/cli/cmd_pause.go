@@ -28,7 +28,7 @@ agent run, recorded as spec_changed.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			e, err := resolveLoop(args, file)
 			if err != nil {
-				return err
+				return remoteControl(cmd.Context(), io, args, file, err, "pause")
 			}
 			live, err := ops.Pause(e, "looprinter pause")
 			if err != nil {
@@ -56,7 +56,7 @@ func newResumeCmd(io *IO) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			e, err := resolveLoop(args, file)
 			if err != nil {
-				return err
+				return remoteControl(cmd.Context(), io, args, file, err, "resume")
 			}
 			was, err := ops.Resume(e)
 			if err != nil {

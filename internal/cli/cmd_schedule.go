@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/looprinter/looprinter/internal/ops"
 	"github.com/looprinter/looprinter/internal/schedule"
+	"github.com/looprinter/looprinter/internal/termtext"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
 )
@@ -21,6 +23,11 @@ type scheduleOptions struct {
 	once  bool
 	count int
 	print string
+	// The fleet: a Temporal Schedule instead of a scheduler here.
+	fleet                 bool
+	list                  bool
+	remove                string
+	remote, branch, queue string
 }
 
 func newScheduleCmd(io *IO) *cobra.Command {
@@ -39,11 +46,18 @@ twice at once. A firing after the loop ended DONE starts a fresh round
 (--fresh); after any other stop it resumes the loop.
 
 --once is one firing, in the foreground: what a crontab line or a systemd
-timer calls (exit 75 when refused). --print prints those lines instead.`,
+timer calls (exit 75 when refused). --print prints those lines instead.
+
+--fleet makes a Temporal Schedule instead (the fleet build, docs/fleet.md):
+each firing starts the loop's workflow on the fleet, and a firing while the
+loop's last run still runs is skipped (overlap policy skip). --fleet --list
+lists the fleet's schedules; --fleet --remove NAME removes one.`,
 		Example: `  looprinter schedule --every 30m
   looprinter start --schedule                     # the loop file's schedule, in the background
   looprinter schedule --cron "0 3 * * *" --print crontab
-  looprinter schedule --print systemd`,
+  looprinter schedule --print systemd
+  looprinter schedule --fleet --every 6h          # a Temporal Schedule; the branch is pushed
+  looprinter schedule --fleet --list`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runSchedule(cmd, io, o)
@@ -63,10 +77,22 @@ timer calls (exit 75 when refused). --print prints those lines instead.`,
 	f.IntVar(&s.maxCycles, "max-cycles", 0, "override budget.cycles")
 	f.Float64Var(&s.maxCost, "max-cost", 0, "override budget.cost_usd")
 	f.StringVar(&s.wall, "wall", "", "override budget.wall")
+	f.BoolVar(&o.fleet, "fleet", false, "make a Temporal Schedule that starts the loop on the fleet (the fleet build)")
+	f.BoolVar(&o.list, "list", false, "with --fleet: list the fleet's schedules")
+	f.StringVar(&o.remove, "remove", "", "with --fleet: remove the schedule of the fleet loop NAME")
+	f.StringVar(&o.remote, "remote", "", "with --fleet: the git remote workers fetch and push (default: origin)")
+	f.StringVar(&o.branch, "branch", "", "with --fleet: the branch that holds the work (default: the current branch)")
+	f.StringVar(&o.queue, "task-queue", "looprinter", "with --fleet: the workers' Temporal task queue")
 	return cmd
 }
 
 func runSchedule(cmd *cobra.Command, io *IO, o *scheduleOptions) error {
+	if o.fleet {
+		return runFleetSchedule(cmd, io, o)
+	}
+	if o.list || o.remove != "" {
+		return &ExitError{Code: ExitUsage, Err: errors.New("--list and --remove are for fleet schedules (--fleet); `looprinter list` shows local schedulers and `looprinter stop NAME` stops one")}
+	}
 	l, err := loadLoop(o.start.file)
 	if err != nil {
 		return err
@@ -160,3 +186,66 @@ func fireOnce(cmd *cobra.Command, io *IO, l *spec.Loop, o *scheduleOptions) erro
 type stringer string
 
 func (s stringer) String() string { return string(s) }
+
+// runFleetSchedule is schedule --fleet: make, list or remove a loop's
+// Temporal Schedule.
+func runFleetSchedule(cmd *cobra.Command, io *IO, o *scheduleOptions) error {
+	if o.once || o.print != "" || o.count != 0 {
+		return &ExitError{Code: ExitUsage, Err: errors.New("--fleet makes a Temporal Schedule: --once, --print and --count are for local schedules")}
+	}
+	if st := o.start; st.backend != "" || st.model != "" || st.maxIterations != 0 || st.maxCycles != 0 || st.maxCost != 0 || st.wall != "" {
+		return &ExitError{Code: ExitUsage, Err: errors.New("--fleet schedules the loop file as it is: put --backend, --model and budget overrides in the file")}
+	}
+	r, err := remote()
+	if err != nil {
+		return &ExitError{Code: ExitBlocked, Err: err}
+	}
+	if r == nil {
+		if Remote == nil {
+			return &ExitError{Code: ExitUsage, Err: errors.New("this looprinter is built without the fleet; build it with: go install -tags fleet ./cmd/looprinter (docs/fleet.md)")}
+		}
+		return &ExitError{Code: ExitUsage, Err: errors.New("no Temporal frontend is configured: set LOOPRINTER_TEMPORAL (and LOOPRINTER_NAMESPACE), or run `looprinter-fleet-dev fleet dev` (docs/fleet.md)")}
+	}
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(cmd.Context(), remoteTimeout)
+	defer cancel()
+	switch {
+	case o.list:
+		ss, err := r.Schedules(ctx)
+		if err != nil {
+			return &ExitError{Code: ExitBlocked, Err: err}
+		}
+		if len(ss) == 0 {
+			fmt.Fprintf(io.Err, "no fleet schedules (%s)\n", r.Where())
+			return nil
+		}
+		for _, s := range ss {
+			next := "-"
+			if len(s.Next) > 0 {
+				next = s.Next[0].Local().Format(time.DateTime)
+			}
+			state := ""
+			if s.Paused {
+				state = ", paused"
+			}
+			if len(s.Running) > 0 {
+				state += ", running " + s.Running[0]
+			}
+			fmt.Fprintf(io.Out, "%s  %s, next %s; %d runs started, %d firings skipped (still running)%s\n",
+				termtext.Line(s.Loop), termtext.Line(s.When), next, s.Actions, s.Skipped, termtext.Line(state))
+		}
+		return nil
+	case o.remove != "":
+		if err := r.Unschedule(ctx, o.remove); err != nil {
+			return &ExitError{Code: ExitUsage, Err: err}
+		}
+		fmt.Fprintf(io.Err, "removed the fleet schedule of %s; a run it started goes on (`looprinter stop %s` stops it)\n", o.remove, o.remove)
+		return nil
+	}
+	msg, err := r.Schedule(ctx, RemoteScheduleRequest{File: o.start.file, Every: o.start.every, Cron: o.start.cron, Remote: o.remote, Branch: o.branch, TaskQueue: o.queue})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(io.Out, msg)
+	return nil
+}

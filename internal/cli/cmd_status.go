@@ -31,7 +31,11 @@ func newStatusCmd(io *IO) *cobra.Command {
 With a name (or -f), it prints every detail of that loop: where it runs, its
 phase and task, the plan, both gates, what it spent against its budgets,
 its last records. A run whose process died without writing its final
-record is shown as crashed.`,
+record is shown as crashed.
+
+In the fleet build with a Temporal frontend configured ($LOOPRINTER_TEMPORAL),
+fleet loops are shown too, and a NAME no local loop has is looked up on the
+fleet (docs/fleet.md).`,
 		Example: `  looprinter status
   looprinter status fix-tests
   looprinter status --json fix-tests`,
@@ -39,8 +43,9 @@ record is shown as crashed.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 && file == "" {
 				entries, _ := ops.Entries()
-				if len(entries) > 0 {
-					return statusAll(io, entries, asJSON)
+				remotes := remoteList(cmd.Context(), io)
+				if len(entries) > 0 || len(remotes) > 0 {
+					return statusAll(io, entries, remotes, asJSON)
 				}
 				if _, err := os.Stat("loop.yaml"); err != nil {
 					if asJSON {
@@ -52,7 +57,15 @@ record is shown as crashed.`,
 			}
 			e, err := resolveLoop(args, file)
 			if err != nil {
-				return err
+				if file != "" {
+					return err
+				}
+				r, rs, err := findRemote(cmd.Context(), args, err)
+				if err != nil {
+					return err
+				}
+				r.Close()
+				return statusRemote(io, rs, asJSON)
 			}
 			return statusOne(io, e, asJSON)
 		},
@@ -62,7 +75,7 @@ record is shown as crashed.`,
 	return cmd
 }
 
-func statusAll(io *IO, entries []ops.Entry, asJSON bool) error {
+func statusAll(io *IO, entries []ops.Entry, remotes []RemoteStatus, asJSON bool) error {
 	sts := make([]ops.Status, len(entries))
 	for i, e := range entries {
 		sts[i] = ops.Inspect(e)
@@ -70,9 +83,63 @@ func statusAll(io *IO, entries []ops.Entry, asJSON bool) error {
 	if asJSON {
 		enc := json.NewEncoder(io.Out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(sts)
+		if len(remotes) == 0 {
+			return enc.Encode(sts)
+		}
+		all := make([]any, 0, len(sts)+len(remotes))
+		for _, s := range sts {
+			all = append(all, s)
+		}
+		for _, r := range remotes {
+			all = append(all, r)
+		}
+		return enc.Encode(all)
+	}
+	for _, r := range remotes {
+		r.Status.State = "fleet " + r.Status.State
+		sts = append(sts, r.Status)
 	}
 	printStatusLines(io.Out, sts)
+	return nil
+}
+
+// statusRemote prints every detail the fleet has of one of its loops.
+func statusRemote(io *IO, r *RemoteStatus, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(io.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	// Everything here comes from the workflow or the agents' work: it all
+	// goes through termtext.Clean.
+	w := &strings.Builder{}
+	defer func() { fmt.Fprint(io.Out, termtext.Clean(w.String())) }()
+	state := r.State
+	if r.Stopping && !r.Stopped() {
+		state += ", stopping after the step under way"
+	}
+	fmt.Fprintf(w, "loop:       %s\n", r.Name)
+	fmt.Fprintf(w, "state:      %s (on the fleet: workflow %s)\n", state, r.Workflow)
+	fmt.Fprintf(w, "status:     %s\n", r.Line)
+	if r.Branch != "" {
+		fmt.Fprintf(w, "branch:     %s on %s\n", r.Branch, r.Remote)
+	}
+	if r.Worker != "" {
+		fmt.Fprintf(w, "last step:  %d on worker %s, branch head %s\n", r.Steps, r.Worker, r.Commit)
+	}
+	if st := r.Loop; st != nil {
+		fmt.Fprintf(w, "phase:      %s\n", orDash(st.Phase))
+		wall := time.Duration(st.WallMS) * time.Millisecond
+		fmt.Fprintf(w, "spent:      cycle %d, %s, %s, $%.2f, %s of step time\n", st.Cycle, count(st.Iterations, "build run"), count(st.AgentRuns, "agent run"), st.CostUSD, wall.Round(time.Second))
+		fmt.Fprintf(w, "gates:      cycle %s, objective %s\n", orDash(st.CycleGate), orDash(st.ObjectiveGate))
+		if st.Outcome != "" {
+			fmt.Fprintf(w, "outcome:    %s (exit %d): %s\n", loop.Title(st.Outcome), st.ExitCode, st.Summary)
+		}
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note:       %s\n", n)
+	}
+	fmt.Fprintf(w, "records:    on the branch (`looprinter logs %s` fetches them)\n", r.Name)
 	return nil
 }
 

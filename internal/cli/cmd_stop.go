@@ -34,7 +34,10 @@ running the loop is stopped too.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			e, err := resolveLoop(args, file)
 			if err != nil {
-				return err
+				if now && len(args) > 0 && file == "" && Remote != nil {
+					fmt.Fprintln(io.Err, "(a fleet loop stops after the step under way; --now does not apply to it)")
+				}
+				return remoteControl(cmd.Context(), io, args, file, err, "stop")
 			}
 			return runStop(io, e, now, timeout)
 		},

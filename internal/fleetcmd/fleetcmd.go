@@ -1,5 +1,6 @@
 // Package fleetcmd is looprinter's fleet commands (worker, submit, fleet
-// status/list/pause/resume/stop/cost/wait), kept out of the default build
+// status/list/pause/resume/stop/cost/wait) and the fleet the ordinary
+// commands reach (remote.go, cli.Remote), kept out of the default build
 // because the Temporal SDK about doubles the binary: they are in
 // `go install -tags fleet ./cmd/looprinter` and in looprinter-fleet-dev.
 package fleetcmd
@@ -60,6 +61,20 @@ func (f *connFlags) add(cmd *cobra.Command) {
 func DevAddressPath() string { return filepath.Join(loop.StateRoot(), "fleet", "dev-address") }
 
 func (f *connFlags) dial() (client.Client, error) {
+	c, _ := f.resolve()
+	cl, err := fleet.Dial(c)
+	if err != nil {
+		return nil, &ExitError{Code: ExitBlocked, Err: err}
+	}
+	f.c = c
+	return cl, nil
+}
+
+// resolve fills in what the flags leave out: $LOOPRINTER_TEMPORAL,
+// $LOOPRINTER_NAMESPACE, $TEMPORAL_API_KEY, $LOOPRINTER_TEMPORAL_TLS*, else
+// the running `fleet dev` server. ok says whether a frontend was named
+// (flag, environment or dev server) rather than the default one assumed.
+func (f *connFlags) resolve() (fleet.Conn, bool) {
 	c := f.c
 	var devHost, devNS string
 	if b, err := os.ReadFile(DevAddressPath()); err == nil {
@@ -83,11 +98,22 @@ func (f *connFlags) dial() (client.Client, error) {
 	if c.APIKey == "" {
 		c.APIKey = os.Getenv("TEMPORAL_API_KEY")
 	}
-	cl, err := fleet.Dial(c)
-	if err != nil {
-		return nil, &ExitError{Code: ExitBlocked, Err: err}
+	for _, v := range []struct {
+		to  *string
+		env string
+	}{{&c.TLSCert, "LOOPRINTER_TEMPORAL_TLS_CERT"}, {&c.TLSKey, "LOOPRINTER_TEMPORAL_TLS_KEY"}, {&c.TLSCA, "LOOPRINTER_TEMPORAL_TLS_CA"},
+		{&c.TLSServerName, "LOOPRINTER_TEMPORAL_TLS_SERVER_NAME"}} {
+		if *v.to == "" {
+			*v.to = os.Getenv(v.env)
+		}
 	}
-	return cl, nil
+	if t := os.Getenv("LOOPRINTER_TEMPORAL_TLS"); t != "" && t != "0" && t != "false" {
+		c.TLS = true
+	}
+	if c.Namespace == "" {
+		c.Namespace = "default"
+	}
+	return c, c.HostPort != ""
 }
 
 func newWorkerCmd(io *IO) *cobra.Command {
@@ -154,53 +180,30 @@ submit. With --wait, wait for the end and exit as ` + "`run`" + ` would.`,
   looprinter submit -f loops/fix.yaml --remote git@host:team/app.git --branch loop/fix --wait`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := loadLoop(file)
-			if err != nil {
-				return err
-			}
-			top := gitops.TopLevel(l.Dir)
-			if top == "" {
-				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s is not in a git repository: a fleet loop's work tree travels as a git branch", l.Dir)}
-			}
-			rel, err := filepath.Rel(evalPath(top), evalPath(l.Path))
-			if err != nil || strings.HasPrefix(rel, "..") {
-				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("the loop file %s is outside its repository %s", l.Path, top)}
-			}
-			if branch == "" {
-				branch = gitops.CurrentBranch(top)
-			}
-			if remote == "" {
-				remote, err = gitops.Git(top, "remote", "get-url", "origin")
-				if err != nil {
-					return &ExitError{Code: ExitUsage, Err: fmt.Errorf("no --remote and no origin remote: %w", err)}
-				}
-			}
-			if branch == "" {
-				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("no --branch and no current branch")}
-			}
-			remote = absRemote(top, remote)
-			if out, err := gitops.Git(top, "ls-remote", "--heads", remote, branch); err != nil || out == "" {
-				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("the branch %s is not on %s: push it first (git push %s %s)", branch, remote, remote, branch)}
-			}
-			data, err := os.ReadFile(l.Path)
-			if err != nil {
-				return err
+			if _, err := loadLoop(file); err != nil {
+				return err // an invalid loop file says so before any connection
 			}
 			c, err := conn.dial()
 			if err != nil {
 				return err
 			}
 			defer c.Close()
-			in := fleet.LoopInput{Name: l.Name, LoopFile: filepath.ToSlash(rel), Spec: data, Remote: remote, Branch: branch, TaskQueue: queue, HeartbeatTimeout: heartbeat}
-			run, err := fleet.Submit(cmd.Context(), c, queue, in)
+			in, queue, err := loopInput(cmd.Context(), c, conn.c, file, remote, branch, queue, heartbeat)
+			if err != nil {
+				return err
+			}
+			run, err := fleet.Submit(cmd.Context(), c, queue, *in)
 			if err != nil {
 				return &ExitError{Code: ExitBlocked, Err: err}
 			}
-			fmt.Fprintf(io.Err, "submitted %s: workflow %s, branch %s on %s\n", l.Name, run.GetID(), branch, remote)
+			fmt.Fprintf(io.Err, "submitted %s: workflow %s, branch %s on %s\n", in.Name, run.GetID(), in.Branch, in.Remote)
+			if !in.SearchAttributes {
+				fmt.Fprintf(io.Err, "(the namespace has no looprinter search attributes: list asks each running loop; docs/fleet.md says how to add them)\n")
+			}
 			if !wait {
 				return nil
 			}
-			r, err := fleet.Wait(cmd.Context(), c, l.Name)
+			r, err := fleet.Wait(cmd.Context(), c, in.Name)
 			if err != nil {
 				return &ExitError{Code: ExitBlocked, Err: err}
 			}
@@ -216,6 +219,51 @@ submit. With --wait, wait for the end and exit as ` + "`run`" + ` would.`,
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait for the loop to end; exit with its exit code")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "with --wait: print the result as JSON")
 	return cmd
+}
+
+// loopInput is the workflow input for a loop file (submit and schedule):
+// the loop file's contents and path in its repository, the remote and
+// branch (pushed already), and whether the namespace has the search
+// attributes the workflow keeps up to date.
+func loopInput(ctx context.Context, c client.Client, conn fleet.Conn, file, remote, branch, queue string, heartbeat time.Duration) (*fleet.LoopInput, string, error) {
+	l, err := loadLoop(file)
+	if err != nil {
+		return nil, "", err
+	}
+	top := gitops.TopLevel(l.Dir)
+	if top == "" {
+		return nil, "", &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s is not in a git repository: a fleet loop's work tree travels as a git branch", l.Dir)}
+	}
+	rel, err := filepath.Rel(evalPath(top), evalPath(l.Path))
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return nil, "", &ExitError{Code: ExitUsage, Err: fmt.Errorf("the loop file %s is outside its repository %s", l.Path, top)}
+	}
+	if branch == "" {
+		branch = gitops.CurrentBranch(top)
+	}
+	if remote == "" {
+		remote, err = gitops.Git(top, "remote", "get-url", "origin")
+		if err != nil {
+			return nil, "", &ExitError{Code: ExitUsage, Err: fmt.Errorf("no --remote and no origin remote: %w", err)}
+		}
+	}
+	if branch == "" {
+		return nil, "", &ExitError{Code: ExitUsage, Err: fmt.Errorf("no --branch and no current branch")}
+	}
+	remote = absRemote(top, remote)
+	if out, err := gitops.Git(top, "ls-remote", "--heads", remote, branch); err != nil || out == "" {
+		return nil, "", &ExitError{Code: ExitUsage, Err: fmt.Errorf("the branch %s is not on %s: push it first (git push %s %s)", branch, remote, remote, branch)}
+	}
+	data, err := os.ReadFile(l.Path)
+	if err != nil {
+		return nil, "", err
+	}
+	if queue == "" {
+		queue = "looprinter"
+	}
+	in := &fleet.LoopInput{Name: l.Name, LoopFile: filepath.ToSlash(rel), Spec: data, Remote: remote, Branch: branch, TaskQueue: queue, HeartbeatTimeout: heartbeat,
+		SearchAttributes: fleet.SearchAttributesRegistered(ctx, c, conn.Namespace)}
+	return in, queue, nil
 }
 
 // absRemote makes a remote that is a path on disk absolute (from the
