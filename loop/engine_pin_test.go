@@ -137,6 +137,19 @@ func TestEngineCycleHappyPath(t *testing.T) {
 	if out.State.Iterations != 3 || out.State.Cycle != 1 {
 		t.Errorf("%d iterations in cycle %d, want 3 in cycle 1", out.State.Iterations, out.State.Cycle)
 	}
+	if st := out.State; st.PlanRuns != 1 || st.AgentRuns != 5 {
+		t.Errorf("%d plan runs of %d agent runs, want 1 of 5", st.PlanRuns, st.AgentRuns)
+	}
+	// Each run's prompt and transcript are named by its sequence number,
+	// cycle, iteration, phase and task.
+	if as := events(evs, record.AgentStart); len(as) == 5 {
+		for i, want := range []string{"0001-c1-i0-plan.prompt.md", "0002-c1-i1-build-T-001.prompt.md", "0004-c1-i3-build-T-003.prompt.md"} {
+			got := filepath.Base(as[[]int{0, 1, 3}[i]].PromptFile)
+			if got != want {
+				t.Errorf("prompt file %s, want %s", got, want)
+			}
+		}
+	}
 	if out.Plan == nil || len(out.Plan.Tasks) != 3 || !out.Plan.Tasks[2].Passes {
 		t.Errorf("outcome plan %+v, want 3 tasks that pass", out.Plan)
 	}
@@ -391,6 +404,10 @@ func TestEngineAgentFails(t *testing.T) {
 	out, _, _ := fakeLoop(t, files, nil)
 	if out.Reason != ReasonBlocked || !strings.Contains(out.Summary, "plan run") {
 		t.Fatalf("outcome %s: %s; want blocked in the plan run", out.Reason, out.Summary)
+	}
+	// The agent printed something: the summary names its transcript.
+	if !strings.Contains(out.Summary, "(transcript ") || !strings.Contains(out.Summary, "0001-c1-i0-plan.log") {
+		t.Errorf("summary %q does not name the run's transcript", out.Summary)
 	}
 }
 

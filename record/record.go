@@ -5,7 +5,6 @@ package record
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -314,11 +313,9 @@ func Scan(r io.Reader, fn func(Event)) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	for {
 		line, err := br.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
-			var e Event
-			if json.Unmarshal(line, &e) == nil && e.Event != "" {
-				fn(e)
-			}
+		var e Event // a blank or torn line does not unmarshal
+		if json.Unmarshal(line, &e) == nil && e.Event != "" {
+			fn(e)
 		}
 		if err == io.EOF {
 			return nil

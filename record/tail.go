@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"slices"
 	"sort"
 )
 
@@ -33,8 +34,8 @@ func Tail(dir string, n int, keep func(Event) bool) ([]Event, map[string]int64, 
 		all = append(all, evs...)
 	}
 	sort.SliceStable(all, func(i, j int) bool { return all[i].TS.Before(all[j].TS) })
-	if n > 0 && len(all) > n {
-		all = all[len(all)-n:]
+	if n > 0 {
+		all = all[max(0, len(all)-n):]
 	}
 	return all, offsets, nil
 }
@@ -51,33 +52,36 @@ func tailFile(path string, n int, keep func(Event) bool) ([]Event, int64, error)
 	if err != nil {
 		return nil, 0, err
 	}
-	size := fi.Size()
+	return tailAt(f, fi.Size(), n, keep)
+}
+
+// tailAt is tailFile on the first size bytes of r. It reads tailChunk
+// bytes at a time from the end, and no further back than it must to find
+// n kept events (n <= 0: all of them).
+func tailAt(r io.ReaderAt, size int64, n int, keep func(Event) bool) ([]Event, int64, error) {
 	var (
-		out  []Event // newest first
-		rest []byte  // the start of a line whose beginning is not read yet
-		end  = int64(-1)
-		pos  = size
+		out   []Event // newest first
+		rest  []byte  // the start of a line whose beginning is not read yet
+		end   int64   // the offset after the last complete line
+		found bool    // end is known: a newline was read
+		pos   = size
 	)
 	for pos > 0 && (n <= 0 || len(out) < n) {
 		step := min(int64(tailChunk), pos)
 		pos -= step
 		buf := make([]byte, step, step+int64(len(rest)))
-		if _, err := f.ReadAt(buf, pos); err != nil && err != io.EOF {
+		if _, err := r.ReadAt(buf, pos); err != nil && err != io.EOF {
 			return nil, 0, err
 		}
 		buf = append(buf, rest...)
-		if end < 0 {
+		if !found {
 			// The end of the last complete line.
 			i := bytes.LastIndexByte(buf, '\n')
 			if i < 0 {
-				if pos == 0 {
-					end = 0
-					break
-				}
 				rest = buf
 				continue
 			}
-			end = pos + int64(i) + 1
+			end, found = pos+int64(i)+1, true
 			buf = buf[:i+1]
 		}
 		// Every line but the first is whole; the first is whole only at
@@ -94,8 +98,8 @@ func tailFile(path string, n int, keep func(Event) bool) ([]Event, int64, error)
 		lines := bytes.Split(bytes.TrimRight(buf[first:], "\n"), []byte{'\n'})
 		for k := len(lines) - 1; k >= 0 && (n <= 0 || len(out) < n); k-- {
 			var e Event
-			if len(bytes.TrimSpace(lines[k])) == 0 || json.Unmarshal(lines[k], &e) != nil || e.Event == "" {
-				continue
+			if json.Unmarshal(lines[k], &e) != nil || e.Event == "" {
+				continue // a blank or torn line
 			}
 			if keep == nil || keep(e) {
 				out = append(out, e)
@@ -103,12 +107,7 @@ func tailFile(path string, n int, keep func(Event) bool) ([]Event, int64, error)
 		}
 		rest = append([]byte(nil), buf[:first]...)
 	}
-	if end < 0 {
-		end = 0
-	}
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
-	}
+	slices.Reverse(out)
 	return out, end, nil
 }
 

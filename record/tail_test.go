@@ -23,7 +23,7 @@ func TestTailMatchesReadDir(t *testing.T) {
 		}
 		ws = append(ws, w)
 	}
-	for i := 0; i < 3000; i++ {
+	for i := 0; i < 700; i++ {
 		ev := Event{Event: AgentStart, Task: fmt.Sprint(i), TS: t0.Add(time.Duration(i) * time.Millisecond)}
 		if i%7 == 0 {
 			ev.Event, ev.Message = ToolCall, strings.Repeat("x", 100<<10) // longer than one read
