@@ -181,7 +181,7 @@ func (w *Worker) Step(ctx context.Context, in StepInput) (out *StepOutput, err e
 	if o != nil {
 		phase = o.Reason
 	}
-	commit, err := commitStep(repo, rel, fmt.Sprintf("looprinter: %s step %d (%s)", in.Name, in.Seq, phase),
+	commit, err := commitStep(repo, rel, head, fmt.Sprintf("looprinter: %s step %d (%s)", in.Name, in.Seq, phase),
 		fmt.Sprintf("Looprinter-Workflow: %s\nLooprinter-Step: %d\nLooprinter-Worker: %s", in.WorkflowID, in.Seq, w.Identity))
 	if err != nil {
 		return nil, err
@@ -193,6 +193,9 @@ func (w *Worker) Step(ctx context.Context, in StepInput) (out *StepOutput, err e
 		// The server no longer waits for this attempt (its heartbeat timed
 		// out, or it was cancelled): another one runs the step.
 		return nil, fail(ErrInterrupted, fmt.Errorf("the step's attempt was given up before its push: %w", ctx.Err()))
+	}
+	if err := pushKept(repo, in.Name); err != nil {
+		return nil, fail("PushFailed", err)
 	}
 	if err := push(repo, in.Branch, head, replace, commit); err != nil {
 		var r *refusedError

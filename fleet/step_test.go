@@ -117,6 +117,52 @@ func TestStepsAcrossWorkersMatchALocalRun(t *testing.T) {
 	}
 }
 
+// A loop that stops on its budget goes back to its best checkpoint, as a
+// local run does: on the fleet the branch moves forward to the
+// checkpoint's files (never back), and the undone work is kept on the
+// remote under refs/looprinter/NAME/.
+func TestBudgetStopGoesBackToTheBestStateForward(t *testing.T) {
+	p := fleettest.CycleBudget("demo")
+	src, remote := fleettest.Repo(t, p)
+	local, localEvents := fleettest.RunLocal(t, src)
+	if local.Reason != loop.ReasonTimeCost {
+		t.Fatalf("the local run: %s %s", local.Reason, local.Summary)
+	}
+	f := newFleetRun(t, remote, 3)
+	f.in.Spec = []byte(p["loop.yaml"])
+	var heads []string
+	for f.out == nil || f.out.Outcome == nil {
+		if len(heads) > 40 {
+			t.Fatal("the loop did not stop in 40 steps")
+		}
+		if err := f.step(len(heads) % 3); err != nil {
+			t.Fatalf("step %d: %v", f.in.Seq, err)
+		}
+		heads = append(heads, f.out.Commit)
+	}
+	if f.out.Outcome.Reason != local.Reason {
+		t.Fatalf("fleet %+v, local %s", f.out.Outcome, local.Reason)
+	}
+	dir := clone(t, remote)
+	if got := fleettest.Events(t, filepath.Join(dir, "working-records")); !reflect.DeepEqual(got, localEvents) {
+		t.Fatalf("records differ:\nfleet %q\nlocal %q", got, localEvents)
+	}
+	for _, h := range heads {
+		gitT(t, dir, "merge-base", "--is-ancestor", h, "HEAD") // every step's push went forward
+	}
+	localDir := filepath.Dir(filepath.Dir(local.Records))
+	for _, name := range []string{"hello.txt", "output/plan.json"} {
+		want, _ := os.ReadFile(filepath.Join(localDir, name))
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || string(got) != string(want) {
+			t.Fatalf("%s on the branch is not as the local run left it at its best state: %q %v, want %q", name, got, err, want)
+		}
+	}
+	if out := gitT(t, dir, "ls-remote", "origin", loop.RefPrefix("demo")+"*"); !strings.Contains(out, "attempt-1") {
+		t.Fatalf("the undone work is not kept on the remote: %q", out)
+	}
+}
+
 // A worker that died in a build run: the step runs again elsewhere from the
 // last pushed commit; the dead run is counted (iteration, agent run, cost)
 // and recorded, and nothing it did is credited.

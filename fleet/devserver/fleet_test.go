@@ -127,9 +127,48 @@ func (e *env) wait(name string, d time.Duration) *fleet.Result {
 	if err != nil {
 		s, serr := fleet.LoopStatus(context.Background(), e.c, name)
 		d, _ := e.c.DescribeWorkflowExecution(context.Background(), fleet.WorkflowID(name), "")
-		e.t.Fatalf("%s: %v\nstatus %+v %v\npending %v", name, err, s, serr, d.GetPendingActivities())
+		e.t.Fatalf("%s: %v\nstatus %+v %v\npending activities %v\npending workflow task %v\nlast events:\n%s",
+			name, err, s, serr, d.GetPendingActivities(), d.GetPendingWorkflowTask(), e.lastEvents(name, 25))
 	}
 	return r
+}
+
+// lastEvents is the tail of a loop's workflow history, one event a line,
+// for a test's failure message.
+func (e *env) lastEvents(name string, n int) string {
+	it := e.c.GetWorkflowHistory(context.Background(), fleet.WorkflowID(name), "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	var lines []string
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			lines = append(lines, err.Error())
+			break
+		}
+		line := fmt.Sprintf("%d %s %s", ev.GetEventId(), ev.GetEventTime().AsTime().Format("15:04:05.000"), ev.GetEventType())
+		if a := ev.GetWorkflowTaskFailedEventAttributes(); a != nil {
+			line += fmt.Sprintf(" cause=%s identity=%s: %s", a.GetCause(), a.GetIdentity(), a.GetFailure().GetMessage())
+		}
+		if a := ev.GetWorkflowTaskTimedOutEventAttributes(); a != nil {
+			line += " " + a.GetTimeoutType().String()
+		}
+		if a := ev.GetWorkflowTaskStartedEventAttributes(); a != nil {
+			line += " identity=" + a.GetIdentity()
+		}
+		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil {
+			line += " queue=" + a.GetTaskQueue().GetName()
+		}
+		if a := ev.GetActivityTaskFailedEventAttributes(); a != nil {
+			line += ": " + a.GetFailure().GetMessage()
+		}
+		if a := ev.GetActivityTaskTimedOutEventAttributes(); a != nil {
+			line += ": " + a.GetFailure().GetMessage()
+		}
+		lines = append(lines, line)
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }
 
 // history writes the loop's workflow history under fleet/testdata/histories
