@@ -144,6 +144,16 @@ func (w *Worker) Step(ctx context.Context, in StepInput) (out *StepOutput, err e
 	if err != nil {
 		return nil, err
 	}
+	if in.Commit == "" {
+		// The loop's first step: the head it starts from is what a review
+		// reviews, whichever step begins the review.
+		if err := os.WriteFile(filepath.Join(loop.PrivateDir(dir), startFile), []byte(startOf(repo, head, in.WorkflowID)+"\n"), 0o600); err != nil {
+			return nil, err
+		}
+	}
+	if l.Shape == spec.ShapeReview && l.Review.Base == "" {
+		l.Review.Base = reviewBase(repo, dir, l)
+	}
 	if !warm && st.SetupDone && len(l.Setup) > 0 {
 		// The setup ran on another machine: its effects (installed
 		// dependencies) are not in a fresh checkout.
@@ -213,6 +223,50 @@ func (w *Worker) Step(ctx context.Context, in StepInput) (out *StepOutput, err e
 		out.Status.Outcome, out.Status.ExitCode, out.Status.Summary = o.Reason, o.ExitCode, o.Summary
 	}
 	return out, nil
+}
+
+// startFile, in the engine's private folder, names the commit the loop
+// started from (carried with the private files).
+const startFile = "fleet-start"
+
+// reviewBase is the base of a review loop whose loop file names none: as a
+// local review of a clean tree diffs from HEAD~1 (the last commit is the
+// change), a fleet review diffs from the parent of the commit the loop
+// started from — or from that commit when a writer step drafts the change.
+// The steps after the first add commits of their own, so HEAD~1 would no
+// longer be the change. "" when the start has no parent (the engine then
+// decides as it does locally).
+func reviewBase(repo, dir string, l *spec.Loop) string {
+	b, err := os.ReadFile(filepath.Join(loop.PrivateDir(dir), startFile))
+	start := strings.TrimSpace(string(b))
+	if err != nil || start == "" {
+		return ""
+	}
+	if strings.TrimSpace(l.Review.Writer) != "" {
+		return start
+	}
+	parent, err := git(repo, "rev-parse", "--verify", "-q", start+"~1^{commit}")
+	if err != nil {
+		return ""
+	}
+	return parent
+}
+
+// startOf is the commit a loop starts from at head: head itself, or below
+// the commits of attempts of its first step that pushed but never reported.
+func startOf(repo, head, workflowID string) string {
+	for range 100 {
+		out, err := git(repo, "log", "-1", "--format=%(trailers:key=Looprinter-Workflow,valueonly,separator=,) %(trailers:key=Looprinter-Step,valueonly,separator=,)", head)
+		if err != nil || strings.TrimSpace(out) != workflowID+" 1" {
+			return head
+		}
+		parent, err := git(repo, "rev-parse", "--verify", "-q", head+"~1^{commit}")
+		if err != nil {
+			return head
+		}
+		head = parent
+	}
+	return head
 }
 
 // beforePush lets a test move the branch between a step's fetch and push.

@@ -117,6 +117,60 @@ func TestStepsAcrossWorkersMatchALocalRun(t *testing.T) {
 	}
 }
 
+// A review loop on the fleet reviews what a local review of the same
+// branch reviews: the last commit the loop started from, though every step
+// adds a commit (the reviewer's diff is the same each round), and the
+// fixer's own commits reach the branch.
+func TestReviewLoopMatchesALocalRun(t *testing.T) {
+	p, change := fleettest.Review("demo")
+	src, remote := fleettest.RepoWithChange(t, p, change)
+	local, localEvents := fleettest.RunLocal(t, src)
+	if local.Reason != loop.ReasonDone {
+		t.Fatalf("the local run: %s %s", local.Reason, local.Summary)
+	}
+	f := newFleetRun(t, remote, 3)
+	f.in.Spec = []byte(p["loop.yaml"])
+	f.untilDone()
+	if f.out.Outcome.Reason != local.Reason || f.out.Outcome.Summary != local.Summary {
+		t.Fatalf("fleet %+v, local %s: %s", f.out.Outcome, local.Reason, local.Summary)
+	}
+	dir := clone(t, remote)
+	if got := fleettest.Events(t, filepath.Join(dir, "working-records")); !reflect.DeepEqual(got, localEvents) {
+		t.Fatalf("records differ:\nfleet %q\nlocal %q", got, localEvents)
+	}
+	localDir := filepath.Dir(filepath.Dir(local.Records))
+	for _, round := range []string{"round-1", "round-2"} {
+		fleetDiff, localDiff := reviewedDiff(t, dir, round), reviewedDiff(t, localDir, round)
+		if fleetDiff != localDiff || (round == "round-1" && !strings.Contains(fleetDiff, "REVIEWED-CHANGE")) {
+			t.Fatalf("%s: the fleet's reviewer saw another diff:\nfleet:\n%s\nlocal:\n%s", round, fleetDiff, localDiff)
+		}
+	}
+	log := gitT(t, dir, "log", "--format=%s")
+	if !strings.Contains(log, "fix F-1: guard division by zero") || !strings.Contains(log, "the change") {
+		t.Fatalf("the fixer's commits or the change are not on the branch:\n%s", log)
+	}
+}
+
+// reviewedDiff is the diff a round's reviewer was given.
+func reviewedDiff(t *testing.T, dir, round string) string {
+	t.Helper()
+	m, _ := filepath.Glob(filepath.Join(dir, "working-records", "transcripts", "*-reviewer-"+round+".prompt.md"))
+	if len(m) != 1 {
+		t.Fatalf("%s: %d reviewer prompts for %s", dir, len(m), round)
+	}
+	b, err := os.ReadFile(m[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	i := strings.Index(s, "```diff\n")
+	if i < 0 {
+		return "(no diff)"
+	}
+	s = s[i:]
+	return s[:strings.Index(s[3:], "```")+6]
+}
+
 // A loop that stops on its budget goes back to its best checkpoint, as a
 // local run does: on the fleet the branch moves forward to the
 // checkpoint's files (never back), and the undone work is kept on the

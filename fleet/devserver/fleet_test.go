@@ -9,6 +9,7 @@ package devserver
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -64,12 +65,13 @@ type env struct {
 	addr    string // what workers dial (the frontend, or a proxy before it)
 	workers map[string]*exec.Cmd
 	dirs    map[string]string
+	killed  map[string]bool // workers the test killed on purpose
 	mu      sync.Mutex
 }
 
 func newEnv(t *testing.T) *env {
 	ts := temporaltest.NewServer(temporaltest.WithT(t))
-	return &env{t: t, ts: ts, c: ts.GetDefaultClient(), addr: ts.GetFrontendHostPort(), workers: map[string]*exec.Cmd{}, dirs: map[string]string{}}
+	return &env{t: t, ts: ts, c: ts.GetDefaultClient(), addr: ts.GetFrontendHostPort(), workers: map[string]*exec.Cmd{}, dirs: map[string]string{}, killed: map[string]bool{}}
 }
 
 // worker starts `looprinter worker` with its own work and state folders.
@@ -90,6 +92,17 @@ func (e *env) worker(id string) {
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
 	e.t.Cleanup(func() {
+		select {
+		case <-done:
+			e.mu.Lock()
+			if !e.killed[id] {
+				// Nothing but the test may end a worker: a worker gone
+				// leaves its loops without anyone to run their steps.
+				e.t.Errorf("worker %s ended before the test did: %v", id, cmd.ProcessState)
+			}
+			e.mu.Unlock()
+		default:
+		}
 		cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-done:
@@ -197,32 +210,33 @@ func (e *env) history(name, file string) {
 	}
 }
 
-// Three workers, loops of each shape, a cost budget: each ends as the same
-// loop run locally ends, with the same counters and records.
+// Three workers, six loops of each shape (cycle, ralph, review) and a cost
+// budget: each ends as the same loop run locally ends, with the same
+// counters and records.
 func TestFleetMatchesLocal(t *testing.T) {
-	needFull(t)
 	e := newEnv(t)
 	for _, id := range []string{"w1", "w2", "w3"} {
 		e.worker(id)
 	}
+	review, change := fleettest.Review("review-a")
 	loops := []struct {
-		name string
-		p    fleettest.Project
+		name      string
+		p, change fleettest.Project
 	}{
-		{"cycle-a", fleettest.Cycle("cycle-a")}, {"cycle-b", fleettest.Cycle("cycle-b")},
-		{"ralph-a", fleettest.Ralph("ralph-a")}, {"ralph-b", fleettest.Ralph("ralph-b")},
-		{"budget-a", fleettest.CycleBudget("budget-a")}, {"budget-b", fleettest.CycleBudget("budget-b")},
+		{"cycle-a", fleettest.Cycle("cycle-a"), nil}, {"cycle-b", fleettest.Cycle("cycle-b"), nil},
+		{"ralph-a", fleettest.Ralph("ralph-a"), nil}, {"ralph-b", fleettest.Ralph("ralph-b"), nil},
+		{"budget-a", fleettest.CycleBudget("budget-a"), nil}, {"review-a", review, change},
 	}
 	remotes := map[string]string{}
 	srcs := map[string]string{}
 	for _, l := range loops {
-		srcs[l.name], remotes[l.name] = fleettest.Repo(t, l.p)
+		srcs[l.name], remotes[l.name] = fleettest.RepoWithChange(t, l.p, l.change)
 		e.submit(l.name, remotes[l.name], l.p)
 	}
 	workersSeen := map[string]bool{}
 	for _, l := range loops {
 		r := e.wait(l.name, 6*time.Minute)
-		local, localEvents := fleettest.RunLocal(t, srcs[l.name])
+		local, localEvents := runLocal(t, srcs[l.name])
 		if r.Outcome.Reason != local.Reason || r.Outcome.ExitCode != local.ExitCode {
 			t.Errorf("%s: fleet %s (%s), local %s (%s)", l.name, r.Outcome.Reason, r.Outcome.Summary, local.Reason, local.Summary)
 			continue
@@ -247,6 +261,7 @@ func TestFleetMatchesLocal(t *testing.T) {
 	e.history("cycle-a", "cycle.json")
 	e.history("ralph-a", "ralph.json")
 	e.history("budget-a", "budget.json")
+	e.history("review-a", "review.json")
 }
 
 // kill -9 of the worker running a build: the loop finishes on another
@@ -275,9 +290,12 @@ func TestKillWorkerMidBuild(t *testing.T) {
 		t.Fatal("no build started")
 	}
 	time.Sleep(2500 * time.Millisecond) // the agent is asleep in its build run; a heartbeat has told its spend
+	e.mu.Lock()
+	e.killed[victim] = true
+	e.mu.Unlock()
 	e.workers[victim].Process.Signal(syscall.SIGKILL)
 	r := e.wait("slow", 3*time.Minute)
-	local, _ := fleettest.RunLocal(t, src)
+	local, _ := runLocal(t, src)
 	if r.Outcome.Reason != loop.ReasonDone {
 		t.Fatalf("outcome %+v", r.Outcome)
 	}
@@ -298,6 +316,39 @@ func TestKillWorkerMidBuild(t *testing.T) {
 	if left := agentsUnder(e.dirs[victim]); len(left) > 0 {
 		t.Fatalf("agent processes of the killed worker are left: %v", left)
 	}
+}
+
+// runLocal runs the loop in a copy of src with `looprinter run`, in a
+// process of its own, and returns its outcome and the shape of its records.
+// Not in this process: after each agent run the engine ends every process
+// that descends from the process it runs in (what an agent left behind),
+// and the workers of the test are children of this one.
+func runLocal(t *testing.T, src string) (*loop.Outcome, []string) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "local")
+	if out, err := exec.Command("cp", "-a", src, dir).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	cmd := exec.Command(filepath.Join(binDir, "looprinter"), "run", "-f", "loop.yaml")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "LOOPRINTER_STATE_DIR="+filepath.Join(t.TempDir(), "state"))
+	out, err := cmd.CombinedOutput()
+	code := cmd.ProcessState.ExitCode()
+	if err != nil && code < 0 {
+		t.Fatalf("looprinter run: %v\n%s", err, out)
+	}
+	data, err := os.ReadFile(loop.PrivateStatePath(dir))
+	if err != nil {
+		t.Fatalf("the local run left no state: %v\n%s", err, out)
+	}
+	var st loop.State
+	if err := json.Unmarshal(data, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Outcome == "" || loop.ExitCodes[st.Outcome] != code {
+		t.Fatalf("the local run ended %q with exit code %d:\n%s", st.Outcome, code, out)
+	}
+	return &loop.Outcome{Reason: st.Outcome, ExitCode: code, Summary: st.Summary, State: &st}, fleettest.Events(t, filepath.Join(dir, "working-records"))
 }
 
 // agentsUnder lists processes whose LOOPRINTER_DIR is under dir.
@@ -375,7 +426,6 @@ func TestPauseResumeStopStatusList(t *testing.T) {
 // The frontend unreachable for a while, mid-loop (workers reach it through
 // a proxy that is shut): the loop completes.
 func TestFrontendUnreachableForAWhile(t *testing.T) {
-	needFull(t)
 	e := newEnv(t)
 	px := newProxy(t, e.addr)
 	e.addr = px.addr
@@ -394,17 +444,9 @@ func TestFrontendUnreachableForAWhile(t *testing.T) {
 	}
 	px.cut(5 * time.Second)
 	r := e.wait("cut", 3*time.Minute)
-	local, _ := fleettest.RunLocal(t, src)
+	local, _ := runLocal(t, src)
 	if r.Outcome.Reason != local.Reason || r.Status.TasksPassed != local.State.TasksPassed {
 		t.Fatalf("fleet %+v, local %s", r.Outcome, local.Reason)
-	}
-}
-
-// needFull skips the tests that did not pass yet on a loaded 2-core machine
-// (docs/fleet.md, "Not supported yet"): LOOPRINTER_FLEET_FULL=1 runs them.
-func needFull(t *testing.T) {
-	if os.Getenv("LOOPRINTER_FLEET_FULL") == "" {
-		t.Skip("not yet reliable: set LOOPRINTER_FLEET_FULL=1 to run it")
 	}
 }
 
@@ -496,7 +538,7 @@ func TestFleetBench(t *testing.T) {
 		p := fleettest.Cycle(name)
 		src, remote := fleettest.Repo(t, p)
 		start := time.Now()
-		local, _ := fleettest.RunLocal(t, src)
+		local, _ := runLocal(t, src)
 		lt := time.Since(start)
 		start = time.Now()
 		e.submit(name, remote, p)
@@ -571,7 +613,7 @@ func TestContinueAsNewOnServer(t *testing.T) {
 	src, remote := fleettest.Repo(t, p)
 	e.submitRun("continued", remote, p, 3)
 	r := e.wait("continued", 4*time.Minute)
-	local, _ := fleettest.RunLocal(t, src)
+	local, _ := runLocal(t, src)
 	if r.Outcome.Reason != local.Reason || r.Status.Iterations != local.State.Iterations {
 		t.Fatalf("fleet %+v, local %s", r, local.Reason)
 	}
