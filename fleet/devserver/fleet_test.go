@@ -331,8 +331,7 @@ func runLocal(t *testing.T, src string) (*loop.Outcome, []string) {
 	}
 	cmd := exec.Command(filepath.Join(binDir, "looprinter"), "run", "-f", "loop.yaml")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "LOOPRINTER_STATE_DIR="+filepath.Join(t.TempDir(), "state"))
-	out, err := cmd.CombinedOutput()
+	out, err := cmd.CombinedOutput() // the test's LOOPRINTER_STATE_DIR: the engine's private state is read below
 	code := cmd.ProcessState.ExitCode()
 	if err != nil && code < 0 {
 		t.Fatalf("looprinter run: %v\n%s", err, out)
