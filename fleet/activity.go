@@ -38,6 +38,11 @@ type Worker struct {
 	HeartbeatEvery time.Duration
 	// Slots bounds the steps this worker runs at once (default 1).
 	Slots int
+	// Exec, when set, is this program: each step then runs in a process of
+	// its own (Exec started with LOOPRINTER_FLEET_STEP set, which calls
+	// StepProcess), so that steps in parallel cannot end each other's
+	// processes. Empty: steps run in this process.
+	Exec string
 
 	once    sync.Once
 	slots   chan struct{}
@@ -164,11 +169,7 @@ func (w *Worker) Step(ctx context.Context, in StepInput) (out *StepOutput, err e
 	cur.Store(l)
 	loopDir.Store(dir)
 
-	var hooks []loop.Hook
-	if w.Hooks != nil {
-		hooks = w.Hooks(l)
-	}
-	o, err := loop.RunStep(ctx, l, loop.StepOptions{Options: loop.Options{Hooks: hooks}, Run: in.WorkflowID, Notes: notes})
+	o, err := w.runStep(ctx, l, in.WorkflowID, notes)
 	stopHB()
 	if s := spentNow(l, dir, w.Identity); s != nil {
 		spent.Store(spent.Load().merge(s))

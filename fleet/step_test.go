@@ -38,6 +38,15 @@ func newFleetRun(t *testing.T, remote string, nWorkers int) *fleetRun {
 	f := &fleetRun{t: t, env: suite.NewTestActivityEnvironment()}
 	for i := range nWorkers {
 		f.workers = append(f.workers, &Worker{Dir: filepath.Join(t.TempDir(), fmt.Sprintf("w%d", i+1)), Identity: fmt.Sprintf("w%d", i+1), Queue: fmt.Sprintf("q@w%d", i+1), Hooks: cli.RunHooks})
+		if i > 0 {
+			// The others run their steps in a process of their own, as
+			// `looprinter worker` does: both ways give the same loop.
+			exe, err := os.Executable()
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.workers[i].Exec = exe
+		}
 	}
 	f.in = StepInput{WorkflowID: "demo", Seq: 1, Name: "demo", LoopFile: "loop.yaml", Spec: []byte(fleettest.Cycle("demo")["loop.yaml"]), Remote: remote, Branch: "main"}
 	return f

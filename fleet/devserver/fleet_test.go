@@ -75,11 +75,11 @@ func newEnv(t *testing.T) *env {
 }
 
 // worker starts `looprinter worker` with its own work and state folders.
-func (e *env) worker(id string) {
+func (e *env) worker(id string, flags ...string) {
 	e.t.Helper()
 	root := e.t.TempDir()
-	cmd := exec.Command(filepath.Join(binDir, "looprinter"), "worker", "--temporal", e.addr, "--namespace", e.ts.GetDefaultNamespace(),
-		"--identity", id, "--dir", filepath.Join(root, "work"))
+	cmd := exec.Command(filepath.Join(binDir, "looprinter"), append([]string{"worker", "--temporal", e.addr, "--namespace", e.ts.GetDefaultNamespace(),
+		"--identity", id, "--dir", filepath.Join(root, "work")}, flags...)...)
 	cmd.Env = append(os.Environ(), "LOOPRINTER_STATE_DIR="+filepath.Join(root, "state"))
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -348,6 +348,30 @@ func runLocal(t *testing.T, src string) (*loop.Outcome, []string) {
 		t.Fatalf("the local run ended %q with exit code %d:\n%s", st.Outcome, code, out)
 	}
 	return &loop.Outcome{Reason: st.Outcome, ExitCode: code, Summary: st.Summary, State: &st}, fleettest.Events(t, filepath.Join(dir, "working-records"))
+}
+
+// A worker with two slots runs two loops' steps at once, neither ending the
+// other's agent: after its agent run each step's engine ends what descends
+// from its process, so each step runs in a process of its own. Loop b's
+// build runs are still under way when loop a's end.
+func TestTwoSlotsKeepEachOthersAgents(t *testing.T) {
+	e := newEnv(t)
+	e.worker("w1", "--slots", "2")
+	a := fleettest.SlowBuild("slot-a")
+	b := fleettest.SlowBuild("slot-b")
+	b["agent.txt"] = strings.ReplaceAll(b["agent.txt"], "sleep 4s", "sleep 9s")
+	srcA, remoteA := fleettest.Repo(t, a)
+	srcB, remoteB := fleettest.Repo(t, b)
+	e.submit("slot-a", remoteA, a)
+	e.submit("slot-b", remoteB, b)
+	for _, l := range []struct{ name, src string }{{"slot-a", srcA}, {"slot-b", srcB}} {
+		r := e.wait(l.name, 5*time.Minute)
+		local, _ := runLocal(t, l.src)
+		if r.Outcome.Reason != local.Reason || r.Status.Iterations != local.State.Iterations || r.Status.AgentRuns != local.State.AgentRuns {
+			t.Errorf("%s: fleet %s with %d iterations, %d agent runs; local %s with %d, %d: a step's agent was ended by the other step",
+				l.name, r.Outcome.Reason, r.Status.Iterations, r.Status.AgentRuns, local.Reason, local.State.Iterations, local.State.AgentRuns)
+		}
+	}
 }
 
 // agentsUnder lists processes whose LOOPRINTER_DIR is under dir.
