@@ -16,7 +16,9 @@ import (
 	"syscall"
 	"time"
 
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/looprinter/looprinter/loop"
@@ -38,6 +40,8 @@ type Worker struct {
 	HeartbeatEvery time.Duration
 	// Slots bounds the steps this worker runs at once (default 1).
 	Slots int
+	// Client, when set, sends the steps' heartbeats (RunWorker sets it).
+	Client client.Client
 	// Exec, when set, is this program: each step then runs in a process of
 	// its own (Exec started with LOOPRINTER_FLEET_STEP set, which calls
 	// StepProcess), so that steps in parallel cannot end each other's
@@ -65,9 +69,13 @@ func (w *Worker) Step(ctx context.Context, in StepInput) (out *StepOutput, err e
 	if every <= 0 {
 		every = time.Second
 	}
+	// The step's own context: ended when the worker stops or the server no
+	// longer waits for this attempt.
+	ctx, cancelStep := context.WithCancelCause(ctx)
+	defer cancelStep(nil)
 	hbCtx, stopHB := context.WithCancel(ctx)
 	defer stopHB()
-	beat := func() { activity.RecordHeartbeat(ctx, spent.Load()) }
+	beat := w.heartbeat(ctx, cancelStep, &spent)
 	beat()
 	var cur atomic.Pointer[spec.Loop]
 	var loopDir atomic.Value
@@ -170,7 +178,7 @@ func (w *Worker) Step(ctx context.Context, in StepInput) (out *StepOutput, err e
 	loopDir.Store(dir)
 
 	o, err := w.runStep(ctx, l, in.WorkflowID, notes)
-	stopHB()
+	// Heartbeats go on until the step's commit is pushed.
 	if s := spentNow(l, dir, w.Identity); s != nil {
 		spent.Store(spent.Load().merge(s))
 	}
@@ -268,6 +276,38 @@ func startOf(repo, head, workflowID string) string {
 		head = parent
 	}
 	return head
+}
+
+// heartbeat returns the function that sends the step's spend to the
+// server. With a client it sends the heartbeat itself, once at a time and
+// never waiting: the SDK's own heartbeats, sent every second, would give
+// each call one second and end the step when one call takes longer (a busy
+// server, a slow network), though the server still waits for the step. A
+// call is given most of the heartbeat timeout, and only the server's word
+// (the attempt is cancelled, timed out or gone) ends the step. Without a
+// client (the SDK's test environment) the SDK sends it.
+func (w *Worker) heartbeat(ctx context.Context, cancelStep context.CancelCauseFunc, spent *atomic.Pointer[Spent]) func() {
+	if w.Client == nil {
+		return func() { activity.RecordHeartbeat(ctx, spent.Load()) }
+	}
+	info := activity.GetInfo(ctx)
+	token, window := info.TaskToken, max(info.HeartbeatTimeout*4/5, 2*time.Second)
+	var busy atomic.Bool
+	return func() {
+		if !busy.CompareAndSwap(false, true) {
+			return // the previous call is under way: the next tick sends the newer spend
+		}
+		go func() {
+			defer busy.Store(false)
+			rctx, cancel := context.WithTimeout(context.Background(), window)
+			defer cancel()
+			err := w.Client.RecordActivityHeartbeat(rctx, token, spent.Load())
+			var nf *serviceerror.NotFound
+			if temporal.IsCanceledError(err) || errors.As(err, &nf) {
+				cancelStep(fmt.Errorf("the server no longer waits for this attempt: %w", err))
+			}
+		}()
+	}
 }
 
 // beforePush lets a test move the branch between a step's fetch and push.
