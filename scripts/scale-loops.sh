@@ -100,6 +100,12 @@ awk -v d=$((e1 - e0)) -v hz="$HZ" -v w="$WINDOW" -v n="$ne" -v rss="$erss" -v pg
 awk -v d=$((a1 - a0)) -v hz="$HZ" -v w="$WINDOW" -v n="$na" -v rss="$arss" -v pg="$PAGE" 'BEGIN {
 	printf "fake agents (not the engine): %d alive at the end; CPU %.1f%% of one core all together (agent runs that ended in the window); RSS %.0f MB all together\n",
 		n, 100*d/hz/w, rss*pg/1048576 }'
+# Memory an engine costs on its own: RSS counts the binary's pages, which
+# the page cache holds once for every engine; PSS shares them out, and
+# private memory is what each engine adds.
+for p in $engines; do cat "/proc/$p/smaps_rollup" 2>/dev/null; done | awk -v n="$ne" '
+	/^Pss:/ { pss += $2 } /^Private_(Clean|Dirty):/ { priv += $2 }
+	END { printf "engines: PSS %.1f MB each, private %.1f MB each (%.0f MB private all together)\n", pss/1024/n, priv/1024/n, priv/1024 }'
 # status again, under the same load, with its own CPU time.
 for k in 1 2 3; do
 	/usr/bin/time -f "looprinter status: %e s wall, %U s user, %S s system, %M kB max RSS" looprinter status >/dev/null
@@ -108,11 +114,18 @@ uptime
 
 t0=$(now_ms)
 for i in $(seq -w 1 "$N"); do
-	looprinter stop "l$i" >/dev/null 2>&1 &
+	( looprinter stop "l$i" >"$ROOT/stop-$i.out" 2>&1 || echo "stop l$i: exit $?: $(cat "$ROOT/stop-$i.out")" >>"$ROOT/stop-failed" ) &
 done
 wait
 t1=$(now_ms)
 left=$(looprinter status | grep -c ' running ' || true)
-echo "stopped all $N loops cleanly in $((t1 - t0)) ms; still running: $left"
+failed=$(cat "$ROOT/stop-failed" 2>/dev/null | wc -l)
+echo "stopped $N loops at once in $((t1 - t0)) ms; stop failed for $failed; still running: $left"
+cat "$ROOT/stop-failed" 2>/dev/null
 looprinter list | awk 'NR>1 {print $2, $3}' | sort | uniq -c
+# Never leave engines behind: stop what is left at once before removing.
+if [ "$left" -gt 0 ]; then
+	for i in $(seq -w 1 "$N"); do looprinter stop --now "l$i" >/dev/null 2>&1; done
+fi
 rm -rf "$ROOT"
+[ "$failed" -eq 0 ] && [ "$left" -eq 0 ]

@@ -216,19 +216,68 @@ func Stop(dir string, now bool, timeout time.Duration) (StopResult, error) {
 	return res, nil
 }
 
-// isEngine says whether pid is the process holding dir's lock: per
-// /proc/locks when the kernel lists the lock there, else (no /proc/locks) when
-// pid is a looprinter program. The lock file's content alone is not
-// trusted: an agent may be able to write it.
+// isEngine says whether pid is the process holding dir's lock: per the
+// kernel's list of the locks pid's open files hold (/proc/PID/fdinfo), else
+// per /proc/locks, else (neither readable) when pid is a looprinter
+// program. The lock file's content alone is not trusted: an agent may be
+// able to write it.
 func isEngine(pid int, dir string) bool {
 	if !Alive(pid) {
 		return false
 	}
-	holders, ok := lockHolders(loop.LockPath(dir))
-	if ok {
-		return holders[pid]
+	file := loop.LockPath(dir)
+	if held, known := lockHeldBy(pid, file); known {
+		return held
 	}
-	return isLooprinter(pid)
+	// /proc/locks is read a page at a time, and a lock taken or released
+	// between two reads can shift a line out of both: read it again before
+	// saying no.
+	for try := 0; try < 5; try++ {
+		holders, ok := lockHolders(file)
+		if !ok {
+			return isLooprinter(pid)
+		}
+		if holders[pid] {
+			return true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return false
+}
+
+// lockHeldBy says whether one of pid's open files holds an exclusive flock
+// on file, from /proc/PID/fd and /proc/PID/fdinfo (each open file lists the
+// locks it holds). Unlike /proc/locks, the answer does not depend on what
+// other processes lock or release meanwhile. known is false when pid's
+// files cannot be read.
+func lockHeldBy(pid int, file string) (held, known bool) {
+	var want syscall.Stat_t
+	if err := syscall.Stat(file, &want); err != nil {
+		return false, false
+	}
+	fdDir := fmt.Sprintf("/proc/%d/fd", pid)
+	fds, err := os.ReadDir(fdDir)
+	if err != nil {
+		return false, false
+	}
+	for _, fd := range fds {
+		var st syscall.Stat_t
+		if syscall.Stat(filepath.Join(fdDir, fd.Name()), &st) != nil || st.Dev != want.Dev || st.Ino != want.Ino {
+			continue
+		}
+		info, err := os.ReadFile(fmt.Sprintf("/proc/%d/fdinfo/%s", pid, fd.Name()))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(info), "\n") {
+			// lock:	1: FLOCK  ADVISORY  WRITE 1234 fe:00:5678 0 EOF
+			f := strings.Fields(line)
+			if len(f) >= 5 && f[0] == "lock:" && f[2] == "FLOCK" && f[4] == "WRITE" {
+				return true, true
+			}
+		}
+	}
+	return false, true
 }
 
 // lockHolders returns the pids that hold a lock on file per /proc/locks; ok

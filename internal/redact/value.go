@@ -62,25 +62,7 @@ func (r *Redactor) walk(v reflect.Value, depth int) (reflect.Value, bool) {
 		out.Set(e)
 		return out, true
 	case reflect.Struct:
-		var out reflect.Value
-		for i := 0; i < v.NumField(); i++ {
-			if !v.Type().Field(i).IsExported() {
-				continue
-			}
-			f, changed := r.walk(v.Field(i), depth+1)
-			if !changed {
-				continue
-			}
-			if !out.IsValid() {
-				out = reflect.New(v.Type()).Elem()
-				out.Set(v)
-			}
-			out.Field(i).Set(f)
-		}
-		if out.IsValid() {
-			return out, true
-		}
-		return v, false
+		return r.walkParts(v, v.NumField(), depth, func(i int) bool { return v.Type().Field(i).IsExported() }, v.Field, copyOf)
 	case reflect.Slice:
 		if v.IsNil() {
 			return v, false
@@ -95,39 +77,13 @@ func (r *Redactor) walk(v reflect.Value, depth int) (reflect.Value, bool) {
 			reflect.Copy(out, reflect.ValueOf(red))
 			return out, true
 		}
-		var out reflect.Value
-		for i := 0; i < v.Len(); i++ {
-			e, changed := r.walk(v.Index(i), depth+1)
-			if !changed {
-				continue
-			}
-			if !out.IsValid() {
-				out = reflect.MakeSlice(v.Type(), v.Len(), v.Len())
-				reflect.Copy(out, v)
-			}
-			out.Index(i).Set(e)
-		}
-		if out.IsValid() {
-			return out, true
-		}
-		return v, false
+		return r.walkParts(v, v.Len(), depth, nil, v.Index, func(v reflect.Value) reflect.Value {
+			out := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
+			reflect.Copy(out, v)
+			return out
+		})
 	case reflect.Array:
-		var out reflect.Value
-		for i := 0; i < v.Len(); i++ {
-			e, changed := r.walk(v.Index(i), depth+1)
-			if !changed {
-				continue
-			}
-			if !out.IsValid() {
-				out = reflect.New(v.Type()).Elem()
-				out.Set(v)
-			}
-			out.Index(i).Set(e)
-		}
-		if out.IsValid() {
-			return out, true
-		}
-		return v, false
+		return r.walkParts(v, v.Len(), depth, nil, v.Index, copyOf)
 	case reflect.Map:
 		if v.IsNil() {
 			return v, false
@@ -152,4 +108,40 @@ func (r *Redactor) walk(v reflect.Value, depth int) (reflect.Value, bool) {
 		return out, true
 	}
 	return v, false
+}
+
+// walkParts redacts the n parts of a struct, slice or array (part(i); only
+// those keep(i) allows, all when keep is nil). The value is copied, with
+// fresh, only when a part changed, so values with nothing to redact are
+// returned as they are.
+func (r *Redactor) walkParts(v reflect.Value, n, depth int, keep func(int) bool, part func(int) reflect.Value, fresh func(reflect.Value) reflect.Value) (reflect.Value, bool) {
+	var out reflect.Value
+	for i := 0; i < n; i++ {
+		if keep != nil && !keep(i) {
+			continue
+		}
+		e, changed := r.walk(part(i), depth+1)
+		if !changed {
+			continue
+		}
+		if !out.IsValid() {
+			out = fresh(v)
+		}
+		if v.Kind() == reflect.Struct {
+			out.Field(i).Set(e)
+		} else {
+			out.Index(i).Set(e)
+		}
+	}
+	if out.IsValid() {
+		return out, true
+	}
+	return v, false
+}
+
+// copyOf returns an addressable copy of a struct or array value.
+func copyOf(v reflect.Value) reflect.Value {
+	out := reflect.New(v.Type()).Elem()
+	out.Set(v)
+	return out
 }
