@@ -343,17 +343,9 @@ func countersOf(st *loop.State, worker string) *Spent {
 	return &Spent{Iterations: st.Iterations, AgentRuns: st.AgentRuns, PlanRuns: st.PlanRuns, CostUSD: st.CostUSD, WallMS: st.WallMS, Worker: worker}
 }
 
-func readState(dir string) (*loop.State, error) {
-	data, err := os.ReadFile(loop.PrivateStatePath(dir))
-	if err != nil {
-		return nil, err
-	}
-	var st loop.State
-	if err := json.Unmarshal(data, &st); err != nil {
-		return nil, err
-	}
-	return &st, nil
-}
+// readState is the engine's own copy of the state (its journal: a run in
+// flight is saved there before its agent starts).
+func readState(dir string) (*loop.State, error) { return loop.ReadState(dir) }
 
 // notCarried are private files that stay on the worker: the snapshot of the
 // protected files is made again before every agent run, and the checkout a

@@ -134,6 +134,45 @@ func (e *Engine) needsStat() func(rel string) bool {
 	}
 }
 
+// changedEntries is the part of the snapshot g that the check after a run
+// must look at, when the watch accounts for every protected file (each one
+// watched, none with other links, as snapshotTaken found): the entries the
+// watch saw change and those under a folder moved or removed. Its cost
+// follows the changes, not the number of protected files. ok is false when
+// every entry must be looked at.
+func (e *Engine) changedEntries(g *guard) (sub *guard, ok bool) {
+	if g == nil || g != e.guard || !e.snapSimple || e.watch == nil || e.prot == nil {
+		return nil, false
+	}
+	if g.index == nil {
+		g.index = make(map[string]int, len(g.Entries))
+		for i, en := range g.Entries {
+			g.index[en.Path] = i
+		}
+	}
+	sub = &guard{}
+	seen := map[int]bool{}
+	add := func(i int) {
+		if !seen[i] {
+			seen[i] = true
+			sub.Entries = append(sub.Entries, g.Entries[i])
+		}
+	}
+	for p := range e.marks {
+		if i, ok := g.index[p]; ok {
+			add(i)
+		}
+	}
+	for _, d := range e.marksGone {
+		for i, en := range g.Entries {
+			if strings.HasPrefix(en.Path, d+"/") {
+				add(i)
+			}
+		}
+	}
+	return sub, true
+}
+
 // snapshotCurrent says whether the snapshot in memory (and on disk) still
 // holds for files without looking at one of them: the same list as at the
 // snapshot, every file watched, none with other links, and no change the

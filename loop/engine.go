@@ -6,6 +6,7 @@ package loop
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -124,6 +125,8 @@ type Engine struct {
 	marksGone  []string                        // folders moved or removed since the last snapshot
 	ignores    map[string]*gitignore.GitIgnore // .gitignore of each folder, for the list of changes
 	red        *redact.Redactor                // secrets never leave: records, state, prompts, transcripts (loop/redact.go)
+	lock       *Lock                           // the loop's lock, held from openEngine to close
+	jr         *journal                        // the engine's copy of the state (loop/journal.go)
 
 	hookMu  sync.Mutex
 	hookErr error
@@ -138,81 +141,27 @@ func (e *errStop) Error() string { return e.o.Reason }
 // those that prevent the loop from starting (the lock, unreadable state);
 // everything else is an Outcome.
 func Run(ctx context.Context, l *spec.Loop, opts Options) (*Outcome, error) {
-	dir := l.Dir
-	lock, err := AcquireLock(dir)
+	e, untrusted, resumed, err := openEngine(l, opts, "", opts.Fresh)
 	if err != nil {
 		return nil, err
 	}
-	defer lock.Release()
-	if opts.Fresh {
-		stamp := "." + time.Now().UTC().Format("20060102T150405") + ".old"
-		os.Remove(LastCommitPath(dir))
-		for _, p := range []string{PrivateStatePath(dir), StatePath(dir)} {
-			if _, err := os.Stat(p); err == nil {
-				os.Rename(p, p+stamp)
-			}
-		}
-	}
-	priv, err := enginedir.Ensure(dir)
-	if err != nil {
-		return nil, fmt.Errorf("cannot create the engine's private folder: %w", err)
-	}
-	os.Chmod(filepath.Join(dir, RecordsDir), 0o700)
-	st, untrusted, err := loadTrusted(dir)
-	if err != nil {
-		return nil, err
-	}
-	if opts.Fresh && st.StartedAt.IsZero() {
+	defer e.close()
+	st := e.st
+	if opts.Fresh && !resumed {
 		// A fresh start makes its own plan: the old one goes to the records.
-		if _, err := os.Lstat(filepath.Join(dir, OutputDir, "plan.json")); err == nil {
+		if _, err := os.Lstat(filepath.Join(e.dir, OutputDir, "plan.json")); err == nil {
 			st.PendingArchive, st.PendingReason = "plan_before_fresh_start.json", "a fresh start"
 		}
 	}
-	resumed := !st.StartedAt.IsZero()
-	if opts.Backoff == nil {
-		opts.Backoff = defaultBackoff
-	}
-	start := time.Now()
-	runID := fmt.Sprintf("%s-%d", start.UTC().Format("20060102T150405"), os.Getpid())
-	rec, err := record.Create(filepath.Join(dir, RecordsDir), runID, l.Agent.Backend, start)
-	if err != nil {
-		return nil, err
-	}
-	defer rec.Close()
-	for _, s := range opts.Subscribers {
-		rec.Subscribe(s)
-	}
-	e := &Engine{spec: l, dir: dir, st: st, rec: rec, opts: opts, mark: start, priv: priv, red: Redactor(l)}
-	rec.SetRedactor(e.red)
-	defer e.resetWatch()
-	if fi, err := os.Stat(l.Path); err == nil {
-		e.specTime = fi.ModTime()
-	}
-	st.Loop, st.Shape, st.PID, st.Run, st.Records = l.Name, l.Shape, os.Getpid(), runID, rec.Path()
-	if st.StartedAt.IsZero() {
-		st.StartedAt = start.UTC()
-	}
-	sandbox.BecomeSubreaper()
 	previous := st.Outcome
 	st.Outcome, st.Summary = "", ""
 	if err := e.checkpoint(); err != nil { // the run is visible to status at once
 		return nil, err
 	}
-	e.emit(record.Event{Event: record.LoopStart, Loop: l.Name, Shape: l.Shape, LoopFile: l.Path, Dir: dir, PID: os.Getpid(), Resumed: resumed, Phase: st.Phase, Message: previousNote(previous)})
-	for _, u := range untrusted {
-		e.emit(record.Event{Event: record.Violation, Kind: "state_forged", File: RecordsDir + "/state.json", Message: u})
-	}
-	if st.AgentPGID != 0 {
-		if n := len(killOrphans(st.AgentPGID, dir)); n > 0 {
-			e.emit(record.Event{Event: record.Warning, Message: fmt.Sprintf("stopped %d leftover agent processes of a run that crashed (process group %d)", n, st.AgentPGID)})
-		}
-		st.AgentPGID = 0
-	}
-	if st.InFlight != nil {
-		if err := e.judgeDeadRun(); err != nil {
-			o := e.outcome(ReasonBlocked, err.Error())
-			return e.finish(o), nil
-		}
+	e.emit(record.Event{Event: record.LoopStart, Loop: l.Name, Shape: l.Shape, LoopFile: l.Path, Dir: e.dir, PID: os.Getpid(), Resumed: resumed, Phase: st.Phase, Message: previousNote(previous)})
+	e.recordUntrusted(untrusted)
+	if err := e.recover(); err != nil {
+		return e.finish(e.outcome(ReasonBlocked, err.Error())), nil
 	}
 	for _, w := range l.Warnings() {
 		e.emit(record.Event{Event: record.Warning, Message: w})
@@ -232,6 +181,107 @@ func Run(ctx context.Context, l *spec.Loop, opts Options) (*Outcome, error) {
 	out := e.finish(o)
 	e.tallySpend()
 	return out, nil
+}
+
+// openEngine is the start Run and RunStep share: the loop's lock, the
+// engine's private folder, the trusted state (what did not check out is
+// returned, each a violation to record), a new record file for run runID
+// (made up when empty), and the state journal. resumed says the state had
+// run before. fresh moves an old state aside first. Close the engine with
+// close.
+func openEngine(l *spec.Loop, opts Options, runID string, fresh bool) (e *Engine, untrusted []string, resumed bool, err error) {
+	dir := l.Dir
+	lock, err := AcquireLock(dir)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	fail := func(err error) (*Engine, []string, bool, error) {
+		lock.Release()
+		return nil, nil, false, err
+	}
+	priv, err := enginedir.Ensure(dir)
+	if err != nil {
+		return fail(fmt.Errorf("cannot create the engine's private folder: %w", err))
+	}
+	if fresh {
+		stamp := "." + time.Now().UTC().Format("20060102T150405") + ".old"
+		os.Remove(LastCommitPath(dir))
+		for _, p := range []string{PrivateStatePath(dir), StatePath(dir)} {
+			if _, err := os.Stat(p); err == nil {
+				os.Rename(p, p+stamp)
+			}
+		}
+		removeJournal(priv)
+	}
+	os.Chmod(filepath.Join(dir, RecordsDir), 0o700)
+	st, untrusted, err := loadTrusted(dir)
+	if err != nil {
+		return fail(err)
+	}
+	jr, err := openJournal(priv)
+	if err != nil {
+		return fail(fmt.Errorf("cannot open the engine's state journal: %w", err))
+	}
+	resumed = !st.StartedAt.IsZero()
+	if opts.Backoff == nil {
+		opts.Backoff = defaultBackoff
+	}
+	start := time.Now()
+	if runID == "" {
+		runID = fmt.Sprintf("%s-%d", start.UTC().Format("20060102T150405"), os.Getpid())
+	}
+	rec, err := record.Create(filepath.Join(dir, RecordsDir), runID, l.Agent.Backend, start)
+	if err != nil {
+		jr.close()
+		return fail(err)
+	}
+	for _, s := range opts.Subscribers {
+		rec.Subscribe(s)
+	}
+	e = &Engine{spec: l, dir: dir, st: st, rec: rec, opts: opts, mark: start, priv: priv, red: Redactor(l), lock: lock, jr: jr}
+	rec.SetRedactor(e.red)
+	if fi, err := os.Stat(l.Path); err == nil {
+		e.specTime = fi.ModTime()
+	}
+	st.Loop, st.Shape, st.PID, st.Run, st.Records = l.Name, l.Shape, os.Getpid(), runID, rec.Path()
+	if !resumed {
+		st.StartedAt = start.UTC()
+	}
+	sandbox.BecomeSubreaper()
+	return e, untrusted, resumed, nil
+}
+
+// close ends what openEngine started, the lock last.
+func (e *Engine) close() {
+	e.writePrivateCopy()
+	e.resetWatch()
+	e.rec.Close()
+	e.jr.close()
+	e.lock.Release()
+}
+
+// recordUntrusted records a violation for each part of the saved state that
+// did not check out.
+func (e *Engine) recordUntrusted(untrusted []string) {
+	for _, u := range untrusted {
+		e.emit(record.Event{Event: record.Violation, Kind: "state_forged", File: RecordsDir + "/state.json", Message: u})
+	}
+}
+
+// recover deals with an engine that died mid-run before anything else: what
+// is left of its agent is stopped and its run in flight is judged.
+func (e *Engine) recover() error {
+	st := e.st
+	if st.AgentPGID != 0 {
+		if n := len(killOrphans(st.AgentPGID, e.dir)); n > 0 {
+			e.emit(record.Event{Event: record.Warning, Message: fmt.Sprintf("stopped %d leftover agent processes of a run that crashed (process group %d)", n, st.AgentPGID)})
+		}
+		st.AgentPGID = 0
+	}
+	if st.InFlight != nil {
+		return e.judgeDeadRun()
+	}
+	return nil
 }
 
 func previousNote(outcome string) string {
@@ -340,19 +390,31 @@ func nextSteps(reason string, l *spec.Loop) []string {
 	return nil
 }
 
-// checkpoint folds elapsed wall time into the state (in full: what is below
-// a millisecond is carried to the next checkpoint), saves the state and
-// syncs it and the records to disk (a group commit, once per step): a power
-// loss loses at most the step under way.
-func (e *Engine) checkpoint() error { return e.save(true) }
+// checkpoint ends a step: it folds elapsed wall time into the state (in
+// full: what is below a millisecond is carried to the next checkpoint),
+// syncs the records (a group commit, once per step), saves the state to the
+// journal, synced, and writes the public copy: a power loss loses at most
+// the step under way.
+func (e *Engine) checkpoint() error { return e.save(true, true, true) }
 
-// note saves the state without waiting for the disk: enough against a
-// crash of the process (the kernel keeps what was written), used where a
-// power loss would also end the agent (its pgid, the wall time while it
-// runs).
-func (e *Engine) note() error { return e.save(false) }
+// checkpointInFlight saves, synced, a run about to start (one write and
+// one data sync of the journal; the records wait for the step's end), so
+// that a crash during the run is judged as one when the loop starts again.
+// The public copy shows the run in flight.
+func (e *Engine) checkpointInFlight() error { return e.save(true, true, false) }
 
-func (e *Engine) save(durable bool) error {
+// note saves the state without waiting for the disk (journal only): enough
+// against a crash of the process (the kernel keeps what was written), used
+// where a power loss would also end the agent (its process group).
+func (e *Engine) note() error { return e.save(false, false, false) }
+
+// tick is note with the public copy written too (the wall time while an
+// agent runs, every few seconds, for people and tools to see).
+func (e *Engine) tick() error { return e.save(false, true, false) }
+
+// save saves the state to the journal (durable: synced), with the public
+// copy, and with the records synced at the same time.
+func (e *Engine) save(durable, copies, records bool) error {
 	e.ckMu.Lock()
 	defer e.ckMu.Unlock()
 	now := time.Now()
@@ -360,13 +422,32 @@ func (e *Engine) save(durable bool) error {
 	e.st.WallMS += d.Milliseconds()
 	e.markRem = d - time.Duration(d.Milliseconds())*time.Millisecond
 	e.mark = now
-	if durable {
-		e.rec.Sync()
+	var synced chan struct{}
+	if records {
+		// The step's records and its state reach the disk together: one
+		// wait for both flushes, not one after the other.
+		synced = make(chan struct{})
+		go func() { e.rec.Sync(); close(synced) }()
 	}
 	st := redact.Value(e.red, e.st) // a copy, when it holds a secret
-	err := st.save(e.dir, durable)
+	_, err := st.save(e.dir, e.jr, durable, copies)
 	e.st.V, e.st.UpdatedAt = st.V, st.UpdatedAt
+	if synced != nil {
+		<-synced
+	}
 	return err
+}
+
+// writePrivateCopy writes the state.json of the private folder, for what
+// reads the folder when no engine runs (a fleet carries it to the next
+// step's worker); the engine itself reads its journal.
+func (e *Engine) writePrivateCopy() {
+	e.ckMu.Lock()
+	defer e.ckMu.Unlock()
+	st := redact.Value(e.red, e.st)
+	if data, err := json.Marshal(st); err == nil {
+		writeCopy(PrivateStatePath(e.dir), indented(data))
+	}
 }
 
 // checkpointEvery saves the state every d while an agent runs, so that a
@@ -383,7 +464,7 @@ func (e *Engine) checkpointEvery(d time.Duration) func() {
 			case <-done:
 				return
 			case <-t.C:
-				e.note()
+				e.tick()
 			}
 		}
 	}()

@@ -26,6 +26,8 @@ import (
 // by content only when the stat differs.
 type guard struct {
 	Entries []guardEntry `json:"entries"`
+
+	index map[string]int // entry of each path, made when first needed
 }
 
 type guardEntry struct {

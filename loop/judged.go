@@ -185,6 +185,11 @@ func (e *Engine) enforceJudgedPlan(dead, who string) []string {
 // written whole.
 func (e *Engine) writeJudged() error {
 	j := e.st.Judged
+	if cur, errs, err := e.readPlan(); err == nil && len(errs) == 0 {
+		if s, marks := planDiffs(j, cur, ""); len(s) == 0 && len(marks) == 0 {
+			return nil // the file says what the engine judged (parsed once, cached while unchanged)
+		}
+	}
 	data, rerr := readBounded(e.planPath(), MaxPlanBytes)
 	if cur, errs := CheckPlan(data); rerr == nil && len(errs) == 0 {
 		s, marks := planDiffs(j, cur, "")

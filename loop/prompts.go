@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
+	"sync"
 	"text/template"
 )
 
@@ -164,7 +165,7 @@ func Builtin(phase string) string {
 // in the result: a user template that does not show it gets it prepended,
 // and a failure signal the template did not show is appended, fenced.
 func Render(src string, d PromptData) (string, error) {
-	t, err := template.New(d.Phase).Option("missingkey=error").Parse(src)
+	t, err := parsedTemplate(d.Phase, src)
 	if err != nil {
 		return "", fmt.Errorf("prompt template for %s: %w", d.Phase, err)
 	}
@@ -199,4 +200,30 @@ func defang(s string) string { return strings.ReplaceAll(s, "~~~", "~ ~ ~") }
 func fence(label, body string) string {
 	body = defang(body)
 	return fmt.Sprintf("~~~text\n# %s\n%s\n~~~", label, strings.TrimRight(body, "\n"))
+}
+
+// templates keeps the prompt templates parsed: a loop renders the same few
+// every iteration. Bounded: a loop file edited many times while it runs
+// starts the cache again.
+var templates struct {
+	sync.Mutex
+	m map[[2]string]*template.Template
+}
+
+func parsedTemplate(phase, src string) (*template.Template, error) {
+	key := [2]string{phase, src}
+	templates.Lock()
+	defer templates.Unlock()
+	if t, ok := templates.m[key]; ok {
+		return t, nil
+	}
+	t, err := template.New(phase).Option("missingkey=error").Parse(src)
+	if err != nil {
+		return nil, err
+	}
+	if templates.m == nil || len(templates.m) >= 64 {
+		templates.m = map[[2]string]*template.Template{}
+	}
+	templates.m[key] = t
+	return t, nil
 }

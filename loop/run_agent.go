@@ -106,9 +106,10 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 		Permissions: a.Permissions, Timeout: a.Timeout.D(), IdleTimeout: a.IdleTimeout.D(), Grace: a.Grace.D(),
 		MaxTurns: a.MaxTurns, MaxBudgetUSD: a.MaxBudgetUSD, Prices: prices(e.spec.Prices), Wrap: wrap, Redact: e.red,
 		OnStart: func(pgid int) {
-			// Saved so that a restart after SIGKILL can end an orphaned agent.
+			// Saved so that a restart after SIGKILL can end an orphaned agent
+			// (and shown in the public copy).
 			e.st.AgentPGID = pgid
-			e.note()
+			e.tick()
 		},
 	}
 	// A run never outlives the loop's wall budget, nor its cost budget
@@ -122,7 +123,7 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 	// Saved before the agent starts: a restart that finds it judges what
 	// the run did (and counts what it reported) before anything else.
 	e.st.InFlight = &InFlight{Phase: phase, Task: task, Seq: seq, Post: post, Transcript: filepath.Join(tdir, base+".log"), PromptFile: promptFile}
-	if err := e.checkpoint(); err != nil {
+	if err := e.checkpointInFlight(); err != nil {
 		return nil, e.stop(ReasonBlocked, "cannot save state: "+err.Error())
 	}
 	stopTicker := e.checkpointEvery(5 * time.Second)
@@ -211,7 +212,11 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 		p, ok := rules.ProtectNew(rel)
 		return p.Rule, ok
 	}
-	tamper, gerr := g.check(e.dir, e.priv, e.keepEdit, created, protectNew, e.needsStat())
+	cg := g
+	if sub, ok := e.changedEntries(g); ok {
+		cg = sub // only what the run's changes touch
+	}
+	tamper, gerr := cg.check(e.dir, e.priv, e.keepEdit, created, protectNew, e.needsStat())
 	if len(tamper) > 0 || gerr != nil {
 		e.guard = nil // restored files are new files: the next snapshot looks at every one
 	}

@@ -157,17 +157,33 @@ func freshState() *State {
 }
 
 // LoadState reads a loop's state for display: the engine's own copy when
-// there is one, else state.json; a loop that never ran has a fresh state.
+// there is one (its journal, else its state.json), else state.json; a loop
+// that never ran has a fresh state.
 func LoadState(dir string) (*State, error) {
-	data, err := os.ReadFile(PrivateStatePath(dir))
-	path := PrivateStatePath(dir)
-	if os.IsNotExist(err) {
-		path = StatePath(dir)
-		data, err = os.ReadFile(path)
+	st, err := ReadState(dir)
+	if err == nil || !os.IsNotExist(err) {
+		return st, err
 	}
+	data, err := os.ReadFile(StatePath(dir))
 	if os.IsNotExist(err) {
 		return freshState(), nil
 	}
+	if err != nil {
+		return nil, err
+	}
+	st, err = decodeState(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s is corrupt (%v): move it away to start the loop's counters again", StatePath(dir), err)
+	}
+	return st, nil
+}
+
+// ReadState reads the engine's own copy of a loop's state: the newest save
+// in its journal (which a run in flight is saved to before its agent
+// starts), else the private state.json; an error satisfying os.IsNotExist
+// when the engine has none.
+func ReadState(dir string) (*State, error) {
+	data, _, path, err := readEngineCopy(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -176,6 +192,18 @@ func LoadState(dir string) (*State, error) {
 		return nil, fmt.Errorf("%s is corrupt (%v): move it away to start the loop's counters again", path, err)
 	}
 	return st, nil
+}
+
+// readEngineCopy is the engine's copy of the state as saved: the journal's
+// newest slot (j, nil when there is none), else the private state.json;
+// path names it.
+func readEngineCopy(dir string) (data []byte, j *slot, path string, err error) {
+	priv := PrivateDir(dir)
+	if s, _, ok := readJournal(priv); ok {
+		return s.payload, &s, journalPath(priv, 0), nil
+	}
+	data, err = os.ReadFile(PrivateStatePath(dir))
+	return data, nil, PrivateStatePath(dir), err
 }
 
 func decodeState(data []byte) (*State, error) {
@@ -213,7 +241,7 @@ func (st *State) problems() []string {
 // that differs from the engine's, or a state that has no engine copy or is
 // impossible, which is not trusted and is rebuilt from the records.
 func loadTrusted(dir string) (*State, []string, error) {
-	priv, perr := os.ReadFile(PrivateStatePath(dir))
+	priv, js, _, perr := readEngineCopy(dir)
 	pub, uerr := os.ReadFile(StatePath(dir))
 	if perr != nil && !os.IsNotExist(perr) {
 		return nil, nil, perr
@@ -222,7 +250,7 @@ func loadTrusted(dir string) (*State, []string, error) {
 		st, err := decodeState(priv)
 		if err == nil && len(st.problems()) == 0 {
 			var issues []string
-			if uerr == nil && !bytes.Equal(pub, priv) {
+			if uerr == nil && (js == nil && !bytes.Equal(pub, priv) || js != nil && !js.publicMatches(pub)) {
 				issues = append(issues, "working-records/state.json was changed by something other than the engine; it was replaced by the engine's own copy")
 			}
 			return st, issues, nil
@@ -283,29 +311,54 @@ func rebuildState(dir string, claimed *State) *State {
 	return st
 }
 
-// Save writes the state: the engine's own copy first, then the public
-// state.json, each replaced atomically and synced with its folder, so that a
-// power loss leaves the old or the new state, never an empty one.
-func (st *State) Save(dir string) error { return st.save(dir, true) }
-
-// save writes the state; durable syncs the engine's copy (file and folder)
-// before it returns. The public copy is never synced: the engine's is the
-// one a restart trusts.
-func (st *State) save(dir string, durable bool) error {
-	st.V = StateVersion
-	st.UpdatedAt = time.Now().UTC()
-	data, err := json.MarshalIndent(st, "", "  ")
+// Save writes the state when no engine runs (a fleet worker putting a step's
+// state in place, tests): the engine's journal, synced, then the copies.
+func (st *State) Save(dir string) error {
+	priv, err := enginedir.Ensure(dir)
 	if err != nil {
 		return err
 	}
-	data = append(data, '\n')
-	if _, err := enginedir.Ensure(dir); err != nil {
+	j, err := openJournal(priv)
+	if err != nil {
 		return err
 	}
-	if err := writeFile(PrivateStatePath(dir), data, 0o600, durable); err != nil {
+	defer j.close()
+	view, err := st.save(dir, j, true, true)
+	if err != nil {
 		return err
 	}
-	return writeFile(StatePath(dir), data, 0o600, false)
+	return writeCopy(PrivateStatePath(dir), view)
+}
+
+// save writes the state to the journal j (durable: synced before save
+// returns) and, withCopy, the public state.json, whose contents it returns.
+func (st *State) save(dir string, j *journal, durable, withCopy bool) ([]byte, error) {
+	st.V = StateVersion
+	st.UpdatedAt = time.Now().UTC()
+	data, err := json.Marshal(st)
+	if err != nil {
+		return nil, err
+	}
+	var view []byte
+	if withCopy {
+		view = indented(data)
+	}
+	if err := j.write(data, view, durable); err != nil {
+		return nil, err
+	}
+	if !withCopy {
+		return nil, nil
+	}
+	return view, writeCopy(StatePath(dir), view)
+}
+
+// indented is the state as people read it (and as state.json always was).
+func indented(data []byte) []byte {
+	var b bytes.Buffer
+	b.Grow(len(data) * 5 / 4)
+	json.Indent(&b, data, "", "  ")
+	b.WriteByte('\n')
+	return b.Bytes()
 }
 
 // WriteFileAtomic replaces a file so that readers see the old or the new

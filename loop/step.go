@@ -3,15 +3,10 @@ package loop
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
-	"path/filepath"
-	"time"
 
 	"github.com/looprinter/looprinter/agent"
-	"github.com/looprinter/looprinter/internal/enginedir"
 	"github.com/looprinter/looprinter/record"
-	"github.com/looprinter/looprinter/sandbox"
 	"github.com/looprinter/looprinter/spec"
 )
 
@@ -37,49 +32,12 @@ type StepOptions struct {
 // run. An in-flight run found in the state (an engine that died mid-step)
 // is judged first, as Run judges it.
 func RunStep(ctx context.Context, l *spec.Loop, opts StepOptions) (*Outcome, error) {
-	dir := l.Dir
-	lock, err := AcquireLock(dir)
+	e, untrusted, resumed, err := openEngine(l, opts.Options, opts.Run, false)
 	if err != nil {
 		return nil, err
 	}
-	defer lock.Release()
-	priv, err := enginedir.Ensure(dir)
-	if err != nil {
-		return nil, fmt.Errorf("cannot create the engine's private folder: %w", err)
-	}
-	os.Chmod(filepath.Join(dir, RecordsDir), 0o700)
-	st, untrusted, err := loadTrusted(dir)
-	if err != nil {
-		return nil, err
-	}
-	first := st.StartedAt.IsZero()
-	if opts.Backoff == nil {
-		opts.Backoff = defaultBackoff
-	}
-	start := time.Now()
-	runID := opts.Run
-	if runID == "" {
-		runID = fmt.Sprintf("%s-%d", start.UTC().Format("20060102T150405"), os.Getpid())
-	}
-	rec, err := record.Create(filepath.Join(dir, RecordsDir), runID, l.Agent.Backend, start)
-	if err != nil {
-		return nil, err
-	}
-	defer rec.Close()
-	for _, s := range opts.Subscribers {
-		rec.Subscribe(s)
-	}
-	e := &Engine{spec: l, dir: dir, st: st, rec: rec, opts: opts.Options, mark: start, priv: priv, red: Redactor(l)}
-	rec.SetRedactor(e.red)
-	defer e.resetWatch()
-	if fi, err := os.Stat(l.Path); err == nil {
-		e.specTime = fi.ModTime()
-	}
-	st.Loop, st.Shape, st.PID, st.Run, st.Records = l.Name, l.Shape, os.Getpid(), runID, rec.Path()
-	if first {
-		st.StartedAt = start.UTC()
-	}
-	sandbox.BecomeSubreaper()
+	defer e.close()
+	st := e.st
 	if st.Outcome != "" && st.Phase != PhaseDone {
 		// A stopped loop runs on: the previous stop is history.
 		st.Outcome, st.Summary = "", ""
@@ -87,36 +45,26 @@ func RunStep(ctx context.Context, l *spec.Loop, opts StepOptions) (*Outcome, err
 	if err := e.checkpoint(); err != nil {
 		return nil, err
 	}
-	if first {
-		e.emit(record.Event{Event: record.LoopStart, Loop: l.Name, Shape: l.Shape, LoopFile: l.Path, Dir: dir, PID: os.Getpid(), Phase: st.Phase})
+	if !resumed {
+		e.emit(record.Event{Event: record.LoopStart, Loop: l.Name, Shape: l.Shape, LoopFile: l.Path, Dir: e.dir, PID: os.Getpid(), Phase: st.Phase})
 		for _, w := range l.Warnings() {
 			e.emit(record.Event{Event: record.Warning, Message: w})
 		}
 	}
-	for _, u := range untrusted {
-		e.emit(record.Event{Event: record.Violation, Kind: "state_forged", File: RecordsDir + "/state.json", Message: u})
-	}
+	e.recordUntrusted(untrusted)
 	if l.Redact.Off {
 		e.addNotVerified(redactionNote)
 	}
 	for _, n := range opts.Notes {
 		e.emit(record.Event{Event: record.Warning, Message: n})
 	}
-	if st.AgentPGID != 0 {
-		if n := len(killOrphans(st.AgentPGID, dir)); n > 0 {
-			e.emit(record.Event{Event: record.Warning, Message: fmt.Sprintf("stopped %d leftover agent processes of a run that crashed (process group %d)", n, st.AgentPGID)})
-		}
-		st.AgentPGID = 0
-	}
 	end := func(o *Outcome) (*Outcome, error) {
 		out := e.finish(o)
 		e.tallySpend()
 		return out, nil
 	}
-	if st.InFlight != nil {
-		if err := e.judgeDeadRun(); err != nil {
-			return end(e.outcome(ReasonBlocked, err.Error()))
-		}
+	if err := e.recover(); err != nil {
+		return end(e.outcome(ReasonBlocked, err.Error()))
 	}
 	if st.Phase == PhaseDone {
 		return end(e.doneOutcome())

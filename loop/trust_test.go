@@ -135,7 +135,7 @@ func TestLoadTrustedState(t *testing.T) {
 	if len(issues) != 1 || got.Phase != PhaseBuild || got.Iterations != 3 {
 		t.Fatalf("forged public state was trusted: %+v %v", got, issues)
 	}
-	os.Remove(PrivateStatePath(dir))
+	os.RemoveAll(PrivateDir(dir)) // the engine's copies: its journal and its state.json
 	got, issues, _ = loadTrusted(dir)
 	if len(issues) != 1 || got.Phase == PhaseDone || got.Outcome != "" || got.Iterations < 0 {
 		t.Fatalf("a state with no engine copy was trusted: %+v %v", got, issues)

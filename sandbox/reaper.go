@@ -43,7 +43,7 @@ const sweepPasses = 100
 // would then fail), and so is any zombie child that is not kept.
 func Sweep(keep ...int) []int {
 	self := os.Getpid()
-	if kids, ok := children(); ok && len(kids) == 0 {
+	if !anyChild() {
 		// No child at all: nothing descends from this process (as a
 		// subreaper, an orphan would have become a child), so there is no
 		// need to read every process of the machine.
@@ -185,6 +185,23 @@ func readProc(pid int) (proc, bool) {
 	}
 	ppid, _ := strconv.Atoi(f[1])
 	return proc{ppid: ppid, zombie: f[0] == "Z" || f[0] == "X"}, true
+}
+
+// anyChild says whether this process has a child, live or a zombie, in one
+// system call: waitid without waiting or reaping fails with ECHILD only
+// when there is none (any thread's children count). Where that cannot be
+// told, the children files are read.
+func anyChild() bool {
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	if err == nil {
+		return true
+	}
+	if err == unix.ECHILD {
+		return false
+	}
+	kids, ok := children()
+	return !ok || len(kids) > 0
 }
 
 // children lists this process's direct children.

@@ -1,16 +1,69 @@
 #!/usr/bin/env bash
 # Engine benchmarks (the numbers are in docs/design.md, "The cost of an
-# iteration"):
-#   - the engine's own time and CPU per build iteration with a no-op agent,
-#     in an empty folder and in generated checkouts of 10,000 and 100,000
-#     files (writing the 100,000 files takes a minute or more);
+# iteration"), ending with one table:
+#   - per checkout size (empty, 10,000 and 100,000 generated files; writing
+#     the 100,000 takes a minute or more): the engine's CPU per build
+#     iteration, its overhead (median), a whole iteration (median), the
+#     floor (one fork/exec of the same no-op agent and one synced line, in
+#     the same folder), the engine above the floor, and a bash loop doing a
+#     template loop.sh's per-iteration steps in the same folder (not at
+#     100,000 files), with the ratios;
 #   - status NAME, logs -n 20 and cost on a loop with 10,000 iterations of
 #     records (target: under 20 ms each);
 #   - peak RSS while an agent floods 1 GiB of output (target: < 50 MB).
 # Every benchmark writes only in its own temporary folders (its loop
 # folders, and LOOPRINTER_STATE_DIR for the registry and engine folders).
+# ITER=N sets the build iterations per size (default 100).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-go test ./loop -run '^$' -bench BuildIteration -benchtime 100x -count 1 -timeout 60m
-go test ./internal/cli -run '^$' -bench 'ReadsAt10000Iterations' -benchtime 20x
-go test ./internal/cli -run '^$' -bench FloodPeakRSS -benchtime 1x
+ITER=${ITER:-100}
+OUT=$(mktemp -d "${TMPDIR:-/tmp}/looprinter-bench.XXXXXX")
+trap 'rm -rf "$OUT"' EXIT
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+t0=$(date +%s)
+step() { echo "[$(($(date +%s) - t0))s, load $(load)] $*" >&2; }
+
+step "build iterations, empty folder"
+go test ./loop -run '^$' -bench 'BuildIteration/files=0$' -benchtime "${ITER}x" -count 1 -timeout 30m | tee -a "$OUT/iter.txt"
+echo "load $(load)" >> "$OUT/iter.txt"
+step "build iterations, 10,000 files (generated first)"
+go test ./loop -run '^$' -bench 'BuildIteration/files=10000$' -benchtime "${ITER}x" -count 1 -timeout 30m | tee -a "$OUT/iter.txt"
+echo "load $(load)" >> "$OUT/iter.txt"
+step "build iterations, 100,000 files (generating them takes a minute or more)"
+go test ./loop -run '^$' -bench 'BuildIteration/files=100000$' -benchtime "${ITER}x" -count 1 -timeout 30m | tee -a "$OUT/iter.txt"
+echo "load $(load)" >> "$OUT/iter.txt"
+step "status, logs -n 20, cost at 10,000 iterations of records"
+go test ./internal/cli -run '^$' -bench 'ReadsAt10000Iterations' -benchtime 20x -count 1 | tee "$OUT/reads.txt"
+echo "load $(load)" >> "$OUT/reads.txt"
+step "peak memory while an agent prints 1 GiB"
+go test ./internal/cli -run '^$' -bench 'FloodPeakRSS/(lines|no-newlines|json)$' -benchtime 1x -count 1 -timeout 30m | tee "$OUT/flood.txt"
+echo "load $(load)" >> "$OUT/flood.txt"
+step "done"
+
+# metric UNIT LINE: the value before UNIT on a benchmark's line, or "-".
+metric() { awk -v u="$1" '{for (i = 2; i <= NF; i++) if ($i == u) {printf "%.2f", $(i-1); found=1}} END {if (!found) printf "-"}' <<<"$2"; }
+
+echo
+echo "== The cost of a build iteration (ms; no-op agent, sandbox off; load average 1/5/15 min after each size)"
+printf '%-8s %10s %10s %10s %8s %12s %10s %10s %12s %16s\n' files engine-CPU overhead iteration floor above-floor bash-loop bash/eng 'bash/eng>flr' load
+for n in 0 10000 100000; do
+	line=$(grep -E "^BenchmarkBuildIteration/files=$n-" "$OUT/iter.txt" || true)
+	ld=$(grep -A3 -E "^BenchmarkBuildIteration/files=$n-" "$OUT/iter.txt" | grep -m1 '^load' | cut -d' ' -f2- || true)
+	printf '%-8s %10s %10s %10s %8s %12s %10s %10s %12s %16s\n' "$n" \
+		"$(metric engine-cpu-ms/iter "$line")" "$(metric 'overhead-ms/iter(median)' "$line")" "$(metric 'iter-ms(median)' "$line")" \
+		"$(metric 'floor-ms(median)' "$line")" "$(metric above-floor-ms "$line")" "$(metric 'bash-iter-ms(median)' "$line")" \
+		"$(metric bash/engine "$line")" "$(metric 'bash/engine(above-floor)' "$line")" "${ld:--}"
+done
+echo "  engine-CPU: the engine's own CPU per iteration; overhead: an iteration's time less the agent's own run;"
+echo "  iteration: one build iteration, agent included; floor: one fork/exec of the same agent and one synced"
+echo "  line in the same folder; above-floor: iteration - floor (goal: about 1 ms); bash-loop: a bash loop doing"
+echo "  a template loop.sh's steps (python3 plan checks, prompt, agent, git status, a log line) in the same"
+echo "  folder; bash/eng: bash-loop / iteration; bash/eng>flr: the same, both less the floor (goal: 20 or more at 10,000)."
+echo
+echo "== Reads on a loop with 10,000 iterations of records (ms per call; target under 20; load $(tail -1 "$OUT/reads.txt" | cut -d' ' -f2-))"
+grep -E '^BenchmarkReadsAt10000Iterations/' "$OUT/reads.txt" | awk '{name=$1; sub(/^BenchmarkReadsAt10000Iterations\//, "", name); sub(/-[0-9]+$/, "", name); gsub(/_/, " ", name); printf "  %-20s %8.2f\n", name, $3/1e6}'
+echo
+echo "== Peak RSS of the engine while an agent prints 1 GiB (MB; target under 50; load $(tail -1 "$OUT/flood.txt" | cut -d' ' -f2-))"
+grep -E '^BenchmarkFloodPeakRSS/' "$OUT/flood.txt" | awk '{name=$1; sub(/^BenchmarkFloodPeakRSS\//, "", name); sub(/-[0-9]+$/, "", name); for (i = 2; i <= NF; i++) if ($i == "peak-rss-MB") printf "  %-20s %8.1f\n", name, $(i-1)}'
+echo
+echo "total $(($(date +%s) - t0)) s"

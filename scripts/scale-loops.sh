@@ -76,36 +76,43 @@ for i in $(seq -w 1 "$N"); do
 	p=$(cat "$ROOT/loops/l$i/working-records/lock" 2>/dev/null)
 	[ -n "$p" ] && engines="$engines $p"
 done
-snap() { # prints: engine_ticks engine_rss_pages agent_ticks agent_rss_pages agent_count engine_count
-	# agent_ticks: the CPU of the agents the engines have waited for
-	# (cutime+cstime of the engines), so agents that come and go count.
+snap() { # one line per live engine: E pid ticks rss_pages child_ticks; then one: A agent_rss_pages agent_count
+	# child_ticks: the CPU of the agents the engine has waited for
+	# (cutime+cstime), so agents that come and go count.
 	cat /proc/[0-9]*/stat 2>/dev/null | awk -v eng="$engines" '
 		BEGIN { n = split(eng, e, " "); for (i = 1; i <= n; i++) isE[e[i]] = 1 }
-		{ pid = $1; sub(/^.*\) /, ""); sid = $4; t = $12 + $13; rss = $22
-		  if (pid in isE) { et += t; er += rss; at += $14 + $15; ec++ } else if (sid in isE) { ar += rss; ac++ } }
-		END { printf "%d %d %d %d %d %d\n", et, er, at, ar, ac, ec }'
+		{ pid = $1; sub(/^.*\) /, ""); sid = $4; st = $1
+		  if (pid in isE && st != "Z") printf "E %s %d %d %d\n", pid, $12 + $13, $22, $14 + $15
+		  else if (sid in isE) { ar += $22; ac++ } }
+		END { printf "A %d %d\n", ar, ac }'
 }
-ne=$(echo $engines | wc -w)
 PAGE=$(getconf PAGESIZE)
-set -- $(snap); e0=$1; a0=$3
+snap > "$ROOT/snap0"
 sleep "$WINDOW"
-set -- $(snap); e1=$1; erss=$2; a1=$3; arss=$4; na=$5
-# Per engine: divided by the engines still running at the end of the
-# window (a loop that finished has no engine left to count).
-ne=$6
-[ "$ne" -gt 0 ] || ne=1
-awk -v d=$((e1 - e0)) -v hz="$HZ" -v w="$WINDOW" -v n="$ne" -v rss="$erss" -v pg="$PAGE" 'BEGIN {
-	printf "engines: %d processes; CPU %.2f%% of one core each on average (%.1f%% all together) over %ds; RSS %.1f MB each, %.0f MB all together\n",
-		n, 100*d/hz/w/n, 100*d/hz/w, w, rss*pg/1048576/n, rss*pg/1048576 }'
-awk -v d=$((a1 - a0)) -v hz="$HZ" -v w="$WINDOW" -v n="$na" -v rss="$arss" -v pg="$PAGE" 'BEGIN {
-	printf "fake agents (not the engine): %d alive at the end; CPU %.1f%% of one core all together (agent runs that ended in the window); RSS %.0f MB all together\n",
-		n, 100*d/hz/w, rss*pg/1048576 }'
+snap > "$ROOT/snap1"
+# Per engine: only the engines running at both ends of the window count
+# (a loop that finished meanwhile has no engine left to measure), and the
+# sums are divided by their number, never by the loops started.
+awk -v hz="$HZ" -v w="$WINDOW" -v pg="$PAGE" -v started="$N" '
+	FNR == NR { if ($1 == "E") { t0[$2] = $3; c0[$2] = $5 } ; next }
+	$1 == "E" && ($2 in t0) { n++; d += $3 - t0[$2]; rss += $4; cd += $5 - c0[$2] }
+	$1 == "A" { arss = $2; ac = $3 }
+	END {
+		if (n == 0) { print "engines: none ran through the whole window"; exit }
+		printf "engines: %d of %d still running; CPU %.2f%% of one core each on average (%.1f%% all together) over %ds; RSS %.1f MB each, %.0f MB all together\n",
+			n, started, 100*d/hz/w/n, 100*d/hz/w, w, rss*pg/1048576/n, rss*pg/1048576
+		printf "fake agents (not the engine): %d alive at the end; CPU %.1f%% of one core all together (agent runs that ended in the window); RSS %.0f MB all together\n",
+			ac, 100*cd/hz/w, arss*pg/1048576
+	}' "$ROOT/snap0" "$ROOT/snap1"
 # Memory an engine costs on its own: RSS counts the binary's pages, which
 # the page cache holds once for every engine; PSS shares them out, and
-# private memory is what each engine adds.
-for p in $engines; do cat "/proc/$p/smaps_rollup" 2>/dev/null; done | awk -v n="$ne" '
+# private memory is what each engine adds. Over the engines still running,
+# divided by their number.
+alive=$(awk '$1 == "E" {print $2}' "$ROOT/snap1")
+n_alive=$(echo $alive | wc -w)
+for p in $alive; do cat "/proc/$p/smaps_rollup" 2>/dev/null; done | awk -v n="$n_alive" '
 	/^Pss:/ { pss += $2 } /^Private_(Clean|Dirty):/ { priv += $2 }
-	END { printf "engines: PSS %.1f MB each, private %.1f MB each (%.0f MB private all together)\n", pss/1024/n, priv/1024/n, priv/1024 }'
+	END { if (n == 0) exit; printf "engines: PSS %.1f MB each, private %.1f MB each (%.0f MB private all together)\n", pss/1024/n, priv/1024/n, priv/1024 }'
 # status again, under the same load, with its own CPU time.
 for k in 1 2 3; do
 	/usr/bin/time -f "looprinter status: %e s wall, %U s user, %S s system, %M kB max RSS" looprinter status >/dev/null

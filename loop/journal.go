@@ -1,0 +1,263 @@
+package loop
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// The engine's own copy of the state lives in two slot files in its private
+// folder, .state.0 and .state.1. A save overwrites one slot in place (one
+// pwrite) and, when it must survive a power loss, syncs that file's data
+// (fdatasync): no temporary file, no rename, no sync of the folder, whose
+// entries never change after the slots are made. A slot begins with a
+// header line (a sequence number, the payload's length, the digests of the
+// last two public copies of the state, a CRC over all of it); a load takes
+// the whole slot with the highest sequence number, so a write torn by a
+// crash leaves the other slot, the previous save, in force.
+//
+// A write never goes to the slot that holds the last synced save: a save
+// that is not synced (an agent's process group, the wall time while it
+// runs) cannot tear the state a power loss would fall back to.
+//
+// working-records/state.json (public) and state.json in the private folder
+// are copies for people and tools, written when a step ends; neither is
+// read by the engine while a journal exists, and the public one is checked
+// against the digests the journal keeps.
+
+const journalMagic = "looprinter-state"
+
+// journalPath is slot i of the state journal of the private folder priv.
+func journalPath(priv string, i int) string {
+	return filepath.Join(priv, ".state."+strconv.Itoa(i))
+}
+
+// journal is an open state journal: one writer, the engine that holds the
+// loop's lock (or Save, when no engine runs).
+type journal struct {
+	f    [2]*os.File
+	seq  uint64
+	last int       // the slot of the last synced save (or the newest found at open)
+	pubs [2]string // digests of the last two public copies written
+}
+
+// openJournal opens (making them when missing) the two slots in priv.
+func openJournal(priv string) (*journal, error) {
+	j := &journal{last: 1}
+	made := false
+	for i := range j.f {
+		p := journalPath(priv, i)
+		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
+			made = true
+		}
+		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+		if err != nil {
+			j.close()
+			return nil, err
+		}
+		j.f[i] = f
+	}
+	if made {
+		// The slots' names reach the disk once; later saves change no name.
+		if err := syncDir(priv); err != nil {
+			j.close()
+			return nil, err
+		}
+	}
+	if s, i, ok := readJournal(priv); ok {
+		j.seq, j.last, j.pubs = s.seq, i, s.pubs
+		// The newest slot may have been written without a sync by an
+		// engine that died: sync it before the other slot is overwritten.
+		unix.Fdatasync(int(j.f[i].Fd()))
+	}
+	return j, nil
+}
+
+func (j *journal) close() {
+	for i, f := range j.f {
+		if f != nil {
+			f.Close()
+			j.f[i] = nil
+		}
+	}
+}
+
+// write saves payload as the newest state. pub is the public copy about to
+// be written after it (nil when this save writes none); durable syncs the
+// slot's data before write returns.
+func (j *journal) write(payload, pub []byte, durable bool) error {
+	pubs := j.pubs
+	if pub != nil {
+		sum := sha256.Sum256(pub)
+		pubs = [2]string{hex.EncodeToString(sum[:]), j.pubs[0]}
+	}
+	i := 1 - j.last
+	buf := encodeSlot(j.seq+1, pubs, payload)
+	if _, err := j.f[i].WriteAt(buf, 0); err != nil {
+		return err
+	}
+	if durable {
+		if err := unix.Fdatasync(int(j.f[i].Fd())); err != nil {
+			return err
+		}
+		j.last = i
+	}
+	j.seq++
+	j.pubs = pubs
+	return nil
+}
+
+// slot is one decoded slot of the journal.
+type slot struct {
+	seq     uint64
+	pubs    [2]string
+	payload []byte
+}
+
+func encodeSlot(seq uint64, pubs [2]string, payload []byte) []byte {
+	head := fmt.Sprintf("%s 1 %d %d %s %s", journalMagic, seq, len(payload), orDash(pubs[0]), orDash(pubs[1]))
+	sum := crc32.NewIEEE()
+	sum.Write([]byte(head))
+	sum.Write(payload)
+	buf := make([]byte, 0, len(head)+10+len(payload))
+	buf = append(buf, head...)
+	buf = fmt.Appendf(buf, " %08x\n", sum.Sum32())
+	return append(buf, payload...)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// decodeSlot reads a slot's contents; ok is false for anything but a whole
+// slot whose CRC matches (a torn or stale write, a file never written).
+func decodeSlot(b []byte) (s slot, ok bool) {
+	nl := bytes.IndexByte(b, '\n')
+	if nl < 0 || nl > 512 {
+		return s, false
+	}
+	f := strings.Fields(string(b[:nl]))
+	if len(f) != 7 || f[0] != journalMagic || f[1] != "1" {
+		return s, false
+	}
+	seq, err1 := strconv.ParseUint(f[2], 10, 64)
+	n, err2 := strconv.Atoi(f[3])
+	want, err3 := strconv.ParseUint(f[6], 16, 32)
+	if err1 != nil || err2 != nil || err3 != nil || n < 0 || nl+1+n > len(b) {
+		return s, false
+	}
+	payload := b[nl+1 : nl+1+n]
+	sum := crc32.NewIEEE()
+	sum.Write([]byte(strings.Join(f[:6], " ")))
+	sum.Write(payload)
+	if uint64(sum.Sum32()) != want {
+		return s, false
+	}
+	s.seq, s.payload = seq, payload
+	for k := range s.pubs {
+		if f[4+k] != "-" {
+			s.pubs[k] = f[4+k]
+		}
+	}
+	return s, true
+}
+
+// readJournal returns the newest whole slot of priv's journal and its index;
+// ok is false when neither slot holds one.
+func readJournal(priv string) (best slot, idx int, ok bool) {
+	for i := 0; i < 2; i++ {
+		data, err := os.ReadFile(journalPath(priv, i))
+		if err != nil {
+			continue
+		}
+		if s, good := decodeSlot(data); good && (!ok || s.seq > best.seq) {
+			best, idx, ok = s, i, true
+		}
+	}
+	return best, idx, ok
+}
+
+// removeJournal deletes priv's journal (a fresh start).
+func removeJournal(priv string) {
+	for i := 0; i < 2; i++ {
+		os.Remove(journalPath(priv, i))
+	}
+}
+
+// publicMatches says whether the public state.json is one the engine wrote:
+// one of the last two whose digests the journal keeps (the newer may not
+// have reached the file when the engine stopped).
+func (s slot) publicMatches(pub []byte) bool {
+	sum := sha256.Sum256(pub)
+	h := hex.EncodeToString(sum[:])
+	return h == s.pubs[0] || h == s.pubs[1]
+}
+
+// writeCopy replaces path with data for readers (people, tools, a fleet
+// carrying the private folder), so that a reader sees the old or the new
+// contents: the data is written in place into a spare file beside it,
+// .NAME.next, which is then exchanged with path in one step (renameat2 with
+// RENAME_EXCHANGE); the old contents become the next spare. No file is made
+// or removed, and ext4 starts no write-out as it does for a file renamed
+// over another. The copy is not synced (the journal is what a restart
+// reads).
+func writeCopy(path string, data []byte) error {
+	next := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".next")
+	fd, err := spareFile(next)
+	if err != nil {
+		return err
+	}
+	_, werr := unix.Pwrite(fd, data, 0)
+	if werr == nil {
+		werr = unix.Ftruncate(fd, int64(len(data)))
+	}
+	cerr := unix.Close(fd)
+	if werr != nil || cerr != nil {
+		os.Remove(next)
+		return errors.Join(werr, cerr)
+	}
+	if err := unix.Renameat2(unix.AT_FDCWD, next, unix.AT_FDCWD, path, unix.RENAME_EXCHANGE); err == nil {
+		return nil
+	}
+	// No file to exchange with yet, or a file system without exchange: the
+	// spare becomes the file, and the next copy makes a new spare.
+	if err := os.Rename(next, path); err != nil {
+		os.Remove(next)
+		return err
+	}
+	return nil
+}
+
+// spareFile opens the spare file for writing: a plain file with one link,
+// else (missing, or something planted in its place) a new one.
+func spareFile(next string) (int, error) {
+	fd, err := unix.Open(next, unix.O_WRONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err == nil {
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Nlink == 1 {
+			return fd, nil
+		}
+		unix.Close(fd)
+	}
+	if err == unix.ENOENT {
+		if err := os.MkdirAll(filepath.Dir(next), 0o700); err != nil {
+			return -1, err
+		}
+	} else {
+		os.Remove(next) // a link, a symlink, a fifo: never written through
+	}
+	return unix.Open(next, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o600)
+}
