@@ -9,7 +9,6 @@ package devserver
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -336,18 +335,14 @@ func runLocal(t *testing.T, src string) (*loop.Outcome, []string) {
 	if err != nil && code < 0 {
 		t.Fatalf("looprinter run: %v\n%s", err, out)
 	}
-	data, err := os.ReadFile(loop.PrivateStatePath(dir))
+	st, err := loop.ReadState(dir)
 	if err != nil {
 		t.Fatalf("the local run left no state: %v\n%s", err, out)
-	}
-	var st loop.State
-	if err := json.Unmarshal(data, &st); err != nil {
-		t.Fatal(err)
 	}
 	if st.Outcome == "" || loop.ExitCodes[st.Outcome] != code {
 		t.Fatalf("the local run ended %q with exit code %d:\n%s", st.Outcome, code, out)
 	}
-	return &loop.Outcome{Reason: st.Outcome, ExitCode: code, Summary: st.Summary, State: &st}, fleettest.Events(t, filepath.Join(dir, "working-records"))
+	return &loop.Outcome{Reason: st.Outcome, ExitCode: code, Summary: st.Summary, State: st}, fleettest.Events(t, filepath.Join(dir, "working-records"))
 }
 
 // A worker with two slots runs two loops' steps at once, neither ending the
