@@ -16,7 +16,9 @@ import (
 	"syscall"
 	"time"
 
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/looprinter/looprinter/loop"
@@ -38,6 +40,13 @@ type Worker struct {
 	HeartbeatEvery time.Duration
 	// Slots bounds the steps this worker runs at once (default 1).
 	Slots int
+	// Client, when set, sends the steps' heartbeats (RunWorker sets it).
+	Client client.Client
+	// Exec, when set, is this program: each step then runs in a process of
+	// its own (Exec started with LOOPRINTER_FLEET_STEP set, which calls
+	// StepProcess), so that steps in parallel cannot end each other's
+	// processes. Empty: steps run in this process.
+	Exec string
 
 	once    sync.Once
 	slots   chan struct{}
@@ -60,9 +69,13 @@ func (w *Worker) Step(ctx context.Context, in StepInput) (out *StepOutput, err e
 	if every <= 0 {
 		every = time.Second
 	}
+	// The step's own context: ended when the worker stops or the server no
+	// longer waits for this attempt.
+	ctx, cancelStep := context.WithCancelCause(ctx)
+	defer cancelStep(nil)
 	hbCtx, stopHB := context.WithCancel(ctx)
 	defer stopHB()
-	beat := func() { activity.RecordHeartbeat(ctx, spent.Load()) }
+	beat := w.heartbeat(ctx, cancelStep, &spent)
 	beat()
 	var cur atomic.Pointer[spec.Loop]
 	var loopDir atomic.Value
@@ -144,6 +157,16 @@ func (w *Worker) Step(ctx context.Context, in StepInput) (out *StepOutput, err e
 	if err != nil {
 		return nil, err
 	}
+	if in.Commit == "" {
+		// The loop's first step: the head it starts from is what a review
+		// reviews, whichever step begins the review.
+		if err := os.WriteFile(filepath.Join(loop.PrivateDir(dir), startFile), []byte(startOf(repo, head, in.WorkflowID)+"\n"), 0o600); err != nil {
+			return nil, err
+		}
+	}
+	if l.Shape == spec.ShapeReview && l.Review.Base == "" {
+		l.Review.Base = reviewBase(repo, dir, l)
+	}
 	if !warm && st.SetupDone && len(l.Setup) > 0 {
 		// The setup ran on another machine: its effects (installed
 		// dependencies) are not in a fresh checkout.
@@ -154,12 +177,8 @@ func (w *Worker) Step(ctx context.Context, in StepInput) (out *StepOutput, err e
 	cur.Store(l)
 	loopDir.Store(dir)
 
-	var hooks []loop.Hook
-	if w.Hooks != nil {
-		hooks = w.Hooks(l)
-	}
-	o, err := loop.RunStep(ctx, l, loop.StepOptions{Options: loop.Options{Hooks: hooks}, Run: in.WorkflowID, Notes: notes})
-	stopHB()
+	o, err := w.runStep(ctx, l, in.WorkflowID, notes)
+	// Heartbeats go on until the step's commit is pushed.
 	if s := spentNow(l, dir, w.Identity); s != nil {
 		spent.Store(spent.Load().merge(s))
 	}
@@ -181,7 +200,7 @@ func (w *Worker) Step(ctx context.Context, in StepInput) (out *StepOutput, err e
 	if o != nil {
 		phase = o.Reason
 	}
-	commit, err := commitStep(repo, rel, fmt.Sprintf("looprinter: %s step %d (%s)", in.Name, in.Seq, phase),
+	commit, err := commitStep(repo, rel, head, fmt.Sprintf("looprinter: %s step %d (%s)", in.Name, in.Seq, phase),
 		fmt.Sprintf("Looprinter-Workflow: %s\nLooprinter-Step: %d\nLooprinter-Worker: %s", in.WorkflowID, in.Seq, w.Identity))
 	if err != nil {
 		return nil, err
@@ -193,6 +212,9 @@ func (w *Worker) Step(ctx context.Context, in StepInput) (out *StepOutput, err e
 		// The server no longer waits for this attempt (its heartbeat timed
 		// out, or it was cancelled): another one runs the step.
 		return nil, fail(ErrInterrupted, fmt.Errorf("the step's attempt was given up before its push: %w", ctx.Err()))
+	}
+	if err := pushKept(repo, in.Name); err != nil {
+		return nil, fail("PushFailed", err)
 	}
 	if err := push(repo, in.Branch, head, replace, commit); err != nil {
 		var r *refusedError
@@ -210,6 +232,82 @@ func (w *Worker) Step(ctx context.Context, in StepInput) (out *StepOutput, err e
 		out.Status.Outcome, out.Status.ExitCode, out.Status.Summary = o.Reason, o.ExitCode, o.Summary
 	}
 	return out, nil
+}
+
+// startFile, in the engine's private folder, names the commit the loop
+// started from (carried with the private files).
+const startFile = "fleet-start"
+
+// reviewBase is the base of a review loop whose loop file names none: as a
+// local review of a clean tree diffs from HEAD~1 (the last commit is the
+// change), a fleet review diffs from the parent of the commit the loop
+// started from — or from that commit when a writer step drafts the change.
+// The steps after the first add commits of their own, so HEAD~1 would no
+// longer be the change. "" when the start has no parent (the engine then
+// decides as it does locally).
+func reviewBase(repo, dir string, l *spec.Loop) string {
+	b, err := os.ReadFile(filepath.Join(loop.PrivateDir(dir), startFile))
+	start := strings.TrimSpace(string(b))
+	if err != nil || start == "" {
+		return ""
+	}
+	if strings.TrimSpace(l.Review.Writer) != "" {
+		return start
+	}
+	parent, err := git(repo, "rev-parse", "--verify", "-q", start+"~1^{commit}")
+	if err != nil {
+		return ""
+	}
+	return parent
+}
+
+// startOf is the commit a loop starts from at head: head itself, or below
+// the commits of attempts of its first step that pushed but never reported.
+func startOf(repo, head, workflowID string) string {
+	for range 100 {
+		out, err := git(repo, "log", "-1", "--format=%(trailers:key=Looprinter-Workflow,valueonly,separator=,) %(trailers:key=Looprinter-Step,valueonly,separator=,)", head)
+		if err != nil || strings.TrimSpace(out) != workflowID+" 1" {
+			return head
+		}
+		parent, err := git(repo, "rev-parse", "--verify", "-q", head+"~1^{commit}")
+		if err != nil {
+			return head
+		}
+		head = parent
+	}
+	return head
+}
+
+// heartbeat returns the function that sends the step's spend to the
+// server. With a client it sends the heartbeat itself, once at a time and
+// never waiting: the SDK's own heartbeats, sent every second, would give
+// each call one second and end the step when one call takes longer (a busy
+// server, a slow network), though the server still waits for the step. A
+// call is given most of the heartbeat timeout, and only the server's word
+// (the attempt is cancelled, timed out or gone) ends the step. Without a
+// client (the SDK's test environment) the SDK sends it.
+func (w *Worker) heartbeat(ctx context.Context, cancelStep context.CancelCauseFunc, spent *atomic.Pointer[Spent]) func() {
+	if w.Client == nil {
+		return func() { activity.RecordHeartbeat(ctx, spent.Load()) }
+	}
+	info := activity.GetInfo(ctx)
+	token, window := info.TaskToken, max(info.HeartbeatTimeout*4/5, 2*time.Second)
+	var busy atomic.Bool
+	return func() {
+		if !busy.CompareAndSwap(false, true) {
+			return // the previous call is under way: the next tick sends the newer spend
+		}
+		go func() {
+			defer busy.Store(false)
+			rctx, cancel := context.WithTimeout(context.Background(), window)
+			defer cancel()
+			err := w.Client.RecordActivityHeartbeat(rctx, token, spent.Load())
+			var nf *serviceerror.NotFound
+			if temporal.IsCanceledError(err) || errors.As(err, &nf) {
+				cancelStep(fmt.Errorf("the server no longer waits for this attempt: %w", err))
+			}
+		}()
+	}
 }
 
 // beforePush lets a test move the branch between a step's fetch and push.

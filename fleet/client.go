@@ -112,11 +112,13 @@ func RunWorker(ctx context.Context, c client.Client, queue string, w *Worker) er
 		w.Queue = queue + "@" + w.Identity
 	}
 	slots := max(w.Slots, 1)
-	// Heartbeats carry what a step has spent: sent every second, not
-	// batched for most of the heartbeat timeout, so that a worker that dies
-	// right after an agent starts still has that run counted.
-	opts := worker.Options{Identity: w.Identity, MaxConcurrentActivityExecutionSize: slots, WorkerStopTimeout: 5 * time.Second,
-		DefaultHeartbeatThrottleInterval: time.Second, MaxHeartbeatThrottleInterval: time.Second}
+	// Heartbeats carry what a step has spent, sent every second by the step
+	// itself through this client (Worker.heartbeat), so that a worker that
+	// dies right after an agent starts still has that run counted.
+	if w.Client == nil {
+		w.Client = c
+	}
+	opts := worker.Options{Identity: w.Identity, MaxConcurrentActivityExecutionSize: slots, WorkerStopTimeout: 5 * time.Second}
 	shared := worker.New(c, queue, opts)
 	Register(shared, w)
 	ownOpts := opts

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/looprinter/looprinter/loop"
 )
 
 // blockedError: the loop cannot go on from this branch.
@@ -104,7 +106,10 @@ func checkoutHead(ctx context.Context, folder, repo string, in StepInput) (warm 
 		return false, "", "", ctx.Err()
 	}
 	ref := "refs/remotes/origin/" + in.Branch
-	if _, err := git(repo, "fetch", "--quiet", "origin", "+refs/heads/"+in.Branch+":"+ref); err != nil {
+	// The loop's kept refs (work a rollback undid) come along: the engine
+	// checks they still name what it kept.
+	kept := "+" + loop.RefPrefix(in.Name) + "*:" + loop.RefPrefix(in.Name) + "*"
+	if _, err := git(repo, "fetch", "--quiet", "--prune", "origin", "+refs/heads/"+in.Branch+":"+ref, kept); err != nil {
 		return false, "", "", err
 	}
 	head, err = git(repo, "rev-parse", "--verify", ref+"^{commit}")
@@ -137,7 +142,11 @@ func checkoutHead(ctx context.Context, folder, repo string, in StepInput) (warm 
 
 // commitStep commits everything the step changed, the loop's records and
 // output included even when .gitignore names them, and returns the commit.
-func commitStep(repo, rel, subject, body string) (string, error) {
+// When the engine moved the branch back during the step (a rollback to a
+// checkpoint), the commit goes on top of base, the head the step started
+// from, with the files as the rollback left them: the branch only moves
+// forward, and the undone work is on the loop's kept refs.
+func commitStep(repo, rel, base, subject, body string) (string, error) {
 	if _, err := git(repo, "add", "-A"); err != nil {
 		return "", err
 	}
@@ -149,11 +158,34 @@ func commitStep(repo, rel, subject, body string) (string, error) {
 			}
 		}
 	}
-	if _, err := git(repo, "-c", "user.name=looprinter", "-c", "user.email=looprinter@localhost", "-c", "commit.gpgsign=false",
-		"commit", "--quiet", "--allow-empty", "--no-verify", "-m", subject, "-m", body); err != nil {
+	ident := []string{"-c", "user.name=looprinter", "-c", "user.email=looprinter@localhost", "-c", "commit.gpgsign=false"}
+	if _, err := git(repo, "merge-base", "--is-ancestor", base, "HEAD"); base != "" && err != nil {
+		tree, err := git(repo, "write-tree")
+		if err != nil {
+			return "", err
+		}
+		commit, err := git(repo, append(ident, "commit-tree", tree, "-p", base, "-m", subject, "-m", body)...)
+		if err != nil {
+			return "", err
+		}
+		if _, err := git(repo, "reset", "--quiet", "--soft", commit); err != nil {
+			return "", err
+		}
+		return commit, nil
+	}
+	if _, err := git(repo, append(ident, "commit", "--quiet", "--allow-empty", "--no-verify", "-m", subject, "-m", body)...); err != nil {
 		return "", err
 	}
 	return git(repo, "rev-parse", "HEAD")
+}
+
+// pushKept pushes the loop's kept refs, as the engine's ledger has them.
+func pushKept(repo, name string) error {
+	if out, err := git(repo, "for-each-ref", "--format=%(refname)", loop.RefPrefix(name)); err != nil || out == "" {
+		return err
+	}
+	_, err := git(repo, "push", "--quiet", "origin", "+"+loop.RefPrefix(name)+"*:"+loop.RefPrefix(name)+"*")
+	return err
 }
 
 // push pushes commit to the branch, never by force: when the branch moved

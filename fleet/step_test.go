@@ -38,6 +38,15 @@ func newFleetRun(t *testing.T, remote string, nWorkers int) *fleetRun {
 	f := &fleetRun{t: t, env: suite.NewTestActivityEnvironment()}
 	for i := range nWorkers {
 		f.workers = append(f.workers, &Worker{Dir: filepath.Join(t.TempDir(), fmt.Sprintf("w%d", i+1)), Identity: fmt.Sprintf("w%d", i+1), Queue: fmt.Sprintf("q@w%d", i+1), Hooks: cli.RunHooks})
+		if i > 0 {
+			// The others run their steps in a process of their own, as
+			// `looprinter worker` does: both ways give the same loop.
+			exe, err := os.Executable()
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.workers[i].Exec = exe
+		}
 	}
 	f.in = StepInput{WorkflowID: "demo", Seq: 1, Name: "demo", LoopFile: "loop.yaml", Spec: []byte(fleettest.Cycle("demo")["loop.yaml"]), Remote: remote, Branch: "main"}
 	return f
@@ -114,6 +123,106 @@ func TestStepsAcrossWorkersMatchALocalRun(t *testing.T) {
 	log := gitT(t, dir, "log", "--format=%s")
 	if n := strings.Count(log, "looprinter: demo step"); n != f.steps {
 		t.Fatalf("%d step commits for %d steps:\n%s", n, f.steps, log)
+	}
+}
+
+// A review loop on the fleet reviews what a local review of the same
+// branch reviews: the last commit the loop started from, though every step
+// adds a commit (the reviewer's diff is the same each round), and the
+// fixer's own commits reach the branch.
+func TestReviewLoopMatchesALocalRun(t *testing.T) {
+	p, change := fleettest.Review("demo")
+	src, remote := fleettest.RepoWithChange(t, p, change)
+	local, localEvents := fleettest.RunLocal(t, src)
+	if local.Reason != loop.ReasonDone {
+		t.Fatalf("the local run: %s %s", local.Reason, local.Summary)
+	}
+	f := newFleetRun(t, remote, 3)
+	f.in.Spec = []byte(p["loop.yaml"])
+	f.untilDone()
+	if f.out.Outcome.Reason != local.Reason || f.out.Outcome.Summary != local.Summary {
+		t.Fatalf("fleet %+v, local %s: %s", f.out.Outcome, local.Reason, local.Summary)
+	}
+	dir := clone(t, remote)
+	if got := fleettest.Events(t, filepath.Join(dir, "working-records")); !reflect.DeepEqual(got, localEvents) {
+		t.Fatalf("records differ:\nfleet %q\nlocal %q", got, localEvents)
+	}
+	localDir := filepath.Dir(filepath.Dir(local.Records))
+	for _, round := range []string{"round-1", "round-2"} {
+		fleetDiff, localDiff := reviewedDiff(t, dir, round), reviewedDiff(t, localDir, round)
+		if fleetDiff != localDiff || (round == "round-1" && !strings.Contains(fleetDiff, "REVIEWED-CHANGE")) {
+			t.Fatalf("%s: the fleet's reviewer saw another diff:\nfleet:\n%s\nlocal:\n%s", round, fleetDiff, localDiff)
+		}
+	}
+	log := gitT(t, dir, "log", "--format=%s")
+	if !strings.Contains(log, "fix F-1: guard division by zero") || !strings.Contains(log, "the change") {
+		t.Fatalf("the fixer's commits or the change are not on the branch:\n%s", log)
+	}
+}
+
+// reviewedDiff is the diff a round's reviewer was given.
+func reviewedDiff(t *testing.T, dir, round string) string {
+	t.Helper()
+	m, _ := filepath.Glob(filepath.Join(dir, "working-records", "transcripts", "*-reviewer-"+round+".prompt.md"))
+	if len(m) != 1 {
+		t.Fatalf("%s: %d reviewer prompts for %s", dir, len(m), round)
+	}
+	b, err := os.ReadFile(m[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	i := strings.Index(s, "```diff\n")
+	if i < 0 {
+		return "(no diff)"
+	}
+	s = s[i:]
+	return s[:strings.Index(s[3:], "```")+6]
+}
+
+// A loop that stops on its budget goes back to its best checkpoint, as a
+// local run does: on the fleet the branch moves forward to the
+// checkpoint's files (never back), and the undone work is kept on the
+// remote under refs/looprinter/NAME/.
+func TestBudgetStopGoesBackToTheBestStateForward(t *testing.T) {
+	p := fleettest.CycleBudget("demo")
+	src, remote := fleettest.Repo(t, p)
+	local, localEvents := fleettest.RunLocal(t, src)
+	if local.Reason != loop.ReasonTimeCost {
+		t.Fatalf("the local run: %s %s", local.Reason, local.Summary)
+	}
+	f := newFleetRun(t, remote, 3)
+	f.in.Spec = []byte(p["loop.yaml"])
+	var heads []string
+	for f.out == nil || f.out.Outcome == nil {
+		if len(heads) > 40 {
+			t.Fatal("the loop did not stop in 40 steps")
+		}
+		if err := f.step(len(heads) % 3); err != nil {
+			t.Fatalf("step %d: %v", f.in.Seq, err)
+		}
+		heads = append(heads, f.out.Commit)
+	}
+	if f.out.Outcome.Reason != local.Reason {
+		t.Fatalf("fleet %+v, local %s", f.out.Outcome, local.Reason)
+	}
+	dir := clone(t, remote)
+	if got := fleettest.Events(t, filepath.Join(dir, "working-records")); !reflect.DeepEqual(got, localEvents) {
+		t.Fatalf("records differ:\nfleet %q\nlocal %q", got, localEvents)
+	}
+	for _, h := range heads {
+		gitT(t, dir, "merge-base", "--is-ancestor", h, "HEAD") // every step's push went forward
+	}
+	localDir := filepath.Dir(filepath.Dir(local.Records))
+	for _, name := range []string{"hello.txt", "output/plan.json"} {
+		want, _ := os.ReadFile(filepath.Join(localDir, name))
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || string(got) != string(want) {
+			t.Fatalf("%s on the branch is not as the local run left it at its best state: %q %v, want %q", name, got, err, want)
+		}
+	}
+	if out := gitT(t, dir, "ls-remote", "origin", loop.RefPrefix("demo")+"*"); !strings.Contains(out, "attempt-1") {
+		t.Fatalf("the undone work is not kept on the remote: %q", out)
 	}
 }
 

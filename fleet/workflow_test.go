@@ -20,6 +20,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/looprinter/looprinter/internal/cli"
 	"github.com/looprinter/looprinter/internal/fakeagent"
 	"github.com/looprinter/looprinter/internal/testenv"
 	"github.com/looprinter/looprinter/loop"
@@ -30,6 +31,10 @@ func TestMain(m *testing.M) {
 	// looprinter is not on PATH.
 	if len(os.Args) > 1 && os.Args[1] == "fake-agent" {
 		os.Exit(fakeagent.Main(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	// A worker with Exec set runs each step in this test binary.
+	if IsStepProcess() {
+		os.Exit(StepProcess(os.Stdin, os.Stdout, cli.RunHooks))
 	}
 	os.Exit(testenv.Main(m))
 }

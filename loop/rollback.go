@@ -148,7 +148,7 @@ func (e *Engine) noteCheckpoint(results []CheckResult, baseline bool) {
 	if commit == "" {
 		return
 	}
-	tree, err := gitLine(ctx, e.dir, "rev-parse", "--verify", "-q", commit+"^{tree}")
+	tree, err := workTreeOf(ctx, e.dir, commit)
 	if err != nil {
 		return
 	}
@@ -243,7 +243,7 @@ func (e *Engine) settleBest(o *Outcome) *KeptRef {
 	if err != nil {
 		return nil
 	}
-	tipTree, _ := gitLine(ctx, e.dir, "rev-parse", "--verify", "-q", tip+"^{tree}")
+	tipTree, _ := workTreeOf(ctx, e.dir, tip)
 	if tip == best.Commit && work == tipTree {
 		return nil // already at the best state
 	}
@@ -287,7 +287,7 @@ func (e *Engine) rollbackTo(ctx context.Context, led *Ledger, to Checkpoint, kin
 		return nil, err
 	}
 	keep := tip
-	tipTree, _ := gitLine(ctx, e.dir, "rev-parse", "--verify", "-q", tip+"^{tree}")
+	tipTree, _ := workTreeOf(ctx, e.dir, tip)
 	if work != tipTree {
 		// Uncommitted work of the run: committed on top of the tip, on the ref only.
 		msg := fmt.Sprintf("looprinter %s: work undone by a rollback\n\n%s", e.spec.Name, why)
@@ -322,14 +322,14 @@ func (e *Engine) rollbackTo(ctx context.Context, led *Ledger, to Checkpoint, kin
 		commits = strings.Split(out, "\n")
 	}
 	// Back to the checkpoint: the loop folder first (its changes are on
-	// the ref), then the branch.
-	if _, err := gitLine(ctx, e.dir, "checkout", "-q", "-f", "HEAD", "--", "."); err != nil {
+	// the ref), then the branch. The records stay as they are.
+	if _, err := gitLine(ctx, e.dir, "checkout", "-q", "-f", "HEAD", "--", ".", excludeRecords); err != nil {
 		return nil, err
 	}
 	if _, err := gitLine(ctx, e.dir, "clean", "-fdq", "-e", RecordsDir+"/", "--", "."); err != nil {
 		return nil, err
 	}
-	if _, err := gitLine(ctx, e.dir, "reset", "-q", "--keep", to.Commit); err != nil {
+	if err := resetKeepRecords(ctx, e.dir, to.Commit); err != nil {
 		return nil, err
 	}
 	if err := WriteFileAtomic(LastCommitPath(e.dir), []byte(to.Commit+"\n")); err != nil {
@@ -383,4 +383,66 @@ func KeptLines(kept []KeptRef) []string {
 		out = append(out, line)
 	}
 	return out
+}
+
+// workTreeOf is the tree of commit as snapshotTree sees a work tree: without
+// the loop's records. Records are committed where the branch carries them (a
+// fleet loop's, or a user's by mistake); the engine's own commits keep
+// them as they were at HEAD.
+func workTreeOf(ctx context.Context, dir, commit string) (string, error) {
+	tree, err := gitLine(ctx, dir, "rev-parse", "--verify", "-q", commit+"^{tree}")
+	if err != nil {
+		return "", err
+	}
+	if out, _ := gitLine(ctx, dir, "ls-tree", "--name-only", commit, "--", RecordsDir); out == "" {
+		return tree, nil
+	}
+	idx, err := os.CreateTemp(PrivateDir(dir), ".tree-index-*")
+	if err != nil {
+		return "", err
+	}
+	idx.Close()
+	defer os.Remove(idx.Name())
+	env := []string{"GIT_INDEX_FILE=" + idx.Name()}
+	if _, err := gitRun(ctx, dir, env, "read-tree", commit); err != nil {
+		return "", err
+	}
+	if _, err := gitRun(ctx, dir, env, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", RecordsDir); err != nil {
+		return "", err
+	}
+	out, err := gitRun(ctx, dir, env, "write-tree")
+	return strings.TrimSpace(out), err
+}
+
+// resetKeepRecords moves the branch to commit as `git reset --keep` does
+// (changes outside the loop folder are kept), and leaves the loop's records
+// as they are even where git tracks them: they are moved aside, their
+// tracked files restored for the reset, and moved back. The record file
+// being written stays open through the moves.
+func resetKeepRecords(ctx context.Context, dir, commit string) error {
+	if out, _ := gitLine(ctx, dir, "ls-files", "--", RecordsDir); out == "" {
+		_, err := gitLine(ctx, dir, "reset", "-q", "--keep", commit)
+		return err
+	}
+	recs := filepath.Join(dir, RecordsDir)
+	aside := filepath.Join(dir, ".looprinter-records-aside")
+	os.RemoveAll(aside)
+	if err := os.Rename(recs, aside); err != nil {
+		return err
+	}
+	back := func() error {
+		if err := os.RemoveAll(recs); err != nil {
+			return err
+		}
+		return os.Rename(aside, recs)
+	}
+	if _, err := gitLine(ctx, dir, "checkout", "-q", "HEAD", "--", RecordsDir); err != nil {
+		back()
+		return err
+	}
+	if _, err := gitLine(ctx, dir, "reset", "-q", "--keep", commit); err != nil {
+		back()
+		return err
+	}
+	return back()
 }

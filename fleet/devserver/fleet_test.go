@@ -64,20 +64,21 @@ type env struct {
 	addr    string // what workers dial (the frontend, or a proxy before it)
 	workers map[string]*exec.Cmd
 	dirs    map[string]string
+	killed  map[string]bool // workers the test killed on purpose
 	mu      sync.Mutex
 }
 
 func newEnv(t *testing.T) *env {
 	ts := temporaltest.NewServer(temporaltest.WithT(t))
-	return &env{t: t, ts: ts, c: ts.GetDefaultClient(), addr: ts.GetFrontendHostPort(), workers: map[string]*exec.Cmd{}, dirs: map[string]string{}}
+	return &env{t: t, ts: ts, c: ts.GetDefaultClient(), addr: ts.GetFrontendHostPort(), workers: map[string]*exec.Cmd{}, dirs: map[string]string{}, killed: map[string]bool{}}
 }
 
 // worker starts `looprinter worker` with its own work and state folders.
-func (e *env) worker(id string) {
+func (e *env) worker(id string, flags ...string) {
 	e.t.Helper()
 	root := e.t.TempDir()
-	cmd := exec.Command(filepath.Join(binDir, "looprinter"), "worker", "--temporal", e.addr, "--namespace", e.ts.GetDefaultNamespace(),
-		"--identity", id, "--dir", filepath.Join(root, "work"))
+	cmd := exec.Command(filepath.Join(binDir, "looprinter"), append([]string{"worker", "--temporal", e.addr, "--namespace", e.ts.GetDefaultNamespace(),
+		"--identity", id, "--dir", filepath.Join(root, "work")}, flags...)...)
 	cmd.Env = append(os.Environ(), "LOOPRINTER_STATE_DIR="+filepath.Join(root, "state"))
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -90,6 +91,17 @@ func (e *env) worker(id string) {
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
 	e.t.Cleanup(func() {
+		select {
+		case <-done:
+			e.mu.Lock()
+			if !e.killed[id] {
+				// Nothing but the test may end a worker: a worker gone
+				// leaves its loops without anyone to run their steps.
+				e.t.Errorf("worker %s ended before the test did: %v", id, cmd.ProcessState)
+			}
+			e.mu.Unlock()
+		default:
+		}
 		cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-done:
@@ -127,9 +139,48 @@ func (e *env) wait(name string, d time.Duration) *fleet.Result {
 	if err != nil {
 		s, serr := fleet.LoopStatus(context.Background(), e.c, name)
 		d, _ := e.c.DescribeWorkflowExecution(context.Background(), fleet.WorkflowID(name), "")
-		e.t.Fatalf("%s: %v\nstatus %+v %v\npending %v", name, err, s, serr, d.GetPendingActivities())
+		e.t.Fatalf("%s: %v\nstatus %+v %v\npending activities %v\npending workflow task %v\nlast events:\n%s",
+			name, err, s, serr, d.GetPendingActivities(), d.GetPendingWorkflowTask(), e.lastEvents(name, 25))
 	}
 	return r
+}
+
+// lastEvents is the tail of a loop's workflow history, one event a line,
+// for a test's failure message.
+func (e *env) lastEvents(name string, n int) string {
+	it := e.c.GetWorkflowHistory(context.Background(), fleet.WorkflowID(name), "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	var lines []string
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			lines = append(lines, err.Error())
+			break
+		}
+		line := fmt.Sprintf("%d %s %s", ev.GetEventId(), ev.GetEventTime().AsTime().Format("15:04:05.000"), ev.GetEventType())
+		if a := ev.GetWorkflowTaskFailedEventAttributes(); a != nil {
+			line += fmt.Sprintf(" cause=%s identity=%s: %s", a.GetCause(), a.GetIdentity(), a.GetFailure().GetMessage())
+		}
+		if a := ev.GetWorkflowTaskTimedOutEventAttributes(); a != nil {
+			line += " " + a.GetTimeoutType().String()
+		}
+		if a := ev.GetWorkflowTaskStartedEventAttributes(); a != nil {
+			line += " identity=" + a.GetIdentity()
+		}
+		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil {
+			line += " queue=" + a.GetTaskQueue().GetName()
+		}
+		if a := ev.GetActivityTaskFailedEventAttributes(); a != nil {
+			line += ": " + a.GetFailure().GetMessage()
+		}
+		if a := ev.GetActivityTaskTimedOutEventAttributes(); a != nil {
+			line += ": " + a.GetFailure().GetMessage()
+		}
+		lines = append(lines, line)
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }
 
 // history writes the loop's workflow history under fleet/testdata/histories
@@ -158,32 +209,33 @@ func (e *env) history(name, file string) {
 	}
 }
 
-// Three workers, loops of each shape, a cost budget: each ends as the same
-// loop run locally ends, with the same counters and records.
+// Three workers, six loops of each shape (cycle, ralph, review) and a cost
+// budget: each ends as the same loop run locally ends, with the same
+// counters and records.
 func TestFleetMatchesLocal(t *testing.T) {
-	needFull(t)
 	e := newEnv(t)
 	for _, id := range []string{"w1", "w2", "w3"} {
 		e.worker(id)
 	}
+	review, change := fleettest.Review("review-a")
 	loops := []struct {
-		name string
-		p    fleettest.Project
+		name      string
+		p, change fleettest.Project
 	}{
-		{"cycle-a", fleettest.Cycle("cycle-a")}, {"cycle-b", fleettest.Cycle("cycle-b")},
-		{"ralph-a", fleettest.Ralph("ralph-a")}, {"ralph-b", fleettest.Ralph("ralph-b")},
-		{"budget-a", fleettest.CycleBudget("budget-a")}, {"budget-b", fleettest.CycleBudget("budget-b")},
+		{"cycle-a", fleettest.Cycle("cycle-a"), nil}, {"cycle-b", fleettest.Cycle("cycle-b"), nil},
+		{"ralph-a", fleettest.Ralph("ralph-a"), nil}, {"ralph-b", fleettest.Ralph("ralph-b"), nil},
+		{"budget-a", fleettest.CycleBudget("budget-a"), nil}, {"review-a", review, change},
 	}
 	remotes := map[string]string{}
 	srcs := map[string]string{}
 	for _, l := range loops {
-		srcs[l.name], remotes[l.name] = fleettest.Repo(t, l.p)
+		srcs[l.name], remotes[l.name] = fleettest.RepoWithChange(t, l.p, l.change)
 		e.submit(l.name, remotes[l.name], l.p)
 	}
 	workersSeen := map[string]bool{}
 	for _, l := range loops {
 		r := e.wait(l.name, 6*time.Minute)
-		local, localEvents := fleettest.RunLocal(t, srcs[l.name])
+		local, localEvents := runLocal(t, srcs[l.name])
 		if r.Outcome.Reason != local.Reason || r.Outcome.ExitCode != local.ExitCode {
 			t.Errorf("%s: fleet %s (%s), local %s (%s)", l.name, r.Outcome.Reason, r.Outcome.Summary, local.Reason, local.Summary)
 			continue
@@ -208,6 +260,7 @@ func TestFleetMatchesLocal(t *testing.T) {
 	e.history("cycle-a", "cycle.json")
 	e.history("ralph-a", "ralph.json")
 	e.history("budget-a", "budget.json")
+	e.history("review-a", "review.json")
 }
 
 // kill -9 of the worker running a build: the loop finishes on another
@@ -236,9 +289,12 @@ func TestKillWorkerMidBuild(t *testing.T) {
 		t.Fatal("no build started")
 	}
 	time.Sleep(2500 * time.Millisecond) // the agent is asleep in its build run; a heartbeat has told its spend
+	e.mu.Lock()
+	e.killed[victim] = true
+	e.mu.Unlock()
 	e.workers[victim].Process.Signal(syscall.SIGKILL)
 	r := e.wait("slow", 3*time.Minute)
-	local, _ := fleettest.RunLocal(t, src)
+	local, _ := runLocal(t, src)
 	if r.Outcome.Reason != loop.ReasonDone {
 		t.Fatalf("outcome %+v", r.Outcome)
 	}
@@ -258,6 +314,58 @@ func TestKillWorkerMidBuild(t *testing.T) {
 	}
 	if left := agentsUnder(e.dirs[victim]); len(left) > 0 {
 		t.Fatalf("agent processes of the killed worker are left: %v", left)
+	}
+}
+
+// runLocal runs the loop in a copy of src with `looprinter run`, in a
+// process of its own, and returns its outcome and the shape of its records.
+// Not in this process: after each agent run the engine ends every process
+// that descends from the process it runs in (what an agent left behind),
+// and the workers of the test are children of this one.
+func runLocal(t *testing.T, src string) (*loop.Outcome, []string) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "local")
+	if out, err := exec.Command("cp", "-a", src, dir).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	cmd := exec.Command(filepath.Join(binDir, "looprinter"), "run", "-f", "loop.yaml")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput() // the test's LOOPRINTER_STATE_DIR: the engine's private state is read below
+	code := cmd.ProcessState.ExitCode()
+	if err != nil && code < 0 {
+		t.Fatalf("looprinter run: %v\n%s", err, out)
+	}
+	st, err := loop.ReadState(dir)
+	if err != nil {
+		t.Fatalf("the local run left no state: %v\n%s", err, out)
+	}
+	if st.Outcome == "" || loop.ExitCodes[st.Outcome] != code {
+		t.Fatalf("the local run ended %q with exit code %d:\n%s", st.Outcome, code, out)
+	}
+	return &loop.Outcome{Reason: st.Outcome, ExitCode: code, Summary: st.Summary, State: st}, fleettest.Events(t, filepath.Join(dir, "working-records"))
+}
+
+// A worker with two slots runs two loops' steps at once, neither ending the
+// other's agent: after its agent run each step's engine ends what descends
+// from its process, so each step runs in a process of its own. Loop b's
+// build runs are still under way when loop a's end.
+func TestTwoSlotsKeepEachOthersAgents(t *testing.T) {
+	e := newEnv(t)
+	e.worker("w1", "--slots", "2")
+	a := fleettest.SlowBuild("slot-a")
+	b := fleettest.SlowBuild("slot-b")
+	b["agent.txt"] = strings.ReplaceAll(b["agent.txt"], "sleep 4s", "sleep 9s")
+	srcA, remoteA := fleettest.Repo(t, a)
+	srcB, remoteB := fleettest.Repo(t, b)
+	e.submit("slot-a", remoteA, a)
+	e.submit("slot-b", remoteB, b)
+	for _, l := range []struct{ name, src string }{{"slot-a", srcA}, {"slot-b", srcB}} {
+		r := e.wait(l.name, 5*time.Minute)
+		local, _ := runLocal(t, l.src)
+		if r.Outcome.Reason != local.Reason || r.Status.Iterations != local.State.Iterations || r.Status.AgentRuns != local.State.AgentRuns {
+			t.Errorf("%s: fleet %s with %d iterations, %d agent runs; local %s with %d, %d: a step's agent was ended by the other step",
+				l.name, r.Outcome.Reason, r.Status.Iterations, r.Status.AgentRuns, local.Reason, local.State.Iterations, local.State.AgentRuns)
+		}
 	}
 }
 
@@ -336,7 +444,6 @@ func TestPauseResumeStopStatusList(t *testing.T) {
 // The frontend unreachable for a while, mid-loop (workers reach it through
 // a proxy that is shut): the loop completes.
 func TestFrontendUnreachableForAWhile(t *testing.T) {
-	needFull(t)
 	e := newEnv(t)
 	px := newProxy(t, e.addr)
 	e.addr = px.addr
@@ -355,17 +462,9 @@ func TestFrontendUnreachableForAWhile(t *testing.T) {
 	}
 	px.cut(5 * time.Second)
 	r := e.wait("cut", 3*time.Minute)
-	local, _ := fleettest.RunLocal(t, src)
+	local, _ := runLocal(t, src)
 	if r.Outcome.Reason != local.Reason || r.Status.TasksPassed != local.State.TasksPassed {
 		t.Fatalf("fleet %+v, local %s", r.Outcome, local.Reason)
-	}
-}
-
-// needFull skips the tests that did not pass yet on a loaded 2-core machine
-// (docs/fleet.md, "Not supported yet"): LOOPRINTER_FLEET_FULL=1 runs them.
-func needFull(t *testing.T) {
-	if os.Getenv("LOOPRINTER_FLEET_FULL") == "" {
-		t.Skip("not yet reliable: set LOOPRINTER_FLEET_FULL=1 to run it")
 	}
 }
 
@@ -457,7 +556,7 @@ func TestFleetBench(t *testing.T) {
 		p := fleettest.Cycle(name)
 		src, remote := fleettest.Repo(t, p)
 		start := time.Now()
-		local, _ := fleettest.RunLocal(t, src)
+		local, _ := runLocal(t, src)
 		lt := time.Since(start)
 		start = time.Now()
 		e.submit(name, remote, p)
@@ -532,7 +631,7 @@ func TestContinueAsNewOnServer(t *testing.T) {
 	src, remote := fleettest.Repo(t, p)
 	e.submitRun("continued", remote, p, 3)
 	r := e.wait("continued", 4*time.Minute)
-	local, _ := fleettest.RunLocal(t, src)
+	local, _ := runLocal(t, src)
 	if r.Outcome.Reason != local.Reason || r.Status.Iterations != local.State.Iterations {
 		t.Fatalf("fleet %+v, local %s", r, local.Reason)
 	}

@@ -48,6 +48,42 @@ func Ralph(name string) Project {
 	return Project{"loop.yaml": fmt.Sprintf(ralphLoop, name), "agent.txt": ralphScript}
 }
 
+// Review is a review-shape loop and the change it reviews (to be committed
+// on top of the project, as the branch's last commit): round 1 finds two
+// major problems, the fixer commits fixes, round 2 finds only a minor one.
+func Review(name string) (base, change Project) {
+	base = Project{"loop.yaml": fmt.Sprintf(reviewLoop, name), "agent.txt": reviewScript, "check.sh": "echo CHECK-RAN\n",
+		"calc.sh": "#!/bin/sh\n", "README.md": "# calc\n"}
+	change = Project{"calc.sh": "#!/bin/sh\necho $(($1 / $2)) # REVIEWED-CHANGE\n"}
+	return base, change
+}
+
+const reviewLoop = `version: 1
+name: %s
+shape: review
+objective: "calc.sh divides two numbers safely"
+agent:
+  backend: command
+  command: "looprinter fake-agent --script agent.txt"
+  timeout: 1m
+verify:
+  - sh check.sh
+`
+
+const reviewScript = `== reviewer
+findings {"findings":[{"id":"F-1","severity":"major","file":"calc.sh","line":2,"title":"division by zero is not handled","detail":"calc.sh 1 0 crashes","kind":"input-validation"},{"id":"F-2","severity":"major","file":"README.md","line":0,"title":"usage is not documented","detail":"README has no usage","kind":"docs"}]}
+cost 0.05
+== reviewer
+findings {"findings":[{"id":"F-1","severity":"minor","file":"calc.sh","line":1,"title":"name the variables","detail":"use a and b","kind":"style"}]}
+cost 0.05
+== fixer
+write calc.sh #!/bin/sh\n[ "$2" -ne 0 ] || exit 3\necho $(($1 / $2))
+run git add calc.sh && git -c user.name=fixer -c user.email=f@f commit -qm "fix F-1: guard division by zero"
+write README.md # calc\nusage: calc.sh A B
+run git add README.md && git -c user.name=fixer -c user.email=f@f commit -qm "docs: usage for F-2"
+cost 0.10
+`
+
 const cycleLoop = `version: 1
 name: %s
 shape: cycle
@@ -137,6 +173,25 @@ func Repo(t testing.TB, p Project) (src, remote string) {
 	Git(t, src, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start")
 	remote = filepath.Join(root, "remote.git")
 	Git(t, root, "clone", "-q", "--bare", src, remote)
+	return src, remote
+}
+
+// RepoWithChange is Repo with change (when not empty) committed on top of
+// p: the branch's last commit is the change (what a review loop reviews).
+func RepoWithChange(t testing.TB, p, change Project) (src, remote string) {
+	t.Helper()
+	src, remote = Repo(t, p)
+	if len(change) == 0 {
+		return src, remote
+	}
+	for name, text := range change {
+		if err := os.WriteFile(filepath.Join(src, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	Git(t, src, "add", "-A")
+	Git(t, src, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "the change")
+	Git(t, src, "push", "-q", remote, "HEAD:main")
 	return src, remote
 }
 

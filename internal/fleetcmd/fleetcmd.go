@@ -24,6 +24,10 @@ import (
 )
 
 func init() {
+	if fleet.IsStepProcess() {
+		// A worker started this process to run one step (fleet.Worker.Exec).
+		os.Exit(fleet.StepProcess(os.Stdin, os.Stdout, cli.RunHooks))
+	}
 	cli.Fleet.Worker, cli.Fleet.Submit, cli.Fleet.Group = newWorkerCmd, newSubmitCmd, newFleetCmd
 }
 
@@ -148,6 +152,9 @@ and pushes the branch. Runs until interrupted. docs/fleet.md has the design.`,
 			}
 			defer c.Close()
 			w := &fleet.Worker{Dir: dir, Identity: identity, Slots: slots, Hooks: cli.RunHooks}
+			if self, err := os.Executable(); err == nil {
+				w.Exec = self // each step in a process of its own
+			}
 			fmt.Fprintf(io.Err, "looprinter worker %s: task queue %s, %d slot(s), work folder %s (pid %d)\n", identity, queue, slots, dir, os.Getpid())
 			if err := fleet.RunWorker(cmd.Context(), c, queue, w); err != nil {
 				return &ExitError{Code: ExitBlocked, Err: err}
