@@ -109,3 +109,32 @@ func TestPinOneMessagePerProblemLine(t *testing.T) {
 		t.Errorf("message %q does not count 2 problems", se)
 	}
 }
+
+// A phase's fallback agents and fallback_after override the loop agent's;
+// a phase without them inherits the loop agent's (issue 18: the merge of
+// both was unpinned).
+func TestPinPhaseFallbackOverridesAndInherits(t *testing.T) {
+	l, err := Parse([]byte(`objective: x
+agent:
+  backend: claude
+  fallback:
+    - {backend: codex}
+  fallback_after: 2h
+agents:
+  build:
+    fallback:
+      - {backend: gemini}
+    fallback_after: 30m
+`), "loop.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	build := l.AgentFor("build", false)
+	if len(build.Fallback) != 1 || build.Fallback[0].Backend != "gemini" || build.FallbackAfter.D() != 30*time.Minute {
+		t.Errorf("build's fallback: %+v after %s, want gemini after 30m", build.Fallback, build.FallbackAfter.D())
+	}
+	plan := l.AgentFor("plan", false)
+	if len(plan.Fallback) != 1 || plan.Fallback[0].Backend != "codex" || plan.FallbackAfter.D() != 2*time.Hour {
+		t.Errorf("plan's fallback: %+v after %s, want codex after 2h (inherited)", plan.Fallback, plan.FallbackAfter.D())
+	}
+}

@@ -29,3 +29,15 @@ func TestPinPhaseCapMustGoDown(t *testing.T) {
 		}
 	}
 }
+
+// The refusal of a phase's cap names what the phase would run with: 0 is
+// shown as "unlimited", a number as itself.
+func TestPinPhaseCapRefusalSaysUnlimited(t *testing.T) {
+	before := "objective: x\nagent: {backend: claude, max_budget_usd: 0}\nagents:\n  build: {model: opus, max_budget_usd: 1.5}\n"
+	after := "objective: x\nagent: {backend: claude, max_budget_usd: 0}\nagents:\n  build: {model: opus}\n"
+	v := Judge([]byte(before), []byte(after), "loop.yaml")
+	msg := strings.Join(v.Refused, "\n")
+	if !strings.Contains(msg, "build would run with unlimited instead of 1.5") {
+		t.Fatalf("refusal %q does not say build would run with unlimited instead of 1.5", msg)
+	}
+}
