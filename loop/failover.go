@@ -37,10 +37,11 @@ func agentKey(a spec.Agent) string {
 	return a.Backend + "/" + m
 }
 
-// candidates are a phase's agent and its fallbacks, in order. A fallback
-// keeps the first choice's limits and environment; a different backend
-// gets its own model, command and no arguments.
-func candidates(a spec.Agent) []spec.Agent {
+// Candidates are a phase's agent and its fallbacks, in order, as the
+// engine tries them. A fallback keeps the first choice's limits and
+// environment; a different backend gets its own model, command and no
+// arguments.
+func Candidates(a spec.Agent) []spec.Agent {
 	out := []spec.Agent{a}
 	for _, f := range a.Fallback {
 		c := a
@@ -117,7 +118,7 @@ func (e *Engine) chooseAgent(phase, task string, a spec.Agent) spec.Agent {
 	now := time.Now()
 	chosen := a
 	if avoid := e.avoidKeys(phase); !e.usable(a, avoid, now) {
-		for _, c := range candidates(a)[1:] {
+		for _, c := range Candidates(a)[1:] {
 			if e.usable(c, avoid, now) {
 				chosen = c
 				break
@@ -148,7 +149,7 @@ func (e *Engine) failoverOnLimit(phase, task string, first, cur spec.Agent, wait
 	now := time.Now()
 	fs.Limits[agentKey(cur)] = now.Add(wait)
 	avoid := e.avoidKeys(phase)
-	for _, c := range candidates(first) {
+	for _, c := range Candidates(first) {
 		if agentKey(c) == agentKey(cur) || !e.usable(c, avoid, now) {
 			continue
 		}
@@ -162,7 +163,7 @@ func (e *Engine) failoverOnLimit(phase, task string, first, cur spec.Agent, wait
 	// Every candidate is limited: wait for the earliest reset, then go on
 	// with the agent it belongs to.
 	next, earliest := cur, wait
-	for _, c := range candidates(first) {
+	for _, c := range Candidates(first) {
 		if avoid[agentKey(c)] {
 			continue
 		}

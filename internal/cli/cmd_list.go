@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"text/tabwriter"
 
@@ -61,22 +60,7 @@ the fleet's loops are listed after them (docs/fleet.md).`,
 			}
 			remotes := remoteList(cmd.Context(), io)
 			if asJSON {
-				enc := json.NewEncoder(io.Out)
-				enc.SetIndent("", "  ")
-				if sts == nil {
-					sts = []ops.Status{}
-				}
-				if len(remotes) == 0 {
-					return enc.Encode(sts)
-				}
-				all := make([]any, 0, len(sts)+len(remotes))
-				for _, s := range sts {
-					all = append(all, s)
-				}
-				for _, r := range remotes {
-					all = append(all, r)
-				}
-				return enc.Encode(all)
+				return encodeStatuses(io.Out, sts, remotes)
 			}
 			if len(sts) == 0 && len(remotes) == 0 {
 				fmt.Fprintln(io.Err, "no loops yet: `looprinter start` runs one in the background")

@@ -81,19 +81,7 @@ func statusAll(io *IO, entries []ops.Entry, remotes []RemoteStatus, asJSON bool)
 		sts[i] = ops.Inspect(e)
 	}
 	if asJSON {
-		enc := json.NewEncoder(io.Out)
-		enc.SetIndent("", "  ")
-		if len(remotes) == 0 {
-			return enc.Encode(sts)
-		}
-		all := make([]any, 0, len(sts)+len(remotes))
-		for _, s := range sts {
-			all = append(all, s)
-		}
-		for _, r := range remotes {
-			all = append(all, r)
-		}
-		return enc.Encode(all)
+		return encodeStatuses(io.Out, sts, remotes)
 	}
 	for _, r := range remotes {
 		r.Status.State = "fleet " + r.Status.State
@@ -265,4 +253,25 @@ func printChannel(w io.Writer, s ops.Status) {
 		}
 		fmt.Fprintf(w, "guidance:   %s (%s): %s\n", g.ID, seen, firstLineOf(g.Text))
 	}
+}
+
+// encodeStatuses prints local loops' statuses, then fleet loops', as one
+// JSON array (an empty one when there are none).
+func encodeStatuses(w io.Writer, sts []ops.Status, remotes []RemoteStatus) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if len(remotes) == 0 {
+		if sts == nil {
+			sts = []ops.Status{}
+		}
+		return enc.Encode(sts)
+	}
+	all := make([]any, 0, len(sts)+len(remotes))
+	for _, s := range sts {
+		all = append(all, s)
+	}
+	for _, r := range remotes {
+		all = append(all, r)
+	}
+	return enc.Encode(all)
 }

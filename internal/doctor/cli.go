@@ -10,6 +10,7 @@ import (
 	"github.com/google/shlex"
 
 	"github.com/looprinter/looprinter/internal/doctor/gatecmd"
+	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/spec"
 )
 
@@ -117,7 +118,7 @@ func agentOf(c AgentCLI, l *spec.Loop, phases, fallbackFor []string) (spec.Agent
 		return l.AgentFor(phases[0], isPost(l, phases[0])), true
 	}
 	for _, ph := range fallbackFor {
-		for _, a := range candidates(l.AgentFor(ph, isPost(l, ph)))[1:] {
+		for _, a := range loop.Candidates(l.AgentFor(ph, isPost(l, ph)))[1:] {
 			if a.Backend == c.Backend {
 				return a, true
 			}

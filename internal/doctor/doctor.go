@@ -104,7 +104,7 @@ func Run(ctx context.Context, opts Options) *Report {
 		for _, ph := range loopPhases(l) {
 			a := l.AgentFor(ph.name, ph.post)
 			used[a.Backend] = appendUnique(used[a.Backend], ph.name)
-			for _, f := range candidates(a)[1:] {
+			for _, f := range loop.Candidates(a)[1:] {
 				fallbacks[f.Backend] = appendUnique(fallbacks[f.Backend], ph.name)
 			}
 		}
@@ -292,27 +292,9 @@ func checkCommandBackend(l *spec.Loop, phases, fallbackFor []string) []Finding {
 		check(ph, l.AgentFor(ph, isPost(l, ph)), false)
 	}
 	for _, ph := range fallbackFor {
-		for _, c := range candidates(l.AgentFor(ph, isPost(l, ph)))[1:] {
+		for _, c := range loop.Candidates(l.AgentFor(ph, isPost(l, ph)))[1:] {
 			check(ph, c, true)
 		}
-	}
-	return out
-}
-
-// candidates are a phase's agent and its fallbacks, in order, as the engine
-// builds them (loop's candidates): a fallback keeps the first choice's
-// environment; a different backend gets its own model, command and no
-// arguments.
-func candidates(a spec.Agent) []spec.Agent {
-	out := []spec.Agent{a}
-	for _, f := range a.Fallback {
-		c := a
-		if f.Backend != a.Backend {
-			c.Args = nil
-		}
-		c.Backend, c.Model, c.Command = f.Backend, f.Model, f.Command
-		c.Fallback = nil
-		out = append(out, c)
 	}
 	return out
 }
