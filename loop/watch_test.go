@@ -46,7 +46,13 @@ var shellBackends atomic.Int64
 // protected edit that went unseen would end the loop DONE.
 func runShellAgent(t *testing.T, dir, script, extra string) (*Outcome, []record.Event) {
 	t.Helper()
-	t.Setenv("LOOPRINTER_STATE_DIR", t.TempDir())
+	return runShellAgentIn(t, t.TempDir(), dir, script, extra)
+}
+
+// runShellAgentIn is runShellAgent with the engine's state in state.
+func runShellAgentIn(t *testing.T, state, dir, script, extra string) (*Outcome, []record.Event) {
+	t.Helper()
+	t.Setenv("LOOPRINTER_STATE_DIR", state)
 	name := fmt.Sprintf("shell%d", shellBackends.Add(1))
 	agent.Register(name, func() agent.Adapter { return &shellAdapter{script: script} })
 	budget := "budget: {iterations: 1}\n"
