@@ -178,3 +178,97 @@ func TestReadOnlyAround(t *testing.T) {
 		t.Errorf("a loop outside the state folder: %v, want the whole state folder", got)
 	}
 }
+
+// sameStat is the cheap comparison that decides whether a protected file
+// is read again: equal only when inode, size, mode, mtime and ctime all
+// are; and statEntry takes ctime to the nanosecond.
+func TestGuardStatComparison(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "f")
+	os.WriteFile(p, []byte("x"), 0o644)
+	fi, err := os.Lstat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := statEntry("f", fi)
+	var st syscall.Stat_t
+	if err := syscall.Lstat(p, &st); err != nil {
+		t.Fatal(err)
+	}
+	if want := st.Ctim.Sec*1e9 + st.Ctim.Nsec; a.CtimeNS != want || a.Ino != st.Ino || a.Nlink != 1 || a.Size != 1 || a.Mode != 0o644 {
+		t.Fatalf("statEntry %+v, want ctime %d ns, inode %d, 1 link, size 1, mode 0644", a, want, st.Ino)
+	}
+	if !sameStat(a, a) {
+		t.Fatal("an entry differs from itself")
+	}
+	for name, change := range map[string]func(*guardEntry){
+		"inode": func(e *guardEntry) { e.Ino++ },
+		"size":  func(e *guardEntry) { e.Size++ },
+		"mode":  func(e *guardEntry) { e.Mode = 0o755 },
+		"mtime": func(e *guardEntry) { e.MtimeNS++ },
+		"ctime": func(e *guardEntry) { e.CtimeNS++ },
+	} {
+		b := a
+		change(&b)
+		if sameStat(a, b) {
+			t.Errorf("another %s compares as the same stat", name)
+		}
+	}
+}
+
+// A snapshot reads a protected file again only when it may have changed:
+// not when its stat is the one the last snapshot (in memory, or on disk
+// after a restart) recorded; and with the watch (restat), not even a stat
+// for a file the watch saw no change to, unless it has other links or its
+// rule changed. Observed through the blob store: a file read again is
+// stored again.
+func TestGuardSnapshotReadsOnlyWhatMayHaveChanged(t *testing.T) {
+	dir, priv, _, g := guardFixture(t)
+	files := []protFile{{Path: "tests/check.sh", Rule: "a rule"}}
+	blobs := filepath.Join(priv, "blobs")
+	stored := func() bool {
+		_, err := os.Stat(blobPath(priv, g.Entries[0].Sum))
+		return err == nil
+	}
+	if !stored() {
+		t.Fatal("the first snapshot stored no copy")
+	}
+	os.RemoveAll(blobs)
+	if _, err := snapshotGuard(dir, priv, files, g, nil); err != nil || stored() {
+		t.Fatalf("unchanged stat, the snapshot in memory: read again (%v)", err)
+	}
+	if _, err := snapshotGuard(dir, priv, files, nil, nil); err != nil || stored() {
+		t.Fatalf("unchanged stat, the snapshot on disk: read again (%v)", err)
+	}
+
+	// Changed on disk, but the watch says it was not: the entry is kept
+	// as it was, without a stat.
+	p := filepath.Join(dir, "tests", "check.sh")
+	os.WriteFile(p, []byte("#!/bin/sh\nexit 1\n"), 0o755)
+	quiet := func(string) bool { return false }
+	g2, err := snapshotGuard(dir, priv, files, g, quiet)
+	if err != nil || len(g2.Entries) != 1 || g2.Entries[0] != g.Entries[0] {
+		t.Fatalf("watch quiet: entries %+v (%v), want the old entry kept", g2.Entries, err)
+	}
+	// The watch saw it change: read again.
+	g3, err := snapshotGuard(dir, priv, files, g, func(string) bool { return true })
+	if err != nil || len(g3.Entries) != 1 || g3.Entries[0].Sum == g.Entries[0].Sum {
+		t.Fatalf("watch saw a change: entries %+v (%v), want the new content", g3.Entries, err)
+	}
+	// Its rule changed: a new entry under the new rule, however quiet the
+	// watch.
+	g4, err := snapshotGuard(dir, priv, []protFile{{Path: "tests/check.sh", Rule: "another rule"}}, g3, quiet)
+	if err != nil || len(g4.Entries) != 1 || g4.Entries[0].Rule != "another rule" {
+		t.Fatalf("rule changed: entries %+v (%v), want the new rule", g4.Entries, err)
+	}
+	// Other links: compared by stat every time, whatever the watch says.
+	os.Link(p, filepath.Join(t.TempDir(), "link"))
+	g5, err := snapshotGuard(dir, priv, files, g4, func(string) bool { return true })
+	if err != nil || g5.Entries[0].Nlink != 2 {
+		t.Fatalf("linked: entries %+v (%v), want 2 links", g5.Entries, err)
+	}
+	os.WriteFile(p, []byte("#!/bin/sh\nexit 2\n"), 0o755)
+	g6, err := snapshotGuard(dir, priv, files, g5, quiet)
+	if err != nil || g6.Entries[0].Sum == g5.Entries[0].Sum {
+		t.Fatalf("linked, watch quiet: entries %+v (%v), want the new content", g6.Entries, err)
+	}
+}
