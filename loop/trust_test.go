@@ -6,6 +6,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // guardFixture is a loop folder with one protected executable check and a
@@ -270,5 +271,62 @@ func TestGuardSnapshotReadsOnlyWhatMayHaveChanged(t *testing.T) {
 	g6, err := snapshotGuard(dir, priv, files, g5, quiet)
 	if err != nil || g6.Entries[0].Sum == g5.Entries[0].Sum {
 		t.Fatalf("linked, watch quiet: entries %+v (%v), want the new content", g6.Entries, err)
+	}
+}
+
+// A protected file written again with the same content (a new mtime, the
+// same bytes) is no tampering: nothing is restored or reported.
+func TestGuardSameContentIsNoChange(t *testing.T) {
+	dir, priv, _, g := guardFixture(t)
+	p := filepath.Join(dir, "tests", "check.sh")
+	os.WriteFile(p, []byte("#!/bin/sh\nexit 0\n"), 0o755)
+	future := time.Now().Add(time.Hour)
+	os.Chtimes(p, future, future)
+	ts, err := g.check(dir, priv, nil, nil, nil, nil)
+	if err != nil || len(ts) != 0 {
+		t.Fatalf("tamper %+v (%v), want none for the same content", ts, err)
+	}
+}
+
+// With the watch (restat), a file it saw no change to is not looked at,
+// unless the file has other hard links (a write through a link outside
+// the loop folder is seen by no folder watch); what is found comes sorted
+// by path.
+func TestGuardWatchQuietSkipsOnlySingleLinkFiles(t *testing.T) {
+	root := t.TempDir()
+	dir, priv := filepath.Join(root, "loop"), filepath.Join(root, "priv")
+	os.MkdirAll(dir, 0o755)
+	for _, n := range []string{"b_test.go", "a_test.go", "c_test.go"} {
+		os.WriteFile(filepath.Join(dir, n), []byte("package x\n"), 0o644)
+	}
+	os.Link(filepath.Join(dir, "c_test.go"), filepath.Join(root, "c-link"))
+	files := []protFile{{Path: "a_test.go", Rule: "r"}, {Path: "b_test.go", Rule: "r"}, {Path: "c_test.go", Rule: "r"}}
+	g, err := snapshotGuard(dir, priv, files, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit := func() {
+		for _, n := range []string{"b_test.go", "a_test.go"} {
+			os.WriteFile(filepath.Join(dir, n), []byte("package x // weakened\n"), 0o644)
+		}
+		os.WriteFile(filepath.Join(root, "c-link"), []byte("package x // weakened\n"), 0o644)
+	}
+	edit()
+	quiet := func(string) bool { return false }
+	ts, err := g.check(dir, priv, nil, nil, nil, quiet)
+	if err != nil || len(ts) != 1 || ts[0].File != "c_test.go" {
+		t.Fatalf("watch quiet: tamper %+v (%v), want only c_test.go (other links)", ts, err)
+	}
+	// The restore put a new c_test.go in place: edit it directly.
+	for _, n := range []string{"c_test.go", "b_test.go", "a_test.go"} {
+		os.WriteFile(filepath.Join(dir, n), []byte("package x // weakened\n"), 0o644)
+	}
+	ts, err = g.check(dir, priv, nil, nil, nil, nil)
+	var got []string
+	for _, x := range ts {
+		got = append(got, x.File)
+	}
+	if err != nil || strings.Join(got, " ") != "a_test.go b_test.go c_test.go" {
+		t.Fatalf("no watch: tamper %v (%v), want a_test.go b_test.go c_test.go in that order", got, err)
 	}
 }
