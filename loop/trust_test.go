@@ -330,3 +330,62 @@ func TestGuardWatchQuietSkipsOnlySingleLinkFiles(t *testing.T) {
 		t.Fatalf("no watch: tamper %v (%v), want a_test.go b_test.go c_test.go in that order", got, err)
 	}
 }
+
+// A protected file deep in folders the agent removed, or replaced by a
+// file, is put back with every folder on the way.
+func TestGuardRestoresFoldersOnTheWay(t *testing.T) {
+	for name, attack := range map[string]func(dir string){
+		"folders removed": func(dir string) { os.RemoveAll(filepath.Join(dir, "a")) },
+		"a file in a folder's place": func(dir string) {
+			os.RemoveAll(filepath.Join(dir, "a"))
+			os.WriteFile(filepath.Join(dir, "a"), []byte("x"), 0o644)
+		},
+		"a file deeper": func(dir string) {
+			os.RemoveAll(filepath.Join(dir, "a", "b"))
+			os.WriteFile(filepath.Join(dir, "a", "b"), []byte("x"), 0o644)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			root := t.TempDir()
+			dir, priv := filepath.Join(root, "loop"), filepath.Join(root, "priv")
+			os.MkdirAll(filepath.Join(dir, "a", "b", "c"), 0o755)
+			p := filepath.Join(dir, "a", "b", "c", "d_test.go")
+			os.WriteFile(p, []byte("package c\n"), 0o644)
+			g, err := snapshotGuard(dir, priv, []protFile{{Path: "a/b/c/d_test.go", Rule: "r"}}, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			attack(dir)
+			ts, err := g.check(dir, priv, nil, nil, nil, nil)
+			if err != nil || len(ts) != 1 || ts[0].What != "deleted" {
+				t.Fatalf("tamper %+v (%v), want a/b/c/d_test.go deleted and restored", ts, err)
+			}
+			if b, err := os.ReadFile(p); string(b) != "package c\n" {
+				t.Fatalf("after the restore: %q (%v)", b, err)
+			}
+			// Each folder made again is an ordinary folder (0755 under
+			// the umask), as the agent's own mkdir would make it.
+			ref := filepath.Join(root, "ref")
+			os.Mkdir(ref, 0o755)
+			want, _ := os.Stat(ref)
+			for _, f := range []string{"a", "a/b", "a/b/c"} {
+				if fi, err := os.Lstat(filepath.Join(dir, f)); err != nil || !fi.IsDir() || fi.Mode().Perm() != want.Mode().Perm() {
+					t.Errorf("%s after the restore: %v (%v), want a folder of mode %v", f, fi.Mode(), err, want.Mode().Perm())
+				}
+			}
+		})
+	}
+}
+
+// readBounded reads a file of exactly max bytes whole and refuses one
+// byte more.
+func TestGuardReadBounded(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "f")
+	os.WriteFile(p, []byte("12345"), 0o644)
+	if b, err := readBounded(p, 5); err != nil || string(b) != "12345" {
+		t.Errorf("5 bytes, max 5: %q (%v), want them all", b, err)
+	}
+	if b, err := readBounded(p, 4); err == nil || !strings.Contains(err.Error(), "larger than 4 bytes") {
+		t.Errorf("5 bytes, max 4: %q (%v), want refused", b, err)
+	}
+}
