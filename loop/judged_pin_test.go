@@ -92,3 +92,72 @@ func TestJudgedTargetsAndMarks(t *testing.T) {
 		t.Errorf("outcome %s after %d builds: %s; want done after 3 (T-002 was not taken as passed)", out.Reason, out.State.Iterations, out.Summary)
 	}
 }
+
+// What a build run changes in plan.json beyond its own task's mark is put
+// back: another task's mark alone is set back with everything else the
+// agent wrote kept (notes); a changed target puts the judged plan back
+// whole.
+func TestJudgedPlanPutBack(t *testing.T) {
+	files := map[string]string{
+		"loop.yaml": "objective: \"a.txt and b.txt exist\"\nsandbox: off\nagent: {backend: command, command: AGENT}\nverify: [\"test -s a.txt\", \"test -s b.txt\"]\nbudget: {iterations: 4}\n",
+		"agent.txt": "== plan\nplan T-001:a.txt T-002:b.txt\n" +
+			"== build\ndo\nmark T-002\nrun sed -i 's/\"notes\": \"\"/\"notes\": \"kept\"/' output/plan.json\n" +
+			"== build\nrun cp output/plan.json seen.json\nrun sed -i 's/\"b.txt\"/\"c.txt\"/' output/plan.json\nwrite c.txt x\n" +
+			"== build\ndo\n",
+	}
+	out, evs, dir := fakeLoop(t, files, nil)
+	// A run with a violation is a failed attempt: the second build is
+	// T-001's again.
+	var kinds []string
+	for _, v := range events(evs, record.Violation) {
+		kinds = append(kinds, v.Kind+" "+v.Task)
+	}
+	if strings.Join(kinds, ", ") != "marked_other_task T-002, plan_changed T-001" {
+		t.Errorf("violations %q, want T-002's mark, then the target changed by T-001's run", kinds)
+	}
+	seen := readFile(t, filepath.Join(dir, "seen.json"))
+	if !strings.Contains(seen, `"notes": "kept"`) || strings.Contains(seen, `"passes": true,
+      "targetFile": "b.txt"`) {
+		t.Errorf("plan.json after the mark was set back:\n%s\nwant T-002 open and the agent's notes kept", seen)
+	}
+	plan := readFile(t, filepath.Join(dir, OutputDir, "plan.json"))
+	if strings.Contains(plan, "c.txt") || !strings.Contains(plan, `"targetFile": "b.txt"`) {
+		t.Errorf("plan.json at the end:\n%s\nwant T-002's target b.txt put back", plan)
+	}
+	if out.Reason != ReasonDone || out.State.Iterations != 4 {
+		t.Errorf("outcome %s after %d builds: %s; want done after 4", out.Reason, out.State.Iterations, out.Summary)
+	}
+}
+
+// A change to plan.json made between runs (here by hand, as T-001 passes)
+// is put back before the next run starts, and reported.
+func TestJudgedPlanPutBackBetweenRuns(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"loop.yaml": "objective: \"a.txt and b.txt exist\"\nsandbox: off\nagent: {backend: command, command: AGENT}\nverify: [\"test -s a.txt && test -s b.txt\"]\nbudget: {iterations: 3}\n",
+		"agent.txt": "== plan\nplan T-001:a.txt T-002:b.txt\n== build\nrun cp output/plan.json seen-$(ls seen-* 2>/dev/null | wc -l).json\ndo\n",
+	}
+	byHand := func(e record.Event) {
+		if e.Event == record.TaskPassed && e.Task == "T-001" {
+			p := filepath.Join(dir, OutputDir, "plan.json")
+			b, _ := os.ReadFile(p)
+			os.WriteFile(p, []byte(strings.ReplaceAll(string(b), `"passes": false`, `"passes": true`)), 0o644)
+		}
+	}
+	out, evs, _ := fakeLoopIn(t, dir, files, nil, Options{Subscribers: []func(record.Event){byHand}})
+	var changed []string
+	for _, v := range events(evs, record.Violation) {
+		if v.Kind == "plan_changed" {
+			changed = append(changed, v.Message)
+		}
+	}
+	if len(changed) != 1 || !strings.Contains(changed[0], "a change made between runs: T-002 was marked passes: true") {
+		t.Errorf("plan_changed violations %q, want T-002's mark made between runs", changed)
+	}
+	if seen := readFile(t, filepath.Join(dir, "seen-1.json")); strings.Count(seen, `"passes": true`) != 1 {
+		t.Errorf("plan.json as the second build run found it:\n%s\nwant only T-001 passed", seen)
+	}
+	if out.Reason != ReasonDone || out.State.Iterations != 2 {
+		t.Errorf("outcome %s after %d builds: %s; want done after 2", out.Reason, out.State.Iterations, out.Summary)
+	}
+}
