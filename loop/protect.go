@@ -12,7 +12,8 @@ import (
 var skipDirs = map[string]bool{".git": true, RecordsDir: true, "node_modules": true, ".cache": true}
 
 // maxWalk bounds the walks over the loop folder; past it a run fails closed.
-const maxWalk = 1000000
+// A variable only so that a test can lower it.
+var maxWalk = 1000000
 
 // ErrTooManyFiles says a folder holds more files than the engine inspects.
 // It fails closed: the run stops, nothing is skipped silently. A folder it

@@ -1,8 +1,11 @@
 package loop
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -357,5 +360,53 @@ func TestKeepTestConfigEdit(t *testing.T) {
 	// No pytest section before: adding one is a change to it.
 	if keep, _ := KeepTestConfigEdit("pyproject.toml", []byte("[project]\n"), []byte("[project]\n[tool.pytest.ini_options]\naddopts='--co'\n")); keep {
 		t.Error("a new pytest section is kept")
+	}
+}
+
+// walkFiles lists every file under the folder except under .git, the
+// records, node_modules and .cache (at any depth), and fails closed past
+// maxWalk files: exactly maxWalk is walked whole.
+func TestProtectWalkFilesSkipsAndBounds(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"a.go", "sub/b.go", ".git/config", "sub/node_modules/x.js", ".cache/y", RecordsDir + "/state.json"} {
+		os.MkdirAll(filepath.Join(dir, filepath.Dir(f)), 0o755)
+		os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o644)
+	}
+	var got []string
+	if err := walkFiles(dir, func(rel string, _ fs.DirEntry) { got = append(got, rel) }); err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(got)
+	if strings.Join(got, " ") != "a.go sub/b.go" {
+		t.Errorf("walked %q, want a.go sub/b.go", got)
+	}
+	old := maxWalk
+	defer func() { maxWalk = old }()
+	maxWalk = 2
+	if err := walkFiles(dir, func(string, fs.DirEntry) {}); err != nil {
+		t.Errorf("2 files, bound 2: %v", err)
+	}
+	maxWalk = 1
+	if err := walkFiles(dir, func(string, fs.DirEntry) {}); !errors.Is(err, ErrTooManyFiles) {
+		t.Errorf("2 files, bound 1: %v, want ErrTooManyFiles", err)
+	}
+}
+
+// The default rules never look into git's folder: a test file there is not
+// protected, one beside it is.
+func TestProtectNeverInsideGit(t *testing.T) {
+	dir, l := protectFixture(t, goLoop, map[string]string{"go.mod": "", "a_test.go": "", ".git/b_test.go": "", "sub/.git/c_test.go": ""})
+	ps, err := ResolveProtected(dir, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range ps {
+		if strings.HasSuffix(p.Path, "_test.go") {
+			got = append(got, p.Path)
+		}
+	}
+	if strings.Join(got, " ") != "a_test.go" {
+		t.Errorf("protected tests %q, want only a_test.go", got)
 	}
 }
