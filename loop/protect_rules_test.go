@@ -431,3 +431,23 @@ func TestProtectUserGlobUnderSkippedFolder(t *testing.T) {
 		t.Errorf("protected %q, want node_modules/top.js", got)
 	}
 }
+
+// The loop file is protected even where the walk does not look (a folder
+// the default rules skip).
+func TestProtectLoopFileInSkippedFolder(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "node_modules", "loop.yaml")
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	os.WriteFile(p, []byte("objective: x\n"), 0o644)
+	l, err := spec.Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := ResolveProtected(dir, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ps) != 1 || ps[0].Path != "node_modules/loop.yaml" {
+		t.Errorf("protected %+v, want node_modules/loop.yaml", ps)
+	}
+}
