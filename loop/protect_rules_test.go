@@ -346,6 +346,8 @@ func TestKeepTestConfigEdit(t *testing.T) {
 		{"pyproject.toml", strings.Replace(old, "[tool.pytest.ini_options]\naddopts = \"-q\"\n", "", 1), false},
 		{"pyproject.toml", old + "[tool]\npytest.ini_options.addopts = \"--co\"\n", false},
 		{"sub/setup.cfg", "[metadata]\nname = x\n[tool:pytest]\naddopts = --co\n", false},
+		{"setup.cfg", "[metadata]\nname = x\n[pytest]\naddopts = --co\n", false},
+		{"setup.cfg", "[metadata]\nname = y\n", true},
 		{"tox.ini", old + "x", false},
 	}
 	for _, c := range cases {

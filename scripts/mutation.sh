@@ -179,12 +179,13 @@ mutate() {
   if awk -v c="$cov" -v m="$MIN_COVERAGE" 'BEGIN { exit !(c < m) }'; then
     echo "FAIL $name: mutator coverage $cov% is under $MIN_COVERAGE%"; fail=1
   fi
-  # Every mutant that lived, with the function it is in.
+  # Every mutant that lived, with the function it is in, read from the
+  # copy that was mutated (the project's files may have changed since).
   local mutator file line src fn code c cf
   while read -r mutator file line; do
     src=$pkg/$file
-    fn=$(func_at "$src" "$line")
-    code=$(sed -n "${line}p" "$src" | sed 's/^[[:space:]]*//; s/[[:space:]]*$//')
+    fn=$(func_at "$work/$src" "$line")
+    code=$(sed -n "${line}p" "$work/$src" | sed 's/^[[:space:]]*//; s/[[:space:]]*$//')
     for c in "${critical[@]}"; do
       [ "${c%%:*}" = "$src" ] || continue
       cf=${c#*:}
