@@ -104,3 +104,19 @@ func TestPinDiffMasksSecretEnv(t *testing.T) {
 		t.Errorf("diff:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// capLines never writes into the list it was given: the "… and N more"
+// line goes into a new array, not over the caller's line MaxLines.
+func TestPinCapLinesLeavesItsInputAlone(t *testing.T) {
+	in := make([]string, MaxLines+1)
+	for i := range in {
+		in[i] = fmt.Sprint(i)
+	}
+	out := capLines(in)
+	if in[MaxLines-1] != fmt.Sprint(MaxLines-1) {
+		t.Errorf("the caller's line %d became %q", MaxLines-1, in[MaxLines-1])
+	}
+	if len(out) != MaxLines || out[MaxLines-1] != "… and 2 more" {
+		t.Errorf("%d lines, the last %q", len(out), out[len(out)-1])
+	}
+}
