@@ -422,6 +422,9 @@ func (e *Engine) reloadSpec() {
 	}
 	e.spec = l
 	e.red = Redactor(l)
+	e.ckMu.Lock()
+	e.stateRed = e.red.Memo()
+	e.ckMu.Unlock()
 	e.rec.SetRedactor(e.red)
 	e.emit(record.Event{Event: record.SpecChanged, Changes: changes, Message: strings.Join(changes, "\n")})
 }
