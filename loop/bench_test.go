@@ -138,10 +138,12 @@ protect: ["**/*_test.go"]
 
 	var starts []time.Time
 	var cpus []time.Duration
+	var syncs []int64
 	sub := func(e record.Event) {
 		if e.Event == record.AgentStart {
 			starts = append(starts, time.Now())
 			cpus = append(cpus, cpuTime())
+			syncs = append(syncs, journalSyncs.Load())
 		}
 	}
 	// The checkout's files reach the disk first: the engine's fsyncs must
@@ -161,6 +163,7 @@ protect: ["**/*_test.go"]
 		// snapshot of every protected file) is reported apart.
 		b.ReportMetric(float64(cpus[len(cpus)-1]-cpus[0])/float64(time.Millisecond)/float64(len(cpus)-1), "engine-cpu-ms/iter")
 		b.ReportMetric(float64(starts[0].Sub(t0))/float64(time.Millisecond), "setup-ms")
+		b.ReportMetric(float64(syncs[len(syncs)-1]-syncs[0])/float64(len(syncs)-1), "state-syncs/iter")
 	}
 	if out.Reason != ReasonBudget || out.State.Iterations != b.N {
 		b.Fatalf("outcome %s after %d iterations, want budget_spent after %d", out.Reason, out.State.Iterations, b.N)

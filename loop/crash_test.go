@@ -116,3 +116,48 @@ func TestCrashDuringARunIsJudged(t *testing.T) {
 		t.Fatalf("outcome %s, %d iterations, %d tasks passed; want the run counted and nothing passed", out.Reason, out.State.Iterations, out.State.TasksPassed)
 	}
 }
+
+// One sync of the state a step: the end of a build run is made durable
+// together with the start of the next one (a group commit), not on its own.
+// Twenty iterations of a no-op agent: twenty syncs, give or take the
+// loop's start and stop.
+func TestOneStateSyncPerStep(t *testing.T) {
+	t.Setenv("LOOPRINTER_STATE_DIR", t.TempDir())
+	dir := t.TempDir()
+	ad := &timedAdapter{}
+	agent.Register("syncprobe", func() agent.Adapter { return ad })
+	os.MkdirAll(filepath.Join(dir, OutputDir), 0o755)
+	os.WriteFile(filepath.Join(dir, OutputDir, "plan.json"), []byte(`{"tasks":[{"id":"T-001","title":"t","description":"d","targetFile":"a.txt","passes":false,"notes":""}]}`), 0o644)
+	src := []byte("objective: a.txt exists\nagent: {backend: command, command: \"true\"}\nbudget: {iterations: 20, same_failure: 100}\nsandbox: off\n")
+	os.WriteFile(filepath.Join(dir, "loop.yaml"), src, 0o644)
+	l, err := spec.Parse(src, filepath.Join(dir, "loop.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Agent.Backend = "syncprobe"
+	var first, last int64
+	runs := 0
+	sub := func(e record.Event) {
+		if e.Event == record.AgentStart {
+			if runs == 0 {
+				first = journalSyncs.Load()
+			}
+			last = journalSyncs.Load()
+			runs++
+		}
+	}
+	before := journalSyncs.Load()
+	out, err := Run(context.Background(), l, Options{Subscribers: []func(record.Event){sub}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Reason != ReasonBudget || runs != 20 {
+		t.Fatalf("outcome %s after %d runs, want budget_spent after 20", out.Reason, runs)
+	}
+	if between := last - first; between != int64(runs-1) {
+		t.Fatalf("%d state syncs between the first and the last of %d runs; want one a step (%d)", between, runs, runs-1)
+	}
+	if total := journalSyncs.Load() - before; total > int64(runs)+4 {
+		t.Fatalf("%d state syncs for a loop of %d runs; want at most %d", total, runs, runs+4)
+	}
+}

@@ -386,6 +386,7 @@ func (e *Engine) waitWhilePaused(ctx context.Context) error {
 		return nil
 	}
 	e.emit(record.Event{Event: record.Paused, Message: "paused before the next agent run; `looprinter resume` goes on"})
+	e.flush() // a pause can last hours: what the last step did reaches the disk now
 	for {
 		select {
 		case <-ctx.Done():
