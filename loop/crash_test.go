@@ -48,6 +48,26 @@ type crashParser struct{}
 func (crashParser) Line([]byte) []agent.ToolEvent  { return nil }
 func (crashParser) Finish(agent.Exit) agent.Result { return agent.Result{Status: agent.StatusOK} }
 
+// onePlan is a plan of one open task.
+const onePlan = `{"tasks":[{"id":"T-001","title":"t","description":"d","targetFile":"a.txt","passes":false,"notes":""}]}`
+
+// onePlanLoop writes, in dir, a cycle loop file (sandbox off, plus extra)
+// whose plan of one task is already made, and returns it parsed, its agent
+// the registered backend.
+func onePlanLoop(tb testing.TB, dir, extra, backend string) *spec.Loop {
+	tb.Helper()
+	os.MkdirAll(filepath.Join(dir, OutputDir), 0o755)
+	os.WriteFile(filepath.Join(dir, OutputDir, "plan.json"), []byte(onePlan), 0o644)
+	src := []byte("objective: \"a.txt exists\"\nagent: {backend: command, command: \"true\"}\nsandbox: off\n" + extra)
+	os.WriteFile(filepath.Join(dir, "loop.yaml"), src, 0o644)
+	l, err := spec.Parse(src, filepath.Join(dir, "loop.yaml"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	l.Agent.Backend = backend
+	return l
+}
+
 // SIGKILL while a build run is under way, simulated: the disk is put back as
 // it was when the run's agent started (the engine's private folder, the
 // public state), the agent's edits are left in place, and the loop starts
@@ -59,17 +79,9 @@ func TestCrashDuringARunIsJudged(t *testing.T) {
 	dir := t.TempDir()
 	ad := &crashAdapter{dir: dir}
 	agent.Register("crashprobe", func() agent.Adapter { return ad })
-	os.MkdirAll(filepath.Join(dir, OutputDir), 0o755)
 	os.WriteFile(filepath.Join(dir, "a_test.go"), []byte("package a\n"), 0o644)
-	plan := `{"tasks":[{"id":"T-001","title":"t","description":"d","targetFile":"a.txt","passes":false,"notes":""}]}`
-	os.WriteFile(filepath.Join(dir, OutputDir, "plan.json"), []byte(plan), 0o644)
-	src := []byte("objective: a.txt exists\nagent: {backend: command, command: \"true\"}\nbudget: {iterations: 1}\nsandbox: off\nprotect: [\"**/*_test.go\"]\n")
-	os.WriteFile(filepath.Join(dir, "loop.yaml"), src, 0o644)
-	l, err := spec.Parse(src, filepath.Join(dir, "loop.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	l.Agent.Backend = "crashprobe"
+	l := onePlanLoop(t, dir, "budget: {iterations: 1}\nprotect: [\"**/*_test.go\"]\n", "crashprobe")
+	plan := onePlan
 	if _, err := Run(context.Background(), l, Options{}); err != nil {
 		t.Fatal(err)
 	}
@@ -126,15 +138,7 @@ func TestOneStateSyncPerStep(t *testing.T) {
 	dir := t.TempDir()
 	ad := &timedAdapter{}
 	agent.Register("syncprobe", func() agent.Adapter { return ad })
-	os.MkdirAll(filepath.Join(dir, OutputDir), 0o755)
-	os.WriteFile(filepath.Join(dir, OutputDir, "plan.json"), []byte(`{"tasks":[{"id":"T-001","title":"t","description":"d","targetFile":"a.txt","passes":false,"notes":""}]}`), 0o644)
-	src := []byte("objective: a.txt exists\nagent: {backend: command, command: \"true\"}\nbudget: {iterations: 20, same_failure: 100}\nsandbox: off\n")
-	os.WriteFile(filepath.Join(dir, "loop.yaml"), src, 0o644)
-	l, err := spec.Parse(src, filepath.Join(dir, "loop.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	l.Agent.Backend = "syncprobe"
+	l := onePlanLoop(t, dir, "budget: {iterations: 20, same_failure: 100}\n", "syncprobe")
 	var first, last int64
 	runs := 0
 	sub := func(e record.Event) {
