@@ -191,6 +191,10 @@ protect: ["**/*_test.go"]
 	floor := floorIteration(b, dir, len(iter))
 	b.ReportMetric(floor, "floor-ms(median)")
 	b.ReportMetric(engine-floor, "above-floor-ms")
+	// What the engine must add to the floor whatever it does: the prompt
+	// and the transcript of each run are new files. Their cost is the file
+	// system's, and differs from folder to folder of one disk.
+	b.ReportMetric(2*fileCreate(b, filepath.Join(dir, OutputDir), len(iter)), "two-new-files-ms(median)")
 
 	// A bash loop doing the template's per-iteration steps in the same
 	// folder (a git repository for it, made untimed). Not at 100,000 files:
@@ -204,6 +208,26 @@ protect: ["**/*_test.go"]
 	if engine > floor && bash > floor {
 		b.ReportMetric((bash-floor)/(engine-floor), "bash/engine(above-floor)")
 	}
+}
+
+// fileCreate is the median time to make a new file of 2 KB in dir (made,
+// written, closed), as the engine makes a run's prompt file.
+func fileCreate(b *testing.B, dir string, n int) float64 {
+	sub, err := os.MkdirTemp(dir, "create-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer os.RemoveAll(sub)
+	data := []byte(strings.Repeat("p", 2048))
+	var d []float64
+	for i := 0; i < n; i++ {
+		t := time.Now()
+		if err := os.WriteFile(filepath.Join(sub, fmt.Sprintf("%04d.prompt.md", i)), data, 0o600); err != nil {
+			b.Fatal(err)
+		}
+		d = append(d, float64(time.Since(t))/float64(time.Millisecond))
+	}
+	return median(d)
 }
 
 func median(v []float64) float64 { return percentile(v, 50) }
