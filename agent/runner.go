@@ -77,6 +77,42 @@ func ChildEnv(req Request) []string {
 	return env
 }
 
+// The buffers of a run's output, kept for the next run (a loop runs agents
+// back to back; a fresh 350 KB each run was most of what an iteration of
+// the engine allocated).
+var (
+	transcriptWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 256<<10) }}
+	lineReaders       = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10) }}
+	stderrBufs        = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+)
+
+// stdinFor is what the agent reads on its standard input: nothing (the
+// null device) when stdin is empty; a pipe already holding all of it and
+// closed for writing when it fits in the pipe's buffer (no goroutine copies
+// it); else a reader, which os/exec copies into a pipe as the agent reads.
+func stdinFor(stdin string) (io.Reader, error) {
+	if stdin == "" {
+		return nil, nil
+	}
+	var p [2]int
+	if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC|syscall.O_NONBLOCK); err != nil {
+		return nil, err
+	}
+	// Non-blocking: a pipe's buffer can be a single page when the user has
+	// many pipes open; a write that does not fit falls back to the copy.
+	n, err := syscall.Write(p[1], []byte(stdin))
+	syscall.Close(p[1])
+	if err != nil || n != len(stdin) {
+		syscall.Close(p[0])
+		return strings.NewReader(stdin), nil
+	}
+	if err := syscall.SetNonblock(p[0], false); err != nil {
+		syscall.Close(p[0])
+		return nil, err
+	}
+	return os.NewFile(uintptr(p[0]), "|0"), nil
+}
+
 // Run starts the agent, streams its output, enforces the timeouts and returns
 // the normalized result. It never returns before the agent's process group has
 // been signalled to stop. onTool, if not nil, is called for each tool call as
@@ -130,7 +166,18 @@ func Run(ctx context.Context, req Request, ad Adapter, onTool func(ToolEvent)) R
 	cmd := exec.Command(inv.Path, inv.Args...)
 	cmd.Dir = req.Dir
 	cmd.Env = inv.Env
-	cmd.Stdin = strings.NewReader(inv.Stdin)
+	stdin, err := stdinFor(inv.Stdin)
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		errR.Close()
+		errW.Close()
+		return finish(Exit{Code: -1, StartErr: err}, 0)
+	}
+	if f, ok := stdin.(*os.File); ok {
+		defer f.Close()
+	}
+	cmd.Stdin = stdin
 	cmd.Stdout = outW
 	cmd.Stderr = errW
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -158,8 +205,13 @@ func Run(ctx context.Context, req Request, ad Adapter, onTool func(ToolEvent)) R
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		tw := bufio.NewWriterSize(transcript, 256<<10)
-		defer tw.Flush()
+		tw := transcriptWriters.Get().(*bufio.Writer)
+		tw.Reset(transcript)
+		defer func() {
+			tw.Flush()
+			tw.Reset(nil)
+			transcriptWriters.Put(tw)
+		}()
 		rw := req.Redact.Writer(tw) // secrets never reach the disk
 		defer rw.Close()
 		streamLines(outR, func(chunk []byte, more bool) {
@@ -196,7 +248,9 @@ func Run(ctx context.Context, req Request, ad Adapter, onTool func(ToolEvent)) R
 		defer wg.Done()
 		var errFile *os.File
 		var errOut *redact.Writer
-		buf := make([]byte, 32<<10)
+		bp := stderrBufs.Get().(*[]byte)
+		defer stderrBufs.Put(bp)
+		buf := *bp
 		for {
 			n, err := errR.Read(buf)
 			if n > 0 {
@@ -356,7 +410,12 @@ func exitCode(err error, cmd *exec.Cmd) int {
 // MaxLine) to onLine. Memory stays bounded whatever the agent prints. sink's
 // more says whether further input is already buffered.
 func streamLines(r io.Reader, sink func(chunk []byte, more bool), onLine func([]byte)) {
-	br := bufio.NewReaderSize(r, 64<<10)
+	br := lineReaders.Get().(*bufio.Reader)
+	br.Reset(r)
+	defer func() {
+		br.Reset(nil)
+		lineReaders.Put(br)
+	}()
 	var line []byte
 	overflow := false
 	for {

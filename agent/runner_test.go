@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -124,6 +125,38 @@ func TestChildEnvStripsSessionVariables(t *testing.T) {
 	for _, good := range []string{"LOOPRINTER_PHASE=plan", "LOOPRINTER_TASK=T-001", "LOOPRINTER_DIR=/d", "X=1"} {
 		if !strings.Contains(env, good) {
 			t.Errorf("child env lacks %s", good)
+		}
+	}
+}
+
+// The agent reads its whole standard input, whatever its size: nothing,
+// a prompt that fits in a pipe, and one far larger than a pipe's buffer.
+func TestStdinReachesTheAgentWhole(t *testing.T) {
+	for _, size := range []int{0, 3000, 1 << 20} {
+		want := strings.Repeat("p", size)
+		r, err := stdinFor(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if size == 0 && r != nil {
+			t.Fatalf("empty stdin: got a reader %T, want the null device (nil)", r)
+		}
+		if size == 3000 {
+			if _, ok := r.(*os.File); !ok {
+				t.Fatalf("a small stdin should be a filled pipe, got %T", r)
+			}
+		}
+		cmd := exec.Command("wc", "-c")
+		cmd.Stdin = r
+		out, err := cmd.Output()
+		if f, ok := r.(*os.File); ok {
+			f.Close()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.TrimSpace(string(out)); got != strconv.Itoa(size) {
+			t.Fatalf("stdin of %d bytes: the agent read %s", size, got)
 		}
 	}
 }

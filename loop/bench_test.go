@@ -138,10 +138,12 @@ protect: ["**/*_test.go"]
 
 	var starts []time.Time
 	var cpus []time.Duration
+	var syncs []int64
 	sub := func(e record.Event) {
 		if e.Event == record.AgentStart {
 			starts = append(starts, time.Now())
 			cpus = append(cpus, cpuTime())
+			syncs = append(syncs, journalSyncs.Load())
 		}
 	}
 	// The checkout's files reach the disk first: the engine's fsyncs must
@@ -161,6 +163,7 @@ protect: ["**/*_test.go"]
 		// snapshot of every protected file) is reported apart.
 		b.ReportMetric(float64(cpus[len(cpus)-1]-cpus[0])/float64(time.Millisecond)/float64(len(cpus)-1), "engine-cpu-ms/iter")
 		b.ReportMetric(float64(starts[0].Sub(t0))/float64(time.Millisecond), "setup-ms")
+		b.ReportMetric(float64(syncs[len(syncs)-1]-syncs[0])/float64(len(syncs)-1), "state-syncs/iter")
 	}
 	if out.Reason != ReasonBudget || out.State.Iterations != b.N {
 		b.Fatalf("outcome %s after %d iterations, want budget_spent after %d", out.Reason, out.State.Iterations, b.N)
@@ -188,6 +191,10 @@ protect: ["**/*_test.go"]
 	floor := floorIteration(b, dir, len(iter))
 	b.ReportMetric(floor, "floor-ms(median)")
 	b.ReportMetric(engine-floor, "above-floor-ms")
+	// What the engine must add to the floor whatever it does: the prompt
+	// and the transcript of each run are new files. Their cost is the file
+	// system's, and differs from folder to folder of one disk.
+	b.ReportMetric(2*fileCreate(b, filepath.Join(dir, OutputDir), len(iter)), "two-new-files-ms(median)")
 
 	// A bash loop doing the template's per-iteration steps in the same
 	// folder (a git repository for it, made untimed). Not at 100,000 files:
@@ -201,6 +208,26 @@ protect: ["**/*_test.go"]
 	if engine > floor && bash > floor {
 		b.ReportMetric((bash-floor)/(engine-floor), "bash/engine(above-floor)")
 	}
+}
+
+// fileCreate is the median time to make a new file of 2 KB in dir (made,
+// written, closed), as the engine makes a run's prompt file.
+func fileCreate(b *testing.B, dir string, n int) float64 {
+	sub, err := os.MkdirTemp(dir, "create-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer os.RemoveAll(sub)
+	data := []byte(strings.Repeat("p", 2048))
+	var d []float64
+	for i := 0; i < n; i++ {
+		t := time.Now()
+		if err := os.WriteFile(filepath.Join(sub, fmt.Sprintf("%04d.prompt.md", i)), data, 0o600); err != nil {
+			b.Fatal(err)
+		}
+		d = append(d, float64(time.Since(t))/float64(time.Millisecond))
+	}
+	return median(d)
 }
 
 func median(v []float64) float64 { return percentile(v, 50) }

@@ -48,6 +48,26 @@ type crashParser struct{}
 func (crashParser) Line([]byte) []agent.ToolEvent  { return nil }
 func (crashParser) Finish(agent.Exit) agent.Result { return agent.Result{Status: agent.StatusOK} }
 
+// onePlan is a plan of one open task.
+const onePlan = `{"tasks":[{"id":"T-001","title":"t","description":"d","targetFile":"a.txt","passes":false,"notes":""}]}`
+
+// onePlanLoop writes, in dir, a cycle loop file (sandbox off, plus extra)
+// whose plan of one task is already made, and returns it parsed, its agent
+// the registered backend.
+func onePlanLoop(tb testing.TB, dir, extra, backend string) *spec.Loop {
+	tb.Helper()
+	os.MkdirAll(filepath.Join(dir, OutputDir), 0o755)
+	os.WriteFile(filepath.Join(dir, OutputDir, "plan.json"), []byte(onePlan), 0o644)
+	src := []byte("objective: \"a.txt exists\"\nagent: {backend: command, command: \"true\"}\nsandbox: off\n" + extra)
+	os.WriteFile(filepath.Join(dir, "loop.yaml"), src, 0o644)
+	l, err := spec.Parse(src, filepath.Join(dir, "loop.yaml"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	l.Agent.Backend = backend
+	return l
+}
+
 // SIGKILL while a build run is under way, simulated: the disk is put back as
 // it was when the run's agent started (the engine's private folder, the
 // public state), the agent's edits are left in place, and the loop starts
@@ -59,17 +79,9 @@ func TestCrashDuringARunIsJudged(t *testing.T) {
 	dir := t.TempDir()
 	ad := &crashAdapter{dir: dir}
 	agent.Register("crashprobe", func() agent.Adapter { return ad })
-	os.MkdirAll(filepath.Join(dir, OutputDir), 0o755)
 	os.WriteFile(filepath.Join(dir, "a_test.go"), []byte("package a\n"), 0o644)
-	plan := `{"tasks":[{"id":"T-001","title":"t","description":"d","targetFile":"a.txt","passes":false,"notes":""}]}`
-	os.WriteFile(filepath.Join(dir, OutputDir, "plan.json"), []byte(plan), 0o644)
-	src := []byte("objective: a.txt exists\nagent: {backend: command, command: \"true\"}\nbudget: {iterations: 1}\nsandbox: off\nprotect: [\"**/*_test.go\"]\n")
-	os.WriteFile(filepath.Join(dir, "loop.yaml"), src, 0o644)
-	l, err := spec.Parse(src, filepath.Join(dir, "loop.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	l.Agent.Backend = "crashprobe"
+	l := onePlanLoop(t, dir, "budget: {iterations: 1}\nprotect: [\"**/*_test.go\"]\n", "crashprobe")
+	plan := onePlan
 	if _, err := Run(context.Background(), l, Options{}); err != nil {
 		t.Fatal(err)
 	}
@@ -114,5 +126,42 @@ func TestCrashDuringARunIsJudged(t *testing.T) {
 	}
 	if out.Reason == ReasonDone || out.State.Iterations != 1 || out.State.TasksPassed != 0 {
 		t.Fatalf("outcome %s, %d iterations, %d tasks passed; want the run counted and nothing passed", out.Reason, out.State.Iterations, out.State.TasksPassed)
+	}
+}
+
+// One sync of the state a step: the end of a build run is made durable
+// together with the start of the next one (a group commit), not on its own.
+// Twenty iterations of a no-op agent: twenty syncs, give or take the
+// loop's start and stop.
+func TestOneStateSyncPerStep(t *testing.T) {
+	t.Setenv("LOOPRINTER_STATE_DIR", t.TempDir())
+	dir := t.TempDir()
+	ad := &timedAdapter{}
+	agent.Register("syncprobe", func() agent.Adapter { return ad })
+	l := onePlanLoop(t, dir, "budget: {iterations: 20, same_failure: 100}\n", "syncprobe")
+	var first, last int64
+	runs := 0
+	sub := func(e record.Event) {
+		if e.Event == record.AgentStart {
+			if runs == 0 {
+				first = journalSyncs.Load()
+			}
+			last = journalSyncs.Load()
+			runs++
+		}
+	}
+	before := journalSyncs.Load()
+	out, err := Run(context.Background(), l, Options{Subscribers: []func(record.Event){sub}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Reason != ReasonBudget || runs != 20 {
+		t.Fatalf("outcome %s after %d runs, want budget_spent after 20", out.Reason, runs)
+	}
+	if between := last - first; between != int64(runs-1) {
+		t.Fatalf("%d state syncs between the first and the last of %d runs; want one a step (%d)", between, runs, runs-1)
+	}
+	if total := journalSyncs.Load() - before; total > int64(runs)+4 {
+		t.Fatalf("%d state syncs for a loop of %d runs; want at most %d", total, runs, runs+4)
 	}
 }

@@ -109,6 +109,7 @@ type Engine struct {
 	markRem    time.Duration // wall time below a millisecond, carried to the next checkpoint
 	priv       string        // the engine's private folder for this loop
 	ckMu       sync.Mutex    // checkpoints come from the step and from the wall-time ticker
+	unsynced   bool          // the last save has not been synced (stepEnd, note, tick)
 	sandbox    string        // the sandbox kind in force
 	specTime   time.Time
 	lastPlan   *Plan
@@ -125,6 +126,7 @@ type Engine struct {
 	marksGone  []string                        // folders moved or removed since the last snapshot
 	ignores    map[string]*gitignore.GitIgnore // .gitignore of each folder, for the list of changes
 	red        *redact.Redactor                // secrets never leave: records, state, prompts, transcripts (loop/redact.go)
+	stateRed   *redact.Redactor                // red with its results remembered, for the state saved several times a step
 	lock       *Lock                           // the loop's lock, held from openEngine to close
 	jr         *journal                        // the engine's copy of the state (loop/journal.go)
 
@@ -239,6 +241,7 @@ func openEngine(l *spec.Loop, opts Options, runID string, fresh bool) (e *Engine
 		rec.Subscribe(s)
 	}
 	e = &Engine{spec: l, dir: dir, st: st, rec: rec, opts: opts, mark: start, priv: priv, red: Redactor(l), lock: lock, jr: jr}
+	e.stateRed = e.red.Memo()
 	rec.SetRedactor(e.red)
 	if fi, err := os.Stat(l.Path); err == nil {
 		e.specTime = fi.ModTime()
@@ -253,7 +256,11 @@ func openEngine(l *spec.Loop, opts Options, runID string, fresh bool) (e *Engine
 
 // close ends what openEngine started, the lock last.
 func (e *Engine) close() {
+	e.flush()
 	e.writePrivateCopy()
+	if e.sandbox != sandbox.Off {
+		sandbox.RemoveTempDir(e.dir)
+	}
 	e.resetWatch()
 	e.rec.Close()
 	e.jr.close()
@@ -390,31 +397,55 @@ func nextSteps(reason string, l *spec.Loop) []string {
 	return nil
 }
 
-// checkpoint ends a step: it folds elapsed wall time into the state (in
-// full: what is below a millisecond is carried to the next checkpoint),
-// syncs the records (a group commit, once per step), saves the state to the
-// journal, synced, and writes the public copy: a power loss loses at most
-// the step under way.
-func (e *Engine) checkpoint() error { return e.save(true, true, true) }
+// checkpoint saves the state where it must reach the disk now (a loop
+// starting or stopping, a question asked or answered, a crashed run
+// judged): it folds elapsed wall time into the state (in full: what is
+// below a millisecond is carried to the next save), saves the state to the
+// journal and syncs it, syncs the records at the same time, and writes the
+// public copy.
+func (e *Engine) checkpoint() error { return e.save(true, true) }
 
-// checkpointInFlight saves, synced, a run about to start (one write and
-// one data sync of the journal; the records wait for the step's end), so
-// that a crash during the run is judged as one when the loop starts again.
-// The public copy shows the run in flight.
-func (e *Engine) checkpointInFlight() error { return e.save(true, true, false) }
+// stepEnd ends a step: the state goes to the journal and the public copy
+// without waiting for the disk. The step's state and records reach the disk
+// together at the next synced save, which comes before anything that takes
+// time or could lose work: the next agent run (checkpointInFlight), the
+// next checks (flush), a question, the loop's stop, the engine's close. One
+// sync of each file per step (a group commit), and a power loss loses at
+// most the step under way and the one before it, which had done nothing
+// since but decide what runs next.
+func (e *Engine) stepEnd() error { return e.save(false, true) }
+
+// checkpointInFlight saves, synced, a run about to start (with the records
+// of the step before it), so that a crash during the run is judged as one
+// when the loop starts again. The public copy is written when the agent has
+// started (the OnStart tick), with its process group.
+func (e *Engine) checkpointInFlight() error { return e.save(true, false) }
+
+// flush makes the last saves durable when some are not (before checks run:
+// a check can run for minutes).
+func (e *Engine) flush() error {
+	e.ckMu.Lock()
+	pending := e.unsynced
+	e.ckMu.Unlock()
+	if !pending {
+		return nil
+	}
+	return e.save(true, false)
+}
 
 // note saves the state without waiting for the disk (journal only): enough
 // against a crash of the process (the kernel keeps what was written), used
 // where a power loss would also end the agent (its process group).
-func (e *Engine) note() error { return e.save(false, false, false) }
+func (e *Engine) note() error { return e.save(false, false) }
 
 // tick is note with the public copy written too (the wall time while an
 // agent runs, every few seconds, for people and tools to see).
-func (e *Engine) tick() error { return e.save(false, true, false) }
+func (e *Engine) tick() error { return e.save(false, true) }
 
-// save saves the state to the journal (durable: synced), with the public
-// copy, and with the records synced at the same time.
-func (e *Engine) save(durable, copies, records bool) error {
+// save saves the state to the journal, with the public copy when copies
+// says so. durable syncs the journal and, at the same time, the records:
+// both reach the disk before save returns.
+func (e *Engine) save(durable, copies bool) error {
 	e.ckMu.Lock()
 	defer e.ckMu.Unlock()
 	now := time.Now()
@@ -423,17 +454,20 @@ func (e *Engine) save(durable, copies, records bool) error {
 	e.markRem = d - time.Duration(d.Milliseconds())*time.Millisecond
 	e.mark = now
 	var synced chan struct{}
-	if records {
-		// The step's records and its state reach the disk together: one
-		// wait for both flushes, not one after the other.
+	if durable {
+		// The records and the state reach the disk together: one wait for
+		// both flushes, not one after the other.
 		synced = make(chan struct{})
 		go func() { e.rec.Sync(); close(synced) }()
 	}
-	st := redact.Value(e.red, e.st) // a copy, when it holds a secret
+	st := redact.Value(e.stateRed, e.st) // a copy, when it holds a secret
 	_, err := st.save(e.dir, e.jr, durable, copies)
 	e.st.V, e.st.UpdatedAt = st.V, st.UpdatedAt
 	if synced != nil {
 		<-synced
+	}
+	if err == nil {
+		e.unsynced = !durable
 	}
 	return err
 }
@@ -444,7 +478,7 @@ func (e *Engine) save(durable, copies, records bool) error {
 func (e *Engine) writePrivateCopy() {
 	e.ckMu.Lock()
 	defer e.ckMu.Unlock()
-	st := redact.Value(e.red, e.st)
+	st := redact.Value(e.stateRed, e.st)
 	if data, err := json.Marshal(st); err == nil {
 		writeCopy(PrivateStatePath(e.dir), indented(data))
 	}
@@ -589,6 +623,9 @@ func normalizeAll(lines []string) []string {
 // runChecks runs commands in order and saves each output under
 // working-records/checks/.
 func (e *Engine) runChecks(ctx context.Context, gate string, cmds []string) []CheckResult {
+	// The step before reaches the disk first: checks can run for minutes.
+	// (A save that fails here fails again, reported, at the step's end.)
+	e.flush()
 	dir := e.path(RecordsDir, "checks")
 	os.MkdirAll(dir, 0o700)
 	stamp := time.Now().UTC().Format("20060102T150405.000")

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -36,6 +37,10 @@ import (
 // against the digests the journal keeps.
 
 const journalMagic = "looprinter-state"
+
+// journalSyncs counts the journal's syncs in this process (the benchmarks
+// report it per iteration; the tests hold it to one a step).
+var journalSyncs atomic.Int64
 
 // journalPath is slot i of the state journal of the private folder priv.
 func journalPath(priv string, i int) string {
@@ -110,6 +115,7 @@ func (j *journal) write(payload, pub []byte, durable bool) error {
 		if err := unix.Fdatasync(int(j.f[i].Fd())); err != nil {
 			return err
 		}
+		journalSyncs.Add(1)
 		j.last = i
 	}
 	j.seq++

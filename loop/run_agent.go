@@ -386,6 +386,7 @@ func (e *Engine) waitWhilePaused(ctx context.Context) error {
 		return nil
 	}
 	e.emit(record.Event{Event: record.Paused, Message: "paused before the next agent run; `looprinter resume` goes on"})
+	e.flush() // a pause can last hours: what the last step did reaches the disk now
 	for {
 		select {
 		case <-ctx.Done():
@@ -422,6 +423,9 @@ func (e *Engine) reloadSpec() {
 	}
 	e.spec = l
 	e.red = Redactor(l)
+	e.ckMu.Lock()
+	e.stateRed = e.red.Memo()
+	e.ckMu.Unlock()
 	e.rec.SetRedactor(e.red)
 	e.emit(record.Event{Event: record.SpecChanged, Changes: changes, Message: strings.Join(changes, "\n")})
 }

@@ -130,7 +130,7 @@ func (e *Engine) oneStep(ctx context.Context) *Outcome {
 		e.checkpoint()
 		return e.outcome(ReasonBlocked, err.Error())
 	}
-	if err := e.checkpoint(); err != nil {
+	if err := e.stepEnd(); err != nil {
 		return e.outcome(ReasonBlocked, "cannot save state: "+err.Error())
 	}
 	if e.st.Phase == PhaseDone {

@@ -247,11 +247,13 @@ func (w *Writer) Write(e Event) error {
 }
 
 // Sync flushes what was written to disk: the engine calls it once per step,
-// so records survive a power loss with at most one step lost.
+// so records survive a power loss with at most one step lost. Writes go on
+// while it waits for the disk (they are in the file before the next Sync).
 func (w *Writer) Sync() error {
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.f.Sync()
+	f := w.f
+	w.mu.Unlock()
+	return f.Sync()
 }
 
 // Close closes the file.

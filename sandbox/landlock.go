@@ -146,6 +146,16 @@ func TempDir(dir string) string {
 	return filepath.Join(os.TempDir(), "looprinter-sandbox-"+hex.EncodeToString(h[:8]))
 }
 
+// RemoveTempDir removes the private temporary folder of the runs in dir
+// (TempDir), when the loop's engine stops: what an agent left there is not
+// kept from one run to the next anyway.
+func RemoveTempDir(dir string) {
+	if c, err := canonical(dir); err == nil {
+		dir = c
+	}
+	os.RemoveAll(TempDir(dir))
+}
+
 // wrapLandlock: p's paths are canonical and exist.
 func (p Policy) wrapLandlock(path string, args []string) (string, []string, []string, error) {
 	if err := landlockProbe(); err != nil {

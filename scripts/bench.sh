@@ -45,18 +45,21 @@ metric() { awk -v u="$1" '{for (i = 2; i <= NF; i++) if ($i == u) {printf "%.2f"
 
 echo
 echo "== The cost of a build iteration (ms; no-op agent, sandbox off; load average 1/5/15 min after each size)"
-printf '%-8s %10s %10s %10s %8s %12s %10s %10s %12s %16s\n' files engine-CPU overhead iteration floor above-floor bash-loop bash/eng 'bash/eng>flr' load
+printf '%-8s %10s %10s %10s %8s %12s %10s %10s %10s %12s %7s %16s\n' files engine-CPU overhead iteration floor above-floor 2-new-files bash-loop bash/eng 'bash/eng>flr' syncs load
 for n in 0 10000 100000; do
 	line=$(grep -E "^BenchmarkBuildIteration/files=$n-" "$OUT/iter.txt" || true)
 	ld=$(grep -A3 -E "^BenchmarkBuildIteration/files=$n-" "$OUT/iter.txt" | grep -m1 '^load' | cut -d' ' -f2- || true)
-	printf '%-8s %10s %10s %10s %8s %12s %10s %10s %12s %16s\n' "$n" \
+	printf '%-8s %10s %10s %10s %8s %12s %10s %10s %10s %12s %7s %16s\n' "$n" \
 		"$(metric engine-cpu-ms/iter "$line")" "$(metric 'overhead-ms/iter(median)' "$line")" "$(metric 'iter-ms(median)' "$line")" \
-		"$(metric 'floor-ms(median)' "$line")" "$(metric above-floor-ms "$line")" "$(metric 'bash-iter-ms(median)' "$line")" \
-		"$(metric bash/engine "$line")" "$(metric 'bash/engine(above-floor)' "$line")" "${ld:--}"
+		"$(metric 'floor-ms(median)' "$line")" "$(metric above-floor-ms "$line")" "$(metric 'two-new-files-ms(median)' "$line")" \
+		"$(metric 'bash-iter-ms(median)' "$line")" "$(metric bash/engine "$line")" "$(metric 'bash/engine(above-floor)' "$line")" \
+		"$(metric state-syncs/iter "$line")" "${ld:--}"
 done
 echo "  engine-CPU: the engine's own CPU per iteration; overhead: an iteration's time less the agent's own run;"
 echo "  iteration: one build iteration, agent included; floor: one fork/exec of the same agent and one synced"
-echo "  line in the same folder; above-floor: iteration - floor (goal: about 1 ms); bash-loop: a bash loop doing"
+echo "  line in the same folder; above-floor: iteration - floor (goal: about 1 ms); 2-new-files: making two new"
+echo "  files of 2 KB in the same folder, as the engine makes each run's prompt and transcript (part of"
+echo "  above-floor; the file system's cost, not the engine's); syncs: the state's syncs per iteration; bash-loop: a bash loop doing"
 echo "  a template loop.sh's steps (python3 plan checks, prompt, agent, git status, a log line) in the same"
 echo "  folder; bash/eng: bash-loop / iteration; bash/eng>flr: the same, both less the floor (goal: 20 or more at 10,000)."
 echo

@@ -108,6 +108,7 @@ type Redactor struct {
 	maxLit   int
 	names    []string // the secret variables, for Names
 	extraPat int
+	memo     *memo // results remembered (Memo), or nil
 }
 
 // New builds a redactor from an environment ("NAME=value" entries: the
@@ -216,11 +217,19 @@ func (r *Redactor) String(s string) string {
 	if r == nil || s == "" {
 		return s
 	}
-	b := r.redact([]byte(s), true)
-	if b == nil {
-		return s
+	if r.memo != nil {
+		if v, ok := r.memo.get(s); ok {
+			return v
+		}
 	}
-	return string(b)
+	out := s
+	if b := r.redact([]byte(s), true); b != nil {
+		out = string(b)
+	}
+	if r.memo != nil {
+		r.memo.put(s, out)
+	}
+	return out
 }
 
 // Bytes returns b with every secret replaced. b itself is never changed;

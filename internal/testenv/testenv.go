@@ -15,10 +15,12 @@ import (
 )
 
 // Main points LOOPRINTER_STATE_DIR (and XDG_STATE_HOME, for anything that
-// reads it directly) at a new temporary folder, and XDG_CACHE_HOME (where
-// the Gemini adapter writes its settings copies) at another, runs the tests
-// and removes them. Tests that need a state folder of their own still set
-// one.
+// reads it directly) at a new temporary folder, XDG_CACHE_HOME (where the
+// Gemini adapter writes its settings copies) at another, and TMPDIR at a
+// third, so that what the tests and the programs they start leave in the
+// temporary folder (a sandbox's private folder, a script test's work) goes
+// with it; runs the tests and removes them. Tests that need a state folder
+// of their own still set one.
 func Main(m interface{ Run() int }) int {
 	dir, err := os.MkdirTemp("", "looprinter-test-state-")
 	if err != nil {
@@ -37,5 +39,10 @@ func Main(m interface{ Run() int }) int {
 	os.Setenv("LOOPRINTER_STATE_DIR", dir+"/looprinter")
 	os.Setenv("XDG_STATE_HOME", dir)
 	os.Setenv("XDG_CACHE_HOME", dir+"/cache")
+	if err := os.Mkdir(dir+"/tmp", 0o700); err != nil {
+		fmt.Fprintln(os.Stderr, "testenv:", err)
+		return 1
+	}
+	os.Setenv("TMPDIR", dir+"/tmp")
 	return m.Run()
 }
