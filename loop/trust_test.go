@@ -240,6 +240,12 @@ func TestGuardSnapshotReadsOnlyWhatMayHaveChanged(t *testing.T) {
 	if _, err := snapshotGuard(dir, priv, files, nil, nil); err != nil || stored() {
 		t.Fatalf("unchanged stat, the snapshot on disk: read again (%v)", err)
 	}
+	// The same snapshot as before, but its file is gone: written again,
+	// so that an engine started after a crash finds it.
+	os.Remove(guardPath(priv))
+	if _, err := snapshotGuard(dir, priv, files, g, nil); err != nil || loadGuard(priv) == nil {
+		t.Fatalf("the snapshot's file was not written again (%v)", err)
+	}
 
 	// Changed on disk, but the watch says it was not: the entry is kept
 	// as it was, without a stat.
