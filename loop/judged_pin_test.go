@@ -161,3 +161,22 @@ func TestJudgedPlanPutBackBetweenRuns(t *testing.T) {
 		t.Errorf("outcome %s after %d builds: %s; want done after 2", out.Reason, out.State.Iterations, out.Summary)
 	}
 }
+
+// A plan.json a run leaves broken (a task without its title), though its
+// ids, targets and marks are as judged, is written back whole before the
+// next run.
+func TestJudgedBrokenPlanWrittenBack(t *testing.T) {
+	files := map[string]string{
+		"loop.yaml": "objective: \"a.txt and b.txt exist\"\nsandbox: off\nagent: {backend: command, command: AGENT}\nverify: [\"test -s a.txt && test -s b.txt\"]\nbudget: {iterations: 4}\n",
+		"agent.txt": "== plan\nplan T-001:a.txt T-002:b.txt\n" +
+			"== build\nrun sed -i 's/\"title\": \"Write b.txt\"/\"title\": \"\"/' output/plan.json\n" +
+			"== build\nrun cp output/plan.json seen.json\ndo\n",
+	}
+	out, _, dir := fakeLoop(t, files, nil)
+	if seen := readFile(t, filepath.Join(dir, "seen.json")); !strings.Contains(seen, `"title": "Write b.txt"`) {
+		t.Errorf("plan.json as the next run found it:\n%s\nwant T-002's title back", seen)
+	}
+	if out.Reason != ReasonDone {
+		t.Errorf("outcome %s: %s; want done", out.Reason, out.Summary)
+	}
+}
