@@ -308,8 +308,12 @@ protect: ["a_test.go"]
 func TestProtectWalkBound(t *testing.T) {
 	dir, l := protectFixture(t, goLoop, map[string]string{"go.mod": "", "a.go": "", "b.go": "", "c_test.go": ""})
 	old := maxProtectWalk
-	maxProtectWalk = 3
 	defer func() { maxProtectWalk = old }()
+	maxProtectWalk = 5 // exactly the fixture's files, loop.yaml included
+	if _, err := ResolveProtected(dir, l); err != nil {
+		t.Fatalf("5 files, bound 5: %v", err)
+	}
+	maxProtectWalk = 3
 	if _, err := ResolveProtected(dir, l); err == nil || !strings.Contains(err.Error(), "more than 3 files") {
 		t.Fatalf("err = %v", err)
 	}
