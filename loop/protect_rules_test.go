@@ -418,23 +418,24 @@ func TestProtectNeverInsideGit(t *testing.T) {
 }
 
 // A user glob reaches into a folder the default rules skip, to the depth
-// it names: node_modules/* protects node_modules/top.js, and folders deeper
-// than the glob are looked at without harm.
+// it names: node_modules/* protects node_modules/top.js, deps/** what is in
+// deps/node_modules, and folders deeper than the glob are looked at without
+// harm.
 func TestProtectUserGlobUnderSkippedFolder(t *testing.T) {
-	dir, l := protectFixture(t, "objective: x\nprotect: [\"node_modules/*\", \"lib/*\"]\n",
-		map[string]string{"node_modules/top.js": "", "node_modules/a/b/deep.js": "", "lib/a/node_modules/x.js": ""})
+	dir, l := protectFixture(t, "objective: x\nprotect: [\"node_modules/*\", \"lib/*\", \"deps/**\"]\n",
+		map[string]string{"node_modules/top.js": "", "node_modules/a/b/deep.js": "", "lib/a/node_modules/x.js": "", "deps/node_modules/y.js": ""})
 	ps, err := ResolveProtected(dir, l)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
 	for _, p := range ps {
-		if strings.HasPrefix(p.Path, "node_modules/") {
+		if strings.HasSuffix(p.Path, ".js") {
 			got = append(got, p.Path)
 		}
 	}
-	if strings.Join(got, " ") != "node_modules/top.js" {
-		t.Errorf("protected %q, want node_modules/top.js", got)
+	if strings.Join(got, " ") != "deps/node_modules/y.js node_modules/top.js" {
+		t.Errorf("protected %q, want deps/node_modules/y.js (deps/**) and node_modules/top.js", got)
 	}
 }
 
