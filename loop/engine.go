@@ -240,9 +240,8 @@ func openEngine(l *spec.Loop, opts Options, runID string, fresh bool) (e *Engine
 	for _, s := range opts.Subscribers {
 		rec.Subscribe(s)
 	}
-	e = &Engine{spec: l, dir: dir, st: st, rec: rec, opts: opts, mark: start, priv: priv, red: Redactor(l), lock: lock, jr: jr}
-	e.stateRed = e.red.Memo()
-	rec.SetRedactor(e.red)
+	e = &Engine{spec: l, dir: dir, st: st, rec: rec, opts: opts, mark: start, priv: priv, lock: lock, jr: jr}
+	e.setRedactor(Redactor(l))
 	if fi, err := os.Stat(l.Path); err == nil {
 		e.specTime = fi.ModTime()
 	}
@@ -252,6 +251,17 @@ func openEngine(l *spec.Loop, opts Options, runID string, fresh bool) (e *Engine
 	}
 	sandbox.BecomeSubreaper()
 	return e, untrusted, resumed, nil
+}
+
+// setRedactor puts r in force for everything the engine writes: the
+// records, the state (through a copy of r that remembers its results) and
+// what the engine redacts itself.
+func (e *Engine) setRedactor(r *redact.Redactor) {
+	e.red = r
+	e.ckMu.Lock()
+	e.stateRed = r.Memo()
+	e.ckMu.Unlock()
+	e.rec.SetRedactor(r)
 }
 
 // close ends what openEngine started, the lock last.

@@ -422,11 +422,7 @@ func (e *Engine) reloadSpec() {
 		l.Shape = e.spec.Shape
 	}
 	e.spec = l
-	e.red = Redactor(l)
-	e.ckMu.Lock()
-	e.stateRed = e.red.Memo()
-	e.ckMu.Unlock()
-	e.rec.SetRedactor(e.red)
+	e.setRedactor(Redactor(l))
 	e.emit(record.Event{Event: record.SpecChanged, Changes: changes, Message: strings.Join(changes, "\n")})
 }
 
