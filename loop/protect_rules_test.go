@@ -402,16 +402,7 @@ func TestProtectWalkFilesSkipsAndBounds(t *testing.T) {
 // protected, one beside it is.
 func TestProtectNeverInsideGit(t *testing.T) {
 	dir, l := protectFixture(t, goLoop, map[string]string{"go.mod": "", "a_test.go": "", ".git/b_test.go": "", "sub/.git/c_test.go": ""})
-	ps, err := ResolveProtected(dir, l)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, p := range ps {
-		if strings.HasSuffix(p.Path, "_test.go") {
-			got = append(got, p.Path)
-		}
-	}
+	got := protectedEnding(t, dir, l, "_test.go")
 	if strings.Join(got, " ") != "a_test.go" {
 		t.Errorf("protected tests %q, want only a_test.go", got)
 	}
@@ -424,16 +415,7 @@ func TestProtectNeverInsideGit(t *testing.T) {
 func TestProtectUserGlobUnderSkippedFolder(t *testing.T) {
 	dir, l := protectFixture(t, "objective: x\nprotect: [\"node_modules/*\", \"lib/*\", \"deps/**\"]\n",
 		map[string]string{"node_modules/top.js": "", "node_modules/a/b/deep.js": "", "lib/a/node_modules/x.js": "", "deps/node_modules/y.js": ""})
-	ps, err := ResolveProtected(dir, l)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, p := range ps {
-		if strings.HasSuffix(p.Path, ".js") {
-			got = append(got, p.Path)
-		}
-	}
+	got := protectedEnding(t, dir, l, ".js")
 	if strings.Join(got, " ") != "deps/node_modules/y.js node_modules/top.js" {
 		t.Errorf("protected %q, want deps/node_modules/y.js (deps/**) and node_modules/top.js", got)
 	}
@@ -457,4 +439,21 @@ func TestProtectLoopFileInSkippedFolder(t *testing.T) {
 	if len(ps) != 1 || ps[0].Path != "node_modules/loop.yaml" {
 		t.Errorf("protected %+v, want node_modules/loop.yaml", ps)
 	}
+}
+
+// protectedEnding lists the protected paths of the loop in dir that end in
+// suffix.
+func protectedEnding(t *testing.T, dir string, l *spec.Loop, suffix string) []string {
+	t.Helper()
+	ps, err := ResolveProtected(dir, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range ps {
+		if strings.HasSuffix(p.Path, suffix) {
+			got = append(got, p.Path)
+		}
+	}
+	return got
 }
