@@ -27,10 +27,18 @@ func TestSandboxTempFolderGoesWithTheLoop(t *testing.T) {
 			}
 			t.Setenv("LOOPRINTER_STATE_DIR", t.TempDir())
 			dir := t.TempDir()
-			// The agent leaves a file in its TMPDIR and says where that was.
+			// Outside the loop, what the removal must never reach.
+			victims := t.TempDir()
+			os.WriteFile(filepath.Join(victims, "keep.txt"), []byte("keep"), 0o644)
+			os.MkdirAll(filepath.Join(victims, "sub"), 0o755)
+			os.WriteFile(filepath.Join(victims, "sub", "keep.txt"), []byte("keep"), 0o644)
+			// The agent leaves a file in its TMPDIR and says where that was;
+			// a hostile one also leaves links there to files and a folder
+			// outside, hoping the engine's removal follows them.
 			name := fmt.Sprintf("shell%d", shellBackends.Add(1))
 			agent.Register(name, func() agent.Adapter {
-				return &shellAdapter{script: `echo left > "$TMPDIR/left.txt" && echo "$TMPDIR" > where.txt`}
+				return &shellAdapter{script: `echo left > "$TMPDIR/left.txt" && echo "$TMPDIR" > where.txt && ` +
+					`ln -s ` + victims + `/keep.txt "$TMPDIR/file-link" && mkdir "$TMPDIR/d" && ln -s ` + victims + `/sub "$TMPDIR/d/dir-link"`}
 			})
 			src := "shape: ralph\nobjective: where.txt exists\nagent: {backend: command, command: x}\nsandbox: " + kind +
 				"\nbudget: {iterations: 1}\nverify: [\"test -s where.txt\"]\n"
@@ -45,7 +53,9 @@ func TestSandboxTempFolderGoesWithTheLoop(t *testing.T) {
 			sub := func(e record.Event) {
 				if e.Event == record.AgentEnd {
 					_, err := os.Stat(filepath.Join(tmp, "left.txt"))
-					left = err == nil
+					_, lerr := os.Lstat(filepath.Join(tmp, "file-link"))
+					_, derr := os.Lstat(filepath.Join(tmp, "d", "dir-link"))
+					left = err == nil && lerr == nil && derr == nil
 				}
 			}
 			out, err := Run(context.Background(), l, Options{Subscribers: []func(record.Event){sub}})
@@ -56,10 +66,15 @@ func TestSandboxTempFolderGoesWithTheLoop(t *testing.T) {
 				t.Fatalf("outcome %s: %s", out.Reason, out.Summary)
 			}
 			if !left {
-				t.Fatalf("the agent's file was not in %s during the run", tmp)
+				t.Fatalf("the agent's file and links were not in %s during the run", tmp)
 			}
 			if _, err := os.Stat(tmp); !os.IsNotExist(err) {
 				t.Fatalf("the sandbox's temporary folder %s is still there after the loop stopped (%v)", tmp, err)
+			}
+			for _, f := range []string{"keep.txt", "sub/keep.txt"} {
+				if b, err := os.ReadFile(filepath.Join(victims, f)); err != nil || string(b) != "keep" {
+					t.Fatalf("%s outside the loop, linked from the agent's TMPDIR, was touched by the removal: %q, %v", f, b, err)
+				}
 			}
 		})
 	}
