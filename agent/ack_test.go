@@ -3,7 +3,7 @@ package agent
 import (
 	"testing"
 
-	"github.com/looprinter/looprinter/internal/operator"
+	"github.com/looprinter/looprinter/operator"
 )
 
 // ATTACK (issue 14): an <ack/> of the operator's guidance counts only in the

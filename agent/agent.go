@@ -12,7 +12,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/looprinter/looprinter/internal/redact"
+	"github.com/looprinter/looprinter/redact"
 )
 
 // Status is the normalized outcome of one agent run.

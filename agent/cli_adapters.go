@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/shlex"
 
-	"github.com/looprinter/looprinter/internal/doctor/gatecmd"
+	"github.com/looprinter/looprinter/checkcmd"
 )
 
 // Helpers shared by the claude, codex and gemini adapters.
@@ -105,7 +105,7 @@ func childPath(req Request) string {
 // file's folder, wherever looprinter was started from; a bare name is looked
 // up on pathEnv.
 func lookPathIn(file, dir, pathEnv string) (string, error) {
-	return gatecmd.FindProgram(file, dir, pathEnv)
+	return checkcmd.FindProgram(file, dir, pathEnv)
 }
 
 // envList is a child environment with "set unless already set" helpers.

@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/looprinter/looprinter/internal/redact"
+	"github.com/looprinter/looprinter/redact"
 )
 
 // MaxLine is the longest line handed to a parser; the transcript always gets

@@ -22,6 +22,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/spec"
 )
 
@@ -160,7 +161,7 @@ func (w *Worker) Step(ctx context.Context, in StepInput) (out *StepOutput, err e
 	if in.Commit == "" {
 		// The loop's first step: the head it starts from is what a review
 		// reviews, whichever step begins the review.
-		if err := os.WriteFile(filepath.Join(loop.PrivateDir(dir), startFile), []byte(startOf(repo, head, in.WorkflowID)+"\n"), 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(string(loopdir.PrivateOf(dir)), startFile), []byte(startOf(repo, head, in.WorkflowID)+"\n"), 0o600); err != nil {
 			return nil, err
 		}
 	}
@@ -246,7 +247,7 @@ const startFile = "fleet-start"
 // longer be the change. "" when the start has no parent (the engine then
 // decides as it does locally).
 func reviewBase(repo, dir string, l *spec.Loop) string {
-	b, err := os.ReadFile(filepath.Join(loop.PrivateDir(dir), startFile))
+	b, err := os.ReadFile(filepath.Join(string(loopdir.PrivateOf(dir)), startFile))
 	start := strings.TrimSpace(string(b))
 	if err != nil || start == "" {
 		return ""
@@ -355,7 +356,7 @@ var notCarried = map[string]bool{"protected.json": true, "lock": true}
 // readPrivate is the engine's private files of a loop folder, to be carried
 // by the workflow to the next step's worker.
 func readPrivate(dir string) (map[string][]byte, error) {
-	priv := loop.PrivateDir(dir)
+	priv := string(loopdir.PrivateOf(dir))
 	ents, err := os.ReadDir(priv)
 	if err != nil {
 		return nil, err
@@ -385,7 +386,7 @@ func readPrivate(dir string) (map[string][]byte, error) {
 // higher of each), and their run in flight is left for the engine to judge
 // as a run that died with its engine.
 func install(dir string, files map[string][]byte, spent *Spent) (*loop.State, error) {
-	priv := loop.PrivateDir(dir)
+	priv := string(loopdir.PrivateOf(dir))
 	if err := os.RemoveAll(priv); err != nil {
 		return nil, err
 	}
@@ -409,7 +410,7 @@ func install(dir string, files map[string][]byte, spent *Spent) (*loop.State, er
 	} else {
 		// The first step: the engine starts a fresh state, unless a state
 		// committed on the branch would be taken for its own.
-		os.Remove(loop.StatePath(dir))
+		os.Remove(loopdir.Dir(dir).State())
 		if spent == nil || spent.AgentRuns == 0 && spent.CostUSD == 0 && spent.WallMS == 0 {
 			return &loop.State{}, nil
 		}

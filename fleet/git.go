@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
 )
 
 // blockedError: the loop cannot go on from this branch.
@@ -151,7 +152,7 @@ func commitStep(repo, rel, base, subject, body string) (string, error) {
 		return "", err
 	}
 	dir := path.Dir(rel)
-	for _, p := range []string{rel, path.Join(dir, "working-records"), path.Join(dir, "output")} {
+	for _, p := range []string{rel, path.Join(dir, loopdir.RecordsDir), path.Join(dir, loopdir.OutputDir)} {
 		if _, err := os.Lstat(filepath.Join(repo, filepath.FromSlash(p))); err == nil {
 			if _, err := git(repo, "add", "-f", "--", p); err != nil {
 				return "", err

@@ -16,6 +16,7 @@ import (
 	"github.com/looprinter/looprinter/fleet/fleettest"
 	"github.com/looprinter/looprinter/internal/cli"
 	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
 )
 
 func project(t *testing.T) (src, remote string) { return fleettest.Repo(t, fleettest.Cycle("demo")) }
@@ -112,7 +113,7 @@ func TestStepsAcrossWorkersMatchALocalRun(t *testing.T) {
 			ls.Iterations, ls.AgentRuns, ls.TasksPassed, ls.Cycle, ls.CostUSD)
 	}
 	dir := clone(t, remote)
-	if got := fleettest.Events(t, filepath.Join(dir, "working-records")); !reflect.DeepEqual(got, localEvents) {
+	if got := fleettest.Events(t, loopdir.Dir(dir).Records()); !reflect.DeepEqual(got, localEvents) {
 		t.Fatalf("records differ:\nfleet %q\nlocal %q", got, localEvents)
 	}
 	for _, name := range []string{"hello.txt", "world.txt"} {
@@ -144,7 +145,7 @@ func TestReviewLoopMatchesALocalRun(t *testing.T) {
 		t.Fatalf("fleet %+v, local %s: %s", f.out.Outcome, local.Reason, local.Summary)
 	}
 	dir := clone(t, remote)
-	if got := fleettest.Events(t, filepath.Join(dir, "working-records")); !reflect.DeepEqual(got, localEvents) {
+	if got := fleettest.Events(t, loopdir.Dir(dir).Records()); !reflect.DeepEqual(got, localEvents) {
 		t.Fatalf("records differ:\nfleet %q\nlocal %q", got, localEvents)
 	}
 	localDir := filepath.Dir(filepath.Dir(local.Records))
@@ -207,7 +208,7 @@ func TestBudgetStopGoesBackToTheBestStateForward(t *testing.T) {
 		t.Fatalf("fleet %+v, local %s", f.out.Outcome, local.Reason)
 	}
 	dir := clone(t, remote)
-	if got := fleettest.Events(t, filepath.Join(dir, "working-records")); !reflect.DeepEqual(got, localEvents) {
+	if got := fleettest.Events(t, loopdir.Dir(dir).Records()); !reflect.DeepEqual(got, localEvents) {
 		t.Fatalf("records differ:\nfleet %q\nlocal %q", got, localEvents)
 	}
 	for _, h := range heads {
@@ -255,7 +256,7 @@ func TestDeadRunCountedNeverCredited(t *testing.T) {
 		t.Fatalf("cost %.2f, want the local %.2f plus the dead run's 0.50", end.CostUSD, local.State.CostUSD)
 	}
 	dir := clone(t, remote)
-	found := fleettest.RecordsMention(filepath.Join(dir, "working-records"), "the engine died during this run")
+	found := fleettest.RecordsMention(loopdir.Dir(dir).Records(), "the engine died during this run")
 	if !found {
 		t.Fatal("the dead run is not in the records")
 	}
@@ -372,7 +373,7 @@ func TestUnreportedPushIsReplaced(t *testing.T) {
 	}
 	f.untilDoneOn(1)
 	dir = clone(t, remote)
-	if got := fleettest.Events(t, filepath.Join(dir, "working-records")); !reflect.DeepEqual(got, localEvents) {
+	if got := fleettest.Events(t, loopdir.Dir(dir).Records()); !reflect.DeepEqual(got, localEvents) {
 		t.Fatalf("records differ:\nfleet %q\nlocal %q", got, localEvents)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/agent"
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
 )
@@ -118,8 +119,8 @@ func benchBuildIteration(b *testing.B, files int) {
 	dir := b.TempDir()
 	b.Setenv("LOOPRINTER_STATE_DIR", b.TempDir())
 	generateCheckout(b, dir, files)
-	os.MkdirAll(filepath.Join(dir, OutputDir), 0o755)
-	os.WriteFile(filepath.Join(dir, OutputDir, "plan.json"), []byte(`{"tasks":[{"id":"T-001","title":"t","description":"d","targetFile":"a.txt","passes":false,"notes":""}]}`), 0o644)
+	os.MkdirAll(filepath.Join(dir, loopdir.OutputDir), 0o755)
+	os.WriteFile(loopdir.Dir(dir).Plan(), []byte(`{"tasks":[{"id":"T-001","title":"t","description":"d","targetFile":"a.txt","passes":false,"notes":""}]}`), 0o644)
 	src := []byte(`objective: "a.txt exists"
 agent: {backend: command, command: "true"}
 agents: {build: {backend: command}}
@@ -194,7 +195,7 @@ protect: ["**/*_test.go"]
 	// What the engine must add to the floor whatever it does: the prompt
 	// and the transcript of each run are new files. Their cost is the file
 	// system's, and differs from folder to folder of one disk.
-	b.ReportMetric(2*fileCreate(b, filepath.Join(dir, OutputDir), len(iter)), "two-new-files-ms(median)")
+	b.ReportMetric(2*fileCreate(b, filepath.Join(dir, loopdir.OutputDir), len(iter)), "two-new-files-ms(median)")
 
 	// A bash loop doing the template's per-iteration steps in the same
 	// folder (a git repository for it, made untimed). Not at 100,000 files:

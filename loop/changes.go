@@ -16,6 +16,7 @@ import (
 	gitignore "github.com/sabhiram/go-gitignore"
 	"golang.org/x/sys/unix"
 
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
 )
@@ -319,10 +320,10 @@ func (e *Engine) resolveProtected() (*protCache, error) {
 	all := rules.Files()
 	rules.files, rules.skipped = nil, nil // rule() needs neither; a large checkout's list is not kept
 	start := map[string]bool{}
-	if data, err := os.ReadFile(startSetPath(e.priv)); err == nil {
+	if data, err := os.ReadFile(loopdir.Private(e.priv).ProtectedAtStart()); err == nil {
 		var list []string
 		if json.Unmarshal(data, &list) != nil {
-			return nil, fmt.Errorf("the engine's list of protected files is corrupt (%s)", startSetPath(e.priv))
+			return nil, fmt.Errorf("the engine's list of protected files is corrupt (%s)", loopdir.Private(e.priv).ProtectedAtStart())
 		}
 		for _, p := range list {
 			start[p] = true
@@ -337,7 +338,7 @@ func (e *Engine) resolveProtected() (*protCache, error) {
 			}
 		}
 		data, _ := json.Marshal(list)
-		if err := WriteFileAtomic(startSetPath(e.priv), data); err != nil {
+		if err := WriteFileAtomic(loopdir.Private(e.priv).ProtectedAtStart(), data); err != nil {
 			return nil, err
 		}
 	}

@@ -15,9 +15,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/looprinter/looprinter/internal/redact"
-	"github.com/looprinter/looprinter/internal/testcount"
 	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/redact"
+	"github.com/looprinter/looprinter/testcount"
 )
 
 // SignalLines is the most lines a check contributes to the failure signal.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/looprinter/looprinter/agent"
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
 )
@@ -26,13 +27,13 @@ func (a *crashAdapter) Name() string { return "crashprobe" }
 
 func (a *crashAdapter) Invocation(req agent.Request) (agent.Invocation, error) {
 	a.disk = map[string][]byte{}
-	filepath.WalkDir(PrivateDir(a.dir), func(p string, e os.DirEntry, err error) error {
+	filepath.WalkDir(string(loopdir.PrivateOf(a.dir)), func(p string, e os.DirEntry, err error) error {
 		if err == nil && e.Type().IsRegular() {
 			a.disk[p], _ = os.ReadFile(p)
 		}
 		return nil
 	})
-	pub := StatePath(a.dir)
+	pub := loopdir.Dir(a.dir).State()
 	a.disk[pub], _ = os.ReadFile(pub)
 	a.inFlight, _ = LoadState(a.dir)
 	return agent.Invocation{Path: "/bin/sh", Args: []string{"-c", hostileRun}, Env: []string{}}, nil
@@ -56,8 +57,8 @@ const onePlan = `{"tasks":[{"id":"T-001","title":"t","description":"d","targetFi
 // the registered backend.
 func onePlanLoop(tb testing.TB, dir, extra, backend string) *spec.Loop {
 	tb.Helper()
-	os.MkdirAll(filepath.Join(dir, OutputDir), 0o755)
-	os.WriteFile(filepath.Join(dir, OutputDir, "plan.json"), []byte(onePlan), 0o644)
+	os.MkdirAll(filepath.Join(dir, loopdir.OutputDir), 0o755)
+	os.WriteFile(loopdir.Dir(dir).Plan(), []byte(onePlan), 0o644)
 	src := []byte("objective: \"a.txt exists\"\nagent: {backend: command, command: \"true\"}\nsandbox: off\n" + extra)
 	os.WriteFile(filepath.Join(dir, "loop.yaml"), src, 0o644)
 	l, err := spec.Parse(src, filepath.Join(dir, "loop.yaml"))
@@ -89,16 +90,16 @@ func TestCrashDuringARunIsJudged(t *testing.T) {
 		t.Fatalf("the state as the agent started: %+v; want the run in flight and counted", ad.inFlight)
 	}
 	// The crash: what the engine did after the agent started is lost.
-	if err := os.RemoveAll(PrivateDir(dir)); err != nil {
+	if err := os.RemoveAll(string(loopdir.PrivateOf(dir))); err != nil {
 		t.Fatal(err)
 	}
-	os.MkdirAll(PrivateDir(dir), 0o700)
+	os.MkdirAll(string(loopdir.PrivateOf(dir)), 0o700)
 	for p, data := range ad.disk {
 		os.MkdirAll(filepath.Dir(p), 0o700)
 		os.WriteFile(p, data, 0o600)
 	}
 	os.WriteFile(filepath.Join(dir, "a_test.go"), []byte("package a // weakened\n"), 0o644)
-	os.WriteFile(filepath.Join(dir, OutputDir, "plan.json"), []byte(strings.Replace(plan, `"passes":false`, `"passes":true`, 1)), 0o644)
+	os.WriteFile(loopdir.Dir(dir).Plan(), []byte(strings.Replace(plan, `"passes":false`, `"passes":true`, 1)), 0o644)
 
 	var evs []record.Event
 	out, err := Run(context.Background(), l, Options{Subscribers: []func(record.Event){func(e record.Event) { evs = append(evs, e) }}})

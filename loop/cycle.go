@@ -9,16 +9,17 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 )
 
-func (e *Engine) planPath() string     { return e.path(OutputDir, "plan.json") }
-func (e *Engine) progressPath() string { return e.path(OutputDir, "progress.txt") }
+func (e *Engine) planPath() string     { return loopdir.Dir(e.dir).Plan() }
+func (e *Engine) progressPath() string { return loopdir.Dir(e.dir).Progress() }
 
 func (e *Engine) promptData(phase string) PromptData {
 	return PromptData{
 		Objective: e.spec.Objective, Phase: phase, Cycle: e.st.Cycle, Iteration: e.st.Iterations,
-		Paths:  Paths{Dir: e.dir, Plan: OutputDir + "/plan.json", Progress: OutputDir + "/progress.txt", Records: RecordsDir},
+		Paths:  Paths{Dir: e.dir, Plan: loopdir.OutputDir + "/plan.json", Progress: loopdir.OutputDir + "/progress.txt", Records: loopdir.RecordsDir},
 		Schema: PlanSchema, Vars: e.spec.Vars, Repeated: e.st.SameCount >= 2, Tried: e.st.Tried,
 	}
 }
@@ -41,9 +42,9 @@ func (e *Engine) archivePending() {
 		return
 	}
 	if _, err := os.Stat(e.planPath()); err == nil {
-		to := uniquePath(e.path(RecordsDir, e.st.PendingArchive))
+		to := uniquePath(loopdir.Dir(e.dir).InRecords(e.st.PendingArchive))
 		if err := os.Rename(e.planPath(), to); err == nil {
-			e.emit(record.Event{Event: record.PlanArchived, From: OutputDir + "/plan.json", To: rel(e.dir, to), Reason: e.st.PendingReason})
+			e.emit(record.Event{Event: record.PlanArchived, From: loopdir.OutputDir + "/plan.json", To: rel(e.dir, to), Reason: e.st.PendingReason})
 		}
 	}
 	e.st.PendingArchive, e.st.PendingReason = "", ""
@@ -53,7 +54,7 @@ func (e *Engine) archivePending() {
 // does one agent run.
 func (e *Engine) stepPlanOrBuild(ctx context.Context) error {
 	e.archivePending()
-	os.MkdirAll(e.path(OutputDir), 0o755)
+	os.MkdirAll(loopdir.Dir(e.dir).Output(), 0o755)
 	plan, errs, err := e.readPlan()
 	if err == nil && len(errs) == 0 && e.st.Judged == nil {
 		// A plan the engine has not accepted yet (written by hand before the
@@ -126,7 +127,7 @@ func (e *Engine) plan(ctx context.Context) error {
 	}
 	switch {
 	case rerr != nil:
-		e.emit(record.Event{Event: record.PlanInvalid, Errors: []string{"the " + phase + " run did not write " + OutputDir + "/plan.json"}})
+		e.emit(record.Event{Event: record.PlanInvalid, Errors: []string{"the " + phase + " run did not write " + loopdir.OutputDir + "/plan.json"}})
 		e.st.Phase = PhaseCycleGate
 	case len(errs) > 0:
 		e.emit(record.Event{Event: record.PlanInvalid, Errors: errs})
@@ -251,7 +252,7 @@ func (e *Engine) stepCycleGate(ctx context.Context) error {
 	plan, perrs, err := e.readPlan()
 	switch {
 	case err != nil:
-		errs = append(errs, OutputDir+"/plan.json is missing")
+		errs = append(errs, loopdir.OutputDir+"/plan.json is missing")
 	case len(perrs) > 0:
 		errs = append(errs, perrs...)
 	case e.st.Judged == nil:
@@ -272,7 +273,7 @@ func (e *Engine) stepCycleGate(ctx context.Context) error {
 		}
 	}
 	if fi, err := os.Stat(e.progressPath()); err != nil || fi.Size() == 0 || isBlank(e.progressPath()) {
-		errs = append(errs, OutputDir+"/progress.txt is missing or empty: each build run must append its findings")
+		errs = append(errs, loopdir.OutputDir+"/progress.txt is missing or empty: each build run must append its findings")
 	}
 	results := e.runChecks(ctx, "cycle", e.spec.Verify)
 	if ctx.Err() != nil {

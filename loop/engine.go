@@ -17,9 +17,9 @@ import (
 
 	gitignore "github.com/sabhiram/go-gitignore"
 
-	"github.com/looprinter/looprinter/internal/enginedir"
-	"github.com/looprinter/looprinter/internal/redact"
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/redact"
 	"github.com/looprinter/looprinter/sandbox"
 	"github.com/looprinter/looprinter/spec"
 )
@@ -151,7 +151,7 @@ func Run(ctx context.Context, l *spec.Loop, opts Options) (*Outcome, error) {
 	st := e.st
 	if opts.Fresh && !resumed {
 		// A fresh start makes its own plan: the old one goes to the records.
-		if _, err := os.Lstat(filepath.Join(e.dir, OutputDir, "plan.json")); err == nil {
+		if _, err := os.Lstat(loopdir.Dir(e.dir).Plan()); err == nil {
 			st.PendingArchive, st.PendingReason = "plan_before_fresh_start.json", "a fresh start"
 		}
 	}
@@ -201,21 +201,21 @@ func openEngine(l *spec.Loop, opts Options, runID string, fresh bool) (e *Engine
 		lock.Release()
 		return nil, nil, false, err
 	}
-	priv, err := enginedir.Ensure(dir)
+	priv, err := loopdir.PrivateOf(dir).Ensure()
 	if err != nil {
 		return fail(fmt.Errorf("cannot create the engine's private folder: %w", err))
 	}
 	if fresh {
 		stamp := "." + time.Now().UTC().Format("20060102T150405") + ".old"
-		os.Remove(LastCommitPath(dir))
-		for _, p := range []string{PrivateStatePath(dir), StatePath(dir)} {
+		os.Remove(loopdir.PrivateOf(dir).LastCommit())
+		for _, p := range []string{loopdir.PrivateOf(dir).State(), loopdir.Dir(dir).State()} {
 			if _, err := os.Stat(p); err == nil {
 				os.Rename(p, p+stamp)
 			}
 		}
 		removeJournal(priv)
 	}
-	os.Chmod(filepath.Join(dir, RecordsDir), 0o700)
+	os.Chmod(loopdir.Dir(dir).Records(), 0o700)
 	st, untrusted, err := loadTrusted(dir)
 	if err != nil {
 		return fail(err)
@@ -232,7 +232,7 @@ func openEngine(l *spec.Loop, opts Options, runID string, fresh bool) (e *Engine
 	if runID == "" {
 		runID = fmt.Sprintf("%s-%d", start.UTC().Format("20060102T150405"), os.Getpid())
 	}
-	rec, err := record.Create(filepath.Join(dir, RecordsDir), runID, l.Agent.Backend, start)
+	rec, err := loopdir.Dir(dir).CreateRecords(runID, l.Agent.Backend, start)
 	if err != nil {
 		jr.close()
 		return fail(err)
@@ -281,7 +281,7 @@ func (e *Engine) close() {
 // did not check out.
 func (e *Engine) recordUntrusted(untrusted []string) {
 	for _, u := range untrusted {
-		e.emit(record.Event{Event: record.Violation, Kind: "state_forged", File: RecordsDir + "/state.json", Message: u})
+		e.emit(record.Event{Event: record.Violation, Kind: "state_forged", File: loopdir.RecordsDir + "/state.json", Message: u})
 	}
 }
 
@@ -373,7 +373,7 @@ func (e *Engine) finish(o *Outcome) *Outcome {
 	e.settleBest(o)
 	e.guardRefs()
 	o.Kept = loadLedger(e.priv).Kept
-	if p, _, err := ReadPlan(e.path(OutputDir, "plan.json")); err == nil {
+	if p, _, err := ReadPlan(loopdir.Dir(e.dir).Plan()); err == nil {
 		o.Plan = p
 	} else {
 		o.Plan = e.lastPlan
@@ -490,7 +490,7 @@ func (e *Engine) writePrivateCopy() {
 	defer e.ckMu.Unlock()
 	st := redact.Value(e.stateRed, e.st)
 	if data, err := json.Marshal(st); err == nil {
-		writeCopy(PrivateStatePath(e.dir), indented(data))
+		writeCopy(loopdir.PrivateOf(e.dir).State(), indented(data))
 	}
 }
 
@@ -636,7 +636,7 @@ func (e *Engine) runChecks(ctx context.Context, gate string, cmds []string) []Ch
 	// The step before reaches the disk first: checks can run for minutes.
 	// (A save that fails here fails again, reported, at the step's end.)
 	e.flush()
-	dir := e.path(RecordsDir, "checks")
+	dir := loopdir.Dir(e.dir).Checks()
 	os.MkdirAll(dir, 0o700)
 	stamp := time.Now().UTC().Format("20060102T150405.000")
 	return runCheckList(ctx, e.spec, cmds, e.checkEnv(), func(i int) string {

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
 )
@@ -95,7 +96,7 @@ func readFile(t *testing.T, p string) string {
 // transcript returns the prompt of agent run seq (from 1).
 func promptOf(t *testing.T, dir string, seq int) string {
 	t.Helper()
-	m, _ := filepath.Glob(filepath.Join(dir, RecordsDir, "transcripts", "000"+string(rune('0'+seq))+"-*.prompt.md"))
+	m, _ := filepath.Glob(filepath.Join(dir, loopdir.RecordsDir, "transcripts", "000"+string(rune('0'+seq))+"-*.prompt.md"))
 	if len(m) != 1 {
 		t.Fatalf("prompt files of run %d: %v", seq, m)
 	}
@@ -204,7 +205,7 @@ verify:
 	if len(arch) != 1 || !strings.Contains(arch[0].To, "plan_cycle_1.json") || arch[0].Reason != "cycle gate failed" {
 		t.Errorf("plan_archived records %+v, want plan_cycle_1.json for a failed cycle gate", arch)
 	}
-	if _, err := os.Stat(filepath.Join(dir, RecordsDir, "plan_cycle_1.json")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, loopdir.RecordsDir, "plan_cycle_1.json")); err != nil {
 		t.Error(err)
 	}
 	p := promptOf(t, dir, 3)
@@ -291,7 +292,7 @@ func TestEngineMalformedPlanOnDiskAtStepStart(t *testing.T) {
 	if out.Reason != ReasonBudget {
 		t.Fatalf("first run: %s: %s; want budget", out.Reason, out.Summary)
 	}
-	os.WriteFile(filepath.Join(dir, OutputDir, "plan.json"), []byte(`{"tasks": [`), 0o644)
+	os.WriteFile(loopdir.Dir(dir).Plan(), []byte(`{"tasks": [`), 0o644)
 	out, evs, _ := fakeLoopIn(t, dir, nil, nil, Options{})
 	if out.Reason != ReasonDone {
 		t.Fatalf("outcome %s: %s; want done after a re-plan", out.Reason, out.Summary)
@@ -512,7 +513,7 @@ run git add README.md && git commit -qm "docs: fix the usage example"
 	if n != 2 {
 		t.Errorf("%d passing review-fix checks, want 2 (one after each fix)", n)
 	}
-	rep := readFile(t, filepath.Join(dir, RecordsDir, "review-report.md"))
+	rep := readFile(t, filepath.Join(dir, loopdir.RecordsDir, "review-report.md"))
 	for _, want := range []string{"| 1 | 1 | 1 | 1 | fix F-1: guard division by zero; docs: usage for F-2 |", "| 3 | 0 | 0 | 1 |", "Outcome: done"} {
 		if !strings.Contains(rep, want) {
 			t.Errorf("review report lacks %q:\n%s", want, rep)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 )
 
@@ -91,7 +92,7 @@ run git add hook.sh && git commit -qm "fix F-1: fail closed on unknown push argu
 	if !strings.Contains(p5, "Your job: fix verification") || !strings.Contains(p5, "## F-1 · critical · hook.sh:14") || strings.Contains(p5, "usage is not documented") {
 		t.Errorf("fix check prompt: want only round 2's fixed F-1:\n%s", p5)
 	}
-	rep := readFile(t, filepath.Join(dir, RecordsDir, "review-report.md"))
+	rep := readFile(t, filepath.Join(dir, loopdir.RecordsDir, "review-report.md"))
 	for _, want := range []string{
 		"| 1 | 1 | 1 | 0 | fix F-1: block --force; docs: F-2 | – | F-1 |",
 		"| 2 | 1 | 0 | 0 | fix F-1: fail closed on unknown push arguments | F-1 (← r1 F-1) | see fix check |",

@@ -8,10 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/looprinter/looprinter/internal/doctor/gatecmd"
-	"github.com/looprinter/looprinter/internal/testcount"
+	"github.com/looprinter/looprinter/checkcmd"
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
+	"github.com/looprinter/looprinter/testcount"
 )
 
 // Honest gates. A loop is only as good as its checks, so the engine holds
@@ -34,7 +35,7 @@ func (e *Engine) judgeBaseline(results []CheckResult) error {
 		if !hasString(e.spec.Verify, r.Command) {
 			key = "objective_verify"
 		}
-		why, fix, ok := gatecmd.ExitHint(r.Command, e.dir, os.Getenv("PATH"), r.ExitCode, key)
+		why, fix, ok := checkcmd.ExitHint(r.Command, e.dir, os.Getenv("PATH"), r.ExitCode, key)
 		if !ok {
 			why = fmt.Sprintf("it exited %d (the program was not found or cannot be executed)", r.ExitCode)
 		}
@@ -48,7 +49,7 @@ func (e *Engine) judgeBaseline(results []CheckResult) error {
 		return e.stop(ReasonBlocked, strings.Join(cannot, "\n")+"\n(no agent ran: a check that cannot run cannot judge one)")
 	}
 	for _, c := range e.spec.GateChecks() {
-		if why, vacuous := gatecmd.VacuousCheck(c); vacuous {
+		if why, vacuous := checkcmd.VacuousCheck(c); vacuous {
 			e.emit(record.Event{Event: record.Warning, Kind: "vacuous_check", Message: fmt.Sprintf("the check `%s` cannot fail: %s", c, why)})
 			e.addNotVerified(fmt.Sprintf("the check `%s` cannot fail (%s)", c, why))
 		}
@@ -77,13 +78,9 @@ func (e *Engine) judgeBaseline(results []CheckResult) error {
 	return nil
 }
 
-// testBasePath holds, per check command, the test results at the
-// baseline (raised when a gate passes with more).
-func testBasePath(priv string) string { return filepath.Join(priv, "tests-baseline.json") }
-
 func (e *Engine) loadTestBase() map[string]testcount.Counts {
 	out := map[string]testcount.Counts{}
-	if data, err := os.ReadFile(testBasePath(e.priv)); err == nil {
+	if data, err := os.ReadFile(loopdir.Private(e.priv).TestsBaseline()); err == nil {
 		json.Unmarshal(data, &out)
 	}
 	return out
@@ -109,7 +106,7 @@ func (e *Engine) saveTestBase(results []CheckResult, raise bool) {
 		return
 	}
 	if data, err := json.Marshal(base); err == nil {
-		WriteFileAtomic(testBasePath(e.priv), data)
+		WriteFileAtomic(loopdir.Private(e.priv).TestsBaseline(), data)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/looprinter/looprinter/loopdir"
 	"golang.org/x/sys/unix"
 )
 
@@ -44,14 +45,9 @@ type guardEntry struct {
 	Nlink   uint64 `json:"nlink,omitempty"` // more than 1: compared by stat every time, whatever the watch says
 }
 
-func guardPath(priv string) string { return filepath.Join(priv, "protected.json") }
-func blobPath(priv, sum string) string {
-	return filepath.Join(priv, "blobs", sum[:2], sum)
-}
-
 // loadGuard reads the last snapshot; nil when there is none.
 func loadGuard(priv string) *guard {
-	data, err := os.ReadFile(guardPath(priv))
+	data, err := os.ReadFile(loopdir.Private(priv).Protected())
 	if err != nil {
 		return nil
 	}
@@ -112,7 +108,7 @@ func snapshotGuard(dir, priv string, files []protFile, old *guard, restat func(r
 		g.Entries = append(g.Entries, e)
 	}
 	if old != nil && slices.Equal(old.Entries, g.Entries) {
-		if _, err := os.Lstat(guardPath(priv)); err == nil {
+		if _, err := os.Lstat(loopdir.Private(priv).Protected()); err == nil {
 			return g, nil // the same snapshot as before the last run
 		}
 	}
@@ -128,7 +124,7 @@ func snapshotGuard(dir, priv string, files []protFile, old *guard, restat func(r
 	if err != nil {
 		return nil, err
 	}
-	if err := WriteFileAtomic(guardPath(priv), data); err != nil {
+	if err := WriteFileAtomic(loopdir.Private(priv).Protected(), data); err != nil {
 		return nil, err
 	}
 	return g, nil
@@ -173,7 +169,7 @@ func storeBlob(priv, path string) (string, error) {
 		return "", err
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
-	dst := blobPath(priv, sum)
+	dst := loopdir.Private(priv).Blob(sum)
 	if _, err := os.Stat(dst); err == nil {
 		return sum, nil
 	}
@@ -279,7 +275,7 @@ func (g *guard) check(dir, priv string, keep func(rel string, old, cur []byte) (
 		}
 		why := ""
 		if what == "modified" && e.Kind == "file" && keep != nil {
-			old, _ := os.ReadFile(blobPath(priv, e.Sum))
+			old, _ := os.ReadFile(loopdir.Private(priv).Blob(e.Sum))
 			if cur, err := readBounded(path, 64<<20); err == nil {
 				var ok bool
 				if ok, why = keep(e.Path, old, cur); ok {
@@ -340,7 +336,7 @@ func (g *guard) put(dir, priv string, e guardEntry) error {
 		os.Remove(path)
 		return os.Symlink(e.Link, path)
 	}
-	data, err := os.ReadFile(blobPath(priv, e.Sum))
+	data, err := os.ReadFile(loopdir.Private(priv).Blob(e.Sum))
 	if err != nil {
 		return fmt.Errorf("the snapshot's copy is missing: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/looprinter/looprinter/loopdir"
 	"golang.org/x/sys/unix"
 )
 
@@ -42,11 +43,6 @@ const journalMagic = "looprinter-state"
 // report it per iteration; the tests hold it to one a step).
 var journalSyncs atomic.Int64
 
-// journalPath is slot i of the state journal of the private folder priv.
-func journalPath(priv string, i int) string {
-	return filepath.Join(priv, ".state."+strconv.Itoa(i))
-}
-
 // journal is an open state journal: one writer, the engine that holds the
 // loop's lock (or Save, when no engine runs).
 type journal struct {
@@ -61,7 +57,7 @@ func openJournal(priv string) (*journal, error) {
 	j := &journal{last: 1}
 	made := false
 	for i := range j.f {
-		p := journalPath(priv, i)
+		p := loopdir.Private(priv).Journal(i)
 		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
 			made = true
 		}
@@ -185,7 +181,7 @@ func decodeSlot(b []byte) (s slot, ok bool) {
 // ok is false when neither slot holds one.
 func readJournal(priv string) (best slot, idx int, ok bool) {
 	for i := 0; i < 2; i++ {
-		data, err := os.ReadFile(journalPath(priv, i))
+		data, err := os.ReadFile(loopdir.Private(priv).Journal(i))
 		if err != nil {
 			continue
 		}
@@ -199,7 +195,7 @@ func readJournal(priv string) (best slot, idx int, ok bool) {
 // removeJournal deletes priv's journal (a fresh start).
 func removeJournal(priv string) {
 	for i := 0; i < 2; i++ {
-		os.Remove(journalPath(priv, i))
+		os.Remove(loopdir.Private(priv).Journal(i))
 	}
 }
 

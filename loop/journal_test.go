@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/looprinter/looprinter/loopdir"
 )
 
 // A save torn by a crash (any prefix of the slot written, or garbage) leaves
@@ -12,7 +14,7 @@ import (
 func TestJournalTornWriteKeepsThePreviousSave(t *testing.T) {
 	t.Setenv("LOOPRINTER_STATE_DIR", t.TempDir())
 	dir := t.TempDir()
-	priv := PrivateDir(dir)
+	priv := string(loopdir.PrivateOf(dir))
 	os.MkdirAll(priv, 0o700)
 	j, err := openJournal(priv)
 	if err != nil {
@@ -29,10 +31,10 @@ func TestJournalTornWriteKeepsThePreviousSave(t *testing.T) {
 	if !ok || string(s.payload) != `{"iterations":2}` {
 		t.Fatalf("newest save: %q %v", s.payload, ok)
 	}
-	whole, _ := os.ReadFile(journalPath(priv, idx))
+	whole, _ := os.ReadFile(loopdir.Private(priv).Journal(idx))
 	for cut := 0; cut < len(whole); cut++ {
 		torn := append(append([]byte(nil), whole[:cut]...), bytes.Repeat([]byte{0}, len(whole)-cut)...)
-		os.WriteFile(journalPath(priv, idx), torn, 0o600)
+		os.WriteFile(loopdir.Private(priv).Journal(idx), torn, 0o600)
 		s, _, ok := readJournal(priv)
 		if !ok || string(s.payload) != `{"iterations":1}` {
 			t.Fatalf("cut at %d of %d: read %q (%v), want the previous save", cut, len(whole), s.payload, ok)
@@ -41,7 +43,7 @@ func TestJournalTornWriteKeepsThePreviousSave(t *testing.T) {
 	// One byte of the payload changed: the CRC refuses it.
 	bad := append([]byte(nil), whole...)
 	bad[len(bad)-2] = '3'
-	os.WriteFile(journalPath(priv, idx), bad, 0o600)
+	os.WriteFile(loopdir.Private(priv).Journal(idx), bad, 0o600)
 	if s, _, _ := readJournal(priv); string(s.payload) != `{"iterations":1}` {
 		t.Fatalf("a changed byte was accepted: %q", s.payload)
 	}
@@ -53,7 +55,7 @@ func TestJournalTornWriteKeepsThePreviousSave(t *testing.T) {
 func TestJournalUnsyncedWritesSpareTheSyncedSlot(t *testing.T) {
 	t.Setenv("LOOPRINTER_STATE_DIR", t.TempDir())
 	dir := t.TempDir()
-	priv := PrivateDir(dir)
+	priv := string(loopdir.PrivateOf(dir))
 	os.MkdirAll(priv, 0o700)
 	j, err := openJournal(priv)
 	if err != nil {
@@ -69,7 +71,7 @@ func TestJournalUnsyncedWritesSpareTheSyncedSlot(t *testing.T) {
 		}
 	}
 	// Lose every unsynced write (a power loss): the synced save is there.
-	os.WriteFile(journalPath(priv, 1-synced), []byte("garbage"), 0o600)
+	os.WriteFile(loopdir.Private(priv).Journal(1-synced), []byte("garbage"), 0o600)
 	if s, _, ok := readJournal(priv); !ok || string(s.payload) != `"synced"` {
 		t.Fatalf("after losing the unsynced writes: %q %v", s.payload, ok)
 	}
@@ -93,7 +95,7 @@ func TestJournalIsTheEngineCopy(t *testing.T) {
 	if err := st.Save(dir); err != nil {
 		t.Fatal(err)
 	}
-	older, _ := os.ReadFile(StatePath(dir))
+	older, _ := os.ReadFile(loopdir.Dir(dir).State())
 	st.Iterations = 4
 	if err := st.Save(dir); err != nil {
 		t.Fatal(err)
@@ -103,12 +105,12 @@ func TestJournalIsTheEngineCopy(t *testing.T) {
 		t.Fatalf("untouched: %+v %v %v", got, issues, err)
 	}
 	// The copy one save behind (the newest never reached it).
-	os.WriteFile(StatePath(dir), older, 0o600)
+	os.WriteFile(loopdir.Dir(dir).State(), older, 0o600)
 	if got, issues, _ = loadTrusted(dir); len(issues) != 0 || got.Iterations != 4 {
 		t.Fatalf("the previous public copy: %+v %v", got, issues)
 	}
 	// A forged private copy changes nothing: the journal is read.
-	os.WriteFile(PrivateStatePath(dir), []byte(`{"v":1,"iterations":0,"phase":"done","outcome":"done"}`), 0o600)
+	os.WriteFile(loopdir.PrivateOf(dir).State(), []byte(`{"v":1,"iterations":0,"phase":"done","outcome":"done"}`), 0o600)
 	if got, _, _ = loadTrusted(dir); got.Iterations != 4 || got.Phase != PhaseBuild {
 		t.Fatalf("the private copy was read over the journal: %+v", got)
 	}
@@ -116,19 +118,19 @@ func TestJournalIsTheEngineCopy(t *testing.T) {
 		t.Fatalf("LoadState: %+v %v", got, err)
 	}
 	// Any other public copy is a forgery.
-	os.WriteFile(StatePath(dir), bytes.Replace(older, []byte(`"iterations": 3`), []byte(`"iterations": 0`), 1), 0o600)
+	os.WriteFile(loopdir.Dir(dir).State(), bytes.Replace(older, []byte(`"iterations": 3`), []byte(`"iterations": 0`), 1), 0o600)
 	if got, issues, _ = loadTrusted(dir); len(issues) != 1 || got.Iterations != 4 {
 		t.Fatalf("a forged public copy: %+v %v", got, issues)
 	}
 	// No journal yet (a state written by an older version): the private
 	// state.json is the engine's copy, and the public one must equal it.
-	removeJournal(PrivateDir(dir))
-	pub, _ := os.ReadFile(StatePath(dir))
-	os.WriteFile(PrivateStatePath(dir), pub, 0o600)
+	removeJournal(string(loopdir.PrivateOf(dir)))
+	pub, _ := os.ReadFile(loopdir.Dir(dir).State())
+	os.WriteFile(loopdir.PrivateOf(dir).State(), pub, 0o600)
 	if _, issues, _ = loadTrusted(dir); len(issues) != 0 {
 		t.Fatalf("an older version's state: %v", issues)
 	}
-	if _, err := os.Stat(filepath.Join(PrivateDir(dir), ".state.0")); err == nil {
+	if _, err := os.Stat(filepath.Join(string(loopdir.PrivateOf(dir)), ".state.0")); err == nil {
 		t.Fatal("removeJournal left a slot")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 )
 
@@ -124,7 +125,7 @@ func (m markDiff) String() string {
 // of the task named own (the run's own, judged by the caller).
 func planDiffs(j, cur *Plan, own string) (structure []string, marks []markDiff) {
 	if cur == nil {
-		return []string{OutputDir + "/plan.json was removed or broken"}, nil
+		return []string{loopdir.OutputDir + "/plan.json was removed or broken"}, nil
 	}
 	if len(cur.Tasks) != len(j.Tasks) {
 		return []string{fmt.Sprintf("the plan had %d tasks and now has %d", len(j.Tasks), len(cur.Tasks))}, nil

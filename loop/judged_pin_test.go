@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 )
 
@@ -120,7 +121,7 @@ func TestJudgedPlanPutBack(t *testing.T) {
       "targetFile": "b.txt"`) {
 		t.Errorf("plan.json after the mark was set back:\n%s\nwant T-002 open and the agent's notes kept", seen)
 	}
-	plan := readFile(t, filepath.Join(dir, OutputDir, "plan.json"))
+	plan := readFile(t, loopdir.Dir(dir).Plan())
 	if strings.Contains(plan, "c.txt") || !strings.Contains(plan, `"targetFile": "b.txt"`) {
 		t.Errorf("plan.json at the end:\n%s\nwant T-002's target b.txt put back", plan)
 	}
@@ -139,7 +140,7 @@ func TestJudgedPlanPutBackBetweenRuns(t *testing.T) {
 	}
 	byHand := func(e record.Event) {
 		if e.Event == record.TaskPassed && e.Task == "T-001" {
-			p := filepath.Join(dir, OutputDir, "plan.json")
+			p := loopdir.Dir(dir).Plan()
 			b, _ := os.ReadFile(p)
 			os.WriteFile(p, []byte(strings.ReplaceAll(string(b), `"passes": false`, `"passes": true`)), 0o644)
 		}

@@ -8,10 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-)
 
-// LockPath is the lock file of a loop directory.
-func LockPath(dir string) string { return filepath.Join(dir, RecordsDir, "lock") }
+	"github.com/looprinter/looprinter/loopdir"
+)
 
 // ErrLocked says another run holds the loop.
 type ErrLocked struct{ PID int }
@@ -26,7 +25,7 @@ type Lock struct{ f *os.File }
 
 // AcquireLock takes the loop's lock or returns *ErrLocked naming the holder.
 func AcquireLock(dir string) (*Lock, error) {
-	path := LockPath(dir)
+	path := loopdir.Dir(dir).Lock()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}
@@ -59,7 +58,7 @@ func (l *Lock) Release() {
 
 // LockHolder returns the pid written in the lock file, or 0.
 func LockHolder(dir string) int {
-	data, err := os.ReadFile(LockPath(dir))
+	data, err := os.ReadFile(loopdir.Dir(dir).Lock())
 	if err != nil {
 		return 0
 	}
@@ -69,7 +68,7 @@ func LockHolder(dir string) int {
 
 // Locked reports whether a live run holds the loop, and its pid.
 func Locked(dir string) (bool, int) {
-	f, err := os.OpenFile(LockPath(dir), os.O_RDWR, 0)
+	f, err := os.OpenFile(loopdir.Dir(dir).Lock(), os.O_RDWR, 0)
 	if err != nil {
 		return false, 0
 	}

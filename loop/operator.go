@@ -8,7 +8,8 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/agent"
-	"github.com/looprinter/looprinter/internal/operator"
+	"github.com/looprinter/looprinter/loopdir"
+	"github.com/looprinter/looprinter/operator"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
 )
@@ -56,7 +57,7 @@ func (e *Engine) withOperator(prompt string) (string, []string) {
 		b.WriteString("\n")
 		if a.TimedOut {
 			b.WriteString(operator.Block("Your question was not answered",
-				fmt.Sprintf("An earlier run asked the operator question %s (below) and no answer came within ask_timeout. Decide yourself, and note what you assumed in %s.", a.ID, OutputDir+"/progress.txt"),
+				fmt.Sprintf("An earlier run asked the operator question %s (below) and no answer came within ask_timeout. Decide yourself, and note what you assumed in %s.", a.ID, loopdir.OutputDir+"/progress.txt"),
 				a.Question, nonce))
 		} else {
 			b.WriteString(operator.Block("The operator's answer",

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/agent"
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
 )
@@ -123,7 +124,7 @@ func TestEngineOutcomePlanIsTheLastGoodOne(t *testing.T) {
 	if len(events(evs, record.PlanArchived)) != 1 {
 		t.Fatal("the plan was not archived")
 	}
-	if _, _, err := ReadPlan(filepath.Join(dir, OutputDir, "plan.json")); err == nil {
+	if _, _, err := ReadPlan(loopdir.Dir(dir).Plan()); err == nil {
 		t.Fatal("a plan.json is on disk: the test needs none")
 	}
 	if out.Plan == nil || len(out.Plan.Tasks) != 1 || out.Plan.Tasks[0].ID != "T-001" {

@@ -8,6 +8,8 @@ import (
 	"path"
 	"regexp"
 	"strings"
+
+	"github.com/looprinter/looprinter/loopdir"
 )
 
 // Task is one entry of output/plan.json.
@@ -151,9 +153,9 @@ func targetProblem(target string) string {
 		return "leaves the loop folder"
 	case clean == "." || strings.HasSuffix(slash, "/"):
 		return "names a folder, not a file"
-	case clean == RecordsDir || strings.HasPrefix(clean, RecordsDir+"/"), clean == ".git" || strings.HasPrefix(clean, ".git/"):
+	case clean == loopdir.RecordsDir || strings.HasPrefix(clean, loopdir.RecordsDir+"/"), clean == ".git" || strings.HasPrefix(clean, ".git/"):
 		return "is inside the engine's own files (" + strings.SplitN(clean, "/", 2)[0] + "/)"
-	case clean == OutputDir+"/plan.json" || clean == OutputDir+"/progress.txt":
+	case clean == loopdir.OutputDir+"/plan.json" || clean == loopdir.OutputDir+"/progress.txt":
 		return "is the plan's own bookkeeping, not a deliverable"
 	}
 	return ""

@@ -6,10 +6,12 @@ import (
 	"io/fs"
 	"path/filepath"
 	"sort"
+
+	"github.com/looprinter/looprinter/loopdir"
 )
 
 // skipDirs are never walked for protection or change detection.
-var skipDirs = map[string]bool{".git": true, RecordsDir: true, "node_modules": true, ".cache": true}
+var skipDirs = map[string]bool{".git": true, loopdir.RecordsDir: true, "node_modules": true, ".cache": true}
 
 // maxWalk bounds the walks over the loop folder; past it a run fails closed.
 // A variable only so that a test can lower it.

@@ -15,7 +15,8 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
-	"github.com/looprinter/looprinter/internal/doctor/gatecmd"
+	"github.com/looprinter/looprinter/checkcmd"
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/spec"
 )
 
@@ -55,7 +56,7 @@ const ruleLoopFile = "the loop file"
 var maxProtectWalk = 1000000
 
 // neverWalked are never project files: git's own and the engine's records.
-var neverWalked = map[string]bool{".git": true, RecordsDir: true}
+var neverWalked = map[string]bool{".git": true, loopdir.RecordsDir: true}
 
 // defaultSkipped hold dependencies, caches and build output: the default
 // rules do not look inside them (the user's protect globs do).
@@ -202,7 +203,7 @@ func (r *ProtectRules) walk() error {
 		}
 		if n++; n > maxProtectWalk {
 			return fmt.Errorf("%s holds more than %d files (outside .git, %s and, for the default rules, dependency and build folders): "+
-				"the protected files cannot all be listed; narrow the protect globs, or run the loop in a smaller folder", r.dir, maxProtectWalk, RecordsDir)
+				"the protected files cannot all be listed; narrow the protect globs, or run the loop in a smaller folder", r.dir, maxProtectWalk, loopdir.RecordsDir)
 		}
 		r.files = append(r.files, rel)
 		if underDefaultSkipped(rel) {
@@ -310,7 +311,7 @@ func (r *ProtectRules) gatePrograms() error {
 	}{{"verify", r.l.Verify}, {"objective_verify", r.l.ObjectiveVerify}}
 	for _, g := range groups {
 		for i, c := range g.cmds {
-			progs, err := gatecmd.Programs(c)
+			progs, err := checkcmd.Programs(c)
 			if err != nil {
 				return fmt.Errorf("%s[%d] %q cannot be read (%v): its programs cannot be protected", g.key, i, c, err)
 			}

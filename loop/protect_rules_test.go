@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/spec"
 )
 
@@ -374,7 +375,7 @@ func TestKeepTestConfigEdit(t *testing.T) {
 // maxWalk files: exactly maxWalk is walked whole.
 func TestProtectWalkFilesSkipsAndBounds(t *testing.T) {
 	dir := t.TempDir()
-	for _, f := range []string{"a.go", "sub/b.go", ".git/config", "sub/node_modules/x.js", ".cache/y", RecordsDir + "/state.json"} {
+	for _, f := range []string{"a.go", "sub/b.go", ".git/config", "sub/node_modules/x.js", ".cache/y", loopdir.RecordsDir + "/state.json"} {
 		os.MkdirAll(filepath.Join(dir, filepath.Dir(f)), 0o755)
 		os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o644)
 	}

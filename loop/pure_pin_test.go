@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/agent"
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
 )
@@ -147,8 +148,8 @@ func TestPinLoadState(t *testing.T) {
 	if err != nil || st.Cycle != 1 || st.CycleGate != "pending" {
 		t.Fatalf("a loop that never ran: %+v %v", st, err)
 	}
-	os.MkdirAll(filepath.Dir(StatePath(dir)), 0o755)
-	os.WriteFile(StatePath(dir), []byte(`{"v":1,"cycle":4,"iterations":7}`), 0o644)
+	os.MkdirAll(filepath.Dir(loopdir.Dir(dir).State()), 0o755)
+	os.WriteFile(loopdir.Dir(dir).State(), []byte(`{"v":1,"cycle":4,"iterations":7}`), 0o644)
 	st, err = LoadState(dir)
 	if err != nil || st.Cycle != 4 || st.Iterations != 7 {
 		t.Fatalf("state.json: %+v %v", st, err)

@@ -3,7 +3,7 @@ package loop
 import (
 	"os"
 
-	"github.com/looprinter/looprinter/internal/redact"
+	"github.com/looprinter/looprinter/redact"
 	"github.com/looprinter/looprinter/spec"
 )
 

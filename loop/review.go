@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/agent"
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
 )
@@ -24,12 +25,6 @@ const (
 	reviewFixCheck = "fixcheck"
 	reviewFinal    = "final"
 )
-
-// ReviewDir holds the review's per-round files, under working-records/.
-const ReviewDir = "review"
-
-// ReviewReportFile is the report, under working-records/.
-const ReviewReportFile = "review-report.md"
 
 // ChecksFindingID is the finding looprinter adds itself when the checks fail.
 const ChecksFindingID = "CHECKS"
@@ -137,7 +132,7 @@ func (e *Engine) reviewAgents(rs *ReviewState) {
 }
 
 func (e *Engine) reviewBegin(ctx context.Context, rs *ReviewState) error {
-	if old := e.path(RecordsDir, ReviewDir); dirExists(old) {
+	if old := loopdir.Dir(e.dir).Review(); dirExists(old) {
 		os.Rename(old, old+"."+time.Now().UTC().Format("20060102T150405")+".old")
 	}
 	writer := strings.TrimSpace(e.spec.Review.Writer) != ""
@@ -272,7 +267,7 @@ func (rs *ReviewState) lastValid(n int) *ReviewRound {
 }
 
 func (e *Engine) roundDir(name string) string {
-	return filepath.Join(RecordsDir, ReviewDir, name)
+	return filepath.Join(loopdir.RecordsDir, loopdir.ReviewDir, name)
 }
 
 // askReviewer runs a reviewer (a fresh process) for a JSON answer, and asks
@@ -327,8 +322,8 @@ func (e *Engine) askReviewer(ctx context.Context, task, prompt, keepRel string, 
 // agentOutput is where a reviewer writes the answer the engine keeps at
 // keepRel (under working-records/, which agents cannot write).
 func agentOutput(keepRel string) string {
-	name := strings.TrimPrefix(filepath.ToSlash(keepRel), RecordsDir+"/"+ReviewDir+"/")
-	return filepath.Join(OutputDir, "review", strings.ReplaceAll(name, "/", "-"))
+	name := strings.TrimPrefix(filepath.ToSlash(keepRel), loopdir.RecordsDir+"/"+loopdir.ReviewDir+"/")
+	return filepath.Join(loopdir.OutputDir, "review", strings.ReplaceAll(name, "/", "-"))
 }
 
 func reviewerText(r agent.Result) string { return r.FinalMessage }
@@ -422,7 +417,7 @@ func (e *Engine) reviewRound(ctx context.Context, rs *ReviewState) error {
 		e.emit(record.Event{Event: record.Review, Kind: "same_set", Message: summary})
 		e.st.Evidence = []string{fmt.Sprintf("review: round %d repeated round %d's findings", r.N, prev.N)}
 		e.writeReviewReport(rs, ReasonNoProgress+": "+summary)
-		e.st.Evidence = append(e.st.Evidence, "report: "+filepath.Join(RecordsDir, ReviewReportFile))
+		e.st.Evidence = append(e.st.Evidence, "report: "+filepath.Join(loopdir.RecordsDir, loopdir.ReviewReportFile))
 		return e.stop(ReasonNoProgress, summary)
 	}
 	r.Status = "reviewed"
@@ -660,7 +655,7 @@ func (e *Engine) reviewFinal(ctx context.Context, rs *ReviewState) error {
 			summary += "; the final checks fail too"
 		}
 	}
-	e.st.Evidence = append(e.st.Evidence, "review: "+summary, "report: "+filepath.Join(RecordsDir, ReviewReportFile))
+	e.st.Evidence = append(e.st.Evidence, "review: "+summary, "report: "+filepath.Join(loopdir.RecordsDir, loopdir.ReviewReportFile))
 	e.emit(record.Event{Event: record.Review, Kind: "end", Reason: reason, Message: summary})
 	e.writeReviewReport(rs, reason+": "+summary)
 	return e.stop(reason, summary)

@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/looprinter/looprinter/loopdir"
 )
 
 // MaxDiffBytes caps the diff a reviewer prompt carries.
@@ -16,7 +18,7 @@ const MaxDiffBytes = 400 << 10
 
 // excludeRecords keeps the engine's own files (transcripts, state, records)
 // out of every diff and snapshot: the reviewer never sees them.
-const excludeRecords = ":(exclude)" + RecordsDir
+const excludeRecords = ":(exclude)" + loopdir.RecordsDir
 
 // gitRun runs git in dir and returns its standard output.
 func gitRun(ctx context.Context, dir string, env []string, args ...string) (string, error) {
@@ -110,14 +112,14 @@ func snapshotTree(ctx context.Context, dir string) (string, error) {
 	tmp.Close()
 	env := []string{"GIT_INDEX_FILE=" + tmp.Name()}
 	args := []string{"add", "-A", "--", "."}
-	if _, err := gitRun(ctx, dir, nil, "check-ignore", "-q", RecordsDir); err != nil {
+	if _, err := gitRun(ctx, dir, nil, "check-ignore", "-q", loopdir.RecordsDir); err != nil {
 		args = append(args, excludeRecords) // not ignored: keep it out (naming an ignored path is an error)
 	}
 	if _, err := gitRun(ctx, dir, env, args...); err != nil {
 		return "", err
 	}
 	// Records a user committed by mistake stay out of the snapshot too.
-	gitRun(ctx, dir, env, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", RecordsDir)
+	gitRun(ctx, dir, env, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", loopdir.RecordsDir)
 	return func() (string, error) {
 		out, err := gitRun(ctx, dir, env, "write-tree")
 		return strings.TrimSpace(out), err

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/looprinter/looprinter/loopdir"
 )
 
 // DefaultReviewObjective is the key objective of a review with none given.
@@ -85,7 +87,7 @@ func (e *Engine) reviewerPrompt(in reviewerInput) string {
 	fmt.Fprintf(&b, `
 # Your job: adversarial review, round %d
 You are the reviewer, in a fresh context. You did not write this change, and on purpose you see none of its authors' reasoning: only the requirements, the architecture notes, the review rules, the evidence of the checks and the diff below. Attack the change and grade each finding. Do not change any file other than the output file named at the end, and do not read %s/ (the authors' transcripts are there; they are not evidence).
-`, in.Round, RecordsDir)
+`, in.Round, loopdir.RecordsDir)
 	b.WriteString("\n# Requirements\n")
 	if len(in.Requirements) == 0 {
 		b.WriteString("No requirements files were named: the key objective above is the requirement.\n")
@@ -206,7 +208,7 @@ func (e *Engine) fixCheckPrompt(in fixCheckInput) string {
 	b.WriteString(keyObjective(in.Objective))
 	b.WriteString(`
 # Your job: fix verification
-After the last review round these findings were given to a fixer. Re-read only what was fixed: the fix's diff below and the places the findings name, in the current files. For each finding decide: closed (the defect is gone, not moved, hidden or only renamed) or open. You are in a fresh context and see none of the fixer's reasoning, on purpose. Do not change any file other than the output file, and do not read ` + RecordsDir + `/.
+After the last review round these findings were given to a fixer. Re-read only what was fixed: the fix's diff below and the places the findings name, in the current files. For each finding decide: closed (the defect is gone, not moved, hidden or only renamed) or open. You are in a fresh context and see none of the fixer's reasoning, on purpose. Do not change any file other than the output file, and do not read ` + loopdir.RecordsDir + `/.
 
 # Findings to verify
 `)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/looprinter/looprinter/loopdir"
 )
 
 // ReviewRow is one line of the review table.
@@ -216,5 +218,5 @@ func (e *Engine) writeReviewReport(rs *ReviewState, outcome string) {
 			fmt.Fprintf(&b, "- %s\n", c)
 		}
 	}
-	WriteFileAtomic(e.path(RecordsDir, ReviewReportFile), []byte(e.red.String(b.String())))
+	WriteFileAtomic(loopdir.Dir(e.dir).ReviewReport(), []byte(e.red.String(b.String())))
 }

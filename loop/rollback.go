@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
 )
@@ -73,17 +74,15 @@ func (l *Ledger) Best() (Checkpoint, bool) {
 	return best, ok
 }
 
-func ledgerPath(priv string) string { return filepath.Join(priv, "checkpoints.json") }
-
 // LoadLedger reads the engine's ledger of a loop directory (empty when the
 // loop never reached a checkpoint).
 func LoadLedger(dir string) *Ledger {
-	return loadLedger(PrivateDir(dir))
+	return loadLedger(string(loopdir.PrivateOf(dir)))
 }
 
 func loadLedger(priv string) *Ledger {
 	l := &Ledger{}
-	if data, err := os.ReadFile(ledgerPath(priv)); err == nil {
+	if data, err := os.ReadFile(loopdir.Private(priv).Checkpoints()); err == nil {
 		json.Unmarshal(data, l)
 	}
 	return l
@@ -94,7 +93,7 @@ func (l *Ledger) save(priv string) error {
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(ledgerPath(priv), data)
+	return WriteFileAtomic(loopdir.Private(priv).Checkpoints(), data)
 }
 
 // RefPrefix is where a loop's undone work is kept.
@@ -112,7 +111,7 @@ func (e *Engine) engineCommits() bool {
 
 // lastCommit is the engine's own last commit ("" when none).
 func (e *Engine) lastCommit() string {
-	data, err := os.ReadFile(LastCommitPath(e.dir))
+	data, err := os.ReadFile(loopdir.PrivateOf(e.dir).LastCommit())
 	if err != nil {
 		return ""
 	}
@@ -326,13 +325,13 @@ func (e *Engine) rollbackTo(ctx context.Context, led *Ledger, to Checkpoint, kin
 	if _, err := gitLine(ctx, e.dir, "checkout", "-q", "-f", "HEAD", "--", ".", excludeRecords); err != nil {
 		return nil, err
 	}
-	if _, err := gitLine(ctx, e.dir, "clean", "-fdq", "-e", RecordsDir+"/", "--", "."); err != nil {
+	if _, err := gitLine(ctx, e.dir, "clean", "-fdq", "-e", loopdir.RecordsDir+"/", "--", "."); err != nil {
 		return nil, err
 	}
 	if err := resetKeepRecords(ctx, e.dir, to.Commit); err != nil {
 		return nil, err
 	}
-	if err := WriteFileAtomic(LastCommitPath(e.dir), []byte(to.Commit+"\n")); err != nil {
+	if err := WriteFileAtomic(loopdir.PrivateOf(e.dir).LastCommit(), []byte(to.Commit+"\n")); err != nil {
 		return nil, err
 	}
 	k := KeptRef{Ref: ref, Commit: keep, Kind: kind, Why: why, Commits: commits, At: time.Now().UTC()}
@@ -394,10 +393,10 @@ func workTreeOf(ctx context.Context, dir, commit string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if out, _ := gitLine(ctx, dir, "ls-tree", "--name-only", commit, "--", RecordsDir); out == "" {
+	if out, _ := gitLine(ctx, dir, "ls-tree", "--name-only", commit, "--", loopdir.RecordsDir); out == "" {
 		return tree, nil
 	}
-	idx, err := os.CreateTemp(PrivateDir(dir), ".tree-index-*")
+	idx, err := os.CreateTemp(string(loopdir.PrivateOf(dir)), ".tree-index-*")
 	if err != nil {
 		return "", err
 	}
@@ -407,7 +406,7 @@ func workTreeOf(ctx context.Context, dir, commit string) (string, error) {
 	if _, err := gitRun(ctx, dir, env, "read-tree", commit); err != nil {
 		return "", err
 	}
-	if _, err := gitRun(ctx, dir, env, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", RecordsDir); err != nil {
+	if _, err := gitRun(ctx, dir, env, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", loopdir.RecordsDir); err != nil {
 		return "", err
 	}
 	out, err := gitRun(ctx, dir, env, "write-tree")
@@ -420,11 +419,11 @@ func workTreeOf(ctx context.Context, dir, commit string) (string, error) {
 // tracked files restored for the reset, and moved back. The record file
 // being written stays open through the moves.
 func resetKeepRecords(ctx context.Context, dir, commit string) error {
-	if out, _ := gitLine(ctx, dir, "ls-files", "--", RecordsDir); out == "" {
+	if out, _ := gitLine(ctx, dir, "ls-files", "--", loopdir.RecordsDir); out == "" {
 		_, err := gitLine(ctx, dir, "reset", "-q", "--keep", commit)
 		return err
 	}
-	recs := filepath.Join(dir, RecordsDir)
+	recs := loopdir.Dir(dir).Records()
 	aside := filepath.Join(dir, ".looprinter-records-aside")
 	os.RemoveAll(aside)
 	if err := os.Rename(recs, aside); err != nil {
@@ -436,7 +435,7 @@ func resetKeepRecords(ctx context.Context, dir, commit string) error {
 		}
 		return os.Rename(aside, recs)
 	}
-	if _, err := gitLine(ctx, dir, "checkout", "-q", "HEAD", "--", RecordsDir); err != nil {
+	if _, err := gitLine(ctx, dir, "checkout", "-q", "HEAD", "--", loopdir.RecordsDir); err != nil {
 		back()
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/agent"
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
 )
@@ -86,7 +87,7 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 	e.st.AgentRuns++
 	seq := e.st.AgentRuns
 
-	tdir := e.path(RecordsDir, "transcripts")
+	tdir := loopdir.Dir(e.dir).Transcripts()
 	os.MkdirAll(tdir, 0o700)
 	base := fmt.Sprintf("%04d-c%d-i%d-%s", seq, e.st.Cycle, e.st.Iterations, phase)
 	if task != "" {
@@ -377,12 +378,9 @@ func prices(p map[string]spec.Price) map[string]agent.Price {
 	return out
 }
 
-// PausePath is the file whose presence pauses a loop between agent runs.
-func PausePath(dir string) string { return filepath.Join(dir, RecordsDir, "pause") }
-
 // waitWhilePaused holds the loop between agent runs while the pause file exists.
 func (e *Engine) waitWhilePaused(ctx context.Context) error {
-	if _, err := os.Stat(PausePath(e.dir)); err != nil {
+	if _, err := os.Stat(loopdir.Dir(e.dir).Pause()); err != nil {
 		return nil
 	}
 	e.emit(record.Event{Event: record.Paused, Message: "paused before the next agent run; `looprinter resume` goes on"})
@@ -394,7 +392,7 @@ func (e *Engine) waitWhilePaused(ctx context.Context) error {
 		case <-time.After(250 * time.Millisecond):
 		}
 		e.mark = time.Now() // time spent paused is not loop time
-		if _, err := os.Stat(PausePath(e.dir)); err != nil {
+		if _, err := os.Stat(loopdir.Dir(e.dir).Pause()); err != nil {
 			e.emit(record.Event{Event: record.Resumed})
 			return nil
 		}

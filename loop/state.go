@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/looprinter/looprinter/internal/enginedir"
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 )
 
@@ -138,20 +138,6 @@ type InFlight struct {
 	PromptFile string `json:"prompt_file"`
 }
 
-// StatePath is where a loop directory keeps its public copy of the state,
-// for people and tools to read. The engine's own, authoritative copy is in
-// its private folder (PrivateStatePath); agents can write neither.
-func StatePath(dir string) string { return filepath.Join(dir, RecordsDir, "state.json") }
-
-// RecordsDir and OutputDir are relative to the loop's directory.
-const (
-	RecordsDir = "working-records"
-	OutputDir  = "output"
-)
-
-// PrivateStatePath is the engine's authoritative copy of the state.
-func PrivateStatePath(dir string) string { return filepath.Join(PrivateDir(dir), "state.json") }
-
 func freshState() *State {
 	return &State{V: StateVersion, Cycle: 1, CycleGate: "pending", ObjectiveGate: "pending"}
 }
@@ -164,7 +150,7 @@ func LoadState(dir string) (*State, error) {
 	if err == nil || !os.IsNotExist(err) {
 		return st, err
 	}
-	data, err := os.ReadFile(StatePath(dir))
+	data, err := os.ReadFile(loopdir.Dir(dir).State())
 	if os.IsNotExist(err) {
 		return freshState(), nil
 	}
@@ -173,7 +159,7 @@ func LoadState(dir string) (*State, error) {
 	}
 	st, err = decodeState(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s is corrupt (%v): move it away to start the loop's counters again", StatePath(dir), err)
+		return nil, fmt.Errorf("%s is corrupt (%v): move it away to start the loop's counters again", loopdir.Dir(dir).State(), err)
 	}
 	return st, nil
 }
@@ -198,12 +184,12 @@ func ReadState(dir string) (*State, error) {
 // newest slot (j, nil when there is none), else the private state.json;
 // path names it.
 func readEngineCopy(dir string) (data []byte, j *slot, path string, err error) {
-	priv := PrivateDir(dir)
+	priv := string(loopdir.PrivateOf(dir))
 	if s, _, ok := readJournal(priv); ok {
-		return s.payload, &s, journalPath(priv, 0), nil
+		return s.payload, &s, loopdir.Private(priv).Journal(0), nil
 	}
-	data, err = os.ReadFile(PrivateStatePath(dir))
-	return data, nil, PrivateStatePath(dir), err
+	data, err = os.ReadFile(loopdir.PrivateOf(dir).State())
+	return data, nil, loopdir.PrivateOf(dir).State(), err
 }
 
 func decodeState(data []byte) (*State, error) {
@@ -242,7 +228,7 @@ func (st *State) problems() []string {
 // impossible, which is not trusted and is rebuilt from the records.
 func loadTrusted(dir string) (*State, []string, error) {
 	priv, js, _, perr := readEngineCopy(dir)
-	pub, uerr := os.ReadFile(StatePath(dir))
+	pub, uerr := os.ReadFile(loopdir.Dir(dir).State())
 	if perr != nil && !os.IsNotExist(perr) {
 		return nil, nil, perr
 	}
@@ -277,7 +263,7 @@ func loadTrusted(dir string) (*State, []string, error) {
 // judgement to be made again: setup, baseline, plan and gates.
 func rebuildState(dir string, claimed *State) *State {
 	st := freshState()
-	evs, _ := record.ReadDir(filepath.Join(dir, RecordsDir))
+	evs, _ := loopdir.Dir(dir).ReadRecords()
 	for _, ev := range evs {
 		switch ev.Event {
 		case record.AgentStart:
@@ -305,7 +291,7 @@ func rebuildState(dir string, claimed *State) *State {
 		st.Cycle, st.WallMS, st.CostUSD = max(st.Cycle, c.Cycle), max(st.WallMS, c.WallMS), max(st.CostUSD, c.CostUSD)
 		st.Warned80 = c.Warned80
 	}
-	if _, err := os.Stat(filepath.Join(dir, OutputDir, "plan.json")); err == nil {
+	if _, err := os.Stat(loopdir.Dir(dir).Plan()); err == nil {
 		st.PendingArchive, st.PendingReason = fmt.Sprintf("plan_untrusted_cycle_%d.json", st.Cycle), "the state could not be verified: the plan is made again"
 	}
 	return st
@@ -314,7 +300,7 @@ func rebuildState(dir string, claimed *State) *State {
 // Save writes the state when no engine runs (a fleet worker putting a step's
 // state in place, tests): the engine's journal, synced, then the copies.
 func (st *State) Save(dir string) error {
-	priv, err := enginedir.Ensure(dir)
+	priv, err := loopdir.PrivateOf(dir).Ensure()
 	if err != nil {
 		return err
 	}
@@ -327,7 +313,7 @@ func (st *State) Save(dir string) error {
 	if err != nil {
 		return err
 	}
-	return writeCopy(PrivateStatePath(dir), view)
+	return writeCopy(loopdir.PrivateOf(dir).State(), view)
 }
 
 // save writes the state to the journal j (durable: synced before save
@@ -349,7 +335,7 @@ func (st *State) save(dir string, j *journal, durable, withCopy bool) ([]byte, e
 	if !withCopy {
 		return nil, nil
 	}
-	return view, writeCopy(StatePath(dir), view)
+	return view, writeCopy(loopdir.Dir(dir).State(), view)
 }
 
 // indented is the state as people read it (and as state.json always was).

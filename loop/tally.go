@@ -1,9 +1,7 @@
 package loop
 
 import (
-	"path/filepath"
-
-	"github.com/looprinter/looprinter/internal/spend"
+	"github.com/looprinter/looprinter/loopdir"
 )
 
 // tallySpend brings the running spend tally in the private folder up to
@@ -11,5 +9,5 @@ import (
 // after it (internal/spend.FromDirCached).
 func (e *Engine) tallySpend() {
 	e.rec.Sync()
-	spend.FromDirCached(e.path(RecordsDir), filepath.Join(e.priv, "spend.json"))
+	loopdir.Dir(e.dir).Spend()
 }

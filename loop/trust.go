@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/looprinter/looprinter/agent"
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/sandbox"
 	"github.com/looprinter/looprinter/spec"
@@ -60,8 +61,8 @@ func Confine(l *spec.Loop, readOnly []string) (func(string, []string) (string, [
 	if kind == sandbox.Off {
 		return nil, kind, nil
 	}
-	ro := append([]string{l.Path, filepath.Join(l.Dir, RecordsDir)}, readOnly...)
-	ro = append(ro, readOnlyAround(StateRoot(), l.Dir)...)
+	ro := append([]string{l.Path, loopdir.Dir(l.Dir).Records()}, readOnly...)
+	ro = append(ro, readOnlyAround(loopdir.StateRoot(), l.Dir)...)
 	if g := gitDir(l); g != "" {
 		ro = append(ro, g)
 	}
@@ -146,10 +147,6 @@ func (e *Engine) sweep() {
 		e.emit(record.Event{Event: record.Warning, Message: fmt.Sprintf("stopped %d processes the agent run left behind", len(n))})
 	}
 }
-
-// startSetPath lists the files the default rules protected when the loop
-// started: those may not be edited; test files added since may.
-func startSetPath(priv string) string { return filepath.Join(priv, "protected-at-start.json") }
 
 // keepEdit decides about an edited protected file that may keep a change:
 // the loop file (judged field by field) and test-runner configuration that

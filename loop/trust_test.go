@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/looprinter/looprinter/loopdir"
 )
 
 // guardFixture is a loop folder with one protected executable check and a
@@ -131,12 +133,12 @@ func TestLoadTrustedState(t *testing.T) {
 		t.Fatalf("untouched state: %+v %v %v", got, issues, err)
 	}
 	forged := `{"v":1,"phase":"done","outcome":"done","iterations":-5,"cycle":1}`
-	os.WriteFile(StatePath(dir), []byte(forged), 0o600)
+	os.WriteFile(loopdir.Dir(dir).State(), []byte(forged), 0o600)
 	got, issues, _ = loadTrusted(dir)
 	if len(issues) != 1 || got.Phase != PhaseBuild || got.Iterations != 3 {
 		t.Fatalf("forged public state was trusted: %+v %v", got, issues)
 	}
-	os.RemoveAll(PrivateDir(dir)) // the engine's copies: its journal and its state.json
+	os.RemoveAll(string(loopdir.PrivateOf(dir))) // the engine's copies: its journal and its state.json
 	got, issues, _ = loadTrusted(dir)
 	if len(issues) != 1 || got.Phase == PhaseDone || got.Outcome != "" || got.Iterations < 0 {
 		t.Fatalf("a state with no engine copy was trusted: %+v %v", got, issues)
@@ -227,7 +229,7 @@ func TestGuardSnapshotReadsOnlyWhatMayHaveChanged(t *testing.T) {
 	files := []protFile{{Path: "tests/check.sh", Rule: "a rule"}}
 	blobs := filepath.Join(priv, "blobs")
 	stored := func() bool {
-		_, err := os.Stat(blobPath(priv, g.Entries[0].Sum))
+		_, err := os.Stat(loopdir.Private(priv).Blob(g.Entries[0].Sum))
 		return err == nil
 	}
 	if !stored() {
@@ -242,7 +244,7 @@ func TestGuardSnapshotReadsOnlyWhatMayHaveChanged(t *testing.T) {
 	}
 	// The same snapshot as before, but its file is gone: written again,
 	// so that an engine started after a crash finds it.
-	os.Remove(guardPath(priv))
+	os.Remove(loopdir.Private(priv).Protected())
 	if _, err := snapshotGuard(dir, priv, files, g, nil); err != nil || loadGuard(priv) == nil {
 		t.Fatalf("the snapshot's file was not written again (%v)", err)
 	}

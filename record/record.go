@@ -6,7 +6,6 @@ package record
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,8 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/looprinter/looprinter/internal/enginedir"
-	"github.com/looprinter/looprinter/internal/redact"
+	"github.com/looprinter/looprinter/redact"
 )
 
 // Version of the record schema, in every line as "v".
@@ -184,7 +182,9 @@ func FileName(t time.Time, backend string) string {
 	return fmt.Sprintf("%s-loop-%s.jsonl", t.UTC().Format("20060102T150405.000000000Z"), backend)
 }
 
-// Create opens a new record file in dir for one run invocation.
+// Create opens a new record file in dir for one run invocation. A loop's
+// records are created through package loopdir, which also names the file
+// in the engine's private index.
 func Create(dir, run, backend string, start time.Time) (*Writer, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
@@ -194,13 +194,6 @@ func Create(dir, run, backend string, start time.Time) (*Writer, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("create record file: %w", err)
-	}
-	// Only files in the engine's private index are read back as records, so
-	// a file an agent drops into the folder is never taken for the loop's own.
-	if err := enginedir.AddRecordFile(filepath.Dir(dir), path); err != nil {
-		f.Close()
-		os.Remove(path)
-		return nil, fmt.Errorf("index the record file: %w", err)
 	}
 	return &Writer{f: f, path: path, run: run, now: time.Now, red: redact.New(os.Environ(), nil, nil)}, nil
 }
@@ -264,26 +257,33 @@ func (w *Writer) Close() error {
 	return w.f.Close()
 }
 
-// Files lists the record files of a records directory, oldest first: the
-// files the engine's private index names. A loop never run with an index
-// (older versions, another machine) falls back to every *.jsonl file.
-func Files(dir string) ([]string, error) {
-	files, err := enginedir.RecordFiles(filepath.Dir(dir), dir)
-	if !errors.Is(err, enginedir.ErrNoIndex) {
-		return files, err
+// A Lister names the record files of a records folder, oldest first.
+// package loopdir lists a loop's files from the engine's private index, so
+// a file an agent drops into the folder is never taken for the loop's own.
+type Lister func() ([]string, error)
+
+// Glob lists every *.jsonl file of dir, oldest first.
+func Glob(dir string) Lister {
+	return func() ([]string, error) {
+		matches, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+		if err != nil {
+			return nil, err
+		}
+		sort.Strings(matches)
+		return matches, nil
 	}
-	matches, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
-	if err != nil {
-		return nil, err
-	}
-	sort.Strings(matches)
-	return matches, nil
 }
+
+// Files lists every record file of a records folder, oldest first.
+func Files(dir string) ([]string, error) { return Glob(dir)() }
 
 // ReadDir reads every event of every record file in dir, oldest file first.
 // Lines that do not parse (a torn last line after a crash) are skipped.
-func ReadDir(dir string) ([]Event, error) {
-	files, err := Files(dir)
+func ReadDir(dir string) ([]Event, error) { return ReadAll(Glob(dir)) }
+
+// ReadAll reads every event of the files list names, oldest file first.
+func ReadAll(list Lister) ([]Event, error) {
+	files, err := list()
 	if err != nil {
 		return nil, err
 	}
@@ -328,17 +328,21 @@ func Scan(r io.Reader, fn func(Event)) error {
 	}
 }
 
-// Follower tails a records directory: new files and new complete lines.
+// Follower tails a records folder: new files and new complete lines.
 type Follower struct {
-	dir     string
+	list    Lister
 	offsets map[string]int64
 }
 
 // NewFollower starts following dir; fromStart replays what is already there.
-func NewFollower(dir string, fromStart bool) *Follower {
-	fl := &Follower{dir: dir, offsets: map[string]int64{}}
+func NewFollower(dir string, fromStart bool) *Follower { return Follow(Glob(dir), fromStart) }
+
+// Follow starts following the files list names; fromStart replays what is
+// already there.
+func Follow(list Lister, fromStart bool) *Follower {
+	fl := &Follower{list: list, offsets: map[string]int64{}}
 	if !fromStart {
-		files, _ := Files(dir)
+		files, _ := list()
 		for _, f := range files {
 			if st, err := os.Stat(f); err == nil {
 				fl.offsets[f] = st.Size()
@@ -351,7 +355,7 @@ func NewFollower(dir string, fromStart bool) *Follower {
 // Poll returns the events completed since the last poll. A line still being
 // written (no newline yet) is left for the next poll.
 func (fl *Follower) Poll() []Event {
-	files, _ := Files(fl.dir)
+	files, _ := fl.list()
 	var out []Event
 	for _, path := range files {
 		off := fl.offsets[path]

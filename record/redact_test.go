@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/looprinter/looprinter/internal/redact"
+	"github.com/looprinter/looprinter/redact"
 )
 
 // A secret holding a quote and a backslash, in every kind of field of an

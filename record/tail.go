@@ -19,7 +19,12 @@ const tailChunk = 64 << 10
 // It also returns, for each file, the offset after its last complete line,
 // where a Follower can go on (NewFollowerAt).
 func Tail(dir string, n int, keep func(Event) bool) ([]Event, map[string]int64, error) {
-	files, err := Files(dir)
+	return TailOf(Glob(dir), n, keep)
+}
+
+// TailOf is Tail over the files list names.
+func TailOf(list Lister, n int, keep func(Event) bool) ([]Event, map[string]int64, error) {
+	files, err := list()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -114,7 +119,13 @@ func tailAt(r io.ReaderAt, size int64, n int, keep func(Event) bool) ([]Event, i
 // NewFollowerAt follows dir from the given offsets (from Tail): files not
 // named are read from their start.
 func NewFollowerAt(dir string, offsets map[string]int64) *Follower {
-	fl := &Follower{dir: dir, offsets: map[string]int64{}}
+	return FollowAt(Glob(dir), offsets)
+}
+
+// FollowAt follows the files list names from the given offsets (from
+// TailOf): files not named are read from their start.
+func FollowAt(list Lister, offsets map[string]int64) *Follower {
+	fl := &Follower{list: list, offsets: map[string]int64{}}
 	for k, v := range offsets {
 		fl.offsets[k] = v
 	}

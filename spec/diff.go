@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/looprinter/looprinter/internal/redact"
+	"github.com/looprinter/looprinter/redact"
 )
 
 // Diff lists what differs between two loop files, one field a line in the

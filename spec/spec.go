@@ -17,7 +17,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/looprinter/looprinter/internal/testcount"
+	"github.com/looprinter/looprinter/testcount"
 )
 
 // Values of on_timeout.

@@ -33,6 +33,7 @@ import (
 	"github.com/looprinter/looprinter/fleet/fleettest"
 	"github.com/looprinter/looprinter/internal/testenv"
 	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
 )
 
 var binDir string
@@ -245,7 +246,7 @@ func TestFleetMatchesLocal(t *testing.T) {
 			t.Errorf("%s: counters differ: fleet %+v, local %d/%d/%d/%d/$%.2f", l.name, s, ls.Iterations, ls.AgentRuns, ls.TasksPassed, ls.Cycle, ls.CostUSD)
 		}
 		dir := fleettest.Clone(t, remotes[l.name])
-		if got := fleettest.Events(t, filepath.Join(dir, "working-records")); !reflect.DeepEqual(got, localEvents) {
+		if got := fleettest.Events(t, loopdir.Dir(dir).Records()); !reflect.DeepEqual(got, localEvents) {
 			t.Errorf("%s: records differ:\nfleet %q\nlocal %q", l.name, got, localEvents)
 		}
 		for _, w := range strings.Split(fleettest.Git(t, dir, "log", "--format=%(trailers:key=Looprinter-Worker,valueonly)"), "\n") {
@@ -306,7 +307,7 @@ func TestKillWorkerMidBuild(t *testing.T) {
 		t.Fatalf("the budget was reset: fleet $%.2f, local $%.2f", r.Status.CostUSD, local.State.CostUSD)
 	}
 	dir := fleettest.Clone(t, remote)
-	if !fleettest.RecordsMention(filepath.Join(dir, "working-records"), "the engine died during this run") {
+	if !fleettest.RecordsMention(loopdir.Dir(dir).Records(), "the engine died during this run") {
 		t.Fatal("the killed run is not in the records")
 	}
 	if !strings.Contains(fleettest.Git(t, dir, "log", "--format=%B"), "Looprinter-Worker: w") {
@@ -342,7 +343,7 @@ func runLocal(t *testing.T, src string) (*loop.Outcome, []string) {
 	if st.Outcome == "" || loop.ExitCodes[st.Outcome] != code {
 		t.Fatalf("the local run ended %q with exit code %d:\n%s", st.Outcome, code, out)
 	}
-	return &loop.Outcome{Reason: st.Outcome, ExitCode: code, Summary: st.Summary, State: st}, fleettest.Events(t, filepath.Join(dir, "working-records"))
+	return &loop.Outcome{Reason: st.Outcome, ExitCode: code, Summary: st.Summary, State: st}, fleettest.Events(t, loopdir.Dir(dir).Records())
 }
 
 // A worker with two slots runs two loops' steps at once, neither ending the

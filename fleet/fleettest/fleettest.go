@@ -17,6 +17,7 @@ import (
 
 	"github.com/looprinter/looprinter/internal/cli"
 	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
 )
@@ -212,7 +213,7 @@ func RunLocal(t testing.TB, src string) (*loop.Outcome, []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return o, Events(t, filepath.Join(dir, "working-records"))
+	return o, Events(t, loopdir.Dir(dir).Records())
 }
 
 // Clone checks the remote's main branch out into a new folder.

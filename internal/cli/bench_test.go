@@ -11,10 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/looprinter/looprinter/internal/enginedir"
 	"github.com/looprinter/looprinter/internal/ops"
-	"github.com/looprinter/looprinter/internal/spend"
 	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 )
 
@@ -89,7 +88,7 @@ func BenchmarkReadsAt10000Iterations(b *testing.B) {
 	dir := b.TempDir()
 	os.WriteFile(filepath.Join(dir, "loop.yaml"), []byte("objective: x\n"), 0o644)
 	start := time.Now().Add(-time.Hour)
-	w, err := record.Create(filepath.Join(dir, loop.RecordsDir), "r1", "claude", start)
+	w, err := loopdir.Dir(dir).CreateRecords("r1", "claude", start)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -114,7 +113,7 @@ func BenchmarkReadsAt10000Iterations(b *testing.B) {
 		b.Fatal(err)
 	}
 	// The engine brings the spend tally up to date when a run ends.
-	if _, err := spend.FromDirCached(filepath.Join(dir, loop.RecordsDir), filepath.Join(enginedir.For(dir), "spend.json")); err != nil {
+	if _, err := loopdir.Dir(dir).Spend(); err != nil {
 		b.Fatal(err)
 	}
 	for _, args := range [][]string{{"status", "big"}, {"logs", "-n", "20", "big"}, {"cost", "big"}} {

@@ -15,7 +15,7 @@ import (
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
-	"github.com/looprinter/looprinter/internal/redact"
+	"github.com/looprinter/looprinter/redact"
 	"github.com/looprinter/looprinter/spec"
 )
 

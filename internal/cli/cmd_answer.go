@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/looprinter/looprinter/internal/operator"
 	"github.com/looprinter/looprinter/internal/ops"
+	"github.com/looprinter/looprinter/operator"
 )
 
 func init() {

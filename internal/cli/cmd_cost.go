@@ -9,11 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/looprinter/looprinter/internal/enginedir"
 	"github.com/looprinter/looprinter/internal/ops"
-	"github.com/looprinter/looprinter/internal/spend"
-	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/spec"
+	"github.com/looprinter/looprinter/spend"
 )
 
 func init() { register(newCostCmd) }
@@ -73,9 +72,9 @@ func costDir(o *costOptions, args []string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if _, err := os.Stat(filepath.Join(abs, loop.RecordsDir)); err != nil {
+		if _, err := os.Stat(loopdir.Dir(abs).Records()); err != nil {
 			if _, err := os.Stat(filepath.Join(abs, "loop.yaml")); err != nil {
-				return "", &ExitError{Code: ExitUsage, Err: fmt.Errorf("no loop in %s: it has no loop.yaml and no %s", abs, loop.RecordsDir)}
+				return "", &ExitError{Code: ExitUsage, Err: fmt.Errorf("no loop in %s: it has no loop.yaml and no %s", abs, loopdir.RecordsDir)}
 			}
 		}
 		return abs, nil
@@ -114,17 +113,17 @@ func runCost(stdio *IO, o *costOptions, args []string) error {
 		}
 		return err
 	}
-	records := filepath.Join(abs, loop.RecordsDir)
+	records := loopdir.Dir(abs).Records()
 	if files, _ := filepathGlob(records); len(files) == 0 {
 		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("no records in %s: the loop has not run yet (`looprinter cost estimate` prices it before it runs)", records)}
 	}
 	// The running tally in the engine's private folder: only the records
 	// written since the last `cost` are read.
 	var r *spend.Report
-	if priv := enginedir.For(abs); dirExists(priv) {
-		r, err = spend.FromDirCached(records, filepath.Join(priv, "spend.json"))
+	if dirExists(string(loopdir.PrivateOf(abs))) {
+		r, err = loopdir.Dir(abs).Spend()
 	} else {
-		r, err = spend.FromDir(records)
+		r, err = loopdir.Dir(abs).SpendUncached()
 	}
 	if err != nil {
 		return err

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/looprinter/looprinter/internal/ops"
-	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
 )
 
 func init() { register(newDemoCmd) }
@@ -97,7 +97,7 @@ build → both gates pass → a post phase → DONE. Takes a second or two.`,
 }
 
 func writeDemo(dir string) error {
-	if _, err := os.Stat(loop.StatePath(dir)); err == nil {
+	if _, err := os.Stat(loopdir.Dir(dir).State()); err == nil {
 		return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s already holds a loop; pass an empty --dir", dir)}
 	}
 	files := map[string]string{

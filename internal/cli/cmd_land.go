@@ -14,6 +14,7 @@ import (
 	"github.com/looprinter/looprinter/internal/gitops"
 	"github.com/looprinter/looprinter/internal/ops"
 	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
 )
@@ -106,7 +107,7 @@ func engineDirOf(e ops.Entry, l *spec.Loop) string {
 // engine's last commit. A landing that is blocked marks the loop BLOCKED.
 func landLoop(ctx context.Context, l *spec.Loop, engineDir, recDir, branch string, out *loop.Outcome) (*gitops.LandResult, error) {
 	start := time.Now()
-	rec, err := record.Create(filepath.Join(recDir, loop.RecordsDir), fmt.Sprintf("%s-land-%d", start.UTC().Format("20060102T150405"), os.Getpid()), "land", start)
+	rec, err := loopdir.Dir(recDir).CreateRecords(fmt.Sprintf("%s-land-%d", start.UTC().Format("20060102T150405"), os.Getpid()), "land", start)
 	if err != nil {
 		return nil, err
 	}

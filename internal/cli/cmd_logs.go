@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"sort"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 
 	"github.com/looprinter/looprinter/internal/ops"
 	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 )
 
@@ -75,7 +75,7 @@ func followLogs(cmd *cobra.Command, io *IO, o *logsOptions, dir string, live fun
 	if refresh == nil {
 		refresh = func() {}
 	}
-	records := filepath.Join(dir, loop.RecordsDir)
+	records := loopdir.Dir(dir)
 	print := func(evs []record.Event) {
 		sort.SliceStable(evs, func(i, j int) bool { return evs[i].TS.Before(evs[j].TS) })
 		for _, ev := range evs {
@@ -96,10 +96,10 @@ func followLogs(cmd *cobra.Command, io *IO, o *logsOptions, dir string, live fun
 		// Only the records' ends are read: as fast for a long loop as for
 		// a new one.
 		var offsets map[string]int64
-		first, offsets, _ = record.Tail(records, o.lines, func(ev record.Event) bool { return !o.noTools || ev.Event != record.ToolCall })
-		fl = record.NewFollowerAt(records, offsets)
+		first, offsets, _ = records.Tail(o.lines, func(ev record.Event) bool { return !o.noTools || ev.Event != record.ToolCall })
+		fl = records.FollowAt(offsets)
 	} else {
-		fl = record.NewFollower(records, true)
+		fl = records.Follow(true)
 		first = fl.Poll()
 		if o.noTools {
 			kept := first[:0]

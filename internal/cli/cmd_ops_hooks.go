@@ -10,6 +10,7 @@ import (
 	"github.com/looprinter/looprinter/internal/notify"
 	"github.com/looprinter/looprinter/internal/ops"
 	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/spec"
 )
 
@@ -98,7 +99,7 @@ func prepareOps(io *IO, l *spec.Loop) (*spec.Loop, func(*loop.Outcome), error) {
 			return
 		}
 		if out.Records != "" {
-			out.Records = filepath.Join(archive, loop.RecordsDir, filepath.Base(out.Records))
+			out.Records = loopdir.Dir(archive).InRecords(filepath.Base(out.Records))
 		}
 		fmt.Fprintf(io.Err, "looprinter: %s is DONE; its worktree was removed, the work is on branch %s, the records are in %s\n", l.Name, wt.Branch, archive)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/looprinter/looprinter/internal/termtext"
 	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/spec"
 )
 
@@ -286,7 +287,7 @@ func runReview(cmd *cobra.Command, io *IO, o *reviewOptions) error {
 		switch {
 		case st.Shape != spec.ShapeReview && !fresh:
 			return &ExitError{Code: ExitBlocked, Err: fmt.Errorf("%s holds the state of a %s loop; run the review from another directory, or pass --fresh (the old state is kept beside it)",
-				filepath.Join(l.Dir, loop.RecordsDir), st.Shape)}
+				loopdir.Dir(l.Dir).Records(), st.Shape)}
 		case st.Outcome == loop.ReasonDone || st.Outcome == loop.ReasonBudget || st.Outcome == loop.ReasonNoProgress:
 			fresh = true
 		}
@@ -342,6 +343,6 @@ func printReviewReport(io *IO, l *spec.Loop, o *loop.Outcome) {
 	if o.Reason != loop.ReasonBudget && o.Reason != loop.ReasonNoProgress {
 		printList(w, "next:", o.Next)
 	}
-	fmt.Fprintf(w, "report:    %s\n", filepath.Join(loop.RecordsDir, loop.ReviewReportFile))
+	fmt.Fprintf(w, "report:    %s\n", filepath.Join(loopdir.RecordsDir, loopdir.ReviewReportFile))
 	fmt.Fprintf(w, "records:   %s\n", relTo(l.Dir, o.Records))
 }

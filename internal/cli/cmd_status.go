@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/looprinter/looprinter/internal/ops"
 	"github.com/looprinter/looprinter/internal/termtext"
 	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
 )
 
 func init() { register(newStatusCmd) }
@@ -219,7 +219,7 @@ func statusOne(io *IO, e ops.Entry, asJSON bool) error {
 			fmt.Fprintf(w, "  %s\n", firstLineOf(ops.Summarize(ev)))
 		}
 	}
-	fmt.Fprintf(w, "records:    %s\n", filepath.Join(dir, loop.RecordsDir))
+	fmt.Fprintf(w, "records:    %s\n", loopdir.Dir(dir).Records())
 	if e.Log != "" {
 		if _, err := os.Stat(e.Log); err == nil {
 			fmt.Fprintf(w, "log:        %s\n", e.Log)

@@ -11,6 +11,7 @@ import (
 	"github.com/looprinter/looprinter/internal/ops"
 	"github.com/looprinter/looprinter/internal/supervise"
 	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 )
 
@@ -134,8 +135,8 @@ func superviseOne(ctx context.Context, io *IO, o *superviseOptions, e ops.Entry)
 	// A running loop is paused between agent runs while the supervisor works.
 	pausedByUs := false
 	if live, _ := loop.Locked(dir); live {
-		if _, err := os.Stat(loop.PausePath(dir)); os.IsNotExist(err) {
-			os.WriteFile(loop.PausePath(dir), []byte("paused by looprinter supervise\n"), 0o644)
+		if _, err := os.Stat(loopdir.Dir(dir).Pause()); os.IsNotExist(err) {
+			os.WriteFile(loopdir.Dir(dir).Pause(), []byte("paused by looprinter supervise\n"), 0o644)
 			pausedByUs = true
 		}
 		deadline := time.Now().Add(o.pauseWait)
@@ -146,7 +147,7 @@ func superviseOne(ctx context.Context, io *IO, o *superviseOptions, e ops.Entry)
 			}
 			if time.Now().After(deadline) || ctx.Err() != nil {
 				if pausedByUs {
-					os.Remove(loop.PausePath(dir))
+					os.Remove(loopdir.Dir(dir).Pause())
 				}
 				fmt.Fprintf(io.Out, "supervisor for %s: the loop did not pause within %s; will look again\n", e.Name, o.pauseWait)
 				return
@@ -157,7 +158,7 @@ func superviseOne(ctx context.Context, io *IO, o *superviseOptions, e ops.Entry)
 	s := &supervise.Supervisor{Dir: dir, File: file, Records: func(ev record.Event) { w.Write(ev) }}
 	r := s.Run(ctx, trig, evs)
 	if pausedByUs {
-		os.Remove(loop.PausePath(dir))
+		os.Remove(loopdir.Dir(dir).Pause())
 	}
 	mem.Handled = latest(evs, trig.At)
 	mem.Runs++

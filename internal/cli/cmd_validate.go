@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/looprinter/looprinter/internal/doctor"
-	"github.com/looprinter/looprinter/internal/redact"
 	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/redact"
 	"github.com/looprinter/looprinter/spec"
 )
 

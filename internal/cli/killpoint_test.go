@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 )
 
@@ -88,7 +89,7 @@ func TestKillAtAnyPointLosesAtMostOneStep(t *testing.T) {
 		lastGap = gap
 	}
 	if kills < 5 {
-		evs, _ := record.ReadDir(filepath.Join(dir, loop.RecordsDir))
+		evs, _ := loopdir.Dir(dir).ReadRecords()
 		for _, e := range evs {
 			t.Log(record.Summarize(e))
 		}
@@ -112,7 +113,7 @@ func TestKillAtAnyPointLosesAtMostOneStep(t *testing.T) {
 // does not parse anywhere but at the end of a file (a torn last write).
 func countWholeRecords(t *testing.T, dir, kind string) int {
 	t.Helper()
-	files, err := record.Files(filepath.Join(dir, loop.RecordsDir))
+	files, err := loopdir.Dir(dir).RecordFiles()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,15 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/looprinter/looprinter/internal/ops"
-	"github.com/looprinter/looprinter/internal/spend"
 	"github.com/looprinter/looprinter/internal/termtext"
-	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
+	"github.com/looprinter/looprinter/spend"
 )
 
 // RemoteLoops are loops that run elsewhere: the fleet's, on Temporal. The
@@ -252,7 +251,7 @@ func remoteCost(stdio *IO, o *costOptions, args []string, localErr error) error 
 	var rep *spend.Report
 	dir, ferr := r.Records(ctx, s.Name)
 	if ferr == nil {
-		rep, ferr = spend.FromDir(filepath.Join(dir, loop.RecordsDir))
+		rep, ferr = loopdir.Dir(dir).SpendUncached()
 	}
 	if o.json {
 		enc := json.NewEncoder(stdio.Out)

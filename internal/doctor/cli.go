@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/shlex"
 
-	"github.com/looprinter/looprinter/internal/doctor/gatecmd"
+	"github.com/looprinter/looprinter/checkcmd"
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/spec"
 )
@@ -72,7 +72,7 @@ func checkCLI(ctx context.Context, c AgentCLI, l *spec.Loop, phases, fallbackFor
 			}
 		}
 	}
-	path, err := gatecmd.FindProgram(program, dir, envPath)
+	path, err := checkcmd.FindProgram(program, dir, envPath)
 	if err != nil {
 		level, fix := Warn, fmt.Sprintf("npm install -g %s, if you want to use it", c.NPM)
 		if len(phases) == 0 && len(fallbackFor) > 0 {

@@ -19,7 +19,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/looprinter/looprinter/internal/doctor/gatecmd"
+	"github.com/looprinter/looprinter/checkcmd"
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/sandbox"
 	"github.com/looprinter/looprinter/spec"
@@ -182,17 +182,17 @@ func (r *Report) add(fs ...Finding) {
 
 // VacuousCheck tells whether a check command cannot fail, and why (the
 // part that makes it pass). The engine uses the same words.
-func VacuousCheck(cmd string) (why string, vacuous bool) { return gatecmd.VacuousCheck(cmd) }
+func VacuousCheck(cmd string) (why string, vacuous bool) { return checkcmd.VacuousCheck(cmd) }
 
 // CannotRun tells whether a check cannot start (the shell would exit 127 or
 // 126), why, and the fix; key is where the check is listed (verify,
 // objective_verify, setup).
 func CannotRun(cmd, dir, key string) (why, fix string, cannot bool) {
-	prog, why := gatecmd.CheckRunnable(cmd, dir, os.Getenv("PATH"))
+	prog, why := checkcmd.CheckRunnable(cmd, dir, os.Getenv("PATH"))
 	if why == "" {
 		return "", "", false
 	}
-	return why, gatecmd.RunFix(prog, why, key), true
+	return why, checkcmd.RunFix(prog, why, key), true
 }
 
 type phaseRef struct {
@@ -269,7 +269,7 @@ func checkCommandBackend(l *spec.Loop, phases, fallbackFor []string) []Finding {
 			return
 		}
 		seen[a.Command] = true
-		prog, why := gatecmd.CheckRunnable(a.Command, l.Dir, os.Getenv("PATH"))
+		prog, why := checkcmd.CheckRunnable(a.Command, l.Dir, os.Getenv("PATH"))
 		if why != "" && prog == "looprinter" {
 			// The engine runs `looprinter …` as itself when it is not on PATH.
 			if self, err := os.Executable(); err == nil {
@@ -309,13 +309,13 @@ func checkCommands(l *spec.Loop) []Finding {
 	}{{"setup", l.Setup}, {"verify", l.Verify}, {"objective_verify", l.ObjectiveVerify}}
 	for _, g := range groups {
 		for _, c := range g.cmds {
-			prog, why := gatecmd.CheckRunnable(c, l.Dir, os.Getenv("PATH"))
+			prog, why := checkcmd.CheckRunnable(c, l.Dir, os.Getenv("PATH"))
 			if why != "" {
-				out = append(out, Finding{Level: Fail, Area: AreaLoop, Message: fmt.Sprintf("%s check %q: %s", g.key, c, why), Fix: gatecmd.RunFix(prog, why, g.key)})
+				out = append(out, Finding{Level: Fail, Area: AreaLoop, Message: fmt.Sprintf("%s check %q: %s", g.key, c, why), Fix: checkcmd.RunFix(prog, why, g.key)})
 				continue
 			}
 			if g.key != "setup" {
-				if vwhy, ok := gatecmd.VacuousCheck(c); ok {
+				if vwhy, ok := checkcmd.VacuousCheck(c); ok {
 					out = append(out, Finding{Level: Warn, Area: AreaLoop, Message: fmt.Sprintf("%s check %q cannot fail: %s", g.key, c, vwhy),
 						Fix: "a check must exit non-zero when what it checks is wrong: drop the part named above"})
 					continue

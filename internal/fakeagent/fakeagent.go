@@ -45,6 +45,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 )
 
@@ -122,7 +123,7 @@ type runner struct {
 // runsBefore counts the runs of this phase before this one from the
 // records: each run has an agent_start, each retried try an agent_retry.
 func (a *runner) runsBefore() int {
-	evs, _ := record.ReadDir(filepath.Join(a.dir, "working-records"))
+	evs, _ := loopdir.Dir(a.dir).ReadRecords()
 	n := 0
 	for _, e := range evs {
 		if e.Phase == a.phase && (e.Event == record.AgentStart || e.Event == record.AgentRetry) {
@@ -137,7 +138,7 @@ func (a *runner) runsBefore() int {
 
 // pick chooses this run's step: the next unused one of its phase.
 func (a *runner) pick(steps []Step) []string {
-	counter := filepath.Join(a.dir, "working-records", ".fake-agent-"+sanitize(a.phase))
+	counter := loopdir.Dir(a.dir).InRecords(".fake-agent-" + sanitize(a.phase))
 	n := 0
 	if b, err := os.ReadFile(counter); err == nil {
 		n, _ = strconv.Atoi(strings.TrimSpace(string(b)))

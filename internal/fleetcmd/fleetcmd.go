@@ -21,6 +21,7 @@ import (
 	"github.com/looprinter/looprinter/internal/cli"
 	"github.com/looprinter/looprinter/internal/gitops"
 	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
 )
 
 func init() {
@@ -62,7 +63,7 @@ func (f *connFlags) add(cmd *cobra.Command) {
 
 // DevAddressPath is where `looprinter fleet dev` writes its server's address
 // and namespace, for the other fleet commands to find.
-func DevAddressPath() string { return filepath.Join(loop.StateRoot(), "fleet", "dev-address") }
+func DevAddressPath() string { return filepath.Join(loopdir.StateRoot(), "fleet", "dev-address") }
 
 func (f *connFlags) dial() (client.Client, error) {
 	c, _ := f.resolve()
@@ -144,7 +145,7 @@ and pushes the branch. Runs until interrupted. docs/fleet.md has the design.`,
 				identity = h
 			}
 			if dir == "" {
-				dir = filepath.Join(loop.StateRoot(), "fleet", "work", identity)
+				dir = filepath.Join(loopdir.StateRoot(), "fleet", "work", identity)
 			}
 			c, err := conn.dial()
 			if err != nil {

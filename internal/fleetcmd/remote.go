@@ -24,6 +24,7 @@ import (
 	"github.com/looprinter/looprinter/internal/ops"
 	"github.com/looprinter/looprinter/internal/schedule"
 	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
 )
 
 func init() { cli.Remote = remoteLoops }
@@ -149,11 +150,11 @@ func (r *remote) Records(ctx context.Context, name string) (string, error) {
 	if _, err := gitCtx(ctx, repo, "fetch", "-q", "--no-tags", "--", in.Remote, "+refs/heads/"+in.Branch+":"+ref); err != nil {
 		return "", fmt.Errorf("git fetch %s %s: %w", in.Remote, in.Branch, err)
 	}
-	sub := path.Join(path.Dir(in.LoopFile), loop.RecordsDir)
-	if !filepath.IsLocal(sub) && sub != loop.RecordsDir {
+	sub := path.Join(path.Dir(in.LoopFile), loopdir.RecordsDir)
+	if !filepath.IsLocal(sub) && sub != loopdir.RecordsDir {
 		return "", fmt.Errorf("the loop file's path %q is outside its repository", in.LoopFile)
 	}
-	out := filepath.Join(dir, loop.RecordsDir)
+	out := loopdir.Dir(dir).Records()
 	if err := os.MkdirAll(out, 0o700); err != nil {
 		return "", err
 	}
@@ -203,7 +204,7 @@ func recordsCache(name string) string {
 	if len(safe) > 40 {
 		safe = safe[:40]
 	}
-	return filepath.Join(loop.StateRoot(), "fleet", "records", strings.Trim(safe, ".")+"-"+hex.EncodeToString(sum[:6]))
+	return filepath.Join(loopdir.StateRoot(), "fleet", "records", strings.Trim(safe, ".")+"-"+hex.EncodeToString(sum[:6]))
 }
 
 // gitCtx runs git in dir, bounded by ctx, and returns its exact output.

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
 )
@@ -213,7 +214,7 @@ func CleanupWorktree(wt *Worktree, archive string, archived func()) error {
 	if err := os.MkdirAll(archive, 0o755); err != nil {
 		return err
 	}
-	for _, d := range []string{loop.RecordsDir, loop.OutputDir, filepath.Base(wt.RunFile)} {
+	for _, d := range []string{loopdir.RecordsDir, loopdir.OutputDir, filepath.Base(wt.RunFile)} {
 		src := filepath.Join(wt.RunDir, d)
 		if _, err := os.Stat(src); err != nil {
 			continue
@@ -356,9 +357,9 @@ func (c *Committer) Commit(subject, body string) (string, error) {
 	}
 	// The records are the loop's own bookkeeping, never part of its work.
 	if _, err := Git(c.Dir, "rev-parse", "--verify", "--quiet", "HEAD"); err == nil {
-		Git(c.Dir, "reset", "-q", "--", loop.RecordsDir)
+		Git(c.Dir, "reset", "-q", "--", loopdir.RecordsDir)
 	} else {
-		Git(c.Dir, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", loop.RecordsDir)
+		Git(c.Dir, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", loopdir.RecordsDir)
 	}
 	msg := subject
 	if body != "" {
@@ -375,7 +376,7 @@ func (c *Committer) Commit(subject, body string) (string, error) {
 }
 
 // lastCommitPath keeps the engine's last commit, in its private folder.
-func (c *Committer) lastCommitPath() string { return loop.LastCommitPath(c.Dir) }
+func (c *Committer) lastCommitPath() string { return loopdir.PrivateOf(c.Dir).LastCommit() }
 
 // historyRewritten says why the history no longer holds the engine's last
 // commit ("" when it does): an agent reset, rebased or amended it.
@@ -405,7 +406,7 @@ func (c *Committer) PushBranch() error {
 func dropRecords(status string) string {
 	var keep []string
 	for _, line := range strings.Split(status, "\n") {
-		if line == "" || strings.Contains(line, loop.RecordsDir+"/") || strings.HasSuffix(line, " "+loop.RecordsDir) {
+		if line == "" || strings.Contains(line, loopdir.RecordsDir+"/") || strings.HasSuffix(line, " "+loopdir.RecordsDir) {
 			continue
 		}
 		keep = append(keep, line)

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
 )
@@ -98,7 +99,7 @@ func Land(ctx context.Context, l *spec.Loop, o LandOptions) (*LandResult, error)
 		return block(fmt.Sprintf("the loop ran on %s itself: nothing to land", res.Base))
 	}
 	// The engine's last commit, and the branch still there.
-	data, _ := os.ReadFile(loop.LastCommitPath(o.RunDir))
+	data, _ := os.ReadFile(loopdir.PrivateOf(o.RunDir).LastCommit())
 	tip := strings.TrimSpace(string(data))
 	if tip == "" {
 		return block("the engine made no commit for this loop: nothing to land")
@@ -196,7 +197,7 @@ func Land(ctx context.Context, l *spec.Loop, o LandOptions) (*LandResult, error)
 			problem += "; conflict markers remain after the fix run in " + strings.ReplaceAll(out, "\n", ", ")
 		} else {
 			Git(tmp, "add", "-A", "--", ".")
-			Git(tmp, "reset", "-q", "--", filepath.Join(rel, loop.RecordsDir))
+			Git(tmp, "reset", "-q", "--", loopdir.Dir(rel).Records())
 			Git(tmp, append(ident, "commit", "-q", "--no-edit", "-m", fmt.Sprintf("looprinter %s: land %s into %s (resolved by an agent run)", l.Name, o.Branch, res.Base))...)
 			if st, _ := Git(tmp, "status", "--porcelain", "--untracked-files=no"); st == "" {
 				if rs, ok := gates(); ok {

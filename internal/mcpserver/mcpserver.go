@@ -28,9 +28,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/looprinter/looprinter/internal/ops"
-	"github.com/looprinter/looprinter/internal/spend"
 	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/spend"
 )
 
 // Options configure the server.
@@ -219,7 +220,7 @@ func (h *handlers) cost(ctx context.Context, _ *mcp.CallToolRequest, in LoopArg)
 	if err != nil {
 		return nil, CostOut{}, err
 	}
-	r, err := spend.FromDir(filepath.Join(dirOf(e), loop.RecordsDir))
+	r, err := loopdir.Dir(dirOf(e)).SpendUncached()
 	if err != nil {
 		return nil, CostOut{}, err
 	}
@@ -389,7 +390,7 @@ func Report(e ops.Entry) string {
 			fmt.Fprintf(&b, "- [%s] %s %s\n", mark, t.ID, t.Title)
 		}
 	}
-	if data, err := os.ReadFile(filepath.Join(dirOf(e), loop.RecordsDir, "review-report.md")); err == nil {
+	if data, err := os.ReadFile(loopdir.Dir(dirOf(e)).ReviewReport()); err == nil {
 		b.WriteString("\n## Review report\n\n")
 		b.Write(data)
 	}

@@ -20,9 +20,9 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/internal/ops"
-	"github.com/looprinter/looprinter/internal/redact"
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/redact"
 	"github.com/looprinter/looprinter/spec"
 )
 

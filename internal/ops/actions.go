@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
 )
@@ -23,7 +24,7 @@ func RunDirOf(e Entry) string {
 // file, saying who asked (by, e.g. "looprinter pause"). It reports whether
 // a run holds the loop now.
 func Pause(e Entry, by string) (running bool, err error) {
-	p := loop.PausePath(RunDirOf(e))
+	p := loopdir.Dir(RunDirOf(e)).Pause()
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return false, err
 	}
@@ -36,7 +37,7 @@ func Pause(e Entry, by string) (running bool, err error) {
 
 // Resume removes a loop's pause file; wasPaused is false when there was none.
 func Resume(e Entry) (wasPaused bool, err error) {
-	err = os.Remove(loop.PausePath(RunDirOf(e)))
+	err = os.Remove(loopdir.Dir(RunDirOf(e)).Pause())
 	if os.IsNotExist(err) {
 		return false, nil
 	}
@@ -97,7 +98,7 @@ type Detail struct {
 func DetailOf(e Entry) (Detail, *spec.Loop) {
 	// Only the records' ends are read: status takes the same time whatever
 	// the loop's history.
-	evs, _, _ := record.Tail(filepath.Join(RunDirOf(e), loop.RecordsDir), 8, func(ev record.Event) bool { return ev.Event != record.ToolCall })
+	evs, _, _ := loopdir.Dir(RunDirOf(e)).Tail(8, func(ev record.Event) bool { return ev.Event != record.ToolCall })
 	return DetailWith(e, evs)
 }
 

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/looprinter/looprinter/internal/operator"
 	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/operator"
 )
 
 // ErrNoQuestion says the loop has no open question of that id.

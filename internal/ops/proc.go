@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 )
 
@@ -225,7 +226,7 @@ func isEngine(pid int, dir string) bool {
 	if !Alive(pid) {
 		return false
 	}
-	file := loop.LockPath(dir)
+	file := loopdir.Dir(dir).Lock()
 	if held, known := lockHeldBy(pid, file); known {
 		return held
 	}

@@ -4,11 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
-	"sort"
 	"time"
 
-	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 )
 
@@ -54,13 +52,11 @@ func AppendRecord(path string, ev record.Event) error {
 func SideRecords(dir, kind string) (*record.Writer, error) {
 	now := time.Now()
 	run := fmt.Sprintf("%s-%s-%d", now.UTC().Format("20060102T150405"), kind, os.Getpid())
-	return record.Create(filepath.Join(dir, loop.RecordsDir), run, kind, now)
+	return loopdir.Dir(dir).CreateRecords(run, kind, now)
 }
 
 // ReadAll reads every record of a loop directory in time order (a loop's
 // side record files interleave with its runs' files).
 func ReadAll(dir string) ([]record.Event, error) {
-	evs, err := record.ReadDir(filepath.Join(dir, loop.RecordsDir))
-	sort.SliceStable(evs, func(i, j int) bool { return evs[i].TS.Before(evs[j].TS) })
-	return evs, err
+	return loopdir.Dir(dir).ReadRecordsInOrder()
 }

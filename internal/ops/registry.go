@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
 )
 
 // Entry is one loop the user has run or started.
@@ -49,7 +50,7 @@ type Entry struct {
 
 // StateDir is where looprinter keeps what is not in a loop's directory
 // (loop.StateRoot).
-func StateDir() string { return loop.StateRoot() }
+func StateDir() string { return loopdir.StateRoot() }
 
 func loopsDir() string { return filepath.Join(StateDir(), "loops") }
 

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/looprinter/looprinter/internal/termtext"
 	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 )
 
@@ -81,11 +81,11 @@ func Inspect(e Entry) Status {
 	if started {
 		s.Loop = st
 	}
-	if p, errs, err := loop.ReadPlan(filepath.Join(dir, loop.OutputDir, "plan.json")); err == nil && len(errs) == 0 {
+	if p, errs, err := loop.ReadPlan(loopdir.Dir(dir).Plan()); err == nil && len(errs) == 0 {
 		s.Plan = p
 	}
 	live, pid := loop.Locked(dir)
-	_, perr := os.Stat(loop.PausePath(dir))
+	_, perr := os.Stat(loopdir.Dir(dir).Pause())
 	s.PausePending = perr == nil
 	switch {
 	case live:

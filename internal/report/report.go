@@ -22,6 +22,7 @@ import (
 	"github.com/looprinter/looprinter/internal/ops"
 	"github.com/looprinter/looprinter/internal/termtext"
 	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
 )
@@ -160,7 +161,7 @@ func loopOf(e ops.Entry, s ops.Status, since time.Time) (Loop, bool) {
 // started at (its first checkpoint) to the engine's last commit.
 func diffstat(repoDir, engineDir string) string {
 	led := loop.LoadLedger(engineDir)
-	data := strings.TrimSpace(readFile(loop.LastCommitPath(engineDir)))
+	data := strings.TrimSpace(readFile(loopdir.PrivateOf(engineDir).LastCommit()))
 	if len(led.Checkpoints) == 0 || data == "" || gitops.TopLevel(repoDir) == "" {
 		return ""
 	}

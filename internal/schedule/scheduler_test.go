@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
 )
@@ -36,7 +37,7 @@ func TestSchedulerRefusesWhileLocked(t *testing.T) {
 			t.Errorf("%+v", f)
 		}
 	}
-	evs, _ := record.ReadDir(filepath.Join(dir, loop.RecordsDir))
+	evs, _ := loopdir.Dir(dir).ReadRecords()
 	n := 0
 	for _, e := range evs {
 		if e.Event == record.ScheduleFire && e.Status == "refused" {

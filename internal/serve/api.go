@@ -14,11 +14,12 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/internal/notify"
-	"github.com/looprinter/looprinter/internal/operator"
 	"github.com/looprinter/looprinter/internal/ops"
-	"github.com/looprinter/looprinter/internal/spend"
 	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
+	"github.com/looprinter/looprinter/operator"
 	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/spend"
 )
 
 // apiError is the body of every error answer.
@@ -142,12 +143,11 @@ func (s *Server) apiCost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	dir := ops.RunDirOf(e)
-	records := filepath.Join(dir, loop.RecordsDir)
-	if files, _ := record.Files(records); len(files) == 0 {
-		httpError(w, r, http.StatusNotFound, "no records in "+records+": the loop has not run yet")
+	if files, _ := loopdir.Dir(dir).RecordFiles(); len(files) == 0 {
+		httpError(w, r, http.StatusNotFound, "no records in "+loopdir.Dir(dir).Records()+": the loop has not run yet")
 		return
 	}
-	rep, err := spend.FromDir(records)
+	rep, err := loopdir.Dir(dir).SpendUncached()
 	if err != nil {
 		httpError(w, r, http.StatusInternalServerError, err.Error())
 		return
@@ -240,7 +240,7 @@ func (s *Server) apiFile(w http.ResponseWriter, r *http.Request) {
 		httpError(w, r, http.StatusNotFound, "not a record file")
 		return
 	}
-	b, err := readCapped(filepath.Join(ops.RunDirOf(e), loop.RecordsDir), rel, maxShown)
+	b, err := readCapped(loopdir.Dir(ops.RunDirOf(e)).Records(), rel, maxShown)
 	if err != nil {
 		httpError(w, r, http.StatusNotFound, "no such file in working-records: "+rel)
 		return
@@ -471,7 +471,7 @@ func (s *Server) apiRecordsStream(w http.ResponseWriter, r *http.Request) {
 	// The backlog is read before the answer starts: a record appended once
 	// the client has the answer's headers is a new one, never taken for
 	// backlog (and, with ?n=0, never left out).
-	fl := record.NewFollower(filepath.Join(ops.RunDirOf(e), loop.RecordsDir), true)
+	fl := loopdir.Dir(ops.RunDirOf(e)).Follow(true)
 	backlog := fl.Poll()
 	send, ok := sse(w)
 	if !ok {

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
 )
 
 // sessionCookie holds the dashboard's token after /login.
@@ -166,7 +166,7 @@ type Audit struct {
 }
 
 // DefaultAuditPath is where serve writes its audit log.
-func DefaultAuditPath() string { return filepath.Join(loop.StateRoot(), "serve", "audit.jsonl") }
+func DefaultAuditPath() string { return filepath.Join(loopdir.StateRoot(), "serve", "audit.jsonl") }
 
 // OpenAudit returns the audit log at path (created on first write).
 func OpenAudit(path string) *Audit { return &Audit{path: path} }

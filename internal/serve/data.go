@@ -15,6 +15,7 @@ import (
 
 	"github.com/looprinter/looprinter/internal/ops"
 	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
 )
@@ -124,7 +125,7 @@ func lastActivity(st ops.Status) time.Time {
 			t = fi.ModTime()
 		}
 	}
-	if fi, err := os.Stat(filepath.Join(ops.RunDirOf(st.Entry), loop.RecordsDir, "state.json")); err == nil && fi.ModTime().After(t) {
+	if fi, err := os.Stat(loopdir.Dir(ops.RunDirOf(st.Entry)).State()); err == nil && fi.ModTime().After(t) {
 		t = fi.ModTime()
 	}
 	return t
@@ -334,7 +335,7 @@ func loopView(e ops.Entry) LoopView {
 		}
 	}
 	slicesReverse(v.Records)
-	if b, err := readCapped(filepath.Join(dir, loop.RecordsDir), loop.ReviewReportFile, 1<<20); err == nil {
+	if b, err := readCapped(loopdir.Dir(dir).Records(), loopdir.ReviewReportFile, 1<<20); err == nil {
 		v.Review = string(b)
 	}
 	return v
@@ -368,7 +369,7 @@ func recordsRel(dir, p string) (string, error) {
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(dir, p)
 	}
-	rel, err := filepath.Rel(filepath.Join(dir, loop.RecordsDir), filepath.Clean(p))
+	rel, err := filepath.Rel(loopdir.Dir(dir).Records(), filepath.Clean(p))
 	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") || filepath.IsAbs(rel) {
 		return "", errOutside
 	}
@@ -425,7 +426,7 @@ func runDetail(e ops.Entry, runs []RunView, n int) (RunDetail, error) {
 		return RunDetail{}, fmt.Errorf("no agent run %d (the loop has %d)", n, len(runs))
 	}
 	dir := ops.RunDirOf(e)
-	root := filepath.Join(dir, loop.RecordsDir)
+	root := loopdir.Dir(dir).Records()
 	rd := RunDetail{Run: runs[n-1]}
 	if rel, err := recordsRel(dir, rd.Run.Start.PromptFile); err == nil {
 		if b, err := readCapped(root, rel, maxShown); err == nil {

@@ -2,11 +2,10 @@ package serve
 
 import (
 	"os"
-	"path/filepath"
 	"sort"
 	"sync"
 
-	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 )
 
@@ -39,11 +38,16 @@ var records = &recordCache{loops: map[string]*cachedRecords{}}
 // readRecords returns every event of a loop's run directory, in time order,
 // as ops.ReadAll does. The slice is shared: callers must not change it.
 func readRecords(runDir string) []record.Event {
-	return records.get(filepath.Join(runDir, loop.RecordsDir))
+	l := loopdir.Dir(runDir)
+	return records.getFrom(l.Records(), l.RecordFiles)
 }
 
-func (rc *recordCache) get(dir string) []record.Event {
-	files, _ := record.Files(dir)
+// get reads every record file of a records folder.
+func (rc *recordCache) get(dir string) []record.Event { return rc.getFrom(dir, record.Glob(dir)) }
+
+// getFrom reads the record files list names, of the records folder dir.
+func (rc *recordCache) getFrom(dir string, list record.Lister) []record.Event {
+	files, _ := list()
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	rc.tick++

@@ -5,8 +5,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/looprinter/looprinter/internal/redact"
 	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/redact"
 	"github.com/looprinter/looprinter/spec"
 )
 

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/internal/ops"
-	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 )
 
@@ -132,7 +132,7 @@ func BenchmarkLoopPage(b *testing.B) {
 	b.Setenv("LOOPRINTER_STATE_DIR", b.TempDir())
 	dir := b.TempDir()
 	os.WriteFile(dir+"/loop.yaml", []byte("version: 1\nname: big\nobjective: x\nverify: [\"true\"]\n"), 0o644)
-	w, err := record.Create(dir+"/"+loop.RecordsDir, "r", "command", time.Now())
+	w, err := loopdir.Dir(dir).CreateRecords("r", "command", time.Now())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func TestLoopPageReadsOnlyNewRecords(t *testing.T) {
 	t.Setenv("LOOPRINTER_STATE_DIR", t.TempDir())
 	dir := t.TempDir()
 	os.WriteFile(dir+"/loop.yaml", []byte("version: 1\nname: grow\nobjective: x\nverify: [\"true\"]\n"), 0o644)
-	w, err := record.Create(dir+"/"+loop.RecordsDir, "r", "command", time.Now())
+	w, err := loopdir.Dir(dir).CreateRecords("r", "command", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

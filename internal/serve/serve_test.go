@@ -22,6 +22,7 @@ import (
 	"github.com/looprinter/looprinter/internal/ops"
 	"github.com/looprinter/looprinter/internal/serve"
 	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 )
 
@@ -229,16 +230,16 @@ func TestReadRoutes(t *testing.T) {
 	if checkOut == "" {
 		t.Fatal("no failed check output in the fixture's records")
 	}
-	rel, _ := filepath.Rel(filepath.Join(dir, loop.RecordsDir), filepath.Join(dir, checkOut))
+	rel, _ := filepath.Rel(loopdir.Dir(dir).Records(), filepath.Join(dir, checkOut))
 	if filepath.IsAbs(checkOut) {
-		rel, _ = filepath.Rel(filepath.Join(dir, loop.RecordsDir), checkOut)
+		rel, _ = filepath.Rel(loopdir.Dir(dir).Records(), checkOut)
 	}
 	r := e.get("/api/loops/api/files/"+rel, "")
 	if r.status != 200 || !strings.Contains(r.body, "[REDACTED:TEST]") || strings.Contains(r.body, marker) {
 		t.Errorf("GET files/%s: %d %q", rel, r.status, r.body)
 	}
 	// The raw files carry the secret: the redactor is what keeps it out.
-	raw, _ := os.ReadFile(filepath.Join(dir, loop.RecordsDir, rel))
+	raw, _ := os.ReadFile(filepath.Join(dir, loopdir.RecordsDir, rel))
 	if !strings.Contains(string(raw), marker) {
 		t.Fatalf("the fixture's check output lacks the marker: %q", raw)
 	}
@@ -264,8 +265,8 @@ func TestFilesStayInsideRecords(t *testing.T) {
 	e := newEnv(t, dir, "127.0.0.1:7878")
 	secret := filepath.Join(t.TempDir(), "secret.txt")
 	os.WriteFile(secret, []byte("outside "+marker), 0o644)
-	os.Symlink(secret, filepath.Join(dir, loop.RecordsDir, "checks", "planted.log"))
-	os.Symlink(filepath.Dir(secret), filepath.Join(dir, loop.RecordsDir, "up"))
+	os.Symlink(secret, filepath.Join(dir, loopdir.RecordsDir, "checks", "planted.log"))
+	os.Symlink(filepath.Dir(secret), filepath.Join(dir, loopdir.RecordsDir, "up"))
 	for _, p := range []string{
 		"/api/loops/api/files/../loop.yaml",
 		"/api/loops/api/files/..%2floop.yaml",
@@ -310,20 +311,20 @@ func TestTokenRules(t *testing.T) {
 			t.Errorf("%s with a forged token: %d, want 401", a, r.status)
 		}
 	}
-	if _, err := os.Stat(loop.PausePath(dir)); err == nil {
+	if _, err := os.Stat(loopdir.Dir(dir).Pause()); err == nil {
 		t.Fatal("a refused pause paused the loop")
 	}
 	r := e.post("/api/loops/api/pause", e.admin, nil, nil)
 	if r.status != 200 {
 		t.Fatalf("pause with the admin token: %d %s", r.status, r.body)
 	}
-	if _, err := os.Stat(loop.PausePath(dir)); err != nil {
+	if _, err := os.Stat(loopdir.Dir(dir).Pause()); err != nil {
 		t.Fatal("pause wrote no pause file")
 	}
 	if r := e.do("POST", "/api/loops/api/resume", e.admin, strings.NewReader(`{}`), map[string]string{"Content-Type": "application/json"}); r.status != 200 {
 		t.Fatalf("resume (JSON): %d %s", r.status, r.body)
 	}
-	if _, err := os.Stat(loop.PausePath(dir)); err == nil {
+	if _, err := os.Stat(loopdir.Dir(dir).Pause()); err == nil {
 		t.Fatal("resume left the pause file")
 	}
 	// answer and guide go to the loop's operator channel, as the commands
@@ -441,7 +442,7 @@ func TestCSRFAndOrigin(t *testing.T) {
 	if r := e.post("/api/loops/api/pause", "", url.Values{"csrf": {csrf + "x"}}, hdr()); r.status != 403 {
 		t.Errorf("cookie with a wrong CSRF: %d", r.status)
 	}
-	if _, err := os.Stat(loop.PausePath(dir)); err == nil {
+	if _, err := os.Stat(loopdir.Dir(dir).Pause()); err == nil {
 		t.Fatal("a refused pause paused the loop")
 	}
 	// A form posted from another site, with the right CSRF token even: refused.
@@ -456,7 +457,7 @@ func TestCSRFAndOrigin(t *testing.T) {
 	if r.status != 303 || !strings.HasPrefix(r.header.Get("Location"), "/loops/") {
 		t.Errorf("the page's pause: %d %q %s", r.status, r.header.Get("Location"), r.body)
 	}
-	if _, err := os.Stat(loop.PausePath(dir)); err != nil {
+	if _, err := os.Stat(loopdir.Dir(dir).Pause()); err != nil {
 		t.Error("the page's pause wrote no pause file")
 	}
 	// A read token's session gets no CSRF token and cannot act.
@@ -710,7 +711,7 @@ func TestReviewFindingsAndReport(t *testing.T) {
 	t.Setenv("LOOPRINTER_STATE_DIR", filepath.Join(t.TempDir(), "state"))
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "loop.yaml"), []byte("version: 1\nname: rev\nshape: review\nobjective: x\n"), 0o644)
-	w, err := record.Create(filepath.Join(dir, loop.RecordsDir), "r1", "claude", time.Now())
+	w, err := loopdir.Dir(dir).CreateRecords("r1", "claude", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -732,7 +733,7 @@ func TestReviewFindingsAndReport(t *testing.T) {
 		w.Write(ev)
 	}
 	w.Close()
-	os.WriteFile(filepath.Join(dir, loop.RecordsDir, loop.ReviewReportFile), []byte("# Review report\nall fixed\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, loopdir.RecordsDir, loopdir.ReviewReportFile), []byte("# Review report\nall fixed\n"), 0o644)
 	if err := ops.Save(ops.Entry{Name: "rev", LoopFile: filepath.Join(dir, "loop.yaml"), Dir: dir, RunDir: dir, RunFile: filepath.Join(dir, "loop.yaml")}); err != nil {
 		t.Fatal(err)
 	}
@@ -873,14 +874,14 @@ auto
 		t.Fatalf("looprinter run: %v\n%s", err, out)
 	}
 	// A record file from before redaction existed: written as it was.
-	w, err := record.Create(filepath.Join(dir, loop.RecordsDir), "old", "command", time.Now().Add(-time.Hour))
+	w, err := loopdir.Dir(dir).CreateRecords("old", "command", time.Now().Add(-time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
 	w.SetRedactor(nil)
 	w.Write(record.Event{Event: record.Warning, Message: "old record with " + anthropic + " and " + github + " and " + envSecret + " and ticket-424242"})
 	w.Close()
-	os.WriteFile(filepath.Join(dir, loop.RecordsDir, "checks", "old-check.log"), []byte("old check output "+github+"\n"), 0o600)
+	os.WriteFile(filepath.Join(dir, loopdir.RecordsDir, "checks", "old-check.log"), []byte("old check output "+github+"\n"), 0o600)
 
 	tokens, _, err := serve.OpenTokens(filepath.Join(t.TempDir(), "tokens.json"))
 	if err != nil {
@@ -899,7 +900,7 @@ auto
 		paths = append(paths, fmt.Sprintf("/loops/leaky/runs/%d", n), fmt.Sprintf("/api/loops/leaky/runs/%d", n))
 	}
 	for _, sub := range []string{"transcripts", "checks"} {
-		files, _ := os.ReadDir(filepath.Join(dir, loop.RecordsDir, sub))
+		files, _ := os.ReadDir(filepath.Join(dir, loopdir.RecordsDir, sub))
 		for _, f := range files {
 			paths = append(paths, "/api/loops/leaky/files/"+sub+"/"+f.Name())
 		}
@@ -977,7 +978,7 @@ auto
 		t.Errorf("the old record is not in the stream, redacted:\n%s", stream.String())
 	}
 	// The secrets are in the files (the old ones): serve is what keeps them out.
-	raw, _ := os.ReadFile(filepath.Join(dir, loop.RecordsDir, "checks", "old-check.log"))
+	raw, _ := os.ReadFile(filepath.Join(dir, loopdir.RecordsDir, "checks", "old-check.log"))
 	if !strings.Contains(string(raw), github) {
 		t.Fatal("the planted check output lacks the secret")
 	}

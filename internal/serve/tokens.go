@@ -16,7 +16,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
 )
 
 // Token scopes. A read token may read everything (and is needed for that
@@ -59,7 +59,7 @@ type Tokens struct {
 }
 
 // DefaultTokenPath is where serve keeps its tokens.
-func DefaultTokenPath() string { return filepath.Join(loop.StateRoot(), "serve", "tokens.json") }
+func DefaultTokenPath() string { return filepath.Join(loopdir.StateRoot(), "serve", "tokens.json") }
 
 // OpenTokens reads the token file at path. When it does not exist, or holds
 // no admin token, it creates one and returns it (the only time it is ever

@@ -23,6 +23,7 @@ import (
 
 	"github.com/looprinter/looprinter/agent"
 	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
 )
@@ -92,7 +93,7 @@ type Memory struct {
 	Runs    int       `json:"runs"`
 }
 
-func memoryPath(dir string) string { return filepath.Join(dir, loop.RecordsDir, "supervisor.json") }
+func memoryPath(dir string) string { return loopdir.Dir(dir).Supervisor() }
 
 // LoadMemory reads a loop's supervisor memory.
 func LoadMemory(dir string) Memory {
@@ -146,7 +147,7 @@ func (s *Supervisor) Run(ctx context.Context, trig Trigger, evs []record.Event) 
 	}
 	// The agent edits a copy; only an accepted change reaches the loop file
 	// the engine reads, so a running loop never sees a refused one.
-	work := filepath.Join(s.Dir, loop.OutputDir, "supervisor", filepath.Base(s.File))
+	work := loopdir.Dir(s.Dir).SupervisorWork(filepath.Base(s.File))
 	os.MkdirAll(filepath.Dir(work), 0o755)
 	// The supervising agent runs confined like the loop's own agents: the
 	// live loop file, the records, the engine's state and the check scripts
@@ -158,7 +159,7 @@ func (s *Supervisor) Run(ctx context.Context, trig Trigger, evs []record.Event) 
 	if err := os.WriteFile(work, before, 0o644); err != nil {
 		return s.finish(Result{Status: "failed", Error: err.Error()}, trig)
 	}
-	tdir := filepath.Join(s.Dir, loop.RecordsDir, "transcripts")
+	tdir := loopdir.Dir(s.Dir).Transcripts()
 	os.MkdirAll(tdir, 0o755)
 	stamp := time.Now().UTC().Format("20060102T150405.000")
 	red := loop.Redactor(old)
@@ -250,7 +251,7 @@ func Prompt(l *spec.Loop, work, loopFile string, trig Trigger, evs []record.Even
 	b.WriteString("- tighten limits: lower a budget or a per-run cap (timeout, idle_timeout, max_turns, max_budget_usd), add protect entries.\n")
 	b.WriteString("Every other change is refused and the file is restored. In particular you must NOT add, remove, reorder or reword any verify or objective_verify check (an added check would run outside the agent's sandbox), change setup, the agents' backend, model, command, args, env or permissions, change the objective, remove protect entries, raise any budget or cap, or edit check scripts. The gates are the point of the loop.\n\n")
 	fmt.Fprintf(&b, "Current loop file:\n```yaml\n%s\n```\n\n", strings.TrimSpace(loopFile))
-	if p, err := os.ReadFile(filepath.Join(dir, loop.OutputDir, "progress.txt")); err == nil {
+	if p, err := os.ReadFile(loopdir.Dir(dir).Progress()); err == nil {
 		fmt.Fprintf(&b, "Last lines of output/progress.txt:\n```\n%s\n```\n\n", tailLines(string(p), 30))
 	}
 	b.WriteString("Recent records (oldest first):\n```\n")

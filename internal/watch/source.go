@@ -6,11 +6,10 @@ package watch
 
 import (
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/looprinter/looprinter/internal/ops"
-	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
 )
@@ -69,8 +68,8 @@ func (s *Source) Poll() []LoopView {
 		if t == nil || t.dir != dir {
 			// The end of the records is enough to show where the loop is:
 			// watch starts as fast for a long loop as for a new one.
-			evs, offsets, _ := record.Tail(filepath.Join(dir, loop.RecordsDir), startTail, nil)
-			t = &tail{dir: dir, fl: record.NewFollowerAt(filepath.Join(dir, loop.RecordsDir), offsets)}
+			evs, offsets, _ := loopdir.Dir(dir).Tail(startTail, nil)
+			t = &tail{dir: dir, fl: loopdir.Dir(dir).FollowAt(offsets)}
 			s.tails[e.Key] = t
 			t.feed(evs)
 		}

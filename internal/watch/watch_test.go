@@ -17,6 +17,7 @@ import (
 	"github.com/looprinter/looprinter/internal/ops"
 	"github.com/looprinter/looprinter/internal/testenv"
 	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 )
 
@@ -54,7 +55,7 @@ func writeRecords(t *testing.T, dir string, evs []record.Event) {
 		b.Write(line)
 		b.WriteByte('\n')
 	}
-	p := filepath.Join(dir, loop.RecordsDir, "20261130T090000.000000000Z-loop-command.jsonl")
+	p := filepath.Join(dir, loopdir.RecordsDir, "20261130T090000.000000000Z-loop-command.jsonl")
 	os.MkdirAll(filepath.Dir(p), 0o755)
 	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
@@ -73,7 +74,7 @@ func fixture(t *testing.T) ([]ops.Entry, func()) {
 		os.MkdirAll(d, 0o755)
 		os.WriteFile(filepath.Join(d, "loop.yaml"), []byte(loopFile), 0o644)
 	}
-	writeJSON(t, loop.StatePath(a), loop.State{Shape: "cycle", Phase: loop.PhaseBuild, Cycle: 2, Iterations: 5, AgentRuns: 7,
+	writeJSON(t, loopdir.Dir(a).State(), loop.State{Shape: "cycle", Phase: loop.PhaseBuild, Cycle: 2, Iterations: 5, AgentRuns: 7,
 		CostUSD: 0.84, WallMS: 754000, CycleGate: "pending", ObjectiveGate: "pending", CurrentTask: "T-002", StartedAt: t0, PID: 4242})
 	writeJSON(t, filepath.Join(a, "output", "plan.json"), loop.Plan{Tasks: []loop.Task{
 		{ID: "T-001", Title: "Write the parser", Description: "d", TargetFile: "p.go", Passes: true},
@@ -90,7 +91,7 @@ func fixture(t *testing.T) ([]ops.Entry, func()) {
 		{TS: at(70), Event: record.ToolCall, Cycle: 2, Phase: "build", Tool: "Edit", Message: "q.go: add Print"},
 		{TS: at(75), Event: record.ToolCall, Cycle: 2, Phase: "build", Tool: "Bash", Message: "go test ./...\n(multi-line)"},
 	})
-	writeJSON(t, loop.StatePath(b), loop.State{Shape: "cycle", Phase: loop.PhaseDone, Cycle: 1, Iterations: 1, CostUSD: 0.1, WallMS: 30000,
+	writeJSON(t, loopdir.Dir(b).State(), loop.State{Shape: "cycle", Phase: loop.PhaseDone, Cycle: 1, Iterations: 1, CostUSD: 0.1, WallMS: 30000,
 		CycleGate: "pass", ObjectiveGate: "pass", StartedAt: t0, Outcome: loop.ReasonDone, Summary: "both gates passed in cycle 1 after 1 build runs"})
 	writeJSON(t, filepath.Join(b, "output", "plan.json"), loop.Plan{Tasks: []loop.Task{
 		{ID: "T-001", Title: "Only task", Description: "d", TargetFile: "x", Passes: true}}})
@@ -265,7 +266,7 @@ func TestSourceTailsNewToolCalls(t *testing.T) {
 		t.Fatalf("first poll: tools %v agent %+v", v.Tools, v.Agent)
 	}
 	// The agent run ends and a new one starts: the tail starts again.
-	f, _ := filepath.Glob(filepath.Join(entries[0].Dir, loop.RecordsDir, "*.jsonl"))
+	f, _ := filepath.Glob(filepath.Join(entries[0].Dir, loopdir.RecordsDir, "*.jsonl"))
 	fh, _ := os.OpenFile(f[0], os.O_APPEND|os.O_WRONLY, 0)
 	for _, e := range []record.Event{
 		{TS: at(90), Event: record.AgentEnd, Phase: "build", Task: "T-002", Status: "ok"},
@@ -291,7 +292,7 @@ func TestEscapesInUntrustedTextAreShownEscaped(t *testing.T) {
 	d := filepath.Join(t.TempDir(), "evil")
 	os.MkdirAll(d, 0o755)
 	os.WriteFile(filepath.Join(d, "loop.yaml"), []byte(loopFile), 0o644)
-	writeJSON(t, loop.StatePath(d), loop.State{Shape: "cycle", Phase: loop.PhaseBuild, Cycle: 1, Iterations: 1,
+	writeJSON(t, loopdir.Dir(d).State(), loop.State{Shape: "cycle", Phase: loop.PhaseBuild, Cycle: 1, Iterations: 1,
 		CurrentTask: "T-001", StartedAt: t0, Outcome: loop.ReasonBlocked, Summary: "stop\x1b[2J"})
 	writeJSON(t, filepath.Join(d, "output", "plan.json"), loop.Plan{Tasks: []loop.Task{
 		{ID: "T-001", Title: "pwn\x1b]0;owned\x07\x1b[2J\x1b[H", Description: "d", TargetFile: "p.go"}}})

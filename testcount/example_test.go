@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/looprinter/looprinter/internal/testcount"
+	"github.com/looprinter/looprinter/testcount"
 )
 
 // How a gate uses the package: count the baseline's output once, count each

@@ -4,7 +4,7 @@
 // POSIX shell reader, enough for check lines: quoting, escapes, expansions,
 // command substitution, redirections, here-documents, the operators ; & &&
 // || | ( ) and the reserved words. It never panics and never runs anything.
-package gatecmd
+package checkcmd
 
 import (
 	"fmt"

@@ -25,7 +25,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/looprinter/looprinter/internal/enginedir"
+	"github.com/looprinter/looprinter/loopdir"
 )
 
 // MaxText bounds an answer, a piece of guidance and a question.
@@ -49,7 +49,7 @@ type Guidance struct {
 }
 
 // dir is the channel's folder: inside the engine's private folder.
-func dir(loopDir string) string { return filepath.Join(enginedir.For(loopDir), "operator") }
+func dir(loopDir string) string { return filepath.Join(string(loopdir.PrivateOf(loopDir)), "operator") }
 
 func answerPath(loopDir, id string) string {
 	return filepath.Join(dir(loopDir), "answers", id+".json")
@@ -189,7 +189,7 @@ func readPrivate(p string) ([]byte, error) {
 // writeJSON writes v to p atomically (a temporary dot-file renamed over p),
 // creating the engine's private folder and the channel's folders 0700.
 func writeJSON(loopDir, p string, v any) error {
-	if _, err := enginedir.Ensure(loopDir); err != nil {
+	if _, err := loopdir.PrivateOf(loopDir).Ensure(); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {

@@ -172,9 +172,12 @@ func (t *Tally) Report() *Report {
 	return r
 }
 
-// FromDir reads every record file of a records directory.
-func FromDir(dir string) (*Report, error) {
-	evs, err := record.ReadDir(dir)
+// FromDir reads every record file of a records folder.
+func FromDir(dir string) (*Report, error) { return FromFiles(record.Glob(dir)) }
+
+// FromFiles reads every record file list names.
+func FromFiles(list record.Lister) (*Report, error) {
+	evs, err := record.ReadAll(list)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +190,12 @@ func FromDir(dir string) (*Report, error) {
 // tally over. The tally is saved back (best effort: a read-only cache
 // still gives the right report).
 func FromDirCached(dir, cache string) (*Report, error) {
-	files, err := record.Files(dir)
+	return FromFilesCached(record.Glob(dir), cache)
+}
+
+// FromFilesCached is FromDirCached over the files list names.
+func FromFilesCached(list record.Lister, cache string) (*Report, error) {
+	files, err := list()
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package gatecmd
+package checkcmd
 
 import (
 	"path"

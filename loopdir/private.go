@@ -1,0 +1,160 @@
+package loopdir
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// StateRoot is where looprinter keeps what is not in a loop's folder (the
+// registry of loops, the logs of background runs, the engines' private
+// folders, the fleet's work): $LOOPRINTER_STATE_DIR, else
+// $XDG_STATE_HOME/looprinter, else ~/.local/state/looprinter. Agent runs
+// never get write access to it.
+func StateRoot() string {
+	if d := os.Getenv("LOOPRINTER_STATE_DIR"); d != "" {
+		return d
+	}
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "looprinter")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		return filepath.Join(os.TempDir(), "looprinter-state")
+	}
+	return filepath.Join(home, ".local", "state", "looprinter")
+}
+
+// Private is the engine's private folder of one loop: outside the loop's
+// folder, 0700, and out of every agent run's reach (the sandbox makes it
+// read-only). It holds what an agent must not be able to forge: the
+// authoritative state and its journal, the snapshot of the protected files,
+// the index of the record files the engine wrote, the operator channel.
+type Private string
+
+// PrivateOf is the private folder of the loop folder dir; it is named by
+// the folder's absolute path.
+func PrivateOf(dir string) Private {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	h := sha256.Sum256([]byte(filepath.Clean(dir)))
+	return Private(filepath.Join(StateRoot(), "engine", hex.EncodeToString(h[:12])))
+}
+
+// Ensure creates the private folder with mode 0700 (and tightens it if it
+// exists) and returns its path.
+func (p Private) Ensure() (string, error) {
+	if err := os.MkdirAll(string(p), 0o700); err != nil {
+		return "", err
+	}
+	os.Chmod(string(p), 0o700)
+	return string(p), nil
+}
+
+func (p Private) join(name string) string { return filepath.Join(string(p), name) }
+
+// State is the engine's authoritative copy of the state, as last written
+// whole (the journal's slots are newer when they exist).
+func (p Private) State() string { return p.join("state.json") }
+
+// Journal is slot i (0 or 1) of the state journal.
+func (p Private) Journal(i int) string { return p.join(".state." + strconv.Itoa(i)) }
+
+// LastCommit keeps the engine's last commit: before each commit the engine
+// checks it is still an ancestor of HEAD (an agent has not rewritten the
+// history). A fresh start forgets it.
+func (p Private) LastCommit() string { return p.join("last-commit") }
+
+// Tally is the spend tally, kept up to date from the records as they grow.
+func (p Private) Tally() string { return p.join("spend.json") }
+
+// Checkpoints is the ledger of the commits a rollback may return to.
+func (p Private) Checkpoints() string { return p.join("checkpoints.json") }
+
+// Protected is the snapshot of the protected files: their list and digests.
+func (p Private) Protected() string { return p.join("protected.json") }
+
+// Blobs holds the protected files' contents, by digest.
+func (p Private) Blobs() string { return p.join("blobs") }
+
+// Blob is where the protected content with digest sum is kept.
+func (p Private) Blob(sum string) string { return filepath.Join(p.Blobs(), sum[:2], sum) }
+
+// ProtectedAtStart lists the files the default rules protected when the
+// loop started: those may not be edited; test files added since may.
+func (p Private) ProtectedAtStart() string { return p.join("protected-at-start.json") }
+
+// TestsBaseline holds, per check command, the test results at the
+// baseline (raised when a gate passes with more): the passing-count ratchet.
+func (p Private) TestsBaseline() string { return p.join("tests-baseline.json") }
+
+// Operator is the operator channel's folder: questions, answers, guidance.
+func (p Private) Operator() string { return p.join("operator") }
+
+// FleetStart names the commit a fleet loop started from.
+func (p Private) FleetStart() string { return p.join("fleet-start") }
+
+// recordIndex lists the record files the engine itself wrote.
+func (p Private) recordIndex() string { return p.join("records.index") }
+
+var indexMu sync.Mutex
+
+// addRecordFile appends a record file's name to the loop's index of files
+// the engine wrote. The index is synced to disk before it returns.
+func (p Private) addRecordFile(file string) error {
+	indexMu.Lock()
+	defer indexMu.Unlock()
+	if _, err := p.Ensure(); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(p.recordIndex(), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if _, err := f.WriteString(filepath.Base(file) + "\n"); err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
+// errNoIndex says the loop has no index: it was never run by an engine that
+// keeps one on this machine.
+var errNoIndex = errors.New("no record index")
+
+// indexedFiles lists the record files of recordsDir that the engine wrote,
+// oldest first: only names in the index, only files that exist.
+func (p Private) indexedFiles(recordsDir string) ([]string, error) {
+	f, err := os.Open(p.recordIndex())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, errNoIndex
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	seen := map[string]bool{}
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		name := strings.TrimSpace(sc.Text())
+		if name == "" || seen[name] || strings.ContainsRune(name, '/') {
+			continue
+		}
+		seen[name] = true
+		path := filepath.Join(recordsDir, name)
+		if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() {
+			out = append(out, path)
+		}
+	}
+	sort.Strings(out)
+	return out, sc.Err()
+}

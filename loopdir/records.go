@@ -1,0 +1,80 @@
+package loopdir
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/spend"
+)
+
+// CreateRecords opens a new record file in the loop's records for one run
+// (or one process acting on the loop from outside: kind names it) and names
+// it in the engine's private index before anything is written to it: only
+// indexed files are read back as the loop's records.
+func (d Dir) CreateRecords(run, kind string, start time.Time) (*record.Writer, error) {
+	w, err := record.Create(d.Records(), run, kind, start)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.Private().addRecordFile(w.Path()); err != nil {
+		w.Close()
+		os.Remove(w.Path())
+		return nil, fmt.Errorf("index the record file: %w", err)
+	}
+	return w, nil
+}
+
+// RecordFiles lists the loop's record files, oldest first: the files the
+// engine's private index names. A loop never run with an index (older
+// versions, another machine) falls back to every *.jsonl file.
+func (d Dir) RecordFiles() ([]string, error) {
+	files, err := d.Private().indexedFiles(d.Records())
+	if !errors.Is(err, errNoIndex) {
+		return files, err
+	}
+	return record.Files(d.Records())
+}
+
+// lister is RecordFiles, for the readers of package record.
+func (d Dir) lister() record.Lister { return d.RecordFiles }
+
+// ReadRecords reads every event of the loop's record files, oldest file
+// first; torn lines are skipped.
+func (d Dir) ReadRecords() ([]record.Event, error) { return record.ReadAll(d.lister()) }
+
+// ReadRecordsInOrder is ReadRecords in time order (side record files, of
+// the scheduler or the supervisor, interleave with the runs' files).
+func (d Dir) ReadRecordsInOrder() ([]record.Event, error) {
+	evs, err := d.ReadRecords()
+	sort.SliceStable(evs, func(i, j int) bool { return evs[i].TS.Before(evs[j].TS) })
+	return evs, err
+}
+
+// Tail is the last n events of the loop that keep accepts (nil: all), in
+// time order, read from the files' ends only as far as needed; and each
+// file's offset after its last complete line, for FollowAt.
+func (d Dir) Tail(n int, keep func(record.Event) bool) ([]record.Event, map[string]int64, error) {
+	return record.TailOf(d.lister(), n, keep)
+}
+
+// Spend is what the loop has spent, from its records: the tally in the
+// private folder is brought up to date with what was written since it was
+// saved (it is saved back when the folder can be written).
+func (d Dir) Spend() (*spend.Report, error) {
+	return spend.FromFilesCached(d.lister(), d.Private().Tally())
+}
+
+// SpendUncached is Spend without the tally: every record read again.
+func (d Dir) SpendUncached() (*spend.Report, error) { return spend.FromFiles(d.lister()) }
+
+// Follow follows the loop's records; fromStart replays what is there.
+func (d Dir) Follow(fromStart bool) *record.Follower { return record.Follow(d.lister(), fromStart) }
+
+// FollowAt follows the loop's records from the offsets Tail returned.
+func (d Dir) FollowAt(offsets map[string]int64) *record.Follower {
+	return record.FollowAt(d.lister(), offsets)
+}
