@@ -161,7 +161,7 @@ func (w *Worker) Step(ctx context.Context, in StepInput) (out *StepOutput, err e
 	if in.Commit == "" {
 		// The loop's first step: the head it starts from is what a review
 		// reviews, whichever step begins the review.
-		if err := os.WriteFile(filepath.Join(string(loopdir.PrivateOf(dir)), startFile), []byte(startOf(repo, head, in.WorkflowID)+"\n"), 0o600); err != nil {
+		if err := os.WriteFile(loopdir.PrivateOf(dir).FleetStart(), []byte(startOf(repo, head, in.WorkflowID)+"\n"), 0o600); err != nil {
 			return nil, err
 		}
 	}
@@ -235,10 +235,6 @@ func (w *Worker) Step(ctx context.Context, in StepInput) (out *StepOutput, err e
 	return out, nil
 }
 
-// startFile, in the engine's private folder, names the commit the loop
-// started from (carried with the private files).
-const startFile = "fleet-start"
-
 // reviewBase is the base of a review loop whose loop file names none: as a
 // local review of a clean tree diffs from HEAD~1 (the last commit is the
 // change), a fleet review diffs from the parent of the commit the loop
@@ -247,7 +243,7 @@ const startFile = "fleet-start"
 // longer be the change. "" when the start has no parent (the engine then
 // decides as it does locally).
 func reviewBase(repo, dir string, l *spec.Loop) string {
-	b, err := os.ReadFile(filepath.Join(string(loopdir.PrivateOf(dir)), startFile))
+	b, err := os.ReadFile(loopdir.PrivateOf(dir).FleetStart())
 	start := strings.TrimSpace(string(b))
 	if err != nil || start == "" {
 		return ""

@@ -127,7 +127,7 @@ type Engine struct {
 	ignores    map[string]*gitignore.GitIgnore // .gitignore of each folder, for the list of changes
 	red        *redact.Redactor                // secrets never leave: records, state, prompts, transcripts (loop/redact.go)
 	stateRed   *redact.Redactor                // red with its results remembered, for the state saved several times a step
-	lock       *Lock                           // the loop's lock, held from openEngine to close
+	lock       *loopdir.Lock                   // the loop's lock, held from openEngine to close
 	jr         *journal                        // the engine's copy of the state (loop/journal.go)
 
 	hookMu  sync.Mutex
@@ -193,7 +193,7 @@ func Run(ctx context.Context, l *spec.Loop, opts Options) (*Outcome, error) {
 // close.
 func openEngine(l *spec.Loop, opts Options, runID string, fresh bool) (e *Engine, untrusted []string, resumed bool, err error) {
 	dir := l.Dir
-	lock, err := AcquireLock(dir)
+	lock, err := loopdir.AcquireLock(dir)
 	if err != nil {
 		return nil, nil, false, err
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -424,7 +423,7 @@ func resetKeepRecords(ctx context.Context, dir, commit string) error {
 		return err
 	}
 	recs := loopdir.Dir(dir).Records()
-	aside := filepath.Join(dir, ".looprinter-records-aside")
+	aside := loopdir.Dir(dir).RecordsAside()
 	os.RemoveAll(aside)
 	if err := os.Rename(recs, aside); err != nil {
 		return err

@@ -53,8 +53,8 @@ func (d Dir) Progress() string { return d.join(OutputDir, "progress.txt") }
 // engine's authoritative copy is in its private folder (Private.State).
 func (d Dir) State() string { return d.join(RecordsDir, "state.json") }
 
-// Lock is held by the one engine that runs the loop.
-func (d Dir) Lock() string { return d.join(RecordsDir, "lock") }
+// LockFile is held (flock) by the one engine that runs the loop.
+func (d Dir) LockFile() string { return d.join(RecordsDir, "lock") }
 
 // Pause, while it exists, holds the loop between agent runs.
 func (d Dir) Pause() string { return d.join(RecordsDir, "pause") }
@@ -80,6 +80,10 @@ func (d Dir) SupervisorWork(file string) string { return d.join(OutputDir, "supe
 
 // InRecords is a file of the records folder by name (an archived plan).
 func (d Dir) InRecords(name string) string { return d.join(RecordsDir, name) }
+
+// RecordsAside is where a rollback keeps the records while git resets the
+// tree under them.
+func (d Dir) RecordsAside() string { return d.join(".looprinter-records-aside") }
 
 // Private is the engine's private folder for this loop.
 func (d Dir) Private() Private { return PrivateOf(string(d)) }

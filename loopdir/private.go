@@ -99,7 +99,8 @@ func (p Private) TestsBaseline() string { return p.join("tests-baseline.json") }
 // Operator is the operator channel's folder: questions, answers, guidance.
 func (p Private) Operator() string { return p.join("operator") }
 
-// FleetStart names the commit a fleet loop started from.
+// FleetStart names the commit a fleet loop started from (carried with the
+// private files from worker to worker).
 func (p Private) FleetStart() string { return p.join("fleet-start") }
 
 // recordIndex lists the record files the engine itself wrote.

@@ -49,7 +49,7 @@ type Guidance struct {
 }
 
 // dir is the channel's folder: inside the engine's private folder.
-func dir(loopDir string) string { return filepath.Join(string(loopdir.PrivateOf(loopDir)), "operator") }
+func dir(loopDir string) string { return loopdir.PrivateOf(loopDir).Operator() }
 
 func answerPath(loopDir, id string) string {
 	return filepath.Join(dir(loopDir), "answers", id+".json")

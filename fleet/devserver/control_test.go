@@ -22,7 +22,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/looprinter/looprinter/fleet"
-	"github.com/looprinter/looprinter/fleet/fleettest"
+	"github.com/looprinter/looprinter/internal/fleettest"
 	"github.com/looprinter/looprinter/loop"
 )
 

@@ -30,7 +30,7 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 
 	"github.com/looprinter/looprinter/fleet"
-	"github.com/looprinter/looprinter/fleet/fleettest"
+	"github.com/looprinter/looprinter/internal/fleettest"
 	"github.com/looprinter/looprinter/internal/testenv"
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/loopdir"

@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/looprinter/looprinter/internal/ops"
-	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 )
@@ -64,7 +63,7 @@ read from its branch, fetched here (docs/fleet.md).`,
 }
 
 func runLogs(cmd *cobra.Command, io *IO, o *logsOptions, dir string) error {
-	live := func() bool { l, _ := loop.Locked(dir); return l }
+	live := func() bool { l, _ := loopdir.Locked(dir); return l }
 	return followLogs(cmd, io, o, dir, live, nil)
 }
 

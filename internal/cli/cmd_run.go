@@ -146,7 +146,7 @@ func runRun(cmd *cobra.Command, io *IO, o *runOptions) error {
 // into the command's exit code.
 func reportOutcome(io *IO, l *spec.Loop, out *loop.Outcome, err error, asJSON bool, report func(*IO, *spec.Loop, *loop.Outcome)) error {
 	if err != nil {
-		var locked *loop.ErrLocked
+		var locked *loopdir.ErrLocked
 		if errors.As(err, &locked) {
 			return &ExitError{Code: ExitLocked, Err: err}
 		}

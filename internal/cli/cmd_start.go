@@ -15,6 +15,7 @@ import (
 	"github.com/looprinter/looprinter/internal/ops"
 	"github.com/looprinter/looprinter/internal/schedule"
 	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
 )
 
 func init() { register(newStartCmd) }
@@ -84,7 +85,7 @@ func runStart(io *IO, o *startOptions) error {
 	if prev.RunDir != "" && !prev.Archived {
 		dir = prev.RunDir
 	}
-	if live, pid := loop.Locked(dir); live {
+	if live, pid := loopdir.Locked(dir); live {
 		return &ExitError{Code: ExitLocked, Err: fmt.Errorf("%s is already running (pid %d); `looprinter stop %s` ends it", l.Name, pid, l.Name)}
 	}
 	if prev.LauncherPID != 0 && ops.Alive(prev.LauncherPID) {
@@ -146,7 +147,7 @@ func runStart(io *IO, o *startOptions) error {
 		if e, err := ops.Load(key); err == nil {
 			entry = e
 		}
-		if live, pid := loop.Locked(runDir(entry)); live && pid == d.PID {
+		if live, pid := loopdir.Locked(runDir(entry)); live && pid == d.PID {
 			// ... and has saved its state for this run, so that status
 			// right after start shows the run, not the loop before it.
 			if st, err := loop.LoadState(runDir(entry)); err == nil && st.PID == d.PID {

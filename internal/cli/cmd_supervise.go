@@ -10,7 +10,6 @@ import (
 
 	"github.com/looprinter/looprinter/internal/ops"
 	"github.com/looprinter/looprinter/internal/supervise"
-	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 )
@@ -134,14 +133,14 @@ func superviseOne(ctx context.Context, io *IO, o *superviseOptions, e ops.Entry)
 	defer w.Close()
 	// A running loop is paused between agent runs while the supervisor works.
 	pausedByUs := false
-	if live, _ := loop.Locked(dir); live {
+	if live, _ := loopdir.Locked(dir); live {
 		if _, err := os.Stat(loopdir.Dir(dir).Pause()); os.IsNotExist(err) {
 			os.WriteFile(loopdir.Dir(dir).Pause(), []byte("paused by looprinter supervise\n"), 0o644)
 			pausedByUs = true
 		}
 		deadline := time.Now().Add(o.pauseWait)
 		for {
-			live, _ := loop.Locked(dir)
+			live, _ := loopdir.Locked(dir)
 			if !live || ops.PausedNow(dir) {
 				break
 			}

@@ -6,7 +6,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
@@ -31,7 +30,7 @@ func Pause(e Entry, by string) (running bool, err error) {
 	if err := os.WriteFile(p, []byte("paused by "+by+"\n"), 0o644); err != nil {
 		return false, err
 	}
-	live, _ := loop.Locked(RunDirOf(e))
+	live, _ := loopdir.Locked(RunDirOf(e))
 	return live, nil
 }
 
@@ -74,7 +73,7 @@ func StopEntry(e Entry, now bool, timeout time.Duration) (EntryStop, Entry, erro
 			if f, err := Load(e.Key); err == nil {
 				e = f
 			}
-			if live, _ := loop.Locked(RunDirOf(e)); live || !Alive(e.LauncherPID) {
+			if live, _ := loopdir.Locked(RunDirOf(e)); live || !Alive(e.LauncherPID) {
 				break
 			}
 			time.Sleep(20 * time.Millisecond)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
 )
 
 // BenchmarkStatus50 is `looprinter status` over 50 registered loops, each
@@ -29,7 +30,7 @@ func BenchmarkStatus50(b *testing.B) {
 			plan += fmt.Sprintf(`{"id":"T-%03d","title":"t","description":"d","targetFile":"f%d","passes":%v,"notes":""}`, k, k, k < 4)
 		}
 		os.WriteFile(filepath.Join(dir, "output", "plan.json"), []byte(plan+"]}"), 0o644)
-		lock, err := loop.AcquireLock(dir)
+		lock, err := loopdir.AcquireLock(dir)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -145,7 +145,7 @@ func SpawnDetached(dir, log string, args []string, env []string) (*Detached, err
 func WaitUnlocked(dir string, timeout time.Duration) bool {
 	deadline := time.Now().Add(timeout)
 	for {
-		if live, _ := loop.Locked(dir); !live {
+		if live, _ := loopdir.Locked(dir); !live {
 			return true
 		}
 		if time.Now().After(deadline) {
@@ -171,7 +171,7 @@ type StopResult struct {
 // loop's lock) and processes of its run are ever signalled: never the
 // process that started the run, nor anything else in its process group.
 func Stop(dir string, now bool, timeout time.Duration) (StopResult, error) {
-	live, pid := loop.Locked(dir)
+	live, pid := loopdir.Locked(dir)
 	st, _ := loop.LoadState(dir)
 	if !live {
 		// Nothing holds the loop; a crashed run may have left agents behind.
@@ -226,7 +226,7 @@ func isEngine(pid int, dir string) bool {
 	if !Alive(pid) {
 		return false
 	}
-	file := loopdir.Dir(dir).Lock()
+	file := loopdir.Dir(dir).LockFile()
 	if held, known := lockHeldBy(pid, file); known {
 		return held
 	}
@@ -430,7 +430,7 @@ func readProcs() map[int]procInfo {
 // finalizeKilled writes what the killed run could not: a loop_stop record
 // in its record file and the outcome in state.json, under the loop's lock.
 func finalizeKilled(dir, why string) {
-	lock, err := loop.AcquireLock(dir)
+	lock, err := loopdir.AcquireLock(dir)
 	if err != nil {
 		return
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
 )
 
 func waitPID(t *testing.T, file string) int {
@@ -107,7 +107,7 @@ echo $? > rc`)
 // into the lock file by someone else does not.
 func TestIsEngine(t *testing.T) {
 	dir := t.TempDir()
-	lock, err := loop.AcquireLock(dir)
+	lock, err := loopdir.AcquireLock(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"regexp"
@@ -62,10 +61,7 @@ type TaskStatus struct {
 // Inspect reads a loop's state from its files. It never blocks on the loop.
 func Inspect(e Entry) Status {
 	s := Status{Entry: e, Now: time.Now()}
-	dir := e.RunDir
-	if dir == "" {
-		dir = e.Dir
-	}
+	dir := RunDirOf(e)
 	if _, err := os.Stat(dir); err != nil {
 		s.State = StateGone
 		s.Line = "its directory " + dir + " no longer exists"
@@ -84,7 +80,7 @@ func Inspect(e Entry) Status {
 	if p, errs, err := loop.ReadPlan(loopdir.Dir(dir).Plan()); err == nil && len(errs) == 0 {
 		s.Plan = p
 	}
-	live, pid := loop.Locked(dir)
+	live, pid := loopdir.Locked(dir)
 	_, perr := os.Stat(loopdir.Dir(dir).Pause())
 	s.PausePending = perr == nil
 	switch {
@@ -103,7 +99,7 @@ func Inspect(e Entry) Status {
 	case st.Outcome != "":
 		s.setOutcome(st)
 	default:
-		if ev, ok := StopRecord(st.Records); ok {
+		if ev, ok := record.StopOf(st.Records); ok {
 			// The run wrote its final record but could not save its state
 			// (a full disk): the record is the truth.
 			st.Outcome, st.ExitCode = ev.Reason, 0
@@ -137,46 +133,6 @@ func (s *Status) setOutcome(st *loop.State) {
 // finished, or interrupted (and resumable).
 func (s Status) Stopped() bool { return s.State == StateFinished || s.State == StateInterrupted }
 
-// StopRecord returns the loop_stop event of a record file, if the run that
-// wrote the file ended with one. Only the file's tail is read.
-func StopRecord(path string) (record.Event, bool) {
-	var ev record.Event
-	text := tailOf(path, 64<<10)
-	i := strings.LastIndex(text, `"event":"`+record.LoopStop+`"`)
-	if i < 0 || strings.LastIndex(text, `"event":"`+record.LoopStart+`"`) > i {
-		return ev, false
-	}
-	start := strings.LastIndex(text[:i], "\n") + 1
-	end := strings.Index(text[i:], "\n")
-	if end < 0 {
-		end = len(text) - i
-	}
-	if err := json.Unmarshal([]byte(text[start:i+end]), &ev); err != nil || ev.Event != record.LoopStop {
-		return ev, false
-	}
-	return ev, true
-}
-
-// tailOf returns up to the last n bytes of a file ("" when unreadable).
-func tailOf(path string, n int64) string {
-	if path == "" {
-		return ""
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return ""
-	}
-	off := max(fi.Size()-n, 0)
-	buf := make([]byte, fi.Size()-off)
-	k, _ := f.ReadAt(buf, off)
-	return string(buf[:k])
-}
-
 // PausedNow says whether the engine has recorded that it is paused (rather
 // than still finishing an agent run before it pauses).
 func PausedNow(dir string) bool {
@@ -184,21 +140,8 @@ func PausedNow(dir string) bool {
 	if err != nil || st.Records == "" {
 		return false
 	}
-	last := lastEvent(st.Records, "paused", "resumed", "agent_start")
+	last := record.LastOf(st.Records, "paused", "resumed", "agent_start")
 	return last == "paused"
-}
-
-// lastEvent returns which of names occurs last in a record file, reading
-// only its tail.
-func lastEvent(path string, names ...string) string {
-	text := tailOf(path, 64<<10)
-	best, at := "", -1
-	for _, name := range names {
-		if i := strings.LastIndex(text, `"event":"`+name+`"`); i > at {
-			best, at = name, i
-		}
-	}
-	return best
 }
 
 func taskStatuses(p *loop.Plan, st *loop.State, live bool) []TaskStatus {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
 )
 
 func TestRanges(t *testing.T) {
@@ -76,7 +77,7 @@ func TestInspectStates(t *testing.T) {
 		t.Fatalf("dead run: %s", s.State)
 	}
 	// Holding the lock: running.
-	lock, err := loop.AcquireLock(dir)
+	lock, err := loopdir.AcquireLock(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/looprinter/looprinter/internal/ops"
 	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
 )
@@ -97,7 +98,7 @@ type Once struct {
 // the schedule in the records.
 func DecideOnce(l *spec.Loop, what string) Once {
 	o := Once{Dir: RunDir(l)}
-	if live, pid := loop.Locked(o.Dir); live {
+	if live, pid := loopdir.Locked(o.Dir); live {
 		o.Locked, o.PID = true, pid
 		o.Refusal = Refusal(stringer(what), pid, false)
 		return o
@@ -171,7 +172,7 @@ func (s *Scheduler) Run(ctx context.Context) int {
 		}
 		fires++
 		dir := RunDir(l)
-		live, pid := loop.Locked(dir)
+		live, pid := loopdir.Locked(dir)
 		starting := false
 		if child != nil {
 			if done, _ := child.Exited(); !done && !live {

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
@@ -19,7 +18,7 @@ import (
 func TestSchedulerRefusesWhileLocked(t *testing.T) {
 	dir := t.TempDir()
 	l := &spec.Loop{Name: "s", Path: filepath.Join(dir, "loop.yaml"), Dir: dir}
-	lock, err := loop.AcquireLock(dir)
+	lock, err := loopdir.AcquireLock(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -100,7 +100,7 @@ func fixture(t *testing.T) ([]ops.Entry, func()) {
 		{TS: at(20), Event: record.Verify, Cycle: 1, Gate: "objective", Pass: record.Bool(true)},
 		{TS: at(21), Event: record.LoopStop, Reason: "done", ExitCode: record.Int(0), Summary: "both gates passed"},
 	})
-	lock, err := loop.AcquireLock(a)
+	lock, err := loopdir.AcquireLock(a)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package loop
+package loopdir
 
 import (
 	"errors"
@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-
-	"github.com/looprinter/looprinter/loopdir"
 )
 
 // ErrLocked says another run holds the loop.
@@ -25,7 +23,7 @@ type Lock struct{ f *os.File }
 
 // AcquireLock takes the loop's lock or returns *ErrLocked naming the holder.
 func AcquireLock(dir string) (*Lock, error) {
-	path := loopdir.Dir(dir).Lock()
+	path := Dir(dir).LockFile()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}
@@ -58,7 +56,7 @@ func (l *Lock) Release() {
 
 // LockHolder returns the pid written in the lock file, or 0.
 func LockHolder(dir string) int {
-	data, err := os.ReadFile(loopdir.Dir(dir).Lock())
+	data, err := os.ReadFile(Dir(dir).LockFile())
 	if err != nil {
 		return 0
 	}
@@ -68,7 +66,7 @@ func LockHolder(dir string) int {
 
 // Locked reports whether a live run holds the loop, and its pid.
 func Locked(dir string) (bool, int) {
-	f, err := os.OpenFile(loopdir.Dir(dir).Lock(), os.O_RDWR, 0)
+	f, err := os.OpenFile(Dir(dir).LockFile(), os.O_RDWR, 0)
 	if err != nil {
 		return false, 0
 	}
