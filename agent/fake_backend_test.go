@@ -81,7 +81,14 @@ func (p *fakeParser) Finish(exit Exit) Result {
 // The built-in backends keep today's order, and a new CLI backend joins the
 // CLIs by name, ahead of command.
 func TestFakeBackendIsListed(t *testing.T) {
-	if got := Names(); !slices.Equal(got, []string{"claude", "codex", "fakecli", "gemini", "command"}) {
+	want := []string{"claude", "codex", "fakecli", "gemini", "command"}
+	var got []string
+	for _, n := range Names() {
+		if slices.Contains(want, n) { // other tests register more
+			got = append(got, n)
+		}
+	}
+	if !slices.Equal(got, want) {
 		t.Errorf("names %v", got)
 	}
 	if b, ok := Find("fakecli"); !ok || b.Label != "fakecli (a test CLI)" || !slices.Equal(b.VersionArgs, []string{"--version"}) {
