@@ -353,8 +353,9 @@ func httpStatusIn(text string) int {
 const dnsFix = "the model API's host name could not be resolved (DNS): check the network connection, " +
 	"and the endpoint in agent.env (ANTHROPIC_BASE_URL, LOOPRINTER_CODEX_BASE_URL, GOOGLE_GEMINI_BASE_URL) for a typo"
 
-// apiErrorKind classifies an API failure from its HTTP status (0 when
-// unknown) and its text. The fixes name the CLI's own way to log in.
+// classifyAPIError classifies an API failure from its HTTP status (0 when
+// unknown) and its text, reading a usage limit's reset time with the shared
+// retryAfterIn. The fixes name the CLI's own way to log in.
 func classifyAPIError(res *Result, status int, text string, authFix string) {
 	classifyAPIErrorWith(res, status, text, authFix, retryAfterIn)
 }

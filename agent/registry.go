@@ -82,6 +82,8 @@ func (b Backend) installFix() string {
 		"or set agent.command to the path of the %s program", b.NPMPackage, b.Version, b.Program)
 }
 
+// The registry is locked: tests register scripted adapters while other
+// tests' engines look theirs up.
 var (
 	registryMu sync.Mutex
 	registry   = map[string]Backend{}
