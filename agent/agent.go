@@ -5,11 +5,11 @@
 // the prompt on stdin then EOF, streaming the output to the transcript file,
 // timeouts that stop the whole group, and a bounded wait. An Adapter owns
 // everything CLI-specific: the command line and the parsing of its stream.
+// A Backend (registry.go), declared in the backend's own file with its
+// adapter, holds the rest: install, login, model families, its folders.
 package agent
 
 import (
-	"fmt"
-	"sort"
 	"time"
 
 	"github.com/looprinter/looprinter/redact"
@@ -153,28 +153,4 @@ type Adapter interface {
 	Name() string
 	Invocation(req Request) (Invocation, error)
 	NewParser(req Request) Parser
-}
-
-var adapters = map[string]func() Adapter{}
-
-// Register makes an adapter available by backend name.
-func Register(name string, newAdapter func() Adapter) { adapters[name] = newAdapter }
-
-// Lookup returns the adapter for a backend name.
-func Lookup(name string) (Adapter, error) {
-	f, ok := adapters[name]
-	if !ok {
-		return nil, fmt.Errorf("unknown agent backend %q (known: %v)", name, Backends())
-	}
-	return f(), nil
-}
-
-// Backends lists the registered backend names.
-func Backends() []string {
-	var names []string
-	for n := range adapters {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }

@@ -9,7 +9,27 @@ import (
 	"time"
 )
 
-func init() { Register("claude", func() Adapter { return claudeAdapter{} }) }
+func init() { RegisterBackend(claudeBackend) }
+
+// claudeBackend is Claude Code, declared once (see Backend).
+var claudeBackend = Backend{
+	Name: "claude", Label: "claude",
+	New:     func() Adapter { return claudeAdapter{} },
+	Program: "claude", VersionArgs: []string{"--version"},
+	NPMPackage: "@anthropic-ai/claude-code", Version: "2.1.328",
+	Login: Login{
+		Env:   []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX"},
+		Files: []string{"$CLAUDE_CONFIG_DIR/.credentials.json", ".claude/.credentials.json"},
+		Hint:  "run `claude` once and log in with /login, or set ANTHROPIC_API_KEY (or CLAUDE_CODE_OAUTH_TOKEN from `claude setup-token`)",
+	},
+	// ~/.claude.json is its settings and project list, beside the folder.
+	HomePaths: []string{".claude", ".claude.json"},
+	HomeEnv:   []string{"CLAUDE_CONFIG_DIR"},
+	Families:  []ModelFamily{{Match: "opus", Model: "opus"}, {Match: "sonnet", Model: "sonnet"}},
+	// A subscription's rate_limit_event gives the reset time too; the
+	// parser reads it from the stream before it falls back to the text.
+	LimitReset: retryAfterIn,
+}
 
 // claudeAdapter runs Claude Code headless:
 //
@@ -22,7 +42,7 @@ type claudeAdapter struct{}
 func (claudeAdapter) Name() string { return "claude" }
 
 func (claudeAdapter) Invocation(req Request) (Invocation, error) {
-	path, lead, err := resolveProgram(claudeCLI, req)
+	path, lead, err := resolveProgram(claudeBackend, req)
 	if err != nil {
 		return Invocation{}, err
 	}
@@ -316,7 +336,7 @@ func (p *claudeParser) Finish(exit Exit) Result {
 			res.Status = StatusBlocked
 			res.Fix = "as root, Claude Code's bypass mode needs IS_SANDBOX=1 in agent.env (only inside a sandbox), or set agent.permissions to a list of allowed tools"
 		case p.apiErrKind != "" || p.apiErrStatus != 0:
-			classifyAPIError(&res, p.apiErrStatus, p.apiErrKind+" "+p.apiErrText, claudeAuthFix)
+			classifyAPIErrorWith(&res, p.apiErrStatus, p.apiErrKind+" "+p.apiErrText, claudeAuthFix, claudeBackend.LimitReset)
 			res.Error = "Claude Code API error: " + oneLine(p.apiErrText, 300)
 		}
 	case r.Subtype == "error_max_turns" || r.TerminalReason == "max_turns":
@@ -341,7 +361,7 @@ func (p *claudeParser) Finish(exit Exit) Result {
 			status = *r.APIErrorStatus
 		}
 		if r.TerminalReason == "api_error" || status != 0 || p.apiErrKind != "" || r.APIErrorType != "" {
-			classifyAPIError(&res, status, p.apiErrKind+" "+r.APIErrorType+" "+text, claudeAuthFix)
+			classifyAPIErrorWith(&res, status, p.apiErrKind+" "+r.APIErrorType+" "+text, claudeAuthFix, claudeBackend.LimitReset)
 			res.Error = "Claude Code API error"
 			if status != 0 {
 				res.Error += fmt.Sprintf(" %d", status)
@@ -360,7 +380,7 @@ func (p *claudeParser) Finish(exit Exit) Result {
 	if res.Status == StatusRateLimited && res.RetryAfter == 0 {
 		// No rate_limit_event (an API key, not a subscription login): the
 		// API's own message may say when ("try again in 3h").
-		res.RetryAfter = retryAfterIn(res.Error, time.Now())
+		res.RetryAfter = claudeBackend.LimitReset(res.Error, time.Now())
 	}
 	if res.Status == StatusOK || res.Status == StatusCapped {
 		finishSignals(&res, p.prompt)

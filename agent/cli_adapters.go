@@ -17,20 +17,6 @@ import (
 
 // Helpers shared by the claude, codex and gemini adapters.
 
-// cliInfo describes how to find and install one agent CLI.
-type cliInfo struct {
-	backend string // claude, codex, gemini
-	program string // name looked up on PATH
-	npm     string // npm package
-	version string // version looprinter is tested with
-}
-
-var (
-	claudeCLI = cliInfo{"claude", "claude", "@anthropic-ai/claude-code", "2.1.328"}
-	codexCLI  = cliInfo{"codex", "codex", "@openai/codex", "0.169.0"}
-	geminiCLI = cliInfo{"gemini", "gemini", "@google/gemini-cli", "0.61.0"}
-)
-
 // CLI describes an agent CLI that looprinter drives, for `doctor` and
 // install hints.
 type CLI struct {
@@ -43,28 +29,22 @@ type CLI struct {
 // CLIFor returns the CLI behind a backend name; ok is false for backends
 // that are not a known CLI (command).
 func CLIFor(backend string) (CLI, bool) {
-	for _, c := range []cliInfo{claudeCLI, codexCLI, geminiCLI} {
-		if c.backend == backend {
-			return CLI{Backend: c.backend, Program: c.program, NPMPackage: c.npm, Version: c.version}, true
-		}
+	b, ok := Find(backend)
+	if !ok || b.Program == "" {
+		return CLI{}, false
 	}
-	return CLI{}, false
-}
-
-func (c cliInfo) installFix() string {
-	return fmt.Sprintf("install it with `npm install -g %s@%s` (the version looprinter is tested with), "+
-		"or set agent.command to the path of the %s program", c.npm, c.version, c.program)
+	return CLI{Backend: b.Name, Program: b.Program, NPMPackage: b.NPMPackage, Version: b.Version}, true
 }
 
 // notInstalledError: the CLI's program could not be found.
 type notInstalledError struct {
-	cli  cliInfo
+	cli  Backend
 	what string
 	err  error
 }
 
 func (e *notInstalledError) Error() string {
-	return fmt.Sprintf("%s CLI not found (%s): %v", e.cli.backend, e.what, e.err)
+	return fmt.Sprintf("%s CLI not found (%s): %v", e.cli.Name, e.what, e.err)
 }
 
 // configError: the request cannot be turned into a command line.
@@ -75,14 +55,14 @@ func (e *configError) Error() string { return e.msg }
 // resolveProgram finds the CLI: Request.Command when set (a path, or a
 // program and leading arguments, e.g. "node /opt/codex/bin/codex.js"),
 // otherwise the program name on the PATH the child will get.
-func resolveProgram(c cliInfo, req Request) (path string, lead []string, err error) {
-	argv := []string{c.program}
-	what := c.program + " on PATH"
+func resolveProgram(c Backend, req Request) (path string, lead []string, err error) {
+	argv := []string{c.Program}
+	what := c.Program + " on PATH"
 	if strings.TrimSpace(req.Command) != "" {
 		argv, err = shlex.Split(req.Command)
 		if err != nil || len(argv) == 0 {
 			return "", nil, &configError{msg: fmt.Sprintf("agent.command %q: cannot be split into words", req.Command),
-				fix: "set agent.command to the path of the " + c.program + " program"}
+				fix: "set agent.command to the path of the " + c.Program + " program"}
 		}
 		what = "agent.command " + argv[0]
 	}
@@ -373,9 +353,16 @@ func httpStatusIn(text string) int {
 const dnsFix = "the model API's host name could not be resolved (DNS): check the network connection, " +
 	"and the endpoint in agent.env (ANTHROPIC_BASE_URL, LOOPRINTER_CODEX_BASE_URL, GOOGLE_GEMINI_BASE_URL) for a typo"
 
-// apiErrorKind classifies an API failure from its HTTP status (0 when
-// unknown) and its text. The fixes name the CLI's own way to log in.
+// classifyAPIError classifies an API failure from its HTTP status (0 when
+// unknown) and its text, reading a usage limit's reset time with the shared
+// retryAfterIn. The fixes name the CLI's own way to log in.
 func classifyAPIError(res *Result, status int, text string, authFix string) {
+	classifyAPIErrorWith(res, status, text, authFix, retryAfterIn)
+}
+
+// classifyAPIErrorWith is classifyAPIError with the backend's own reader
+// of a usage limit's reset time (Backend.LimitReset).
+func classifyAPIErrorWith(res *Result, status int, text string, authFix string, limitReset func(string, time.Time) time.Duration) {
 	low := strings.ToLower(text)
 	has := func(subs ...string) bool {
 		for _, s := range subs {
@@ -406,7 +393,9 @@ func classifyAPIError(res *Result, status int, text string, authFix string) {
 	case status == 429 || status == 529 || status == 503 ||
 		has("rate limit", "rate_limit", "too many requests", "usage limit", "resource exhausted", "resource_exhausted", "overloaded"):
 		res.Status = StatusRateLimited
-		res.RetryAfter = retryAfterIn(text, time.Now())
+		if limitReset != nil {
+			res.RetryAfter = limitReset(text, time.Now())
+		}
 	case status == 400 || has("invalid_request_error", "invalid_argument"):
 		res.Status = StatusFailed
 	default:

@@ -10,7 +10,25 @@ import (
 	"github.com/google/shlex"
 )
 
-func init() { Register("codex", func() Adapter { return codexAdapter{} }) }
+func init() { RegisterBackend(codexBackend) }
+
+// codexBackend is Codex, declared once (see Backend).
+var codexBackend = Backend{
+	Name: "codex", Label: "codex",
+	New:     func() Adapter { return codexAdapter{} },
+	Program: "codex", VersionArgs: []string{"--version"},
+	NPMPackage: "@openai/codex", Version: "0.169.0",
+	Login: Login{
+		Env:   []string{"OPENAI_API_KEY", "CODEX_API_KEY"},
+		Files: []string{"$CODEX_HOME/auth.json", ".codex/auth.json"},
+		Hint:  "run `codex login`, or set OPENAI_API_KEY",
+	},
+	HomePaths: []string{".codex"},
+	HomeEnv:   []string{"CODEX_HOME"},
+	// No families: the review's reviewer stays on the fixer's model, and
+	// the engine says so.
+	LimitReset: retryAfterIn,
+}
 
 // Environment variables (in agent.env or the engine's environment) that make
 // the codex adapter point Codex at another OpenAI-compatible Responses API
@@ -35,7 +53,7 @@ type codexAdapter struct{}
 func (codexAdapter) Name() string { return "codex" }
 
 func (codexAdapter) Invocation(req Request) (Invocation, error) {
-	path, lead, err := resolveProgram(codexCLI, req)
+	path, lead, err := resolveProgram(codexBackend, req)
 	if err != nil {
 		return Invocation{}, err
 	}
@@ -262,7 +280,7 @@ func (p *codexParser) Finish(exit Exit) Result {
 		return res
 	case p.failMsg != "" || (exit.Code != 0 && p.lastError != ""):
 		msg := firstNonEmpty(p.failMsg, p.lastError)
-		classifyAPIError(&res, httpStatusIn(msg), msg, codexAuthFix)
+		classifyAPIErrorWith(&res, httpStatusIn(msg), msg, codexAuthFix, codexBackend.LimitReset)
 		if res.Status == StatusAPIError && !looksLikeAPIError(msg) {
 			res.Status = StatusFailed
 		}

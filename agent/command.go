@@ -11,7 +11,15 @@ import (
 	"github.com/google/shlex"
 )
 
-func init() { Register("command", func() Adapter { return commandAdapter{} }) }
+func init() { RegisterBackend(commandBackend) }
+
+// commandBackend runs any program (agent.command): no CLI to install or log
+// in, no model families, and it reports its own usage limits on
+// ::looprinter rate_limited lines (see report), so no LimitReset.
+var commandBackend = Backend{
+	Name: "command", Label: "command",
+	New: func() Adapter { return commandAdapter{} },
+}
 
 // commandAdapter runs any program: the prompt on stdin (and in
 // LOOPRINTER_PROMPT_FILE), its standard output is the transcript, and signals

@@ -11,7 +11,24 @@ import (
 	"syscall"
 )
 
-func init() { Register("gemini", func() Adapter { return geminiAdapter{} }) }
+func init() { RegisterBackend(geminiBackend) }
+
+// geminiBackend is Gemini CLI, declared once (see Backend).
+var geminiBackend = Backend{
+	Name: "gemini", Label: "gemini",
+	New:     func() Adapter { return geminiAdapter{} },
+	Program: "gemini", VersionArgs: []string{"--version"},
+	NPMPackage: "@google/gemini-cli", Version: "0.61.0",
+	Login: Login{
+		Env:   []string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_GCA"},
+		Files: []string{".gemini/oauth_creds.json"},
+		Hint:  "run `gemini` once and sign in, or set GEMINI_API_KEY",
+	},
+	HomePaths:  []string{".gemini"},
+	HomeEnv:    []string{"GEMINI_CLI_HOME"},
+	Families:   []ModelFamily{{Match: "pro", Model: "gemini-2.5-pro"}, {Match: "flash", Model: "gemini-2.5-flash"}},
+	LimitReset: retryAfterIn,
+}
 
 // geminiAdapter runs Gemini CLI headless:
 //
@@ -28,7 +45,7 @@ func (geminiAdapter) Name() string { return "gemini" }
 const geminiSystemSettings = "/etc/gemini-cli/settings.json"
 
 func (geminiAdapter) Invocation(req Request) (Invocation, error) {
-	path, lead, err := resolveProgram(geminiCLI, req)
+	path, lead, err := resolveProgram(geminiBackend, req)
 	if err != nil {
 		return Invocation{}, err
 	}
@@ -353,7 +370,7 @@ func (p *geminiParser) Finish(exit Exit) Result {
 		apiLike := status != 0 || strings.Contains(errMsg, "API Error") || strings.Contains(exit.StderrTail, "ApiError") ||
 			strings.Contains(text, "fetch failed")
 		if apiLike {
-			classifyAPIError(&res, status, text, geminiAuthFix)
+			classifyAPIErrorWith(&res, status, text, geminiAuthFix, geminiBackend.LimitReset)
 			res.Error = "Gemini API error"
 			if status != 0 {
 				res.Error += fmt.Sprintf(" %d", status)

@@ -76,22 +76,10 @@ func agentName(a spec.Agent) string {
 }
 
 // otherModel is the reviewer's default model when the loop file names no
-// reviewer: another model of the fixer's backend, where one is known.
+// reviewer: another model family of the fixer's backend, where it declares
+// them (agent.Backend.Families).
 func otherModel(fixer spec.Agent) string {
-	m := strings.ToLower(fixer.Model)
-	switch fixer.Backend {
-	case "claude":
-		if strings.Contains(m, "opus") {
-			return "sonnet"
-		}
-		return "opus"
-	case "gemini":
-		if strings.Contains(m, "pro") {
-			return "gemini-2.5-flash"
-		}
-		return "gemini-2.5-pro"
-	}
-	return ""
+	return agent.OtherModel(fixer.Backend, fixer.Model)
 }
 
 func sameAgent(a, b spec.Agent) bool {

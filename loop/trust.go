@@ -117,7 +117,8 @@ func gitDir(l *spec.Loop) string {
 
 // writableTrees are the places outside the loop folder an agent CLI needs
 // to write: its home (config, sessions, caches) and the folders named by the
-// usual variables, from the engine's environment or the agent's env.
+// usual variables and by each backend's own (agent.Backend.HomeEnv), from
+// the engine's environment or the agent's env.
 func writableTrees(env map[string]string) []string {
 	get := func(k string) string {
 		if v, ok := env[k]; ok {
@@ -125,9 +126,13 @@ func writableTrees(env map[string]string) []string {
 		}
 		return os.Getenv(k)
 	}
+	keys := []string{"HOME"}
+	for _, b := range agent.All() {
+		keys = append(keys, b.HomeEnv...)
+	}
+	keys = append(keys, "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "GOCACHE", "GOMODCACHE", "GOPATH", "npm_config_cache")
 	var out []string
-	for _, k := range []string{"HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME",
-		"XDG_DATA_HOME", "GOCACHE", "GOMODCACHE", "GOPATH", "npm_config_cache"} {
+	for _, k := range keys {
 		if v := get(k); v != "" && filepath.IsAbs(v) && v != "/" {
 			for _, p := range filepath.SplitList(v) {
 				out = append(out, p)

@@ -10,10 +10,15 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/robfig/cron/v3"
 	"gopkg.in/yaml.v3"
+
+	"github.com/looprinter/looprinter/agent"
 )
 
-// Backends are the agent backends a loop file may name.
-var Backends = []string{"claude", "codex", "gemini", "command"}
+// Backends are the agent backends a loop file may name: those each backend
+// registers in its own file under agent/ (claude, codex, gemini, command),
+// as they stand once the packages are initialised. agent imports nothing of
+// spec, so spec reads the registry rather than keep a copy.
+var Backends = agent.Names()
 
 // Defaults, documented in docs/loop-file.md.
 const (

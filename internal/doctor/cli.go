@@ -14,30 +14,6 @@ import (
 	"github.com/looprinter/looprinter/spec"
 )
 
-// AgentCLI is one of the agent CLIs looprinter drives.
-type AgentCLI struct {
-	Backend, Program, NPM string
-	Keys                  []string // environment variables that log it in
-	Files                 []string // credential files, relative to the home directory ($VAR/... for a variable's folder)
-	Login                 string   // how to log in
-}
-
-// AgentCLIs are the CLIs doctor knows how to check.
-var AgentCLIs = []AgentCLI{
-	{"claude", "claude", "@anthropic-ai/claude-code",
-		[]string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX"},
-		[]string{"$CLAUDE_CONFIG_DIR/.credentials.json", ".claude/.credentials.json"},
-		"run `claude` once and log in with /login, or set ANTHROPIC_API_KEY (or CLAUDE_CODE_OAUTH_TOKEN from `claude setup-token`)"},
-	{"codex", "codex", "@openai/codex",
-		[]string{"OPENAI_API_KEY", "CODEX_API_KEY"},
-		[]string{"$CODEX_HOME/auth.json", ".codex/auth.json"},
-		"run `codex login`, or set OPENAI_API_KEY"},
-	{"gemini", "gemini", "@google/gemini-cli",
-		[]string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_GCA"},
-		[]string{".gemini/oauth_creds.json"},
-		"run `gemini` once and sign in, or set GEMINI_API_KEY"},
-}
-
 // checkCLI checks one agent CLI: found, its version, a login it can see.
 // phases are the loop's phases that use it, fallbackFor those it is a
 // fallback for (agent.fallback); none: the loop does not use it, or there
@@ -88,9 +64,10 @@ func checkCLI(ctx context.Context, c AgentCLI, l *spec.Loop, phases, fallbackFor
 		return []Finding{{Level: level, Area: AreaCLIs, Message: fmt.Sprintf("%s: %s not found%s", c.Backend, program, usedBy), Fix: fix}}
 	}
 	var f Finding
-	if v := Version(ctx, dir, path, append(lead, "--version")...); v == "" {
-		f = Finding{Level: Warn, Area: AreaCLIs, Message: fmt.Sprintf("%s: %s printed no version for --version%s", c.Backend, path, usedBy),
-			Fix: "run `" + path + " --version` yourself: a CLI that cannot start will stop the loop BLOCKED"}
+	if v := Version(ctx, dir, path, append(lead, c.VersionArgs...)...); v == "" {
+		va := strings.Join(c.VersionArgs, " ")
+		f = Finding{Level: Warn, Area: AreaCLIs, Message: fmt.Sprintf("%s: %s printed no version for %s%s", c.Backend, path, va, usedBy),
+			Fix: "run `" + path + " " + va + "` yourself: a CLI that cannot start will stop the loop BLOCKED"}
 	} else {
 		f = Finding{Level: OK, Area: AreaCLIs, Message: fmt.Sprintf("%s %s: %s%s", c.Backend, v, path, usedBy)}
 	}

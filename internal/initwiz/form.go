@@ -10,6 +10,7 @@ import (
 
 	"github.com/charmbracelet/huh"
 
+	"github.com/looprinter/looprinter/agent"
 	"github.com/looprinter/looprinter/spec"
 )
 
@@ -84,7 +85,11 @@ func Interview(start Answers, path string, in io.Reader, out io.Writer) (a Answe
 	}
 	var backendOpts []huh.Option[string]
 	for _, b := range spec.Backends {
-		backendOpts = append(backendOpts, huh.NewOption(b, b))
+		label := b
+		if d, ok := agent.Find(b); ok {
+			label = d.Label // each backend names its choice where it is declared
+		}
+		backendOpts = append(backendOpts, huh.NewOption(label, b))
 	}
 	form := huh.NewForm(
 		huh.NewGroup(

@@ -57,7 +57,7 @@ func Render(a Answers) []byte {
 
 	p("# The agent that runs each step: a fresh process every time, state on disk.\n")
 	p("agent:\n")
-	p("  backend: %s%s# claude | codex | gemini | command\n", a.Backend, pad(a.Backend, 16))
+	p("  backend: %s%s# %s\n", a.Backend, pad(a.Backend, 16), strings.Join(spec.Backends, " | "))
 	if a.Model != "" {
 		p("  model: %s%s# the CLI's model name\n", q(a.Model), pad(q(a.Model), 18))
 	} else if ModelApplies(a.Backend) {
