@@ -13,8 +13,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
-	"github.com/looprinter/looprinter/internal/fleettest"
 	"github.com/looprinter/looprinter/internal/cli"
+	"github.com/looprinter/looprinter/internal/fleettest"
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/loopdir"
 )
