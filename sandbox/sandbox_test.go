@@ -525,3 +525,51 @@ func TestBwrapProgramInTmp(t *testing.T) {
 		t.Errorf("a PATH folder in /tmp: %q", out)
 	}
 }
+
+// As root (containers and CI runners run agents so) bubblewrap alone keeps
+// every capability: the agent could remount / writable and rewrite a check
+// program outside the loop folder. Under the sandbox it has none: CapEff is
+// 0, the remount is refused, and the program outside stays as it was. The
+// same holds for an ordinary user.
+func TestBwrapDropsEveryCapability(t *testing.T) {
+	need(t, Bwrap)
+	l := newLayout(t)
+	check := filepath.Join(l.root, "checks", "check.sh")
+	if err := os.MkdirAll(filepath.Dir(check), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(check, []byte("#!/bin/sh\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := `grep '^CapEff' /proc/self/status
+grep '^CapBnd' /proc/self/status
+if mount -o remount,rw,bind / 2>/dev/null; then echo "DID remount"; fi
+if umount -l /proc 2>/dev/null; then echo "DID umount-proc"; fi
+if printf '#!/bin/sh\nexit 0\n' > "$CHECK" 2>/dev/null; then echo "DID rewrite-check"; fi
+echo done`
+	cmd, err := wrapped(l.policy(Bwrap), script, []string{"CHECK=" + check})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	s := string(out)
+	if !strings.Contains(s, "done") {
+		t.Fatalf("the script did not run to its end: %s", s)
+	}
+	for _, want := range []string{"CapEff:\t0000000000000000", "CapBnd:\t0000000000000000"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("as uid %d, the agent keeps capabilities (want %q): %s", os.Getuid(), want, s)
+		}
+	}
+	for _, a := range []string{"remount", "umount-proc", "rewrite-check"} {
+		if strings.Contains(s, "DID "+a+"\n") {
+			t.Errorf("as uid %d, the agent could %s", os.Getuid(), a)
+		}
+	}
+	if b, _ := os.ReadFile(check); string(b) != "#!/bin/sh\nexit 1\n" {
+		t.Errorf("the check outside the loop folder was rewritten: %q", b)
+	}
+}
