@@ -282,7 +282,7 @@ func applyDir(upper, target, rel string, keep func(string) bool, out *[]LayerCha
 		}
 		what := kindOf(src, fi)
 		if !keep(r) {
-			*out = append(*out, LayerChange{Path: r, What: what, Why: "not the agent's to change"})
+			refuse(src, r, what, out)
 			continue
 		}
 		if !realParent(target, r) {
@@ -336,6 +336,38 @@ func applyDir(upper, target, rel string, keep func(string) bool, out *[]LayerCha
 	}
 	return nil
 }
+
+// refuse lists a refused path: a folder as the paths inside it (at most
+// maxRefused of them), so that what was discarded is named file by file.
+func refuse(src, rel, what string, out *[]LayerChange) {
+	const why = "not the agent's to change"
+	if what != "folder" && what != "replaced folder" {
+		*out = append(*out, LayerChange{Path: rel, What: what, Why: why})
+		return
+	}
+	n := 0
+	filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		if n++; n > maxRefused {
+			return filepath.SkipAll
+		}
+		r, _ := filepath.Rel(src, p)
+		fi, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		*out = append(*out, LayerChange{Path: rel + "/" + filepath.ToSlash(r), What: kindOf(p, fi), Why: why})
+		return nil
+	})
+	if n == 0 || n > maxRefused {
+		*out = append(*out, LayerChange{Path: rel, What: what, Why: why})
+	}
+}
+
+// maxRefused bounds the paths named inside one refused folder.
+const maxRefused = 100
 
 func joinRel(rel, name string) string {
 	if rel == "" {

@@ -77,7 +77,7 @@ echo done`
 		"old/b written applied",
 		"spec folder applied",
 		"spec/protected.md written discarded",
-		"working-records folder discarded",
+		"working-records/state.json written discarded",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("the layer's changes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
