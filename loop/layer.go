@@ -112,6 +112,13 @@ func (e *Engine) engineOwned(rel string) (string, bool) {
 // records, as tampering.
 func (e *Engine) endRun(phase, task string, rc *runChanges) (changed, created []string, tamper []Tamper, err error) {
 	tamper, lerr := e.applyLayer(phase, task)
+	for _, l := range e.trees {
+		// overlayfs leaves a folder of mode 000 in its work folder; nothing
+		// is mounted any more.
+		if cerr := sandbox.ClearWork(l); cerr != nil && lerr == nil {
+			lerr = cerr
+		}
+	}
 	changed, created, err = e.endChanges(rc)
 	if lerr != nil {
 		err = lerr

@@ -27,12 +27,13 @@ func (e *Engine) confinement(files []protFile) (func(string, []string) (string, 
 	if err != nil {
 		return nil, err
 	}
-	e.layer = nil
+	e.layer, e.trees = nil, nil
 	if p.Kind == sandbox.Bwrap && layersWork() == nil {
 		// One mount over the loop folder, whatever the number of protected
 		// files: they are judged when the layer is applied.
 		lay := loopLayer(e.dir)
-		p.Layers = append([]sandbox.Layer{lay}, treeLayers(e.dir, p.Writable)...)
+		e.trees = treeLayers(e.dir, p.Writable)
+		p.Layers = append([]sandbox.Layer{lay}, e.trees...)
 		if err := e.prepareLayers(p.Layers); err != nil {
 			return nil, err
 		}

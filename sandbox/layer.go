@@ -229,6 +229,14 @@ func ClearLayer(l Layer) error {
 	return nil
 }
 
+// ClearWork empties a layer's work folder only, after its mount is gone.
+func ClearWork(l Layer) error {
+	if err := removeAllWritable(l.Work); err != nil {
+		return err
+	}
+	return os.MkdirAll(l.Work, 0o700)
+}
+
 // removeAllWritable is os.RemoveAll that first makes folders writable to
 // their owner (overlayfs leaves a mode 000 folder in its work folder).
 func removeAllWritable(p string) error {
