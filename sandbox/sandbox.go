@@ -115,9 +115,36 @@ func Resolve(mode string) (string, error) {
 	return "", fmt.Errorf("sandbox: mode %q is not known (auto, bwrap, landlock or off)", mode)
 }
 
+// Guarantees says what the kind in force guarantees about an agent run
+// and what it does not; for `looprinter doctor` and the reports.
+func Guarantees(kind string) []string {
+	always := "in every mode: an agent gets descriptors 0-2 only and a session of its own (no terminal); the engine's git runs no hook, fsmonitor or signing program"
+	switch kind {
+	case Bwrap:
+		if err := LayerProbe(); err != nil {
+			return []string{
+				"guaranteed: no capabilities (as root too), its own PID namespace (nothing it starts outlives the run), protected files bound read-only; " + always,
+				"not guaranteed: no copy-on-write layer here (" + err.Error() + "): HOME and the caches are writable, so what the checks read there may be the agent's; each protected file is a bind of its own, slow with thousands",
+			}
+		}
+		return []string{
+			"guaranteed: the agent writes copy-on-write layers, never the host: the loop folder's is judged before it is applied, HOME's and the caches' are kept for the loop and never applied; no capabilities (as root too); its own PID namespace; " + always,
+		}
+	case Landlock:
+		return []string{
+			"guaranteed: writes only to the loop folder, HOME, the caches and a private temporary folder; leftover processes swept before anything is judged; " + always,
+			"not guaranteed: HOME and the caches are the user's own (the checks read what an agent wrote there); protected files in the loop folder are restored after the run, not refused; no PID namespace: other processes are visible in /proc (engines are not dumpable, but root reads them)",
+		}
+	case Off:
+		return []string{"not guaranteed: anything; the verdict holds only against an honest agent (" + always + ")"}
+	}
+	return nil
+}
+
 // Describe says, one line per kind, which kind is in force for mode and why
-// the others are not; for `looprinter doctor`.
-func Describe(mode string) []string {
+// the others are not, then what the kind in force guarantees; for
+// `looprinter doctor`.
+func Describe(mode string) (out []string) {
 	kind, rerr := Resolve(mode)
 	berr, lerr := bwrapProbe(), landlockProbe()
 	line := func(k string, avail error, what string) string {
@@ -132,10 +159,11 @@ func Describe(mode string) []string {
 			return fmt.Sprintf("%s: available (%s), not used: the loop file says `sandbox: %s`", k, what, mode)
 		}
 	}
-	out := []string{
+	out = []string{
 		line(Bwrap, berr, bwrapWhat()),
 		line(Landlock, lerr, landlockWhat()),
 	}
+	defer func() { out = append(out, Guarantees(kind)...) }()
 	switch {
 	case kind == Off:
 		out = append(out, "off: in force: the loop file says `sandbox: off`; agents run unconfined")

@@ -61,6 +61,7 @@ func ScriptParams() testscript.Params {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"waitfile":   cmdWaitFile,
+			"pausefile":  cmdPauseFile,
 			"killpid":    cmdKillPID,
 			"pidgone":    cmdPIDGone,
 			"jsonlcount": cmdJSONLCount,
@@ -97,6 +98,31 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	ts.Fatalf("%s did not appear within %s", args[0], timeout)
+}
+
+// pausefile [wait]: the loop in the current folder has a pause asked for
+// (its pause file, in the engine's private folder, exists); with wait,
+// wait up to 20s for it.
+func cmdPauseFile(ts *testscript.TestScript, neg bool, args []string) {
+	p := filepath.Join(string(loopdir.PrivateUnder(ts.Getenv("LOOPRINTER_STATE_DIR"), ts.MkAbs("."))), "pause")
+	deadline := time.Now()
+	if len(args) > 0 && args[0] == "wait" {
+		deadline = deadline.Add(20 * time.Second)
+	}
+	for {
+		_, err := os.Stat(p)
+		if (err == nil) != neg {
+			return
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if neg {
+		ts.Fatalf("the loop has a pause file")
+	}
+	ts.Fatalf("the loop has no pause file")
 }
 
 // inLayer says whether an agent running now has written path in the
