@@ -142,8 +142,7 @@ func Guarantees(kind string) []string {
 }
 
 // Describe says, one line per kind, which kind is in force for mode and why
-// the others are not, then what the kind in force guarantees; for
-// `looprinter doctor`.
+// the others are not; for `looprinter doctor`.
 func Describe(mode string) (out []string) {
 	kind, rerr := Resolve(mode)
 	berr, lerr := bwrapProbe(), landlockProbe()
@@ -163,7 +162,6 @@ func Describe(mode string) (out []string) {
 		line(Bwrap, berr, bwrapWhat()),
 		line(Landlock, lerr, landlockWhat()),
 	}
-	defer func() { out = append(out, Guarantees(kind)...) }()
 	switch {
 	case kind == Off:
 		out = append(out, "off: in force: the loop file says `sandbox: off`; agents run unconfined")
