@@ -180,9 +180,13 @@ func Run(ctx context.Context, req Request, ad Adapter, onTool func(ToolEvent)) R
 	cmd.Stdin = stdin
 	cmd.Stdout = outW
 	cmd.Stderr = errW
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A session of its own: the agent has no controlling terminal (it
+	// cannot push keystrokes into the user's with TIOCSTI), and its process
+	// group, which the engine ends, is the session's.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	// The stdin copy goroutine must not outlive the process by much.
 	cmd.WaitDelay = pipeDrain
+	keepOnlyStdio()
 	if err := cmd.Start(); err != nil {
 		outR.Close()
 		outW.Close()

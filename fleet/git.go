@@ -13,6 +13,7 @@ import (
 
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/loopdir"
+	"github.com/looprinter/looprinter/safegit"
 )
 
 // blockedError: the loop cannot go on from this branch.
@@ -30,7 +31,7 @@ func (e *refusedError) Error() string { return e.msg }
 func git(dir string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd := exec.CommandContext(ctx, "git", safegit.Args(args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
 	var out, errb bytes.Buffer

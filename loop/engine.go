@@ -119,6 +119,8 @@ type Engine struct {
 	guard      *guard                          // the protected files' snapshot as on disk
 	snapFiles  *protFile                       // the protected list the snapshot was taken of
 	snapSimple bool                            // every file of it watched, none with other links
+	layer      *sandbox.Layer                  // the copy-on-write layer over the loop folder, when in force
+	trees      []sandbox.Layer                 // the layers over HOME and caches, never applied
 	roFiles    []string                        // the protected files' paths for the sandbox
 	roFor      *protFile                       // the protected list roFiles was made of
 	marks      map[string]bool                 // paths the watch saw change since the last snapshot

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/looprinter/looprinter/loopdir"
+	"github.com/looprinter/looprinter/safegit"
 )
 
 // MaxDiffBytes caps the diff a reviewer prompt carries.
@@ -22,7 +23,7 @@ const excludeRecords = ":(exclude)" + loopdir.RecordsDir
 
 // gitRun runs git in dir and returns its standard output.
 func gitRun(ctx context.Context, dir string, env []string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd := exec.CommandContext(ctx, "git", safegit.Args(args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0")
 	cmd.Env = append(cmd.Env, env...)

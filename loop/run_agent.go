@@ -207,7 +207,7 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 	e.sweep()
 	e.st.AgentPGID = 0
 	run := &AgentRun{Result: res}
-	changed, created, werr := e.endChanges(changes)
+	changed, created, layerTamper, werr := e.endRun(phase, task, changes)
 	run.Changed = changed
 	protectNew := func(rel string) (string, bool) {
 		p, ok := rules.ProtectNew(rel)
@@ -222,7 +222,7 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 		e.guard = nil // restored files are new files: the next snapshot looks at every one
 	}
 	e.judged(changes)
-	run.Tamper = tamper
+	run.Tamper = append(layerTamper, tamper...)
 	e.endRecord(phase, task, a, res, run.Changed)
 	e.recordTamper(phase, task, run.Tamper)
 	e.afterOperator(ctx, phase, task, res, told)

@@ -23,6 +23,24 @@ import (
 // confinement resolves the loop's sandbox and returns how to wrap an agent's
 // command, or nil when the user turned the sandbox off.
 func (e *Engine) confinement(files []protFile) (func(string, []string) (string, []string, []string, error), error) {
+	p, err := policyFor(e.spec, nil)
+	if err != nil {
+		return nil, err
+	}
+	e.layer, e.trees = nil, nil
+	if p.Kind == sandbox.Bwrap && layersWork() == nil {
+		// One mount over the loop folder, whatever the number of protected
+		// files: they are judged when the layer is applied.
+		lay := loopLayer(e.dir)
+		e.trees = treeLayers(e.dir, p.Writable)
+		p.Layers = append([]sandbox.Layer{lay}, e.trees...)
+		if err := e.prepareLayers(p.Layers); err != nil {
+			return nil, err
+		}
+		e.layer = &lay
+		e.confined(p.Kind + " with copy-on-write layers")
+		return p.Wrap, nil
+	}
 	var first *protFile
 	if len(files) > 0 {
 		first = &files[0]
@@ -38,14 +56,24 @@ func (e *Engine) confinement(files []protFile) (func(string, []string) (string, 
 	if err != nil {
 		return nil, err
 	}
-	if kind != e.sandbox {
-		e.sandbox = kind
-		e.emit(record.Event{Event: record.Warning, Kind: "sandbox", Message: "agent runs are confined by: " + kind})
+	what := kind
+	if kind == sandbox.Bwrap {
+		what += " (no copy-on-write layer here: " + layersWork().Error() + "; protected files are bound read-only one by one)"
 	}
+	e.confined(what)
 	if kind == sandbox.Off {
 		e.addNotVerified("sandbox: off — agent runs were not confined, so an agent could reach the engine's files and checks while it ran; the verdict holds only against an honest agent")
 	}
 	return wrap, nil
+}
+
+// confined records the sandbox in force when it changes.
+func (e *Engine) confined(what string) {
+	kind, _, _ := strings.Cut(what, " ")
+	if kind != e.sandbox {
+		e.sandbox = kind
+		e.emit(record.Event{Event: record.Warning, Kind: "sandbox", Message: "agent runs are confined by: " + what})
+	}
 }
 
 // Confine is the sandbox of an agent run of loop l: the loop file,
@@ -54,12 +82,24 @@ func (e *Engine) confinement(files []protFile) (func(string, []string) (string, 
 // and a private temp folder are writable. It returns the wrap for
 // agent.Request.Wrap (nil under sandbox: off) and the kind in force.
 func Confine(l *spec.Loop, readOnly []string) (func(string, []string) (string, []string, []string, error), string, error) {
-	kind, err := sandbox.Resolve(l.Sandbox)
+	p, err := policyFor(l, readOnly)
 	if err != nil {
 		return nil, "", err
 	}
+	if p.Kind == sandbox.Off {
+		return nil, p.Kind, nil
+	}
+	return p.Wrap, p.Kind, nil
+}
+
+// policyFor is the sandbox policy of an agent run of loop l (see Confine).
+func policyFor(l *spec.Loop, readOnly []string) (sandbox.Policy, error) {
+	kind, err := sandbox.Resolve(l.Sandbox)
+	if err != nil {
+		return sandbox.Policy{}, err
+	}
 	if kind == sandbox.Off {
-		return nil, kind, nil
+		return sandbox.Policy{Kind: kind}, nil
 	}
 	ro := append([]string{l.Path, loopdir.Dir(l.Dir).Records()}, readOnly...)
 	ro = append(ro, readOnlyAround(loopdir.StateRoot(), l.Dir)...)
@@ -72,8 +112,7 @@ func Confine(l *spec.Loop, readOnly []string) (func(string, []string) (string, [
 	for _, a := range l.Agents {
 		writable = append(writable, writableTrees(a.Env)...)
 	}
-	p := sandbox.Policy{Kind: kind, Dir: l.Dir, Writable: writable, ReadOnly: ro}
-	return p.Wrap, kind, nil
+	return sandbox.Policy{Kind: kind, Dir: l.Dir, Writable: writable, ReadOnly: ro}, nil
 }
 
 // readOnlyAround is root, read-only, except the way down to keep when keep

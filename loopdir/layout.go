@@ -9,7 +9,7 @@
 //	output/plan.json, output/progress.txt    the agent's plan and notes
 //	working-records/*.jsonl                  the records (only indexed files count)
 //	working-records/state.json               the public copy of the state
-//	working-records/lock, pause              who runs the loop; a pause asked for
+//	working-records/lock                     who runs the loop
 //	working-records/transcripts/, checks/    each agent run's transcript, each check's log
 //	working-records/review/, review-report.md the review shape's rounds and report
 //
@@ -56,8 +56,10 @@ func (d Dir) State() string { return d.join(RecordsDir, "state.json") }
 // LockFile is held (flock) by the one engine that runs the loop.
 func (d Dir) LockFile() string { return d.join(RecordsDir, "lock") }
 
-// Pause, while it exists, holds the loop between agent runs.
-func (d Dir) Pause() string { return d.join(RecordsDir, "pause") }
+// Pause, while it exists, holds the loop between agent runs. It is in the
+// engine's private folder: no agent run can write it, so an agent cannot
+// pause its own loop (or another) and leave it waiting forever.
+func (d Dir) Pause() string { return filepath.Join(string(d.Private()), "pause") }
 
 // Transcripts holds each agent run's prompt and transcript.
 func (d Dir) Transcripts() string { return d.join(RecordsDir, "transcripts") }

@@ -41,12 +41,15 @@ type Private string
 
 // PrivateOf is the private folder of the loop folder dir; it is named by
 // the folder's absolute path.
-func PrivateOf(dir string) Private {
+func PrivateOf(dir string) Private { return PrivateUnder(StateRoot(), dir) }
+
+// PrivateUnder is PrivateOf for the state root root.
+func PrivateUnder(root, dir string) Private {
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
 	}
 	h := sha256.Sum256([]byte(filepath.Clean(dir)))
-	return Private(filepath.Join(StateRoot(), "engine", hex.EncodeToString(h[:12])))
+	return Private(filepath.Join(root, "engine", hex.EncodeToString(h[:12])))
 }
 
 // Ensure creates the private folder with mode 0700 (and tightens it if it
@@ -102,6 +105,11 @@ func (p Private) Operator() string { return p.join("operator") }
 // FleetStart names the commit a fleet loop started from (carried with the
 // private files from worker to worker).
 func (p Private) FleetStart() string { return p.join("fleet-start") }
+
+// Layer is the folder of one copy-on-write layer of the loop's agent runs
+// (its upper and work folders): "loop" for the loop folder's, one per tree
+// for the agent's HOME and caches, which persist from run to run.
+func (p Private) Layer(name string) string { return filepath.Join(string(p), "layers", name) }
 
 // recordIndex lists the record files the engine itself wrote.
 func (p Private) recordIndex() string { return p.join("records.index") }

@@ -1,8 +1,10 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"testing"
 	"time"
@@ -73,5 +75,64 @@ func BenchmarkStartCost(b *testing.B) {
 		d := times[k]
 		sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
 		b.ReportMetric(float64(d[len(d)/2])/1e6, k+"-median-ms")
+	}
+}
+
+// BenchmarkAgentStart starts /bin/true as the engine starts an agent under
+// the default sandbox, with 0, 1,000 and 10,000 protected files in the loop
+// folder: "layer" is the default (one copy-on-write layer over the folder,
+// the protected files judged after the run), "binds" the fallback where no
+// layer can be made (one read-only bind per protected file), and "bare"
+// the same start unconfined. Each sub-benchmark reports its median.
+func BenchmarkAgentStart(b *testing.B) {
+	if _, err := Resolve(Bwrap); err != nil {
+		b.Skip(err)
+	}
+	layers := LayerProbe() == nil
+	for _, n := range []int{0, 1000, 10000} {
+		dir := b.TempDir()
+		defer os.RemoveAll(TempDir(dir))
+		ro := make([]string, 0, n)
+		for i := 0; i < n; i++ {
+			sub := filepath.Join(dir, fmt.Sprintf("pkg%03d", i/100))
+			os.MkdirAll(sub, 0o755)
+			f := filepath.Join(sub, fmt.Sprintf("f%d_test.go", i))
+			os.WriteFile(f, []byte("package x\n"), 0o644)
+			ro = append(ro, f)
+		}
+		state := b.TempDir()
+		lay := Layer{Target: dir, Upper: filepath.Join(state, "upper"), Work: filepath.Join(state, "work")}
+		PrepareLayer(lay)
+		modes := map[string]Policy{
+			"bare":  {Kind: Off, Dir: dir},
+			"layer": {Kind: Bwrap, Dir: dir, ReadOnly: ro, Layers: []Layer{lay}},
+		}
+		if n <= 1000 { // 10,000 binds take minutes per start
+			modes["binds"] = Policy{Kind: Bwrap, Dir: dir, ReadOnly: ro}
+		}
+		for _, mode := range []string{"bare", "layer", "binds"} {
+			p, ok := modes[mode]
+			if !ok || (mode == "layer" && !layers) {
+				continue
+			}
+			b.Run(fmt.Sprintf("%s-%d", mode, n), func(b *testing.B) {
+				var d []time.Duration
+				for i := 0; i < b.N; i++ {
+					start := time.Now()
+					path, args, extra, err := p.Wrap("/bin/true", nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					cmd := exec.Command(path, args...)
+					cmd.Env = append(os.Environ(), extra...)
+					if out, err := cmd.CombinedOutput(); err != nil {
+						b.Fatalf("%v: %s", err, out)
+					}
+					d = append(d, time.Since(start))
+				}
+				sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+				b.ReportMetric(float64(d[len(d)/2])/1e6, "median-ms")
+			})
+		}
 	}
 }

@@ -94,14 +94,18 @@ func (p Policy) wrapBwrap(path string, args []string) (string, []string, []strin
 	return bwrapOnce.path, p.bwrapArgs(tmp, path, args), []string{"TMPDIR=" + tmp}, nil
 }
 
-// bwrapArgs: / read-only, a minimal /dev, a fresh /proc for the new PID
-// namespace; then the writable trees (the loop folder, the others, the
+// bwrapArgs: no capabilities, / read-only, a minimal /dev (its own
+// /dev/shm), a fresh /proc for the new PID namespace; then the writable trees (the loop folder, the others, the
 // private temporary folder; parents before children), then the read-only
 // paths over them. A read-only path outside every writable tree is
 // read-only already and is left alone.
 func (p Policy) bwrapArgs(tmp, path string, args []string) []string {
 	a := []string{
 		"--die-with-parent", "--unshare-pid", "--new-session",
+		// A user namespace of its own and no capability inside it, as root
+		// too: the agent cannot remount /, unmount /proc, or write past a
+		// read-only bind.
+		"--unshare-user", "--cap-drop", "ALL",
 		"--ro-bind", "/", "/",
 		"--dev", "/dev",
 		"--proc", "/proc",

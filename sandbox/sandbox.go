@@ -47,8 +47,10 @@
 package sandbox
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -74,6 +76,11 @@ type Policy struct {
 	// ReadOnly are paths that stay read-only although they are inside a
 	// writable tree. Missing ones are skipped.
 	ReadOnly []string
+	// Layers, for bwrap: copy-on-write layers over Dir and over writable
+	// trees (see Layer). A read-only path inside a layered Dir is not bound
+	// at all: the engine judges the layer before anything of it reaches
+	// Dir, with one mount whatever the number of protected files.
+	Layers []Layer
 }
 
 // Resolve picks the kind for a mode on this machine. auto is bwrap when
@@ -108,9 +115,35 @@ func Resolve(mode string) (string, error) {
 	return "", fmt.Errorf("sandbox: mode %q is not known (auto, bwrap, landlock or off)", mode)
 }
 
+// Guarantees says what the kind in force guarantees about an agent run
+// and what it does not; for `looprinter doctor` and the reports.
+func Guarantees(kind string) []string {
+	always := "in every mode: an agent gets descriptors 0-2 only and a session of its own (no terminal); the engine's git runs no hook, fsmonitor or signing program"
+	switch kind {
+	case Bwrap:
+		if err := LayerProbe(); err != nil {
+			return []string{
+				"guaranteed: no capabilities (as root too), its own PID namespace (nothing it starts outlives the run), protected files bound read-only; " + always,
+				"not guaranteed: no copy-on-write layer here (" + err.Error() + "): HOME and the caches are writable, so what the checks read there may be the agent's; each protected file is a bind of its own, slow with thousands",
+			}
+		}
+		return []string{
+			"guaranteed: the agent writes copy-on-write layers, never the host: the loop folder's is judged before it is applied, HOME's and the caches' are kept for the loop and never applied; no capabilities (as root too); its own PID namespace; " + always,
+		}
+	case Landlock:
+		return []string{
+			"guaranteed: writes only to the loop folder, HOME, the caches and a private temporary folder; leftover processes swept before anything is judged; " + always,
+			"not guaranteed: HOME and the caches are the user's own (the checks read what an agent wrote there); protected files in the loop folder are restored after the run, not refused; no PID namespace: other processes are visible in /proc (engines are not dumpable, but root reads them)",
+		}
+	case Off:
+		return []string{"not guaranteed: anything; the verdict holds only against an honest agent (" + always + ")"}
+	}
+	return nil
+}
+
 // Describe says, one line per kind, which kind is in force for mode and why
 // the others are not; for `looprinter doctor`.
-func Describe(mode string) []string {
+func Describe(mode string) (out []string) {
 	kind, rerr := Resolve(mode)
 	berr, lerr := bwrapProbe(), landlockProbe()
 	line := func(k string, avail error, what string) string {
@@ -125,7 +158,7 @@ func Describe(mode string) []string {
 			return fmt.Sprintf("%s: available (%s), not used: the loop file says `sandbox: %s`", k, what, mode)
 		}
 	}
-	out := []string{
+	out = []string{
 		line(Bwrap, berr, bwrapWhat()),
 		line(Landlock, lerr, landlockWhat()),
 	}
@@ -165,11 +198,60 @@ func (p Policy) Wrap(path string, args []string) (newPath string, newArgs []stri
 		}
 		path = lp
 	}
+	if p.Kind == Bwrap && len(p.Layers) > 0 {
+		return p.wrapLayered(dir, path, args)
+	}
 	q := Policy{Kind: p.Kind, Dir: dir, Writable: existing(p.Writable), ReadOnly: existing(p.ReadOnly)}
 	if p.Kind == Bwrap {
 		return q.wrapBwrap(path, args)
 	}
 	return q.wrapLandlock(path, args)
+}
+
+// wrapLayered is bwrap under the layer helper (layerMain): the layers are
+// laid in a mount namespace of its own, then bubblewrap runs there. dir is
+// p.Dir, canonical. Read-only paths inside a layered target are left out
+// (the engine judges the layer), before anything resolves them.
+func (p Policy) wrapLayered(dir, path string, args []string) (string, []string, []string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", nil, nil, fmt.Errorf("sandbox: %w", errNoExe)
+	}
+	layers := make([]Layer, 0, len(p.Layers))
+	var targets []string
+	for _, l := range p.Layers {
+		t, err := canonical(l.Target)
+		if err != nil {
+			continue // a tree that does not exist has nothing to layer
+		}
+		for _, d := range []string{l.Upper, l.Work} {
+			if strings.ContainsAny(d, ",:\\") {
+				return "", nil, nil, fmt.Errorf("sandbox: the layer folder %q holds a comma, colon or backslash, which overlayfs cannot be given", d)
+			}
+		}
+		layers = append(layers, Layer{Target: t, Upper: l.Upper, Work: l.Work})
+		targets = append(targets, t, filepath.Clean(l.Target))
+	}
+	var ro []string
+	for _, r := range p.ReadOnly {
+		inside := false
+		for _, t := range targets {
+			inside = inside || within(filepath.Clean(r), t)
+		}
+		if !inside {
+			ro = append(ro, r)
+		}
+	}
+	q := Policy{Kind: Bwrap, Dir: dir, Writable: existing(p.Writable), ReadOnly: existing(ro)}
+	bw, bargs, extra, err := q.wrapBwrap(path, args)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	spec, err := json.Marshal(layerSpec{Stage: 1, Layers: layers, Exec: bw, Args: bargs})
+	if err != nil {
+		return "", nil, nil, err
+	}
+	return exe, nil, append(extra, EnvLayers+"="+string(spec)), nil
 }
 
 // Unenforced lists the read-only paths of p that its kind cannot keep

@@ -20,6 +20,17 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv("SANDBOX_TEST_ENGINE"); spec != "" {
 		os.Exit(fakeEngine(spec))
 	}
+	if v := os.Getenv("SANDBOX_TEST_HOLDER"); v != "" {
+		// A process holding a secret in its environment, dumpable or not.
+		if v == "undumpable" {
+			if err := Undumpable(); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(2)
+			}
+		}
+		fmt.Println(os.Getpid())
+		select {}
+	}
 	os.Exit(m.Run())
 }
 
@@ -523,5 +534,112 @@ func TestBwrapProgramInTmp(t *testing.T) {
 	}
 	if out := run(t, p, l, "helper; echo x > $TMPDIR/y && cat $TMPDIR/y; echo x > "+filepath.Join(l.root, "path", "helper")+" || echo refused"); !strings.HasPrefix(out, "ran helper\nx\n") || !strings.HasSuffix(out, "refused\n") {
 		t.Errorf("a PATH folder in /tmp: %q", out)
+	}
+}
+
+// As root (containers and CI runners run agents so) bubblewrap alone keeps
+// every capability: the agent could remount / writable and rewrite a check
+// program outside the loop folder. Under the sandbox it has none: CapEff is
+// 0, the remount is refused, and the program outside stays as it was. The
+// same holds for an ordinary user.
+func TestBwrapDropsEveryCapability(t *testing.T) {
+	need(t, Bwrap)
+	l := newLayout(t)
+	check := filepath.Join(l.root, "checks", "check.sh")
+	if err := os.MkdirAll(filepath.Dir(check), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(check, []byte("#!/bin/sh\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := `grep '^CapEff' /proc/self/status
+grep '^CapBnd' /proc/self/status
+if mount -o remount,rw,bind / 2>/dev/null; then echo "DID remount"; fi
+if umount -l /proc 2>/dev/null; then echo "DID umount-proc"; fi
+if printf '#!/bin/sh\nexit 0\n' > "$CHECK" 2>/dev/null; then echo "DID rewrite-check"; fi
+echo done`
+	cmd, err := wrapped(l.policy(Bwrap), script, []string{"CHECK=" + check})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	s := string(out)
+	if !strings.Contains(s, "done") {
+		t.Fatalf("the script did not run to its end: %s", s)
+	}
+	for _, want := range []string{"CapEff:\t0000000000000000", "CapBnd:\t0000000000000000"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("as uid %d, the agent keeps capabilities (want %q): %s", os.Getuid(), want, s)
+		}
+	}
+	for _, a := range []string{"remount", "umount-proc", "rewrite-check"} {
+		if strings.Contains(s, "DID "+a+"\n") {
+			t.Errorf("as uid %d, the agent could %s", os.Getuid(), a)
+		}
+	}
+	if b, _ := os.ReadFile(check); string(b) != "#!/bin/sh\nexit 1\n" {
+		t.Errorf("the check outside the loop folder was rewritten: %q", b)
+	}
+}
+
+// An engine is not dumpable: another process of the same user cannot read
+// its environment (the API keys in it) from /proc, while a dumpable one's
+// can be read. Both sides run as an ordinary user (as nobody, when the test
+// runs as root: root could read anything).
+func TestUndumpableHidesEnvironment(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "looprinter-holder-") // t.TempDir's parent is 0700
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	bin := filepath.Join(dir, "holder")
+	data, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var cred *syscall.Credential
+	if os.Getuid() == 0 {
+		cred = &syscall.Credential{Uid: 65534, Gid: 65534}
+	}
+	start := func(mode string) int {
+		cmd := exec.Command(bin)
+		cmd.Env = []string{"SANDBOX_TEST_HOLDER=" + mode, "SECRET_KEY=sk-hidden-1234"}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		var pid int
+		if _, err := fmt.Fscan(out, &pid); err != nil {
+			t.Fatalf("%s holder: %v", mode, err)
+		}
+		return pid
+	}
+	read := func(pid int) (string, error) {
+		cmd := exec.Command("/bin/cat", fmt.Sprintf("/proc/%d/environ", pid))
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+		b, err := cmd.Output()
+		return string(b), err
+	}
+	if env, err := read(start("dumpable")); err != nil || !strings.Contains(env, "sk-hidden-1234") {
+		t.Fatalf("a dumpable process's environment should be readable by its user (the test proves nothing otherwise): %q %v", env, err)
+	}
+	if env, err := read(start("undumpable")); err == nil || strings.Contains(env, "sk-hidden-1234") {
+		t.Errorf("an undumpable process's environment was read: %q", env)
 	}
 }

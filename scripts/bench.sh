@@ -32,6 +32,9 @@ echo "load $(load)" >> "$OUT/iter.txt"
 step "build iterations, 100,000 files (generating them takes a minute or more)"
 go test ./loop -run '^$' -bench 'BuildIteration/files=100000$' -benchtime "${ITER}x" -count 1 -timeout 30m | tee -a "$OUT/iter.txt"
 echo "load $(load)" >> "$OUT/iter.txt"
+step "agent start under the default sandbox at 0, 1,000 and 10,000 protected files"
+go test ./sandbox -run '^$' -bench 'AgentStart' -benchtime 20x -count 1 -timeout 30m | tee "$OUT/start.txt"
+echo "load $(load)" >> "$OUT/start.txt"
 step "status, logs -n 20, cost at 10,000 iterations of records"
 go test ./internal/cli -run '^$' -bench 'ReadsAt10000Iterations' -benchtime 20x -count 1 | tee "$OUT/reads.txt"
 echo "load $(load)" >> "$OUT/reads.txt"
@@ -62,6 +65,9 @@ echo "  files of 2 KB in the same folder, as the engine makes each run's prompt 
 echo "  above-floor; the file system's cost, not the engine's); syncs: the state's syncs per iteration; bash-loop: a bash loop doing"
 echo "  a template loop.sh's steps (python3 plan checks, prompt, agent, git status, a log line) in the same"
 echo "  folder; bash/eng: bash-loop / iteration; bash/eng>flr: the same, both less the floor (goal: 20 or more at 10,000)."
+echo
+echo "== Agent start (/bin/true) under the default sandbox (median ms; layer: the default, one copy-on-write layer; binds: one read-only bind per protected file, where no layer can be made; bare: unconfined; load $(tail -1 "$OUT/start.txt" | cut -d' ' -f2-))"
+grep -E '^BenchmarkAgentStart/' "$OUT/start.txt" | awk '{name=$1; sub(/^BenchmarkAgentStart\//, "", name); sub(/-[0-9]+$/, "", name); for (i = 2; i <= NF; i++) if ($i == "median-ms") printf "  %-20s %10.1f\n", name, $(i-1)}'
 echo
 echo "== Reads on a loop with 10,000 iterations of records (ms per call; target under 20; load $(tail -1 "$OUT/reads.txt" | cut -d' ' -f2-))"
 grep -E '^BenchmarkReadsAt10000Iterations/' "$OUT/reads.txt" | awk '{name=$1; sub(/^BenchmarkReadsAt10000Iterations\//, "", name); sub(/-[0-9]+$/, "", name); gsub(/_/, " ", name); printf "  %-20s %8.2f\n", name, $3/1e6}'

@@ -18,6 +18,7 @@ import (
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/sandbox"
 	"github.com/looprinter/looprinter/spec"
 )
 
@@ -135,6 +136,9 @@ func runRun(cmd *cobra.Command, io *IO, o *runOptions) error {
 		opts.Subscribers = append(opts.Subscribers, consolePrinter(io))
 	}
 	engineGC()
+	// No other process of the user reads the engine's environment (its API
+	// keys) from /proc: not an agent, not another loop's.
+	sandbox.Undumpable()
 	out, err := loop.Run(cmd.Context(), l, opts)
 	if after != nil {
 		after(out)

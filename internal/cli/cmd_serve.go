@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/looprinter/looprinter/internal/serve"
+	"github.com/looprinter/looprinter/sandbox"
 )
 
 func init() { register(newServeCmd) }
@@ -66,6 +67,7 @@ that may only read. Every action is written to serve/audit.jsonl.`,
 }
 
 func runServe(ctx context.Context, io *IO, o *serveOptions) error {
+	sandbox.Undumpable() // its environment and tokens stay out of /proc
 	path := o.tokenFile
 	if path == "" {
 		path = serve.DefaultTokenPath()

@@ -352,7 +352,8 @@ func TestDoctorSandbox(t *testing.T) {
 	if _, err := sandbox.Resolve("auto"); err != nil {
 		mustContain(t, out, "FAIL  "+err.Error())
 	} else {
-		for _, line := range sandbox.Describe("auto") {
+		kind, _ := sandbox.Resolve("auto")
+		for _, line := range append(sandbox.Describe("auto"), sandbox.Guarantees(kind)...) {
 			mustContain(t, out, line)
 		}
 	}

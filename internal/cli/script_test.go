@@ -17,6 +17,7 @@ import (
 
 	"github.com/looprinter/looprinter/internal/ops"
 	"github.com/looprinter/looprinter/internal/testenv"
+	"github.com/looprinter/looprinter/loopdir"
 )
 
 // TestMain lets the test binary stand in for looprinter in script tests,
@@ -60,6 +61,7 @@ func ScriptParams() testscript.Params {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"waitfile":   cmdWaitFile,
+			"pausefile":  cmdPauseFile,
 			"killpid":    cmdKillPID,
 			"pidgone":    cmdPIDGone,
 			"jsonlcount": cmdJSONLCount,
@@ -85,13 +87,76 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 		timeout = d
 	}
 	deadline := time.Now().Add(timeout)
+	path := ts.MkAbs(args[0])
 	for time.Now().Before(deadline) {
-		if data, err := os.ReadFile(ts.MkAbs(args[0])); err == nil && len(data) > 0 {
+		if data, err := os.ReadFile(path); err == nil && len(data) > 0 {
+			return
+		}
+		if inLayer(ts, path) {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	ts.Fatalf("%s did not appear within %s", args[0], timeout)
+}
+
+// pausefile [wait]: the loop in the current folder has a pause asked for
+// (its pause file, in the engine's private folder, exists); with wait,
+// wait up to 20s for it.
+func cmdPauseFile(ts *testscript.TestScript, neg bool, args []string) {
+	p := filepath.Join(string(loopdir.PrivateUnder(ts.Getenv("LOOPRINTER_STATE_DIR"), ts.MkAbs("."))), "pause")
+	deadline := time.Now()
+	if len(args) > 0 && args[0] == "wait" {
+		deadline = deadline.Add(20 * time.Second)
+	}
+	for {
+		_, err := os.Stat(p)
+		if (err == nil) != neg {
+			return
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if neg {
+		ts.Fatalf("the loop has a pause file")
+	}
+	ts.Fatalf("the loop has no pause file")
+}
+
+// inLayer says whether an agent running now has written path in the
+// copy-on-write layer over its loop folder (a folder above path), where
+// its writes stay until its run ends.
+func inLayer(ts *testscript.TestScript, path string) bool {
+	data, err := fromLayer(ts, path)
+	return err == nil && len(data) > 0
+}
+
+// fromLayer reads path as an agent running now wrote it in its layer.
+func fromLayer(ts *testscript.TestScript, path string) ([]byte, error) {
+	root := ts.Getenv("LOOPRINTER_STATE_DIR")
+	for d := filepath.Dir(path); d != filepath.Dir(d); d = filepath.Dir(d) {
+		rel, err := filepath.Rel(d, path)
+		if err != nil {
+			break
+		}
+		up := filepath.Join(loopdir.PrivateUnder(root, d).Layer("loop"), "upper", rel)
+		if data, err := os.ReadFile(up); err == nil {
+			return data, nil
+		}
+	}
+	return nil, os.ErrNotExist
+}
+
+// readAgentFile reads a file an agent wrote: in the folder, or, while its
+// run goes on, in its layer.
+func readAgentFile(ts *testscript.TestScript, path string) ([]byte, error) {
+	path = ts.MkAbs(path)
+	if data, err := os.ReadFile(path); err == nil {
+		return data, nil
+	}
+	return fromLayer(ts, path)
 }
 
 // killpid SIGNAL PIDFILE: send a signal to the pid written in a file.
@@ -124,7 +189,7 @@ func cmdPIDGone(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 func readPID(ts *testscript.TestScript, file string) int {
-	data, err := os.ReadFile(ts.MkAbs(file))
+	data, err := readAgentFile(ts, file)
 	ts.Check(err)
 	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
 	ts.Check(err)

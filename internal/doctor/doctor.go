@@ -244,7 +244,8 @@ func checkSandbox(l *spec.Loop) []Finding {
 			Fix: "install bubblewrap (apt-get install bubblewrap) or use a kernel with Landlock; or write `sandbox: off` in the loop file to run agents unconfined"}}
 	}
 	var out []Finding
-	for _, line := range sandbox.Describe(mode) {
+	kind, _ := sandbox.Resolve(mode)
+	for _, line := range append(sandbox.Describe(mode), sandbox.Guarantees(kind)...) {
 		level := Info
 		if strings.Contains(line, ": in force") {
 			level = OK

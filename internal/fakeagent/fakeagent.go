@@ -122,7 +122,7 @@ type runner struct {
 
 // runsBefore counts the runs of this phase before this one from the
 // records: each run has an agent_start, each retried try an agent_retry.
-func (a *runner) runsBefore() int {
+func (a *runner) runsBefore() (int, bool) {
 	evs, _ := loopdir.Dir(a.dir).ReadRecords()
 	n := 0
 	for _, e := range evs {
@@ -133,22 +133,24 @@ func (a *runner) runsBefore() int {
 			n++ // the supervisor's runs are recorded as supervisor events
 		}
 	}
-	return max(n-1, 0)
+	return max(n-1, 0), n > 0
 }
 
 // pick chooses this run's step: the next unused one of its phase.
 func (a *runner) pick(steps []Step) []string {
-	counter := loopdir.Dir(a.dir).InRecords(".fake-agent-" + sanitize(a.phase))
-	n := 0
-	if b, err := os.ReadFile(counter); err == nil {
-		n, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-	}
-	os.MkdirAll(filepath.Dir(counter), 0o755)
-	if err := os.WriteFile(counter, []byte(strconv.Itoa(n+1)), 0o644); err != nil {
-		// Confined by the sandbox, an agent cannot write working-records/:
-		// count this phase's earlier runs (and retried tries) in the records
-		// the engine wrote instead; the current run's agent_start is there.
-		n = a.runsBefore()
+	// Under an engine, this phase's earlier runs (and retried tries) are
+	// counted in the records it wrote (the current run's agent_start is
+	// there): a confined agent cannot keep a counter of its own, since
+	// what it writes in working-records/ is refused or discarded. Run by
+	// hand, with no such record, it keeps a counter.
+	n, ok := a.runsBefore()
+	if !ok {
+		counter := loopdir.Dir(a.dir).InRecords(".fake-agent-" + sanitize(a.phase))
+		if b, err := os.ReadFile(counter); err == nil {
+			n, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		}
+		os.MkdirAll(filepath.Dir(counter), 0o755)
+		os.WriteFile(counter, []byte(strconv.Itoa(n+1)), 0o644)
 	}
 	for _, want := range []string{a.phase, "*"} {
 		var mine []Step

@@ -25,6 +25,7 @@ import (
 	"github.com/looprinter/looprinter/internal/schedule"
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/loopdir"
+	"github.com/looprinter/looprinter/safegit"
 )
 
 func init() { cli.Remote = remoteLoops }
@@ -209,7 +210,7 @@ func recordsCache(name string) string {
 
 // gitCtx runs git in dir, bounded by ctx, and returns its exact output.
 func gitCtx(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd := exec.CommandContext(ctx, "git", safegit.Args(args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
 	var out, errb bytes.Buffer

@@ -20,6 +20,7 @@ import (
 	"github.com/looprinter/looprinter/internal/cli"
 	"github.com/looprinter/looprinter/internal/ops"
 	"github.com/looprinter/looprinter/internal/testenv"
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 )
 
@@ -327,7 +328,7 @@ func TestBrowser(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`button#pause`)), chromedp.WaitVisible(chromedp.CSS(`.flash`))); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "working-records", "pause")); err != nil {
+	if _, err := os.Stat(loopdir.Dir(dir).Pause()); err != nil {
 		t.Fatalf("Pause wrote no pause file: %v", err)
 	}
 	// T-004's run is under way; it ends, then the loop pauses.

@@ -17,6 +17,7 @@ import (
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/safegit"
 	"github.com/looprinter/looprinter/spec"
 )
 
@@ -447,7 +448,7 @@ func runDetail(e ops.Entry, runs []RunView, n int) (RunDetail, error) {
 	}
 	switch {
 	case rd.Run.Commit != "":
-		out, err := exec.Command("git", "-C", dir, "show", "--no-color", "--no-ext-diff", "--stat", "--patch", "--format=commit %H%n%s%n", rd.Run.Commit, "--", ".").Output()
+		out, err := exec.Command("git", safegit.Args("-C", dir, "show", "--no-color", "--no-ext-diff", "--stat", "--patch", "--format=commit %H%n%s%n", rd.Run.Commit, "--", ".")...).Output()
 		if err != nil {
 			rd.DiffNote = "git show " + rd.Run.Commit + " failed: " + err.Error()
 		}

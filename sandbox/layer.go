@@ -1,0 +1,469 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// A Layer is a copy-on-write view of the tree Target: inside the sandbox
+// the agent sees Target, but everything it writes there (new and changed
+// files, removals as whiteouts, opaque folders) lands in Upper, an
+// overlayfs upper folder the engine owns; Work is overlayfs's work folder
+// on the same file system as Upper. Target itself is never written while
+// the agent runs. After the run the engine reads Upper, the exact list of
+// what the run changed, and applies what it accepts (ApplyLayer) or keeps
+// it for the next run of the same loop without ever applying it (the
+// agent's HOME and caches).
+type Layer struct {
+	Target string `json:"target"`
+	Upper  string `json:"upper"`
+	Work   string `json:"work"`
+}
+
+// EnvLayers marks a process started by Wrap for bwrap with layers: this
+// package's init function lays them in a mount namespace of its own and
+// executes bubblewrap there (layerMain).
+const EnvLayers = "LOOPRINTER_SANDBOX_LAYERS"
+
+// layerSpec is what the layer helper needs.
+type layerSpec struct {
+	Stage  int      `json:"stage"` // 1: start stage 2 in new namespaces; 2: mount and exec
+	Layers []Layer  `json:"layers"`
+	Exec   string   `json:"exec"` // bubblewrap
+	Args   []string `json:"args"` // its arguments
+}
+
+func init() {
+	if v, ok := os.LookupEnv(EnvLayers); ok {
+		os.Exit(layerMain(v))
+	}
+}
+
+// layerMain runs in the re-executed binary. Stage 1 starts stage 2 in a new
+// mount namespace (and, for a user without privileges, a new user namespace
+// in which it maps to itself, so that files keep their owner) and passes
+// on its exit status; stage 2 makes every mount private, lays each layer
+// over its target and executes bubblewrap, which binds the layered trees
+// like any other. When bubblewrap's PID namespace ends, so does the mount
+// namespace: no process the agent left behind can reach a layer, let alone
+// the real tree.
+func layerMain(v string) int {
+	fail := func(code int, format string, a ...any) int {
+		fmt.Fprintf(os.Stderr, "looprinter sandbox: "+format+"\n", a...)
+		return code
+	}
+	var s layerSpec
+	if err := json.Unmarshal([]byte(v), &s); err != nil {
+		return fail(126, "bad %s: %v", EnvLayers, err)
+	}
+	if s.Stage == 2 {
+		os.Unsetenv(EnvLayers)
+		if err := mountLayers(s.Layers); err != nil {
+			return fail(126, "cannot lay the copy-on-write layers: %v (choose `sandbox: landlock` in the loop file where overlayfs cannot be mounted)", err)
+		}
+		err := syscall.Exec(s.Exec, append([]string{s.Exec}, s.Args...), os.Environ())
+		return fail(126, "cannot run %s: %v", s.Exec, err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fail(126, "%v", errNoExe)
+	}
+	s.Stage = 2
+	next, _ := json.Marshal(s)
+	cmd := exec.Command(exe)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.Env = append(withoutEnv(os.Environ(), EnvLayers), EnvLayers+"="+string(next))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
+	if uid, gid := os.Getuid(), os.Getgid(); uid != 0 {
+		cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWUSER
+		cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+		cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+		cmd.SysProcAttr.GidMappingsEnableSetgroups = false
+	}
+	// SIGTERM and SIGINT go on to bubblewrap; the engine ends the whole
+	// process group anyway.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	if err := cmd.Start(); err != nil {
+		return fail(126, "cannot start the layer helper in a mount namespace of its own: %v", err)
+	}
+	go func() {
+		for sig := range sigs {
+			cmd.Process.Signal(sig)
+		}
+	}()
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return ee.ExitCode()
+	}
+	return fail(126, "%v", err)
+}
+
+func withoutEnv(env []string, key string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, key+"=") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// mountLayers lays each layer over its target, shallowest first (a loop
+// folder inside HOME is laid over the HOME layer). Every folder is opened
+// before the first mount and named to overlayfs by its descriptor, so a
+// layer's own folders are never looked up through another layer.
+func mountLayers(layers []Layer) error {
+	if err := unix.Mount("none", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("make the mounts private: %w", err)
+	}
+	sort.SliceStable(layers, func(i, j int) bool {
+		return strings.Count(layers[i].Target, "/") < strings.Count(layers[j].Target, "/")
+	})
+	type fds struct{ lower, upper, work int }
+	open := func(p string) (int, error) {
+		fd, err := unix.Open(p, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return -1, fmt.Errorf("open %s: %w", p, err)
+		}
+		return fd, nil
+	}
+	all := make([]fds, len(layers))
+	for i, l := range layers {
+		var err error
+		if all[i].lower, err = open(l.Target); err != nil {
+			return err
+		}
+		if all[i].upper, err = open(l.Upper); err != nil {
+			return err
+		}
+		if all[i].work, err = open(l.Work); err != nil {
+			return err
+		}
+	}
+	fdPath := func(fd int) string { return "/proc/self/fd/" + strconv.Itoa(fd) }
+	for i, l := range layers {
+		opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s", fdPath(all[i].lower), fdPath(all[i].upper), fdPath(all[i].work))
+		if os.Getuid() != 0 {
+			opts += ",userxattr" // in a user namespace the trusted.* attributes cannot be written
+		}
+		if err := unix.Mount("overlay", l.Target, "overlay", 0, opts); err != nil {
+			return fmt.Errorf("overlay on %s: %w", l.Target, err)
+		}
+	}
+	return nil
+}
+
+// LayerProbe lays one layer over a scratch folder and runs nothing: an
+// error says why copy-on-write layers cannot be made here.
+func LayerProbe() error {
+	dir, err := os.MkdirTemp("", "looprinter-layer-probe-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	l := Layer{Target: filepath.Join(dir, "t"), Upper: filepath.Join(dir, "u"), Work: filepath.Join(dir, "w")}
+	for _, d := range []string{l.Target, l.Upper, l.Work} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			return err
+		}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return errNoExe
+	}
+	truePath, err := exec.LookPath("true")
+	if err != nil {
+		truePath = "/bin/true"
+	}
+	spec, _ := json.Marshal(layerSpec{Stage: 1, Layers: []Layer{l}, Exec: truePath})
+	cmd := exec.Command(exe)
+	cmd.Env = append(withoutEnv(os.Environ(), EnvLayers), EnvLayers+"="+string(spec))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%v: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// PrepareLayer makes a layer's folders (0700) and returns whether its upper
+// folder held something already: what a run that died wrote, which the
+// caller decides about (ApplyLayer or ClearLayer) before the next run.
+func PrepareLayer(l Layer) (leftover bool, err error) {
+	for _, d := range []string{l.Upper, l.Work} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return false, err
+		}
+	}
+	ents, err := os.ReadDir(l.Upper)
+	return len(ents) > 0, err
+}
+
+// ClearLayer empties a layer's folders: what the agent wrote there is gone.
+func ClearLayer(l Layer) error {
+	for _, d := range []string{l.Upper, l.Work} {
+		if err := removeAllWritable(d); err != nil {
+			return err
+		}
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ClearWork empties a layer's work folder only, after its mount is gone.
+func ClearWork(l Layer) error {
+	if err := removeAllWritable(l.Work); err != nil {
+		return err
+	}
+	return os.MkdirAll(l.Work, 0o700)
+}
+
+// removeAllWritable is os.RemoveAll that first makes folders writable to
+// their owner (overlayfs leaves a mode 000 folder in its work folder).
+func removeAllWritable(p string) error {
+	if err := os.RemoveAll(p); err == nil {
+		return nil
+	}
+	filepath.WalkDir(p, func(path string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			os.Chmod(path, 0o700)
+		}
+		return nil
+	})
+	return os.RemoveAll(p)
+}
+
+// A LayerChange is one path of a layer as ApplyLayer judged it.
+type LayerChange struct {
+	Path    string // relative to the target, with slashes
+	What    string // written, removed, folder, link, replaced folder
+	Applied bool   // false: discarded (the filter refused it, or it cannot be applied safely)
+	Why     string // for a discarded change
+}
+
+// ApplyLayer applies the upper folder of l to its target, path by path, in
+// a deterministic order, and then empties the layer. keep decides about
+// each changed path (relative, with slashes); a refused folder is refused
+// with everything in it. Nothing is written through a symbolic link: a
+// path whose parent in the target is not a real folder is discarded.
+// Special files other than overlayfs's whiteouts are discarded.
+func ApplyLayer(l Layer, keep func(rel string) bool) ([]LayerChange, error) {
+	var out []LayerChange
+	err := applyDir(l.Upper, l.Target, "", keep, &out)
+	if cerr := ClearLayer(l); err == nil {
+		err = cerr
+	}
+	return out, err
+}
+
+func applyDir(upper, target, rel string, keep func(string) bool, out *[]LayerChange) error {
+	ents, err := os.ReadDir(filepath.Join(upper, filepath.FromSlash(rel)))
+	if err != nil {
+		return err
+	}
+	for _, en := range ents { // ReadDir sorts by name
+		r := joinRel(rel, en.Name())
+		src := filepath.Join(upper, filepath.FromSlash(r))
+		dst := filepath.Join(target, filepath.FromSlash(r))
+		fi, err := os.Lstat(src)
+		if err != nil {
+			return err
+		}
+		what := kindOf(src, fi)
+		if !keep(r) {
+			refuse(src, r, what, out)
+			continue
+		}
+		if !realParent(target, r) {
+			*out = append(*out, LayerChange{Path: r, What: what, Why: "a folder on its way is a symbolic link or missing in the loop folder"})
+			continue
+		}
+		switch what {
+		case "removed":
+			err = os.RemoveAll(dst)
+		case "folder", "replaced folder":
+			if what == "replaced folder" {
+				err = os.RemoveAll(dst)
+			} else if dfi, lerr := os.Lstat(dst); lerr == nil && !dfi.IsDir() {
+				err = os.Remove(dst)
+			}
+			if err == nil {
+				err = os.Mkdir(dst, fi.Mode().Perm())
+				if errors.Is(err, os.ErrExist) {
+					err = os.Chmod(dst, fi.Mode().Perm())
+				}
+			}
+			if err == nil {
+				*out = append(*out, LayerChange{Path: r, What: what, Applied: true})
+				if err = applyDir(upper, target, r, keep, out); err != nil {
+					return err
+				}
+				continue
+			}
+		case "link":
+			var to string
+			if to, err = os.Readlink(src); err == nil {
+				if err = os.RemoveAll(dst); err == nil {
+					err = os.Symlink(to, dst)
+				}
+			}
+		case "written":
+			if dfi, lerr := os.Lstat(dst); lerr == nil && dfi.IsDir() {
+				err = os.RemoveAll(dst)
+			}
+			if err == nil {
+				err = moveFile(src, dst, fi.Mode().Perm())
+			}
+		default:
+			*out = append(*out, LayerChange{Path: r, What: what, Why: "a special file"})
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("apply %s: %w", r, err)
+		}
+		*out = append(*out, LayerChange{Path: r, What: what, Applied: true})
+	}
+	return nil
+}
+
+// refuse lists a refused path: a folder as the paths inside it (at most
+// maxRefused of them), so that what was discarded is named file by file.
+func refuse(src, rel, what string, out *[]LayerChange) {
+	const why = "not the agent's to change"
+	if what != "folder" && what != "replaced folder" {
+		*out = append(*out, LayerChange{Path: rel, What: what, Why: why})
+		return
+	}
+	n := 0
+	filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		if n++; n > maxRefused {
+			return filepath.SkipAll
+		}
+		r, _ := filepath.Rel(src, p)
+		fi, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		*out = append(*out, LayerChange{Path: rel + "/" + filepath.ToSlash(r), What: kindOf(p, fi), Why: why})
+		return nil
+	})
+	if n == 0 || n > maxRefused {
+		*out = append(*out, LayerChange{Path: rel, What: what, Why: why})
+	}
+}
+
+// maxRefused bounds the paths named inside one refused folder.
+const maxRefused = 100
+
+func joinRel(rel, name string) string {
+	if rel == "" {
+		return name
+	}
+	return rel + "/" + name
+}
+
+// kindOf says what a path of an upper folder stands for.
+func kindOf(p string, fi os.FileInfo) string {
+	switch m := fi.Mode(); {
+	case m&os.ModeCharDevice != 0:
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Rdev == 0 {
+			return "removed" // overlayfs's whiteout
+		}
+		return "device"
+	case m.IsDir():
+		if opaque(p) {
+			return "replaced folder"
+		}
+		return "folder"
+	case m&os.ModeSymlink != 0:
+		return "link"
+	case m.IsRegular():
+		return "written"
+	}
+	return "special file"
+}
+
+// opaque says whether overlayfs marked a folder as replacing the one below.
+func opaque(p string) bool {
+	buf := make([]byte, 8)
+	for _, attr := range []string{"trusted.overlay.opaque", "user.overlay.opaque"} {
+		if n, err := unix.Lgetxattr(p, attr, buf); err == nil && n > 0 && buf[0] == 'y' {
+			return true
+		}
+	}
+	return false
+}
+
+// realParent says whether every folder on the way to rel inside target is
+// a real folder (not a link).
+func realParent(target, rel string) bool {
+	cur := target
+	parts := strings.Split(rel, "/")
+	for _, p := range parts[:len(parts)-1] {
+		cur = filepath.Join(cur, p)
+		fi, err := os.Lstat(cur)
+		if err != nil || !fi.IsDir() {
+			return false
+		}
+	}
+	return true
+}
+
+// moveFile puts src at dst: a rename on one file system, a copy beside dst
+// and a rename otherwise; dst is replaced, never written through.
+func moveFile(src, dst string, mode os.FileMode) error {
+	if err := os.Rename(src, dst); err == nil {
+		return os.Chmod(dst, mode)
+	} else if !errors.Is(err, syscall.EXDEV) {
+		return err
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	tmp, err := os.CreateTemp(filepath.Dir(dst), ".looprinter-apply-*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.ReadFrom(in); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), mode); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Rename(tmp.Name(), dst); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return nil
+}
