@@ -43,9 +43,8 @@ func tailOf(path string, n int64) string {
 	if err != nil {
 		return ""
 	}
-	off := max(fi.Size()-n, 0)
-	buf := make([]byte, fi.Size()-off)
-	k, _ := f.ReadAt(buf, off)
+	buf := make([]byte, n)
+	k, _ := f.ReadAt(buf, max(fi.Size()-n, 0))
 	return string(buf[:k])
 }
 

@@ -59,6 +59,21 @@ func TestStopOfAndLastOf(t *testing.T) {
 	if _, ok := StopOf(torn); ok {
 		t.Error("a torn loop_stop counts")
 	}
+	// The stop is found whether a line follows it (a warning written after
+	// it) or it is the file's last line without a newline.
+	after := filepath.Join(dir, "after.jsonl")
+	os.WriteFile(after, []byte(`{"event":"loop_start"}`+"\n"+`{"event":"loop_stop","reason":"budget"}`+"\n"+`{"event":"warning","message":"late"}`+"\n"), 0o600)
+	if ev, ok := StopOf(after); !ok || ev.Reason != "budget" {
+		t.Errorf("a stop followed by a line: %+v %v", ev, ok)
+	}
+	bare := filepath.Join(dir, "bare.jsonl")
+	os.WriteFile(bare, []byte(`{"event":"loop_start"}`+"\n"+`{"event":"loop_stop","reason":"budget"}`), 0o600)
+	if ev, ok := StopOf(bare); !ok || ev.Reason != "budget" {
+		t.Errorf("a stop on the last line without a newline: %+v %v", ev, ok)
+	}
+	if got := LastOf(bare, "loop_start", "loop_stop"); got != "loop_stop" {
+		t.Errorf("LastOf = %q, want loop_stop", got)
+	}
 	if _, ok := StopOf(""); ok {
 		t.Error("no file has a loop_stop")
 	}
