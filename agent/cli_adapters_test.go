@@ -38,6 +38,10 @@ func replay(t *testing.T, backend, name string, exit Exit, req Request) (Result,
 	return p.Finish(exit), evs
 }
 
+// The recorded "ok" replies put the promise after prose on the same line
+// ("Wrote it. <promise>DONE</promise>"): a promise counts only alone on its
+// line, so none of them promises anything (TestSignals; the end-to-end
+// tests see a promise on a line of its own through each genuine CLI).
 func TestRecordedStreams(t *testing.T) {
 	cases := []struct {
 		backend, name string
@@ -49,7 +53,7 @@ func TestRecordedStreams(t *testing.T) {
 		check         func(t *testing.T, r Result, evs []ToolEvent)
 	}{
 		{backend: "claude", name: "ok", want: StatusOK, check: func(t *testing.T, r Result, evs []ToolEvent) {
-			if r.Promise != "DONE" || r.Turns != 2 || r.SessionID == "" || r.CostUSD != 0.00522 ||
+			if r.Promise != "" || r.Turns != 2 || r.SessionID == "" || r.CostUSD != 0.00522 ||
 				r.InputTokens != 2400 || r.CachedTokens != 200 || r.OutputTokens != 80 || r.CostEstimated {
 				t.Errorf("%+v", r)
 			}
@@ -75,7 +79,7 @@ func TestRecordedStreams(t *testing.T) {
 		{backend: "claude", name: "badflag", exit: 1, want: StatusBlocked, fix: "agent.args"},
 
 		{backend: "codex", name: "ok", want: StatusOK, check: func(t *testing.T, r Result, evs []ToolEvent) {
-			if r.Promise != "DONE" || r.Turns != 3 || r.SessionID == "" || r.InputTokens != 3300 ||
+			if r.Promise != "" || r.Turns != 3 || r.SessionID == "" || r.InputTokens != 3300 ||
 				r.CachedTokens != 500 || r.OutputTokens != 130 || !r.CostEstimated || r.CostUSD <= 0 {
 				t.Errorf("%+v", r)
 			}
@@ -103,7 +107,7 @@ func TestRecordedStreams(t *testing.T) {
 		}},
 
 		{backend: "gemini", name: "ok", want: StatusOK, check: func(t *testing.T, r Result, evs []ToolEvent) {
-			if r.Promise != "DONE" || r.Turns != 3 || r.SessionID == "" || r.InputTokens != 3300 ||
+			if r.Promise != "" || r.Turns != 3 || r.SessionID == "" || r.InputTokens != 3300 ||
 				r.CachedTokens != 500 || r.OutputTokens != 130 || !r.CostEstimated || r.CostUSD <= 0 ||
 				r.FinalMessage != "All done. <promise>DONE</promise>" {
 				t.Errorf("%+v", r)

@@ -6,15 +6,18 @@ import (
 )
 
 var (
-	promiseTag = regexp.MustCompile(`<promise>([^<>\n]{1,200})</promise>`)
-	blockedTag = regexp.MustCompile(`<blocked>([^<>\n]{1,1000})</blocked>`)
-	anyTag     = regexp.MustCompile(`<(promise|blocked)>[^<>\n]{1,1000}</(promise|blocked)>`)
-	spaces     = regexp.MustCompile(`\s+`)
+	promiseLine = regexp.MustCompile(`^<promise>([^<>\n]{1,200})</promise>$`)
+	blockedTag  = regexp.MustCompile(`<blocked>([^<>\n]{1,1000})</blocked>`)
+	anyTag      = regexp.MustCompile(`<(promise|blocked)>[^<>\n]{1,1000}</(promise|blocked)>`)
+	spaces      = regexp.MustCompile(`\s+`)
 )
 
 // Signals finds the exact <promise>X</promise> and <blocked>reason</blocked>
 // tags in text. Only the exact tag counts: "promise: DONE", "<promise> DONE"
-// with a line break, or an unclosed tag are not signals. A tag the agent
+// with a line break, or an unclosed tag are not signals; a promise counts
+// only alone on its line (white space around it allowed), so that "<promise>
+// DONE</promise> not yet" or "All done. <promise>DONE</promise>" promise
+// nothing. A tag the agent
 // quotes from its prompt is not a signal either: a tag whose neighbouring
 // word sits next to it in the prompt too ("print <promise>X</promise> on a
 // line"), with or without quote marks in front, and a tag alone on its line
@@ -48,8 +51,10 @@ func (sc *signalScanner) line(raw string) {
 	}
 	if strings.Contains(line, "<promise>") || strings.Contains(line, "<blocked>") {
 		if !sc.idx.echoed(line, sc.prev) {
-			if m := promiseTag.FindAllStringSubmatch(line, -1); m != nil {
-				sc.promise = strings.TrimSpace(m[len(m)-1][1])
+			// A promise is a line of its own: "<promise>DONE</promise> not
+			// yet", prose before it, or a quote mark in front is no promise.
+			if m := promiseLine.FindStringSubmatch(strings.TrimSpace(raw)); m != nil {
+				sc.promise = strings.TrimSpace(m[1])
 			}
 			if m := blockedTag.FindAllStringSubmatch(line, -1); m != nil {
 				sc.blocked = strings.TrimSpace(m[len(m)-1][1])

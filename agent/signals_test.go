@@ -12,7 +12,10 @@ func TestSignals(t *testing.T) {
 		name, text, prompt, promise, blocked string
 	}{
 		{"plain signal", "wrote the docs\n<promise>DOCS_DONE</promise>\n", inline, "DOCS_DONE", ""},
-		{"signal after prose", "All written. <promise>DOCS_DONE</promise>", inline, "DOCS_DONE", ""},
+		{"signal after prose: not alone on its line", "All written. <promise>DOCS_DONE</promise>", inline, "", ""},
+		{"text after the tag", "<promise>DOCS_DONE</promise> not yet", "", "", ""},
+		{"white space around it", "  <promise>DOCS_DONE</promise>\t", "", "DOCS_DONE", ""},
+		{"a quote mark in front", "> <promise>DOCS_DONE</promise>", "", "", ""},
 		{"echo of the whole prompt", "You said:\n" + inline + "\n", inline, "", ""},
 		{"markdown quote of the prompt line", "> When finished, print <promise>DOCS_DONE</promise> on a line of its own.", inline, "", ""},
 		{"paraphrase around the tag", "The prompt says: print <promise>DOCS_DONE</promise> later, so I will.", inline, "", ""},
