@@ -21,6 +21,11 @@ const MaxDiffBytes = 400 << 10
 // out of every diff and snapshot: the reviewer never sees them.
 const excludeRecords = ":(exclude)" + loopdir.RecordsDir
 
+// excludeReviewFiles keeps the review's own files (each round's findings,
+// as the agents wrote them in output/review/) out of every diff an agent is
+// shown: the reviewer of round N never reads round N-1's findings.
+const excludeReviewFiles = ":(exclude)" + loopdir.OutputDir + "/review"
+
 // gitRun runs git in dir and returns its standard output.
 func gitRun(ctx context.Context, dir string, env []string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", safegit.Args(args...)...)
@@ -136,7 +141,7 @@ func gitDiff(ctx context.Context, dir, from, to string, paths []string) (string,
 	} else {
 		args = append(args, paths...)
 	}
-	args = append(args, excludeRecords)
+	args = append(args, excludeRecords, excludeReviewFiles)
 	out, err := gitRun(ctx, dir, nil, args...)
 	if err != nil {
 		return "", err
