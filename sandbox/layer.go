@@ -448,22 +448,18 @@ func moveFile(src, dst string, mode os.FileMode) error {
 	if err != nil {
 		return err
 	}
-	if _, err := tmp.ReadFrom(in); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
+	_, err = tmp.ReadFrom(in)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
 	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
+	if err == nil {
+		err = os.Chmod(tmp.Name(), mode)
 	}
-	if err := os.Chmod(tmp.Name(), mode); err != nil {
-		os.Remove(tmp.Name())
-		return err
+	if err == nil {
+		err = os.Rename(tmp.Name(), dst)
 	}
-	if err := os.Rename(tmp.Name(), dst); err != nil {
+	if err != nil {
 		os.Remove(tmp.Name())
-		return err
 	}
-	return nil
+	return err
 }

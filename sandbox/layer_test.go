@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -132,5 +133,35 @@ func TestApplyLayerRefusesLinks(t *testing.T) {
 	}
 	if len(changes) != 2 || !changes[1].Applied {
 		t.Errorf("changes %+v", changes)
+	}
+}
+
+// A layer on another file system than its target (the private folder on
+// one disk, the loop folder on another) is applied by a copy beside the
+// target and a rename, with the file's mode.
+func TestApplyLayerAcrossFileSystems(t *testing.T) {
+	shm, err := os.MkdirTemp("/dev/shm", "looprinter-layer-")
+	if err != nil {
+		t.Skipf("no /dev/shm here: %v", err)
+	}
+	defer os.RemoveAll(shm)
+	target := t.TempDir()
+	var a, b syscall.Stat_t
+	if syscall.Stat(shm, &a) != nil || syscall.Stat(target, &b) != nil || a.Dev == b.Dev {
+		t.Skip("/dev/shm is on the same file system as the temporary folder")
+	}
+	os.WriteFile(filepath.Join(target, "f"), []byte("old"), 0o644)
+	lay := Layer{Target: target, Upper: filepath.Join(shm, "u"), Work: filepath.Join(shm, "w")}
+	PrepareLayer(lay)
+	os.WriteFile(filepath.Join(lay.Upper, "f"), []byte("new"), 0o755)
+	if _, err := ApplyLayer(lay, func(string) bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(filepath.Join(target, "f"))
+	if b, _ := os.ReadFile(filepath.Join(target, "f")); string(b) != "new" || err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("f = %q, mode %v, %v", b, fi.Mode().Perm(), err)
+	}
+	if left, _ := PrepareLayer(lay); left {
+		t.Error("the layer is not empty after the apply")
 	}
 }
