@@ -47,11 +47,13 @@ func loopLayer(dir string) sandbox.Layer {
 // inside another, each named by the tree's path.
 func treeLayers(dir string, trees []string) []sandbox.Layer {
 	var out []sandbox.Layer
+	seen := map[string]bool{}
 	for _, t := range trees {
 		t = filepath.Clean(t)
-		if within(t, dir) {
-			continue // the loop folder's own layer covers it
+		if seen[t] || within(t, dir) {
+			continue // named twice, or the loop folder's own layer covers it
 		}
+		seen[t] = true
 		nested := false
 		for _, o := range trees {
 			if o = filepath.Clean(o); o != t && within(t, o) {
