@@ -224,6 +224,9 @@ func (p Policy) wrapLayered(dir, path string, args []string) (string, []string, 
 		if err != nil {
 			continue // a tree that does not exist has nothing to layer
 		}
+		if fi, err := os.Stat(t); err != nil || !fi.IsDir() {
+			continue // a single file stays a plain writable path
+		}
 		for _, d := range []string{l.Upper, l.Work} {
 			if strings.ContainsAny(d, ",:\\") {
 				return "", nil, nil, fmt.Errorf("sandbox: the layer folder %q holds a comma, colon or backslash, which overlayfs cannot be given", d)
