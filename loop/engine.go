@@ -207,6 +207,11 @@ func openEngine(l *spec.Loop, opts Options, runID string, fresh bool) (e *Engine
 	if err != nil {
 		return fail(fmt.Errorf("cannot create the engine's private folder: %w", err))
 	}
+	// A second loop file with another name in the same folder is another
+	// loop: it never resumes this one's counters and evidence.
+	if err := loopdir.Dir(dir).Claim(l.Name, fresh); err != nil {
+		return fail(err)
+	}
 	if fresh {
 		stamp := "." + time.Now().UTC().Format("20060102T150405") + ".old"
 		os.Remove(loopdir.PrivateOf(dir).LastCommit())

@@ -1,6 +1,7 @@
 package loopdir
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -92,5 +93,30 @@ func TestPrivateOf(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", "/xdg")
 	if StateRoot() != "/xdg/looprinter" {
 		t.Errorf("StateRoot = %s", StateRoot())
+	}
+}
+
+// A loop folder's engine state belongs to one loop: the first name claims
+// it, the same name again is welcome, another name is refused unless it
+// starts afresh, and then it holds the folder.
+func TestClaim(t *testing.T) {
+	t.Setenv("LOOPRINTER_STATE_DIR", t.TempDir())
+	d := Dir(t.TempDir())
+	if err := d.Claim("one", false); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Claim("one", false); err != nil {
+		t.Errorf("the same loop again: %v", err)
+	}
+	err := d.Claim("two", false)
+	var other *ErrOtherLoop
+	if !errors.As(err, &other) || other.Holds != "one" || other.Wants != "two" {
+		t.Fatalf("another loop: %v", err)
+	}
+	if err := d.Claim("two", true); err != nil {
+		t.Fatalf("another loop, fresh: %v", err)
+	}
+	if err := d.Claim("one", false); err == nil {
+		t.Error("after the fresh start the folder is still the first loop's")
 	}
 }
