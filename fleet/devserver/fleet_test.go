@@ -279,7 +279,13 @@ func TestKillWorkerMidBuild(t *testing.T) {
 	for victim == "" && time.Now().Before(deadline) {
 		e.mu.Lock()
 		for id, d := range e.dirs {
-			if m, _ := filepath.Glob(filepath.Join(d, "*", "repo", "started.txt")); len(m) > 0 {
+			// The agent writes started.txt in the loop folder, or (under
+			// the default sandbox, while its run goes on) in the
+			// copy-on-write layer over it, in the worker's state folder.
+			layer := filepath.Join(filepath.Dir(d), "state", "engine", "*", "layers", "loop", "upper", "started.txt")
+			m, _ := filepath.Glob(filepath.Join(d, "*", "repo", "started.txt"))
+			l, _ := filepath.Glob(layer)
+			if len(m)+len(l) > 0 {
 				victim = id
 			}
 		}
