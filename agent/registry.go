@@ -29,10 +29,11 @@ type Backend struct {
 	Login Login
 
 	// HomePaths are the folders (and the odd file) under HOME the CLI
-	// writes: settings, sessions, credentials, caches. The sandbox leaves
-	// all of HOME writable today; they are declared so a narrower sandbox
-	// can grant only these. HomeEnv are the variables that move them
-	// elsewhere: the sandbox makes the folders they name writable.
+	// writes: settings, sessions, credentials, caches. Under bubblewrap the
+	// whole HOME is a copy-on-write layer kept per loop; they are declared
+	// for where no layer can be made (a private HOME seeded with them).
+	// HomeEnv are the variables that move them elsewhere: the sandbox
+	// makes the folders they name writable (layered, under bubblewrap).
 	HomePaths []string
 	HomeEnv   []string
 

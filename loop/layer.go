@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
@@ -24,22 +23,13 @@ import (
 // CLI keeps its sessions and logins, while the checks and the engine's git
 // read the user's own HOME and caches, which no agent wrote.
 
-var layerProbe struct {
-	sync.Once
-	err error
-}
-
-// layersWork says whether copy-on-write layers can be made here (probed
-// once per process).
-func layersWork() error {
-	layerProbe.Do(func() { layerProbe.err = sandbox.LayerProbe() })
-	return layerProbe.err
-}
-
 // loopLayer is the layer over the loop folder.
-func loopLayer(dir string) sandbox.Layer {
-	d := loopdir.PrivateOf(dir).Layer("loop")
-	return sandbox.Layer{Target: dir, Upper: filepath.Join(d, "upper"), Work: filepath.Join(d, "work")}
+func loopLayer(dir string) sandbox.Layer { return layerOf(dir, "loop", dir) }
+
+// layerOf is the layer over target, kept in dir's private folder as name.
+func layerOf(dir, name, target string) sandbox.Layer {
+	p := loopdir.PrivateOf(dir)
+	return sandbox.Layer{Target: target, Upper: p.LayerUpper(name), Work: p.LayerWork(name)}
 }
 
 // treeLayers are the layers over the writable trees outside the loop
@@ -50,13 +40,13 @@ func treeLayers(dir string, trees []string) []sandbox.Layer {
 	seen := map[string]bool{}
 	for _, t := range trees {
 		t = filepath.Clean(t)
-		if seen[t] || within(t, dir) {
+		if seen[t] || sandbox.Within(t, filepath.Clean(dir)) {
 			continue // named twice, or the loop folder's own layer covers it
 		}
 		seen[t] = true
 		nested := false
 		for _, o := range trees {
-			if o = filepath.Clean(o); o != t && within(t, o) {
+			if o = filepath.Clean(o); o != t && sandbox.Within(t, o) {
 				nested = true
 			}
 		}
@@ -64,14 +54,9 @@ func treeLayers(dir string, trees []string) []sandbox.Layer {
 			continue
 		}
 		h := sha256.Sum256([]byte(t))
-		d := loopdir.PrivateOf(dir).Layer("tree-" + hex.EncodeToString(h[:6]))
-		out = append(out, sandbox.Layer{Target: t, Upper: filepath.Join(d, "upper"), Work: filepath.Join(d, "work")})
+		out = append(out, layerOf(dir, "tree-"+hex.EncodeToString(h[:6]), t))
 	}
 	return out
-}
-
-func within(p, root string) bool {
-	return p == root || strings.HasPrefix(p, strings.TrimSuffix(root, "/")+"/")
 }
 
 // prepareLayers makes the layers' folders. A loop layer that holds what a
@@ -93,17 +78,16 @@ func (e *Engine) prepareLayers(layers []sandbox.Layer) error {
 	return nil
 }
 
-// engineOwned says whether a path of the loop folder is the engine's: an
-// agent's change to it is never applied.
-func (e *Engine) engineOwned(rel string) (string, bool) {
-	first, _, _ := strings.Cut(rel, "/")
-	switch first {
-	case loopdir.RecordsDir:
+// engineOwned says whether a path of the loop folder is the engine's (an
+// agent's change to it is never applied), and why. commits: the engine
+// commits to a .git in the loop folder (in a review the fixer commits its
+// fixes, and .git is the agent's).
+func engineOwned(rel string, commits bool) (string, bool) {
+	switch first, _, _ := strings.Cut(rel, "/"); {
+	case first == loopdir.RecordsDir:
 		return "the engine's records", true
-	case ".git":
-		if gitDir(e.spec) != "" { // in a review the fixer commits its fixes
-			return "the repository the engine commits to", true
-		}
+	case first == ".git" && commits:
+		return "the repository the engine commits to", true
 	}
 	return "", false
 }
@@ -137,20 +121,18 @@ func (e *Engine) applyLayer(phase, task string) ([]Tamper, error) {
 	if e.layer == nil {
 		return nil, nil
 	}
-	var discarded []sandbox.LayerChange
+	commits := gitDir(e.spec) != ""
 	changes, err := sandbox.ApplyLayer(*e.layer, func(rel string) bool {
-		_, owned := e.engineOwned(rel)
+		_, owned := engineOwned(rel, commits)
 		return !owned
 	})
-	for _, c := range changes {
-		if !c.Applied {
-			discarded = append(discarded, c)
-		}
-	}
 	var tamper []Tamper
 	var git []string
-	for _, c := range discarded {
-		why, owned := e.engineOwned(c.Path)
+	for _, c := range changes {
+		if c.Applied {
+			continue
+		}
+		why, owned := engineOwned(c.Path, commits)
 		switch {
 		case owned && strings.HasPrefix(c.Path, ".git"):
 			git = append(git, c.Path)

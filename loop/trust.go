@@ -28,7 +28,7 @@ func (e *Engine) confinement(files []protFile) (func(string, []string) (string, 
 		return nil, err
 	}
 	e.layer, e.trees = nil, nil
-	if p.Kind == sandbox.Bwrap && layersWork() == nil {
+	if p.Kind == sandbox.Bwrap && sandbox.LayerProbe() == nil {
 		// One mount over the loop folder, whatever the number of protected
 		// files: they are judged when the layer is applied.
 		lay := loopLayer(e.dir)
@@ -52,19 +52,19 @@ func (e *Engine) confinement(files []protFile) (func(string, []string) (string, 
 		}
 		e.roFor = first
 	}
-	wrap, kind, err := Confine(e.spec, e.roFiles)
-	if err != nil {
-		return nil, err
-	}
-	what := kind
-	if kind == sandbox.Bwrap {
-		what += " (no copy-on-write layer here: " + layersWork().Error() + "; protected files are bound read-only one by one)"
-	}
-	e.confined(what)
-	if kind == sandbox.Off {
+	switch what := p.Kind; p.Kind {
+	case sandbox.Off:
+		e.confined(what)
 		e.addNotVerified("sandbox: off — agent runs were not confined, so an agent could reach the engine's files and checks while it ran; the verdict holds only against an honest agent")
+		return nil, nil
+	case sandbox.Bwrap:
+		what += " (no copy-on-write layer here: " + sandbox.LayerProbe().Error() + "; protected files are bound read-only one by one)"
+		e.confined(what)
+	default:
+		e.confined(what)
 	}
-	return wrap, nil
+	p.ReadOnly = append(p.ReadOnly, e.roFiles...)
+	return p.Wrap, nil
 }
 
 // confined records the sandbox in force when it changes.

@@ -56,10 +56,9 @@ func (d Dir) State() string { return d.join(RecordsDir, "state.json") }
 // LockFile is held (flock) by the one engine that runs the loop.
 func (d Dir) LockFile() string { return d.join(RecordsDir, "lock") }
 
-// Pause, while it exists, holds the loop between agent runs. It is in the
-// engine's private folder: no agent run can write it, so an agent cannot
-// pause its own loop (or another) and leave it waiting forever.
-func (d Dir) Pause() string { return filepath.Join(string(d.Private()), "pause") }
+// Pause is the loop's pause file, in the engine's private folder
+// (Private.Pause).
+func (d Dir) Pause() string { return d.Private().Pause() }
 
 // Transcripts holds each agent run's prompt and transcript.
 func (d Dir) Transcripts() string { return d.join(RecordsDir, "transcripts") }

@@ -106,10 +106,23 @@ func (p Private) Operator() string { return p.join("operator") }
 // private files from worker to worker).
 func (p Private) FleetStart() string { return p.join("fleet-start") }
 
-// Layer is the folder of one copy-on-write layer of the loop's agent runs
-// (its upper and work folders): "loop" for the loop folder's, one per tree
-// for the agent's HOME and caches, which persist from run to run.
-func (p Private) Layer(name string) string { return filepath.Join(string(p), "layers", name) }
+// LayerUpper and LayerWork are the upper and work folders of one
+// copy-on-write layer of the loop's agent runs: "loop" for the loop
+// folder's, one per tree for the agent's HOME and caches, which persist
+// from run to run.
+func (p Private) LayerUpper(name string) string {
+	return filepath.Join(string(p), "layers", name, "upper")
+}
+
+// LayerWork: see LayerUpper.
+func (p Private) LayerWork(name string) string {
+	return filepath.Join(string(p), "layers", name, "work")
+}
+
+// Pause, while it exists, holds the loop between agent runs. No agent run
+// can write it, so an agent cannot pause its own loop (or another) and
+// leave it waiting forever.
+func (p Private) Pause() string { return p.join("pause") }
 
 // recordIndex lists the record files the engine itself wrote.
 func (p Private) recordIndex() string { return p.join("records.index") }

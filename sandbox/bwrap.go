@@ -121,7 +121,7 @@ func (p Policy) bwrapArgs(tmp, path string, args []string) []string {
 	}
 	for _, r := range p.ReadOnly {
 		for _, w := range writable {
-			if within(r, w) {
+			if Within(r, w) {
 				a = append(a, "--ro-bind", r, r)
 				break
 			}
@@ -134,7 +134,7 @@ func (p Policy) bwrapArgs(tmp, path string, args []string) []string {
 // covered says whether path is one of roots or inside one.
 func covered(path string, roots []string) bool {
 	for _, r := range roots {
-		if within(path, r) {
+		if Within(path, r) {
 			return true
 		}
 	}

@@ -175,7 +175,7 @@ func (p Policy) wrapLandlock(path string, args []string) (string, []string, []st
 	// them; those inside Dir cannot be (Unenforced).
 	var outside []string
 	for _, r := range p.ReadOnly {
-		if !within(r, p.Dir) {
+		if !Within(r, p.Dir) {
 			outside = append(outside, r)
 		}
 	}
@@ -196,10 +196,10 @@ func (p Policy) wrapLandlock(path string, args []string) (string, []string, []st
 func grant(w string, ro []string, dirs, files *[]string) {
 	var inside []string
 	for _, r := range ro {
-		if r == w || within(w, r) {
+		if r == w || Within(w, r) {
 			return
 		}
-		if within(r, w) {
+		if Within(r, w) {
 			inside = append(inside, r)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -172,9 +173,20 @@ func mountLayers(layers []Layer) error {
 	return nil
 }
 
-// LayerProbe lays one layer over a scratch folder and runs nothing: an
-// error says why copy-on-write layers cannot be made here.
+var layerOnce struct {
+	sync.Once
+	err error
+}
+
+// LayerProbe says why copy-on-write layers cannot be made here (nil: they
+// can). It lays one layer over a scratch folder and runs nothing, once per
+// process.
 func LayerProbe() error {
+	layerOnce.Do(func() { layerOnce.err = probeLayer() })
+	return layerOnce.err
+}
+
+func probeLayer() error {
 	dir, err := os.MkdirTemp("", "looprinter-layer-probe-")
 	if err != nil {
 		return err

@@ -239,7 +239,7 @@ func (p Policy) wrapLayered(dir, path string, args []string) (string, []string, 
 	for _, r := range p.ReadOnly {
 		inside := false
 		for _, t := range targets {
-			inside = inside || within(filepath.Clean(r), t)
+			inside = inside || Within(filepath.Clean(r), t)
 		}
 		if !inside {
 			ro = append(ro, r)
@@ -273,7 +273,7 @@ func (p Policy) Unenforced() []string {
 	}
 	var out []string
 	for _, r := range existing(p.ReadOnly) {
-		if within(r, dir) {
+		if Within(r, dir) {
 			out = append(out, r)
 		}
 	}
@@ -319,8 +319,8 @@ func sortByDepth(paths []string) {
 	})
 }
 
-// within says whether path is root or inside it.
-func within(path, root string) bool {
+// Within says whether path is root or inside it (both clean).
+func Within(path, root string) bool {
 	if root == "/" {
 		return true
 	}

@@ -315,7 +315,7 @@ func TestLandlockAttack(t *testing.T) {
 		}
 	}
 	for _, x := range u {
-		if !within(x, pre.dir) {
+		if !Within(x, pre.dir) {
 			t.Errorf("Unenforced lists %s, outside the loop folder: landlock enforces it", x)
 		}
 	}
@@ -495,7 +495,7 @@ func TestGrantSplit(t *testing.T) {
 		t.Errorf("siblings not granted: dirs %v files %v", dirs, files)
 	}
 	for _, x := range append(dirs, files...) {
-		if within(l.homeState, x) || within(x, l.homeState) {
+		if Within(l.homeState, x) || Within(x, l.homeState) {
 			t.Errorf("granted %s, which holds or is in the read-only %s", x, l.homeState)
 		}
 	}
@@ -518,7 +518,7 @@ func TestBwrapProgramInTmp(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if !within(l.root, "/tmp") {
+	if !Within(l.root, "/tmp") {
 		t.Skipf("the test's folder %s is not in /tmp", l.root)
 	}
 	t.Setenv("PATH", filepath.Join(l.root, "path")+":"+os.Getenv("PATH"))

@@ -104,7 +104,7 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 // (its pause file, in the engine's private folder, exists); with wait,
 // wait up to 20s for it.
 func cmdPauseFile(ts *testscript.TestScript, neg bool, args []string) {
-	p := filepath.Join(string(loopdir.PrivateUnder(ts.Getenv("LOOPRINTER_STATE_DIR"), ts.MkAbs("."))), "pause")
+	p := loopdir.PrivateUnder(ts.Getenv("LOOPRINTER_STATE_DIR"), ts.MkAbs(".")).Pause()
 	deadline := time.Now()
 	if len(args) > 0 && args[0] == "wait" {
 		deadline = deadline.Add(20 * time.Second)
@@ -141,7 +141,7 @@ func fromLayer(ts *testscript.TestScript, path string) ([]byte, error) {
 		if err != nil {
 			break
 		}
-		up := filepath.Join(loopdir.PrivateUnder(root, d).Layer("loop"), "upper", rel)
+		up := filepath.Join(loopdir.PrivateUnder(root, d).LayerUpper("loop"), rel)
 		if data, err := os.ReadFile(up); err == nil {
 			return data, nil
 		}
