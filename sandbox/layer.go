@@ -41,8 +41,9 @@ const EnvLayers = "LOOPRINTER_SANDBOX_LAYERS"
 type layerSpec struct {
 	Stage  int      `json:"stage"` // 1: start stage 2 in new namespaces; 2: mount and exec
 	Layers []Layer  `json:"layers"`
-	Exec   string   `json:"exec"` // bubblewrap
-	Args   []string `json:"args"` // its arguments
+	Exec   string   `json:"exec"`   // bubblewrap
+	Args   []string `json:"args"`   // its arguments
+	UserNS bool     `json:"userns"` // stage 2 runs in a user namespace of its own
 }
 
 func init() {
@@ -70,7 +71,7 @@ func layerMain(v string) int {
 	}
 	if s.Stage == 2 {
 		os.Unsetenv(EnvLayers)
-		if err := mountLayers(s.Layers); err != nil {
+		if err := mountLayers(s.Layers, s.UserNS); err != nil {
 			return fail(126, "cannot lay the copy-on-write layers: %v (choose `sandbox: landlock` in the loop file where overlayfs cannot be mounted)", err)
 		}
 		err := syscall.Exec(s.Exec, append([]string{s.Exec}, s.Args...), os.Environ())
@@ -81,17 +82,22 @@ func layerMain(v string) int {
 		return fail(126, "%v", errNoExe)
 	}
 	s.Stage = 2
+	attr := &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
+	if uid, gid := os.Getuid(), os.Getgid(); uid != 0 {
+		// The user is root in its namespace (and the user outside it):
+		// only a root keeps its capabilities across the exec of stage 2,
+		// and mounting needs them. Files keep the user as their owner.
+		s.UserNS = true
+		attr.Cloneflags |= syscall.CLONE_NEWUSER
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: uid, Size: 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: gid, Size: 1}}
+		attr.GidMappingsEnableSetgroups = false
+	}
 	next, _ := json.Marshal(s)
 	cmd := exec.Command(exe)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.Env = append(withoutEnv(os.Environ(), EnvLayers), EnvLayers+"="+string(next))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
-	if uid, gid := os.Getuid(), os.Getgid(); uid != 0 {
-		cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWUSER
-		cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
-		cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
-		cmd.SysProcAttr.GidMappingsEnableSetgroups = false
-	}
+	cmd.SysProcAttr = attr
 	// SIGTERM and SIGINT go on to bubblewrap; the engine ends the whole
 	// process group anyway.
 	sigs := make(chan os.Signal, 4)
@@ -132,7 +138,7 @@ func withoutEnv(env []string, key string) []string {
 // folder inside HOME is laid over the HOME layer). Every folder is opened
 // before the first mount and named to overlayfs by its descriptor, so a
 // layer's own folders are never looked up through another layer.
-func mountLayers(layers []Layer) error {
+func mountLayers(layers []Layer, userNS bool) error {
 	if err := unix.Mount("none", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make the mounts private: %w", err)
 	}
@@ -163,7 +169,7 @@ func mountLayers(layers []Layer) error {
 	fdPath := func(fd int) string { return "/proc/self/fd/" + strconv.Itoa(fd) }
 	for i, l := range layers {
 		opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s", fdPath(all[i].lower), fdPath(all[i].upper), fdPath(all[i].work))
-		if os.Getuid() != 0 {
+		if userNS {
 			opts += ",userxattr" // in a user namespace the trusted.* attributes cannot be written
 		}
 		if err := unix.Mount("overlay", l.Target, "overlay", 0, opts); err != nil {

@@ -4,13 +4,15 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 )
 
-// Under bwrap with a layer over the loop folder, the agent's writes never
-// reach the folder while it runs: they land in the layer, which is the
+// Under bwrap with a layer over the loop folder (as root, or as a user
+// through a user namespace; the agent is the same user either way, with no
+// capability), the agent's writes never reach the folder while it runs: they land in the layer, which is the
 // exact list of what it changed; the engine then applies what it accepts
 // and nothing else, and the layer is empty again.
 func TestLayeredBwrap(t *testing.T) {
@@ -41,13 +43,14 @@ rm -r old && mkdir old && echo b > old/b
 mkdir -p working-records && echo forged > working-records/state.json
 ln -s /etc/hostname link
 grep -q '^CapEff:.0000000000000000' /proc/self/status && echo "no capabilities"
+[ "$(id -u)" = "$WANT_UID" ] && echo "same user"
 echo done`
-	cmd, err := wrapped(p, script, nil)
+	cmd, err := wrapped(p, script, []string{"WANT_UID=" + strconv.Itoa(os.Getuid())})
 	if err != nil {
 		t.Fatal(err)
 	}
 	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "done") || !strings.Contains(string(out), "no capabilities") {
+	if err != nil || !strings.Contains(string(out), "done") || !strings.Contains(string(out), "no capabilities") || !strings.Contains(string(out), "same user") {
 		t.Fatalf("the run: %v: %s", err, out)
 	}
 	// Nothing reached the loop folder.

@@ -54,6 +54,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -249,6 +250,11 @@ func (p Policy) wrapLayered(dir, path string, args []string) (string, []string, 
 	bw, bargs, extra, err := q.wrapBwrap(path, args)
 	if err != nil {
 		return "", nil, nil, err
+	}
+	if uid := os.Getuid(); uid != 0 {
+		// The layer helper is root in its user namespace; the agent is the
+		// user again, as it would be without the layer.
+		bargs = append([]string{"--uid", strconv.Itoa(uid), "--gid", strconv.Itoa(os.Getgid())}, bargs...)
 	}
 	spec, err := json.Marshal(layerSpec{Stage: 1, Layers: layers, Exec: bw, Args: bargs})
 	if err != nil {

@@ -19,6 +19,17 @@ if [ -n "$unformatted" ]; then
   echo "gofmt would change:"; echo "$unformatted"; exit 1
 fi
 go test -count=1 -timeout 30m ./... "$@"
+# The sandbox as an ordinary user too (user namespaces, no root): when the
+# tests run as root (CI), its tests run again as nobody.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
+  nr=$(mktemp -d "${TMPDIR:-/tmp}/looprinter-nonroot.XXXXXX")
+  trap 'rm -rf "$nr"' EXIT
+  chmod 755 "$nr"
+  mkdir "$nr/home" && chown 65534:65534 "$nr/home"
+  go test -c -o "$nr/sandbox.test" ./sandbox
+  chmod 755 "$nr/sandbox.test"
+  (cd "$nr/home" && setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$nr/home" TMPDIR="$nr/home" CI="${CI:-}" ../sandbox.test -test.count=1)
+fi
 # The fleet's server-backed tests (an embedded Temporal server, workers as
 # processes, git remotes on disk) live in their own module, fleet/devserver:
 # the server needs Go 1.26.10 (the go command fetches it) and takes minutes
