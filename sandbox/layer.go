@@ -44,6 +44,11 @@ type layerSpec struct {
 	Exec   string   `json:"exec"`   // bubblewrap
 	Args   []string `json:"args"`   // its arguments
 	UserNS bool     `json:"userns"` // stage 2 runs in a user namespace of its own
+	// A view (view.go): once the layers are laid, stage 2 changes to Dir,
+	// removes Hide and places Put in the layered tree, then executes Exec.
+	Dir  string     `json:"dir,omitempty"`
+	Hide []string   `json:"hide,omitempty"`
+	Put  []ViewFile `json:"put,omitempty"`
 }
 
 func init() {
@@ -73,6 +78,9 @@ func layerMain(v string) int {
 		os.Unsetenv(EnvLayers)
 		if err := mountLayers(s.Layers, s.UserNS); err != nil {
 			return fail(126, "cannot lay the copy-on-write layers: %v (choose `sandbox: landlock` in the loop file where overlayfs cannot be mounted)", err)
+		}
+		if err := s.shapeView(); err != nil {
+			return fail(126, "cannot make the view: %v", err)
 		}
 		err := syscall.Exec(s.Exec, append([]string{s.Exec}, s.Args...), os.Environ())
 		return fail(126, "cannot run %s: %v", s.Exec, err)

@@ -1,0 +1,146 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// A View runs a command (not an agent: the engine's own checks) in a
+// copy-on-write view of a tree: the tree as it is, with some files removed
+// and others placed, at its own path. What the command writes lands in the
+// view's layer and is gone with it; the tree itself is never written. The
+// clean room that decides DONE is a view: the final tree with the test
+// files an agent added removed and the holdout tests placed.
+type View struct {
+	Layer Layer      // Target is the tree; Upper and Work a scratch layer the caller owns
+	Hide  []string   // paths relative to Target removed from the view
+	Put   []ViewFile // files placed in the view
+}
+
+// ViewFile is one file placed in a view: the content of From (a file
+// outside the tree) at To (relative to the tree), with Mode.
+type ViewFile struct {
+	From string      `json:"from"`
+	To   string      `json:"to"`
+	Mode os.FileMode `json:"mode"`
+}
+
+// Command returns the program, its arguments and the one environment entry
+// that run argv with its working folder dir (inside the tree) in the view.
+// The caller empties the layer (ClearLayer) before and after. The program
+// is this binary: its init function lays the view in a mount namespace of
+// its own and executes argv there.
+func (v View) Command(argv []string, dir string) (prog string, args []string, env string, err error) {
+	if len(argv) == 0 {
+		return "", nil, "", errors.New("no command")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", nil, "", errNoExe
+	}
+	s := layerSpec{Stage: 1, Layers: []Layer{v.Layer}, Exec: argv[0], Args: argv[1:], Dir: dir, Put: v.Put}
+	for _, h := range v.Hide {
+		s.Hide = append(s.Hide, filepath.Join(v.Layer.Target, filepath.FromSlash(h)))
+	}
+	for i := range s.Put {
+		s.Put[i].To = filepath.Join(v.Layer.Target, filepath.FromSlash(s.Put[i].To))
+	}
+	data, err := json.Marshal(s)
+	if err != nil {
+		return "", nil, "", err
+	}
+	return exe, nil, EnvLayers + "=" + string(data), nil
+}
+
+// shapeView runs in stage 2 once the layers are laid: it removes and
+// places the view's files, never through a link (a link on the way is
+// replaced by a folder in the view, which the tree never sees), and
+// changes to the working folder.
+func (s layerSpec) shapeView() error {
+	if len(s.Layers) == 0 {
+		return nil
+	}
+	root := s.Layers[0].Target
+	for _, h := range s.Hide {
+		rel, ok := within(root, h)
+		if !ok || !realParent(root, rel) {
+			continue // not in the tree as a real path: nothing of the tree to hide
+		}
+		if err := os.RemoveAll(h); err != nil {
+			return fmt.Errorf("hide %s: %w", rel, err)
+		}
+	}
+	for _, p := range s.Put {
+		rel, ok := within(root, p.To)
+		if !ok {
+			return fmt.Errorf("%s is outside the view", p.To)
+		}
+		if err := realFolders(root, rel); err != nil {
+			return err
+		}
+		if err := os.RemoveAll(p.To); err != nil {
+			return err
+		}
+		if err := copyFile(p.From, p.To, p.Mode.Perm()); err != nil {
+			return fmt.Errorf("place %s: %w", rel, err)
+		}
+	}
+	if s.Dir != "" {
+		return os.Chdir(s.Dir)
+	}
+	return nil
+}
+
+// within returns p relative to root, with slashes, when p is inside it.
+func within(root, p string) (string, bool) {
+	rel, err := filepath.Rel(root, p)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
+}
+
+// realFolders makes every folder on the way to rel inside root a real
+// folder of the view.
+func realFolders(root, rel string) error {
+	cur := root
+	parts := strings.Split(rel, "/")
+	for _, p := range parts[:len(parts)-1] {
+		cur = filepath.Join(cur, p)
+		fi, err := os.Lstat(cur)
+		if err == nil && fi.IsDir() {
+			continue
+		}
+		if err == nil {
+			if err := os.Remove(cur); err != nil {
+				return err
+			}
+		}
+		if err := os.Mkdir(cur, 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func copyFile(from, to string, mode os.FileMode) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_CREATE|os.O_EXCL|os.O_WRONLY, mode)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, in)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
