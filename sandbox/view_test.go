@@ -39,6 +39,7 @@ func TestViewHidesPlacesAndWritesNothing(t *testing.T) {
 	if _, err := PrepareLayer(l); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { ClearLayer(l) }) // overlayfs leaves a folder of mode 000 in the work folder
 	v := View{Layer: l, Hide: []string{"pkg/added_test.go", "link/victim"},
 		Put: []ViewFile{{From: held, To: "pkg/holdout_test.go", Mode: 0o644}, {From: held, To: "link/placed", Mode: 0o644}}}
 	prog, args, env, err := v.Command([]string{"/bin/sh", "-c", `pwd; ls; cat holdout_test.go; test -e added_test.go && echo LEAK; echo w > code.go; echo new > new.txt`}, filepath.Join(tree, "pkg"))
