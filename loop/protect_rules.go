@@ -3,6 +3,7 @@ package loop
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -85,13 +86,22 @@ const (
 var defaultRules = []defaultRule{
 	{id: "go-tests", what: "go test files", eco: ecoGo, globs: []string{"**/*_test.go"}},
 	{id: "go-testdata", what: "go test data", eco: ecoGo, globs: []string{"**/testdata/**"}},
+	// go.mod is listed whole; KeepTestConfigEdit lets an edit stand that
+	// leaves its go, toolchain, godebug and replace lines as they were.
+	{id: "go-test-config", what: "go build configuration the tests run with", eco: ecoGo, config: true,
+		globs: []string{"**/go.mod", "go.work", "go.work.sum"}},
 	{id: "python-tests", what: "python test files", eco: ecoPython, globs: []string{"**/test_*.py", "**/*_test.py", "**/tests/**"}},
 	{id: "python-test-config", what: "pytest configuration", eco: ecoPython, config: true,
-		globs: []string{"**/conftest.py", "pytest.ini", "tox.ini", "pyproject.toml", "setup.cfg"}},
+		globs: []string{"**/conftest.py", "**/pytest.ini", "**/.pytest.ini", "**/tox.ini", "pyproject.toml", "setup.cfg",
+			"**/sitecustomize.py", "**/usercustomize.py", "**/*.pth"}},
 	{id: "js-tests", what: "JS/TS test files", eco: ecoJS, globs: []string{"**/*.test.*", "**/*.spec.*", "**/__tests__/**", "test/**"}},
+	// package.json is listed whole; KeepTestConfigEdit lets an edit stand
+	// that leaves its scripts and its test runners' keys as they were.
 	{id: "js-test-config", what: "JS/TS test runner configuration", eco: ecoJS, config: true,
-		globs: []string{"**/jest.config.*", "**/vitest.config.*", "**/.mocharc*", "**/playwright.config.*", "**/karma.conf.*"}},
+		globs: []string{"**/jest.config.*", "**/vitest.config.*", "**/.mocharc*", "**/playwright.config.*", "**/karma.conf.*",
+			"**/package.json", "**/.npmrc", "**/babel.config.*", "**/.babelrc*", "**/ava.config.*", "**/.nycrc*", "**/.c8rc*", "**/.taprc"}},
 	{id: "rust-tests", what: "rust integration tests", eco: ecoRust, globs: []string{"tests/**"}}, // relative to each Cargo.toml
+	{id: "rust-test-config", what: "cargo configuration", eco: ecoRust, config: true, globs: []string{".cargo/config", ".cargo/config.toml"}},
 }
 
 // ProtectRules are a loop's protection rules resolved against its folder:
@@ -107,6 +117,10 @@ type ProtectRules struct {
 	files    []string              // every walked file
 	skipped  map[string]bool       // files under a directory the default rules do not look into
 	exists   func(rel string) bool // for paths not walked
+	support  map[string]bool       // folders of Go packages only tests use (goTestSupport)
+	// shadow are the modules the checks run with `python -m`; shadowAtStart
+	// the top-level names of the folder when the rules were made.
+	shadow, shadowAtStart map[string]bool
 }
 
 // ResolveProtected lists every protected file in the loop's folder, each
@@ -173,6 +187,16 @@ func NewProtectRules(dir string, l *spec.Loop) (*ProtectRules, error) {
 	if r.defaults {
 		if err := r.gatePrograms(); err != nil {
 			return nil, err
+		}
+		if r.ecos[ecoGo] {
+			r.support = goTestSupport(abs, r.files)
+		}
+		r.shadow = shadowable(l.Verify, l.ObjectiveVerify, l.HoldoutVerify)
+		r.shadowAtStart = map[string]bool{}
+		if ents, err := os.ReadDir(abs); err == nil {
+			for _, e := range ents {
+				r.shadowAtStart[e.Name()] = true
+			}
 		}
 	}
 	return r, nil
@@ -432,6 +456,12 @@ func (r *ProtectRules) rule(rel string, exists bool) (Protected, bool) {
 	if r.skipped[rel] || underDefaultSkipped(rel) {
 		return Protected{}, false
 	}
+	if name, ok := r.shadows(rel); ok && !exists {
+		return Protected{Path: rel, Rule: fmt.Sprintf("a module named like one a check runs with `python -m %s` (default rule python-shadow)", name), Default: true}, true
+	}
+	if exists && strings.HasSuffix(rel, ".go") && r.support[path.Dir(rel)] {
+		return Protected{Path: rel, Rule: "go test support: a package only tests import (default rule go-test-support)", Default: true}, true
+	}
 	for _, dr := range defaultRules {
 		if !r.ecos[dr.eco] || !exists && !dr.config {
 			continue
@@ -469,11 +499,13 @@ func (dr defaultRule) matches(rel string, crates []string) bool {
 	return false
 }
 
-// KeepTestConfigEdit decides about a change to pyproject.toml or setup.cfg,
-// which the python-test-config rule protects: they hold the project's
-// dependencies too, so an edit that leaves their pytest sections
-// ([tool.pytest…] in pyproject.toml, [tool:pytest] in setup.cfg) as they
-// were is kept. For any other file it returns false.
+// KeepTestConfigEdit decides about a change to a file that holds test
+// configuration beside the project's own settings, which a config rule
+// protects whole: pyproject.toml and setup.cfg (an edit that leaves their
+// pytest sections — [tool.pytest…] in pyproject.toml, [tool:pytest] in
+// setup.cfg — as they were is kept), go.mod (its go, toolchain, godebug
+// and replace lines) and package.json (its scripts and its test runners'
+// keys). For any other file it returns false.
 func KeepTestConfigEdit(rel string, old, cur []byte) (keep bool, why string) {
 	var isTest func(section string) bool
 	switch path.Base(filepath.ToSlash(rel)) {
@@ -481,6 +513,16 @@ func KeepTestConfigEdit(rel string, old, cur []byte) (keep bool, why string) {
 		isTest = func(s string) bool { return s == "tool.pytest" || strings.HasPrefix(s, "tool.pytest.") }
 	case "setup.cfg":
 		isTest = func(s string) bool { return s == "tool:pytest" || s == "pytest" }
+	case "go.mod":
+		if bytes.Equal(goModRunnerLines(old), goModRunnerLines(cur)) {
+			return true, ""
+		}
+		return false, "its go, toolchain, godebug or replace lines changed"
+	case "package.json":
+		if bytes.Equal(packageRunnerKeys(old), packageRunnerKeys(cur)) {
+			return true, ""
+		}
+		return false, "its scripts or its test runners' settings changed"
 	default:
 		return false, ""
 	}
@@ -488,6 +530,60 @@ func KeepTestConfigEdit(rel string, old, cur []byte) (keep bool, why string) {
 		return true, ""
 	}
 	return false, "its pytest section changed"
+}
+
+// goModRunnerLines are the lines of a go.mod that change how its tests
+// build and run without changing the deliverable's code: the go and
+// toolchain versions, godebug settings and replacements.
+func goModRunnerLines(data []byte) []byte {
+	var out bytes.Buffer
+	block := ""
+	for _, line := range strings.Split(string(data), "\n") {
+		t := strings.TrimSpace(strings.SplitN(line, "//", 2)[0])
+		if block != "" {
+			if t == ")" {
+				block = ""
+			} else if t != "" {
+				out.WriteString(block + " " + strings.Join(strings.Fields(t), " ") + "\n")
+			}
+			continue
+		}
+		f := strings.Fields(t)
+		if len(f) == 0 {
+			continue
+		}
+		switch f[0] {
+		case "go", "toolchain", "godebug", "replace":
+			if len(f) == 2 && f[1] == "(" {
+				block = f[0]
+				continue
+			}
+			out.WriteString(strings.Join(f, " ") + "\n")
+		}
+	}
+	return out.Bytes()
+}
+
+// packageRunnerKeys are the keys of a package.json that say what `npm
+// test` runs and how the test runners load the code: scripts, the runners'
+// own settings, babel, module type and subpath imports. Unreadable JSON is
+// compared whole.
+func packageRunnerKeys(data []byte) []byte {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(data, &m) != nil {
+		return data
+	}
+	var out bytes.Buffer
+	for _, k := range []string{"scripts", "jest", "mocha", "ava", "vitest", "c8", "nyc", "tap", "babel", "type", "imports"} {
+		if v, ok := m[k]; ok {
+			var c bytes.Buffer
+			if json.Compact(&c, v) != nil {
+				c.Write(v)
+			}
+			out.WriteString(k + "=" + c.String() + "\n")
+		}
+	}
+	return out.Bytes()
 }
 
 // testSections returns the lines of the sections isTest selects; a [tool]

@@ -104,11 +104,12 @@ func TestProtectGo(t *testing.T) {
 		"testdata/golden.txt":  "go test data (default rule go-testdata)",
 		"sub/testdata/in.json": "go-testdata",
 		"loop.yaml":            "the loop file",
-	}, "add.go", "go.mod", "vendor/dep/dep_test.go", "node_modules/x/x_test.go", "working-records/events.jsonl", ".git/config")
+		"go.mod":               "go build configuration the tests run with (default rule go-test-config)",
+	}, "add.go", "vendor/dep/dep_test.go", "node_modules/x/x_test.go", "working-records/events.jsonl", ".git/config")
 	if !got["add_test.go"].Default || got["loop.yaml"].Default {
 		t.Errorf("Default: test %v, loop file %v", got["add_test.go"].Default, got["loop.yaml"].Default)
 	}
-	if len(got) != 5 {
+	if len(got) != 6 {
 		t.Errorf("protected %v", keys(got))
 	}
 
@@ -193,7 +194,8 @@ verify: ["node --check app.js", "npm test"]
 		"jest.config.js":     "JS/TS test runner configuration (default rule js-test-config)",
 		".mocharc.yml":       "js-test-config",
 		"vitest.config.ts":   "js-test-config",
-	}, "app.js", "package.json", "node_modules/lib/lib.test.js", "dist/app.test.js")
+		"package.json":       "js-test-config",
+	}, "app.js", "node_modules/lib/lib.test.js", "dist/app.test.js")
 }
 
 func TestProtectRust(t *testing.T) {
@@ -457,4 +459,32 @@ func protectedEnding(t *testing.T, dir string, l *spec.Loop, suffix string) []st
 		}
 	}
 	return got
+}
+
+// go.mod and package.json hold the project's dependencies too: an edit
+// stands unless it changes how the tests build or what `npm test` runs.
+func TestKeepRunnerConfigEdit(t *testing.T) {
+	gomod := "module x\n\ngo 1.22\n\nrequire a.b/c v1.0.0\n"
+	cases := []struct {
+		file, old, cur string
+		keep           bool
+	}{
+		{"go.mod", gomod, gomod + "require d.e/f v1.2.0\n", true},
+		{"go.mod", gomod, gomod + "replace a.b/c => ./fake\n", false},
+		{"go.mod", gomod, gomod + "replace (\n\ta.b/c => ./fake\n)\n", false},
+		{"go.mod", gomod, strings.Replace(gomod, "go 1.22", "go 1.21", 1), false},
+		{"go.mod", gomod, gomod + "toolchain go1.30.0\n", false},
+		{"go.mod", gomod, gomod + "godebug panicnil=1\n", false},
+		{"sub/go.mod", gomod, gomod + "// replace a comment\n", true},
+		{"package.json", `{"name":"x","scripts":{"test":"node --test"}}`, `{"name":"x","dependencies":{"y":"1"},"scripts":{"test":"node --test"}}`, true},
+		{"package.json", `{"name":"x","scripts":{"test":"node --test"}}`, `{"name":"x","scripts":{"test":"exit 0"}}`, false},
+		{"package.json", `{"name":"x","scripts":{"test":"jest"}}`, `{"name":"x","scripts":{"test":"jest"},"jest":{"testMatch":[]}}`, false},
+		{"pkg/package.json", `{"name":"x"}`, `{"name":"x","imports":{"#lib":"./fake.js"}}`, false},
+		{"main.go", "package main", "package main // x", false},
+	}
+	for _, c := range cases {
+		if keep, why := KeepTestConfigEdit(c.file, []byte(c.old), []byte(c.cur)); keep != c.keep {
+			t.Errorf("%s: %q → %q: keep %v (%s), want %v", c.file, c.old, c.cur, keep, why, c.keep)
+		}
+	}
 }

@@ -99,6 +99,9 @@ func (l *Loop) applyDefaults() {
 	if l.VerifyBaseline == "" {
 		l.VerifyBaseline = "all"
 	}
+	if l.HoldoutFeedback == "" {
+		l.HoldoutFeedback = "count"
+	}
 	if l.Sandbox == "" {
 		l.Sandbox = "auto"
 	}
@@ -267,7 +270,23 @@ func (l *Loop) validate(nodes map[string]*yaml.Node) []Problem {
 	if l.Shape == ShapeRalph && len(l.Verify) == 0 {
 		at("verify", "verify is empty: the ralph shape stops only when its verify checks pass, so it needs at least one")
 	}
-	for key, cmds := range map[string][]string{"setup": l.Setup, "verify": l.Verify, "objective_verify": l.ObjectiveVerify} {
+	switch l.HoldoutFeedback {
+	case "count", "names", "full":
+	default:
+		at("holdout_feedback", "holdout_feedback: %q is not known (count, names or full): what a failing holdout check tells the next prompt", l.HoldoutFeedback)
+	}
+	if len(l.Holdout) > 0 && len(l.HoldoutVerify) == 0 {
+		at("holdout", "holdout names files but holdout_verify is empty: name the commands that run the holdout tests")
+	}
+	if len(l.HoldoutVerify) > 0 && len(l.Holdout) == 0 {
+		at("holdout_verify", "holdout_verify runs commands but holdout names no files: name the holdout test files (globs) the agent must not see")
+	}
+	for i, g := range l.Holdout {
+		if !doublestar.ValidatePattern(g) || strings.HasPrefix(g, "/") || strings.HasPrefix(g, "../") || strings.Contains(g, "/../") {
+			at(fmt.Sprintf("holdout[%d]", i), "holdout: %q is not a glob of files inside the loop folder", g)
+		}
+	}
+	for key, cmds := range map[string][]string{"setup": l.Setup, "verify": l.Verify, "objective_verify": l.ObjectiveVerify, "holdout_verify": l.HoldoutVerify} {
 		for i, cmd := range cmds {
 			if strings.TrimSpace(cmd) == "" {
 				at(fmt.Sprintf("%s[%d]", key, i), "%s: entry %d is empty: write it, or remove the line", key, i+1)

@@ -163,7 +163,10 @@ var judgeRules = map[string]judgeRule{
 		}
 		return "verify_baseline may only become all"
 	},
-	"check_timeout": refuse("a check's time limit may not change"),
+	"check_timeout":    refuse("a check's time limit may not change"),
+	"holdout":          refuse("the holdout set is the user's: it may not change"),
+	"holdout_verify":   refuse("the holdout checks are the user's: they may not change"),
+	"holdout_feedback": refuse("what a holdout check tells the agent may not change"),
 	"protect": func(d fieldDiff, _, _ *Loop) string {
 		if !d.New.IsValid() {
 			return "protect may only grow"

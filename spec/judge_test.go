@@ -101,6 +101,8 @@ budget: {iterations: 10, cycles: 3, cost_usd: 5, wall: 1h, same_failure: 3, gap_
 setup: ["go mod download"]
 verify: ["go build ./...", "go test ./..."]
 objective_verify: ["./objective.sh"]
+holdout: ["holdout/*_test.go"]
+holdout_verify: ["go test ./holdout/"]
 verify_baseline: new-only
 check_timeout: 10m
 protect: ["**/*_test.go"]
@@ -227,6 +229,9 @@ var judgeCases = []judgeCase{
 	{"verify_baseline", "baseline to new-only", func(l *Loop) { l.VerifyBaseline = "new-only" }, false, func(l *Loop) { l.VerifyBaseline = "all" }},
 	{"check_timeout", "check timeout raised", func(l *Loop) { l.CheckTimeout = Duration(time.Hour) }, false, nil},
 	{"check_timeout", "check timeout lowered", func(l *Loop) { l.CheckTimeout = Duration(time.Minute) }, false, nil},
+	{"holdout", "a holdout glob dropped", func(l *Loop) { l.Holdout = nil }, false, nil},
+	{"holdout_verify", "a holdout check dropped", func(l *Loop) { l.HoldoutVerify = nil }, false, nil},
+	{"holdout_feedback", "holdout feedback opened", func(l *Loop) { l.HoldoutFeedback = "full" }, false, nil},
 	{"protect", "protect grows", func(l *Loop) { l.Protect = append(l.Protect, "checks/**") }, true, nil},
 	{"protect", "protect shrinks", func(l *Loop) { l.Protect = nil }, false, nil},
 	{"protect_defaults", "protect_defaults set on", func(l *Loop) { l.ProtectDefaults = bptr(true) }, true, nil},

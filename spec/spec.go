@@ -57,6 +57,15 @@ type Loop struct {
 	// AllowPassing lets a loop start although every check already passes
 	// (the "keep it green" use); otherwise that stops the loop at once.
 	AllowPassing bool `yaml:"allow_passing"`
+	// Holdout are globs of test files the agent never sees (hidden in its
+	// sandbox, never in a prompt); HoldoutVerify the commands that run
+	// them, only in the clean room that decides DONE. HoldoutFeedback
+	// says what a failing holdout check tells the next prompt: count
+	// (default: how many fail), names (which commands) or full (their
+	// failure lines).
+	Holdout         []string `yaml:"holdout"`
+	HoldoutVerify   []string `yaml:"holdout_verify"`
+	HoldoutFeedback string   `yaml:"holdout_feedback"`
 	// TestSummaries teach the passing-count rule another runner's summary
 	// line (the built-in runners need none).
 	TestSummaries []testcount.Pattern `yaml:"test_summaries"`

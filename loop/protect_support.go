@@ -1,0 +1,150 @@
+package loop
+
+import (
+	"go/parser"
+	"go/token"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// goTestSupport finds the Go packages of the folder that only tests use:
+// imported from _test.go files and from no other package's code, save
+// other such packages (an assertion helper and what it imports). Their
+// files are test code: the go-test-support rule protects them and the
+// clean room puts them back. It returns their folders (relative, with
+// slashes; "." for the top).
+func goTestSupport(dir string, files []string) map[string]bool {
+	mods := map[string]string{} // folder of a go.mod → module path
+	for _, f := range files {
+		if path.Base(f) == "go.mod" {
+			if m := modulePath(filepath.Join(dir, filepath.FromSlash(f))); m != "" {
+				mods[path.Dir(f)] = m
+			}
+		}
+	}
+	if len(mods) == 0 {
+		return nil
+	}
+	importPath := func(folder string) string {
+		for d := folder; ; d = path.Dir(d) {
+			if m, ok := mods[d]; ok {
+				if d == folder {
+					return m
+				}
+				rel := strings.TrimPrefix(folder, d+"/")
+				if d == "." {
+					rel = folder
+				}
+				return m + "/" + rel
+			}
+			if d == "." || d == "/" {
+				return ""
+			}
+		}
+	}
+	folderOf := map[string]string{}       // import path → folder
+	testUsed := map[string]bool{}         // imported by a test file
+	users := map[string]map[string]bool{} // import path → packages whose code imports it
+	fset := token.NewFileSet()
+	for _, f := range files {
+		if !strings.HasSuffix(f, ".go") || underDefaultSkipped(f) {
+			continue
+		}
+		folder := path.Dir(f)
+		pkg := importPath(folder)
+		if pkg == "" {
+			continue
+		}
+		folderOf[pkg] = folder
+		af, err := parser.ParseFile(fset, filepath.Join(dir, filepath.FromSlash(f)), nil, parser.ImportsOnly)
+		if err != nil {
+			continue
+		}
+		test := strings.HasSuffix(f, "_test.go")
+		for _, im := range af.Imports {
+			p, err := strconv.Unquote(im.Path.Value)
+			if err != nil {
+				continue
+			}
+			if test {
+				testUsed[p] = true
+				continue
+			}
+			if users[p] == nil {
+				users[p] = map[string]bool{}
+			}
+			users[p][pkg] = true
+		}
+	}
+	cand := map[string]bool{}
+	for p := range testUsed {
+		if _, ours := folderOf[p]; ours {
+			cand[p] = true
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for p := range cand {
+			for u := range users[p] {
+				if u != p && !cand[u] {
+					delete(cand, p)
+					changed = true
+					break
+				}
+			}
+		}
+	}
+	out := map[string]bool{}
+	for p := range cand {
+		out[folderOf[p]] = true
+	}
+	return out
+}
+
+func modulePath(gomod string) string {
+	data, err := readBounded(gomod, 1<<20)
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "module" {
+			return strings.Trim(f[1], `"`)
+		}
+	}
+	return ""
+}
+
+// pythonModuleRun finds `python -m NAME` in a command.
+var pythonModuleRun = regexp.MustCompile(`(?:^|[\s;&|(])(?:\S*/)?(?:python[0-9.]*|py)\s+(?:-[A-Za-z]+\s+)*-m\s*([A-Za-z_][A-Za-z0-9_]*)`)
+
+// shadowable are the modules the checks run with `python -m NAME`: a new
+// NAME.py or NAME/ at the top of the loop folder would be run instead of
+// the real one (the working folder comes first on Python's path).
+func shadowable(cmds ...[]string) map[string]bool {
+	out := map[string]bool{}
+	for _, list := range cmds {
+		for _, c := range list {
+			for _, m := range pythonModuleRun.FindAllStringSubmatch(c, -1) {
+				out[m[1]] = true
+			}
+		}
+	}
+	return out
+}
+
+// shadows says whether rel (a file that did not exist at the start) would
+// shadow a module a check runs.
+func (r *ProtectRules) shadows(rel string) (string, bool) {
+	top, _, _ := strings.Cut(rel, "/")
+	name := strings.TrimSuffix(top, ".py")
+	if top == rel && name == top || !r.shadow[name] {
+		return "", false
+	}
+	if r.shadowAtStart[top] {
+		return "", false // the project's own module
+	}
+	return name, true
+}
