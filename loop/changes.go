@@ -318,6 +318,10 @@ func (e *Engine) resolveProtected() (*protCache, error) {
 		return nil, err
 	}
 	all := rules.Files()
+	var runners runnerFiles
+	if _, err := os.Lstat(loopdir.Private(e.priv).ProtectedAtStart()); err != nil {
+		runners = rules.runnerFiles() // the first run: what the clean room will keep
+	}
 	rules.files, rules.skipped = nil, nil // rule() needs neither; a large checkout's list is not kept
 	start := map[string]bool{}
 	if data, err := os.ReadFile(loopdir.Private(e.priv).ProtectedAtStart()); err == nil {
@@ -336,6 +340,11 @@ func (e *Engine) resolveProtected() (*protCache, error) {
 				list = append(list, p.Path)
 				start[p.Path] = true
 			}
+		}
+		// And the runner files of every ecosystem, for the clean room.
+		rdata, _ := json.Marshal(runners)
+		if err := WriteFileAtomic(loopdir.Private(e.priv).RunnerFilesAtStart(), rdata); err != nil {
+			return nil, err
 		}
 		data, _ := json.Marshal(list)
 		if err := WriteFileAtomic(loopdir.Private(e.priv).ProtectedAtStart(), data); err != nil {

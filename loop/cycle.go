@@ -328,8 +328,19 @@ func (e *Engine) stepObjectiveGate(ctx context.Context) error {
 	violations := e.ratchet("objective", results)
 	pass := allPass(results)
 	gap := failureSignal(violations, results)
+	var room *record.CleanRoom
+	if pass && (e.st.ObjectiveFailed || e.spec.AllowPassing) {
+		// DONE is decided in the clean room.
+		var signal string
+		if room, signal = e.judgeCleanRoom(ctx, "objective", e.spec.ObjectiveVerify); ctx.Err() != nil {
+			return e.stop(ReasonInterrupted, "interrupted during the objective gate's clean room")
+		}
+		if !room.Pass {
+			pass, gap = false, signal
+		}
+	}
 	e.emit(record.Event{Event: record.Verify, Gate: "objective", Pass: record.Bool(pass), Checks: checksOf(results),
-		FailureSignal: gap, Signature: sigIf(!pass, gap)})
+		FailureSignal: gap, Signature: sigIf(!pass, gap), CleanRoom: room})
 	e.noteCheckpoint(results, false)
 	e.st.Evidence = append(e.st.Evidence, evidence("objective", results, nil)...)
 	if pass {
@@ -461,8 +472,19 @@ func (e *Engine) stepRalph(ctx context.Context) error {
 	}
 	pass := allPass(results) && len(problems) == 0
 	signal := failureSignal(problems, results)
+	var room *record.CleanRoom
+	if pass && (e.st.ObjectiveFailed || e.spec.AllowPassing) {
+		// DONE is decided in the clean room.
+		var rs string
+		if room, rs = e.judgeCleanRoom(ctx, "verify", e.spec.Verify); ctx.Err() != nil {
+			return e.stop(ReasonInterrupted, "interrupted during the verify checks' clean room")
+		}
+		if !room.Pass {
+			pass, signal = false, rs
+		}
+	}
 	e.emit(record.Event{Event: record.Verify, Gate: "verify", Pass: record.Bool(pass), Checks: checksOf(results), Errors: problems,
-		FailureSignal: signal, Signature: sigIf(!pass, signal)})
+		FailureSignal: signal, Signature: sigIf(!pass, signal), CleanRoom: room})
 	e.noteCheckpoint(results, false)
 	e.st.Evidence = evidence("verify", results, problems)
 	if pass {

@@ -188,15 +188,15 @@ func NewProtectRules(dir string, l *spec.Loop) (*ProtectRules, error) {
 		if err := r.gatePrograms(); err != nil {
 			return nil, err
 		}
-		if r.ecos[ecoGo] {
-			r.support = goTestSupport(abs, r.files)
-		}
-		r.shadow = shadowable(l.Verify, l.ObjectiveVerify, l.HoldoutVerify)
-		r.shadowAtStart = map[string]bool{}
-		if ents, err := os.ReadDir(abs); err == nil {
-			for _, e := range ents {
-				r.shadowAtStart[e.Name()] = true
-			}
+	}
+	if r.ecos[ecoGo] {
+		r.support = goTestSupport(abs, r.files)
+	}
+	r.shadow = shadowable(l.Verify, l.ObjectiveVerify, l.HoldoutVerify)
+	r.shadowAtStart = map[string]bool{}
+	if ents, err := os.ReadDir(abs); err == nil {
+		for _, e := range ents {
+			r.shadowAtStart[e.Name()] = true
 		}
 	}
 	return r, nil

@@ -6,8 +6,11 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
 )
 
 // goTestSupport finds the Go packages of the folder that only tests use:
@@ -147,4 +150,55 @@ func (r *ProtectRules) shadows(rel string) (string, bool) {
 		return "", false // the project's own module
 	}
 	return name, true
+}
+
+// RunnerFile says whether a test runner may load rel: a test file, test
+// data, test support or runner configuration of any ecosystem (whether the
+// folder showed that ecosystem or not), or a new module named like one a
+// check runs with `python -m`. protect_except frees a file from it, as
+// from the default rules; dependency and build folders are not looked
+// into.
+func (r *ProtectRules) RunnerFile(rel string) bool {
+	if underDefaultSkipped(rel) {
+		return false
+	}
+	for _, g := range r.l.ProtectExcept {
+		if ok, _ := doublestar.Match(strings.TrimPrefix(g, "./"), rel); ok {
+			return false
+		}
+	}
+	if _, ok := r.shadows(rel); ok {
+		return true
+	}
+	if strings.HasSuffix(rel, ".go") && r.support[path.Dir(rel)] {
+		return true
+	}
+	for _, dr := range defaultRules {
+		if dr.matches(rel, r.crates) {
+			return true
+		}
+	}
+	return false
+}
+
+// runnerFiles is what the clean room knows of the loop folder at the
+// loop's start: its runner files and its top-level names (a module a check
+// runs with `python -m` that was there is the project's own).
+type runnerFiles struct {
+	Files []string `json:"files"`
+	Top   []string `json:"top"`
+}
+
+func (r *ProtectRules) runnerFiles() runnerFiles {
+	out := runnerFiles{Files: []string{}, Top: []string{}}
+	for _, f := range r.files {
+		if r.RunnerFile(f) {
+			out.Files = append(out.Files, f)
+		}
+	}
+	for n := range r.shadowAtStart {
+		out.Top = append(out.Top, n)
+	}
+	sort.Strings(out.Top)
+	return out
 }

@@ -610,9 +610,21 @@ func (e *Engine) reviewFinal(ctx context.Context, rs *ReviewState) error {
 	e.applyBaseline(results)
 	pass := allPass(results)
 	signal := failureSignal(nil, results)
+	rs.Open = e.reviewOpen(rs)
+	var room *record.CleanRoom
+	if pass && len(results) > 0 && len(rs.Open) == 0 {
+		// DONE is decided in the clean room.
+		var crs string
+		if room, crs = e.judgeCleanRoom(ctx, "review-final", e.spec.GateChecks()); ctx.Err() != nil {
+			return e.stop(ReasonInterrupted, "interrupted during the final checks' clean room")
+		}
+		if !room.Pass {
+			pass, signal = false, crs
+		}
+	}
 	if len(results) > 0 {
 		e.emit(record.Event{Event: record.Verify, Gate: "review-final", Pass: record.Bool(pass), Checks: checksOf(results),
-			FailureSignal: signal, Signature: sigIf(!pass, signal)})
+			FailureSignal: signal, Signature: sigIf(!pass, signal), CleanRoom: room})
 	} else {
 		e.addNotVerified("no verify checks: the change was judged by the reviewer alone")
 	}
@@ -629,6 +641,9 @@ func (e *Engine) reviewFinal(ctx context.Context, rs *ReviewState) error {
 			how = "the fix check confirmed every fixed finding closed"
 		}
 		summary = fmt.Sprintf("no finding at or above the bar (%s) is open after %d round(s): %s; the checks pass", e.spec.Review.Bar, rounds, how)
+	case len(rs.Open) == 0 && room != nil && !room.Pass:
+		reason = ReasonBudget
+		summary = "no finding at or above the bar is open and the final checks pass, but not in the clean room: " + oneLine(strings.SplitN(signal, "\n", 2)[0])
 	case len(rs.Open) == 0:
 		reason = ReasonBudget
 		summary = fmt.Sprintf("no finding at or above the bar is open, but the final checks fail: %s", firstFailure(results))

@@ -95,6 +95,15 @@ func (p Private) Blob(sum string) string { return filepath.Join(p.Blobs(), sum[:
 // loop started: those may not be edited; test files added since may.
 func (p Private) ProtectedAtStart() string { return p.join("protected-at-start.json") }
 
+// RunnerFilesAtStart lists the files a test runner loads (tests, test
+// data and support, runner configuration, of any ecosystem) that the loop
+// folder held when the loop started: the clean room sets aside the others.
+func (p Private) RunnerFilesAtStart() string { return p.join("runner-files-at-start.json") }
+
+// HoldoutChecks holds the holdout checks' output: never in the records,
+// which the agent can read.
+func (p Private) HoldoutChecks() string { return p.join("holdout-checks") }
+
 // TestsBaseline holds, per check command, the test results at the
 // baseline (raised when a gate passes with more): the passing-count ratchet.
 func (p Private) TestsBaseline() string { return p.join("tests-baseline.json") }

@@ -83,6 +83,22 @@ type Check struct {
 	Tests *TestCounts `json:"tests,omitempty"`
 }
 
+// CleanRoom is the clean room's verdict: the gate's checks run again on
+// the final tree with the test files and runner configuration the agent
+// added set aside, and the holdout checks beside them. Holdout checks are
+// counted, never quoted: the records are readable by the agent.
+type CleanRoom struct {
+	Pass           bool     `json:"pass"`
+	Mode           string   `json:"mode,omitempty"`      // view (a copy-on-write view at the folder's path) | copy
+	SetAside       []string `json:"set_aside,omitempty"` // files the agent added that a test runner loads
+	Checks         []Check  `json:"checks,omitempty"`
+	HoldoutPassed  int      `json:"holdout_passed,omitempty"`
+	HoldoutFailed  int      `json:"holdout_failed,omitempty"`
+	HoldoutOfTests bool     `json:"holdout_of_tests,omitempty"` // the holdout figures count tests, not commands
+	DurationMS     int64    `json:"duration_ms"`
+	Error          string   `json:"error,omitempty"` // the clean room could not be made
+}
+
 // TestCounts are a check's test results.
 type TestCounts struct {
 	Runner  string `json:"runner"`
@@ -154,6 +170,10 @@ type Event struct {
 	NotVerified []string `json:"not_verified,omitempty"`
 	Evidence    []string `json:"evidence,omitempty"`
 	Changes     []string `json:"changes,omitempty"`
+
+	// CleanRoom is the verdict of the clean room beside a gate that
+	// would end the loop DONE.
+	CleanRoom *CleanRoom `json:"clean_room,omitempty"`
 
 	// Data carries shape-specific payloads (review findings, supervisor diffs).
 	Data json.RawMessage `json:"data,omitempty"`
@@ -453,6 +473,19 @@ func Describe(e Event) string {
 		label := e.Gate + " gate"
 		if e.Event == Baseline {
 			label = "baseline"
+		}
+		if cr := e.CleanRoom; cr != nil {
+			room := "clean room pass"
+			if !cr.Pass {
+				room = "clean room FAIL"
+			}
+			if len(cr.SetAside) > 0 {
+				room += " (set aside: " + strings.Join(cr.SetAside, ", ") + ")"
+			}
+			if n := cr.HoldoutPassed + cr.HoldoutFailed; n > 0 {
+				room += fmt.Sprintf(" holdout %d/%d", cr.HoldoutPassed, n)
+			}
+			parts = append(parts, room)
 		}
 		return fmt.Sprintf("%s %s: %s", label, pass(), strings.Join(parts, "; "))
 	case PlanArchived:
