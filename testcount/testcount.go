@@ -152,6 +152,9 @@ type Parser struct {
 	tapLast  bool // the previous non-blank line was a TAP test point
 	// TAP: names of test points seen before the output proved to be TAP.
 	tapPending []pendingName
+
+	// The failing tests and their messages (Failures).
+	fails fails
 }
 
 type pendingName struct {
@@ -167,6 +170,7 @@ type indented struct {
 // NewParser returns a Parser that also counts with the user's patterns.
 func NewParser(extra []Pattern) (*Parser, error) {
 	p := &Parser{tapYAML: -1}
+	p.fails.init()
 	for i, pat := range extra {
 		c, err := pat.compile()
 		if err != nil {
@@ -239,6 +243,7 @@ func (p *Parser) Line(b []byte) {
 	for i := range p.extra {
 		p.extra[i].line(b)
 	}
+	p.failLine(b)
 }
 
 // Counts ends the stream (a last line without a newline is read) and
