@@ -8,6 +8,9 @@
 // jest, vitest, node --test (TAP and spec reporters), cargo test and any TAP
 // producer, plus patterns the user adds for other runners (Pattern).
 //
+// Parser.Failures names the failing tests with the lines that say why they
+// failed, for a check's failure signal.
+//
 // Output is read as a stream in bounded memory: lines are cut at MaxLine
 // bytes and the names kept are capped at MaxNameBytes per list.
 package testcount
