@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -34,7 +35,9 @@ type CheckResult struct {
 
 // runCheck runs one shell command in dir, saving its whole output to
 // outPath, and keeps in memory only what the failure signal needs: the
-// matching lines (up to SignalLines) and the last SignalLines lines.
+// failing tests a test runner's output names, with their messages
+// (testcount.Failures); else the lines matching FAIL, Error or not ok (up
+// to SignalLines), else the last SignalLines lines.
 func runCheck(ctx context.Context, dir, command, outPath string, timeout time.Duration, env []string, summaries []testcount.Pattern, red *redact.Redactor) CheckResult {
 	start := time.Now()
 	res := CheckResult{Check: record.Check{Command: command, Output: outPath}}
@@ -118,6 +121,13 @@ func runCheck(ctx context.Context, dir, command, outPath string, timeout time.Du
 		if len(lines) == 0 {
 			lines = tail
 		}
+		if tests != nil {
+			// A runner's output names its failing tests: each with its
+			// message, which the lines above often miss.
+			if fs, more := tests.Failures(); len(fs) > 0 {
+				lines = testFailureLines(fs, more, red)
+			}
+		}
 		if res.TimedOut {
 			lines = append([]string{"check timed out after " + timeout.String()}, lines...)
 			if len(lines) > SignalLines {
@@ -131,6 +141,54 @@ func runCheck(ctx context.Context, dir, command, outPath string, timeout time.Du
 		res.Signal = strings.Join(lines, "\n")
 	}
 	return res
+}
+
+// testFailureLines is the failure signal of a check whose output names its
+// failing tests: "FAIL: name" for each, its message lines under it,
+// indented, SignalLines lines in all. Every test shown gets its first
+// message line before any gets a second; the tests past the cap are counted.
+// The lines were redacted as the output was read; a runner's decoded text
+// (go test -json) is redacted again.
+func testFailureLines(fs []testcount.Failure, more int, red *redact.Redactor) []string {
+	shown := len(fs)
+	if shown+min(more, 1) > SignalLines {
+		shown = SignalLines - 1
+		more += len(fs) - shown
+	}
+	budget := SignalLines - shown - min(more, 1)
+	allot := make([]int, shown)
+	for budget > 0 {
+		gave := false
+		for i := 0; i < shown && budget > 0; i++ {
+			if allot[i] < len(fs[i].Lines) {
+				allot[i]++
+				budget--
+				gave = true
+			}
+		}
+		if !gave {
+			break
+		}
+	}
+	var out []string
+	for i, f := range fs[:shown] {
+		out = append(out, cutLine("FAIL: "+red.String(f.Name)))
+		for _, l := range f.Lines[:allot[i]] {
+			out = append(out, cutLine("    "+red.String(l)))
+		}
+	}
+	if more > 0 {
+		out = append(out, fmt.Sprintf("… and %d more failing tests", more))
+	}
+	return out
+}
+
+// cutLine keeps a signal line to 500 bytes.
+func cutLine(line string) string {
+	if len(line) > 500 {
+		return strings.ToValidUTF8(line[:500], "") + "…"
+	}
+	return line
 }
 
 var normalizers = []struct {

@@ -21,6 +21,7 @@ func (e *Engine) promptData(phase string) PromptData {
 		Objective: e.spec.Objective, Phase: phase, Cycle: e.st.Cycle, Iteration: e.st.Iterations,
 		Paths:  Paths{Dir: e.dir, Plan: loopdir.OutputDir + "/plan.json", Progress: loopdir.OutputDir + "/progress.txt", Records: loopdir.RecordsDir},
 		Schema: PlanSchema, Vars: e.spec.Vars, Repeated: e.st.SameCount >= 2, Tried: e.st.Tried,
+		Verify: e.spec.Verify, ObjectiveVerify: e.spec.ObjectiveVerify, Baseline: e.baselinePrompt(),
 	}
 }
 

@@ -597,6 +597,7 @@ func (e *Engine) stepBaseline(ctx context.Context) error {
 	if !e.st.BaselineDone {
 		cmds := e.spec.GateChecks()
 		base := map[string][]string{}
+		baselineSignal := ""
 		if len(cmds) > 0 {
 			results := e.runChecks(ctx, "baseline", cmds)
 			if ctx.Err() != nil {
@@ -607,6 +608,7 @@ func (e *Engine) stepBaseline(ctx context.Context) error {
 					base[r.Command] = normalizeAll(r.Lines)
 				}
 			}
+			baselineSignal = failureSignal(nil, results)
 			e.emit(record.Event{Event: record.Baseline, Pass: record.Bool(allPass(results)), Checks: checksOf(results),
 				Message: fmt.Sprintf("%d of %d checks already fail before any agent run", len(base), len(cmds))})
 			e.noteCheckpoint(results, true)
@@ -616,6 +618,7 @@ func (e *Engine) stepBaseline(ctx context.Context) error {
 			e.saveTestBase(results, false)
 		}
 		e.st.Baseline = base
+		e.st.BaselineSignal = baselineSignal
 		e.st.BaselineDone = true
 	}
 	switch e.spec.Shape {

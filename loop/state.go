@@ -57,6 +57,9 @@ type State struct {
 	// Baseline holds, per check command, the normalized failure lines seen
 	// before the first agent run.
 	Baseline map[string][]string `json:"baseline,omitempty"`
+	// BaselineSignal is the failure signal of the checks that failed then,
+	// as the prompts show it.
+	BaselineSignal string `json:"baseline_signal,omitempty"`
 
 	// What the next plan/re-plan/build prompt must carry.
 	PendingErrors []string `json:"pending_errors,omitempty"` // cycle gate errors

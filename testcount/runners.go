@@ -229,6 +229,7 @@ func (p *Parser) flushGo(pkg string) {
 		p.pendName(qualify(pkg, n.name), n.skipped)
 	}
 	p.goPending = p.goPending[:0]
+	p.qualifyGo(pkg)
 }
 
 // pytest
@@ -697,6 +698,7 @@ func (p *Parser) tapLine(b []byte, tapLast bool) {
 		p.tapName(name, true)
 	case len(m[2]) > 0:
 		p.tap.failed++
+		p.fails.tapFail, p.fails.tapName, p.fails.tapPointIn = true, name, ind
 	default:
 		p.tap.passed++
 		p.tapName(name, false)

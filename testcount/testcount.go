@@ -8,6 +8,9 @@
 // jest, vitest, node --test (TAP and spec reporters), cargo test and any TAP
 // producer, plus patterns the user adds for other runners (Pattern).
 //
+// Parser.Failures names the failing tests with the lines that say why they
+// failed, for a check's failure signal.
+//
 // Output is read as a stream in bounded memory: lines are cut at MaxLine
 // bytes and the names kept are capped at MaxNameBytes per list.
 package testcount
@@ -152,6 +155,9 @@ type Parser struct {
 	tapLast  bool // the previous non-blank line was a TAP test point
 	// TAP: names of test points seen before the output proved to be TAP.
 	tapPending []pendingName
+
+	// The failing tests and their messages (Failures).
+	fails fails
 }
 
 type pendingName struct {
@@ -167,6 +173,7 @@ type indented struct {
 // NewParser returns a Parser that also counts with the user's patterns.
 func NewParser(extra []Pattern) (*Parser, error) {
 	p := &Parser{tapYAML: -1}
+	p.fails.init()
 	for i, pat := range extra {
 		c, err := pat.compile()
 		if err != nil {
@@ -239,6 +246,7 @@ func (p *Parser) Line(b []byte) {
 	for i := range p.extra {
 		p.extra[i].line(b)
 	}
+	p.failLine(b)
 }
 
 // Counts ends the stream (a last line without a newline is read) and

@@ -1,0 +1,592 @@
+package testcount
+
+import (
+	"bytes"
+	"encoding/json"
+	"regexp"
+	"strings"
+)
+
+// Failure is one failing test as the output shows it: its name and the
+// lines that say why it failed (the assertion's message, the panic), not
+// its whole output.
+type Failure struct {
+	// Runner is the runner whose output named it: "go", "go-json",
+	// "pytest", "jest", "vitest", "cargo" or "tap".
+	Runner string `json:"runner"`
+	Name   string `json:"name"`
+	// Lines are the message lines, without the indentation they share, at
+	// most MaxFailureLines of them, each cut at MaxFailureLineLen bytes.
+	Lines []string `json:"lines,omitempty"`
+}
+
+const (
+	// MaxFailures is the most failing tests Failures returns; the rest are
+	// only counted.
+	MaxFailures = 100
+	// MaxFailureLines is the most message lines kept per failing test.
+	MaxFailureLines = 12
+	// MaxFailureLineLen is the longest message line kept; longer ones are cut.
+	MaxFailureLineLen = 500
+	// maxPending caps the tests whose output waits for their result (go
+	// test -v and -json interleave parallel tests).
+	maxPending = 1024
+)
+
+// What each runner prints for a failing test (Failures):
+//
+//   - go test: the indented lines under "=== RUN name" (-v) or under
+//     "--- FAIL: name" (without -v), and a "panic:" line after it;
+//   - go test -json: the "output" events of a test whose "fail" event comes;
+//   - pytest: the "E" lines and the "file:line: Exception" line of each
+//     block in the FAILURES and ERRORS sections, named by the short test
+//     summary ("FAILED id - message"), whose message counts when there is
+//     no block;
+//   - jest: the lines under "● name" down to the code frame or the stack;
+//   - vitest: the lines under "FAIL file > name" down to the code frame;
+//   - cargo test: the panic ("thread 'name' panicked at ...") and its
+//     message under "---- name stdout ----";
+//   - TAP: the YAML diagnostics under "not ok", but their stack and timing.
+var (
+	goRunLine       = regexp.MustCompile(`^=== (?:RUN|CONT|NAME|PAUSE)\s+(.+)$`)
+	goResultAnyLine = regexp.MustCompile(`^\s*--- (?:PASS|FAIL|SKIP): `)
+	goroutineLine   = regexp.MustCompile(`^goroutine \d+ \[.*\]:$`)
+
+	pytestSectionHead = regexp.MustCompile(`^=+ (.*?) =+$`)
+	pytestBlockHead   = regexp.MustCompile(`^_{3,} (.+?) _{3,}$`)
+	pytestLocation    = regexp.MustCompile(`^\S+:\d+: [A-Z][\w.]*$`)
+	pytestErrorAt     = regexp.MustCompile(`^ERROR at (?:setup|teardown|call) of `)
+	pytestShortFail   = regexp.MustCompile(`^(?:\[gw\d+\] \[\s*\d+%\] )?(FAILED|ERROR) (\S+::.+?)(?: - (.*))?$`)
+
+	jestFailFile   = regexp.MustCompile(`^FAIL\s+(\S.*?)(?: \(\d.*\))?$`)
+	jestCodeFrame  = regexp.MustCompile(`^>?\s*\d+ \|`)
+	vitestFailHead = regexp.MustCompile(`^FAIL\s+(\S.* > .+)$`)
+	vitestFrame    = regexp.MustCompile(`^(?:❯|⎯)`)
+
+	cargoStdout   = regexp.MustCompile(`^---- (.+?) std(?:out|err) ----$`)
+	cargoPanicked = regexp.MustCompile(`^thread '(.*?)'(?: \(\d+\))? panicked at `)
+)
+
+// fails is the Parser's state for Failures.
+type fails struct {
+	list    []Failure
+	index   map[string]int // runner + "\x00" + name → index in list
+	dropped int            // failing tests past MaxFailures
+
+	open     int  // the failure taking message lines, or -1
+	openKind byte // which runner's rules take the next lines
+	openInd  int  // go: the indentation of its "--- FAIL" line; TAP: of its YAML block
+	base     int  // the indentation the block's first message line had, or -1
+	skipKey  bool // TAP: inside a key that is not kept (stack, duration)
+	done     bool // the block's message is over (jest, vitest, cargo: code frame or stack)
+
+	goCur    string              // go -v: the test whose output this is
+	goBuf    map[string][]string // go -v and -json: output of tests not yet ended
+	goUnq    []int               // go -v: failures whose package is not known yet
+	pySect   bool                // pytest: inside FAILURES or ERRORS
+	pySumm   bool                // pytest: inside the short test summary
+	pyUnseen map[int]bool        // pytest: blocks named by their title, not yet by the summary
+	jestFile string
+
+	// TAP: the failing test point the counting rules just read.
+	tapFail    bool
+	tapName    string
+	tapPointIn int
+}
+
+const (
+	kindNone = iota
+	kindGo
+	kindPytest
+	kindJest
+	kindVitest
+	kindCargo
+	kindTAPWait // the line after "not ok": "---" opens the YAML block
+	kindTAP
+)
+
+func (f *fails) init() { f.open = -1 }
+
+// add records a failing test and opens it for message lines; a test named
+// again (jest's summary repeats its failures) keeps its first lines.
+func (f *fails) add(runner, name string, lines []string, kind byte) int {
+	name = strings.TrimSpace(name)
+	if len(name) > MaxNameLen {
+		name = strings.ToValidUTF8(name[:MaxNameLen], "") + "…"
+	}
+	f.close()
+	key := runner + "\x00" + name
+	if i, ok := f.index[key]; ok {
+		if len(f.list[i].Lines) == 0 {
+			f.open, f.openKind, f.base = i, byte(kind), -1
+			for _, l := range lines {
+				f.line(l)
+			}
+		}
+		return i
+	}
+	if len(f.list) >= MaxFailures {
+		f.dropped++
+		return -1
+	}
+	if f.index == nil {
+		f.index = map[string]int{}
+	}
+	f.index[key] = len(f.list)
+	f.list = append(f.list, Failure{Runner: runner, Name: name})
+	f.open, f.openKind, f.base = len(f.list)-1, byte(kind), -1
+	for _, l := range lines {
+		f.line(l)
+	}
+	return len(f.list) - 1
+}
+
+func (f *fails) close() {
+	f.open, f.openKind, f.skipKey, f.done = -1, kindNone, false, false
+}
+
+// line adds a message line to the open failure, without the indentation
+// its block's first line had.
+func (f *fails) line(s string) {
+	if f.open < 0 {
+		return
+	}
+	fl := &f.list[f.open]
+	if len(fl.Lines) >= MaxFailureLines {
+		return
+	}
+	ind := len(s) - len(strings.TrimLeft(s, " \t"))
+	if f.base < 0 {
+		f.base = ind
+	}
+	s = s[min(ind, f.base):]
+	if len(s) > MaxFailureLineLen {
+		s = strings.ToValidUTF8(s[:MaxFailureLineLen], "") + "…"
+	}
+	fl.Lines = append(fl.Lines, s)
+}
+
+// bufLine keeps a line of a test's output until its result is known.
+func (f *fails) bufLine(name, s string) {
+	if f.goBuf == nil {
+		f.goBuf = map[string][]string{}
+	}
+	b, ok := f.goBuf[name]
+	if !ok && len(f.goBuf) >= maxPending {
+		return
+	}
+	if n := len(b); n > 0 && b[n-1] == "" {
+		return // the output's message is over (bufLine(name, ""))
+	}
+	if s == "" || len(b) < MaxFailureLines {
+		if len(s) > MaxFailureLineLen {
+			s = strings.ToValidUTF8(s[:MaxFailureLineLen], "") + "…"
+		}
+		f.goBuf[name] = append(b, s)
+	}
+}
+
+func (f *fails) takeBuf(name string) []string {
+	b := f.goBuf[name]
+	delete(f.goBuf, name)
+	if n := len(b); n > 0 && b[n-1] == "" {
+		b = b[:n-1]
+	}
+	return b
+}
+
+// Failures returns the failing tests the output named, in the order they
+// came, each with its message lines, and how many more failing tests there
+// were past MaxFailures. It ends the stream as Counts does. A check whose
+// output no runner recognises has none: its failure is in its plain output.
+func (p *Parser) Failures() ([]Failure, int) {
+	p.Counts()
+	var out []Failure
+	for i, fl := range p.fails.list {
+		if fl.Runner == "tap" && !p.tapSeen {
+			continue // "not ok" in output that never proved to be TAP
+		}
+		if len(fl.Lines) == 0 && p.hasChild(i) {
+			continue // a go test that failed only because a subtest did
+		}
+		fl.Lines = append([]string(nil), fl.Lines...)
+		out = append(out, fl)
+	}
+	return out, p.fails.dropped
+}
+
+func (p *Parser) hasChild(i int) bool {
+	fl := p.fails.list[i]
+	if fl.Runner != "go" && fl.Runner != "go-json" {
+		return false
+	}
+	for _, o := range p.fails.list {
+		if o.Runner == fl.Runner && strings.HasPrefix(o.Name, fl.Name+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// failLine reads one clean line for Failures, after the counting rules.
+func (p *Parser) failLine(b []byte) {
+	f := &p.fails
+	if f.tapFail {
+		f.tapFail = false
+		f.add("tap", f.tapName, nil, kindTAPWait)
+		f.openInd = f.tapPointIn
+		return
+	}
+	trim := bytes.TrimLeft(b, " \t")
+	ind := len(b) - len(trim)
+	if len(trim) == 0 {
+		switch f.openKind {
+		case kindCargo:
+			if len(f.list[f.open].Lines) > 0 {
+				f.done = true // the panic's message ends at a blank line
+			}
+		}
+		return
+	}
+	if trim[0] == '{' {
+		p.failJSON(b)
+		return
+	}
+	if len(b) > maxResultLine {
+		return
+	}
+	switch f.openKind {
+	case kindTAPWait:
+		if bytes.Equal(trim, []byte("---")) && ind >= f.openInd {
+			f.openKind, f.openInd = kindTAP, ind
+			return
+		}
+		f.close()
+	case kindTAP:
+		if ind < f.openInd || (ind == f.openInd && bytes.Equal(trim, []byte("..."))) {
+			f.close()
+			if ind == f.openInd {
+				return
+			}
+			break
+		}
+		if ind == f.openInd {
+			key, _, _ := strings.Cut(string(trim), ":")
+			f.skipKey = key == "stack" || key == "duration_ms" || key == "at"
+		}
+		if !f.skipKey {
+			f.line(string(b))
+		}
+		return
+	}
+	if p.failGo(b, trim, ind) || p.failPytest(b, trim) || p.failCargo(b, trim) || p.failJest(b, trim) {
+		return
+	}
+}
+
+// failGo reads go test's text output.
+func (p *Parser) failGo(b, trim []byte, ind int) bool {
+	f := &p.fails
+	if bytes.HasPrefix(b, []byte("=== ")) {
+		if m := goRunLine.FindSubmatch(b); m != nil {
+			if f.openKind == kindGo {
+				f.close()
+			}
+			f.goCur = ""
+			if !bytes.HasPrefix(b, []byte("=== PAUSE")) {
+				f.goCur = string(m[1])
+			}
+			return true
+		}
+	}
+	if trim[0] == '-' && bytes.HasPrefix(trim, []byte("--- ")) {
+		if m := goVLine.FindSubmatch(trim); m != nil {
+			name := string(m[2])
+			buf := f.takeBuf("\x00" + name)
+			f.goCur = ""
+			if f.openKind == kindGo {
+				f.close()
+			}
+			if string(m[1]) == "FAIL" {
+				if i := f.add("go", name, buf, kindGo); i >= 0 && f.open == i {
+					f.openInd = ind
+					f.goUnq = append(f.goUnq, i)
+				}
+			}
+			return true
+		}
+	}
+	if f.openKind == kindGo {
+		switch {
+		case ind > f.openInd:
+			f.line(string(b))
+			return true
+		case bytes.HasPrefix(b, []byte("panic: ")):
+			f.line(string(b))
+			f.close()
+			return true
+		}
+		f.close()
+	}
+	if f.goCur != "" && ind > 0 && !goResultAnyLine.Match(b) {
+		f.bufLine("\x00"+f.goCur, string(b))
+		return true
+	}
+	return false
+}
+
+// qualifyGo names go -v failures with their package, once its result line
+// names it.
+func (p *Parser) qualifyGo(pkg string) {
+	f := &p.fails
+	for _, i := range f.goUnq {
+		if pkg == "" {
+			continue
+		}
+		fl := &f.list[i]
+		delete(f.index, fl.Runner+"\x00"+fl.Name)
+		fl.Name = qualify(pkg, fl.Name)
+		if _, ok := f.index[fl.Runner+"\x00"+fl.Name]; !ok {
+			f.index[fl.Runner+"\x00"+fl.Name] = i
+		}
+	}
+	f.goUnq = f.goUnq[:0]
+	// Output of tests that never ended belongs to no later test.
+	for k := range f.goBuf {
+		if strings.HasPrefix(k, "\x00") {
+			delete(f.goBuf, k)
+		}
+	}
+}
+
+type goOutput struct {
+	Action  string
+	Package string
+	Test    string
+	Output  string
+}
+
+// failJSON reads go test -json's events.
+func (p *Parser) failJSON(b []byte) {
+	f := &p.fails
+	if !bytes.Contains(b, []byte(`"Test":`)) || !bytes.Contains(b, []byte(`"Action":`)) {
+		return
+	}
+	var action string
+	for _, a := range []string{"output", "fail", "pass", "skip"} {
+		if bytes.Contains(b, []byte(`"Action":"`+a+`"`)) {
+			action = a
+			break
+		}
+	}
+	if action == "" {
+		return
+	}
+	var ev goOutput
+	if json.Unmarshal(b, &ev) != nil || ev.Action != action || ev.Test == "" {
+		return
+	}
+	key := qualify(ev.Package, ev.Test)
+	switch action {
+	case "output":
+		for _, l := range strings.Split(strings.TrimRight(ev.Output, "\n"), "\n") {
+			l = strings.TrimRight(l, " \t\r")
+			if l == "" || strings.HasPrefix(l, "=== ") || goResultAnyLine.MatchString(l) {
+				continue
+			}
+			if goroutineLine.MatchString(l) {
+				// A panic's stack follows: its message was above it.
+				f.bufLine(key, "")
+				continue
+			}
+			f.bufLine(key, l)
+		}
+	case "fail":
+		f.add("go-json", key, f.takeBuf(key), kindNone)
+		f.close()
+	default:
+		delete(f.goBuf, key)
+	}
+}
+
+// failPytest reads pytest's FAILURES and ERRORS sections and its short
+// test summary.
+func (p *Parser) failPytest(b, trim []byte) bool {
+	f := &p.fails
+	switch b[0] {
+	case '=':
+		m := pytestSectionHead.FindSubmatch(b)
+		if m == nil {
+			return false
+		}
+		if f.openKind == kindPytest {
+			f.close()
+		}
+		title := string(m[1])
+		f.pySect = title == "FAILURES" || title == "ERRORS"
+		f.pySumm = title == "short test summary info"
+		return true
+	case '_':
+		if !f.pySect {
+			return false
+		}
+		m := pytestBlockHead.FindSubmatch(b)
+		if m == nil {
+			return false
+		}
+		name := pytestErrorAt.ReplaceAllString(string(m[1]), "")
+		if i := f.add("pytest", name, nil, kindPytest); i >= 0 {
+			if f.pyUnseen == nil {
+				f.pyUnseen = map[int]bool{}
+			}
+			f.pyUnseen[i] = true
+		}
+		return true
+	case '-':
+		if f.openKind == kindPytest && pytestCapturedStart.Match(b) {
+			f.done = true // what the test printed
+			return true
+		}
+	}
+	if f.openKind == kindPytest && !f.done {
+		if (b[0] == 'E' && (len(b) == 1 || b[1] == ' ')) || pytestLocation.Match(b) {
+			f.line(string(b))
+		}
+		return true
+	}
+	if f.pySumm && (b[0] == 'F' || b[0] == 'E' || b[0] == '[') {
+		m := pytestShortFail.FindSubmatch(b)
+		if m == nil {
+			return false
+		}
+		id, msg := string(m[2]), string(m[3])
+		// The block's title is the id past the file, "::" read as ".".
+		_, title, _ := strings.Cut(id, "::")
+		title = strings.ReplaceAll(title, "::", ".")
+		for i := range f.list {
+			fl := &f.list[i]
+			if f.pyUnseen[i] && fl.Name == title {
+				delete(f.pyUnseen, i)
+				delete(f.index, "pytest\x00"+fl.Name)
+				fl.Name = id
+				f.index["pytest\x00"+id] = i
+				if len(fl.Lines) == 0 && msg != "" {
+					fl.Lines = []string{msg}
+				}
+				return true
+			}
+		}
+		var lines []string
+		if msg != "" {
+			lines = []string{msg}
+		}
+		f.add("pytest", id, lines, kindNone)
+		f.close()
+		return true
+	}
+	return false
+}
+
+// failCargo reads cargo test's failures section.
+func (p *Parser) failCargo(b, trim []byte) bool {
+	f := &p.fails
+	if b[0] == '-' && bytes.HasPrefix(b, []byte("---- ")) {
+		if m := cargoStdout.FindSubmatch(b); m != nil {
+			name := string(m[1])
+			if p.cargoBin != "" {
+				name = p.cargoBin + " " + name
+			}
+			f.add("cargo", name, nil, kindCargo)
+			return true
+		}
+	}
+	if f.openKind != kindCargo {
+		if p.cargoBin == "" || b[0] != 't' {
+			return false
+		}
+		// cargo test -- --nocapture: the panic comes as the test runs, in
+		// the thread named after the test.
+		m := cargoPanicked.FindSubmatch(b)
+		if m == nil {
+			return false
+		}
+		f.add("cargo", p.cargoBin+" "+string(m[1]), nil, kindCargo)
+	}
+	if bytes.Equal(b, []byte("failures:")) || bytes.HasPrefix(b, []byte("test result: ")) {
+		f.close()
+		return false
+	}
+	if f.done {
+		return true
+	}
+	if m := cargoPanicked.FindSubmatchIndex(b); m != nil {
+		// The thread's id changes every run: the same failure must read the same.
+		f.line("thread '" + string(b[m[2]:m[3]]) + "' panicked at " + string(b[m[1]:]))
+		return true
+	}
+	if len(f.list[f.open].Lines) > 0 {
+		if bytes.HasPrefix(b, []byte("stack backtrace:")) || bytes.HasPrefix(b, []byte("note: ")) {
+			f.done = true
+		} else {
+			f.line(string(b))
+		}
+	}
+	return true
+}
+
+// failJest reads jest's "●" blocks and vitest's "FAIL file > test" blocks.
+func (p *Parser) failJest(b, trim []byte) bool {
+	f := &p.fails
+	if bytes.HasPrefix(trim, []byte("FAIL ")) {
+		if m := vitestFailHead.FindSubmatch(trim); m != nil {
+			f.add("vitest", string(m[1]), nil, kindVitest)
+			return true
+		}
+		if m := jestFailFile.FindSubmatch(trim); m != nil {
+			f.jestFile = string(m[1])
+			if f.openKind == kindJest {
+				f.close()
+			}
+			return true
+		}
+	}
+	if bytes.HasPrefix(trim, []byte("PASS ")) || bytes.HasPrefix(b, []byte("Test Suites:")) || bytes.HasPrefix(b, []byte("Summary of all failing tests")) {
+		if f.openKind == kindJest {
+			f.close()
+		}
+		f.jestFile = ""
+		return false
+	}
+	if bytes.HasPrefix(trim, []byte("● ")) {
+		title := strings.TrimSpace(string(trim[len("● "):]))
+		if title == "Console" {
+			if f.openKind == kindJest {
+				f.close()
+			}
+			return true
+		}
+		name := title
+		if f.jestFile != "" {
+			name = f.jestFile + " › " + title
+		}
+		f.add("jest", name, nil, kindJest)
+		return true
+	}
+	switch f.openKind {
+	case kindJest:
+		if f.done || jestCodeFrame.Match(trim) || bytes.HasPrefix(trim, []byte("at ")) {
+			f.done = true
+			return true
+		}
+		f.line(string(b))
+		return true
+	case kindVitest:
+		if f.done || vitestFrame.Match(trim) {
+			f.done = true
+			return true
+		}
+		f.line(string(b))
+		return true
+	}
+	return false
+}
