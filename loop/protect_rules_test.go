@@ -488,3 +488,23 @@ func TestKeepRunnerConfigEdit(t *testing.T) {
 		}
 	}
 }
+
+// Test support code is test code: a package only tests import (and what
+// only it imports) is protected like the tests; a package the deliverable
+// imports too is not, and neither is one nothing imports.
+func TestProtectGoTestSupport(t *testing.T) {
+	dir, l := protectFixture(t, goLoop, map[string]string{
+		"go.mod":                         "module example.com/x\n",
+		"add.go":                         "package x\n\nimport _ \"example.com/x/internal/shared\"\n",
+		"add_test.go":                    "package x\n\nimport (\n\t\"testing\"\n\t\"example.com/x/internal/testutil\"\n\t\"example.com/x/internal/shared\"\n)\n",
+		"internal/testutil/equal.go":     "package testutil\n\nimport _ \"example.com/x/internal/testutil/deep\"\n",
+		"internal/testutil/deep/deep.go": "package deep\n",
+		"internal/shared/shared.go":      "package shared\n",
+		"internal/unused/unused.go":      "package unused\n",
+	})
+	got := resolved(t, dir, l)
+	wantProtected(t, got, map[string]string{
+		"internal/testutil/equal.go":     "go test support: a package only tests import (default rule go-test-support)",
+		"internal/testutil/deep/deep.go": "go-test-support",
+	}, "add.go", "internal/shared/shared.go", "internal/unused/unused.go")
+}

@@ -82,9 +82,13 @@ func goTestSupport(dir string, files []string) map[string]bool {
 			users[p][pkg] = true
 		}
 	}
+	// Every package of ours that something imports, less those the
+	// deliverable's code imports (directly, or through a package that
+	// is not test support), until nothing changes: what stays is
+	// reached from test files only (the import graph has no cycles).
 	cand := map[string]bool{}
-	for p := range testUsed {
-		if _, ours := folderOf[p]; ours {
+	for p := range folderOf {
+		if testUsed[p] || len(users[p]) > 0 {
 			cand[p] = true
 		}
 	}
