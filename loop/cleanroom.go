@@ -117,16 +117,17 @@ func (e *Engine) cleanRoom(ctx context.Context, gate string, cmds []string) clea
 			return filepath.Join(dir, fmt.Sprintf("%s-c%d-i%d-%s-%s-%d.log", stamp, e.st.Cycle, e.st.Iterations, gate, kind, i+1))
 		}
 	}
-	run := func(cmds []string, logPath func(int) string) ([]CheckResult, error) {
-		return e.inCleanRoom(ctx, aside, cmds, logPath)
-	}
-	if cr.results, err = run(cmds, logAt(logs, "clean-room")); err != nil {
+	// The gate's checks see neither what is set aside nor the holdout
+	// files (their output may reach a prompt); the holdout checks see
+	// the holdout files.
+	hidden := append(append([]string{}, aside...), e.holdouts...)
+	if cr.results, err = e.inView(ctx, hidden, cmds, logAt(logs, "clean-room")); err != nil {
 		cr.rec.Error = "the clean room cannot be made: " + err.Error()
 		return cr
 	}
 	cr.rec.Checks = checksOf(cr.results)
 	if len(e.spec.HoldoutVerify) > 0 && ctx.Err() == nil {
-		if cr.holdout, err = run(e.spec.HoldoutVerify, logAt(held, "holdout")); err != nil {
+		if cr.holdout, err = e.inView(ctx, aside, e.spec.HoldoutVerify, logAt(held, "holdout")); err != nil {
 			cr.rec.Error = "the clean room cannot be made: " + err.Error()
 			return cr
 		}
@@ -166,14 +167,14 @@ func holdoutCounts(rs []CheckResult) (passed, failed int, tests bool) {
 	return passed, failed, tests
 }
 
-// inCleanRoom runs cmds in a view of the loop folder with aside hidden, or
-// in a copy of it where no view can be made.
-func (e *Engine) inCleanRoom(ctx context.Context, aside, cmds []string, logPath func(int) string) ([]CheckResult, error) {
+// inView runs cmds in a view of the loop folder with hide hidden, or in a
+// copy of it where no view can be made.
+func (e *Engine) inView(ctx context.Context, hide, cmds []string, logPath func(int) string) ([]CheckResult, error) {
 	if len(cmds) == 0 {
 		return nil, nil
 	}
 	if sandbox.LayerProbe() != nil {
-		return e.inCleanCopy(ctx, aside, cmds, logPath)
+		return e.inCleanCopy(ctx, hide, cmds, logPath)
 	}
 	l := layerOf(e.dir, "cleanroom", e.dir)
 	if _, err := sandbox.PrepareLayer(l); err != nil {
@@ -186,7 +187,7 @@ func (e *Engine) inCleanRoom(ctx context.Context, aside, cmds []string, logPath 
 	// Each check runs `exec HELPER` with the view in its environment: the
 	// helper lays the view in a mount namespace of its own and runs the
 	// check's own command there.
-	v := sandbox.View{Layer: l, Hide: aside}
+	v := sandbox.View{Layer: l, Hide: hide}
 	var out []CheckResult
 	red := Redactor(e.spec)
 	for i, c := range cmds {
@@ -322,12 +323,8 @@ func (e *Engine) judgeCleanRoom(ctx context.Context, gate string, cmds []string)
 // holdout_feedback says: how many fail (count), which commands (names), or
 // their failure lines (full).
 func (e *Engine) holdoutSignal(cr cleanRoomResult) string {
-	unit := "holdout checks"
-	if cr.rec.HoldoutOfTests {
-		unit = "holdout tests"
-	}
 	n := cr.rec.HoldoutPassed + cr.rec.HoldoutFailed
-	head := fmt.Sprintf("%d of %d %s fail: the work is not done (they are not shown to you; make the work meet the objective, not the visible tests alone).", cr.rec.HoldoutFailed, n, unit)
+	head := fmt.Sprintf("%d of %d holdout checks fail: the work is not done (those checks are not shown to you; make the work meet the objective, not only the visible tests).", cr.rec.HoldoutFailed, n)
 	switch e.spec.HoldoutFeedback {
 	case "names":
 		var names []string

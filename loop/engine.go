@@ -100,6 +100,11 @@ type Hook func(ev record.Event, emit func(record.Event)) error
 
 // Engine runs one loop directory.
 type Engine struct {
+	// holdouts are the holdout files (holdout.go); holdoutGitChecked is set
+	// once git was found to carry none of them.
+	holdouts          []string
+	holdoutGitChecked bool
+
 	spec       *spec.Loop
 	dir        string
 	st         *State
@@ -165,6 +170,9 @@ func Run(ctx context.Context, l *spec.Loop, opts Options) (*Outcome, error) {
 	e.emit(record.Event{Event: record.LoopStart, Loop: l.Name, Shape: l.Shape, LoopFile: l.Path, Dir: e.dir, PID: os.Getpid(), Resumed: resumed, Phase: st.Phase, Message: previousNote(previous)})
 	e.recordUntrusted(untrusted)
 	if err := e.recover(); err != nil {
+		return e.finish(e.outcome(ReasonBlocked, err.Error())), nil
+	}
+	if err := e.holdoutStart(); err != nil {
 		return e.finish(e.outcome(ReasonBlocked, err.Error())), nil
 	}
 	for _, w := range l.Warnings() {
@@ -649,7 +657,7 @@ func (e *Engine) runChecks(ctx context.Context, gate string, cmds []string) []Ch
 	dir := loopdir.Dir(e.dir).Checks()
 	os.MkdirAll(dir, 0o700)
 	stamp := time.Now().UTC().Format("20060102T150405.000")
-	return runCheckList(ctx, e.spec, cmds, e.checkEnv(), func(i int) string {
+	return e.runVisibleChecks(ctx, cmds, func(i int) string {
 		return filepath.Join(dir, fmt.Sprintf("%s-c%d-i%d-%s-%d.log", stamp, e.st.Cycle, e.st.Iterations, gate, i+1))
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/looprinter/looprinter/loopdir"
@@ -122,7 +123,12 @@ func (e *Engine) applyLayer(phase, task string) ([]Tamper, error) {
 		return nil, nil
 	}
 	commits := gitDir(e.spec) != ""
+	held := map[string]bool{}
 	changes, err := sandbox.ApplyLayer(*e.layer, func(rel string) bool {
+		if e.holdoutPath(e.layer.Upper, rel) {
+			held[rel] = true
+			return false
+		}
 		_, owned := engineOwned(rel, commits)
 		return !owned
 	})
@@ -134,6 +140,10 @@ func (e *Engine) applyLayer(phase, task string) ([]Tamper, error) {
 		}
 		why, owned := engineOwned(c.Path, commits)
 		switch {
+		case held[c.Path] && c.What == "removed" && slices.Contains(e.holdouts, c.Path):
+			// The engine's own whiteout: the holdout file stayed hidden.
+		case held[c.Path] || e.touchesHoldout(c.Path):
+			tamper = append(tamper, Tamper{File: c.Path, What: c.What + " where a holdout file is", Rule: "holdout: the user's hidden tests, never the agent's to see or change"})
 		case owned && strings.HasPrefix(c.Path, ".git"):
 			git = append(git, c.Path)
 		case owned:

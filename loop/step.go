@@ -66,6 +66,9 @@ func RunStep(ctx context.Context, l *spec.Loop, opts StepOptions) (*Outcome, err
 	if err := e.recover(); err != nil {
 		return end(e.outcome(ReasonBlocked, err.Error()))
 	}
+	if err := e.holdoutStart(); err != nil {
+		return end(e.outcome(ReasonBlocked, err.Error()))
+	}
 	if st.Phase == PhaseDone {
 		return end(e.doneOutcome())
 	}

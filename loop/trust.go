@@ -37,9 +37,16 @@ func (e *Engine) confinement(files []protFile) (func(string, []string) (string, 
 		if err := e.prepareLayers(p.Layers); err != nil {
 			return nil, err
 		}
+		if err := sandbox.HideInLayer(lay, e.holdouts); err != nil {
+			return nil, fmt.Errorf("cannot hide the holdout files from the agent: %w", err)
+		}
+		p.Hidden = append(p.Hidden, loopdir.Private(e.priv).HoldoutChecks())
 		e.layer = &lay
 		e.confined(p.Kind + " with copy-on-write layers")
 		return p.Wrap, nil
+	}
+	if len(e.holdouts) > 0 {
+		return nil, e.holdoutReady(false)
 	}
 	var first *protFile
 	if len(files) > 0 {

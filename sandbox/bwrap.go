@@ -127,6 +127,11 @@ func (p Policy) bwrapArgs(tmp, path string, args []string) []string {
 			}
 		}
 	}
+	for _, h := range p.Hidden {
+		if fi, err := os.Stat(h); err == nil && fi.IsDir() {
+			a = append(a, "--tmpfs", h)
+		}
+	}
 	a = append(a, "--chdir", p.Dir, "--", path)
 	return append(a, args...)
 }

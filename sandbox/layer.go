@@ -431,6 +431,10 @@ func kindOf(p string, fi os.FileInfo) string {
 	return "special file"
 }
 
+// Opaque says whether overlayfs marked a folder of an upper folder as
+// replacing the one below.
+func Opaque(p string) bool { return opaque(p) }
+
 // opaque says whether overlayfs marked a folder as replacing the one below.
 func opaque(p string) bool {
 	buf := make([]byte, 8)

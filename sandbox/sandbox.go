@@ -82,6 +82,9 @@ type Policy struct {
 	// at all: the engine judges the layer before anything of it reaches
 	// Dir, with one mount whatever the number of protected files.
 	Layers []Layer
+	// Hidden are folders whose content the agent may not read (the
+	// holdout checks' output): under bwrap each is an empty tmpfs.
+	Hidden []string
 }
 
 // Resolve picks the kind for a mode on this machine. auto is bwrap when

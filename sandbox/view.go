@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // A View runs a command (not an agent: the engine's own checks) in a
@@ -143,4 +145,32 @@ func copyFile(from, to string, mode os.FileMode) error {
 		err = cerr
 	}
 	return err
+}
+
+// HideInLayer hides files of a layer's target from whoever works on the
+// layer: each becomes an overlayfs whiteout in the upper folder (the
+// folders on its way plain folders of the same mode), so that it can be
+// neither read nor listed. ApplyLayer then finds the whiteouts like a
+// removal: the caller refuses them.
+func HideInLayer(l Layer, rels []string) error {
+	for _, rel := range rels {
+		parts := strings.Split(rel, "/")
+		cur := ""
+		for _, p := range parts[:len(parts)-1] {
+			cur = joinRel(cur, p)
+			fi, err := os.Lstat(filepath.Join(l.Target, filepath.FromSlash(cur)))
+			if err != nil || !fi.IsDir() {
+				return fmt.Errorf("hide %s: %s is not a folder", rel, cur)
+			}
+			if err := os.Mkdir(filepath.Join(l.Upper, filepath.FromSlash(cur)), fi.Mode().Perm()); err != nil && !errors.Is(err, os.ErrExist) {
+				return fmt.Errorf("hide %s: %w", rel, err)
+			}
+		}
+		w := filepath.Join(l.Upper, filepath.FromSlash(rel))
+		os.Remove(w)
+		if err := unix.Mknod(w, unix.S_IFCHR, 0); err != nil {
+			return fmt.Errorf("hide %s: %w", rel, err)
+		}
+	}
+	return nil
 }

@@ -74,3 +74,63 @@ func TestViewHidesPlacesAndWritesNothing(t *testing.T) {
 		t.Error("a placement went through the link")
 	}
 }
+
+// A file hidden in the agent's layer can be neither read, nor listed, nor
+// written through to the folder: the agent's write lands in the layer in
+// the whiteout's place, and the file under it is as it was.
+func TestHideInLayer(t *testing.T) {
+	need(t, Bwrap)
+	needLayers(t)
+	l := newLayout(t)
+	os.MkdirAll(filepath.Join(l.dir, "pkg"), 0o755)
+	os.WriteFile(filepath.Join(l.dir, "pkg", "holdout_test.go"), []byte("secret\n"), 0o644)
+	os.WriteFile(filepath.Join(l.dir, "pkg", "code.go"), []byte("code\n"), 0o644)
+	layerDir := filepath.Join(l.state, "layer")
+	lay := Layer{Target: l.dir, Upper: filepath.Join(layerDir, "upper"), Work: filepath.Join(layerDir, "work")}
+	if _, err := PrepareLayer(lay); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ClearLayer(lay) })
+	if err := HideInLayer(lay, []string{"pkg/holdout_test.go"}); err != nil {
+		t.Fatal(err)
+	}
+	p := l.policy(Bwrap)
+	p.Layers = []Layer{lay}
+	cmd, err := wrapped(p, `cat pkg/holdout_test.go && echo READ; ls pkg; grep -r secret . && echo FOUND; echo mine > pkg/holdout_test.go; echo done`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.CombinedOutput()
+	got := string(out)
+	if err != nil || !strings.Contains(got, "done") || strings.Contains(got, "READ") || strings.Contains(got, "FOUND") || strings.Contains(got, "holdout_test.go\n") || !strings.Contains(got, "code.go") {
+		t.Fatalf("the agent saw: %v\n%s", err, got)
+	}
+	if b, _ := os.ReadFile(filepath.Join(l.dir, "pkg", "holdout_test.go")); string(b) != "secret\n" {
+		t.Errorf("the hidden file changed: %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(lay.Upper, "pkg", "holdout_test.go")); string(b) != "mine\n" {
+		t.Errorf("the agent's write is not in the layer: %q", b)
+	}
+}
+
+// A hidden folder is empty to the agent under bwrap.
+func TestBwrapHiddenFolder(t *testing.T) {
+	need(t, Bwrap)
+	l := newLayout(t)
+	secret := filepath.Join(l.state, "holdout-checks")
+	os.MkdirAll(secret, 0o700)
+	os.WriteFile(filepath.Join(secret, "out.log"), []byte("FAIL: TestSecret\n"), 0o600)
+	p := l.policy(Bwrap)
+	p.Hidden = []string{secret}
+	cmd, err := wrapped(p, `cat `+secret+`/out.log && echo READ; ls -A `+secret+`; echo done`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil || strings.Contains(string(out), "READ") || strings.Contains(string(out), "out.log\n") || !strings.Contains(string(out), "done") {
+		t.Fatalf("the agent saw: %v\n%s", err, out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(secret, "out.log")); string(b) != "FAIL: TestSecret\n" {
+		t.Errorf("the hidden folder changed: %q", b)
+	}
+}
