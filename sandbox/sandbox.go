@@ -205,7 +205,7 @@ func (p Policy) Wrap(path string, args []string) (newPath string, newArgs []stri
 	if p.Kind == Bwrap && len(p.Layers) > 0 {
 		return p.wrapLayered(dir, path, args)
 	}
-	q := Policy{Kind: p.Kind, Dir: dir, Writable: existing(p.Writable), ReadOnly: existing(p.ReadOnly)}
+	q := Policy{Kind: p.Kind, Dir: dir, Writable: existing(p.Writable), ReadOnly: existing(p.ReadOnly), Hidden: p.Hidden}
 	if p.Kind == Bwrap {
 		return q.wrapBwrap(path, args)
 	}
@@ -249,7 +249,7 @@ func (p Policy) wrapLayered(dir, path string, args []string) (string, []string, 
 			ro = append(ro, r)
 		}
 	}
-	q := Policy{Kind: Bwrap, Dir: dir, Writable: existing(p.Writable), ReadOnly: existing(ro)}
+	q := Policy{Kind: Bwrap, Dir: dir, Writable: existing(p.Writable), ReadOnly: existing(ro), Hidden: p.Hidden}
 	bw, bargs, extra, err := q.wrapBwrap(path, args)
 	if err != nil {
 		return "", nil, nil, err
