@@ -338,6 +338,12 @@ func (e *Engine) stepObjectiveGate(ctx context.Context) error {
 		}
 		if !room.Pass {
 			pass, gap = false, signal
+		} else if sig, err := e.audit(ctx, "objective"); err != nil {
+			return err
+		} else if ctx.Err() != nil {
+			return e.stop(ReasonInterrupted, "interrupted during the audit")
+		} else if sig != "" {
+			pass, gap = false, sig
 		}
 	}
 	e.emit(record.Event{Event: record.Verify, Gate: "objective", Pass: record.Bool(pass), Checks: checksOf(results),
@@ -482,6 +488,12 @@ func (e *Engine) stepRalph(ctx context.Context) error {
 		}
 		if !room.Pass {
 			pass, signal = false, rs
+		} else if sig, err := e.audit(ctx, "verify"); err != nil {
+			return err
+		} else if ctx.Err() != nil {
+			return e.stop(ReasonInterrupted, "interrupted during the audit")
+		} else if sig != "" {
+			pass, signal = false, sig
 		}
 	}
 	e.emit(record.Event{Event: record.Verify, Gate: "verify", Pass: record.Bool(pass), Checks: checksOf(results), Errors: problems,

@@ -261,6 +261,12 @@ func (e *Engine) roundDir(name string) string {
 // askReviewer runs a reviewer (a fresh process) for a JSON answer, and asks
 // once more when the answer is invalid. parse validates the JSON.
 func (e *Engine) askReviewer(ctx context.Context, task, prompt, keepRel string, parse func([]byte) []string) (ok bool, invalid []string, err error) {
+	return e.askAgentJSON(ctx, "reviewer", task, prompt, keepRel, parse)
+}
+
+// askAgentJSON runs a fresh agent of phase (a reviewer, the auditor) for a
+// JSON answer, and asks once more when the answer is invalid.
+func (e *Engine) askAgentJSON(ctx context.Context, phase, task, prompt, keepRel string, parse func([]byte) []string) (ok bool, invalid []string, err error) {
 	// The reviewer writes where agents may write (output/review/); a valid
 	// answer is kept in the engine's records, where they may not.
 	outRel := agentOutput(keepRel)
@@ -276,13 +282,19 @@ func (e *Engine) askReviewer(ctx context.Context, task, prompt, keepRel string, 
 			p += retryNote(invalid, outRel)
 			t += "-again"
 		}
-		run, err := e.runAgent(ctx, "reviewer", false, t, p)
+		run, err := e.runAgent(ctx, phase, false, t, p)
 		if err != nil {
 			return false, invalid, err
 		}
-		if len(run.Changed) > 0 {
-			e.emit(record.Event{Event: record.Warning, Phase: "reviewer", Task: t, FilesChanged: run.Changed,
-				Message: "the reviewer changed files it should only read: " + strings.Join(run.Changed, ", ")})
+		var changed []string
+		for _, f := range run.Changed {
+			if f != filepath.ToSlash(outRel) {
+				changed = append(changed, f) // its answer is the one file it writes
+			}
+		}
+		if len(changed) > 0 {
+			e.emit(record.Event{Event: record.Warning, Phase: phase, Task: t, FilesChanged: changed,
+				Message: "the " + phase + " changed files it should only read: " + strings.Join(changed, ", ")})
 		}
 		data, _ := os.ReadFile(out)
 		source := outRel
@@ -300,8 +312,8 @@ func (e *Engine) askReviewer(ctx context.Context, task, prompt, keepRel string, 
 			os.WriteFile(uniquePath(strings.TrimSuffix(e.path(keepRel), ".json")+fmt.Sprintf(".invalid-%d.txt", attempt)), e.red.Bytes(data), 0o600)
 			os.Remove(out)
 		}
-		e.emit(record.Event{Event: record.Review, Kind: "invalid", Phase: "reviewer", Task: t, Attempt: attempt, Errors: errs,
-			Message: fmt.Sprintf("the reviewer's output (from %s) is not valid: %s; %s", source, truncate(strings.Join(errs, "; "), 300),
+		e.emit(record.Event{Event: record.Review, Kind: "invalid", Phase: phase, Task: t, Attempt: attempt, Errors: errs,
+			Message: fmt.Sprintf("the %s's output (from %s) is not valid: %s; %s", phase, source, truncate(strings.Join(errs, "; "), 300),
 				map[bool]string{true: "asking again", false: "giving up on this review"}[attempt == 1])})
 	}
 	return false, invalid, nil

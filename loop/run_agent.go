@@ -209,6 +209,7 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 	run := &AgentRun{Result: res}
 	changed, created, layerTamper, werr := e.endRun(phase, task, changes)
 	run.Changed = changed
+	e.touched(changed)
 	protectNew := func(rel string) (string, bool) {
 		p, ok := rules.ProtectNew(rel)
 		return p.Rule, ok

@@ -110,6 +110,13 @@ type State struct {
 	// attempt: a task passes when its target differs from it, so work a
 	// killed run did is still creditable on the next, live, run.
 	TaskBase map[string]string `json:"task_base,omitempty"`
+	// Touched are the files the agent runs changed over the loop (sorted,
+	// at most maxTouched), for the audit.
+	Touched []string `json:"touched,omitempty"`
+	// AuditRuns counts the audits; AuditWarned is set once the auditor
+	// was found to be the builder's model.
+	AuditRuns   int  `json:"audit_runs,omitempty"`
+	AuditWarned bool `json:"audit_warned,omitempty"`
 	// InFlight is the agent run under way, saved before it starts: a restart
 	// that finds it judges whatever that run did before going on.
 	InFlight *InFlight `json:"in_flight,omitempty"`

@@ -43,7 +43,7 @@ const (
 )
 
 // phaseAgentKeys are the phases whose agent can be overridden under agents:.
-var phaseAgentKeys = []string{"plan", "replan", "build", "post", "ralph", "writer", "reviewer", "fixer", "supervisor"}
+var phaseAgentKeys = []string{"plan", "replan", "build", "post", "ralph", "writer", "reviewer", "fixer", "supervisor", "auditor"}
 
 func (l *Loop) applyDefaults() {
 	if l.Version == 0 {
@@ -101,6 +101,9 @@ func (l *Loop) applyDefaults() {
 	}
 	if l.HoldoutFeedback == "" {
 		l.HoldoutFeedback = "count"
+	}
+	if l.Audit.Bar == "" {
+		l.Audit.Bar = "major"
 	}
 	if l.Sandbox == "" {
 		l.Sandbox = "auto"
@@ -269,6 +272,14 @@ func (l *Loop) validate(nodes map[string]*yaml.Node) []Problem {
 	}
 	if l.Shape == ShapeRalph && len(l.Verify) == 0 {
 		at("verify", "verify is empty: the ralph shape stops only when its verify checks pass, so it needs at least one")
+	}
+	switch l.Audit.Bar {
+	case "critical", "major", "minor":
+	default:
+		at("audit.bar", "audit.bar: %q is not known (critical, major or minor)", l.Audit.Bar)
+	}
+	if l.Audit.On && l.Shape == ShapeReview {
+		at("audit.on", "audit is for the cycle and ralph shapes: a review is a reviewer's verdict already")
 	}
 	switch l.HoldoutFeedback {
 	case "count", "names", "full":

@@ -167,6 +167,14 @@ var judgeRules = map[string]judgeRule{
 	"holdout":          refuse("the holdout set is the user's: it may not change"),
 	"holdout_verify":   refuse("the holdout checks are the user's: they may not change"),
 	"holdout_feedback": refuse("what a holdout check tells the agent may not change"),
+	"audit.on": func(d fieldDiff, _, _ *Loop) string {
+		if d.New.Bool() {
+			return ""
+		}
+		return "the audit may not be turned off"
+	},
+	"audit.bar":    refuse("the audit's bar may not change"),
+	"audit.prompt": refuse("what the auditor is asked may not change"),
 	"protect": func(d fieldDiff, _, _ *Loop) string {
 		if !d.New.IsValid() {
 			return "protect may only grow"

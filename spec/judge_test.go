@@ -102,6 +102,7 @@ setup: ["go mod download"]
 verify: ["go build ./...", "go test ./..."]
 objective_verify: ["./objective.sh"]
 holdout: ["holdout/*_test.go"]
+audit: {on: true, bar: major, prompt: "look at the parser"}
 holdout_verify: ["go test ./holdout/"]
 verify_baseline: new-only
 check_timeout: 10m
@@ -231,6 +232,9 @@ var judgeCases = []judgeCase{
 	{"check_timeout", "check timeout lowered", func(l *Loop) { l.CheckTimeout = Duration(time.Minute) }, false, nil},
 	{"holdout", "a holdout glob dropped", func(l *Loop) { l.Holdout = nil }, false, nil},
 	{"holdout_verify", "a holdout check dropped", func(l *Loop) { l.HoldoutVerify = nil }, false, nil},
+	{"audit.on", "audit turned off", func(l *Loop) { l.Audit.On = false }, false, nil},
+	{"audit.bar", "audit bar raised", func(l *Loop) { l.Audit.Bar = "critical" }, false, nil},
+	{"audit.prompt", "audit prompt changed", func(l *Loop) { l.Audit.Prompt = "nothing to see" }, false, nil},
 	{"holdout_feedback", "holdout feedback opened", func(l *Loop) { l.HoldoutFeedback = "full" }, false, nil},
 	{"protect", "protect grows", func(l *Loop) { l.Protect = append(l.Protect, "checks/**") }, true, nil},
 	{"protect", "protect shrinks", func(l *Loop) { l.Protect = nil }, false, nil},

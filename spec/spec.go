@@ -66,6 +66,11 @@ type Loop struct {
 	Holdout         []string `yaml:"holdout"`
 	HoldoutVerify   []string `yaml:"holdout_verify"`
 	HoldoutFeedback string   `yaml:"holdout_feedback"`
+	// Audit, when on, runs a fresh reviewer (agents.auditor, by default
+	// another model than the builder's) over the loop's changes once the
+	// clean room passes, looking for test gaming: a finding at or above
+	// its bar keeps the loop from DONE.
+	Audit Audit `yaml:"audit"`
 	// TestSummaries teach the passing-count rule another runner's summary
 	// line (the built-in runners need none).
 	TestSummaries []testcount.Pattern `yaml:"test_summaries"`
@@ -160,6 +165,13 @@ type Review struct {
 	Architecture []string `yaml:"architecture"`
 	Rules        string   `yaml:"rules"`
 	Writer       string   `yaml:"writer"` // prompt of the optional draft step
+}
+
+// Audit configures the audit before DONE.
+type Audit struct {
+	On     bool   `yaml:"on"`
+	Bar    string `yaml:"bar"`    // critical | major (default) | minor
+	Prompt string `yaml:"prompt"` // more for the auditor to look at
 }
 
 // Git configures commits of the loop's work.
