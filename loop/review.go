@@ -13,6 +13,7 @@ import (
 	"github.com/looprinter/looprinter/agent"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/sandbox"
 	"github.com/looprinter/looprinter/spec"
 )
 
@@ -287,9 +288,10 @@ func (e *Engine) askAgentJSON(ctx context.Context, phase, task, prompt, keepRel 
 			return false, invalid, err
 		}
 		var changed []string
+		tmp, _ := relInside(e.dir, sandbox.TempDir(e.dir))
 		for _, f := range run.Changed {
-			if f != filepath.ToSlash(outRel) {
-				changed = append(changed, f) // its answer is the one file it writes
+			if f != filepath.ToSlash(outRel) && (tmp == "" || f != tmp+"/" && !strings.HasPrefix(f, tmp+"/")) {
+				changed = append(changed, f) // its answer is the one file it writes; its temporary folder is its own
 			}
 		}
 		if len(changed) > 0 {

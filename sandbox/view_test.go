@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-func needLayers(t *testing.T) {
+func needLayers(t testing.TB) {
 	t.Helper()
 	if err := LayerProbe(); err != nil {
 		if os.Getenv("CI") != "" {

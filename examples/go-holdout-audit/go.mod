@@ -1,0 +1,3 @@
+module example.com/wc
+
+go 1.22
