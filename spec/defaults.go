@@ -500,5 +500,58 @@ func (l *Loop) Warnings() []string {
 	if l.Shape == ShapeCycle && len(l.Verify) == 0 {
 		w = append(w, "no verify checks: the cycle gate checks only the plan and progress files")
 	}
+	for _, g := range []struct {
+		key  string
+		cmds []string
+	}{{"verify", l.Verify}, {"objective_verify", l.ObjectiveVerify}, {"holdout_verify", l.HoldoutVerify}} {
+		for _, c := range g.cmds {
+			if why := UncountedTests(c); why != "" {
+				w = append(w, fmt.Sprintf("%s `%s`: %s", g.key, c, why))
+			}
+		}
+	}
 	return w
+}
+
+// goTestRun finds a `go test` whose output shows no per-test lines.
+var goTestRun = regexp.MustCompile(`(^|[\s;&|(])go\s+test(\s|$)`)
+
+// UncountedTests says why a check command's test counts cannot be read
+// ("" when they can, or when it runs no known test runner): then the
+// passing-count rule cannot hold it.
+func UncountedTests(cmd string) string {
+	f := strings.Fields(cmd)
+	if goTestRun.MatchString(cmd) && !hasAnyField(f, "-v", "-json", "-v=true", "-test.v") {
+		return "plain `go test` prints no passing tests, so the passing count cannot be read: add -v (or -json)"
+	}
+	if (hasAnyField(f, "pytest") || strings.Contains(cmd, "-m pytest")) && hasAnyField(f, "-qq", "-qqq", "--quiet --quiet") {
+		return "pytest with -qq prints no summary line, so the passing count cannot be read: use -q"
+	}
+	return ""
+}
+
+func hasAnyField(fields []string, want ...string) bool {
+	for _, f := range fields {
+		for _, w := range want {
+			if f == w {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// CountedTestCommand rewrites a plain `go test` into `go test -v`, whose
+// passing tests the engine can count; other commands are returned as they
+// are.
+func CountedTestCommand(cmd string) string {
+	if !strings.Contains(UncountedTests(cmd), "go test") {
+		return cmd
+	}
+	loc := goTestRun.FindStringIndex(cmd)
+	end := loc[1]
+	if end > 0 && end <= len(cmd) && (cmd[end-1] == ' ' || cmd[end-1] == '\t') {
+		end--
+	}
+	return cmd[:end] + " -v" + cmd[end:]
 }

@@ -147,10 +147,18 @@ func agentLine(a spec.Agent) string {
 // headerLines are the lines every built-in prompt starts with.
 var headerLines = map[string]bool{"# Key objective": true, "# Each cycle must deliver": true, "# Rules you must keep": true}
 
+// checksHeader starts the section that names the checks, which every
+// built-in prompt carries: not what tells one prompt from another.
+const checksHeader = "# The checks that judge the work"
+
 func firstContentLine(s string) string {
+	inChecks := false
 	for _, l := range strings.Split(s, "\n") {
 		l = strings.TrimSpace(l)
-		if l != "" && !strings.HasPrefix(l, "{{") && !headerLines[l] {
+		if strings.HasPrefix(l, "# ") {
+			inChecks = l == checksHeader
+		}
+		if l != "" && !inChecks && !strings.HasPrefix(l, "{{") && !headerLines[l] {
 			if len(l) > 100 {
 				l = l[:100] + "…"
 			}

@@ -333,11 +333,12 @@ func TestDoctorProtectedFiles(t *testing.T) {
 	out, _ := e.run()
 	mustContain(t, out,
 		"Protected files",
-		"ok    27 protected files: the agent may not change them",
+		"ok    28 protected files: the agent may not change them",
+		"go.mod       ← go build configuration the tests run with (default rule go-test-config)",
 		"check.sh     ← gate program: `sh check.sh` runs check.sh",
 		"loop.yaml    ← the loop file",
 		"t00_test.go  ← go test files (default rule go-tests)",
-		"… and 7 more",
+		"… and 8 more",
 	)
 }
 

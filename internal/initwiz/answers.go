@@ -64,6 +64,13 @@ func (a *Answers) Clean() {
 	for _, l := range []*[]string{&a.Deliverables, &a.Setup, &a.Verify, &a.ObjectiveVerify, &a.Protect, &a.Constraints} {
 		*l = cleanList(*l)
 	}
+	// The passing-count rule reads per-test lines: a plain `go test`
+	// prints none, so it is written with -v.
+	for _, l := range []*[]string{&a.Verify, &a.ObjectiveVerify} {
+		for i, c := range *l {
+			(*l)[i] = spec.CountedTestCommand(c)
+		}
+	}
 }
 
 func cleanList(in []string) []string {
