@@ -104,6 +104,9 @@ type Engine struct {
 	// once git was found to carry none of them.
 	holdouts          []string
 	holdoutGitChecked bool
+	// recreated is where the state of a loop whose folder was removed and
+	// made again at this path was set aside ("" when it was not).
+	recreated string
 
 	spec       *spec.Loop
 	dir        string
@@ -169,6 +172,7 @@ func Run(ctx context.Context, l *spec.Loop, opts Options) (*Outcome, error) {
 	}
 	e.emit(record.Event{Event: record.LoopStart, Loop: l.Name, Shape: l.Shape, LoopFile: l.Path, Dir: e.dir, PID: os.Getpid(), Resumed: resumed, Phase: st.Phase, Message: previousNote(previous)})
 	e.recordUntrusted(untrusted)
+	e.noteRecreated()
 	if err := e.recover(); err != nil {
 		return e.finish(e.outcome(ReasonBlocked, err.Error())), nil
 	}
@@ -215,6 +219,12 @@ func openEngine(l *spec.Loop, opts Options, runID string, fresh bool) (e *Engine
 	if err != nil {
 		return fail(fmt.Errorf("cannot create the engine's private folder: %w", err))
 	}
+	// A folder removed and made again at the same path is a new loop: the
+	// old one's state is set aside, never resumed.
+	recreated, err := loopdir.Dir(dir).Recreated()
+	if err != nil {
+		return fail(fmt.Errorf("cannot tell whether the loop folder is the one its state belongs to: %w", err))
+	}
 	// A second loop file with another name in the same folder is another
 	// loop: it never resumes this one's counters and evidence.
 	if err := loopdir.Dir(dir).Claim(l.Name, fresh); err != nil {
@@ -255,7 +265,7 @@ func openEngine(l *spec.Loop, opts Options, runID string, fresh bool) (e *Engine
 	for _, s := range opts.Subscribers {
 		rec.Subscribe(s)
 	}
-	e = &Engine{spec: l, dir: dir, st: st, rec: rec, opts: opts, mark: start, priv: priv, lock: lock, jr: jr}
+	e = &Engine{spec: l, dir: dir, st: st, rec: rec, opts: opts, mark: start, priv: priv, lock: lock, jr: jr, recreated: recreated}
 	e.setRedactor(Redactor(l))
 	if fi, err := os.Stat(l.Path); err == nil {
 		e.specTime = fi.ModTime()
@@ -266,6 +276,14 @@ func openEngine(l *spec.Loop, opts Options, runID string, fresh bool) (e *Engine
 	}
 	sandbox.BecomeSubreaper()
 	return e, untrusted, resumed, nil
+}
+
+// noteRecreated records that the loop folder is not the one the engine
+// last ran in: a new loop, whatever the old one's outcome was.
+func (e *Engine) noteRecreated() {
+	if e.recreated != "" {
+		e.emit(record.Event{Event: record.Warning, Kind: "folder_recreated", Message: "the loop folder was removed and made again at this path since the engine last ran here: this is a new loop, and nothing of the old one (its outcome, counters, evidence) carries over; the old loop's engine state is kept at " + e.recreated})
+	}
 }
 
 // setRedactor puts r in force for everything the engine writes: the

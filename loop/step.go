@@ -63,6 +63,7 @@ func RunStep(ctx context.Context, l *spec.Loop, opts StepOptions) (*Outcome, err
 		e.tallySpend()
 		return out, nil
 	}
+	e.noteRecreated()
 	if err := e.recover(); err != nil {
 		return end(e.outcome(ReasonBlocked, err.Error()))
 	}

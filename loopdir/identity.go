@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // ErrOtherLoop says a loop folder's engine state belongs to another loop:
@@ -39,4 +41,51 @@ func (d Dir) Claim(name string, fresh bool) error {
 		return err
 	}
 	return os.WriteFile(p.loopName(), []byte(name+"\n"), 0o600)
+}
+
+// folderID names the loop folder the private folder belongs to: its device
+// and inode, written by the first engine that ran there.
+func (p Private) folderID() string { return p.join("folder-id") }
+
+// Recreated says whether the loop folder at d's path is another folder than
+// the one whose engine state the private folder holds (removed and made
+// again: a re-clone, a reused CI workspace), and if so moves that state
+// aside, to the path it returns, so that the loop starts as a new one. A
+// private folder from before folder ids were kept is adopted, and so is one
+// a fleet carried from another machine (its folder is another by nature).
+func (d Dir) Recreated() (aside string, err error) {
+	p := d.Private()
+	if _, err := p.Ensure(); err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(string(d))
+	if err != nil {
+		return "", err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return "", nil
+	}
+	id := fmt.Sprintf("%d:%d", st.Dev, st.Ino)
+	data, err := os.ReadFile(p.folderID())
+	switch {
+	case err == nil && strings.TrimSpace(string(data)) == id:
+		return "", nil
+	case err == nil && !exists(p.FleetStart()):
+		aside = fmt.Sprintf("%s.replaced-%s", string(p), time.Now().UTC().Format("20060102T150405"))
+		if err := os.Rename(string(p), aside); err != nil {
+			return "", fmt.Errorf("set the old loop's state aside: %w", err)
+		}
+		if _, err := p.Ensure(); err != nil {
+			return "", err
+		}
+	case err != nil && !os.IsNotExist(err):
+		return "", err
+	}
+	return aside, os.WriteFile(p.folderID(), []byte(id+"\n"), 0o600)
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
 }

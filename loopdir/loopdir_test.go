@@ -120,3 +120,43 @@ func TestClaim(t *testing.T) {
 		t.Error("after the fresh start the folder is still the first loop's")
 	}
 }
+
+// A loop folder removed and made again at its path is another folder: its
+// old state is set aside once; a folder a fleet carried state into is
+// adopted whatever its inode.
+func TestRecreated(t *testing.T) {
+	t.Setenv("LOOPRINTER_STATE_DIR", t.TempDir())
+	dir := filepath.Join(t.TempDir(), "proj")
+	os.Mkdir(dir, 0o755)
+	d := Dir(dir)
+	if aside, err := d.Recreated(); err != nil || aside != "" {
+		t.Fatalf("first run: %q %v", aside, err)
+	}
+	os.WriteFile(d.Private().State(), []byte("{}"), 0o600)
+	if aside, err := d.Recreated(); err != nil || aside != "" {
+		t.Fatalf("same folder: %q %v", aside, err)
+	}
+	os.Remove(dir)
+	os.WriteFile(filepath.Join(filepath.Dir(dir), "spacer"), nil, 0o644) // another inode for the next folder
+	os.Mkdir(dir, 0o755)
+	aside, err := d.Recreated()
+	if err != nil || aside == "" {
+		t.Fatalf("re-created folder: %q %v", aside, err)
+	}
+	if _, err := os.Stat(filepath.Join(aside, "state.json")); err != nil {
+		t.Errorf("the old state is not where it was set aside: %v", err)
+	}
+	if _, err := os.Stat(d.Private().State()); err == nil {
+		t.Error("the new loop starts with the old one's state")
+	}
+	if aside, err := d.Recreated(); err != nil || aside != "" {
+		t.Fatalf("the same new folder again: %q %v", aside, err)
+	}
+	// A fleet's worker: the state came from another machine.
+	os.WriteFile(d.Private().FleetStart(), []byte("abc\n"), 0o600)
+	os.Remove(dir)
+	os.Mkdir(dir, 0o755)
+	if aside, err := d.Recreated(); err != nil || aside != "" {
+		t.Fatalf("fleet: %q %v", aside, err)
+	}
+}
