@@ -149,7 +149,7 @@ func TestInitInteractiveTmux(t *testing.T) {
 	keys("Enter")
 	waitFor("Write loop.yaml?")
 	s := screen()
-	for _, want := range []string{"Shape: ralph", "- **/*_test.go", "- go test ./...", "Agent: command, command ./agent.sh --fast", "Budgets: 7 iterations"} {
+	for _, want := range []string{"Shape: ralph", "- **/*_test.go", "- go test -v ./...", "Agent: command, command ./agent.sh --fast", "Budgets: 7 iterations"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("summary lacks %q:\n%s", want, s)
 		}
@@ -168,7 +168,7 @@ func TestInitInteractiveTmux(t *testing.T) {
 		t.Fatal(err)
 	}
 	if l.Shape != "ralph" || l.Objective != "go test ./... passes" || l.Agent.Backend != "command" || l.Agent.Command != "./agent.sh --fast" ||
-		l.Budget.Iterations != 7 || strings.Join(l.Verify, ";") != "go vet ./...;go test ./..." || strings.Join(l.Protect, ";") != "**/*_test.go" ||
+		l.Budget.Iterations != 7 || strings.Join(l.Verify, ";") != "go vet ./...;go test -v ./..." || strings.Join(l.Protect, ";") != "**/*_test.go" ||
 		l.Vars["deliverables"] != "- calc/calc.go fixed\n- notes in output/progress.txt\n" {
 		t.Fatalf("loaded %+v", l)
 	}

@@ -47,6 +47,22 @@ func Git(dir string, args ...string) (string, error) {
 	return strings.TrimSpace(out.String()), nil
 }
 
+// gitIn is Git with stdin.
+func gitIn(dir, stdin string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", safegit.Args(args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return out.String(), fmt.Errorf("git %s: %v: %s", subcommand(args), err, strings.TrimSpace(errb.String()))
+	}
+	return out.String(), nil
+}
+
 // TopLevel returns the root of the work tree holding dir, or "" outside git.
 func TopLevel(dir string) string {
 	out, err := Git(dir, "rev-parse", "--show-toplevel")
@@ -255,7 +271,19 @@ type Committer struct {
 	Push   bool
 	Remote string
 	ident  []string
+	// pending are the paths (relative to Dir) the agent runs changed since
+	// the last commit, from their agent_end records: the next commit
+	// stages exactly those. scanned is set once a commit staged the whole
+	// folder: the first commit of an engine does (what changed before it
+	// started is not in its records), and so does one after a rollback or
+	// after more than maxPending paths.
+	pending map[string]bool
+	scanned bool
 }
+
+// maxPending is the most changed paths a commit stages by name; past it,
+// it stages the whole folder.
+const maxPending = 5000
 
 // NewCommitter returns the committer for a loop, or nil when the loop does
 // not commit (git.commit: false, or not in a git repository).
@@ -278,6 +306,7 @@ func NewCommitter(l *spec.Loop) *Committer {
 // Hook is the engine hook: a commit after each passed task and each gate.
 func (c *Committer) Hook() loop.Hook {
 	return func(ev record.Event, emit func(record.Event)) error {
+		c.note(ev)
 		subject, body, ok := c.message(ev)
 		if !ok {
 			return nil
@@ -349,31 +378,121 @@ func (c *Committer) message(ev record.Event) (subject, body string, ok bool) {
 	return "", "", false
 }
 
+// note keeps what an agent run changed for the next commit.
+func (c *Committer) note(ev record.Event) {
+	switch ev.Event {
+	case record.AgentEnd:
+		if c.pending == nil {
+			c.pending = map[string]bool{}
+		}
+		for _, f := range ev.FilesChanged {
+			if len(c.pending) > maxPending {
+				c.scanned = false // too many to name: the next commit stages the folder
+				return
+			}
+			c.pending[f] = true
+		}
+	case record.Rollback:
+		c.scanned = false // files went back to another state: stage the folder
+	}
+}
+
 // Commit stages the loop directory's changes (not working-records/, and
 // what .gitignore excludes) and commits them, empty if nothing changed so
-// every task and gate is in the history. It returns the short hash.
+// every task and gate is in the history. It returns the short hash. It
+// stages the paths the agent runs changed, by name; the whole folder only
+// on its first commit and when it cannot name them. It commits with git's
+// plumbing (write-tree, commit-tree, update-ref): nothing rescans the
+// checkout, whatever its size.
 func (c *Committer) Commit(subject, body string) (string, error) {
-	if _, err := Git(c.Dir, "add", "-A", "--", "."); err != nil {
+	if err := c.stage(); err != nil {
 		return "", err
 	}
-	// The records are the loop's own bookkeeping, never part of its work.
-	if _, err := Git(c.Dir, "rev-parse", "--verify", "--quiet", "HEAD"); err == nil {
-		Git(c.Dir, "reset", "-q", "--", loopdir.RecordsDir)
-	} else {
-		Git(c.Dir, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", loopdir.RecordsDir)
+	tree, err := Git(c.Dir, "write-tree")
+	if err != nil {
+		return "", err
 	}
 	msg := subject
 	if body != "" {
 		msg += "\n\n" + body
 	}
-	args := append(append([]string{}, c.ident...), "commit", "--allow-empty", "-q", "-m", msg)
-	if _, err := Git(c.Dir, args...); err != nil {
+	args := append(append([]string{}, c.ident...), "commit-tree", tree, "-m", msg)
+	parent, perr := Git(c.Dir, "rev-parse", "--verify", "--quiet", "HEAD")
+	if perr == nil && parent != "" {
+		args = append(args, "-p", parent)
+	}
+	full, err := Git(c.Dir, args...)
+	if err != nil {
 		return "", err
 	}
-	if full, err := Git(c.Dir, "rev-parse", "HEAD"); err == nil {
-		loop.WriteFileAtomic(c.lastCommitPath(), []byte(full+"\n"))
+	upd := []string{"update-ref", "-m", "looprinter: " + subject, "HEAD", full}
+	if parent != "" {
+		upd = append(upd, parent) // only if nothing moved HEAD meanwhile
 	}
-	return Git(c.Dir, "rev-parse", "--short", "HEAD")
+	if _, err := Git(c.Dir, upd...); err != nil {
+		return "", err
+	}
+	loop.WriteFileAtomic(c.lastCommitPath(), []byte(full+"\n"))
+	return Git(c.Dir, "rev-parse", "--short", full)
+}
+
+// stage puts the loop's changes in the index: by name when the records
+// name them, else by a scan of the folder (records left out).
+func (c *Committer) stage() error {
+	if !c.scanned {
+		if _, err := Git(c.Dir, "add", "-A", "--", "."); err != nil {
+			return err
+		}
+		// The records are the loop's own bookkeeping, never part of its work.
+		if _, err := Git(c.Dir, "rev-parse", "--verify", "--quiet", "HEAD"); err == nil {
+			Git(c.Dir, "reset", "-q", "--", loopdir.RecordsDir)
+		} else {
+			Git(c.Dir, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", loopdir.RecordsDir)
+		}
+		c.scanned, c.pending = true, nil
+		return nil
+	}
+	var present, gone []string
+	for p := range c.pending {
+		if first, _, _ := strings.Cut(p, "/"); first == loopdir.RecordsDir || p == "" || strings.HasPrefix(p, "../") {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(c.Dir, filepath.FromSlash(p))); err == nil {
+			present = append(present, p)
+		} else {
+			gone = append(gone, p)
+		}
+	}
+	c.pending = nil
+	var paths []string
+	if len(present) > 0 {
+		// Ignored files are not the loop's to commit (naming one is an
+		// error to git add).
+		ignored := map[string]bool{}
+		out, _ := gitIn(c.Dir, strings.Join(present, "\x00"), "check-ignore", "-z", "--stdin")
+		for _, p := range strings.Split(out, "\x00") {
+			ignored[p] = true
+		}
+		for _, p := range present {
+			if !ignored[p] {
+				paths = append(paths, p)
+			}
+		}
+	}
+	if len(gone) > 0 {
+		// A removed file is staged only if git tracked it.
+		out, _ := Git(c.Dir, append([]string{"--literal-pathspecs", "ls-files", "-z", "--"}, gone...)...)
+		for _, p := range strings.Split(out, "\x00") {
+			if p != "" {
+				paths = append(paths, p)
+			}
+		}
+	}
+	if len(paths) == 0 {
+		return nil
+	}
+	_, err := gitIn(c.Dir, strings.Join(paths, "\x00"), "--literal-pathspecs", "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul")
+	return err
 }
 
 // lastCommitPath keeps the engine's last commit, in its private folder.
