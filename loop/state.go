@@ -99,6 +99,11 @@ type State struct {
 
 	Failover *FailoverState `json:"failover,omitempty"` // usage limits and the agent each phase is on
 
+	// Landing says how the last landing of a finished loop went ("landed
+	// on main …", "not landed on main: …"): beside the outcome, never
+	// instead of it.
+	Landing string `json:"landing,omitempty"`
+
 	Outcome  string `json:"outcome,omitempty"` // set when the loop has stopped
 	ExitCode int    `json:"exit_code"`
 	Summary  string `json:"summary,omitempty"`

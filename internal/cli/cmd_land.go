@@ -55,6 +55,9 @@ come from git.land and git.base unless given here.`,
 			if base != "" {
 				l.Git.Base = base
 			}
+			if l.Git.Base == "" && e.Worktree == "" && !e.Archived {
+				l.Git.Base = e.Base // the branch the loop branched from
+			}
 			switch l.Git.Land {
 			case "":
 				l.Git.Land = "merge"
@@ -127,14 +130,32 @@ func landLoop(ctx context.Context, l *spec.Loop, engineDir, recDir, branch strin
 	if err != nil {
 		return nil, err
 	}
-	if res.Blocked {
-		if st, err := loop.LoadState(engineDir); err == nil {
+	// The landing is its own line beside the outcome: a `land` that moved
+	// nothing never rewrites a DONE. (A landing the loop file asked for,
+	// git.land, is part of the run: its run ends BLOCKED when it fails.)
+	if st, err := loop.LoadState(engineDir); err == nil {
+		switch {
+		case res.Landed && res.PR != "":
+			st.Landing = fmt.Sprintf("pull request %s opened on %s", res.PR, res.Base)
+		case res.Landed:
+			st.Landing = fmt.Sprintf("landed on %s (%.12s → %.12s)", res.Base, res.From, res.To)
+		default:
+			st.Landing = fmt.Sprintf("not landed on %s: %s", orDashStr(res.Base), res.Reason)
+		}
+		if res.Blocked && out != nil {
 			st.Outcome, st.ExitCode = loop.ReasonBlocked, loop.ExitCodes[loop.ReasonBlocked]
 			st.Summary = "DONE on its branch, but not landed: " + res.Reason
-			st.Save(engineDir)
 		}
+		st.Save(engineDir)
 	}
 	return res, nil
+}
+
+func orDashStr(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 // landReport is the pull request's body: the final report with its evidence.
@@ -213,5 +234,5 @@ func printLand(io *IO, l *spec.Loop, res *gitops.LandResult) {
 		fmt.Fprintf(io.Out, "%s: landed on %s (%.12s → %.12s); the gates passed on the merged tree\n", l.Name, res.Base, res.From, res.To)
 		return
 	}
-	fmt.Fprintf(io.Out, "%s: BLOCKED, not landed: %s\n", l.Name, res.Reason)
+	fmt.Fprintf(io.Out, "%s: not landed: %s\n", l.Name, res.Reason)
 }

@@ -45,6 +45,7 @@ func prepareOps(io *IO, l *spec.Loop) (*spec.Loop, func(*loop.Outcome), error) {
 	key := ops.KeyFor(l.Name, l.Path)
 	run := l
 	var wt *gitops.Worktree
+	from := "" // the branch checked out before git.branch switched
 	switch {
 	case l.Git.Worktree && !gitops.IsLinkedWorktree(l.Dir):
 		w, err := gitops.PrepareWorktree(l, filepath.Join(ops.StateDir(), "worktrees", key))
@@ -60,6 +61,7 @@ func prepareOps(io *IO, l *spec.Loop) (*spec.Loop, func(*loop.Outcome), error) {
 		if gitops.TopLevel(l.Dir) == "" {
 			return nil, nil, &ExitError{Code: ExitBlocked, Err: fmt.Errorf("git.branch: %s is not in a git repository", l.Dir)}
 		}
+		from = gitops.CurrentBranch(l.Dir)
 		if err := gitops.CheckoutBranch(l.Dir, l.Git.Branch); err != nil {
 			return nil, nil, &ExitError{Code: ExitBlocked, Err: fmt.Errorf("git.branch: %w", err)}
 		}
@@ -69,6 +71,9 @@ func prepareOps(io *IO, l *spec.Loop) (*spec.Loop, func(*loop.Outcome), error) {
 		e.Name, e.LoopFile, e.Dir = l.Name, l.Path, l.Dir
 		e.RunDir, e.RunFile, e.Archived = run.Dir, run.Path, false
 		e.Worktree, e.Branch = "", l.Git.Branch
+		if from != "" && from != l.Git.Branch {
+			e.Base = from // the branch the loop branched from (a resumed run is on its own already)
+		}
 		if wt != nil {
 			e.Worktree, e.Branch = wt.Root, wt.Branch
 		}
@@ -81,7 +86,11 @@ func prepareOps(io *IO, l *spec.Loop) (*spec.Loop, func(*loop.Outcome), error) {
 	}
 	after := func(out *loop.Outcome) {
 		if out != nil && out.Reason == loop.ReasonDone && l.Git.Land != "" && (wt != nil || l.Git.Branch != "") {
-			if !landAfterRun(io, l, run, wt, out) {
+			lc := *l
+			if lc.Git.Base == "" && wt == nil {
+				lc.Git.Base = entry.Base // read before the loop switched to its branch
+			}
+			if !landAfterRun(io, &lc, run, wt, out) {
 				return // not landed: the worktree stays for a look
 			}
 		}

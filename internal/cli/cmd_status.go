@@ -123,6 +123,9 @@ func statusRemote(io *IO, r *RemoteStatus, asJSON bool) error {
 		if st.Outcome != "" {
 			fmt.Fprintf(w, "outcome:    %s (exit %d): %s\n", loop.Title(st.Outcome), st.ExitCode, st.Summary)
 		}
+		if st.Landing != "" {
+			fmt.Fprintf(w, "landing:    %s\n", st.Landing)
+		}
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note:       %s\n", n)
@@ -194,6 +197,9 @@ func statusOne(io *IO, e ops.Entry, asJSON bool) error {
 		fmt.Fprintf(w, "gates:      cycle %s, objective %s\n", st.CycleGate, st.ObjectiveGate)
 		if st.Outcome != "" {
 			fmt.Fprintf(w, "outcome:    %s (exit %d): %s\n", loop.Title(st.Outcome), st.ExitCode, st.Summary)
+		}
+		if st.Landing != "" {
+			fmt.Fprintf(w, "landing:    %s\n", st.Landing)
 		}
 		for _, nv := range st.NotVerified {
 			fmt.Fprintf(w, "NOT VERIFIED: %s\n", nv)

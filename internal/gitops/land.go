@@ -96,7 +96,7 @@ func Land(ctx context.Context, l *spec.Loop, o LandOptions) (*LandResult, error)
 		return block("no base branch: set git.base")
 	}
 	if res.Base == o.Branch {
-		return block(fmt.Sprintf("the loop ran on %s itself: nothing to land", res.Base))
+		return block(fmt.Sprintf("the loop ran on %s itself: nothing to land; name the branch to land on with --base BRANCH (or git.base in the loop file)", res.Base))
 	}
 	// The engine's last commit, and the branch still there.
 	data, _ := os.ReadFile(loopdir.PrivateOf(o.RunDir).LastCommit())

@@ -38,6 +38,9 @@ type Entry struct {
 	RunFile  string `json:"run_file"`
 	Worktree string `json:"worktree,omitempty"` // the worktree's root while it exists
 	Branch   string `json:"branch,omitempty"`
+	// Base is the branch that was checked out when the loop first switched
+	// to its own (git.branch): where it lands unless git.base says.
+	Base     string `json:"base,omitempty"`
 	Archived bool   `json:"archived,omitempty"` // the worktree was cleaned up; RunDir is the archive
 
 	Log          string    `json:"log,omitempty"`          // output of background runs

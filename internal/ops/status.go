@@ -188,6 +188,9 @@ func Line(st *loop.State, p *loop.Plan, state string) string {
 		fmt.Fprintf(&b, " Stopped: %s (exit %d); `looprinter start` resumes it.", loop.Title(st.Outcome), st.ExitCode)
 	case st.Outcome != "":
 		fmt.Fprintf(&b, " Stopped: %s (exit %d).", loop.Title(st.Outcome), st.ExitCode)
+		if st.Landing != "" {
+			b.WriteString(" " + strings.ToUpper(st.Landing[:1]) + st.Landing[1:] + ".")
+		}
 	case state == StatePaused:
 		b.WriteString(" Paused.")
 	case state == StateWaiting && st.Question != nil:
