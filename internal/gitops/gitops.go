@@ -346,6 +346,14 @@ func (c *Committer) message(ev record.Event) (subject, body string, ok bool) {
 			body += "\nTarget: " + ev.File
 		}
 		return subject, body, true
+	case ev.Event == record.PostPhaseEnd:
+		// A post phase's work (docs, a changelog) is the loop's work too:
+		// committed, so that it lands.
+		result := "done"
+		if ev.Pass == nil || !*ev.Pass {
+			result = "ended without its done signal"
+		}
+		return fmt.Sprintf("%spost phase %s %s", prefix, ev.Phase, result), ev.Message, true
 	case ev.Event == record.Verify && (ev.Gate == "cycle" || ev.Gate == "objective" || ev.Gate == "verify"):
 		result := "FAIL"
 		if ev.Pass != nil && *ev.Pass {

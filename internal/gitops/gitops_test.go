@@ -26,6 +26,10 @@ func TestMessages(t *testing.T) {
 	if s != "looprinter api: attempt 3 verify checks PASS" {
 		t.Fatal(s)
 	}
+	s, body, _ = c.message(record.Event{Event: record.PostPhaseEnd, Phase: "docs", Pass: record.Bool(true), Message: "docs done after 1 step"})
+	if s != "looprinter api: post phase docs done" || body != "docs done after 1 step" {
+		t.Fatalf("post phase: %q %q", s, body)
+	}
 	for _, e := range []record.Event{{Event: record.Verify, Gate: "baseline"}, {Event: record.AgentEnd}, {Event: record.LoopStop}} {
 		if _, _, ok := c.message(e); ok {
 			t.Errorf("%s/%s makes a commit", e.Event, e.Gate)
