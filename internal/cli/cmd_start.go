@@ -38,7 +38,7 @@ type startOptions struct {
 func newStartCmd(io *IO) *cobra.Command {
 	o := &startOptions{}
 	cmd := &cobra.Command{
-		Use:   "start [-f loop.yaml] [flags]",
+		Use:   "start [NAME | -f loop.yaml] [flags]",
 		Short: "Run the loop in the background and return at once",
 		Long: `Start the loop in the background: a ` + "`looprinter run`" + ` in a session of its own,
 so it survives the terminal closing. It returns as soon as the run holds the
@@ -51,10 +51,22 @@ are in the loop's working-records/ as always. Follow it with
 With --schedule (or --every / --cron) start runs the built-in scheduler in
 the background instead, which starts the loop at each firing.`,
 		Example: `  looprinter start
+  looprinter start fix-tests       # a loop that ran before, by name
   looprinter start -f loops/fix-tests.yaml --max-iterations 10
   looprinter start --every 30m     # run the loop every 30 minutes`,
-		Args: cobra.NoArgs,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				// A loop by name, as every other command takes it.
+				if cmd.Flags().Changed("file") {
+					return &ExitError{Code: ExitUsage, Err: fmt.Errorf("give the loop by NAME or by -f, not both")}
+				}
+				e, err := resolveLoop(args, "")
+				if err != nil {
+					return err
+				}
+				o.file = e.LoopFile
+			}
 			return runStart(io, o)
 		},
 	}
