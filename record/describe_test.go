@@ -97,3 +97,14 @@ func TestSubscribersAndFollowerFromNow(t *testing.T) {
 		t.Errorf("record file %s", w.Path())
 	}
 }
+
+// Which sandbox is in force is information, not a warning; other warnings
+// say they are.
+func TestDescribeSandboxIsInformation(t *testing.T) {
+	if got := Describe(Event{Event: Warning, Kind: "sandbox", Message: "agent runs are confined by: bwrap"}); got != "agent runs are confined by: bwrap" {
+		t.Errorf("sandbox: %q", got)
+	}
+	if got := Describe(Event{Event: Warning, Message: "no verify checks"}); got != "warning: no verify checks" {
+		t.Errorf("warning: %q", got)
+	}
+}

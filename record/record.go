@@ -496,6 +496,14 @@ func Describe(e Event) string {
 		return fmt.Sprintf("task %s passed", e.Task)
 	case Violation:
 		return fmt.Sprintf("VIOLATION %s: %s", e.Kind, e.Message)
+	case Warning:
+		if e.Kind == "sandbox" {
+			return e.Message // information: which sandbox is in force
+		}
+		if e.Message == "" {
+			return "warning"
+		}
+		return "warning: " + e.Message
 	case SameFailure:
 		return fmt.Sprintf("same failure %d times in a row (%s)", e.Repeats, e.Signature)
 	case Setup:
