@@ -238,6 +238,12 @@ func openEngine(l *spec.Loop, opts Options, runID string, fresh bool) (e *Engine
 				os.Rename(p, p+stamp)
 			}
 		}
+		// The old runs' transcripts go aside too: a new run's names would
+		// overwrite some of them and leave the others (a .stderr) beside
+		// its own, as if they were its.
+		if t := loopdir.Dir(dir).Transcripts(); dirExists(t) {
+			os.Rename(t, t+stamp)
+		}
 		removeJournal(priv)
 	}
 	os.Chmod(loopdir.Dir(dir).Records(), 0o700)
