@@ -149,7 +149,13 @@ func (o *reviewOptions) builtinLoop() (*spec.Loop, error) {
 		ag["command"] = r.command
 	}
 	if ag["backend"] == "command" && r.command == "" {
-		return nil, &ExitError{Code: ExitUsage, Err: errors.New("--backend command needs --command: the program to run")}
+		// Every role that runs has its own program: the fixer's stands in
+		// for the default agent's (which then runs nothing of its own).
+		if rc, fc := o.roles["reviewer"].command, o.roles["fixer"].command; rc != "" && fc != "" {
+			ag["command"] = fc
+		} else {
+			return nil, &ExitError{Code: ExitUsage, Err: errors.New("--backend command needs --command (the program to run), or both --reviewer-command and --fixer-command")}
+		}
 	}
 	doc := map[string]any{
 		"version":   1,
