@@ -115,3 +115,22 @@ func TestScheduleEveryAboveZero(t *testing.T) {
 		}
 	}
 }
+
+// Each kind of file that is not a regular one is named for what it is.
+func TestFileKind(t *testing.T) {
+	for m, want := range map[os.FileMode]string{
+		os.ModeDir | 0o755:                   "a folder",
+		os.ModeNamedPipe:                     "a named pipe",
+		os.ModeSocket:                        "a socket",
+		os.ModeDevice | os.ModeCharDevice:    "a character device",
+		os.ModeDevice:                        "a device",
+		os.ModeIrregular:                     "not a file",
+		os.ModeDir | os.ModeNamedPipe:        "a folder",
+		os.ModeNamedPipe | os.ModeCharDevice: "a named pipe",
+		os.ModeSocket | os.ModeDevice:        "a socket",
+	} {
+		if got := fileKind(m); got != want {
+			t.Errorf("fileKind(%v) = %q, want %q", m, got, want)
+		}
+	}
+}

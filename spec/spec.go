@@ -326,18 +326,22 @@ func ReadFile(path string) ([]byte, error) {
 	return data, nil
 }
 
-// fileKind names what a path that is not a regular file is.
+// fileKind names what a path that is not a regular file is. (Ifs, not a
+// switch: gremlins counts a case expression as never covered.)
 func fileKind(m os.FileMode) string {
-	switch {
-	case m.IsDir():
+	if m.IsDir() {
 		return "a folder"
-	case m&os.ModeNamedPipe != 0:
+	}
+	if m&os.ModeNamedPipe != 0 {
 		return "a named pipe"
-	case m&os.ModeSocket != 0:
+	}
+	if m&os.ModeSocket != 0 {
 		return "a socket"
-	case m&os.ModeCharDevice != 0:
+	}
+	if m&os.ModeCharDevice != 0 {
 		return "a character device"
-	case m&os.ModeDevice != 0:
+	}
+	if m&os.ModeDevice != 0 {
 		return "a device"
 	}
 	return "not a file"
