@@ -259,6 +259,8 @@ func_at() {
 fail=0
 rows=()
 declare -A pkg_fail=()
+# pct N: N%, or - when there is no percentage.
+pct() { if [ "$1" = - ]; then echo -; else echo "$1%"; fi; }
 # mutate PKG NAME SCOPE PATTERN BASE [CRITICAL...]: one gremlins run over
 # PKG, with only the tests PATTERN matches when it is not empty; one table
 # row named NAME. Without BASE: all of PKG, or only the CRITICAL entries
@@ -308,9 +310,11 @@ mutate() {
   # fails; a diff with none has nothing to judge and passes.
   eff=$(awk -v k="$killed" -v l="$lived" 'BEGIN { if (k + l) printf "%.1f", 100 * k / (k + l); else print "-" }')
   cov=$(awk -v k="$killed" -v l="$lived" -v n="$notcov" 'BEGIN { if (k + l + n) printf "%.1f", 100 * (k + l) / (k + l + n); else print "-" }')
-  rows+=("$(printf '%-16s %-9s %7d %6d %12d %10d %9s%% %9s%% %6ss' "$name" "$scope" "$killed" "$lived" "$notcov" "$timedout" "$eff" "$cov" "$secs")")
+  rows+=("$(printf '%-16s %-9s %7d %6d %12d %10d %10s %10s %6ss' "$name" "$scope" "$killed" "$lived" "$notcov" "$timedout" "$(pct "$eff")" "$(pct "$cov")" "$secs")")
   local failed=0
-  if [ -z "$base" ]; then
+  # A diff (a package's changed lines, or the changed entries of a loop
+  # part) is judged as one; a full run or a whole part as the other.
+  if [ -z "$base" ] && [ "$scope" != changed ]; then
     if [ "$eff" = - ] || awk -v e="$eff" -v m="$MIN_EFFICACY" 'BEGIN { exit !(e < m) }'; then
       echo "FAIL $name: test efficacy $eff% is under $MIN_EFFICACY%"; failed=1
     fi
@@ -383,7 +387,7 @@ for pkg in "${packages[@]}"; do
       mapfile -t changed < <(changed_entries "$base" "${entries[@]}")
       if [ ${#changed[@]} = 0 ]; then
         echo "loop/$name: none of its critical code changed since ${base:0:12}"
-        rows+=("$(printf '%-16s %-9s %7d %6d %12d %10d %9s%% %9s%% %6ss' "loop/$name" changed 0 0 0 0 - - 0)")
+        rows+=("$(printf '%-16s %-9s %7d %6d %12d %10d %10s %10s %6ss' "loop/$name" changed 0 0 0 0 - - 0)")
         continue
       fi
       echo "loop/$name: changed since ${base:0:12}: ${changed[*]}"
