@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"net/url"
 	"regexp"
 	"strings"
 	"text/template"
@@ -390,6 +391,14 @@ func (l *Loop) validate(nodes map[string]*yaml.Node) []Problem {
 			at("notify.digest", "notify.digest: %q %v", l.Notify.Digest, err)
 		}
 	}
+	if l.Notify.Webhook != "" {
+		if err := checkWebhook(l.Notify.Webhook); err != nil {
+			at("notify.webhook", "notify.webhook: %v", err)
+		}
+	}
+	if _, set := nodes["schedule.every"]; set && l.Schedule.Every <= 0 {
+		at("schedule.every", "schedule.every: %s fires without pause: want a duration above 0, like 30m", l.Schedule.Every.D())
+	}
 	if l.Schedule.Cron != "" {
 		if err := checkCron(l.Schedule.Cron); err != nil {
 			at("schedule.cron", "schedule.cron: %q %v", l.Schedule.Cron, err)
@@ -423,6 +432,29 @@ func (l *Loop) validateAgent(path string, a Agent, at func(string, string, ...an
 	if a.MaxTurns < 0 {
 		at(path+".max_turns", "%s.max_turns must be at least 1", path)
 	}
+}
+
+// checkWebhook accepts only an http or https URL with a host: the
+// notifier posts to it, and anything else (file:, a URL that does not
+// parse) would fail at the first notification instead of here. The URL
+// itself is not repeated: a webhook's path and query are often its secret.
+func checkWebhook(raw string) error {
+	const want = "want an http:// or https:// URL with a host"
+	// Ifs, not a switch: gremlins counts a case expression as never covered.
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("not a URL: %s", want)
+	}
+	if u.Scheme == "" {
+		return fmt.Errorf("the URL has no scheme: %s", want)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("a %s: URL is not posted to: %s", u.Scheme, want)
+	}
+	if u.Hostname() == "" {
+		return fmt.Errorf("the URL has no host: %s", want)
+	}
+	return nil
 }
 
 // checkCron checks a cron expression the way the scheduler reads it: five

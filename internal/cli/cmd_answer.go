@@ -67,6 +67,18 @@ standard input.`,
 	return cmd
 }
 
+// isLoopName tells whether s is the name or key of a loop this machine
+// knows (a file path is not asked about: any word may name a file).
+func isLoopName(s string) bool {
+	entries, _ := ops.Entries()
+	for _, e := range entries {
+		if e.Name == s || e.Key == s {
+			return true
+		}
+	}
+	return false
+}
+
 func newGuideCmd(io *IO) *cobra.Command {
 	var file string
 	cmd := &cobra.Command{
@@ -83,6 +95,10 @@ yet. TEXT "-" reads the guidance from standard input.`,
 			var name []string
 			if len(args) == 2 {
 				name, args = args[:1], args[1:]
+			} else if isLoopName(args[0]) {
+				// `guide NAME` alone: the text is missing, not the name;
+				// queueing the name as guidance would tell the agent nothing.
+				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s is a loop, and the guidance text is missing: looprinter guide %s TEXT (TEXT - reads it from standard input)", args[0], args[0])}
 			}
 			e, err := resolveLoop(name, file)
 			if err != nil {

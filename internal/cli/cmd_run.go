@@ -79,7 +79,25 @@ the loop, 78 invalid loop file, 130 interrupted.`,
 	return cmd
 }
 
+// checkBudgetFlags refuses a budget override below 0 on the command line:
+// 0 leaves the loop file's budget as it is, and a negative budget has no
+// meaning (before, it was ignored without a word and the loop ran).
+func checkBudgetFlags(iterations, cycles int, cost float64) error {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"--max-iterations", float64(iterations)}, {"--max-cycles", float64(cycles)}, {"--max-cost", cost}} {
+		if f.v < 0 {
+			return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s %v: a budget cannot be negative (0 keeps the loop file's)", f.name, f.v)}
+		}
+	}
+	return nil
+}
+
 func (o *runOptions) apply(l *spec.Loop) error {
+	if err := checkBudgetFlags(o.maxIterations, o.maxCycles, o.maxCost); err != nil {
+		return err
+	}
 	if o.backend != "" {
 		if o.backend != l.Agent.Backend {
 			l.Agent.Model, l.Agent.Command = "", ""

@@ -93,6 +93,9 @@ func runSchedule(cmd *cobra.Command, io *IO, o *scheduleOptions) error {
 	if o.list || o.remove != "" {
 		return &ExitError{Code: ExitUsage, Err: errors.New("--list and --remove are for fleet schedules (--fleet); `looprinter list` shows local schedulers and `looprinter stop NAME` stops one")}
 	}
+	if err := checkBudgetFlags(o.start.maxIterations, o.start.maxCycles, o.start.maxCost); err != nil {
+		return err
+	}
 	l, err := loadLoop(o.start.file)
 	if err != nil {
 		return err

@@ -87,6 +87,9 @@ the background instead, which starts the loop at each firing.`,
 }
 
 func runStart(io *IO, o *startOptions) error {
+	if err := checkBudgetFlags(o.maxIterations, o.maxCycles, o.maxCost); err != nil {
+		return err
+	}
 	l, err := loadLoop(o.file)
 	if err != nil {
 		return err

@@ -174,7 +174,7 @@ func PrepareWorktree(l *spec.Loop, root string) (*Worktree, error) {
 		wt.Created = true
 	}
 	if _, err := os.Stat(wt.RunFile); err != nil || wt.Created {
-		data, err := os.ReadFile(l.Path)
+		data, err := spec.ReadFile(l.Path)
 		if err != nil {
 			return nil, err
 		}

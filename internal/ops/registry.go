@@ -23,6 +23,7 @@ import (
 
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/loopdir"
+	"github.com/looprinter/looprinter/spec"
 )
 
 // Entry is one loop the user has run or started.
@@ -200,7 +201,7 @@ var nameLine = regexp.MustCompile(`(?m)^name:\s*["']?([^"'#\n]+?)["']?\s*(#.*)?$
 // NameOf reads a loop's name from its file cheaply (the name: line, else
 // the directory's name, as spec does).
 func NameOf(loopFile string) string {
-	if data, err := os.ReadFile(loopFile); err == nil {
+	if data, err := spec.ReadFile(loopFile); err == nil {
 		if m := nameLine.FindSubmatch(data); m != nil {
 			return strings.TrimSpace(string(m[1]))
 		}

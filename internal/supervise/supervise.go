@@ -12,7 +12,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -131,7 +133,7 @@ type Supervisor struct {
 // Call it while no agent run of the loop is in progress (the loop paused
 // or stopped): the engine treats the loop file as protected during runs.
 func (s *Supervisor) Run(ctx context.Context, trig Trigger, evs []record.Event) Result {
-	before, err := os.ReadFile(s.File)
+	before, err := spec.ReadFile(s.File)
 	if err != nil {
 		return s.finish(Result{Status: "failed", Error: err.Error()}, trig)
 	}
@@ -179,7 +181,7 @@ func (s *Supervisor) Run(ctx context.Context, trig Trigger, evs []record.Event) 
 	res := agent.Run(ctx, req, ad, nil)
 	tampered := restoreScripts(scripts)
 	var refused []string
-	if live, _ := os.ReadFile(s.File); !bytes.Equal(live, before) {
+	if live, _ := spec.ReadFile(s.File); !bytes.Equal(live, before) {
 		writeFile(s.File, before)
 		refused = append(refused, "edited the live loop file instead of "+rel(s.Dir, work)+" (restored)")
 	}
@@ -189,9 +191,13 @@ func (s *Supervisor) Run(ctx context.Context, trig Trigger, evs []record.Event) 
 	if res.Status != agent.StatusOK && res.Status != agent.StatusCapped {
 		return s.finish(Result{Status: "failed", Refused: refused, Error: fmt.Sprintf("the supervising agent run ended %s: %s", res.Status, res.Error)}, trig)
 	}
-	after, err := os.ReadFile(work)
+	after, err := spec.ReadFile(work)
 	if err != nil {
-		refused = append(refused, "deleted the loop file")
+		if errors.Is(err, fs.ErrNotExist) {
+			refused = append(refused, "deleted the loop file")
+		} else {
+			refused = append(refused, "left a loop file that cannot be read: "+err.Error())
+		}
 		return s.finish(Result{Status: "refused", Refused: refused}, trig)
 	}
 	if bytes.Equal(after, before) && len(refused) == 0 {
