@@ -215,6 +215,20 @@ func checkWarnings(ctx context.Context, l *spec.Loop) []string {
 	}
 	if pass && !l.AllowPassing {
 		out = append(out, "the checks already pass: either the objective is met or the checks cannot fail. `looprinter run` would stop ALREADY PASSING (exit 5) without an agent run; sharpen the checks so they fail until the work is done (or set allow_passing: true to keep a passing loop green)")
+	} else if !pass && !l.AllowPassing && len(l.ObjectiveVerify) > 0 {
+		objective := map[string]bool{}
+		for _, c := range l.ObjectiveVerify {
+			objective[c] = true
+		}
+		objPass := true
+		for _, r := range results {
+			if objective[r.Command] && !r.Pass {
+				objPass = false
+			}
+		}
+		if objPass {
+			out = append(out, "the objective checks already pass (only the cycle gate's fail): they cannot show that the agent's work met the objective, so after paid agent runs the loop would end NOT VERIFIED; sharpen objective_verify so it fails until the objective is met")
+		}
 	}
 	return out
 }
