@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 )
 
 // ErrLocked says another run holds the loop.
@@ -31,9 +30,9 @@ func AcquireLock(dir string) (*Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := tryLock(f); err != nil {
 		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
+		if errors.Is(err, errWouldBlock) {
 			return nil, &ErrLocked{PID: LockHolder(dir)}
 		}
 		return nil, err
@@ -49,7 +48,7 @@ func (l *Lock) Release() {
 		return
 	}
 	l.f.Truncate(0)
-	syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+	unlock(l.f)
 	l.f.Close()
 	l.f = nil
 }
@@ -71,9 +70,9 @@ func Locked(dir string) (bool, int) {
 		return false, 0
 	}
 	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := tryLock(f); err != nil {
 		return true, LockHolder(dir)
 	}
-	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	unlock(f)
 	return false, 0
 }
