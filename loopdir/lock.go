@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/looprinter/looprinter/internal/proc"
 )
 
 // ErrLocked says another run holds the loop.
@@ -30,9 +32,9 @@ func AcquireLock(dir string) (*Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := tryLock(f); err != nil {
+	if err := proc.TryLock(f); err != nil {
 		f.Close()
-		if errors.Is(err, errWouldBlock) {
+		if errors.Is(err, proc.ErrWouldBlock) {
 			return nil, &ErrLocked{PID: LockHolder(dir)}
 		}
 		return nil, err
@@ -48,7 +50,7 @@ func (l *Lock) Release() {
 		return
 	}
 	l.f.Truncate(0)
-	unlock(l.f)
+	proc.Unlock(l.f)
 	l.f.Close()
 	l.f = nil
 }
@@ -70,9 +72,9 @@ func Locked(dir string) (bool, int) {
 		return false, 0
 	}
 	defer f.Close()
-	if err := tryLock(f); err != nil {
+	if err := proc.TryLock(f); err != nil {
 		return true, LockHolder(dir)
 	}
-	unlock(f)
+	proc.Unlock(f)
 	return false, 0
 }

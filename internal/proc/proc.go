@@ -54,7 +54,10 @@ type Entry struct {
 //  1. its parent is a member (a child, whatever it did with its session or
 //     group since);
 //  2. its process group or its session is the pid of a member, or of root
-//     even when root is gone, and it started no earlier than root: a group
+//     even when root is gone, and it started no earlier than root (root's
+//     own id counts only when root leads its session, as an agent does: a
+//     process a shell started leads at most a group that the rest of its
+//     pipeline shares): a group
 //     or session id is a pid that no new process gets while the group or
 //     session lives, so a process in one is in it because a member put it
 //     there. This finds what a double fork left behind in the run's session
@@ -87,11 +90,18 @@ func Members(table []Entry, root int, rootStart int64, marked func(Entry) bool) 
 		out = append(out, e)
 	}
 	if e, ok := byPID[root]; ok {
-		if rootStart != 0 && e.Start != rootStart {
+		switch {
+		case rootStart != 0 && e.Start != rootStart:
 			// root's pid is another process's now: the run's group and
 			// session are gone with it, only marked daemons are left.
 			delete(ids, root)
-		} else {
+		case e.SID != root:
+			// root does not lead its session (an engine started by a
+			// shell): its group may hold processes it did not start (the
+			// rest of a pipeline), so rule 2 does not apply to root.
+			add(e)
+			delete(ids, root)
+		default:
 			add(e)
 		}
 	}
@@ -163,4 +173,45 @@ func Find(root int, rootStart int64, mark string) ([]Entry, error) {
 		}
 	}
 	return Members(table, root, rootStart, marked), nil
+}
+
+// Victims splits a sweep's members (see Members, root being the engine,
+// self): the live ones to kill and the zombies that are self's children to
+// reap, leaving out self, the pids in keep and every member below a kept
+// one.
+func Victims(members []Entry, self int, keep []int) (live, zombies []Entry) {
+	spared := map[int]bool{self: true}
+	for _, k := range keep {
+		spared[k] = true
+	}
+	byPID := make(map[int]Entry, len(members))
+	for _, m := range members {
+		byPID[m.PID] = m
+	}
+	below := func(e Entry) bool {
+		seen := map[int]bool{}
+		for p := e.PPID; p > 1 && !seen[p]; p = byPID[p].PPID {
+			if p != self && spared[p] {
+				return true
+			}
+			seen[p] = true
+			if _, ok := byPID[p]; !ok {
+				return false
+			}
+		}
+		return false
+	}
+	for _, m := range members {
+		if spared[m.PID] || below(m) {
+			continue
+		}
+		if m.Zombie {
+			if m.PPID == self {
+				zombies = append(zombies, m)
+			}
+			continue
+		}
+		live = append(live, m)
+	}
+	return live, zombies
 }

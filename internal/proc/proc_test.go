@@ -129,3 +129,42 @@ func TestParseProcArgs(t *testing.T) {
 		t.Error("too short: no error")
 	}
 }
+
+// The engine (60) was started by a shell in a pipeline: its group holds
+// the pipeline's other command (61), which it did not start. Sweeping the
+// engine's descendants must not touch it.
+func TestMembersOfAnEngineSparesItsPipeline(t *testing.T) {
+	table := []Entry{
+		{PID: 1, PGID: 1, SID: 1, Start: 1},
+		{PID: 50, PPID: 1, PGID: 50, SID: 50, Start: 500},
+		{PID: 60, PPID: 50, PGID: 60, SID: 50, Start: 600},
+		{PID: 61, PPID: 50, PGID: 60, SID: 50, Start: 601}, // | tee log
+		{PID: 70, PPID: 60, PGID: 70, SID: 70, Start: 700}, // an agent
+		{PID: 71, PPID: 1, PGID: 70, SID: 70, Start: 701},  // its orphan
+		{PID: 72, PPID: 1, PGID: 72, SID: 72, Start: 702},  // its setsid daemon
+	}
+	got := PIDs(Members(table, 60, 600, markedSet(72)))
+	if want := []int{60, 70, 71, 72}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("members = %v, want %v", got, want)
+	}
+}
+
+func TestVictimsSpareTheKeptSubtree(t *testing.T) {
+	members := []Entry{
+		{PID: 60, PPID: 50},
+		{PID: 70, PPID: 60},               // kept (a running agent)
+		{PID: 71, PPID: 70},               // below it: spared
+		{PID: 72, PPID: 71},               // further below: spared
+		{PID: 80, PPID: 60},               // left over: killed
+		{PID: 81, PPID: 1},                // a daemon: killed
+		{PID: 82, PPID: 60, Zombie: true}, // reaped
+		{PID: 83, PPID: 80, Zombie: true}, // someone else's to reap
+	}
+	live, zombies := Victims(members, 60, []int{70})
+	if got := PIDs(live); !reflect.DeepEqual(got, []int{80, 81}) {
+		t.Errorf("live = %v, want [80 81]", got)
+	}
+	if got := PIDs(zombies); !reflect.DeepEqual(got, []int{82}) {
+		t.Errorf("zombies = %v, want [82]", got)
+	}
+}

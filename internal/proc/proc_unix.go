@@ -50,3 +50,6 @@ func Alive(pid int) bool {
 	}
 	return ok && !e.Zombie
 }
+
+// Getpgrp is this process's group.
+func Getpgrp() int { return syscall.Getpgrp() }

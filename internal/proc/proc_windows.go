@@ -34,3 +34,6 @@ func Args(pid int) ([]string, error) { return nil, ErrUnsupported }
 
 // OwnerEnv is nil on Windows.
 func OwnerEnv() []string { return nil }
+
+// Getpgrp is 0 on Windows: no process groups.
+func Getpgrp() int { return 0 }
