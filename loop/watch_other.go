@@ -31,3 +31,6 @@ func (w *treeWatch) take() watchTake         { return watchTake{Lost: "no watch"
 func (w *treeWatch) watchFile(string) bool   { return false }
 func (w *treeWatch) unwatchFile(string)      {}
 func (w *treeWatch) watchesFile(string) bool { return false }
+
+// maxDirty is the Linux watch's bound (see watch.go); unused here.
+var maxDirty = 200000
