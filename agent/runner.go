@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/looprinter/looprinter/internal/proc"
+	"github.com/looprinter/looprinter/proc"
 	"github.com/looprinter/looprinter/redact"
 )
 

@@ -20,9 +20,9 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/looprinter/looprinter/internal/proc"
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/loopdir"
+	"github.com/looprinter/looprinter/proc"
 	"github.com/looprinter/looprinter/spec"
 )
 

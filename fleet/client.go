@@ -16,7 +16,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/looprinter/looprinter/internal/proc"
+	"github.com/looprinter/looprinter/proc"
 )
 
 // Conn says how to reach a Temporal frontend.

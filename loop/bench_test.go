@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/agent"
-	"github.com/looprinter/looprinter/internal/proc"
 	"github.com/looprinter/looprinter/loopdir"
+	"github.com/looprinter/looprinter/proc"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
 )

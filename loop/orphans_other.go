@@ -6,7 +6,7 @@ import (
 	"os"
 	"syscall"
 
-	"github.com/looprinter/looprinter/internal/proc"
+	"github.com/looprinter/looprinter/proc"
 )
 
 // KillOrphans kills what is left of a crashed run's agent: the processes of

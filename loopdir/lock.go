@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/looprinter/looprinter/internal/proc"
+	"github.com/looprinter/looprinter/proc"
 )
 
 // ErrLocked says another run holds the loop.

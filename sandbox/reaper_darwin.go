@@ -5,7 +5,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/looprinter/looprinter/internal/proc"
+	"github.com/looprinter/looprinter/proc"
 )
 
 // BecomeSubreaper does nothing on macOS, which has no child subreaper: a

@@ -1,6 +1,6 @@
 package sandbox
 
-import "github.com/looprinter/looprinter/internal/proc"
+import "github.com/looprinter/looprinter/proc"
 
 // BecomeSubreaper fails on Windows, where no loop runs.
 func BecomeSubreaper() error { return proc.ErrUnsupported }

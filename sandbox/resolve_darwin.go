@@ -26,3 +26,8 @@ func seatbeltHere() error { return nil }
 func kindLines(line func(kind string, avail error, what string) string) []string {
 	return []string{line(Seatbelt, seatbeltProbe(), "sandbox-exec with a profile generated from the loop's policy")}
 }
+
+// Hint is what to do when no sandbox can run here; for `looprinter doctor`.
+func Hint() string {
+	return "macOS ships " + sandboxExec + ": check that it is there and runs; or write `sandbox: off` in the loop file to run agents unconfined"
+}

@@ -23,3 +23,8 @@ func kindLines(line func(kind string, avail error, what string) string) []string
 		line(Landlock, landlockProbe(), landlockWhat()),
 	}
 }
+
+// Hint is what to do when no sandbox can run here; for `looprinter doctor`.
+func Hint() string {
+	return "install bubblewrap (apt-get install bubblewrap) or use a kernel with Landlock; or write `sandbox: off` in the loop file to run agents unconfined"
+}

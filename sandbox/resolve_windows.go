@@ -3,7 +3,7 @@ package sandbox
 import (
 	"fmt"
 
-	"github.com/looprinter/looprinter/internal/proc"
+	"github.com/looprinter/looprinter/proc"
 )
 
 // resolveHere refuses every mode on Windows: no loop runs there, and the
@@ -17,3 +17,8 @@ func seatbeltHere() error { return proc.ErrUnsupported }
 
 // kindLines: Windows has no sandbox kind.
 func kindLines(func(kind string, avail error, what string) string) []string { return nil }
+
+// Hint is what to do when no sandbox can run here; for `looprinter doctor`.
+func Hint() string {
+	return "run loops on Linux or macOS: Windows is not supported yet"
+}

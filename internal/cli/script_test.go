@@ -16,9 +16,9 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/looprinter/looprinter/internal/ops"
-	"github.com/looprinter/looprinter/internal/proc"
 	"github.com/looprinter/looprinter/internal/testenv"
 	"github.com/looprinter/looprinter/loopdir"
+	"github.com/looprinter/looprinter/proc"
 )
 
 // TestMain lets the test binary stand in for looprinter in script tests,

@@ -18,9 +18,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/looprinter/looprinter/internal/proc"
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/loopdir"
+	"github.com/looprinter/looprinter/proc"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/safegit"
 	"github.com/looprinter/looprinter/spec"

@@ -6,8 +6,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/looprinter/looprinter/internal/proc"
 	"github.com/looprinter/looprinter/loopdir"
+	"github.com/looprinter/looprinter/proc"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
 )

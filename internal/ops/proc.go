@@ -11,9 +11,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/looprinter/looprinter/internal/proc"
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/loopdir"
+	"github.com/looprinter/looprinter/proc"
 	"github.com/looprinter/looprinter/record"
 )
 

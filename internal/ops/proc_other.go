@@ -2,7 +2,7 @@
 
 package ops
 
-import "github.com/looprinter/looprinter/internal/proc"
+import "github.com/looprinter/looprinter/proc"
 
 // Alive says whether pid is a live process (not a zombie).
 func Alive(pid int) bool { return proc.Alive(pid) }
