@@ -1,8 +1,10 @@
 package proc
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -91,5 +93,47 @@ func TestFindAndEndARealRun(t *testing.T) {
 	cmd.Wait()
 	if Alive(leader.PID) {
 		t.Fatal("leader alive after KillGroup and Wait")
+	}
+}
+
+// A setsid daemon whose parent died, on a real machine: found by its mark
+// alone (rule 3 of Members) once its run's leader is gone.
+func TestFindMarkedDaemonAfterTheLeaderDied(t *testing.T) {
+	mark := OwnerVar + "=test." + strconv.Itoa(os.Getpid())
+	cmd := exec.Command("/bin/sh", "-c", `(setsid sh -c 'echo $$; exec sleep 60' &); sleep 0.1`)
+	cmd.SysProcAttr = SessionAttr()
+	cmd.Env = append(os.Environ(), mark)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	leader, _, _ := Lookup(cmd.Process.Pid)
+	var pid int
+	fmt.Fscan(out, &pid)
+	cmd.Wait()
+	if pid <= 0 {
+		t.Fatal("the daemon did not say its pid")
+	}
+	defer Kill(pid, syscall.SIGKILL)
+	d, ok, _ := Lookup(pid)
+	if !ok {
+		t.Fatal("the daemon is gone")
+	}
+	if d.PPID != 1 {
+		t.Skipf("the daemon was re-parented to %d (a subreaper), not to 1", d.PPID)
+	}
+	members, err := Find(leader.PID, leader.Start, mark)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := PIDs(members); len(got) != 1 || got[0] != pid {
+		t.Fatalf("members = %v, want the daemon %d", got, pid)
+	}
+	members, _ = Find(leader.PID, leader.Start, OwnerVar+"=someone.else")
+	if len(members) != 0 {
+		t.Fatalf("another engine's mark found %v", PIDs(members))
 	}
 }
