@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 )
 
 func init() { RegisterBackend(geminiBackend) }
@@ -186,8 +185,7 @@ func rootOwnedChain(path string) error {
 		if err != nil {
 			return err
 		}
-		st, ok := fi.Sys().(*syscall.Stat_t)
-		if !ok || st.Uid != 0 || fi.Mode().Perm()&0o022 != 0 {
+		if !rootOwned(fi) || fi.Mode().Perm()&0o022 != 0 {
 			return fmt.Errorf("gemini: %s is not root-owned and private", p)
 		}
 		parent := filepath.Dir(p)

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/looprinter/looprinter/proc"
 	"github.com/looprinter/looprinter/redact"
 )
 
@@ -48,7 +49,7 @@ var sessionVars = []string{
 // ChildEnv builds a child's environment: the engine's own, minus agent-session
 // variables, plus the LOOPRINTER_* variables and the request's env.
 func ChildEnv(req Request) []string {
-	drop := map[string]bool{}
+	drop := map[string]bool{proc.OwnerVar: true}
 	for _, k := range sessionVars {
 		drop[k] = true
 	}
@@ -74,7 +75,9 @@ func ChildEnv(req Request) []string {
 	for k, v := range req.Env {
 		env = append(env, k+"="+v)
 	}
-	return env
+	// macOS: the engine's mark, by which it finds a daemon the run leaves
+	// (none on Linux, where the engine is a subreaper).
+	return append(env, proc.OwnerEnv()...)
 }
 
 // The buffers of a run's output, kept for the next run (a loop runs agents
@@ -85,33 +88,6 @@ var (
 	lineReaders       = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10) }}
 	stderrBufs        = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 )
-
-// stdinFor is what the agent reads on its standard input: nothing (the
-// null device) when stdin is empty; a pipe already holding all of it and
-// closed for writing when it fits in the pipe's buffer (no goroutine copies
-// it); else a reader, which os/exec copies into a pipe as the agent reads.
-func stdinFor(stdin string) (io.Reader, error) {
-	if stdin == "" {
-		return nil, nil
-	}
-	var p [2]int
-	if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC|syscall.O_NONBLOCK); err != nil {
-		return nil, err
-	}
-	// Non-blocking: a pipe's buffer can be a single page when the user has
-	// many pipes open; a write that does not fit falls back to the copy.
-	n, err := syscall.Write(p[1], []byte(stdin))
-	syscall.Close(p[1])
-	if err != nil || n != len(stdin) {
-		syscall.Close(p[0])
-		return strings.NewReader(stdin), nil
-	}
-	if err := syscall.SetNonblock(p[0], false); err != nil {
-		syscall.Close(p[0])
-		return nil, err
-	}
-	return os.NewFile(uintptr(p[0]), "|0"), nil
-}
 
 // Run starts the agent, streams its output, enforces the timeouts and returns
 // the normalized result. It never returns before the agent's process group has
@@ -183,7 +159,7 @@ func Run(ctx context.Context, req Request, ad Adapter, onTool func(ToolEvent)) R
 	// A session of its own: the agent has no controlling terminal (it
 	// cannot push keystrokes into the user's with TIOCSTI), and its process
 	// group, which the engine ends, is the session's.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.SysProcAttr = proc.SessionAttr()
 	// The stdin copy goroutine must not outlive the process by much.
 	cmd.WaitDelay = pipeDrain
 	keepOnlyStdio()
@@ -368,13 +344,13 @@ func stopGroup(pgid int, grace time.Duration, waitErr <-chan error) error {
 	if grace <= 0 {
 		grace = 5 * time.Second
 	}
-	syscall.Kill(-pgid, syscall.SIGTERM)
+	proc.KillGroup(pgid, syscall.SIGTERM)
 	select {
 	case err := <-waitErr:
 		return err
 	case <-time.After(grace):
 	}
-	syscall.Kill(-pgid, syscall.SIGKILL)
+	proc.KillGroup(pgid, syscall.SIGKILL)
 	select {
 	case err := <-waitErr:
 		return err
@@ -385,16 +361,16 @@ func stopGroup(pgid int, grace time.Duration, waitErr <-chan error) error {
 
 // killGroup kills whatever is left in the group (grandchildren).
 func killGroup(pgid int) {
-	if err := syscall.Kill(-pgid, syscall.SIGTERM); err != nil {
+	if err := proc.KillGroup(pgid, syscall.SIGTERM); err != nil {
 		return // no one left
 	}
 	for i := 0; i < 20; i++ {
 		time.Sleep(10 * time.Millisecond)
-		if syscall.Kill(-pgid, 0) != nil {
+		if proc.KillGroup(pgid, 0) != nil {
 			return
 		}
 	}
-	syscall.Kill(-pgid, syscall.SIGKILL)
+	proc.KillGroup(pgid, syscall.SIGKILL)
 }
 
 func exitCode(err error, cmd *exec.Cmd) int {

@@ -1,3 +1,5 @@
+//go:build !windows
+
 // Package e2e drives the genuine agent CLIs (Claude Code, Codex, Gemini CLI)
 // against the fake model API on 127.0.0.1, through looprinter's adapters and
 // through `looprinter run`. Nothing here reaches beyond 127.0.0.1.

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"go.temporal.io/api/serviceerror"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/loopdir"
+	"github.com/looprinter/looprinter/proc"
 	"github.com/looprinter/looprinter/spec"
 )
 
@@ -434,7 +434,7 @@ func runSetup(ctx context.Context, l *spec.Loop) error {
 		cmd := exec.CommandContext(cctx, "/bin/sh", "-c", c)
 		cmd.Dir = l.Dir
 		cmd.Env = append(os.Environ(), "LOOPRINTER_DIR="+l.Dir)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.SysProcAttr = proc.GroupAttr()
 		out, err := cmd.CombinedOutput()
 		cancel()
 		if err != nil {

@@ -99,7 +99,7 @@ func (w *Worker) runStep(ctx context.Context, l *spec.Loop, run string, notes []
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, os.Stderr
 	// The step dies with its worker, as it did when it ran inside it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = diesWithParent()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("cannot start the step's process: %w", err)
 	}

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -16,6 +15,8 @@ import (
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/looprinter/looprinter/proc"
 )
 
 // Conn says how to reach a Temporal frontend.
@@ -105,7 +106,7 @@ func RunWorker(ctx context.Context, c client.Client, queue string, w *Worker) er
 		return err
 	}
 	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := proc.TryLock(lock); err != nil {
 		return fmt.Errorf("another worker uses the work folder %s: give this one its own (--dir or --identity)", w.Dir)
 	}
 	if w.Queue == "" {

@@ -12,12 +12,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/looprinter/looprinter/agent"
 	"github.com/looprinter/looprinter/loopdir"
+	"github.com/looprinter/looprinter/proc"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
 )
@@ -105,13 +105,6 @@ func generateCheckout(tb testing.TB, dir string, n int) {
 	}
 }
 
-// cpuTime is this process's user and system time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // probePass says this is the pass with b.N = 1 that go test makes before the
 // -benchtime Nx it was asked for: it is skipped, so that the checkout is
 // not generated twice.
@@ -183,7 +176,7 @@ protect: ["**/*_test.go"]
 	}
 	// The checkout's files reach the disk first: the engine's fsyncs must
 	// not wait for the writeback of the files the benchmark just made.
-	syscall.Sync()
+	syncDisks()
 	t0 := time.Now()
 	b.ResetTimer()
 	out, err := Run(context.Background(), l, Options{Subscribers: []func(record.Event){sub}})
@@ -293,7 +286,7 @@ func floorIteration(b *testing.B, dir string, n int) float64 {
 		cmd.Env = []string{}
 		cmd.Stdin = strings.NewReader("prompt")
 		cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.SysProcAttr = proc.GroupAttr()
 		if err := cmd.Run(); err != nil {
 			b.Fatal(err)
 		}

@@ -4,17 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	gitignore "github.com/sabhiram/go-gitignore"
-	"golang.org/x/sys/unix"
 
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
@@ -441,30 +438,6 @@ func (e *Engine) endChanges(rc *runChanges) (changed, created []string, err erro
 	return e.notIgnored(changed), created, nil
 }
 
-// fsClock is the clock file timestamps are taken from (the coarse one).
-func fsClock() int64 {
-	var ts unix.Timespec
-	if unix.ClockGettime(unix.CLOCK_REALTIME_COARSE, &ts) != nil {
-		unix.ClockGettime(unix.CLOCK_REALTIME, &ts)
-	}
-	return ts.Nano()
-}
-
-// changedSince walks the loop folder for the files whose ctime is at or
-// past since.
-func changedSince(dir string, since int64) ([]string, error) {
-	var out []string
-	err := walkFiles(dir, func(rel string, d fs.DirEntry) {
-		if info, err := d.Info(); err == nil {
-			if st, ok := info.Sys().(*syscall.Stat_t); ok && st.Ctim.Nano() >= since {
-				out = append(out, rel)
-			}
-		}
-	})
-	sort.Strings(out)
-	return out, err
-}
-
 // notIgnored leaves out the paths .gitignore files ignore (the top one and
 // those of the folders on each path's way). Only for the list of changes:
 // protection never consults .gitignore.
@@ -530,27 +503,3 @@ type planCache struct {
 // changed again within the file system clock's tick, unseen by its stat; it
 // is not cached (git's "racily clean" rule).
 const racyWindow = int64(100 * time.Millisecond)
-
-// readPlan is ReadPlan for the engine's own plan.json, parsed again only
-// when the file changed (its inode, size, mtime or ctime; ctime cannot be
-// set back). A copy is returned: callers may change it.
-func (e *Engine) readPlan() (*Plan, []string, error) {
-	path := e.planPath()
-	var st syscall.Stat_t
-	if err := syscall.Lstat(path, &st); err == nil && st.Mode&syscall.S_IFMT == syscall.S_IFREG {
-		if c := e.planCache; c != nil && c.ino == st.Ino && c.size == uint64(st.Size) && c.mtime == st.Mtim.Nano() && c.ctim == st.Ctim.Nano() {
-			return clonePlan(c.plan), c.errs, nil
-		}
-		now := fsClock()
-		p, errs, err := ReadPlan(path)
-		var after syscall.Stat_t
-		if err == nil && syscall.Lstat(path, &after) == nil && after.Ino == st.Ino && after.Size == st.Size && after.Mtim == st.Mtim && after.Ctim == st.Ctim && now-st.Ctim.Nano() > racyWindow && now-st.Mtim.Nano() > racyWindow {
-			e.planCache = &planCache{ino: st.Ino, size: uint64(st.Size), mtime: st.Mtim.Nano(), ctim: st.Ctim.Nano(), plan: clonePlan(p), errs: errs}
-		} else {
-			e.planCache = nil
-		}
-		return p, errs, err
-	}
-	e.planCache = nil
-	return ReadPlan(path)
-}

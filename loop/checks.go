@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/looprinter/looprinter/proc"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/redact"
 	"github.com/looprinter/looprinter/testcount"
@@ -46,8 +47,8 @@ func runCheck(ctx context.Context, dir, command, outPath string, timeout time.Du
 	cmd := exec.CommandContext(cctx, "/bin/sh", "-c", command)
 	cmd.Dir = dir
 	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.SysProcAttr = proc.GroupAttr()
+	cmd.Cancel = func() error { return proc.KillGroup(cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second
 	pr, pw := io.Pipe()
 	// Redacted before anything reads it: the log, the failure signal and

@@ -15,7 +15,6 @@ import (
 	"syscall"
 
 	"github.com/looprinter/looprinter/loopdir"
-	"golang.org/x/sys/unix"
 )
 
 // The guard is the engine's on-disk snapshot of the protected files, kept in
@@ -130,15 +129,6 @@ func snapshotGuard(dir, priv string, files []protFile, old *guard, restat func(r
 	return g, nil
 }
 
-func statEntry(rel string, fi os.FileInfo) guardEntry {
-	e := guardEntry{Path: rel, Mode: uint32(fi.Mode().Perm()), Size: fi.Size(), MtimeNS: fi.ModTime().UnixNano()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		e.Ino, e.Nlink = st.Ino, uint64(st.Nlink)
-		e.CtimeNS = st.Ctim.Sec*1e9 + st.Ctim.Nsec
-	}
-	return e
-}
-
 func sameStat(a, b guardEntry) bool {
 	return a.Ino == b.Ino && a.Size == b.Size && a.Mode == b.Mode && a.MtimeNS == b.MtimeNS && a.CtimeNS == b.CtimeNS
 }
@@ -179,23 +169,13 @@ func storeBlob(priv, path string) (string, error) {
 	return sum, os.Rename(tmp.Name(), dst)
 }
 
-// syncFS writes everything of the file system that holds dir to disk.
-func syncFS(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return unix.Syncfs(int(d.Fd()))
-}
-
 // errNotRegular says a path is not a regular file.
 var errNotRegular = errors.New("not a regular file")
 
 // openRegular opens path for reading only if it is a regular file, without
 // following a final symlink and without blocking on a fifo.
 func openRegular(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}

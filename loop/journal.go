@@ -8,14 +8,11 @@ import (
 	"fmt"
 	"hash/crc32"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 
 	"github.com/looprinter/looprinter/loopdir"
-	"golang.org/x/sys/unix"
 )
 
 // The engine's own copy of the state lives in two slot files in its private
@@ -61,7 +58,7 @@ func openJournal(priv string) (*journal, error) {
 		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
 			made = true
 		}
-		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|oNoFollow, 0o600)
 		if err != nil {
 			j.close()
 			return nil, err
@@ -79,7 +76,7 @@ func openJournal(priv string) (*journal, error) {
 		j.seq, j.last, j.pubs = s.seq, i, s.pubs
 		// The newest slot may have been written without a sync by an
 		// engine that died: sync it before the other slot is overwritten.
-		unix.Fdatasync(int(j.f[i].Fd()))
+		fdatasync(j.f[i])
 	}
 	return j, nil
 }
@@ -108,7 +105,7 @@ func (j *journal) write(payload, pub []byte, durable bool) error {
 		return err
 	}
 	if durable {
-		if err := unix.Fdatasync(int(j.f[i].Fd())); err != nil {
+		if err := fdatasync(j.f[i]); err != nil {
 			return err
 		}
 		journalSyncs.Add(1)
@@ -206,60 +203,4 @@ func (s slot) publicMatches(pub []byte) bool {
 	sum := sha256.Sum256(pub)
 	h := hex.EncodeToString(sum[:])
 	return h == s.pubs[0] || h == s.pubs[1]
-}
-
-// writeCopy replaces path with data for readers (people, tools, a fleet
-// carrying the private folder), so that a reader sees the old or the new
-// contents: the data is written in place into a spare file beside it,
-// .NAME.next, which is then exchanged with path in one step (renameat2 with
-// RENAME_EXCHANGE); the old contents become the next spare. No file is made
-// or removed, and ext4 starts no write-out as it does for a file renamed
-// over another. The copy is not synced (the journal is what a restart
-// reads).
-func writeCopy(path string, data []byte) error {
-	next := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".next")
-	fd, err := spareFile(next)
-	if err != nil {
-		return err
-	}
-	_, werr := unix.Pwrite(fd, data, 0)
-	if werr == nil {
-		werr = unix.Ftruncate(fd, int64(len(data)))
-	}
-	cerr := unix.Close(fd)
-	if werr != nil || cerr != nil {
-		os.Remove(next)
-		return errors.Join(werr, cerr)
-	}
-	if err := unix.Renameat2(unix.AT_FDCWD, next, unix.AT_FDCWD, path, unix.RENAME_EXCHANGE); err == nil {
-		return nil
-	}
-	// No file to exchange with yet, or a file system without exchange: the
-	// spare becomes the file, and the next copy makes a new spare.
-	if err := os.Rename(next, path); err != nil {
-		os.Remove(next)
-		return err
-	}
-	return nil
-}
-
-// spareFile opens the spare file for writing: a plain file with one link,
-// else (missing, or something planted in its place) a new one.
-func spareFile(next string) (int, error) {
-	fd, err := unix.Open(next, unix.O_WRONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
-	if err == nil {
-		var st unix.Stat_t
-		if unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Nlink == 1 {
-			return fd, nil
-		}
-		unix.Close(fd)
-	}
-	if err == unix.ENOENT {
-		if err := os.MkdirAll(filepath.Dir(next), 0o700); err != nil {
-			return -1, err
-		}
-	} else {
-		os.Remove(next) // a link, a symlink, a fifo: never written through
-	}
-	return unix.Open(next, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o600)
 }

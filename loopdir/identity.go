@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -62,11 +61,10 @@ func (d Dir) Recreated() (aside string, err error) {
 	if err != nil {
 		return "", err
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
+	id, ok := folderIdentity(fi)
 	if !ok {
 		return "", nil
 	}
-	id := fmt.Sprintf("%d:%d", st.Dev, st.Ino)
 	data, err := os.ReadFile(p.folderID())
 	switch {
 	case err == nil && strings.TrimSpace(string(data)) == id:

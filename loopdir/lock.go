@@ -7,7 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
+
+	"github.com/looprinter/looprinter/proc"
 )
 
 // ErrLocked says another run holds the loop.
@@ -31,9 +32,9 @@ func AcquireLock(dir string) (*Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := proc.TryLock(f); err != nil {
 		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
+		if errors.Is(err, proc.ErrWouldBlock) {
 			return nil, &ErrLocked{PID: LockHolder(dir)}
 		}
 		return nil, err
@@ -49,7 +50,7 @@ func (l *Lock) Release() {
 		return
 	}
 	l.f.Truncate(0)
-	syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+	proc.Unlock(l.f)
 	l.f.Close()
 	l.f = nil
 }
@@ -71,9 +72,9 @@ func Locked(dir string) (bool, int) {
 		return false, 0
 	}
 	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := proc.TryLock(f); err != nil {
 		return true, LockHolder(dir)
 	}
-	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	proc.Unlock(f)
 	return false, 0
 }

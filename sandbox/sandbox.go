@@ -92,6 +92,9 @@ type Policy struct {
 // error naming what to install. An explicit bwrap or landlock that cannot
 // work here is an error naming why. The probes run once per process.
 func Resolve(mode string) (string, error) {
+	if kind, handled, err := resolveHere(mode); handled {
+		return kind, err
+	}
 	switch mode {
 	case Off:
 		return Off, nil
@@ -116,7 +119,7 @@ func Resolve(mode string) (string, error) {
 		}
 		return "", fmt.Errorf("sandbox: no sandbox can run here (bwrap: %v; landlock: %v): install bubblewrap (apt-get install bubblewrap), or use a kernel with Landlock (Linux 5.13 or later), or write `sandbox: off` in the loop file to run agents unconfined", berr, lerr)
 	}
-	return "", fmt.Errorf("sandbox: mode %q is not known (auto, bwrap, landlock or off)", mode)
+	return "", fmt.Errorf("sandbox: mode %q is not known (auto, bwrap, landlock, seatbelt or off)", mode)
 }
 
 // Guarantees says what the kind in force guarantees about an agent run
@@ -139,6 +142,12 @@ func Guarantees(kind string) []string {
 			"guaranteed: writes only to the loop folder, HOME, the caches and a private temporary folder; leftover processes swept before anything is judged; " + always,
 			"not guaranteed: HOME and the caches are the user's own (the checks read what an agent wrote there); protected files in the loop folder are restored after the run, not refused; no PID namespace: other processes are visible in /proc (engines are not dumpable, but root reads them)",
 		}
+	case Seatbelt:
+		return []string{
+			"guaranteed by the profile: writes only to the loop folder, HOME, the caches and a private temporary folder; the loop file, protected files, working-records/, .git and the engine's folders cannot be written, removed or renamed; signals only to the run's own processes; leftover processes (setsid daemons too, by the engine's mark in their environment) swept before anything is judged; " + always,
+			"not verified: the Seatbelt sandbox is built and unit-tested but not yet exercised on a Mac by this project's CI",
+			"not guaranteed: HOME and the caches are the user's own (the checks read what an agent wrote there); no PID namespace; the network is shared",
+		}
 	case Off:
 		return []string{"not guaranteed: anything; the verdict holds only against an honest agent (" + always + ")"}
 	}
@@ -149,7 +158,6 @@ func Guarantees(kind string) []string {
 // the others are not; for `looprinter doctor`.
 func Describe(mode string) (out []string) {
 	kind, rerr := Resolve(mode)
-	berr, lerr := bwrapProbe(), landlockProbe()
 	line := func(k string, avail error, what string) string {
 		switch {
 		case k == kind:
@@ -162,10 +170,7 @@ func Describe(mode string) (out []string) {
 			return fmt.Sprintf("%s: available (%s), not used: the loop file says `sandbox: %s`", k, what, mode)
 		}
 	}
-	out = []string{
-		line(Bwrap, berr, bwrapWhat()),
-		line(Landlock, lerr, landlockWhat()),
-	}
+	out = kindLines(line)
 	switch {
 	case kind == Off:
 		out = append(out, "off: in force: the loop file says `sandbox: off`; agents run unconfined")
@@ -185,8 +190,8 @@ func (p Policy) Wrap(path string, args []string) (newPath string, newArgs []stri
 	if p.Kind == Off {
 		return path, args, nil, nil
 	}
-	if p.Kind != Bwrap && p.Kind != Landlock {
-		return "", nil, nil, fmt.Errorf("sandbox: kind %q is not known (bwrap, landlock or off)", p.Kind)
+	if p.Kind != Bwrap && p.Kind != Landlock && p.Kind != Seatbelt {
+		return "", nil, nil, fmt.Errorf("sandbox: kind %q is not known (bwrap, landlock, seatbelt or off)", p.Kind)
 	}
 	if !filepath.IsAbs(p.Dir) {
 		return "", nil, nil, fmt.Errorf("sandbox: the loop folder %q is not an absolute path", p.Dir)
@@ -201,6 +206,9 @@ func (p Policy) Wrap(path string, args []string) (newPath string, newArgs []stri
 			return "", nil, nil, err
 		}
 		path = lp
+	}
+	if p.Kind == Seatbelt {
+		return p.wrapSeatbelt(dir, path, args)
 	}
 	if p.Kind == Bwrap && len(p.Layers) > 0 {
 		return p.wrapLayered(dir, path, args)
@@ -271,7 +279,7 @@ func (p Policy) wrapLayered(dir, path string, args []string) (string, []string, 
 // run protects them); for off, all of them.
 func (p Policy) Unenforced() []string {
 	switch p.Kind {
-	case Bwrap:
+	case Bwrap, Seatbelt:
 		return nil
 	case Off:
 		return existing(p.ReadOnly)

@@ -1,6 +1,9 @@
+//go:build linux
+
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -132,5 +135,49 @@ func TestBwrapHiddenFolder(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(secret, "out.log")); string(b) != "FAIL: TestSecret\n" {
 		t.Errorf("the hidden folder changed: %q", b)
+	}
+}
+
+// The clean room's view: starting /bin/true in a copy-on-write view of a
+// 10,000-file tree with 1,000 files hidden, against starting it bare. The
+// view costs the same whatever the tree's size: one mount, and one
+// whiteout per hidden file.
+func BenchmarkViewStart(b *testing.B) {
+	needLayers(b)
+	root := b.TempDir()
+	tree := filepath.Join(root, "tree")
+	var hide []string
+	for i := 0; i < 10000; i++ {
+		d := filepath.Join(tree, fmt.Sprintf("pkg%03d", i/100))
+		os.MkdirAll(d, 0o755)
+		name := fmt.Sprintf("f%04d.go", i)
+		if i%10 == 0 {
+			name = fmt.Sprintf("f%04d_test.go", i)
+			hide = append(hide, fmt.Sprintf("pkg%03d/%s", i/100, name))
+		}
+		os.WriteFile(filepath.Join(d, name), []byte("package p\n"), 0o644)
+	}
+	l := Layer{Target: tree, Upper: filepath.Join(root, "u"), Work: filepath.Join(root, "w")}
+	if _, err := PrepareLayer(l); err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{0, 1000} {
+		b.Run(fmt.Sprintf("hidden=%d", n), func(b *testing.B) {
+			v := View{Layer: l, Hide: hide[:n]}
+			for i := 0; i < b.N; i++ {
+				prog, args, env, err := v.Command([]string{"/bin/true"}, tree)
+				if err != nil {
+					b.Fatal(err)
+				}
+				cmd := exec.Command(prog, args...)
+				cmd.Env = append(os.Environ(), env)
+				if out, err := cmd.CombinedOutput(); err != nil {
+					b.Fatalf("%v: %s", err, out)
+				}
+				b.StopTimer()
+				ClearLayer(l)
+				b.StartTimer()
+			}
+		})
 	}
 }

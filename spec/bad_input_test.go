@@ -1,3 +1,5 @@
+//go:build !windows
+
 package spec
 
 // Bad input found by attack (issue 27): a loop file that is not a regular

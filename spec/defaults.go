@@ -316,9 +316,9 @@ func (l *Loop) validate(nodes map[string]*yaml.Node) []Problem {
 		at("on_timeout", "on_timeout: %q is not known (blocked or continue): what happens when an agent's question is not answered within ask_timeout", l.OnTimeout)
 	}
 	switch l.Sandbox {
-	case "auto", "bwrap", "landlock", "off":
+	case "auto", "bwrap", "landlock", "seatbelt", "off":
 	default:
-		at("sandbox", "sandbox: %q is not known (auto, bwrap, landlock or off)", l.Sandbox)
+		at("sandbox", "sandbox: %q is not known (auto, bwrap, landlock, seatbelt or off)", l.Sandbox)
 	}
 	for i, p := range l.Redact.Patterns {
 		if _, err := regexp.Compile(p); err != nil {

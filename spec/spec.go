@@ -53,7 +53,8 @@ type Loop struct {
 	// ProtectExcept are globs the user allows the agent to edit although a
 	// default rule protects them (a test file that is the deliverable).
 	ProtectExcept []string `yaml:"protect_except"`
-	// Sandbox confines every agent run: auto (default), bwrap, landlock, off.
+	// Sandbox confines every agent run: auto (default), bwrap, landlock
+	// (Linux), seatbelt (macOS), off.
 	Sandbox string `yaml:"sandbox"`
 	// AllowPassing lets a loop start although every check already passes
 	// (the "keep it green" use); otherwise that stops the loop at once.

@@ -18,6 +18,7 @@ import (
 	"github.com/looprinter/looprinter/internal/ops"
 	"github.com/looprinter/looprinter/internal/testenv"
 	"github.com/looprinter/looprinter/loopdir"
+	"github.com/looprinter/looprinter/proc"
 )
 
 // TestMain lets the test binary stand in for looprinter in script tests,
@@ -166,7 +167,7 @@ func cmdKillPID(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	pid := readPID(ts, args[1])
 	sig := map[string]syscall.Signal{"INT": syscall.SIGINT, "TERM": syscall.SIGTERM, "KILL": syscall.SIGKILL}[args[0]]
-	ts.Check(syscall.Kill(pid, sig))
+	ts.Check(proc.Kill(pid, sig))
 }
 
 // pidgone PIDFILE: the process whose pid is in the file no longer exists.

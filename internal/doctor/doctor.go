@@ -241,7 +241,7 @@ func checkSandbox(l *spec.Loop) []Finding {
 	mode := l.Sandbox
 	if _, err := sandbox.Resolve(mode); err != nil {
 		return []Finding{{Level: Fail, Area: AreaSandbox, Message: err.Error(), Notes: sandbox.Describe(mode),
-			Fix: "install bubblewrap (apt-get install bubblewrap) or use a kernel with Landlock; or write `sandbox: off` in the loop file to run agents unconfined"}}
+			Fix: sandbox.Hint()}}
 	}
 	var out []Finding
 	kind, _ := sandbox.Resolve(mode)

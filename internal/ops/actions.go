@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/loopdir"
+	"github.com/looprinter/looprinter/proc"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
 )
@@ -57,7 +58,7 @@ type EntryStop struct {
 func StopEntry(e Entry, now bool, timeout time.Duration) (EntryStop, Entry, error) {
 	var out EntryStop
 	if e.SchedulerPID != 0 && IsScheduler(e.SchedulerPID) {
-		syscall.Kill(e.SchedulerPID, syscall.SIGTERM)
+		proc.Kill(e.SchedulerPID, syscall.SIGTERM)
 		// Wait for it to be gone before the entry says so: a scheduler that
 		// was still starting could otherwise register itself again.
 		for deadline := time.Now().Add(5 * time.Second); Alive(e.SchedulerPID) && time.Now().Before(deadline); {

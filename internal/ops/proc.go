@@ -7,32 +7,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/loopdir"
+	"github.com/looprinter/looprinter/proc"
 	"github.com/looprinter/looprinter/record"
 )
-
-// Alive says whether pid is a live process (not a zombie).
-func Alive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
-		return false
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return !os.IsNotExist(err)
-	}
-	return statField(string(b), 0) != "Z"
-}
 
 // IsScheduler says whether pid is a looprinter scheduler (and not a process
 // that got the pid of a scheduler that died).
@@ -40,11 +23,10 @@ func IsScheduler(pid int) bool {
 	if !Alive(pid) {
 		return false
 	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	args, err := proc.Args(pid)
 	if err != nil {
 		return false
 	}
-	args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
 	if len(args) == 0 || !strings.Contains(filepath.Base(args[0]), "looprinter") && !strings.HasSuffix(args[0], ".test") {
 		return false
 	}
@@ -54,20 +36,6 @@ func IsScheduler(pid int) bool {
 		}
 	}
 	return false
-}
-
-// statField returns field n (0 = state) after the command name of a
-// /proc/PID/stat line: state ppid pgrp session …
-func statField(s string, n int) string {
-	i := strings.LastIndex(s, ")")
-	if i < 0 {
-		return ""
-	}
-	f := strings.Fields(s[i+1:])
-	if n < len(f) {
-		return f[n]
-	}
-	return ""
 }
 
 // Self returns how to run this looprinter again: the path it was started
@@ -132,7 +100,7 @@ func SpawnDetached(dir, log string, args []string, env []string) (*Detached, err
 	cmd.Dir = dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = null, out, out
 	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.SysProcAttr = proc.SessionAttr()
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -197,7 +165,7 @@ func Stop(dir string, now bool, timeout time.Duration) (StopResult, error) {
 	}
 	res := StopResult{PID: pid}
 	if !now {
-		if err := syscall.Kill(pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+		if err := proc.Kill(pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
 			return res, err
 		}
 		if WaitUnlocked(dir, timeout) {
@@ -246,79 +214,14 @@ func isEngine(pid int, dir string) bool {
 	return false
 }
 
-// lockHeldBy says whether one of pid's open files holds an exclusive flock
-// on file, from /proc/PID/fd and /proc/PID/fdinfo (each open file lists the
-// locks it holds). Unlike /proc/locks, the answer does not depend on what
-// other processes lock or release meanwhile. known is false when pid's
-// files cannot be read.
-func lockHeldBy(pid int, file string) (held, known bool) {
-	var want syscall.Stat_t
-	if err := syscall.Stat(file, &want); err != nil {
-		return false, false
-	}
-	fdDir := fmt.Sprintf("/proc/%d/fd", pid)
-	fds, err := os.ReadDir(fdDir)
-	if err != nil {
-		return false, false
-	}
-	for _, fd := range fds {
-		var st syscall.Stat_t
-		if syscall.Stat(filepath.Join(fdDir, fd.Name()), &st) != nil || st.Dev != want.Dev || st.Ino != want.Ino {
-			continue
-		}
-		info, err := os.ReadFile(fmt.Sprintf("/proc/%d/fdinfo/%s", pid, fd.Name()))
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(info), "\n") {
-			// lock:	1: FLOCK  ADVISORY  WRITE 1234 fe:00:5678 0 EOF
-			f := strings.Fields(line)
-			if len(f) >= 5 && f[0] == "lock:" && f[2] == "FLOCK" && f[4] == "WRITE" {
-				return true, true
-			}
-		}
-	}
-	return false, true
-}
-
-// lockHolders returns the pids that hold a lock on file per /proc/locks; ok
-// is false when /proc/locks cannot be read.
-func lockHolders(file string) (map[int]bool, bool) {
-	var st syscall.Stat_t
-	if err := syscall.Stat(file, &st); err != nil {
-		return nil, false
-	}
-	data, err := os.ReadFile("/proc/locks")
-	if err != nil {
-		return nil, false
-	}
-	want := fmt.Sprintf("%02x:%02x:%d", unix.Major(uint64(st.Dev)), unix.Minor(uint64(st.Dev)), st.Ino)
-	out := map[int]bool{}
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		// 1: FLOCK  ADVISORY  WRITE 1234 00:2e:5678 0 EOF
-		// (a blocked waiter has "->" after the number)
-		if len(f) > 1 && f[1] == "->" {
-			continue
-		}
-		if len(f) < 6 || f[5] != want {
-			continue
-		}
-		if p, err := strconv.Atoi(f[4]); err == nil {
-			out[p] = true
-		}
-	}
-	return out, true
-}
-
 // isLooprinter says whether pid runs looprinter (or a test binary standing in
 // for it).
 func isLooprinter(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-	if err != nil {
+	args, err := proc.Args(pid)
+	if err != nil || len(args) == 0 {
 		return false
 	}
-	arg0, _, _ := strings.Cut(string(b), "\x00")
+	arg0 := args[0]
 	return strings.Contains(filepath.Base(arg0), "looprinter") || strings.HasSuffix(arg0, ".test")
 }
 
@@ -355,7 +258,7 @@ func killRun(pid int, dir string) []int {
 				victims[p] = true
 				continue
 			}
-			env, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/environ")
+			env, err := proc.Environ(p)
 			if err == nil && bytes.Contains(append(env, 0), want) {
 				victims[p] = true
 			}
@@ -375,7 +278,7 @@ func killRun(pid int, dir string) []int {
 		// The engine first: it must not see its agents die and go on (write a
 		// record, start the next step) before it is killed itself.
 		if victims[pid] {
-			syscall.Kill(pid, syscall.SIGKILL)
+			proc.Kill(pid, syscall.SIGKILL)
 		}
 		for p := range victims {
 			// A group led by a process of the run holds only the run's
@@ -383,10 +286,10 @@ func killRun(pid int, dir string) []int {
 			// when the engine does not lead its session: a shell pipeline
 			// or a wrapper may share it.
 			g := procs[p].pgrp
-			if g == p && g != syscall.Getpgrp() && (p != pid || procs[pid].sid == pid) {
-				syscall.Kill(-g, syscall.SIGKILL)
+			if g == p && g != proc.Getpgrp() && (p != pid || procs[pid].sid == pid) {
+				proc.KillGroup(g, syscall.SIGKILL)
 			}
-			syscall.Kill(p, syscall.SIGKILL)
+			proc.Kill(p, syscall.SIGKILL)
 			if !killed[p] {
 				killed[p] = true
 				out = append(out, p)
@@ -398,34 +301,6 @@ func killRun(pid int, dir string) []int {
 }
 
 type procInfo struct{ ppid, pgrp, sid int }
-
-// readProcs reads the parent, group and session of every live process.
-func readProcs() map[int]procInfo {
-	out := map[int]procInfo{}
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return out
-	}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		if statField(s, 0) == "Z" {
-			continue
-		}
-		ppid, _ := strconv.Atoi(statField(s, 1))
-		pgrp, _ := strconv.Atoi(statField(s, 2))
-		sid, _ := strconv.Atoi(statField(s, 3))
-		out[pid] = procInfo{ppid: ppid, pgrp: pgrp, sid: sid}
-	}
-	return out
-}
 
 // finalizeKilled writes what the killed run could not: a loop_stop record
 // in its record file and the outcome in state.json, under the loop's lock.

@@ -1,0 +1,82 @@
+//go:build !linux
+
+package sandbox
+
+import (
+	"errors"
+	"runtime"
+)
+
+// Copy-on-write layers are overlayfs in a mount namespace: Linux only.
+// Elsewhere LayerProbe says so and the engine never lays one; the rest of
+// the API only keeps the callers building. The types mirror layer.go's.
+
+// A Layer is a copy-on-write view of the tree Target (see layer.go).
+type Layer struct {
+	Target string `json:"target"`
+	Upper  string `json:"upper"`
+	Work   string `json:"work"`
+}
+
+// EnvLayers marks the layer helper (see layer.go); unused here.
+const EnvLayers = "LOOPRINTER_SANDBOX_LAYERS"
+
+// layerSpec is what the layer helper needs (see layer.go).
+type layerSpec struct {
+	Stage  int      `json:"stage"`
+	Layers []Layer  `json:"layers"`
+	Exec   string   `json:"exec"`
+	Args   []string `json:"args"`
+	UserNS bool     `json:"userns"`
+}
+
+// A LayerChange is one path of a layer as ApplyLayer judged it.
+type LayerChange struct {
+	Path    string
+	What    string
+	Applied bool
+	Why     string
+}
+
+var errNoLayers = errors.New("copy-on-write layers need Linux (overlayfs in a mount namespace); this is " + runtime.GOOS)
+
+// LayerProbe says why copy-on-write layers cannot be made here: always.
+func LayerProbe() error { return errNoLayers }
+
+// PrepareLayer fails: there are no layers here.
+func PrepareLayer(Layer) (bool, error) { return false, errNoLayers }
+
+// ClearLayer fails: there are no layers here.
+func ClearLayer(Layer) error { return errNoLayers }
+
+// ClearWork fails: there are no layers here.
+func ClearWork(Layer) error { return errNoLayers }
+
+// ApplyLayer fails: there are no layers here.
+func ApplyLayer(Layer, func(rel string) bool) ([]LayerChange, error) { return nil, errNoLayers }
+
+// A View runs a command in a copy-on-write view of a tree (see view.go);
+// there are no views here.
+type View struct {
+	Layer Layer
+	Hide  []string
+	Put   []ViewFile
+}
+
+// ViewFile is one file placed in a view (see view.go).
+type ViewFile struct {
+	From string
+	To   string
+	Mode uint32
+}
+
+// Command fails: there are no views here.
+func (v View) Command(argv []string, dir string) (string, []string, string, error) {
+	return "", nil, "", errNoLayers
+}
+
+// HideInLayer fails: there are no layers here.
+func HideInLayer(Layer, []string) error { return errNoLayers }
+
+// Opaque is false: there are no layers here.
+func Opaque(string) bool { return false }
