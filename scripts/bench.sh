@@ -35,6 +35,16 @@ echo "load $(load)" >> "$OUT/iter.txt"
 step "agent start under the default sandbox at 0, 1,000 and 10,000 protected files"
 go test ./sandbox -run '^$' -bench 'AgentStart' -benchtime 20x -count 1 -timeout 30m | tee "$OUT/start.txt"
 echo "load $(load)" >> "$OUT/start.txt"
+step "build iterations under the default sandbox: empty, 10,000 and 100,000 files, a 50,000-file git checkout"
+go test ./loop -run '^$' -bench 'BuildIterationSandbox' -benchtime "${ITER}x" -count 1 -timeout 60m | tee "$OUT/iter-sandbox.txt"
+echo "load $(load)" >> "$OUT/iter-sandbox.txt"
+step "the clean room: the set-aside list at 10,000 files, a view's start"
+go test ./loop -run '^$' -bench 'SetAside' -benchtime 5x -benchmem -count 1 | tee "$OUT/cleanroom.txt"
+go test ./sandbox -run '^$' -bench 'ViewStart' -benchtime 20x -count 1 | tee -a "$OUT/cleanroom.txt"
+echo "load $(load)" >> "$OUT/cleanroom.txt"
+step "a commit in a 50,000-file checkout: staged by name, staged by a scan"
+go test ./internal/gitops -run '^$' -bench 'Commit' -benchtime 10x -count 1 -timeout 30m | tee "$OUT/commit.txt"
+echo "load $(load)" >> "$OUT/commit.txt"
 step "status, logs -n 20, cost at 10,000 iterations of records"
 go test ./internal/cli -run '^$' -bench 'ReadsAt10000Iterations' -benchtime 20x -count 1 | tee "$OUT/reads.txt"
 echo "load $(load)" >> "$OUT/reads.txt"
@@ -68,6 +78,15 @@ echo "  folder; bash/eng: bash-loop / iteration; bash/eng>flr: the same, both le
 echo
 echo "== Agent start (/bin/true) under the default sandbox (median ms; layer: the default, one copy-on-write layer; binds: one read-only bind per protected file, where no layer can be made; bare: unconfined; load $(tail -1 "$OUT/start.txt" | cut -d' ' -f2-))"
 grep -E '^BenchmarkAgentStart/' "$OUT/start.txt" | awk '{name=$1; sub(/^BenchmarkAgentStart\//, "", name); sub(/-[0-9]+$/, "", name); for (i = 2; i <= NF; i++) if ($i == "median-ms") printf "  %-20s %10.1f\n", name, $(i-1)}'
+echo
+echo "== A build iteration under the default sandbox (median ms; load $(tail -1 "$OUT/iter-sandbox.txt" | cut -d' ' -f2-))"
+grep -E '^BenchmarkBuildIterationSandbox/' "$OUT/iter-sandbox.txt" | while read -r line; do
+	name=$(awk '{n=$1; sub(/^BenchmarkBuildIterationSandbox\//, "", n); sub(/-[0-9]+$/, "", n); print n}' <<<"$line")
+	printf '  %-20s iteration %8s  engine-CPU %6s  setup %8s\n' "$name" "$(metric 'iter-ms(median)' "$line")" "$(metric engine-cpu-ms/iter "$line")" "$(metric setup-ms "$line")"
+done
+echo
+echo "== The clean room and commits (ns per op; load $(tail -1 "$OUT/commit.txt" | cut -d' ' -f2-))"
+grep -hE '^Benchmark(SetAside|ViewStart|Commit)' "$OUT/cleanroom.txt" "$OUT/commit.txt" | awk '{printf "  %-40s %14s ns/op\n", $1, $3}'
 echo
 echo "== Reads on a loop with 10,000 iterations of records (ms per call; target under 20; load $(tail -1 "$OUT/reads.txt" | cut -d' ' -f2-))"
 grep -E '^BenchmarkReadsAt10000Iterations/' "$OUT/reads.txt" | awk '{name=$1; sub(/^BenchmarkReadsAt10000Iterations\//, "", name); sub(/-[0-9]+$/, "", name); gsub(/_/, " ", name); printf "  %-20s %8.2f\n", name, $3/1e6}'
