@@ -54,16 +54,7 @@ func (e *Engine) auditor() spec.Agent {
 	if e.spec.Shape == spec.ShapeRalph {
 		builder = e.spec.AgentFor("ralph", false)
 	}
-	if _, ok := e.spec.Agents["auditor"]; !ok {
-		if m := otherModel(builder); m != "" {
-			agents := map[string]spec.Agent{}
-			for k, v := range e.spec.Agents {
-				agents[k] = v
-			}
-			agents["auditor"] = spec.Agent{Model: m}
-			e.spec.Agents = agents
-		}
-	}
+	e.otherModelFor("auditor", builder)
 	a := e.spec.AgentFor("auditor", false)
 	if sameAgent(a, builder) && !e.st.AuditWarned {
 		e.st.AuditWarned = true

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -259,26 +258,39 @@ func copyTree(src, dst string, skip map[string]bool) error {
 			}
 			return os.Symlink(target, to)
 		case info.Mode().IsRegular():
-			in, err := os.Open(p)
-			if err != nil {
-				return err
-			}
-			defer in.Close()
-			out, err := os.OpenFile(to, os.O_CREATE|os.O_EXCL|os.O_WRONLY, info.Mode().Perm())
-			if err != nil {
-				return err
-			}
-			_, err = io.Copy(out, in)
-			if cerr := out.Close(); err == nil {
-				err = cerr
-			}
-			return err
+			return sandbox.CopyFile(p, to, info.Mode().Perm())
 		}
 		return nil
 	})
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// doneVerdict decides whether a gate whose checks passed in the loop
+// folder ends the loop DONE: its checks again in the clean room, then the
+// audit. It returns the clean room's record and the failure signal ("":
+// DONE); an error when the loop stops (interrupted, a budget spent by the
+// audit).
+func (e *Engine) doneVerdict(ctx context.Context, gate string, cmds []string) (*record.CleanRoom, string, error) {
+	room, signal := e.judgeCleanRoom(ctx, gate, cmds)
+	if ctx.Err() != nil {
+		return room, "", e.stop(ReasonInterrupted, "interrupted during the "+gate+" gate's clean room")
+	}
+	if !room.Pass {
+		if signal == "" {
+			signal = "clean room: the checks fail there"
+		}
+		return room, signal, nil
+	}
+	sig, err := e.audit(ctx, gate)
+	if err != nil {
+		return room, "", err
+	}
+	if ctx.Err() != nil {
+		return room, "", e.stop(ReasonInterrupted, "interrupted during the audit")
+	}
+	return room, sig, nil
+}
 
 // judgeCleanRoom gives the clean room's verdict on a gate whose checks
 // passed: the record for the gate, the failure signal when it fails, and

@@ -331,19 +331,13 @@ func (e *Engine) stepObjectiveGate(ctx context.Context) error {
 	gap := failureSignal(violations, results)
 	var room *record.CleanRoom
 	if pass && (e.st.ObjectiveFailed || e.spec.AllowPassing) {
-		// DONE is decided in the clean room.
 		var signal string
-		if room, signal = e.judgeCleanRoom(ctx, "objective", e.spec.ObjectiveVerify); ctx.Err() != nil {
-			return e.stop(ReasonInterrupted, "interrupted during the objective gate's clean room")
-		}
-		if !room.Pass {
-			pass, gap = false, signal
-		} else if sig, err := e.audit(ctx, "objective"); err != nil {
+		var err error
+		if room, signal, err = e.doneVerdict(ctx, "objective", e.spec.ObjectiveVerify); err != nil {
 			return err
-		} else if ctx.Err() != nil {
-			return e.stop(ReasonInterrupted, "interrupted during the audit")
-		} else if sig != "" {
-			pass, gap = false, sig
+		}
+		if signal != "" {
+			pass, gap = false, signal
 		}
 	}
 	e.emit(record.Event{Event: record.Verify, Gate: "objective", Pass: record.Bool(pass), Checks: checksOf(results),
@@ -481,19 +475,13 @@ func (e *Engine) stepRalph(ctx context.Context) error {
 	signal := failureSignal(problems, results)
 	var room *record.CleanRoom
 	if pass && (e.st.ObjectiveFailed || e.spec.AllowPassing) {
-		// DONE is decided in the clean room.
 		var rs string
-		if room, rs = e.judgeCleanRoom(ctx, "verify", e.spec.Verify); ctx.Err() != nil {
-			return e.stop(ReasonInterrupted, "interrupted during the verify checks' clean room")
-		}
-		if !room.Pass {
-			pass, signal = false, rs
-		} else if sig, err := e.audit(ctx, "verify"); err != nil {
+		var err error
+		if room, rs, err = e.doneVerdict(ctx, "verify", e.spec.Verify); err != nil {
 			return err
-		} else if ctx.Err() != nil {
-			return e.stop(ReasonInterrupted, "interrupted during the audit")
-		} else if sig != "" {
-			pass, signal = false, sig
+		}
+		if rs != "" {
+			pass, signal = false, rs
 		}
 	}
 	e.emit(record.Event{Event: record.Verify, Gate: "verify", Pass: record.Bool(pass), Checks: checksOf(results), Errors: problems,

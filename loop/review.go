@@ -83,6 +83,25 @@ func otherModel(fixer spec.Agent) string {
 	return agent.OtherModel(fixer.Backend, fixer.Model)
 }
 
+// otherModelFor gives role another model of of's backend, where it has
+// one, when the loop file names no agent for role. It says whether it did.
+func (e *Engine) otherModelFor(role string, of spec.Agent) bool {
+	if _, ok := e.spec.Agents[role]; ok {
+		return false
+	}
+	m := otherModel(of)
+	if m == "" {
+		return false
+	}
+	agents := map[string]spec.Agent{}
+	for k, v := range e.spec.Agents {
+		agents[k] = v
+	}
+	agents[role] = spec.Agent{Model: m}
+	e.spec.Agents = agents
+	return true
+}
+
 func sameAgent(a, b spec.Agent) bool {
 	return a.Backend == b.Backend && a.Model == b.Model && (a.Backend != "command" || a.Command == b.Command)
 }
@@ -92,17 +111,9 @@ func sameAgent(a, b spec.Agent) bool {
 func (e *Engine) reviewAgents(rs *ReviewState) {
 	fixer := e.spec.AgentFor("fixer", false)
 	var notes []string
-	if _, ok := e.spec.Agents["reviewer"]; !ok {
-		if m := otherModel(fixer); m != "" {
-			agents := map[string]spec.Agent{}
-			for k, v := range e.spec.Agents {
-				agents[k] = v
-			}
-			agents["reviewer"] = spec.Agent{Model: m}
-			e.spec.Agents = agents
-			notes = append(notes, fmt.Sprintf("no agents.reviewer in the loop file: the reviewer runs %s, a different model from the fixer's %s (set agents.reviewer to choose; another vendor's backend is better still)",
-				agentName(e.spec.AgentFor("reviewer", false)), agentName(fixer)))
-		}
+	if e.otherModelFor("reviewer", fixer) {
+		notes = append(notes, fmt.Sprintf("no agents.reviewer in the loop file: the reviewer runs %s, a different model from the fixer's %s (set agents.reviewer to choose; another vendor's backend is better still)",
+			agentName(e.spec.AgentFor("reviewer", false)), agentName(fixer)))
 	}
 	reviewer := e.spec.AgentFor("reviewer", false)
 	if sameAgent(reviewer, fixer) {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,7 +89,7 @@ func (s layerSpec) shapeView() error {
 		if err := os.RemoveAll(p.To); err != nil {
 			return err
 		}
-		if err := copyFile(p.From, p.To, p.Mode.Perm()); err != nil {
+		if err := CopyFile(p.From, p.To, p.Mode.Perm()); err != nil {
 			return fmt.Errorf("place %s: %w", rel, err)
 		}
 	}
@@ -130,23 +129,6 @@ func realFolders(root, rel string) error {
 		}
 	}
 	return nil
-}
-
-func copyFile(from, to string, mode os.FileMode) error {
-	in, err := os.Open(from)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(to, os.O_CREATE|os.O_EXCL|os.O_WRONLY, mode)
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(out, in)
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // HideInLayer hides files of a layer's target from whoever works on the

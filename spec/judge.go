@@ -167,14 +167,9 @@ var judgeRules = map[string]judgeRule{
 	"holdout":          refuse("the holdout set is the user's: it may not change"),
 	"holdout_verify":   refuse("the holdout checks are the user's: they may not change"),
 	"holdout_feedback": refuse("what a holdout check tells the agent may not change"),
-	"audit.on": func(d fieldDiff, _, _ *Loop) string {
-		if d.New.Bool() {
-			return ""
-		}
-		return "the audit may not be turned off"
-	},
-	"audit.bar":    refuse("the audit's bar may not change"),
-	"audit.prompt": refuse("what the auditor is asked may not change"),
+	"audit.on":         onlyBecome(true, "the audit may not be turned off"),
+	"audit.bar":        refuse("the audit's bar may not change"),
+	"audit.prompt":     refuse("what the auditor is asked may not change"),
 	"protect": func(d fieldDiff, _, _ *Loop) string {
 		if !d.New.IsValid() {
 			return "protect may only grow"
@@ -200,12 +195,7 @@ var judgeRules = map[string]judgeRule{
 	"test_summaries.*.failed":  refuse("how test results are read may not change"),
 	"test_summaries.*.skipped": refuse("how test results are read may not change"),
 	"test_summaries.*.total":   refuse("how test results are read may not change"),
-	"allow_passing": func(d fieldDiff, _, _ *Loop) string {
-		if d.New.Bool() {
-			return "allow_passing may not be turned on"
-		}
-		return ""
-	},
+	"allow_passing":            onlyBecome(false, "allow_passing may not be turned on"),
 
 	"prompts.plan":   keep,
 	"prompts.build":  keep,
@@ -278,6 +268,16 @@ var judgeRules = map[string]judgeRule{
 }
 
 func keep(fieldDiff, *Loop, *Loop) string { return "" }
+
+// onlyBecome lets a switch change only to want.
+func onlyBecome(want bool, why string) judgeRule {
+	return func(d fieldDiff, _, _ *Loop) string {
+		if d.New.Bool() == want {
+			return ""
+		}
+		return why
+	}
+}
 
 func refuse(why string) judgeRule {
 	return func(fieldDiff, *Loop, *Loop) string { return why }
