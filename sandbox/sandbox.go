@@ -140,7 +140,7 @@ func Guarantees(kind string) []string {
 	case Landlock:
 		return []string{
 			"guaranteed: writes only to the loop folder, HOME, the caches and a private temporary folder; leftover processes swept before anything is judged; " + always,
-			"not guaranteed: HOME and the caches are the user's own (the checks read what an agent wrote there); protected files in the loop folder are restored after the run, not refused; no PID namespace: other processes are visible in /proc (engines are not dumpable, but root reads them)",
+			"not guaranteed: HOME and the caches are the user's own (the checks read what an agent wrote there); protected files in the loop folder are restored after the run, not refused; no PID namespace: other processes are visible in /proc (engines are not dumpable, but root reads them); no cgroup either: a daemon an agent started can outlive an engine that is killed (its leftover processes are swept only while an engine lives); holdout files cannot be hidden (a loop with holdout stops BLOCKED)",
 		}
 	case Seatbelt:
 		return []string{
