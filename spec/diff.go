@@ -158,7 +158,7 @@ func walkDiff(path, key string, keys []string, a, b reflect.Value, out *[]fieldD
 		}
 		listDiff(path, key, keys, a, b, out)
 	default:
-		if !a.IsValid() && b.IsZero() || !b.IsValid() && a.IsZero() {
+		if (!a.IsValid() && b.IsZero() || !b.IsValid() && a.IsZero()) && !zeroIsAValue[key] {
 			return // an entry added or removed with this field unset
 		}
 		if a.IsValid() && b.IsValid() && reflect.DeepEqual(a.Interface(), b.Interface()) {
@@ -166,6 +166,13 @@ func walkDiff(path, key string, keys []string, a, b reflect.Value, out *[]fieldD
 		}
 		*out = append(*out, fieldDiff{Path: path, Key: key, Keys: keys, Old: a, New: b})
 	}
+}
+
+// zeroIsAValue are the fields whose zero, in an entry added or removed, is
+// a value and not "unset": a price of 0 for a model makes its runs free
+// to the cost budget.
+var zeroIsAValue = map[string]bool{
+	"prices.*.input": true, "prices.*.output": true, "prices.*.cache_read": true, "prices.*.cache_write": true,
 }
 
 func mapIndex(m reflect.Value, k string) reflect.Value {

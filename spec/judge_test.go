@@ -275,6 +275,7 @@ var judgeCases = []judgeCase{
 	{"prices.*.cache_read", "price cache_read", func(l *Loop) { l.Prices["sonnet"] = Price{Input: 3, Output: 15, CacheRead: 0, CacheWrite: 3.75} }, false, nil},
 	{"prices.*.cache_write", "price cache_write", func(l *Loop) { l.Prices["sonnet"] = Price{Input: 3, Output: 15, CacheRead: 0.3} }, false, nil},
 	{"prices.*.input", "price added", func(l *Loop) { l.Prices["opus"] = Price{Input: 0.01} }, false, nil},
+	{"prices.*.output", "a free model added", func(l *Loop) { l.Prices["gpt-5"] = Price{} }, false, nil},
 
 	{"review.base", "review base", func(l *Loop) { l.Review.Base = "HEAD" }, false, nil},
 	{"review.bar", "review bar stricter", func(l *Loop) { l.Review.Bar = "minor" }, true, nil},
