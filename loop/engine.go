@@ -173,6 +173,7 @@ func Run(ctx context.Context, l *spec.Loop, opts Options) (*Outcome, error) {
 	e.emit(record.Event{Event: record.LoopStart, Loop: l.Name, Shape: l.Shape, LoopFile: l.Path, Dir: e.dir, PID: os.Getpid(), Resumed: resumed, Phase: st.Phase, Message: previousNote(previous)})
 	e.recordUntrusted(untrusted)
 	e.noteRecreated()
+	e.refreshVacuous() // the loop file may have changed since the last run
 	if err := e.recover(); err != nil {
 		return e.finish(e.outcome(ReasonBlocked, err.Error())), nil
 	}

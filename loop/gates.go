@@ -22,6 +22,35 @@ import (
 // objective that never failed is not verified; and the number of passing
 // tests may never drop below what it was, nor the skipped ones rise.
 
+func vacuousNote(check, why string) string {
+	return fmt.Sprintf("the check `%s` cannot fail (%s)", check, why)
+}
+
+// refreshVacuous brings the NOT VERIFIED notes about checks that cannot
+// fail up to the loop file in force: a check fixed or removed since is no
+// longer listed; one added since that cannot fail is.
+func (e *Engine) refreshVacuous() {
+	want := map[string]bool{}
+	for _, c := range e.spec.GateChecks() {
+		if why, vacuous := checkcmd.VacuousCheck(c); vacuous {
+			want[vacuousNote(c, why)] = true
+		}
+	}
+	var keep []string
+	for _, n := range e.st.NotVerified {
+		if strings.HasPrefix(n, "the check `") && strings.Contains(n, "` cannot fail (") && !want[n] {
+			continue // the check was fixed or removed
+		}
+		keep = append(keep, n)
+	}
+	e.st.NotVerified = keep
+	if e.st.BaselineDone {
+		for n := range want {
+			e.addNotVerified(n)
+		}
+	}
+}
+
 // stopBaseline judges the baseline results: checks that cannot run block
 // the loop, checks that all pass stop it, and checks that cannot fail are
 // named. It returns a stop, or nil to go on.
@@ -51,7 +80,7 @@ func (e *Engine) judgeBaseline(results []CheckResult) error {
 	for _, c := range e.spec.GateChecks() {
 		if why, vacuous := checkcmd.VacuousCheck(c); vacuous {
 			e.emit(record.Event{Event: record.Warning, Kind: "vacuous_check", Message: fmt.Sprintf("the check `%s` cannot fail: %s", c, why)})
-			e.addNotVerified(fmt.Sprintf("the check `%s` cannot fail (%s)", c, why))
+			e.addNotVerified(vacuousNote(c, why))
 		}
 	}
 	// The baseline ran verify, then objective_verify.
