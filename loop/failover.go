@@ -28,9 +28,14 @@ type FailoverState struct {
 	InUse map[string]string `json:"in_use,omitempty"`
 }
 
-// agentKey names an agent for limits and records: backend/model.
+// agentKey names an agent for limits and records: backend/model; for the
+// command backend without a model, its program (two programs are two
+// agents).
 func agentKey(a spec.Agent) string {
 	m := a.Model
+	if m == "" && a.Backend == "command" && a.Command != "" {
+		return a.Backend + " (" + a.Command + ")"
+	}
 	if m == "" {
 		m = "default"
 	}
