@@ -1,6 +1,8 @@
 package loopdir
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"strings"
@@ -42,45 +44,64 @@ func (d Dir) Claim(name string, fresh bool) error {
 	return os.WriteFile(p.loopName(), []byte(name+"\n"), 0o600)
 }
 
-// folderID names the loop folder the private folder belongs to: its device
-// and inode, written by the first engine that ran there.
+// folderID names the loop folder the private folder belongs to: an id the
+// first engine there chose, written here and in the loop folder's records
+// folder, which only the engine writes (LoopID).
 func (p Private) folderID() string { return p.join("folder-id") }
+
+// LoopID is the loop folder's copy of the id of the loop whose engine state
+// the private folder holds.
+func (d Dir) LoopID() string { return d.join(RecordsDir, ".loop-id") }
 
 // Recreated says whether the loop folder at d's path is another folder than
 // the one whose engine state the private folder holds (removed and made
-// again: a re-clone, a reused CI workspace), and if so moves that state
-// aside, to the path it returns, so that the loop starts as a new one. A
-// private folder from before folder ids were kept is adopted, and so is one
-// a fleet carried from another machine (its folder is another by nature).
+// again: a re-clone, a reused CI workspace; its records folder is gone or
+// another loop's), and if so moves that state aside, to the path it
+// returns, so that the loop starts as a new one. A private folder from
+// before ids were kept is adopted, and so is one a fleet carried from
+// another machine (its records come with it).
 func (d Dir) Recreated() (aside string, err error) {
 	p := d.Private()
 	if _, err := p.Ensure(); err != nil {
 		return "", err
 	}
-	fi, err := os.Stat(string(d))
-	if err != nil {
-		return "", err
-	}
-	id, ok := folderIdentity(fi)
-	if !ok {
-		return "", nil
-	}
 	data, err := os.ReadFile(p.folderID())
+	id := strings.TrimSpace(string(data))
 	switch {
-	case err == nil && strings.TrimSpace(string(data)) == id:
-		return "", nil
-	case err == nil && !exists(p.FleetStart()):
-		aside = fmt.Sprintf("%s.replaced-%s", string(p), time.Now().UTC().Format("20060102T150405"))
+	case err != nil && !os.IsNotExist(err):
+		return "", err
+	case err == nil && id != "":
+		here, _ := os.ReadFile(d.LoopID())
+		if strings.TrimSpace(string(here)) == id {
+			return "", nil
+		}
+		if exists(p.FleetStart()) {
+			return "", d.writeLoopID(id)
+		}
+		aside = fmt.Sprintf("%s.replaced-%s", string(p), time.Now().UTC().Format("20060102T150405.000000000"))
 		if err := os.Rename(string(p), aside); err != nil {
 			return "", fmt.Errorf("set the old loop's state aside: %w", err)
 		}
 		if _, err := p.Ensure(); err != nil {
 			return "", err
 		}
-	case err != nil && !os.IsNotExist(err):
+	}
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
 		return "", err
 	}
-	return aside, os.WriteFile(p.folderID(), []byte(id+"\n"), 0o600)
+	id = hex.EncodeToString(b)
+	if err := os.WriteFile(p.folderID(), []byte(id+"\n"), 0o600); err != nil {
+		return "", err
+	}
+	return aside, d.writeLoopID(id)
+}
+
+func (d Dir) writeLoopID(id string) error {
+	if err := os.MkdirAll(d.Records(), 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(d.LoopID(), []byte(id+"\n"), 0o600)
 }
 
 func exists(p string) bool {

@@ -123,7 +123,7 @@ func TestClaim(t *testing.T) {
 
 // A loop folder removed and made again at its path is another folder: its
 // old state is set aside once; a folder a fleet carried state into is
-// adopted whatever its inode.
+// adopted.
 func TestRecreated(t *testing.T) {
 	t.Setenv("LOOPRINTER_STATE_DIR", t.TempDir())
 	dir := filepath.Join(t.TempDir(), "proj")
@@ -136,8 +136,7 @@ func TestRecreated(t *testing.T) {
 	if aside, err := d.Recreated(); err != nil || aside != "" {
 		t.Fatalf("same folder: %q %v", aside, err)
 	}
-	os.Remove(dir)
-	os.WriteFile(filepath.Join(filepath.Dir(dir), "spacer"), nil, 0o644) // another inode for the next folder
+	os.RemoveAll(dir) // at once: the same inode may well come back
 	os.Mkdir(dir, 0o755)
 	aside, err := d.Recreated()
 	if err != nil || aside == "" {
@@ -154,7 +153,7 @@ func TestRecreated(t *testing.T) {
 	}
 	// A fleet's worker: the state came from another machine.
 	os.WriteFile(d.Private().FleetStart(), []byte("abc\n"), 0o600)
-	os.Remove(dir)
+	os.RemoveAll(dir)
 	os.Mkdir(dir, 0o755)
 	if aside, err := d.Recreated(); err != nil || aside != "" {
 		t.Fatalf("fleet: %q %v", aside, err)

@@ -316,6 +316,10 @@ func (c *Committer) Hook() loop.Hook {
 			emit(record.Event{Event: record.Violation, Kind: "history_rewritten", Message: why})
 			return fmt.Errorf("git: %s; the loop's work cannot be trusted to be the work it judged", why)
 		}
+		if dropped := c.dropAgentCommits(); dropped != "" {
+			emit(record.Event{Event: record.Warning, Kind: "agent_commits_discarded", Message: "an agent run committed on the loop's branch itself (" + dropped +
+				"); the engine alone commits: those commits were taken off the branch, and the files they held are committed by the engine as the run's work"})
+		}
 		hash, err := c.Commit(subject, body)
 		if err == nil && c.Push {
 			rec.Kind = "push"
@@ -518,6 +522,27 @@ func (c *Committer) historyRewritten() string {
 		return fmt.Sprintf("history rewritten: the engine's last commit %.12s is no longer an ancestor of HEAD", last)
 	}
 	return ""
+}
+
+// dropAgentCommits takes commits an agent made on top of the engine's last
+// commit off the branch (the files stay, staged): the engine's history
+// holds only its own commits. It returns the commits taken off ("" when
+// none).
+func (c *Committer) dropAgentCommits() string {
+	data, err := os.ReadFile(c.lastCommitPath())
+	last := strings.TrimSpace(string(data))
+	if err != nil || last == "" {
+		return ""
+	}
+	head, err := Git(c.Dir, "rev-parse", "--verify", "--quiet", "HEAD")
+	if err != nil || head == last {
+		return ""
+	}
+	log, _ := Git(c.Dir, "log", "--format=%h %s", last+".."+head)
+	if _, err := Git(c.Dir, "update-ref", "-m", "looprinter: agent commits taken off", "HEAD", last, head); err != nil {
+		return ""
+	}
+	return strings.Join(strings.Split(strings.TrimSpace(log), "\n"), "; ")
 }
 
 // PushBranch pushes the current branch to the configured remote.
