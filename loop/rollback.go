@@ -151,8 +151,17 @@ func (e *Engine) noteCheckpoint(results []CheckResult, baseline bool) {
 		return
 	}
 	if work, err := snapshotTree(ctx, e.dir); err != nil || work != tree {
-		return // the checks ran on work that is not (yet) committed
+		// The checks ran on work that is not (yet) committed. Which files
+		// differ is kept: a stop with no checkpoint says why.
+		if err == nil {
+			if out, derr := gitLine(ctx, e.dir, "diff", "--name-only", tree, work); derr == nil && out != "" {
+				names := strings.Split(out, "\n")
+				e.st.Uncommitted = names[:min(len(names), 5)]
+			}
+		}
+		return
 	}
+	e.st.Uncommitted = nil
 	led := loadLedger(e.priv)
 	checks := map[string]bool{}
 	if n := len(led.Checkpoints); n > 0 && led.Checkpoints[n-1].Tree == tree {
@@ -230,6 +239,12 @@ func (e *Engine) settleBest(o *Outcome) *KeptRef {
 	led := loadLedger(e.priv)
 	best, ok := led.Best()
 	if !ok {
+		if len(e.st.Uncommitted) > 0 {
+			msg := fmt.Sprintf("the stop did not go back to the best state: no state the checks judged was ever the committed state, because %s changed outside the engine's commits (a file `looprinter run > FILE` writes, a check's output); list such files in .gitignore and the next stop can roll back",
+				strings.Join(e.st.Uncommitted, ", "))
+			e.emit(record.Event{Event: record.Warning, Kind: "rollback_skipped", Message: msg})
+			o.Next = append(o.Next, msg)
+		}
 		return nil
 	}
 	ctx := context.Background()

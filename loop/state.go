@@ -115,6 +115,10 @@ type State struct {
 	// attempt: a task passes when its target differs from it, so work a
 	// killed run did is still creditable on the next, live, run.
 	TaskBase map[string]string `json:"task_base,omitempty"`
+	// Uncommitted names files that differed from the engine's last commit
+	// when a gate's checks ran (no checkpoint then): what a stop that
+	// cannot roll back names.
+	Uncommitted []string `json:"uncommitted,omitempty"`
 	// Touched are the files the agent runs changed over the loop (sorted,
 	// at most maxTouched), for the audit.
 	Touched []string `json:"touched,omitempty"`
