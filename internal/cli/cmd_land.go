@@ -147,6 +147,9 @@ func landLoop(ctx context.Context, l *spec.Loop, engineDir, recDir, branch strin
 			st.Summary = "DONE on its branch, but not landed: " + res.Reason
 		}
 		st.Save(engineDir)
+		if recDir != engineDir {
+			st.Save(recDir) // a finished worktree loop's archive, where status reads it
+		}
 	}
 	return res, nil
 }

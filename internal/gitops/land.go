@@ -75,6 +75,11 @@ func Land(ctx context.Context, l *spec.Loop, o LandOptions) (*LandResult, error)
 	}
 	top := TopLevel(o.RunDir)
 	if top == "" {
+		// A worktree loop's worktree is removed once it is DONE: the
+		// repository is the loop file's.
+		top = TopLevel(l.Dir)
+	}
+	if top == "" {
 		return nil, fmt.Errorf("land: %s is not in a git repository", o.RunDir)
 	}
 	unlock, err := landLock(top)
