@@ -304,7 +304,12 @@ func (e *Engine) rollbackTo(ctx context.Context, led *Ledger, to Checkpoint, kin
 	if work != tipTree {
 		// Uncommitted work of the run: committed on top of the tip, on the ref only.
 		msg := fmt.Sprintf("looprinter %s: work undone by a rollback\n\n%s", e.spec.Name, why)
-		keep, err = gitLine(ctx, e.dir, "-c", "user.name=looprinter", "-c", "user.email=looprinter@localhost", "commit-tree", work, "-p", tip, "-m", msg)
+		args := []string{"commit-tree", work, "-p", tip, "-m", msg}
+		if email, _ := gitLine(ctx, e.dir, "config", "user.email"); email == "" {
+			// No identity: git would refuse; the commit is looprinter's.
+			args = append([]string{"-c", "user.name=looprinter", "-c", "user.email=looprinter@localhost"}, args...)
+		}
+		keep, err = gitLine(ctx, e.dir, args...)
 		if err != nil {
 			return nil, err
 		}
