@@ -137,6 +137,14 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 	}
 	var res agent.Result
 	apiErrors, waits := 0, 0
+	// A run whose every try hit a usage limit did no work: it is not an
+	// attempt (docs/stopping.md: rate limits do not count).
+	onlyLimits := true
+	uncount := func() {
+		if counts && onlyLimits && e.st.Iterations > 0 {
+			e.st.Iterations--
+		}
+	}
 	for try := 1; ; try++ {
 		req.Transcript = uniquePath(filepath.Join(tdir, fmt.Sprintf("%s.try%d.log", base, try)))
 		if try == 1 {
@@ -145,6 +153,9 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 		e.st.InFlight.Transcript = req.Transcript
 		res = agent.Run(ctx, req, ad, onTool)
 		e.st.CostUSD += res.CostUSD
+		if res.Status != agent.StatusRateLimited {
+			onlyLimits = false
+		}
 		if ctx.Err() != nil {
 			break
 		}
@@ -189,6 +200,7 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 			WaitMS: wait.Milliseconds(), Error: res.Error, Transcript: res.Transcript, CostUSD: res.CostUSD})
 		if wait >= left {
 			e.endRecord(phase, task, a, res, nil)
+			uncount()
 			return nil, e.stop(ReasonTimeCost, fmt.Sprintf("%s: waiting %s would pass the wall budget (%s left)", res.Status, wait.Round(time.Second), left.Round(time.Second)))
 		}
 		select {
@@ -201,6 +213,9 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 		if left := e.spec.Budget.Wall.D() - e.wall(); left < req.Timeout {
 			req.Timeout = max(left, time.Millisecond)
 		}
+	}
+	if onlyLimits {
+		uncount() // given up, or interrupted, while every try hit a limit
 	}
 	stopTicker()
 	// Nothing the agent started outlives its run; only then are files judged.
