@@ -499,6 +499,7 @@ func (e *Engine) stepRalph(ctx context.Context) error {
 		return nil
 	}
 	e.st.ObjectiveFailed = true
+	e.st.CycleGate = "fail" // ralph's verify: what status shows
 	return e.noteFailure(signal, fmt.Sprintf("attempt %d: %s", e.st.Iterations, oneLine(run.Result.FinalMessage)))
 }
 

@@ -252,7 +252,7 @@ func tasksPhrase(st *loop.State, p *loop.Plan, live bool) string {
 			parts = append(parts, fmt.Sprintf("%d more open", len(open)-1))
 		}
 	}
-	if len(open) == 0 {
+	if len(open) == 0 && live {
 		switch st.Phase {
 		case loop.PhaseCycleGate:
 			parts = append(parts, "cycle gate running")

@@ -158,3 +158,18 @@ func TestInspectInterruptedAndStopRecord(t *testing.T) {
 		t.Fatalf("resumed then died: %s", s.State)
 	}
 }
+
+// A stopped loop whose tasks were all done shows no gate "running" (issue
+// 27): only a live loop runs a gate.
+func TestLineStoppedNoRunningGate(t *testing.T) {
+	st := &loop.State{Shape: "cycle", Cycle: 2, Phase: loop.PhaseObjective, CycleGate: "pass", ObjectiveGate: "not_verified",
+		Outcome: loop.ReasonNotVerified, ExitCode: 3, StartedAt: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)}
+	got := Line(st, plan(true, true), StateFinished)
+	if strings.Contains(got, "running") || !strings.HasPrefix(got, "[Cycle 2] T-001..T-002 complete. Cycle gate: pass. Objective gate: NOT VERIFIED.") {
+		t.Fatalf("stopped: %s", got)
+	}
+	st.Outcome = ""
+	if got := Line(st, plan(true, true), StateRunning); !strings.Contains(got, "objective gate running") {
+		t.Fatalf("live: %s", got)
+	}
+}
