@@ -134,9 +134,13 @@ func (a Assumptions) EstimateLoop(l *spec.Loop, t Table, o LoopOptions) LoopEsti
 		}
 		e.Runs = append(e.Runs, build)
 		e.Typical = plan.PerRun + float64(o.Tasks)*build.PerRun
-		e.TypicalOf = fmt.Sprintf("one cycle: a plan and %d build runs", o.Tasks)
+		runs := fmt.Sprintf("%d build runs", o.Tasks)
+		if o.Tasks == 1 {
+			runs = "1 build run"
+		}
+		e.TypicalOf = "one cycle: a plan and " + runs
 		if len(l.PostPhases) > 0 {
-			e.TypicalOf = fmt.Sprintf("one cycle: a plan, %d build runs and the post phases once", o.Tasks)
+			e.TypicalOf = "one cycle: a plan, " + runs + " and the post phases once"
 		}
 	}
 	if l.Shape != spec.ShapeReview {

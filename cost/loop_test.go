@@ -93,6 +93,10 @@ post_phases:
 	if e.WorstCase <= 0.5 || e.Bound != 0.5 {
 		t.Errorf("worst %v bound %v: want the 0.5 cap to bound a dearer worst case", e.WorstCase, e.Bound)
 	}
+	// One task: one build run, not "1 build runs".
+	if e = DefaultAssumptions.EstimateLoop(l, testTable, LoopOptions{Turns: 3, Tasks: 1}); e.TypicalOf != "one cycle: a plan and 1 build run" {
+		t.Errorf("one task: %q", e.TypicalOf)
+	}
 	l.Budget.CostUSD = 0
 	if e = DefaultAssumptions.EstimateLoop(l, testTable, LoopOptions{}); !near(e.Bound, e.WorstCase) {
 		t.Errorf("no cap: bound %v, want the worst case %v", e.Bound, e.WorstCase)

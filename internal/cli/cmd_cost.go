@@ -188,7 +188,7 @@ func printSpend(stdio *IO, dir string, r *spend.Report) {
 		fmt.Fprintln(w, "  no attempts yet (an attempt is a build run; ralph: an attempt)")
 		return
 	}
-	fmt.Fprintf(w, "  attempts:             %d build runs (ralph: attempts), $%.4f\n", r.Attempts, r.AttemptCostUSD)
+	fmt.Fprintf(w, "  attempts:             %s (ralph: attempts), $%.4f\n", count(r.Attempts, "build run"), r.AttemptCostUSD)
 	fmt.Fprintf(w, "  cost per attempt:     $%.4f\n", *r.CostPerAttempt)
 	fmt.Fprintf(w, "  success rate:         %d passed of %d attempts = %.0f%%\n", r.Passed, r.Attempts, *r.SuccessRate*100)
 	if r.CostPerPassedTask == nil {

@@ -174,8 +174,8 @@ func landReport(l *spec.Loop, out *loop.Outcome, dir string) string {
 	fmt.Fprintf(&b, "## looprinter %s: %s (exit %d)\n\n", l.Name, loop.Title(out.Reason), out.ExitCode)
 	fmt.Fprintf(&b, "**Objective:** %s\n\n**Why:** %s\n\n", strings.TrimSpace(l.Objective), out.Summary)
 	if out.State != nil {
-		fmt.Fprintf(&b, "Cycle gate: %s, objective gate: %s; %d tasks passed, %d build runs, $%.2f.\n\n",
-			out.State.CycleGate, out.State.ObjectiveGate, out.State.TasksPassed, out.State.Iterations, out.State.CostUSD)
+		fmt.Fprintf(&b, "Cycle gate: %s, objective gate: %s; %s passed, %s, $%.2f.\n\n",
+			out.State.CycleGate, out.State.ObjectiveGate, count(out.State.TasksPassed, "task"), count(out.State.Iterations, "build run"), out.State.CostUSD)
 	}
 	list := func(title string, items []string) {
 		if len(items) == 0 {

@@ -302,7 +302,7 @@ func reportFleet(io *IO, r *fleet.Result, asJSON bool) error {
 		enc.Encode(r)
 	} else {
 		fmt.Fprintf(io.Out, "%s: %s — %s\n", r.Status.Loop, loop.Title(r.Outcome.Reason), r.Outcome.Summary)
-		fmt.Fprintf(io.Out, "  %d steps, %d build runs, cycle %d, $%.2f; branch %s at %s\n", r.Status.Steps, r.Status.Iterations, r.Status.Cycle, r.Status.CostUSD, r.Branch, shortSHA(r.Commit))
+		fmt.Fprintf(io.Out, "  %s, %s, cycle %d, $%.2f; branch %s at %s\n", counted(r.Status.Steps, "step"), counted(r.Status.Iterations, "build run"), r.Status.Cycle, r.Status.CostUSD, r.Branch, shortSHA(r.Commit))
 		for _, e := range r.Outcome.Evidence {
 			fmt.Fprintf(io.Out, "  %s\n", e)
 		}
@@ -377,7 +377,7 @@ func fleetStatusCmd(io *IO, use, short string) *cobra.Command {
 				return enc.Encode(s)
 			}
 			if use == "cost" {
-				fmt.Fprintf(io.Out, "%s: $%.4f over %d agent runs (%d build runs), %s of step time\n", s.Loop, s.CostUSD, s.AgentRuns, s.Iterations, time.Duration(s.WallMS)*time.Millisecond)
+				fmt.Fprintf(io.Out, "%s: $%.4f over %s (%s), %s of step time\n", s.Loop, s.CostUSD, counted(s.AgentRuns, "agent run"), counted(s.Iterations, "build run"), time.Duration(s.WallMS)*time.Millisecond)
 				return nil
 			}
 			printFleetStatus(io, s)
@@ -401,7 +401,7 @@ func printFleetStatus(io *IO, s *fleet.Status) {
 	}
 	fmt.Fprintf(io.Out, "%s: %s, phase %s, cycle %d, step %d\n", s.Loop, state, orDashF(s.Phase), s.Cycle, s.Steps)
 	fmt.Fprintf(io.Out, "  gates: cycle %s, objective %s\n", orDashF(s.CycleGate), orDashF(s.ObjectiveGate))
-	fmt.Fprintf(io.Out, "  %d build runs, %d agent runs, %d tasks passed, $%.4f, %s of step time\n", s.Iterations, s.AgentRuns, s.TasksPassed, s.CostUSD, time.Duration(s.WallMS)*time.Millisecond)
+	fmt.Fprintf(io.Out, "  %s, %s, %s passed, $%.4f, %s of step time\n", counted(s.Iterations, "build run"), counted(s.AgentRuns, "agent run"), counted(s.TasksPassed, "task"), s.CostUSD, time.Duration(s.WallMS)*time.Millisecond)
 	if s.Worker != "" {
 		fmt.Fprintf(io.Out, "  last step on worker %s, branch head %s\n", s.Worker, shortSHA(s.Commit))
 	}
@@ -508,4 +508,12 @@ func fleetWaitCmd(io *IO) *cobra.Command {
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "give up after this long (default: never)")
 	return cmd
+}
+
+// counted is "1 build run", "2 build runs".
+func counted(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
