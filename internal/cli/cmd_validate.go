@@ -44,7 +44,11 @@ func printEffective(io *IO, l *spec.Loop) {
 	fmt.Fprintf(w, "%s is valid.\n\n", relTo(".", l.Path))
 	fmt.Fprintf(w, "loop:       %s\n", l.Name)
 	fmt.Fprintf(w, "shape:      %s\n", l.Shape)
-	fmt.Fprintf(w, "objective:  %s\n", l.Objective)
+	if o := strings.TrimSpace(l.Objective); o != "" {
+		fmt.Fprintf(w, "objective:  %s\n", o)
+	} else {
+		fmt.Fprintln(w, "objective:  (none)")
+	}
 	fmt.Fprintf(w, "agent:      %s\n", agentLine(l.Agent))
 	for _, phase := range []string{"plan", "replan", "build", "ralph", "post", "writer", "reviewer", "fixer", "supervisor"} {
 		if _, ok := l.Agents[phase]; ok {
