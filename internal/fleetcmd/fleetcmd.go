@@ -51,8 +51,8 @@ type connFlags struct {
 
 func (f *connFlags) add(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.c.HostPort, "temporal", "", "the Temporal frontend, HOST:PORT (default: $LOOPRINTER_TEMPORAL, else the running `fleet dev` server, else "+fleet.DefaultHostPort+")")
-	fl.StringVar(&f.c.Namespace, "namespace", "", "the Temporal namespace (default: $LOOPRINTER_NAMESPACE, else the `fleet dev` server's, else default)")
+	fl.StringVar(&f.c.HostPort, "temporal", "", "the Temporal frontend, `HOST:PORT` (default: $LOOPRINTER_TEMPORAL, else the running fleet dev server, else "+fleet.DefaultHostPort+")")
+	fl.StringVar(&f.c.Namespace, "namespace", "", "the Temporal `NAMESPACE` (default: $LOOPRINTER_NAMESPACE, else the fleet dev server's, else default)")
 	fl.BoolVar(&f.c.TLS, "tls", false, "connect with TLS (implied by the other --tls options and --api-key)")
 	fl.StringVar(&f.c.TLSCert, "tls-cert", "", "client certificate (PEM) for mutual TLS")
 	fl.StringVar(&f.c.TLSKey, "tls-key", "", "the client certificate's key (PEM)")
