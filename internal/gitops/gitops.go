@@ -279,6 +279,10 @@ type Committer struct {
 	// after more than maxPending paths.
 	pending map[string]bool
 	scanned bool
+	preRun  string // HEAD when the agent run under way started
+	// agentsCommit: in a review the fixer commits its fixes; its commits
+	// are the work.
+	agentsCommit bool
 }
 
 // maxPending is the most changed paths a commit stages by name; past it,
@@ -291,7 +295,7 @@ func NewCommitter(l *spec.Loop) *Committer {
 	if !CommitEnabled(l) || TopLevel(l.Dir) == "" {
 		return nil
 	}
-	c := &Committer{Dir: l.Dir, Name: l.Name, Push: l.Git.Push, Remote: l.Git.Remote}
+	c := &Committer{Dir: l.Dir, Name: l.Name, Push: l.Git.Push, Remote: l.Git.Remote, agentsCommit: l.Shape == spec.ShapeReview}
 	if c.Remote == "" {
 		c.Remote = "origin"
 	}
@@ -307,6 +311,17 @@ func NewCommitter(l *spec.Loop) *Committer {
 func (c *Committer) Hook() loop.Hook {
 	return func(ev record.Event, emit func(record.Event)) error {
 		c.note(ev)
+		switch ev.Event {
+		case record.AgentStart:
+			if !c.agentsCommit {
+				c.preRun, _ = Git(c.Dir, "rev-parse", "--verify", "--quiet", "HEAD")
+			}
+		case record.AgentEnd:
+			if dropped := c.dropAgentCommits(); dropped != "" {
+				emit(record.Event{Event: record.Warning, Phase: ev.Phase, Task: ev.Task, Kind: "agent_commits_discarded", Message: "the " + ev.Phase + " run committed on the loop's branch itself (" + dropped +
+					"); the engine alone commits: those commits were taken off the branch, and the files they held are committed by the engine as the run's work"})
+			}
+		}
 		subject, body, ok := c.message(ev)
 		if !ok {
 			return nil
@@ -315,10 +330,6 @@ func (c *Committer) Hook() loop.Hook {
 		if why := c.historyRewritten(); why != "" {
 			emit(record.Event{Event: record.Violation, Kind: "history_rewritten", Message: why})
 			return fmt.Errorf("git: %s; the loop's work cannot be trusted to be the work it judged", why)
-		}
-		if dropped := c.dropAgentCommits(); dropped != "" {
-			emit(record.Event{Event: record.Warning, Kind: "agent_commits_discarded", Message: "an agent run committed on the loop's branch itself (" + dropped +
-				"); the engine alone commits: those commits were taken off the branch, and the files they held are committed by the engine as the run's work"})
 		}
 		hash, err := c.Commit(subject, body)
 		if err == nil && c.Push {
@@ -524,22 +535,26 @@ func (c *Committer) historyRewritten() string {
 	return ""
 }
 
-// dropAgentCommits takes commits an agent made on top of the engine's last
-// commit off the branch (the files stay, staged): the engine's history
-// holds only its own commits. It returns the commits taken off ("" when
-// none).
+// dropAgentCommits takes the commits an agent run made on top of the head
+// it started on off the branch (the files stay, staged): the engine's
+// history holds only its own commits (and its fleet's). It returns the
+// commits taken off ("" when none). A head the run moved elsewhere is for
+// historyRewritten to judge.
 func (c *Committer) dropAgentCommits() string {
-	data, err := os.ReadFile(c.lastCommitPath())
-	last := strings.TrimSpace(string(data))
-	if err != nil || last == "" {
+	before := c.preRun
+	c.preRun = ""
+	if before == "" {
 		return ""
 	}
 	head, err := Git(c.Dir, "rev-parse", "--verify", "--quiet", "HEAD")
-	if err != nil || head == last {
+	if err != nil || head == before {
 		return ""
 	}
-	log, _ := Git(c.Dir, "log", "--format=%h %s", last+".."+head)
-	if _, err := Git(c.Dir, "update-ref", "-m", "looprinter: agent commits taken off", "HEAD", last, head); err != nil {
+	if _, err := Git(c.Dir, "merge-base", "--is-ancestor", before, head); err != nil {
+		return ""
+	}
+	log, _ := Git(c.Dir, "log", "--format=%h %s", before+".."+head)
+	if _, err := Git(c.Dir, "update-ref", "-m", "looprinter: agent commits taken off", "HEAD", before, head); err != nil {
 		return ""
 	}
 	return strings.Join(strings.Split(strings.TrimSpace(log), "\n"), "; ")
