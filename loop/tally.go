@@ -4,10 +4,13 @@ import (
 	"github.com/looprinter/looprinter/loopdir"
 )
 
-// tallySpend brings the running spend tally in the private folder up to
-// date with this run's records, so that `cost` reads only what was written
-// after it (internal/spend.FromDirCached).
+// tallySpend brings the running spend tally and the history's summary in
+// the private folder up to date with this run's records, so that `cost`,
+// the dashboard and the digest read only what was written after them
+// (spend.FromFilesCached, loopdir.Dir.Summary).
 func (e *Engine) tallySpend() {
 	e.rec.Sync()
-	loopdir.Dir(e.dir).Spend()
+	d := loopdir.Dir(e.dir)
+	d.Spend()
+	d.Summary()
 }

@@ -57,7 +57,7 @@ func tailFile(path string, n int, keep func(Event) bool) ([]Event, int64, error)
 	if err != nil {
 		return nil, 0, err
 	}
-	return tailAt(f, fi.Size(), n, keep)
+	return tailAt(countingReaderAt{f}, fi.Size(), n, keep)
 }
 
 // tailAt is tailFile on the first size bytes of r. It reads tailChunk
@@ -143,7 +143,7 @@ func ScanFrom(path string, offset int64, fn func(Event)) (int64, error) {
 	if _, err := f.Seek(offset, io.SeekStart); err != nil {
 		return offset, err
 	}
-	br := bufio.NewReaderSize(f, 64<<10)
+	br := bufio.NewReaderSize(countingReader{f}, 64<<10)
 	for {
 		line, err := br.ReadBytes('\n')
 		if err != nil {

@@ -1,0 +1,150 @@
+package loopdir
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/summary"
+)
+
+// Summary is the summary of the loop's history in the private folder.
+func (p Private) Summary() string { return p.join("summary.json") }
+
+// Summary is the loop's history summed up (package summary): the summary
+// in the private folder, brought up to date with what was written since it
+// was saved, and saved back when the folder can be written. One that is
+// missing or does not check out is folded again from the records.
+func (d Dir) Summary() (*summary.Summary, error) {
+	files, err := d.RecordFiles()
+	if err != nil {
+		return nil, err
+	}
+	path := d.Private().Summary()
+	s := summary.Load(path, files)
+	before := s.Records
+	fresh := len(s.Offsets) == 0
+	if err := s.Fold(files); err != nil {
+		return s, err
+	}
+	if s.Records != before || fresh && len(files) > 0 {
+		if _, err := d.Private().Ensure(); err == nil {
+			s.Save(path) // best effort: a read-only folder still gives the right summary
+		}
+	}
+	return s, nil
+}
+
+// SummaryUncached is Summary folded from every record, nothing saved.
+func (d Dir) SummaryUncached() (*summary.Summary, error) {
+	files, err := d.RecordFiles()
+	if err != nil {
+		return nil, err
+	}
+	s := summary.New()
+	return s, s.Fold(files)
+}
+
+// Cursor is a position in a loop's records: before it, every record of
+// the files listed before File, and of File the lines that start before
+// Off. A cursor whose File is "" is after every record.
+type Cursor struct {
+	File string
+	Off  int64
+}
+
+// RecordsBefore is the last n records before the cursor that keep accepts
+// (nil: all), in the order of the files, each with its position: the first
+// one's is the cursor of the page before.
+func (d Dir) RecordsBefore(c Cursor, n int, keep func(record.Event) bool) ([]record.Positioned, error) {
+	files, err := d.RecordFiles()
+	if err != nil {
+		return nil, err
+	}
+	if c.File != "" {
+		i := slices.Index(files, c.File)
+		if i < 0 {
+			return nil, fmt.Errorf("%s is not one of the loop's record files", filepath.Base(c.File))
+		}
+		files = files[:i+1]
+	}
+	return record.TailBefore(files, func(f string) int64 {
+		if f == c.File {
+			return c.Off
+		}
+		return -1
+	}, n, keep)
+}
+
+// RecordsUpTo is the last n records that keep accepts (nil: all) among
+// those the summary s was folded from (each file up to its offset).
+func (d Dir) RecordsUpTo(s *summary.Summary, n int, keep func(record.Event) bool) ([]record.Positioned, error) {
+	files, err := d.RecordFiles()
+	if err != nil {
+		return nil, err
+	}
+	return record.TailBefore(files, func(f string) int64 { return s.Offsets[f] }, n, keep)
+}
+
+// ScanFrom calls fn with each record from the cursor on (the file c.File
+// from c.Off, then the files listed after it) until fn returns false.
+func (d Dir) ScanFrom(c Cursor, fn func(record.Positioned) bool) error {
+	files, err := d.RecordFiles()
+	if err != nil {
+		return err
+	}
+	started := false
+	for _, f := range files {
+		off := int64(0)
+		if !started {
+			if f != c.File {
+				continue
+			}
+			started, off = true, c.Off
+		}
+		stop := false
+		if _, err := record.ScanFromPos(f, off, func(e record.Event, at int64) bool {
+			if !fn(record.Positioned{Event: e, File: f, Off: at}) {
+				stop = true
+				return false
+			}
+			return true
+		}); err != nil {
+			return err
+		}
+		if stop {
+			return nil
+		}
+	}
+	return nil
+}
+
+// RecordsSince calls fn with each record written at or after since, file
+// by file: a file whose last record is older is not read, and within a
+// file the first record of the window is found by bisection on the
+// records' times (they are written in time order), so what is read is the
+// window, not the history.
+func (d Dir) RecordsSince(since time.Time, fn func(record.Event)) error {
+	files, err := d.RecordFiles()
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		last, err := record.LastTime(f)
+		if err != nil || last.Before(since) {
+			continue
+		}
+		off, err := record.SeekTime(f, since)
+		if err != nil {
+			continue
+		}
+		record.ScanFrom(f, off, func(e record.Event) {
+			if !e.TS.Before(since) {
+				fn(e)
+			}
+		})
+	}
+	return nil
+}

@@ -1,0 +1,280 @@
+package record
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"slices"
+	"sync/atomic"
+	"time"
+)
+
+// BytesRead counts the bytes this package read from record files: the
+// tests of the readers that must not grow with a loop's history (pages,
+// digests) count what a read cost through it.
+var BytesRead atomic.Int64
+
+// countingReader counts what it reads into BytesRead.
+type countingReader struct{ r io.Reader }
+
+func (c countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	BytesRead.Add(int64(n))
+	return n, err
+}
+
+// countingReaderAt counts what it reads into BytesRead.
+type countingReaderAt struct{ r io.ReaderAt }
+
+func (c countingReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	n, err := c.r.ReadAt(p, off)
+	BytesRead.Add(int64(n))
+	return n, err
+}
+
+// Positioned is an event with where its line starts: the record file and
+// the offset in it.
+type Positioned struct {
+	Event
+	File string
+	Off  int64
+}
+
+// ScanFromPos is ScanFrom that also gives each event's line start, and
+// stops when fn returns false (the offset returned is then the start of
+// the line fn refused).
+func ScanFromPos(path string, offset int64, fn func(e Event, at int64) bool) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return offset, err
+	}
+	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return offset, err
+	}
+	br := bufio.NewReaderSize(countingReader{f}, 64<<10)
+	for {
+		line, err := br.ReadBytes('\n')
+		if err != nil {
+			if err == io.EOF {
+				return offset, nil // an incomplete line is left for later
+			}
+			return offset, err
+		}
+		var e Event
+		if json.Unmarshal(line, &e) == nil && e.Event != "" {
+			if !fn(e, offset) {
+				return offset, nil
+			}
+		}
+		offset += int64(len(line))
+	}
+}
+
+// TailBefore is the last n events that keep accepts (nil: all) of the
+// files (oldest first, as a Lister gives them), each read up to the offset
+// end gives it (a negative one: the whole file; 0: none of it). The events
+// come in file order, each file's in its order, with where each line
+// starts: the first one's position is the cursor of the page before.
+func TailBefore(files []string, end func(file string) int64, n int, keep func(Event) bool) ([]Positioned, error) {
+	var out []Positioned // newest first
+	for i := len(files) - 1; i >= 0 && (n <= 0 || len(out) < n); i-- {
+		size := end(files[i])
+		if size == 0 {
+			continue
+		}
+		f, err := os.Open(files[i])
+		if err != nil {
+			continue
+		}
+		if fi, err := f.Stat(); err != nil {
+			size = 0
+		} else if size < 0 || size > fi.Size() {
+			size = fi.Size()
+		}
+		evs, err := tailPos(countingReaderAt{f}, size, n-len(out), keep, tailChunk)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		for k := len(evs) - 1; k >= 0; k-- {
+			evs[k].File = files[i]
+			out = append(out, evs[k])
+		}
+	}
+	slices.Reverse(out)
+	return out, nil
+}
+
+// tailPos is tailAt with each event's line start, for lines that end
+// (with a newline) within the first size bytes of r, reading chunk bytes
+// at a time.
+func tailPos(r io.ReaderAt, size int64, n int, keep func(Event) bool, chunk int64) ([]Positioned, error) {
+	var (
+		out   []Positioned // newest first
+		rest  []byte
+		found bool
+		pos   = size
+	)
+	for pos > 0 && (n <= 0 || len(out) < n) {
+		step := min(chunk, pos)
+		pos -= step
+		buf := make([]byte, step, step+int64(len(rest)))
+		if _, err := r.ReadAt(buf, pos); err != nil && err != io.EOF {
+			return nil, err
+		}
+		buf = append(buf, rest...)
+		if !found {
+			i := bytes.LastIndexByte(buf, '\n')
+			if i < 0 {
+				rest = buf
+				continue
+			}
+			found = true
+			buf = buf[:i+1]
+		}
+		first := 0
+		if pos > 0 {
+			j := bytes.IndexByte(buf, '\n')
+			if j < 0 {
+				rest = buf
+				continue
+			}
+			first = j + 1
+		}
+		// The lines of buf[first:], each with its start.
+		body := buf[first:]
+		end := len(body)
+		for end > 0 && (n <= 0 || len(out) < n) {
+			start := bytes.LastIndexByte(body[:end-1], '\n') + 1
+			line := body[start:end]
+			var e Event
+			if json.Unmarshal(line, &e) == nil && e.Event != "" && (keep == nil || keep(e)) {
+				out = append(out, Positioned{Event: e, Off: pos + int64(first+start)})
+			}
+			end = start
+		}
+		rest = append([]byte(nil), buf[:first]...)
+	}
+	slices.Reverse(out)
+	return out, nil
+}
+
+// probe is how much of a file SeekTime reads at a time.
+const probe = 4 << 10
+
+// LastTime is the time of the last well-formed record of a file (its end
+// read backwards, no further than that record), zero when it has none.
+func LastTime(path string) (time.Time, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return time.Time{}, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return time.Time{}, err
+	}
+	evs, err := tailPos(countingReaderAt{f}, fi.Size(), 1, nil, probe)
+	if err != nil || len(evs) == 0 {
+		return time.Time{}, err
+	}
+	return evs[0].TS, nil
+}
+
+// SeekTime is the offset of the first complete line of a record file whose
+// record is at or after since, or the offset after the last complete line
+// when none is: records are written in time order, so it is found by
+// bisection, reading a few kilobytes per step. A line that does not parse
+// counts as the first one after it that does.
+func SeekTime(path string, since time.Time) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	r := countingReaderAt{f}
+	size := fi.Size()
+	// at(pos) is the first line starting at or after pos (pos 0: the
+	// file's start) whose record parses: its start and whether it is at or
+	// after since (a file's end counts as after).
+	at := func(pos int64) (int64, bool, error) {
+		start := pos
+		if pos > 0 {
+			// The line containing pos-1 ends at the next newline.
+			nl, err := findByte(r, pos-1, size)
+			if err != nil || nl < 0 {
+				return size, true, err
+			}
+			start = nl + 1
+		}
+		for start < size {
+			nl, err := findByte(r, start, size)
+			if err != nil {
+				return size, true, err
+			}
+			if nl < 0 {
+				return size, true, nil // an unfinished line: the end
+			}
+			line := make([]byte, nl-start)
+			if _, err := r.ReadAt(line, start); err != nil && err != io.EOF {
+				return size, true, err
+			}
+			var e Event
+			if json.Unmarshal(line, &e) == nil && e.Event != "" {
+				return start, !e.TS.Before(since), nil
+			}
+			start = nl + 1
+		}
+		return size, true, nil
+	}
+	lo, hi := int64(0), size // the answer's line starts at some pos in [lo, hi]
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		_, ok, err := at(mid)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	start, _, err := at(lo)
+	if err != nil {
+		return 0, err
+	}
+	if start >= size {
+		// No record at or after since: the offset after the last
+		// complete line, where a scan finds nothing.
+		return size, nil
+	}
+	return start, nil
+}
+
+// findByte is the offset of the first newline at or after from, or -1.
+func findByte(r io.ReaderAt, from, size int64) (int64, error) {
+	buf := make([]byte, probe)
+	for from < size {
+		n := min(int64(len(buf)), size-from)
+		k, err := r.ReadAt(buf[:n], from)
+		if i := bytes.IndexByte(buf[:k], '\n'); i >= 0 {
+			return from + int64(i), nil
+		}
+		if err != nil && err != io.EOF {
+			return -1, err
+		}
+		if k == 0 {
+			return -1, nil
+		}
+		from += int64(k)
+	}
+	return -1, nil
+}
