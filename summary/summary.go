@@ -35,7 +35,7 @@ const (
 	KeepCycles     = 20  // cycles (ralph: attempts) whose gate results are kept whole
 	KeepRounds     = 8   // review rounds whose findings are kept
 	MaxMarks       = 512 // positions of agent runs kept
-	maxText        = 4 << 10
+	maxText        = 2 << 10
 	maxErrors      = 10
 	maxRound       = 64 << 10
 )
