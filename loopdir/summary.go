@@ -47,34 +47,53 @@ func (d Dir) SummaryUncached() (*summary.Summary, error) {
 	return s, s.Fold(files)
 }
 
-// Cursor is a position in a loop's records: before it, every record of
-// the files listed before File, and of File the lines that start before
-// Off. A cursor whose File is "" is after every record.
+// Cursor is a position in a loop's records, which are ordered by time,
+// then by file (in the index's order), then by offset: a record's time,
+// file and the offset where its line starts. The zero cursor is after
+// every record.
 type Cursor struct {
+	TS   time.Time
 	File string
 	Off  int64
 }
 
+// At is the cursor of a record read with its position.
+func At(p record.Positioned) Cursor { return Cursor{TS: p.TS, File: p.File, Off: p.Off} }
+
 // RecordsBefore is the last n records before the cursor that keep accepts
-// (nil: all), in the order of the files, each with its position: the first
-// one's is the cursor of the page before.
+// (nil: all), in time order, each with its position: the first one's is
+// the cursor of the page before. Each file is read only as far as it
+// must: from where its records reach the cursor's time (found by
+// bisection), and not at all when it was last written before the n
+// records in hand.
 func (d Dir) RecordsBefore(c Cursor, n int, keep func(record.Event) bool) ([]record.Positioned, error) {
 	files, err := d.RecordFiles()
 	if err != nil {
 		return nil, err
 	}
-	if c.File != "" {
-		i := slices.Index(files, c.File)
-		if i < 0 {
-			return nil, fmt.Errorf("%s is not one of the loop's record files", filepath.Base(c.File))
-		}
-		files = files[:i+1]
+	if c.File == "" {
+		return record.TailBefore(files, func(string) int64 { return -1 }, n, keep)
+	}
+	at := slices.Index(files, c.File)
+	if at < 0 {
+		return nil, fmt.Errorf("%s is not one of the loop's record files", filepath.Base(c.File))
 	}
 	return record.TailBefore(files, func(f string) int64 {
-		if f == c.File {
+		i := slices.Index(files, f)
+		var end int64
+		var err error
+		switch {
+		case i == at:
 			return c.Off
+		case i < at: // the same time sorts before the cursor in an earlier file
+			end, err = record.SeekTime(f, c.TS.Add(time.Nanosecond))
+		default:
+			end, err = record.SeekTime(f, c.TS)
 		}
-		return -1
+		if err != nil {
+			return 0
+		}
+		return end
 	}, n, keep)
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"sort"
 	"sync/atomic"
 	"time"
 )
@@ -40,6 +41,7 @@ type Positioned struct {
 	Event
 	File string
 	Off  int64
+	idx  int // the file's place in its list
 }
 
 // ScanFromPos is ScanFrom that also gives each event's line start, and
@@ -74,18 +76,22 @@ func ScanFromPos(path string, offset int64, fn func(e Event, at int64) bool) (in
 }
 
 // TailBefore is the last n events that keep accepts (nil: all) of the
-// files (oldest first, as a Lister gives them), each read up to the offset
-// end gives it (a negative one: the whole file; 0: none of it). The events
-// come in file order, each file's in its order, with where each line
-// starts: the first one's position is the cursor of the page before.
+// files (oldest first, as a Lister gives them), in time order, each file
+// read up to the offset end gives it (a negative one: the whole file; 0:
+// none of it), with where each line starts. As TailOf, files are read
+// newest first and no further than they must: end is asked only of the
+// files read. Events of the same time come in the files' order.
 func TailBefore(files []string, end func(file string) int64, n int, keep func(Event) bool) ([]Positioned, error) {
-	var out []Positioned // newest first
-	for i := len(files) - 1; i >= 0 && (n <= 0 || len(out) < n); i-- {
-		size := end(files[i])
+	var all []Positioned
+	for _, fm := range byModTime(files) {
+		if n > 0 && len(all) >= n && fm.mt.Add(time.Second).Before(nthNewestPos(all, n)) {
+			continue
+		}
+		size := end(fm.path)
 		if size == 0 {
 			continue
 		}
-		f, err := os.Open(files[i])
+		f, err := os.Open(fm.path)
 		if err != nil {
 			continue
 		}
@@ -94,18 +100,41 @@ func TailBefore(files []string, end func(file string) int64, n int, keep func(Ev
 		} else if size < 0 || size > fi.Size() {
 			size = fi.Size()
 		}
-		evs, err := tailPos(countingReaderAt{f}, size, n-len(out), keep, tailChunk)
+		evs, err := tailPos(countingReaderAt{f}, size, n, keep, tailChunk)
 		f.Close()
 		if err != nil {
 			return nil, err
 		}
-		for k := len(evs) - 1; k >= 0; k-- {
-			evs[k].File = files[i]
-			out = append(out, evs[k])
+		for k := range evs {
+			evs[k].File, evs[k].idx = fm.path, fm.idx
 		}
+		all = append(all, evs...)
 	}
-	slices.Reverse(out)
-	return out, nil
+	sort.SliceStable(all, func(i, j int) bool { return all[i].before(all[j]) })
+	if n > 0 {
+		all = all[max(0, len(all)-n):]
+	}
+	return all, nil
+}
+
+// before orders positioned events by time, then by file and offset.
+func (p Positioned) before(q Positioned) bool {
+	if !p.TS.Equal(q.TS) {
+		return p.TS.Before(q.TS)
+	}
+	if p.idx != q.idx {
+		return p.idx < q.idx
+	}
+	return p.Off < q.Off
+}
+
+func nthNewestPos(evs []Positioned, n int) time.Time {
+	ts := make([]time.Time, len(evs))
+	for i, e := range evs {
+		ts[i] = e.TS
+	}
+	sort.Slice(ts, func(i, j int) bool { return ts[i].After(ts[j]) })
+	return ts[n-1]
 }
 
 // tailPos is tailAt with each event's line start, for lines that end
@@ -117,9 +146,11 @@ func tailPos(r io.ReaderAt, size int64, n int, keep func(Event) bool, chunk int6
 		rest  []byte
 		found bool
 		pos   = size
+		grow  = int64(8 << 10)
 	)
 	for pos > 0 && (n <= 0 || len(out) < n) {
-		step := min(chunk, pos)
+		step := min(chunk, pos, grow)
+		grow *= 4 // a small first read: most tails need a few lines
 		pos -= step
 		buf := make([]byte, step, step+int64(len(rest)))
 		if _, err := r.ReadAt(buf, pos); err != nil && err != io.EOF {
@@ -235,7 +266,7 @@ func SeekTime(path string, since time.Time) (int64, error) {
 		return size, true, nil
 	}
 	lo, hi := int64(0), size // the answer's line starts at some pos in [lo, hi]
-	for lo < hi {
+	for hi-lo > linear {
 		mid := lo + (hi-lo)/2
 		_, ok, err := at(mid)
 		if err != nil {
@@ -247,21 +278,39 @@ func SeekTime(path string, since time.Time) (int64, error) {
 			lo = mid + 1
 		}
 	}
-	start, _, err := at(lo)
-	if err != nil {
-		return 0, err
+	// The rest line by line, from the first line that starts at lo or after.
+	start := lo
+	if lo > 0 {
+		nl, err := findByte(r, lo-1, size)
+		if err != nil {
+			return 0, err
+		}
+		if nl < 0 {
+			return size, nil
+		}
+		start = nl + 1
 	}
-	if start >= size {
-		// No record at or after since: the offset after the last
-		// complete line, where a scan finds nothing.
-		return size, nil
+	br := bufio.NewReaderSize(io.NewSectionReader(r, start, size-start), 8<<10)
+	for {
+		line, err := br.ReadBytes('\n')
+		if err != nil {
+			return start, nil // the end, or an unfinished line: nothing at or after since
+		}
+		var e Event
+		if json.Unmarshal(line, &e) == nil && e.Event != "" && !e.TS.Before(since) {
+			return start, nil
+		}
+		start += int64(len(line))
 	}
-	return start, nil
 }
+
+// linear is how close SeekTime's bisection comes before it reads line by
+// line.
+const linear = 16 << 10
 
 // findByte is the offset of the first newline at or after from, or -1.
 func findByte(r io.ReaderAt, from, size int64) (int64, error) {
-	buf := make([]byte, probe)
+	buf := make([]byte, 1<<10)
 	for from < size {
 		n := min(int64(len(buf)), size-from)
 		k, err := r.ReadAt(buf[:n], from)

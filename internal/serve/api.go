@@ -147,7 +147,7 @@ func (s *Server) apiRecords(w http.ResponseWriter, r *http.Request) {
 		}
 		sort.SliceStable(evs, func(i, j int) bool { return evs[i].TS.Before(evs[j].TS) })
 		if len(ps) > 0 {
-			w.Header().Set("X-Older-Cursor", encodeCursor(loopdir.Cursor{File: ps[0].File, Off: ps[0].Off}))
+			w.Header().Set("X-Older-Cursor", encodeCursor(loopdir.At(ps[0])))
 		}
 	} else {
 		all, _ := d.ReadRecordsInOrder()

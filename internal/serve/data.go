@@ -262,7 +262,7 @@ func loopView(e ops.Entry) LoopView {
 	v := LoopView{Detail: det, Row: rowOf(det.Status), Summary: sum, Seen: sum.Seen(), RunsTotal: sum.Runs}
 	v.Ralph = v.Row.Shape == "ralph"
 	if len(last) > 0 && sum.Seen() > len(last) {
-		v.Older = encodeCursor(loopdir.Cursor{File: last[0].File, Off: last[0].Off})
+		v.Older = encodeCursor(loopdir.At(last[0]))
 	}
 	v.Records = evs
 	sort.SliceStable(v.Records, func(i, j int) bool { return v.Records[i].TS.Before(v.Records[j].TS) })
@@ -367,16 +367,24 @@ func runsBetween(d loopdir.Dir, sum *summary.Summary, from, to int) []RunView {
 }
 
 // encodeCursor and decodeCursor turn a position in the records into a URL
-// parameter and back: the record file's name and the offset.
+// parameter and back: the record's time (Unix nanoseconds), the record
+// file's name and the offset of its line.
 func encodeCursor(c loopdir.Cursor) string {
-	return filepath.Base(c.File) + ":" + strconv.FormatInt(c.Off, 10)
+	return strconv.FormatInt(c.TS.UnixNano(), 10) + "." + filepath.Base(c.File) + "." + strconv.FormatInt(c.Off, 10)
 }
 
 func decodeCursor(d loopdir.Dir, s string) (loopdir.Cursor, error) {
-	name, off, ok := strings.Cut(s, ":")
-	n, err := strconv.ParseInt(off, 10, 64)
-	if !ok || err != nil || n < 0 || name == "" || strings.ContainsAny(name, "/\\") {
-		return loopdir.Cursor{}, fmt.Errorf("the cursor %q is not FILE:OFFSET (a record file's name and an offset in it)", s)
+	bad := fmt.Errorf("the cursor %q is not TIME.FILE.OFFSET (a record's time, its file's name, an offset)", s)
+	ts, rest, ok1 := strings.Cut(s, ".")
+	i := strings.LastIndexByte(rest, '.')
+	if !ok1 || i < 0 {
+		return loopdir.Cursor{}, bad
+	}
+	name, off := rest[:i], rest[i+1:]
+	nano, err1 := strconv.ParseInt(ts, 10, 64)
+	n, err2 := strconv.ParseInt(off, 10, 64)
+	if err1 != nil || err2 != nil || n < 0 || name == "" || strings.ContainsAny(name, "/\\") {
+		return loopdir.Cursor{}, bad
 	}
 	files, err := d.RecordFiles()
 	if err != nil {
@@ -384,7 +392,7 @@ func decodeCursor(d loopdir.Dir, s string) (loopdir.Cursor, error) {
 	}
 	for _, f := range files {
 		if filepath.Base(f) == name {
-			return loopdir.Cursor{File: f, Off: n}, nil
+			return loopdir.Cursor{TS: time.Unix(0, nano), File: f, Off: n}, nil
 		}
 	}
 	return loopdir.Cursor{}, fmt.Errorf("the cursor names %q, which is not one of the loop's record files", name)

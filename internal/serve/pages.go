@@ -217,7 +217,7 @@ func (s *Server) historyPage(w http.ResponseWriter, r *http.Request) {
 		sort.SliceStable(evs, func(i, j int) bool { return evs[i].TS.Before(evs[j].TS) })
 		data["Records"] = evs
 		if len(ps) == pageRecords {
-			data["OlderRecords"] = encodeCursor(loopdir.Cursor{File: ps[0].File, Off: ps[0].Off})
+			data["OlderRecords"] = encodeCursor(loopdir.At(ps[0]))
 		}
 	default:
 		httpError(w, r, http.StatusBadRequest, "name the page: ?runs=N (the agent runs before run N) or ?records=CURSOR")
