@@ -2,8 +2,8 @@ package loopdir
 
 import (
 	"fmt"
-	"os"
 	"math/rand/v2"
+	"os"
 	"testing"
 	"time"
 
