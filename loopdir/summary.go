@@ -2,6 +2,7 @@ package loopdir
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -66,13 +67,18 @@ func At(p record.Positioned) Cursor { return Cursor{TS: p.TS, File: p.File, Off:
 // must: from where its records reach the cursor's time (found by
 // bisection), and not at all when it was last written before the n
 // records in hand.
-func (d Dir) RecordsBefore(c Cursor, n int, keep func(record.Event) bool) ([]record.Positioned, error) {
+//
+// sum, when not nil, is the loop's summary: it says when each file's
+// newest record was written, so that files are not read in vain when
+// their modification times say nothing (a copied folder).
+func (d Dir) RecordsBefore(c Cursor, sum *summary.Summary, n int, keep func(record.Event) bool) ([]record.Positioned, error) {
 	files, err := d.RecordFiles()
 	if err != nil {
 		return nil, err
 	}
+	newest := newestOf(sum)
 	if c.File == "" {
-		return record.TailBefore(files, func(string) int64 { return -1 }, n, keep)
+		return record.TailBefore(files, func(string) int64 { return -1 }, newest, n, keep)
 	}
 	at := slices.Index(files, c.File)
 	if at < 0 {
@@ -94,7 +100,22 @@ func (d Dir) RecordsBefore(c Cursor, n int, keep func(record.Event) bool) ([]rec
 			return 0
 		}
 		return end
-	}, n, keep)
+	}, newest, n, keep)
+}
+
+// newestOf is when each file's newest record was written, by the summary:
+// for the files it folded to their end (a file written since may hold
+// newer ones: its modification time says).
+func newestOf(sum *summary.Summary) func(string) time.Time {
+	if sum == nil {
+		return nil
+	}
+	return func(f string) time.Time {
+		if fi, err := os.Stat(f); err != nil || fi.Size() != sum.Offsets[f] {
+			return time.Time{}
+		}
+		return sum.Newest(f)
+	}
 }
 
 // RecordsUpTo is the last n records that keep accepts (nil: all) among
@@ -104,7 +125,7 @@ func (d Dir) RecordsUpTo(s *summary.Summary, n int, keep func(record.Event) bool
 	if err != nil {
 		return nil, err
 	}
-	return record.TailBefore(files, func(f string) int64 { return s.Offsets[f] }, n, keep)
+	return record.TailBefore(files, func(f string) int64 { return s.Offsets[f] }, s.Newest, n, keep)
 }
 
 // ScanFrom calls fn with each record from the cursor on (the file c.File
@@ -140,12 +161,12 @@ func (d Dir) ScanFrom(c Cursor, fn func(record.Positioned) bool) error {
 	return nil
 }
 
-// RecordsSince calls fn with each record written at or after since, file
-// by file: a file whose last record is older is not read, and within a
+// RecordsSince calls fn with each record of the given kinds (none: every
+// kind) written at or after since, file by file: a file whose last record is older is not read, and within a
 // file the first record of the window is found by bisection on the
 // records' times (they are written in time order), so what is read is the
 // window, not the history.
-func (d Dir) RecordsSince(since time.Time, fn func(record.Event)) error {
+func (d Dir) RecordsSince(since time.Time, kinds []string, fn func(record.Event)) error {
 	files, err := d.RecordFiles()
 	if err != nil {
 		return err
@@ -159,11 +180,16 @@ func (d Dir) RecordsSince(since time.Time, fn func(record.Event)) error {
 		if err != nil {
 			continue
 		}
-		record.ScanFrom(f, off, func(e record.Event) {
+		each := func(e record.Event) {
 			if !e.TS.Before(since) {
 				fn(e)
 			}
-		})
+		}
+		if len(kinds) > 0 {
+			record.ScanFromKinds(f, off, kinds, each)
+		} else {
+			record.ScanFrom(f, off, each)
+		}
 	}
 	return nil
 }

@@ -46,8 +46,12 @@ func TestRecordsBeforePagesAndSince(t *testing.T) {
 	}
 	var got []record.Event
 	c := Cursor{}
+	sum, err := d.Summary()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for pages := 0; ; pages++ {
-		ps, err := d.RecordsBefore(c, 97, nil)
+		ps, err := d.RecordsBefore(c, sum, 97, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,7 +82,7 @@ func TestRecordsBeforePagesAndSince(t *testing.T) {
 	since := all[len(all)-200].TS
 	var window int
 	before := record.BytesRead.Load()
-	d.RecordsSince(since, func(e record.Event) { window++ })
+	d.RecordsSince(since, nil, func(e record.Event) { window++ })
 	read := record.BytesRead.Load() - before
 	wantN := 0
 	for _, e := range all {

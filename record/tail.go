@@ -1,7 +1,6 @@
 package record
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"io"
@@ -29,13 +28,20 @@ func Tail(dir string, n int, keep func(Event) bool) ([]Event, map[string]int64, 
 // none of the last n and is not read (only where its last line ends, for
 // the offsets).
 func TailOf(list Lister, n int, keep func(Event) bool) ([]Event, map[string]int64, error) {
+	return TailOfNewest(list, nil, n, keep)
+}
+
+// TailOfNewest is TailOf where newest says when each file's newest record
+// was written (nil, or a zero time: the file's modification time), for
+// files whose modification times say nothing (a copied folder).
+func TailOfNewest(list Lister, newest func(string) time.Time, n int, keep func(Event) bool) ([]Event, map[string]int64, error) {
 	files, err := list()
 	if err != nil {
 		return nil, nil, err
 	}
 	offsets := map[string]int64{}
 	var all []Event
-	for _, fm := range byModTime(files) {
+	for _, fm := range byNewest(files, newest) {
 		if n > 0 && len(all) >= n && fm.mt.Add(time.Second).Before(nthNewest(all, n)) {
 			if end, err := lastLineEnd(fm.path); err == nil {
 				offsets[fm.path] = end
@@ -206,10 +212,10 @@ func ScanFrom(path string, offset int64, fn func(Event)) (int64, error) {
 		return offset, err
 	}
 	defer f.Close()
-	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+	br, err := readerFrom(f, offset)
+	if br == nil {
 		return offset, err
 	}
-	br := bufio.NewReaderSize(countingReader{f}, 64<<10)
 	for {
 		line, err := br.ReadBytes('\n')
 		if err != nil {

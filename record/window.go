@@ -53,10 +53,10 @@ func ScanFromPos(path string, offset int64, fn func(e Event, at int64) bool) (in
 		return offset, err
 	}
 	defer f.Close()
-	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+	br, err := readerFrom(f, offset)
+	if br == nil {
 		return offset, err
 	}
-	br := bufio.NewReaderSize(countingReader{f}, 64<<10)
 	for {
 		line, err := br.ReadBytes('\n')
 		if err != nil {
@@ -79,11 +79,13 @@ func ScanFromPos(path string, offset int64, fn func(e Event, at int64) bool) (in
 // files (oldest first, as a Lister gives them), in time order, each file
 // read up to the offset end gives it (a negative one: the whole file; 0:
 // none of it), with where each line starts. As TailOf, files are read
-// newest first and no further than they must: end is asked only of the
-// files read. Events of the same time come in the files' order.
-func TailBefore(files []string, end func(file string) int64, n int, keep func(Event) bool) ([]Positioned, error) {
+// newest first and no further than they must: newest says when a file's
+// newest record was written (nil or a zero time: its modification time),
+// and end is asked only of the files read. Events of the same time come
+// in the files' order.
+func TailBefore(files []string, end func(file string) int64, newest func(file string) time.Time, n int, keep func(Event) bool) ([]Positioned, error) {
 	var all []Positioned
-	for _, fm := range byModTime(files) {
+	for _, fm := range byNewest(files, newest) {
 		if n > 0 && len(all) >= n && fm.mt.Add(time.Second).Before(nthNewestPos(all, n)) {
 			continue
 		}
@@ -115,6 +117,22 @@ func TailBefore(files []string, end func(file string) int64, n int, keep func(Ev
 		all = all[max(0, len(all)-n):]
 	}
 	return all, nil
+}
+
+// byNewest is files, the one with the newest record first: newest says
+// when (nil or zero: the file's modification time).
+func byNewest(files []string, newest func(string) time.Time) []fileMod {
+	out := byModTime(files)
+	if newest == nil {
+		return out
+	}
+	for i := range out {
+		if t := newest(out[i].path); !t.IsZero() {
+			out[i].mt = t
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].mt.After(out[j].mt) })
+	return out
 }
 
 // before orders positioned events by time, then by file and offset.
@@ -326,4 +344,63 @@ func findByte(r io.ReaderAt, from, size int64) (int64, error) {
 		from += int64(k)
 	}
 	return -1, nil
+}
+
+// readerFrom reads f from offset, through a buffer no larger than what is
+// left (nil when nothing is: a fold of many files that did not grow
+// allocates nothing).
+func readerFrom(f *os.File, offset int64) (*bufio.Reader, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	left := fi.Size() - offset
+	if left <= 0 {
+		return nil, nil
+	}
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return nil, err
+	}
+	return bufio.NewReaderSize(countingReader{f}, int(min(max(left, 4<<10), 64<<10))), nil
+}
+
+// ScanFromKinds is ScanFrom for the events of the given kinds only: a line
+// that names none of them (and escapes nothing, which could hide a name)
+// is not decoded.
+func ScanFromKinds(path string, offset int64, kinds []string, fn func(Event)) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return offset, err
+	}
+	defer f.Close()
+	br, err := readerFrom(f, offset)
+	if br == nil {
+		return offset, err
+	}
+	words := make([][]byte, len(kinds))
+	for i, k := range kinds {
+		words[i] = []byte(k)
+	}
+	escape := []byte(`\u`)
+	for {
+		line, err := br.ReadBytes('\n')
+		if err != nil {
+			if err == io.EOF {
+				return offset, nil
+			}
+			return offset, err
+		}
+		offset += int64(len(line))
+		named := bytes.Contains(line, escape)
+		for _, w := range words {
+			named = named || bytes.Contains(line, w)
+		}
+		if !named {
+			continue
+		}
+		var e Event
+		if json.Unmarshal(line, &e) == nil && e.Event != "" && slices.Contains(kinds, e.Event) {
+			fn(e)
+		}
+	}
 }

@@ -114,7 +114,7 @@ func TestTailBeforePages(t *testing.T) {
 	cur := end("", 0)
 	left := files
 	for page := 0; ; page++ {
-		ps, err := TailBefore(left, cur, 37, keep)
+		ps, err := TailBefore(left, cur, nil, 37, keep)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -144,5 +144,24 @@ func TestTailBeforePages(t *testing.T) {
 		if got[i] != want[i] {
 			t.Fatalf("record %d: %d, want %d", i, got[i], want[i])
 		}
+	}
+}
+
+// ScanFromKinds decodes only lines that may be of the kinds asked for, and
+// an escaped name does not hide one.
+func TestScanFromKinds(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f.jsonl")
+	os.WriteFile(path, []byte(`{"event":"warning","message":"rollback is a word here"}
+{"event":"rollback","message":"a"}
+{"event":"\u0072ollback","message":"b"}
+{"event":"land","message":"c"}
+{"event":"rollback","message":"torn`), 0o600)
+	var got []string
+	end, err := ScanFromKinds(path, 0, []string{Rollback}, func(e Event) { got = append(got, e.Message) })
+	if err != nil || strings.Join(got, ",") != "a,b" {
+		t.Fatalf("%v %v", got, err)
+	}
+	if fi, _ := os.Stat(path); end >= fi.Size() {
+		t.Errorf("the torn line was passed: %d", end)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/looprinter/looprinter/record"
 )
@@ -35,6 +36,7 @@ const (
 	KeepCycles     = 20  // cycles (ralph: attempts) whose gate results are kept whole
 	KeepRounds     = 8   // review rounds whose findings are kept
 	MaxMarks       = 512 // positions of agent runs kept
+	KeepRecent     = 64  // positions of the last agent runs kept
 	maxText        = 2 << 10
 	maxErrors      = 10
 	maxRound       = 64 << 10
@@ -43,8 +45,11 @@ const (
 // Summary is a loop's history, summed up.
 type Summary struct {
 	Version int `json:"version"`
-	// Offsets is how far each record file was folded.
+	// Offsets is how far each record file was folded; Last the time of
+	// the newest record folded from each (Unix nanoseconds), so that a
+	// tail knows which files to read.
 	Offsets map[string]int64 `json:"offsets"`
+	Last    map[string]int64 `json:"last"`
 	// Records counts the well-formed records; Kinds, per event kind.
 	Records int            `json:"records"`
 	Kinds   map[string]int `json:"kinds"`
@@ -53,6 +58,9 @@ type Summary struct {
 	Runs   int    `json:"runs"`
 	Stride int    `json:"stride"`
 	Marks  []Mark `json:"marks"`
+	// Recent says where each of the last KeepRecent runs starts: the
+	// page's last runs are read from there.
+	Recent []Mark `json:"recent"`
 	// CostUSD is what the agent runs that ended (and the retried tries)
 	// cost; Cost the same by time (Key: Unix seconds).
 	CostUSD float64 `json:"cost_usd"`
@@ -114,7 +122,7 @@ type Gate struct {
 
 // New is an empty summary.
 func New() *Summary {
-	return &Summary{Version: Version, Offsets: map[string]int64{}, Kinds: map[string]int{}, Stride: 1,
+	return &Summary{Version: Version, Offsets: map[string]int64{}, Last: map[string]int64{}, Kinds: map[string]int{}, Stride: 1,
 		Cost: Buckets{Width: 1}, FailCycle: Buckets{Width: 1}, FailIteration: Buckets{Width: 1}}
 }
 
@@ -125,9 +133,16 @@ func (s *Summary) Seen() int { return s.Records - s.Kinds[record.ToolCall] }
 func (s *Summary) Add(e record.Event, file string, at int64) {
 	s.Records++
 	s.Kinds[e.Event]++
+	if t := e.TS.UnixNano(); !e.TS.IsZero() && (t > s.Last[file] || s.Last[file] == 0) {
+		s.Last[file] = t
+	}
 	switch e.Event {
 	case record.AgentStart:
 		s.Runs++
+		s.Recent = append(s.Recent, Mark{N: s.Runs, File: file, Off: at})
+		if len(s.Recent) > KeepRecent {
+			s.Recent = append(s.Recent[:0:0], s.Recent[len(s.Recent)-KeepRecent:]...)
+		}
 		if (s.Runs-1)%s.Stride == 0 {
 			s.Marks = append(s.Marks, Mark{N: s.Runs, File: file, Off: at})
 			if len(s.Marks) > MaxMarks {
@@ -356,7 +371,7 @@ func Load(path string, files []string) *Summary {
 
 // ok says whether a summary read back holds together.
 func (s *Summary) ok() bool {
-	if s.Version != Version || s.Offsets == nil || s.Kinds == nil || s.Stride < 1 || len(s.Marks) > MaxMarks ||
+	if s.Version != Version || s.Offsets == nil || s.Last == nil || s.Kinds == nil || s.Stride < 1 || len(s.Marks) > MaxMarks ||
 		len(s.Cycles) > KeepCycles || len(s.Iterations) > KeepCycles || len(s.Rounds) > KeepRounds || s.Runs < 0 {
 		return false
 	}
@@ -376,10 +391,15 @@ func (s *Summary) ok() bool {
 			return false
 		}
 	}
-	for i, m := range s.Marks {
-		if m.N < 1 || m.N > s.Runs || (i > 0 && m.N <= s.Marks[i-1].N) || m.Off < 0 {
-			return false
+	for _, l := range [][]Mark{s.Marks, s.Recent} {
+		for i, m := range l {
+			if m.N < 1 || m.N > s.Runs || (i > 0 && m.N <= l[i-1].N) || m.Off < 0 {
+				return false
+			}
 		}
+	}
+	if len(s.Recent) > KeepRecent {
+		return false
 	}
 	return true
 }
@@ -404,9 +424,25 @@ func (s *Summary) Save(path string) error {
 	return os.Rename(tmp.Name(), path)
 }
 
+// Newest is the time of the newest record folded from file (zero: none
+// with a time).
+func (s *Summary) Newest(file string) time.Time {
+	if t, ok := s.Last[file]; ok {
+		return time.Unix(0, t)
+	}
+	return time.Time{}
+}
+
 // Mark returns the position of the last mark at or before run n (1-based):
 // where to start reading to find run n, and that mark's run number.
 func (s *Summary) Mark(n int) (Mark, bool) {
+	if len(s.Recent) > 0 && s.Recent[0].N <= n {
+		for i := len(s.Recent) - 1; i >= 0; i-- {
+			if s.Recent[i].N <= n {
+				return s.Recent[i], true
+			}
+		}
+	}
 	i := sort.Search(len(s.Marks), func(i int) bool { return s.Marks[i].N > n })
 	if i == 0 {
 		return Mark{}, false

@@ -140,12 +140,8 @@ func loopOf(e ops.Entry, s ops.Status, since time.Time) (Loop, bool) {
 	// Only the window is read: record files that end before it are
 	// skipped, and each other one is read from its first record in it.
 	var evs []record.Event
-	loopdir.Dir(dir).RecordsSince(since, func(ev record.Event) {
-		switch ev.Event {
-		case record.Rollback, record.Land, record.AgentFailover, record.Violation:
-			evs = append(evs, ev)
-		}
-	})
+	kinds := []string{record.Rollback, record.Land, record.AgentFailover, record.Violation}
+	loopdir.Dir(dir).RecordsSince(since, kinds, func(ev record.Event) { evs = append(evs, ev) })
 	sort.SliceStable(evs, func(i, j int) bool { return evs[i].TS.Before(evs[j].TS) })
 	for _, ev := range evs {
 		switch ev.Event {

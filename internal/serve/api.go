@@ -137,7 +137,8 @@ func (s *Server) apiRecords(w http.ResponseWriter, r *http.Request) {
 				n = pageRecords
 			}
 		}
-		ps, err := d.RecordsBefore(c, n, keep)
+		sum, _ := d.Summary() // when each file's newest record was written
+		ps, err := d.RecordsBefore(c, sum, n, keep)
 		if err != nil {
 			httpError(w, r, http.StatusInternalServerError, err.Error())
 			return

@@ -205,7 +205,8 @@ func (s *Server) historyPage(w http.ResponseWriter, r *http.Request) {
 			httpError(w, r, http.StatusBadRequest, err.Error())
 			return
 		}
-		ps, err := d.RecordsBefore(c, pageRecords, notToolCall)
+		sum, _ := d.Summary()
+		ps, err := d.RecordsBefore(c, sum, pageRecords, notToolCall)
 		if err != nil {
 			httpError(w, r, http.StatusInternalServerError, err.Error())
 			return

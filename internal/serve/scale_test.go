@@ -58,10 +58,16 @@ func TestHistoryScale(t *testing.T) {
 	res := map[string]map[int]result{}
 	for _, n := range sizes {
 		state, dir := t.TempDir(), t.TempDir()
+		keep := os.Getenv("LOOPRINTER_HISTORY_DIR") // kept there, for profiles: TestHistoryScaleChild with LOOPRINTER_HISTORY_STATE=DIR/N/state
+		if keep != "" {
+			state, dir = filepath.Join(keep, strconv.Itoa(n), "state"), filepath.Join(keep, strconv.Itoa(n), "loop")
+		}
 		t.Setenv("LOOPRINTER_STATE_DIR", state)
 		start := time.Now()
-		if err := histgen.Write(dir, histgen.Options{Name: "history", Iterations: n}); err != nil {
-			t.Fatal(err)
+		if _, err := os.Stat(dir); keep == "" || err != nil {
+			if err := histgen.Write(dir, histgen.Options{Name: "history", Iterations: n}); err != nil {
+				t.Fatal(err)
+			}
 		}
 		// What the engine does when a run ends: the tally and the summary.
 		d := loopdir.Dir(dir)
