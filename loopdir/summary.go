@@ -31,8 +31,10 @@ func (d Dir) Summary() (*summary.Summary, error) {
 		return s, err
 	}
 	if s.Records != before || fresh && len(files) > 0 {
-		if _, err := d.Private().Ensure(); err == nil {
-			s.Save(path) // best effort: a read-only folder still gives the right summary
+		// Best effort, and only where an engine made the private folder: a
+		// read-only folder still gives the right summary.
+		if fi, err := os.Stat(string(d.Private())); err == nil && fi.IsDir() {
+			s.Save(path)
 		}
 	}
 	return s, nil

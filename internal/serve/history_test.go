@@ -304,3 +304,44 @@ func TestLongHistoryEqualsWhole(t *testing.T) {
 		}
 	}
 }
+
+// Bad page and cursor parameters are answered with a clear 400, never a
+// panic.
+func TestHistoryBadInput(t *testing.T) {
+	t.Setenv("LOOPRINTER_STATE_DIR", t.TempDir())
+	dir := t.TempDir()
+	if err := histgen.Write(dir, histgen.Options{Name: "bad", Iterations: 30, PerFile: 10}); err != nil {
+		t.Fatal(err)
+	}
+	tk, _, _ := OpenTokens(t.TempDir() + "/t.json")
+	s, err := New(Config{Addr: "127.0.0.1:0", Tokens: tk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{
+		"/loops/bad/history":                                     "name the page",
+		"/loops/bad/history?runs=x":                              "give a run number",
+		"/loops/bad/history?runs=-3":                             "give a run number",
+		"/loops/bad/history?records=junk":                        "is not TIME.FILE.OFFSET",
+		"/loops/bad/history?records=1.x.2":                       "not one of the loop's record files",
+		"/loops/bad/history?records=1.../etc/passwd.0":           "is not TIME.FILE.OFFSET",
+		"/api/loops/bad/records?n=abc":                           "give a number of records",
+		"/api/loops/bad/records?n=0":                             "give a number of records",
+		"/api/loops/bad/records?before=99999999999999999999.a.1": "is not TIME.FILE.OFFSET",
+		"/api/loops/bad/runs?n=0":                                "from 1 to 1000",
+		"/api/loops/bad/runs?before=zz":                          "give a run number",
+	} {
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, httptest.NewRequest("GET", "http://127.0.0.1"+path, nil))
+		if rec.Code != 400 || !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("%s: %d %s, want 400 saying %q", path, rec.Code, rec.Body, want)
+		}
+	}
+	for _, path := range []string{"/loops/bad/history?runs=1", "/loops/bad/history?runs=999999", "/api/loops/bad/runs?before=1", "/api/loops/bad/runs?before=99999&n=1000"} {
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, httptest.NewRequest("GET", "http://127.0.0.1"+path, nil))
+		if rec.Code != 200 {
+			t.Errorf("%s: %d %s", path, rec.Code, rec.Body)
+		}
+	}
+}
