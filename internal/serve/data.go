@@ -398,12 +398,6 @@ func decodeCursor(d loopdir.Dir, s string) (loopdir.Cursor, error) {
 	return loopdir.Cursor{}, fmt.Errorf("the cursor names %q, which is not one of the loop's record files", name)
 }
 
-func slicesReverse[T any](s []T) {
-	for i, j := 0, len(s)-1; i < j; i, j = i+1, j-1 {
-		s[i], s[j] = s[j], s[i]
-	}
-}
-
 // errOutside says a path in a record points outside working-records.
 var errOutside = errors.New("the file is not inside the loop's working-records")
 
