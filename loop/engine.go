@@ -100,6 +100,9 @@ type Hook func(ev record.Event, emit func(record.Event)) error
 
 // Engine runs one loop directory.
 type Engine struct {
+	// summarized is when the history's summary was last brought up to
+	// date (tally.go).
+	summarized time.Time
 	// holdouts are the holdout files (holdout.go); holdoutGitChecked is set
 	// once git was found to carry none of them.
 	holdouts          []string
@@ -379,6 +382,7 @@ func (e *Engine) loop(ctx context.Context) *Outcome {
 		if o := e.oneStep(ctx); o != nil {
 			return o
 		}
+		e.keepSummary()
 	}
 }
 

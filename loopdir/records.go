@@ -9,6 +9,7 @@ import (
 
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spend"
+	"github.com/looprinter/looprinter/summary"
 )
 
 // CreateRecords opens a new record file in the loop's records for one run
@@ -57,8 +58,14 @@ func (d Dir) ReadRecordsInOrder() ([]record.Event, error) {
 // Tail is the last n events of the loop that keep accepts (nil: all), in
 // time order, read from the files' ends only as far as needed; and each
 // file's offset after its last complete line, for FollowAt.
+// The summary in the private folder, as saved (not brought up to date),
+// says when each file's newest record was written, when it can be read.
 func (d Dir) Tail(n int, keep func(record.Event) bool) ([]record.Event, map[string]int64, error) {
-	return record.TailOf(d.lister(), n, keep)
+	var newest func(string) time.Time
+	if files, err := d.RecordFiles(); err == nil && len(files) > 1 {
+		newest = newestOf(summary.Load(d.Private().Summary(), files))
+	}
+	return record.TailOfNewest(d.lister(), newest, n, keep)
 }
 
 // Spend is what the loop has spent, from its records: the tally in the

@@ -326,7 +326,7 @@ func ReadFile(path string) ([]Event, error) {
 	}
 	defer f.Close()
 	var evs []Event
-	err = Scan(f, func(e Event) { evs = append(evs, e) })
+	err = Scan(countingReader{f}, func(e Event) { evs = append(evs, e) })
 	return evs, err
 }
 
@@ -387,7 +387,7 @@ func (fl *Follower) Poll() []Event {
 			f.Close()
 			continue
 		}
-		br := bufio.NewReaderSize(f, 64<<10)
+		br := bufio.NewReaderSize(countingReader{f}, 64<<10)
 		for {
 			line, err := br.ReadBytes('\n')
 			if err != nil {

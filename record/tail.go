@@ -1,13 +1,13 @@
 package record
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"io"
 	"os"
 	"slices"
 	"sort"
+	"time"
 )
 
 // tailChunk is how much of a file Tail reads at a time, from its end.
@@ -22,20 +22,37 @@ func Tail(dir string, n int, keep func(Event) bool) ([]Event, map[string]int64, 
 	return TailOf(Glob(dir), n, keep)
 }
 
-// TailOf is Tail over the files list names.
+// TailOf is Tail over the files list names. Files are read newest
+// (by modification time) first, and no further than they must: once n
+// events are in hand, a file last written before the oldest of them holds
+// none of the last n and is not read (only where its last line ends, for
+// the offsets).
 func TailOf(list Lister, n int, keep func(Event) bool) ([]Event, map[string]int64, error) {
+	return TailOfNewest(list, nil, n, keep)
+}
+
+// TailOfNewest is TailOf where newest says when each file's newest record
+// was written (nil, or a zero time: the file's modification time), for
+// files whose modification times say nothing (a copied folder).
+func TailOfNewest(list Lister, newest func(string) time.Time, n int, keep func(Event) bool) ([]Event, map[string]int64, error) {
 	files, err := list()
 	if err != nil {
 		return nil, nil, err
 	}
 	offsets := map[string]int64{}
 	var all []Event
-	for _, path := range files {
-		evs, end, err := tailFile(path, n, keep)
+	for _, fm := range byNewest(files, newest) {
+		if n > 0 && len(all) >= n && fm.mt.Add(time.Second).Before(nthNewest(all, n)) {
+			if end, err := lastLineEnd(fm.path); err == nil {
+				offsets[fm.path] = end
+			}
+			continue
+		}
+		evs, end, err := tailFile(fm.path, n, keep)
 		if err != nil {
 			continue // unreadable now: as ReadDir, a later poll may read it
 		}
-		offsets[path] = end
+		offsets[fm.path] = end
 		all = append(all, evs...)
 	}
 	sort.SliceStable(all, func(i, j int) bool { return all[i].TS.Before(all[j].TS) })
@@ -43,6 +60,61 @@ func TailOf(list Lister, n int, keep func(Event) bool) ([]Event, map[string]int6
 		all = all[max(0, len(all)-n):]
 	}
 	return all, offsets, nil
+}
+
+type fileMod struct {
+	path string
+	idx  int
+	mt   time.Time
+}
+
+// byModTime is files, last written first (files that cannot be read are
+// left out).
+func byModTime(files []string) []fileMod {
+	out := make([]fileMod, 0, len(files))
+	for i, f := range files {
+		if fi, err := os.Stat(f); err == nil {
+			out = append(out, fileMod{f, i, fi.ModTime()})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].mt.After(out[j].mt) })
+	return out
+}
+
+// nthNewest is the time of the n-th newest event of evs (len(evs) >= n).
+func nthNewest(evs []Event, n int) time.Time {
+	ts := make([]time.Time, len(evs))
+	for i, e := range evs {
+		ts[i] = e.TS
+	}
+	sort.Slice(ts, func(i, j int) bool { return ts[i].After(ts[j]) })
+	return ts[n-1]
+}
+
+// lastLineEnd is the offset after a file's last complete line.
+func lastLineEnd(path string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	r := countingReaderAt{f}
+	buf := make([]byte, 4<<10)
+	for pos := fi.Size(); pos > 0; {
+		step := min(int64(len(buf)), pos)
+		pos -= step
+		if _, err := r.ReadAt(buf[:step], pos); err != nil && err != io.EOF {
+			return 0, err
+		}
+		if i := bytes.LastIndexByte(buf[:step], '\n'); i >= 0 {
+			return pos + int64(i) + 1, nil
+		}
+	}
+	return 0, nil
 }
 
 // tailFile reads up to n kept events from the end of one file, and the
@@ -57,7 +129,7 @@ func tailFile(path string, n int, keep func(Event) bool) ([]Event, int64, error)
 	if err != nil {
 		return nil, 0, err
 	}
-	return tailAt(f, fi.Size(), n, keep)
+	return tailAt(countingReaderAt{f}, fi.Size(), n, keep)
 }
 
 // tailAt is tailFile on the first size bytes of r. It reads tailChunk
@@ -140,10 +212,10 @@ func ScanFrom(path string, offset int64, fn func(Event)) (int64, error) {
 		return offset, err
 	}
 	defer f.Close()
-	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+	br, err := readerFrom(f, offset)
+	if br == nil {
 		return offset, err
 	}
-	br := bufio.NewReaderSize(f, 64<<10)
 	for {
 		line, err := br.ReadBytes('\n')
 		if err != nil {

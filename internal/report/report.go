@@ -137,11 +137,13 @@ func loopOf(e ops.Entry, s ops.Status, since time.Time) (Loop, bool) {
 		l.Branch = gitops.CurrentBranch(dir)
 	}
 	l.Diffstat = diffstat(e.Dir, engineDir)
-	evs, _ := ops.ReadAll(dir)
+	// Only the window is read: record files that end before it are
+	// skipped, and each other one is read from its first record in it.
+	var evs []record.Event
+	kinds := []string{record.Rollback, record.Land, record.AgentFailover, record.Violation}
+	loopdir.Dir(dir).RecordsSince(since, kinds, func(ev record.Event) { evs = append(evs, ev) })
+	sort.SliceStable(evs, func(i, j int) bool { return evs[i].TS.Before(evs[j].TS) })
 	for _, ev := range evs {
-		if ev.TS.Before(since) {
-			continue
-		}
 		switch ev.Event {
 		case record.Rollback:
 			l.Rollbacks = append(l.Rollbacks, termtext.Line(ev.Message))

@@ -101,25 +101,62 @@ func (s *Server) apiLoop(w http.ResponseWriter, r *http.Request) {
 }
 
 // GET /api/loops/{name}/records: what `logs --json` prints; ?n=N keeps the
-// last N, ?tools=0 leaves out tool calls, ?format=text prints `logs` lines.
+// last N (read from the records' end), ?before=CURSOR the N before a
+// cursor (the X-Older-Cursor header of an answer names the one before its
+// first record), ?tools=0 leaves out tool calls, ?format=text prints `logs`
+// lines. With neither n nor before, every record.
 func (s *Server) apiRecords(w http.ResponseWriter, r *http.Request) {
 	e, ok := entry(w, r)
 	if !ok {
 		return
 	}
-	evs := readRecords(ops.RunDirOf(e))
+	d := loopdir.Dir(ops.RunDirOf(e))
 	q := r.URL.Query()
+	var keep func(record.Event) bool
 	if q.Get("tools") == "0" {
-		var kept []record.Event // a new slice: evs is shared
-		for _, ev := range evs {
-			if ev.Event != record.ToolCall {
-				kept = append(kept, ev)
+		keep = notToolCall
+	}
+	n := 0
+	if v := q.Get("n"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 1 {
+			httpError(w, r, http.StatusBadRequest, fmt.Sprintf("n=%q: give a number of records, 1 or more", v))
+			return
+		}
+	}
+	var evs []record.Event
+	if before := q.Get("before"); before != "" || n > 0 {
+		c := loopdir.Cursor{}
+		if before != "" {
+			var err error
+			if c, err = decodeCursor(d, before); err != nil {
+				httpError(w, r, http.StatusBadRequest, err.Error())
+				return
+			}
+			if n == 0 {
+				n = pageRecords
 			}
 		}
-		evs = kept
-	}
-	if n, err := strconv.Atoi(q.Get("n")); err == nil && n > 0 && len(evs) > n {
-		evs = evs[len(evs)-n:]
+		sum, _ := d.Summary() // when each file's newest record was written
+		ps, err := d.RecordsBefore(c, sum, n, keep)
+		if err != nil {
+			httpError(w, r, http.StatusInternalServerError, err.Error())
+			return
+		}
+		for _, p := range ps {
+			evs = append(evs, p.Event)
+		}
+		sort.SliceStable(evs, func(i, j int) bool { return evs[i].TS.Before(evs[j].TS) })
+		if len(ps) > 0 {
+			w.Header().Set("X-Older-Cursor", encodeCursor(loopdir.At(ps[0])))
+		}
+	} else {
+		all, _ := d.ReadRecordsInOrder()
+		for _, ev := range all {
+			if keep == nil || keep(ev) {
+				evs = append(evs, ev)
+			}
+		}
 	}
 	if q.Get("format") == "text" {
 		var b bytes.Buffer
@@ -147,7 +184,7 @@ func (s *Server) apiCost(w http.ResponseWriter, r *http.Request) {
 		httpError(w, r, http.StatusNotFound, "no records in "+loopdir.Dir(dir).Records()+": the loop has not run yet")
 		return
 	}
-	rep, err := loopdir.Dir(dir).SpendUncached()
+	rep, err := loopdir.Dir(dir).Spend() // the tally: what was written since it was saved
 	if err != nil {
 		httpError(w, r, http.StatusInternalServerError, err.Error())
 		return
@@ -173,14 +210,35 @@ func runOf(v RunView) runJSON {
 	return runJSON{N: v.N, Phase: v.Start.Phase, Task: v.Start.Task, Status: v.Status(), Commit: v.Commit, Start: v.Start, End: v.End}
 }
 
-// GET /api/loops/{name}/runs: every agent run, oldest first.
+// GET /api/loops/{name}/runs: the last 100 agent runs, oldest first;
+// ?before=N the 100 before run N, ?n= another number (at most 1,000).
 func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
 	e, ok := entry(w, r)
 	if !ok {
 		return
 	}
+	d := loopdir.Dir(ops.RunDirOf(e))
+	sum, err := d.Summary()
+	if err != nil {
+		httpError(w, r, http.StatusInternalServerError, err.Error())
+		return
+	}
+	q := r.URL.Query()
+	n, before := 100, sum.Runs+1
+	if v := q.Get("n"); v != "" {
+		if n, err = strconv.Atoi(v); err != nil || n < 1 || n > 1000 {
+			httpError(w, r, http.StatusBadRequest, fmt.Sprintf("n=%q: give a number of runs from 1 to 1000", v))
+			return
+		}
+	}
+	if v := q.Get("before"); v != "" {
+		if before, err = strconv.Atoi(v); err != nil || before < 1 {
+			httpError(w, r, http.StatusBadRequest, fmt.Sprintf("before=%q: give a run number, 1 or more", v))
+			return
+		}
+	}
 	out := []runJSON{}
-	for _, rv := range loopView(e).Runs {
+	for _, rv := range runsBetween(d, sum, before-n, min(before-1, sum.Runs)) {
 		out = append(out, runOf(rv))
 	}
 	s.writeJSON(w, r, out)
@@ -193,7 +251,12 @@ func (s *Server) apiRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	n, _ := strconv.Atoi(r.PathValue("n"))
-	rd, err := runDetail(e, loopView(e).Runs, n)
+	run, _, err := runOfLoop(e, n)
+	if err != nil {
+		httpError(w, r, http.StatusNotFound, err.Error())
+		return
+	}
+	rd, err := runDetail(e, run)
 	if err != nil {
 		httpError(w, r, http.StatusNotFound, err.Error())
 		return
@@ -470,16 +533,43 @@ func (s *Server) apiRecordsStream(w http.ResponseWriter, r *http.Request) {
 	}
 	// The backlog is read before the answer starts: a record appended once
 	// the client has the answer's headers is a new one, never taken for
-	// backlog (and, with ?n=0, never left out).
-	fl := loopdir.Dir(ops.RunDirOf(e)).Follow(true)
-	backlog := fl.Poll()
+	// backlog (and, with ?n=0, never left out). It is read from the end of
+	// the records the loop's summary counts; the follower goes on from
+	// there, and the summary's count numbers them.
+	d := loopdir.Dir(ops.RunDirOf(e))
+	sum, err := d.Summary()
+	if err != nil || sum == nil {
+		httpError(w, r, http.StatusInternalServerError, fmt.Sprintf("read the records: %v", err))
+		return
+	}
+	total := sum.Records
+	var keep func(record.Event) bool
+	if noTools {
+		total, keep = sum.Seen(), notToolCall
+	}
+	need := back
+	if after >= 0 {
+		need = max(total-after, 0)
+	}
+	var backlog []record.Event
+	if need > 0 {
+		ps, err := d.RecordsUpTo(sum, need, keep)
+		if err != nil {
+			httpError(w, r, http.StatusInternalServerError, err.Error())
+			return
+		}
+		for _, p := range ps {
+			backlog = append(backlog, p.Event)
+		}
+	}
+	fl := d.FollowAt(sum.Offsets)
 	send, ok := sse(w)
 	if !ok {
 		httpError(w, r, http.StatusInternalServerError, "streaming is not supported here")
 		return
 	}
 	red := s.redactFor(r)
-	seq := 0
+	seq := total - len(backlog)
 	emit := func(evs []record.Event, first bool) bool {
 		sort.SliceStable(evs, func(i, j int) bool { return evs[i].TS.Before(evs[j].TS) })
 		kept := evs[:0]

@@ -89,8 +89,12 @@ func failuresChart(pts []failPoint, unit string) template.HTML {
 			cls = "bar pass"
 			h = 2
 		}
-		fmt.Fprintf(&b, `<rect class="%s" x="%.1f" y="%.1f" width="%.1f" height="%.1f"><title>%s %d: %d failed</title></rect>`,
-			cls, cx-bw/2, chartH-padB-h, bw, h, unit, p.N, p.Failed)
+		what := fmt.Sprintf("%s %d: %d failed", unit, p.N, p.Failed)
+		if p.To > p.N {
+			what = fmt.Sprintf("%ss %d–%d: %d failed a %s judged (mean)", unit, p.N, p.To, p.Failed, unit)
+		}
+		fmt.Fprintf(&b, `<rect class="%s" x="%.1f" y="%.1f" width="%.1f" height="%.1f"><title>%s</title></rect>`,
+			cls, cx-bw/2, chartH-padB-h, bw, h, what)
 		if len(pts) <= 30 || i%(len(pts)/15+1) == 0 {
 			fmt.Fprintf(&b, `<text class="lbl" x="%.1f" y="%d" text-anchor="middle">%d</text>`, cx, chartH-padB+14, p.N)
 		}

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,6 +21,7 @@ import (
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/safegit"
 	"github.com/looprinter/looprinter/spec"
+	"github.com/looprinter/looprinter/summary"
 )
 
 // findLoop resolves a loop in a URL: its registry key, else its name when
@@ -199,21 +202,31 @@ type RoundView struct {
 	Findings []loop.Finding `json:"findings"`
 }
 
-// LoopView is everything the loop page shows.
+// How much of a loop's history a page shows: the rest is a link away.
+const (
+	pageRuns    = 50
+	pageRecords = 300
+)
+
+// LoopView is everything the loop page shows. Over the whole history it
+// reads the loop's summary (package summary, kept in the engine's private
+// folder); of the records themselves, only the last ones it shows.
 type LoopView struct {
-	Detail   ops.Detail
-	Row      Row
-	Cycles   []CycleView
-	Runs     []RunView
-	Rounds   []RoundView
-	Stop     *record.Event
-	Review   string // review-report.md
-	Records  []record.Event
-	Seen     int // records other than tool calls: the stream goes on after them
-	CostPts  []costPoint
-	FailPts  []failPoint
-	Ralph    bool
-	AllEvent []record.Event
+	Detail    ops.Detail
+	Row       Row
+	Cycles    []CycleView
+	Runs      []RunView // the last pageRuns agent runs
+	RunsTotal int
+	Rounds    []RoundView
+	Stop      *record.Event
+	Review    string // review-report.md
+	Records   []record.Event
+	Older     string // the cursor of the records before Records ("": none)
+	Seen      int    // records other than tool calls: the stream goes on after them
+	CostPts   []costPoint
+	FailPts   []failPoint
+	Ralph     bool
+	Summary   *summary.Summary
 }
 
 type costPoint struct {
@@ -224,138 +237,165 @@ type costPoint struct {
 type failPoint struct {
 	N      int
 	Failed int
+	To     int // the last cycle of a bar that stands for several (their mean)
 }
 
 var commitHash = regexp.MustCompile(`^[0-9a-f]{7,64}$`)
 
-// loopView reads a loop's files into the page's view.
+// notToolCall keeps the records that are not tool calls.
+func notToolCall(e record.Event) bool { return e.Event != record.ToolCall }
+
+// loopView reads a loop's summary and last records into the page's view.
 func loopView(e ops.Entry) LoopView {
 	dir := ops.RunDirOf(e)
-	evs := readRecords(dir)
-	d, _ := ops.DetailWith(e, evs)
-	v := LoopView{Detail: d, Row: rowOf(d.Status)}
-	v.Ralph = v.Row.Shape == "ralph"
-	v.AllEvent = evs
-	cycles := map[int]*CycleView{}
-	cyc := func(n int) *CycleView {
-		c := cycles[n]
-		if c == nil {
-			c = &CycleView{N: n}
-			cycles[n] = c
-		}
-		return c
+	d := loopdir.Dir(dir)
+	sum, err := d.Summary()
+	if err != nil || sum == nil {
+		sum = summary.New()
 	}
-	var total float64
-	open := map[string]int{} // run file + phase + task → index in v.Runs
-	for _, ev := range evs {
-		n := ev.Cycle
-		if v.Ralph {
-			n = ev.Iteration
-		}
-		switch ev.Event {
-		case record.Verify:
-			if ev.Gate == "" {
-				continue
-			}
-			g := GateView{Gate: ev.Gate, Pass: ev.Pass != nil && *ev.Pass, Checks: ev.Checks, Errors: ev.Errors, Signal: ev.FailureSignal, Message: ev.Message}
-			for _, c := range ev.Checks {
-				if !c.Pass {
-					g.Failed++
-				}
-			}
-			g.Failed += len(ev.Errors)
-			cyc(n).Gates = append(cyc(n).Gates, g)
-		case record.AgentStart:
-			v.Runs = append(v.Runs, RunView{N: len(v.Runs) + 1, Start: ev})
-			open[ev.Run+"\x00"+ev.Phase+"\x00"+ev.Task] = len(v.Runs) - 1
-			cyc(n).Runs++
-		case record.AgentEnd, record.AgentRetry:
-			total += ev.CostUSD
-			v.CostPts = append(v.CostPts, costPoint{ev.TS, total})
-			if ev.Event == record.AgentEnd {
-				k := ev.Run + "\x00" + ev.Phase + "\x00" + ev.Task
-				if i, ok := open[k]; ok {
-					x := ev
-					v.Runs[i].End = &x
-					delete(open, k)
-				}
-			}
-		case record.Commit:
-			h, _, _ := strings.Cut(ev.Message, " ")
-			if ev.Pass != nil && *ev.Pass && commitHash.MatchString(h) {
-				for i := len(v.Runs) - 1; i >= 0; i-- {
-					if v.Runs[i].End != nil {
-						if v.Runs[i].Commit == "" {
-							v.Runs[i].Commit = h
-						}
-						break
-					}
-				}
-			}
-		case record.Review:
-			if ev.Kind == "findings" && len(ev.Data) > 0 {
-				var rd struct {
-					Round    int            `json:"round"`
-					Findings []loop.Finding `json:"findings"`
-				}
-				if json.Unmarshal(ev.Data, &rd) == nil {
-					v.Rounds = append(v.Rounds, RoundView{Round: rd.Round, Findings: rd.Findings})
-				}
-			}
-		case record.LoopStop:
-			x := ev
-			v.Stop = &x
-		case record.LoopStart:
-			v.Stop = nil
-		}
+	last, _ := d.RecordsUpTo(sum, pageRecords, notToolCall)
+	evs := make([]record.Event, len(last))
+	for i, p := range last {
+		evs[i] = p.Event
+	}
+	det, _ := ops.DetailWith(e, evs)
+	v := LoopView{Detail: det, Row: rowOf(det.Status), Summary: sum, Seen: sum.Seen(), RunsTotal: sum.Runs}
+	v.Ralph = v.Row.Shape == "ralph"
+	if len(last) > 0 && sum.Seen() > len(last) {
+		v.Older = encodeCursor(loopdir.At(last[0]))
+	}
+	v.Records = evs
+	sort.SliceStable(v.Records, func(i, j int) bool { return v.Records[i].TS.Before(v.Records[j].TS) })
+	cycles, fails := sum.Cycles, sum.FailCycle
+	if v.Ralph {
+		cycles, fails = sum.Iterations, sum.FailIteration
 	}
 	for _, c := range cycles {
-		if c.N > 0 || len(c.Gates) > 0 {
-			v.Cycles = append(v.Cycles, *c)
+		if c.N == 0 && len(c.Gates) == 0 {
+			continue
 		}
-	}
-	sort.Slice(v.Cycles, func(i, j int) bool { return v.Cycles[i].N < v.Cycles[j].N })
-	for _, c := range v.Cycles {
-		f, judged := 0, false
+		cv := CycleView{N: c.N, Runs: c.Runs}
 		for _, g := range c.Gates {
-			if isJudgingGate(g.Gate) {
-				f += g.Failed
-				judged = true
+			cv.Gates = append(cv.Gates, GateView{Gate: g.Gate, Pass: g.Pass, Errors: g.Errors, Signal: g.Signal, Message: g.Message, Failed: g.Failed})
+		}
+		v.Cycles = append(v.Cycles, cv)
+	}
+	var total float64
+	for _, b := range sum.Cost.B {
+		total += b.Sum
+		v.CostPts = append(v.CostPts, costPoint{time.UnixMilli(b.Last), total})
+	}
+	for _, b := range fails.B {
+		p := failPoint{N: int(b.Key), Failed: int(b.Sum)}
+		if fails.Width > 1 {
+			p.To = int(b.Key + fails.Width - 1)
+			if b.N > 0 {
+				p.Failed = int(math.Round(b.Sum / float64(b.N)))
 			}
 		}
-		if judged {
-			v.FailPts = append(v.FailPts, failPoint{c.N, f})
+		v.FailPts = append(v.FailPts, p)
+	}
+	v.Runs = runsBetween(d, sum, sum.Runs-pageRuns+1, sum.Runs)
+	v.Stop = sum.Stop
+	for _, raw := range sum.Rounds {
+		var rd RoundView
+		if json.Unmarshal(raw, &rd) == nil {
+			v.Rounds = append(v.Rounds, rd)
 		}
 	}
-	for i := len(evs) - 1; i >= 0; i-- {
-		if evs[i].Event != record.ToolCall {
-			v.Seen++
-			if len(v.Records) < 300 {
-				v.Records = append(v.Records, evs[i])
-			}
-		}
-	}
-	slicesReverse(v.Records)
-	if b, err := readCapped(loopdir.Dir(dir).Records(), loopdir.ReviewReportFile, 1<<20); err == nil {
+	if b, err := readCapped(d.Records(), loopdir.ReviewReportFile, 1<<20); err == nil {
 		v.Review = string(b)
 	}
 	return v
 }
 
-// isJudgingGate: the gates whose failures the failures-per-cycle chart
-// counts (not the baseline, not setup).
-func isJudgingGate(g string) bool {
-	switch g {
-	case "cycle", "objective", "verify", "review", "review-final", "review-fix", "review-writer":
-		return true
+// runsBetween reads agent runs from to to (numbered from 1, in the order
+// they started), with their ends and commits: from the summary's mark
+// before the first on, and no further than the end of the last one and
+// of the run after it (a commit after a run belongs to it until another
+// run ends).
+func runsBetween(d loopdir.Dir, sum *summary.Summary, from, to int) []RunView {
+	from, to = max(from, 1), min(to, sum.Runs)
+	if from > to {
+		return nil
 	}
-	return false
+	m, ok := sum.Mark(from)
+	if !ok {
+		return nil
+	}
+	var runs []RunView
+	open := map[string]int{} // run file + phase + task → index in runs
+	n := m.N - 1
+	endedAfter := false // a run after to has ended
+	lastEnded := -1     // index in runs of the run that ended last (-1: one before from, or none)
+	d.ScanFrom(loopdir.Cursor{File: m.File, Off: m.Off}, func(p record.Positioned) bool {
+		ev := p.Event
+		k := ev.Run + "\x00" + ev.Phase + "\x00" + ev.Task
+		switch ev.Event {
+		case record.AgentStart:
+			n++
+			if n > sum.Runs {
+				return false // written after the summary was read
+			}
+			if n >= from && n <= to {
+				runs = append(runs, RunView{N: n, Start: ev})
+				open[k] = len(runs) - 1
+			} else {
+				delete(open, k)
+			}
+		case record.AgentEnd:
+			if i, ok := open[k]; ok {
+				x := ev
+				runs[i].End = &x
+				delete(open, k)
+				lastEnded = i
+			} else if n > to {
+				endedAfter = true
+				lastEnded = -1
+			} else {
+				lastEnded = -1
+			}
+		case record.Commit:
+			h, _, _ := strings.Cut(ev.Message, " ")
+			if ev.Pass != nil && *ev.Pass && commitHash.MatchString(h) && lastEnded >= 0 && runs[lastEnded].Commit == "" {
+				runs[lastEnded].Commit = h
+			}
+		}
+		return !endedAfter
+	})
+	return runs
 }
 
-func slicesReverse[T any](s []T) {
-	for i, j := 0, len(s)-1; i < j; i, j = i+1, j-1 {
-		s[i], s[j] = s[j], s[i]
+// encodeCursor and decodeCursor turn a position in the records into a URL
+// parameter and back: the record's time (Unix nanoseconds), the record
+// file's name and the offset of its line.
+func encodeCursor(c loopdir.Cursor) string {
+	return strconv.FormatInt(c.TS.UnixNano(), 10) + "." + filepath.Base(c.File) + "." + strconv.FormatInt(c.Off, 10)
+}
+
+func decodeCursor(d loopdir.Dir, s string) (loopdir.Cursor, error) {
+	bad := fmt.Errorf("the cursor %q is not TIME.FILE.OFFSET (a record's time, its file's name, an offset)", s)
+	ts, rest, ok1 := strings.Cut(s, ".")
+	i := strings.LastIndexByte(rest, '.')
+	if !ok1 || i < 0 {
+		return loopdir.Cursor{}, bad
 	}
+	name, off := rest[:i], rest[i+1:]
+	nano, err1 := strconv.ParseInt(ts, 10, 64)
+	n, err2 := strconv.ParseInt(off, 10, 64)
+	if err1 != nil || err2 != nil || n < 0 || name == "" || strings.ContainsAny(name, "/\\") {
+		return loopdir.Cursor{}, bad
+	}
+	files, err := d.RecordFiles()
+	if err != nil {
+		return loopdir.Cursor{}, err
+	}
+	for _, f := range files {
+		if filepath.Base(f) == name {
+			return loopdir.Cursor{TS: time.Unix(0, nano), File: f, Off: n}, nil
+		}
+	}
+	return loopdir.Cursor{}, fmt.Errorf("the cursor names %q, which is not one of the loop's record files", name)
 }
 
 // errOutside says a path in a record points outside working-records.
@@ -422,13 +462,27 @@ type RunDetail struct {
 // maxShown caps what a page or API answer carries of one file.
 const maxShown = 2 << 20
 
-func runDetail(e ops.Entry, runs []RunView, n int) (RunDetail, error) {
-	if n < 1 || n > len(runs) {
-		return RunDetail{}, fmt.Errorf("no agent run %d (the loop has %d)", n, len(runs))
+// runOfLoop is agent run n of the loop, and how many it has.
+func runOfLoop(e ops.Entry, n int) (RunView, int, error) {
+	d := loopdir.Dir(ops.RunDirOf(e))
+	sum, err := d.Summary()
+	if err != nil || sum == nil {
+		sum = summary.New()
 	}
+	if n < 1 || n > sum.Runs {
+		return RunView{}, sum.Runs, fmt.Errorf("no agent run %d (the loop has %d)", n, sum.Runs)
+	}
+	runs := runsBetween(d, sum, n, n)
+	if len(runs) != 1 {
+		return RunView{}, sum.Runs, fmt.Errorf("agent run %d could not be read from the records", n)
+	}
+	return runs[0], sum.Runs, nil
+}
+
+func runDetail(e ops.Entry, run RunView) (RunDetail, error) {
 	dir := ops.RunDirOf(e)
 	root := loopdir.Dir(dir).Records()
-	rd := RunDetail{Run: runs[n-1]}
+	rd := RunDetail{Run: run}
 	if rel, err := recordsRel(dir, rd.Run.Start.PromptFile); err == nil {
 		if b, err := readCapped(root, rel, maxShown); err == nil {
 			rd.Prompt = string(b)

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/looprinter/looprinter/internal/ops"
 	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 )
 
@@ -69,7 +71,7 @@ var funcs = template.FuncMap{
 
 func loadPages() (*pages, error) {
 	p := &pages{t: map[string]*template.Template{}}
-	for _, name := range []string{"list.html", "loop.html", "run.html", "login.html"} {
+	for _, name := range []string{"list.html", "loop.html", "run.html", "login.html", "history.html"} {
 		t, err := template.New(name).Funcs(funcs).ParseFS(webFS, "web/layout.html", "web/"+name)
 		if err != nil {
 			return nil, err
@@ -152,13 +154,77 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	n, _ := strconv.Atoi(r.PathValue("n"))
-	v := loopView(e)
-	rd, err := runDetail(e, v.Runs, n)
+	run, count, err := runOfLoop(e, n)
 	if err != nil {
 		httpError(w, r, http.StatusNotFound, err.Error())
 		return
 	}
-	s.render(w, r, "run.html", map[string]any{"Title": e.Name + ": " + rd.Run.Title(), "E": e, "R": rd, "Prev": n - 1, "Next": n + 1, "Count": len(v.Runs)})
+	rd, err := runDetail(e, run)
+	if err != nil {
+		httpError(w, r, http.StatusNotFound, err.Error())
+		return
+	}
+	s.render(w, r, "run.html", map[string]any{"Title": e.Name + ": " + rd.Run.Title(), "E": e, "R": rd, "Prev": n - 1, "Next": n + 1, "Count": count})
+}
+
+// GET /loops/{name}/history: the older part of a loop's history, a page at
+// a time: ?runs=N the agent runs before run N, ?records=CURSOR the records
+// (tool calls left out) before the cursor the page before gave.
+func (s *Server) historyPage(w http.ResponseWriter, r *http.Request) {
+	e, ok := entry(w, r)
+	if !ok {
+		return
+	}
+	d := loopdir.Dir(ops.RunDirOf(e))
+	q := r.URL.Query()
+	data := map[string]any{"Title": e.Name + ": history", "E": e}
+	switch {
+	case q.Get("runs") != "":
+		before, err := strconv.Atoi(q.Get("runs"))
+		if err != nil || before < 1 {
+			httpError(w, r, http.StatusBadRequest, fmt.Sprintf("runs=%q: give a run number, 1 or more", q.Get("runs")))
+			return
+		}
+		sum, err := d.Summary()
+		if err != nil {
+			httpError(w, r, http.StatusInternalServerError, err.Error())
+			return
+		}
+		before = min(before, sum.Runs+1)
+		runs := runsBetween(d, sum, before-pageRuns, before-1)
+		data["Runs"], data["Before"], data["Total"] = runs, before, sum.Runs
+		if len(runs) > 0 {
+			data["First"], data["Last"] = runs[0].N, runs[len(runs)-1].N
+			if runs[0].N > 1 {
+				data["OlderRuns"] = runs[0].N
+			}
+		}
+	case q.Get("records") != "":
+		c, err := decodeCursor(d, q.Get("records"))
+		if err != nil {
+			httpError(w, r, http.StatusBadRequest, err.Error())
+			return
+		}
+		sum, _ := d.Summary()
+		ps, err := d.RecordsBefore(c, sum, pageRecords, notToolCall)
+		if err != nil {
+			httpError(w, r, http.StatusInternalServerError, err.Error())
+			return
+		}
+		evs := make([]record.Event, len(ps))
+		for i, p := range ps {
+			evs[i] = p.Event
+		}
+		sort.SliceStable(evs, func(i, j int) bool { return evs[i].TS.Before(evs[j].TS) })
+		data["Records"] = evs
+		if len(ps) == pageRecords {
+			data["OlderRecords"] = encodeCursor(loopdir.At(ps[0]))
+		}
+	default:
+		httpError(w, r, http.StatusBadRequest, "name the page: ?runs=N (the agent runs before run N) or ?records=CURSOR")
+		return
+	}
+	s.render(w, r, "history.html", data)
 }
 
 // doneAction is the action the page reports as done after its redirect:

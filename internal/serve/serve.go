@@ -174,6 +174,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /{$}", s.read(s.listPage))
 	m.HandleFunc("GET /loops/{name}", s.read(s.loopPage))
 	m.HandleFunc("GET /loops/{name}/runs/{n}", s.read(s.runPage))
+	m.HandleFunc("GET /loops/{name}/history", s.read(s.historyPage))
 
 	m.HandleFunc("GET /api/loops", s.read(s.apiLoops))
 	m.HandleFunc("GET /api/loops/stream", s.read(s.apiLoopsStream))

@@ -6,7 +6,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -32,7 +31,7 @@ func TestChartsAreNumbersOnly(t *testing.T) {
 			t.Errorf("cost chart lacks %q:\n%s", want, c)
 		}
 	}
-	f := string(failuresChart([]failPoint{{1, 3}, {2, 0}}, "cycle"))
+	f := string(failuresChart([]failPoint{{N: 1, Failed: 3}, {N: 2}}, "cycle"))
 	if strings.Count(f, "<rect") != 2 || !strings.Contains(f, "cycle 1: 3 failed") || !strings.Contains(f, `class="bar pass"`) {
 		t.Errorf("failures chart:\n%s", f)
 	}
@@ -196,9 +195,10 @@ func TestRedactorsPerLoop(t *testing.T) {
 	}
 }
 
-// A loop page drawn again reads only the records appended since it was last
-// drawn: the bytes read do not grow with the loop's history. A record file
-// cut or replaced is read again from its start.
+// A loop page reads the loop's summary, what was appended since it was
+// last brought up to date, and the last records it shows: the bytes a draw
+// reads do not grow with the loop's history. A record file cut or replaced
+// is read again from its start.
 func TestLoopPageReadsOnlyNewRecords(t *testing.T) {
 	t.Setenv("LOOPRINTER_STATE_DIR", t.TempDir())
 	dir := t.TempDir()
@@ -216,19 +216,15 @@ func TestLoopPageReadsOnlyNewRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	draw := func() (body string, read int64) {
+	draw := func(path string) (body string, read int64) {
 		t.Helper()
-		records.mu.Lock()
-		before := records.read
-		records.mu.Unlock()
+		before := record.BytesRead.Load()
 		rec := httptest.NewRecorder()
-		s.ServeHTTP(rec, httptest.NewRequest("GET", "http://127.0.0.1/loops/grow?part=live", nil))
+		s.ServeHTTP(rec, httptest.NewRequest("GET", "http://127.0.0.1"+path, nil))
 		if rec.Code != 200 {
-			t.Fatalf("status %d: %s", rec.Code, rec.Body)
+			t.Fatalf("%s: status %d: %s", path, rec.Code, rec.Body)
 		}
-		records.mu.Lock()
-		defer records.mu.Unlock()
-		return rec.Body.String(), records.read - before
+		return rec.Body.String(), record.BytesRead.Load() - before
 	}
 	size := func() int64 {
 		st, err := os.Stat(w.Path())
@@ -238,99 +234,67 @@ func TestLoopPageReadsOnlyNewRecords(t *testing.T) {
 		return st.Size()
 	}
 	fail := false
-	addRun := func(i int) {
-		w.Write(record.Event{Event: record.AgentStart, Cycle: 1, Iteration: i, Phase: "build", Task: fmt.Sprintf("T-%03d", i)})
-		w.Write(record.Event{Event: record.ToolCall, Cycle: 1, Tool: "Bash", Message: strings.Repeat("x", 200)})
-		w.Write(record.Event{Event: record.AgentEnd, Cycle: 1, Iteration: i, Phase: "build", Task: fmt.Sprintf("T-%03d", i), Status: "ok", CostUSD: 0.01})
-		w.Write(record.Event{Event: record.Verify, Cycle: 1, Gate: "cycle", Pass: &fail, FailureSignal: "FAIL x"})
+	runs := 0
+	addRun := func() {
+		runs++
+		c := runs/10 + 1
+		w.Write(record.Event{Event: record.AgentStart, Cycle: c, Iteration: runs, Phase: "build", Task: fmt.Sprintf("T-%05d", runs)})
+		w.Write(record.Event{Event: record.ToolCall, Cycle: c, Tool: "Bash", Message: strings.Repeat("x", 200)})
+		w.Write(record.Event{Event: record.AgentEnd, Cycle: c, Iteration: runs, Phase: "build", Task: fmt.Sprintf("T-%05d", runs), Status: "ok", CostUSD: 0.01})
+		w.Write(record.Event{Event: record.Verify, Cycle: c, Iteration: runs, Gate: "cycle", Pass: &fail, FailureSignal: "FAIL x"})
 	}
-	for i := 1; i <= 300; i++ {
-		addRun(i)
+	for i := 0; i < 300; i++ {
+		addRun()
 	}
-	if _, read := draw(); read != size() {
-		t.Fatalf("first draw read %d bytes, want the whole file (%d)", read, size())
+	if _, read := draw("/loops/grow"); read < size() {
+		t.Fatalf("the first draw read %d bytes, want at least the whole file (%d): the summary is folded from it", read, size())
 	}
-	var reads []int64
-	for _, runs := range []int{1, 1, 1} {
-		before := size()
-		for j := 0; j < runs; j++ {
-			addRun(1000 + len(reads))
+	// Each page at two sizes of history: what a draw reads after one new
+	// run must not grow with the history.
+	pages := []string{"/loops/grow", "/loops/grow?part=live", "/api/loops/grow", "/api/loops/grow/cost",
+		"/api/loops/grow/records?n=20", "/api/loops/grow/runs", "/loops/grow/runs/1", "/loops/grow/runs/350"}
+	reads := map[string][]int64{}
+	var history []int64
+	for round := 0; round < 2; round++ {
+		for k := 0; k < 3000; k++ { // history grows between draws
+			addRun()
 		}
-		added := size() - before
-		body, read := draw()
-		if read != added {
-			t.Errorf("a draw after %d appended bytes read %d bytes (history: %d bytes)", added, read, before)
+		for _, p := range pages {
+			draw(p) // brings the summary and the tally up to date
 		}
-		if want := fmt.Sprintf("T-%03d", 1000+len(reads)); !strings.Contains(body, want) {
-			t.Errorf("the page does not show the new run %s", want)
+		history = append(history, size())
+		for _, p := range pages {
+			before := size()
+			addRun()
+			added := size() - before
+			body, read := draw(p)
+			if p == "/loops/grow" && !strings.Contains(body, fmt.Sprintf("T-%05d", runs)) {
+				t.Errorf("the page does not show the new run T-%05d", runs)
+			}
+			reads[p] = append(reads[p], read-added)
 		}
-		reads = append(reads, read)
-		for k := 0; k < 300; k++ { // history grows between draws
-			addRun(2000 + k)
-		}
-		draw()
 	}
-	if _, read := draw(); read != 0 {
+	for _, p := range pages {
+		r := reads[p]
+		t.Logf("%s: read %v bytes beyond what was appended, at %v bytes of history", p, r, history)
+		if r[1] > r[0]+r[0]/4+8<<10 {
+			t.Errorf("%s: a draw read %d bytes at %d bytes of history, %d at %d: it grows with the history", p, r[1], history[1], r[0], history[0])
+		}
+		if r[1] > 512<<10 {
+			t.Errorf("%s: a draw read %d bytes beyond what was appended (history %d bytes)", p, r[1], history[1])
+		}
+	}
+	// Nothing new: the summary is not read again from the records.
+	if _, read := draw("/loops/grow"); read > 512<<10 {
 		t.Errorf("a draw with nothing new read %d bytes", read)
 	}
-	t.Logf("history %d bytes; bytes read per draw after one new run: %v", size(), reads)
 
 	// The file cut (a loop's records replaced): read again from the start.
 	if err := os.Truncate(w.Path(), 0); err != nil {
 		t.Fatal(err)
 	}
-	body, _ := draw()
-	if strings.Contains(body, "T-1000") {
+	body, _ := draw("/loops/grow")
+	if strings.Contains(body, "T-00300") {
 		t.Error("records of a cut file are still shown")
-	}
-}
-
-// Pages drawn at once while records are appended share the cache safely
-// (run with -race), and each sees the records in time order.
-func TestRecordCacheConcurrentDraws(t *testing.T) {
-	dir := t.TempDir()
-	w, err := record.Create(dir, "r", "command", time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	rc := &recordCache{loops: map[string]*cachedRecords{}}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for i := 0; i < 300; i++ {
-			// Every tenth record is older than the one before: the cache
-			// sorts again, in a new array.
-			ts := time.Now()
-			if i%10 == 9 {
-				ts = ts.Add(-time.Hour)
-			}
-			w.Write(record.Event{TS: ts, Event: record.Warning, Message: fmt.Sprint(i)})
-		}
-	}()
-	var wg sync.WaitGroup
-	for g := 0; g < 4; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				evs := rc.get(dir)
-				for i := 1; i < len(evs); i++ {
-					if evs[i].TS.Before(evs[i-1].TS) {
-						t.Errorf("records out of time order at %d", i)
-						return
-					}
-				}
-				select {
-				case <-done:
-					return
-				default:
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if n := len(rc.get(dir)); n != 300 {
-		t.Errorf("%d records, want 300", n)
 	}
 }
