@@ -207,27 +207,5 @@ func FollowAt(list Lister, offsets map[string]int64) *Follower {
 // ScanFrom calls fn for each well-formed event of a file from offset on, up
 // to its last complete line, and returns the offset after that line.
 func ScanFrom(path string, offset int64, fn func(Event)) (int64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return offset, err
-	}
-	defer f.Close()
-	br, err := readerFrom(f, offset)
-	if br == nil {
-		return offset, err
-	}
-	for {
-		line, err := br.ReadBytes('\n')
-		if err != nil {
-			if err == io.EOF {
-				return offset, nil // an incomplete line is left for later
-			}
-			return offset, err
-		}
-		offset += int64(len(line))
-		var e Event
-		if json.Unmarshal(line, &e) == nil && e.Event != "" {
-			fn(e)
-		}
-	}
+	return ScanFromPos(path, offset, func(e Event, _ int64) bool { fn(e); return true })
 }
