@@ -33,6 +33,8 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
   mkdir "$nr/home" && chown 65534:65534 "$nr/home"
   go test -c -o "$nr/sandbox.test" ./sandbox
   chmod 755 "$nr/sandbox.test"
+  # The tests read their golden files from testdata/ in the folder they run in.
+  cp -r sandbox/testdata "$nr/home/" && chown -R 65534:65534 "$nr/home/testdata"
   (cd "$nr/home" && setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$nr/home" TMPDIR="$nr/home" CI="${CI:-}" ../sandbox.test -test.count=1)
 fi
 # The fleet's server-backed tests (an embedded Temporal server, workers as
