@@ -189,9 +189,7 @@ func NewProtectRules(dir string, l *spec.Loop) (*ProtectRules, error) {
 			return nil, err
 		}
 	}
-	if r.ecos[ecoGo] {
-		r.support = goTestSupport(abs, r.files)
-	}
+	r.support = goTestSupport(abs, r.files) // nil without a go.mod
 	r.shadow = shadowable(l.Verify, l.ObjectiveVerify, l.HoldoutVerify)
 	r.shadowAtStart = map[string]bool{}
 	if ents, err := os.ReadDir(abs); err == nil {

@@ -463,7 +463,7 @@ func protectedEnding(t *testing.T, dir string, l *spec.Loop, suffix string) []st
 
 // go.mod and package.json hold the project's dependencies too: an edit
 // stands unless it changes how the tests build or what `npm test` runs.
-func TestKeepRunnerConfigEdit(t *testing.T) {
+func TestKeepTestConfigRunnerEdits(t *testing.T) {
 	gomod := "module x\n\ngo 1.22\n\nrequire a.b/c v1.0.0\n"
 	cases := []struct {
 		file, old, cur string
@@ -481,6 +481,16 @@ func TestKeepRunnerConfigEdit(t *testing.T) {
 		{"package.json", `{"name":"x","scripts":{"test":"jest"}}`, `{"name":"x","scripts":{"test":"jest"},"jest":{"testMatch":[]}}`, false},
 		{"pkg/package.json", `{"name":"x"}`, `{"name":"x","imports":{"#lib":"./fake.js"}}`, false},
 		{"main.go", "package main", "package main // x", false},
+		// A block ends: what follows it is not a replacement.
+		{"go.mod", gomod + "replace (\n\ta.b/c => ./fake\n)\n", gomod + "replace (\n\ta.b/c => ./fake\n)\nrequire d.e/f v1.2.0\n", true},
+		{"go.mod", gomod + "replace (\n\ta.b/c => ./fake\n)\n", gomod + "replace (\n\ta.b/c => ./other\n)\n", false},
+		{"go.mod", gomod, "module x\n\ngo 1.22\n\nrequire a.b/c v1.0.0\nreplace a.b/c v1.0.0 => a.b/c v1.0.1\n", false},
+		{"go.mod", "module x\ngo 1.22\n", "module x\ngo   1.22 // the same\n", true},
+		// Spacing alone is no change; a script's text is.
+		{"package.json", `{"name":"x","scripts":{"test":"node --test"}}`, "{\n  \"name\": \"x\",\n  \"scripts\": { \"test\": \"node --test\" }\n}", true},
+		{"package.json", `{"scripts":{"test":"node --test"}}`, `{"scripts":{"test":"node --test","pretest":"exit 0"}}`, false},
+		{"package.json", `not json`, `not json at all`, false},
+		{"package.json", `not json`, `not json`, true},
 	}
 	for _, c := range cases {
 		if keep, why := KeepTestConfigEdit(c.file, []byte(c.old), []byte(c.cur)); keep != c.keep {
@@ -507,4 +517,71 @@ func TestProtectGoTestSupport(t *testing.T) {
 		"internal/testutil/equal.go":     "go test support: a package only tests import (default rule go-test-support)",
 		"internal/testutil/deep/deep.go": "go-test-support",
 	}, "add.go", "internal/shared/shared.go", "internal/unused/unused.go")
+}
+
+// A new module at the top of the folder named like one a check runs with
+// `python -m` would run instead of it: a new one is refused like runner
+// configuration; the project's own module (there at the start) is the
+// project's; a file of that name elsewhere is nothing.
+func TestProtectPythonShadow(t *testing.T) {
+	dir, l := protectFixture(t, `objective: "the tests pass"
+verify: ["python3 -m unittest -v", "cd sub && python3 -m mypkg --check"]
+`, map[string]string{"calc.py": "", "test_calc.py": "", "mypkg/__init__.py": ""})
+	r, err := NewProtectRules(dir, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rel := range []string{"unittest/__init__.py", "unittest.py", "unittest/__main__.py"} {
+		if p, ok := r.ProtectNew(rel); !ok || !strings.Contains(p.Rule, "python -m unittest` (default rule python-shadow)") {
+			t.Errorf("new %s: %v %q", rel, ok, p.Rule)
+		}
+	}
+	for _, rel := range []string{"mypkg/new.py", "sub/unittest.py", "unittest.txt", "unittestx.py"} {
+		if p, ok := r.ProtectNew(rel); ok {
+			t.Errorf("new %s is protected: %q", rel, p.Rule)
+		}
+	}
+	// Asked about as an existing file, a name like that is judged by the
+	// rules for existing files: the guard asks about created files with
+	// ProtectNew.
+	os.MkdirAll(filepath.Join(dir, "unittest"), 0o755)
+	os.WriteFile(filepath.Join(dir, "unittest", "x.py"), nil, 0o644)
+	if p, ok := r.Rule("unittest/x.py"); ok {
+		t.Errorf("existing unittest/x.py: %q", p.Rule)
+	}
+}
+
+// In a test support package, a new file may be written (as new tests may),
+// and a file that is not Go is not test support.
+func TestProtectGoTestSupportNewFiles(t *testing.T) {
+	dir, l := protectFixture(t, goLoop, map[string]string{
+		"go.mod":                     "module example.com/x\n",
+		"add_test.go":                "package x\n\nimport _ \"example.com/x/internal/testutil\"\n",
+		"internal/testutil/equal.go": "package testutil\n",
+		"internal/testutil/notes.md": "notes\n",
+	})
+	r, err := NewProtectRules(dir, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, ok := r.ProtectNew("internal/testutil/more.go"); ok {
+		t.Errorf("a new file in a test support package is protected: %q", p.Rule)
+	}
+	if p, ok := r.Rule("internal/testutil/notes.md"); ok {
+		t.Errorf("notes.md is protected: %q", p.Rule)
+	}
+	if _, ok := r.Rule("internal/testutil/equal.go"); !ok {
+		t.Error("equal.go is not protected")
+	}
+	// No go.mod: no Go package is anyone's test support.
+	dir, l = protectFixture(t, goLoop, map[string]string{
+		"add_test.go":                "package x\n\nimport _ \"example.com/x/internal/testutil\"\n",
+		"internal/testutil/equal.go": "package testutil\n",
+	})
+	if r, err = NewProtectRules(dir, l); err != nil {
+		t.Fatal(err)
+	}
+	if p, ok := r.Rule("internal/testutil/equal.go"); ok {
+		t.Errorf("without go.mod equal.go is protected: %q", p.Rule)
+	}
 }

@@ -141,8 +141,8 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 	// attempt (docs/stopping.md: rate limits do not count).
 	onlyLimits := true
 	uncount := func() {
-		if counts && onlyLimits && e.st.Iterations > 0 {
-			e.st.Iterations--
+		if counts && onlyLimits {
+			e.st.Iterations-- // counted above, before the run
 		}
 	}
 	for try := 1; ; try++ {
