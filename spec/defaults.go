@@ -580,9 +580,8 @@ func CountedTestCommand(cmd string) string {
 	if !strings.Contains(UncountedTests(cmd), "go test") {
 		return cmd
 	}
-	loc := goTestRun.FindStringIndex(cmd)
-	end := loc[1]
-	if end > 0 && end <= len(cmd) && (cmd[end-1] == ' ' || cmd[end-1] == '\t') {
+	end := goTestRun.FindStringIndex(cmd)[1] // after "go test" and one blank, or at the end
+	if c := cmd[end-1]; c == ' ' || c == '\t' {
 		end--
 	}
 	return cmd[:end] + " -v" + cmd[end:]
