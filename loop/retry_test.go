@@ -131,4 +131,8 @@ func TestEndlessRateLimitsAreBounded(t *testing.T) {
 	if out.Reason != ReasonBlocked || ad.calls != maxTries {
 		t.Fatalf("outcome %s after %d calls; want blocked after %d tries", out.Reason, ad.calls, maxTries)
 	}
+	// Every try hit a limit: the run did no work, and is no attempt.
+	if out.State.Iterations != 0 {
+		t.Errorf("%d attempts counted for a run that only hit usage limits, want 0", out.State.Iterations)
+	}
 }
