@@ -346,9 +346,11 @@ func findByte(r io.ReaderAt, from, size int64) (int64, error) {
 	return -1, nil
 }
 
-// readerFrom reads f from offset, through a buffer no larger than what is
-// left (nil when nothing is: a fold of many files that did not grow
-// allocates nothing).
+// readBuffer is the buffer of a read from an offset.
+const readBuffer = 32 << 10
+
+// readerFrom reads f from offset (nil when nothing is left: a fold of many
+// files that did not grow allocates nothing).
 func readerFrom(f *os.File, offset int64) (*bufio.Reader, error) {
 	fi, err := f.Stat()
 	if err != nil {
@@ -361,7 +363,7 @@ func readerFrom(f *os.File, offset int64) (*bufio.Reader, error) {
 	if _, err := f.Seek(offset, io.SeekStart); err != nil {
 		return nil, err
 	}
-	return bufio.NewReaderSize(countingReader{f}, int(min(max(left, 4<<10), 64<<10))), nil
+	return bufio.NewReaderSize(countingReader{f}, readBuffer), nil
 }
 
 // ScanFromKinds is ScanFrom for the events of the given kinds only: a line
