@@ -356,8 +356,7 @@ func readerFrom(f *os.File, offset int64) (*bufio.Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	left := fi.Size() - offset
-	if left <= 0 {
+	if offset >= fi.Size() {
 		return nil, nil
 	}
 	if _, err := f.Seek(offset, io.SeekStart); err != nil {
