@@ -308,14 +308,18 @@ func canonical(path string) (string, error) {
 
 // existing returns the canonical forms of the paths that exist, without
 // duplicates, shortest first (a parent before what is inside it).
-func existing(paths []string) []string {
+func existing(paths []string) []string { return existingWith(paths, canonical) }
+
+// existingWith is existing with canon as the resolver (macOS's profile
+// takes one a test can give).
+func existingWith(paths []string, canon func(string) (string, error)) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, p := range paths {
 		if p == "" {
 			continue
 		}
-		c, err := canonical(p)
+		c, err := canon(p)
 		if err != nil || seen[c] {
 			continue
 		}

@@ -33,23 +33,7 @@ type seatbeltInput struct {
 // resolves a path; a path it cannot resolve (missing) is left out. It is a
 // parameter so that tests on Linux can give macOS's /private paths.
 func seatbeltInputFor(p Policy, tmp string, canon func(string) (string, error)) (seatbeltInput, error) {
-	clean := func(paths []string) []string {
-		seen := map[string]bool{}
-		var out []string
-		for _, q := range paths {
-			if q == "" {
-				continue
-			}
-			c, err := canon(q)
-			if err != nil || seen[c] {
-				continue
-			}
-			seen[c] = true
-			out = append(out, c)
-		}
-		sortByDepth(out)
-		return out
-	}
+	clean := func(paths []string) []string { return existingWith(paths, canon) }
 	dir, err := canon(p.Dir)
 	if err != nil {
 		return seatbeltInput{}, err
