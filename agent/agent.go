@@ -75,6 +75,11 @@ type Request struct {
 	// that run the agent's command confined (the engine's sandbox).
 	Wrap func(path string, args []string) (string, []string, []string, error) `json:"-"`
 
+	// CgroupFD, if above 0, is an open cgroup directory the agent's first
+	// process is born in (Linux), so everything the run starts can be
+	// found and ended by the kernel's list.
+	CgroupFD int `json:"-"`
+
 	// Redact, if set, is applied to the transcript and its .stderr file as
 	// they are written (a secret split across two reads is still caught).
 	Redact *redact.Redactor `json:"-"`

@@ -160,6 +160,8 @@ func Run(ctx context.Context, req Request, ad Adapter, onTool func(ToolEvent)) R
 	// cannot push keystrokes into the user's with TIOCSTI), and its process
 	// group, which the engine ends, is the session's.
 	cmd.SysProcAttr = proc.SessionAttr()
+	proc.IntoCgroup(cmd.SysProcAttr, req.CgroupFD)
+	proc.DieWithParent(cmd.SysProcAttr)
 	// The stdin copy goroutine must not outlive the process by much.
 	cmd.WaitDelay = pipeDrain
 	keepOnlyStdio()

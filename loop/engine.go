@@ -332,11 +332,15 @@ func (e *Engine) recordUntrusted(untrusted []string) {
 // is left of its agent is stopped and its run in flight is judged.
 func (e *Engine) recover() error {
 	st := e.st
-	if st.AgentPGID != 0 {
-		if n := len(killOrphans(st.AgentPGID, e.dir)); n > 0 {
-			e.emit(record.Event{Event: record.Warning, Message: fmt.Sprintf("stopped %d leftover agent processes of a run that crashed (process group %d)", n, st.AgentPGID)})
+	if st.AgentPGID != 0 || st.AgentCgroup != "" {
+		if n := len(KillOrphans(e.dir, st)); n > 0 {
+			where := fmt.Sprintf("process group %d", st.AgentPGID)
+			if st.AgentCgroup != "" {
+				where = "its cgroup and " + where
+			}
+			e.emit(record.Event{Event: record.Warning, Message: fmt.Sprintf("stopped %s of a run that crashed (%s)", plural(n, "leftover agent process"), where)})
 		}
-		st.AgentPGID = 0
+		st.AgentPGID, st.AgentCgroup = 0, ""
 	}
 	if st.InFlight != nil {
 		return e.judgeDeadRun()
@@ -882,6 +886,9 @@ func (e *Engine) doneSummary() string {
 func plural(n int, what string) string {
 	if n == 1 {
 		return "1 " + what
+	}
+	if strings.HasSuffix(what, "s") {
+		return fmt.Sprintf("%d %ses", n, what)
 	}
 	return fmt.Sprintf("%d %ss", n, what)
 }

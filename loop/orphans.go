@@ -11,16 +11,6 @@ import (
 	"syscall"
 )
 
-// KillOrphans kills what is left of a crashed run's agent: the processes of
-// the state's agent process group that carry this loop's LOOPRINTER_DIR.
-// It returns the pids it killed.
-func KillOrphans(dir string, st *State) []int {
-	if st == nil || st.AgentPGID == 0 {
-		return nil
-	}
-	return killOrphans(st.AgentPGID, dir)
-}
-
 // killOrphans kills the processes of an agent process group that a crashed
 // engine left behind. Only processes that are both in the group and carry
 // this loop's LOOPRINTER_DIR are touched, so a reused group id is safe.

@@ -9,16 +9,6 @@ import (
 	"github.com/looprinter/looprinter/proc"
 )
 
-// KillOrphans kills what is left of a crashed run's agent: the processes of
-// the state's agent process group that carry this loop's LOOPRINTER_DIR.
-// It returns the pids it killed.
-func KillOrphans(dir string, st *State) []int {
-	if st == nil || st.AgentPGID == 0 {
-		return nil
-	}
-	return killOrphans(st.AgentPGID, dir)
-}
-
 // killOrphans kills the processes of an agent process group that a crashed
 // engine left behind, read from the process table (see the Linux version):
 // only those both in the group and carrying this loop's LOOPRINTER_DIR.

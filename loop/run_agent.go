@@ -123,6 +123,8 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 	}
 	// Saved before the agent starts: a restart that finds it judges what
 	// the run did (and counts what it reported) before anything else.
+	cgroup := e.runCgroup(seq)
+	req.CgroupFD = cgroup.FD()
 	e.st.InFlight = &InFlight{Phase: phase, Task: task, Seq: seq, Post: post, Transcript: filepath.Join(tdir, base+".log"), PromptFile: promptFile}
 	if err := e.checkpointInFlight(); err != nil {
 		return nil, e.stop(ReasonBlocked, "cannot save state: "+err.Error())
@@ -220,6 +222,7 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 	stopTicker()
 	// Nothing the agent started outlives its run; only then are files judged.
 	e.sweep()
+	e.endCgroup(cgroup)
 	e.st.AgentPGID = 0
 	run := &AgentRun{Result: res}
 	changed, created, layerTamper, werr := e.endRun(phase, task, changes)

@@ -138,12 +138,13 @@ type State struct {
 	GuidanceTold map[string]int `json:"guidance_told,omitempty"`
 	Unanswered   int            `json:"unanswered,omitempty"`
 
-	AgentPGID int       `json:"agent_pgid,omitempty"` // the running agent's process group
-	PID       int       `json:"pid"`
-	Run       string    `json:"run"`
-	Records   string    `json:"records,omitempty"` // current record file
-	StartedAt time.Time `json:"started_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	AgentPGID   int       `json:"agent_pgid,omitempty"`   // the running agent's process group
+	AgentCgroup string    `json:"agent_cgroup,omitempty"` // the running agent's cgroup, where the machine gives one
+	PID         int       `json:"pid"`
+	Run         string    `json:"run"`
+	Records     string    `json:"records,omitempty"` // current record file
+	StartedAt   time.Time `json:"started_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
 }
 
 // InFlight describes an agent run that has started and not yet been judged.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/looprinter/looprinter/agent"
 	"github.com/looprinter/looprinter/loopdir"
@@ -186,6 +187,58 @@ func writableTrees(env map[string]string) []string {
 		}
 	}
 	return out
+}
+
+// KillOrphans kills what is left of a crashed run's agent: every process
+// of the run's cgroup, where it had one (the kernel's list: nothing in it
+// could leave), and the processes of its process group that carry this
+// loop's LOOPRINTER_DIR. It returns the pids it killed.
+func KillOrphans(dir string, st *State) []int {
+	if st == nil {
+		return nil
+	}
+	var killed []int
+	if st.AgentCgroup != "" {
+		pids, _ := sandbox.EndCgroup(st.AgentCgroup)
+		killed = append(killed, pids...)
+	}
+	if st.AgentPGID != 0 {
+		killed = append(killed, killOrphans(st.AgentPGID, dir)...)
+	}
+	return killed
+}
+
+// pruneCgroups removes, once per process, the empty cgroups that killed
+// engines left.
+var pruneCgroups sync.Once
+
+// runCgroup makes the cgroup of the next agent run, where the machine
+// gives one; nil where it does not (doctor says what is then not
+// guaranteed).
+func (e *Engine) runCgroup(seq int) *sandbox.Cgroup {
+	pruneCgroups.Do(func() { sandbox.PruneCgroups() })
+	g, err := sandbox.NewCgroup(fmt.Sprintf("%d-%d", os.Getpid(), seq))
+	if err != nil {
+		return nil
+	}
+	e.st.AgentCgroup = g.Path
+	return g
+}
+
+// endCgroup ends what is left in the last run's cgroup (after the sweep,
+// only what had left this process's tree) and removes it.
+func (e *Engine) endCgroup(g *sandbox.Cgroup) {
+	if g == nil {
+		return
+	}
+	pids, err := g.End()
+	if len(pids) > 0 && e.sandbox != sandbox.Bwrap {
+		e.emit(record.Event{Event: record.Warning, Message: fmt.Sprintf("stopped %s of the agent run's cgroup that had left its process tree", plural(len(pids), "process"))})
+	}
+	if err != nil {
+		e.emit(record.Event{Event: record.Warning, Message: "the agent run's cgroup: " + err.Error()})
+	}
+	e.st.AgentCgroup = ""
 }
 
 // sweep ends every process the last agent run left behind (a daemon it

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -19,6 +20,7 @@ import (
 	"github.com/looprinter/looprinter/internal/testenv"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/proc"
+	"github.com/looprinter/looprinter/sandbox"
 )
 
 // TestMain lets the test binary stand in for looprinter in script tests,
@@ -46,8 +48,11 @@ func ScriptParams() testscript.Params {
 		Dir:                 filepath.Join("..", "..", "testdata", "script"),
 		RequireExplicitExec: true,
 		Condition: func(cond string) (bool, error) {
-			if cond == "ci" {
+			switch cond {
+			case "ci":
 				return os.Getenv("CI") != "", nil
+			case "cgroup":
+				return sandbox.CgroupProbe() == nil, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
@@ -72,6 +77,7 @@ func ScriptParams() testscript.Params {
 			"recwait":    cmdRecWait,
 			"webhook":    cmdWebhook,
 			"nosecrets":  cmdNoSecrets,
+			"procs":      cmdProcs,
 		},
 	}
 }
@@ -168,6 +174,58 @@ func cmdKillPID(ts *testscript.TestScript, neg bool, args []string) {
 	pid := readPID(ts, args[1])
 	sig := map[string]syscall.Signal{"INT": syscall.SIGINT, "TERM": syscall.SIGTERM, "KILL": syscall.SIGKILL}[args[0]]
 	ts.Check(proc.Kill(pid, sig))
+}
+
+// procs MARK: some live process has MARK in its command line or works in
+// a folder whose path starts with it (a daemon an agent started, named by
+// an argument only it carries, such as its loop folder's path: seen the
+// same from the host whatever namespace it is in). ! procs MARK: none has, within 5 seconds (a process being killed
+// takes a moment to go).
+func cmdProcs(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: procs MARK")
+	}
+	mark := []byte(args[0])
+	live := func() []string {
+		var out []string
+		ents, _ := os.ReadDir("/proc")
+		for _, d := range ents {
+			pid, err := strconv.Atoi(d.Name())
+			if err != nil || pid == os.Getpid() {
+				continue
+			}
+			cmdline, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+			if err != nil {
+				continue
+			}
+			if cwd, _ := os.Readlink(filepath.Join("/proc", d.Name(), "cwd")); !bytes.Contains(cmdline, mark) && !strings.HasPrefix(cwd, string(mark)) {
+				continue
+			}
+			stat, _ := os.ReadFile(filepath.Join("/proc", d.Name(), "stat"))
+			if i := bytes.LastIndexByte(stat, ')'); i > 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
+				continue // a zombie has ended
+			}
+			out = append(out, fmt.Sprintf("%d %s", pid, bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})))
+		}
+		return out
+	}
+	if !neg {
+		if len(live()) == 0 {
+			ts.Fatalf("no live process carries %q", mark)
+		}
+		return
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		left := live()
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("processes still alive:\n%s", strings.Join(left, "\n"))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // pidgone PIDFILE: the process whose pid is in the file no longer exists.

@@ -1,0 +1,293 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// CgroupPrefix starts the name of every cgroup the engine makes; a path
+// read back from a saved state is only ever killed when its last element
+// starts with it and it lies in a cgroup v2 hierarchy.
+const CgroupPrefix = "looprinter-"
+
+// Cgroup is the cgroup of one agent run: every process the run starts is
+// born in it (clone3 puts the first one there before it runs a single
+// instruction, and children inherit it), and none of them can leave it
+// without write access to the cgroup tree, which no sandbox kind grants.
+// So the run's processes are found and ended by the kernel's list, not by
+// a mark a process could drop.
+type Cgroup struct {
+	Path string
+	dir  *os.File
+}
+
+var cgroupBase struct {
+	sync.Once
+	dir string
+	err error
+}
+
+// CgroupProbe says whether runs can get a cgroup of their own here: a
+// cgroup v2 hierarchy where this process may make a child of its own
+// cgroup (as root, or in a cgroup delegated to the user). The probe runs
+// once per process.
+func CgroupProbe() error {
+	_, err := cgroupHome()
+	return err
+}
+
+func cgroupHome() (string, error) {
+	cgroupBase.Do(func() {
+		cgroupBase.dir, cgroupBase.err = findCgroupHome()
+	})
+	return cgroupBase.dir, cgroupBase.err
+}
+
+func findCgroupHome() (string, error) {
+	mnt, err := cgroup2Mount()
+	if err != nil {
+		return "", err
+	}
+	own, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return "", err
+	}
+	rel := ""
+	found := false
+	for _, line := range strings.Split(string(own), "\n") {
+		if r, ok := strings.CutPrefix(line, "0::"); ok {
+			rel, found = r, true
+			break
+		}
+	}
+	if !found {
+		return "", errors.New("this process has no cgroup v2 membership")
+	}
+	home := filepath.Join(mnt, filepath.Clean("/"+rel))
+	if _, err := os.Stat(filepath.Join(home, "cgroup.procs")); err != nil {
+		return "", fmt.Errorf("own cgroup %s is not visible: %v", home, err)
+	}
+	probe, err := os.MkdirTemp(home, CgroupPrefix+"probe-")
+	if err != nil {
+		return "", fmt.Errorf("cannot make a cgroup under %s (needs root or a delegated cgroup): %v", home, err)
+	}
+	if err := syscall.Rmdir(probe); err != nil {
+		return "", fmt.Errorf("cannot remove the probe cgroup %s: %v", probe, err)
+	}
+	return home, nil
+}
+
+// cgroup2Mount is where the cgroup v2 hierarchy is mounted (also in a
+// v1/v2 hybrid, where it is /sys/fs/cgroup/unified).
+func cgroup2Mount() (string, error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// id parent major:minor root mountpoint options... - fstype source superoptions
+		line := sc.Text()
+		pre, post, ok := strings.Cut(line, " - ")
+		if !ok || !strings.HasPrefix(post, "cgroup2 ") {
+			continue
+		}
+		fields := strings.Fields(pre)
+		if len(fields) >= 5 {
+			return unescapeMount(fields[4]), nil
+		}
+	}
+	return "", errors.New("no cgroup v2 hierarchy is mounted")
+}
+
+// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// NewCgroup makes the cgroup of one run, a new one named
+// CgroupPrefix+name+"-" and a random tail, below this process's own
+// cgroup. It fails where CgroupProbe does.
+func NewCgroup(name string) (*Cgroup, error) {
+	home, err := cgroupHome()
+	if err != nil {
+		return nil, err
+	}
+	path, err := os.MkdirTemp(home, CgroupPrefix+name+"-")
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.Open(path)
+	if err != nil {
+		syscall.Rmdir(path)
+		return nil, err
+	}
+	return &Cgroup{Path: path, dir: dir}, nil
+}
+
+// FD is the descriptor to start the run's first process in
+// (SysProcAttr.CgroupFD); -1 when g is nil.
+func (g *Cgroup) FD() int {
+	if g == nil || g.dir == nil {
+		return -1
+	}
+	return int(g.dir.Fd())
+}
+
+// End kills every process of the cgroup, waits until it is empty and
+// removes it. It returns the processes that were in it.
+func (g *Cgroup) End() ([]int, error) {
+	if g == nil {
+		return nil, nil
+	}
+	if g.dir != nil {
+		g.dir.Close()
+		g.dir = nil
+	}
+	return EndCgroup(g.Path)
+}
+
+// cgroupDrain bounds the wait for a killed cgroup to empty: SIGKILL is
+// not refusable, but a process in uninterruptible sleep dies when its
+// system call ends.
+const cgroupDrain = 10 * time.Second
+
+// EndCgroup kills every process of the cgroup at path (one the engine
+// made: its name starts with CgroupPrefix, and it lies in a cgroup v2
+// hierarchy), waits until it is empty and removes it. A path that does
+// not exist is nothing to do. It returns the processes that were in it.
+func EndCgroup(path string) ([]int, error) {
+	if !strings.HasPrefix(filepath.Base(path), CgroupPrefix) {
+		return nil, fmt.Errorf("%s is not a cgroup of looprinter's", path)
+	}
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(path, &st); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	const cgroup2Magic = 0x63677270
+	if st.Type != cgroup2Magic {
+		return nil, fmt.Errorf("%s is not in a cgroup v2 hierarchy", path)
+	}
+	n := cgroupPids(path)
+	deadline := time.Now().Add(cgroupDrain)
+	for {
+		if err := os.WriteFile(filepath.Join(path, "cgroup.kill"), []byte("1"), 0); err != nil {
+			// Before Linux 5.14 there is no cgroup.kill: freeze, then kill
+			// each (a frozen process cannot fork away from the list).
+			os.WriteFile(filepath.Join(path, "cgroup.freeze"), []byte("1"), 0)
+			for _, pid := range cgroupPids(path) {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			os.WriteFile(filepath.Join(path, "cgroup.freeze"), []byte("0"), 0)
+		}
+		if !cgroupPopulated(path) {
+			break
+		}
+		if time.Now().After(deadline) {
+			return n, fmt.Errorf("cgroup %s still has processes %v after %s", path, cgroupPids(path), cgroupDrain)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// A killed process leaves the cgroup's list when it is reaped; rmdir
+	// is refused until then (EBUSY) even with no live process.
+	for {
+		err := syscall.Rmdir(path)
+		if err == nil || errors.Is(err, os.ErrNotExist) {
+			return n, nil
+		}
+		if !errors.Is(err, syscall.EBUSY) || time.Now().After(deadline) {
+			return n, fmt.Errorf("remove cgroup %s: %v", path, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// PruneCgroups removes the empty cgroups of engines that are gone (named
+// CgroupPrefix+PID+"-…" below this process's cgroup, PID no longer alive):
+// a killed engine leaves its run's cgroup behind. One that still has
+// processes is kept: it is a crashed loop's, ended by that loop's next
+// start or `looprinter stop`. It returns how many it removed.
+func PruneCgroups() int {
+	home, err := cgroupHome()
+	if err != nil {
+		return 0
+	}
+	ents, _ := os.ReadDir(home)
+	n := 0
+	for _, d := range ents {
+		rest, ok := strings.CutPrefix(d.Name(), CgroupPrefix)
+		if !ok || !d.IsDir() {
+			continue
+		}
+		pidText, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || pid <= 0 {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); err == nil || errors.Is(err, syscall.EPERM) {
+			continue // its engine lives
+		}
+		path := filepath.Join(home, d.Name())
+		if !cgroupPopulated(path) && syscall.Rmdir(path) == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// cgroupPopulated reads cgroup.events: "populated 1" while a process of
+// the cgroup (or of one below it) lives.
+func cgroupPopulated(path string) bool {
+	b, err := os.ReadFile(filepath.Join(path, "cgroup.events"))
+	if err != nil {
+		return false
+	}
+	return bytes.Contains(b, []byte("populated 1"))
+}
+
+// cgroupPids lists the processes of the cgroup and of every one below it.
+func cgroupPids(path string) []int {
+	var pids []int
+	filepath.WalkDir(path, func(p string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return nil
+		}
+		b, _ := os.ReadFile(filepath.Join(p, "cgroup.procs"))
+		for _, f := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				pids = append(pids, pid)
+			}
+		}
+		return nil
+	})
+	return pids
+}

@@ -1,0 +1,29 @@
+//go:build !linux
+
+package sandbox
+
+import "errors"
+
+// CgroupPrefix starts the name of every cgroup the engine makes.
+const CgroupPrefix = "looprinter-"
+
+// Cgroup is the cgroup of one agent run; there are none here.
+type Cgroup struct{ Path string }
+
+// CgroupProbe says why runs get no cgroup here.
+func CgroupProbe() error { return errors.New("cgroups are Linux's") }
+
+// NewCgroup fails here.
+func NewCgroup(name string) (*Cgroup, error) { return nil, CgroupProbe() }
+
+// FD is -1.
+func (g *Cgroup) FD() int { return -1 }
+
+// End does nothing.
+func (g *Cgroup) End() ([]int, error) { return nil, nil }
+
+// EndCgroup does nothing: no cgroup was made.
+func EndCgroup(path string) ([]int, error) { return nil, nil }
+
+// PruneCgroups does nothing: no cgroup was made.
+func PruneCgroups() int { return 0 }
