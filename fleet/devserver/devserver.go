@@ -136,7 +136,7 @@ func run(ctx context.Context, io *cli.IO, identity string, noWorker bool) error 
 		<-ctx.Done()
 		return nil
 	}
-	err := fleetcmd.SuperviseDevWorker(ctx, io, fleetcmd.DevWorker{Identity: identity, Pid: worker.Process.Pid, Wait: worker.Wait})
+	err = fleetcmd.SuperviseDevWorker(ctx, io, fleetcmd.DevWorker{Identity: identity, Pid: worker.Process.Pid, Wait: worker.Wait})
 	if ctx.Err() != nil {
 		worker.Process.Signal(syscall.SIGTERM)
 		time.Sleep(500 * time.Millisecond)
