@@ -57,7 +57,6 @@ func TestDevWorkerFailureIsReported(t *testing.T) {
 			return DevWorker{Identity: "dev-1", Pid: 42, Wait: func() error { return errors.New("no route to the frontend") }}
 		}, "the worker dev-1 (pid 42) failed: no route to the frontend"},
 		{"exit 4", func(t *testing.T) DevWorker { return startWorker(t, "exit 4") }, "the worker dev-1 (pid %d) failed: exit status 4"},
-		{"exit 0", func(t *testing.T) DevWorker { return startWorker(t, "exit 0") }, "the worker dev-1 (pid %d) exited with status 0"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
@@ -69,7 +68,7 @@ func TestDevWorkerFailureIsReported(t *testing.T) {
 			}
 			want := c.want
 			if strings.Contains(want, "%d") {
-				want = strings.Replace(want, "%d", itoa(w.Pid), 1)
+				want = strings.Replace(want, "%d", strconv.Itoa(w.Pid), 1)
 			}
 			if msg := ee.Err.Error(); !strings.HasPrefix(msg, "fleet dev: "+want) || !strings.Contains(msg, "the server stops") {
 				t.Errorf("message %q, want it to start with %q", msg, "fleet dev: "+want)
@@ -78,27 +77,35 @@ func TestDevWorkerFailureIsReported(t *testing.T) {
 	}
 }
 
-// A worker killed by a signal (the documented way to see a step move to
-// another worker) is reported, and fleet dev keeps serving until stopped.
-func TestDevWorkerKilledIsReportedServerStays(t *testing.T) {
-	w := startWorker(t, "kill -9 $$")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	errw := &notifyWriter{wrote: make(chan struct{}, 1)}
-	done := make(chan error, 1)
-	go func() { done <- SuperviseDevWorker(ctx, &IO{Out: &bytes.Buffer{}, Err: errw}, w) }()
-	select {
-	case <-errw.wrote:
-	case err := <-done:
-		t.Fatalf("fleet dev ended when its worker was killed: %v (stderr %q)", err, errw.String())
-	}
-	want := "the worker dev-1 (pid " + itoa(w.Pid) + ") was stopped (signal: killed); the server keeps running"
-	if !strings.Contains(errw.String(), want) {
-		t.Errorf("stderr %q, want %q", errw.String(), want)
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Errorf("stopped by the user: %v", err)
+// A worker stopped on purpose (killed by a signal, the documented way to
+// see a step move to another worker; or asked to stop, when it exits 0) is
+// reported, and fleet dev keeps serving until it is stopped itself.
+func TestDevWorkerStoppedIsReportedServerStays(t *testing.T) {
+	for _, c := range []struct{ script, how string }{
+		{"kill -9 $$", "signal: killed"},
+		{"exit 0", "exit status 0"},
+	} {
+		t.Run(c.how, func(t *testing.T) {
+			w := startWorker(t, c.script)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			errw := &notifyWriter{wrote: make(chan struct{}, 1)}
+			done := make(chan error, 1)
+			go func() { done <- SuperviseDevWorker(ctx, &IO{Out: &bytes.Buffer{}, Err: errw}, w) }()
+			select {
+			case <-errw.wrote:
+			case err := <-done:
+				t.Fatalf("fleet dev ended when its worker stopped: %v (stderr %q)", err, errw.String())
+			}
+			want := "fleet dev: the worker dev-1 (pid " + strconv.Itoa(w.Pid) + ") was stopped (" + c.how + "); the server keeps running"
+			if !strings.Contains(errw.String(), want) {
+				t.Errorf("stderr %q, want %q", errw.String(), want)
+			}
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("stopped by the user: %v", err)
+			}
+		})
 	}
 }
 
@@ -114,5 +121,3 @@ func TestDevWorkerStoppedByUser(t *testing.T) {
 		t.Errorf("err %v, stderr %q", err, errb.String())
 	}
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
