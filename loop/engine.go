@@ -416,7 +416,9 @@ func (e *Engine) finish(o *Outcome) *Outcome {
 	}
 	if o.Reason != ReasonDone {
 		o.RuledOut = append(o.RuledOut, st.RuledOut...)
-		o.Next = nextSteps(o.Reason, e.spec)
+		if o.Next == nil {
+			o.Next = nextSteps(o.Reason, e.spec)
+		}
 	}
 	e.settleBest(o)
 	e.guardRefs()
@@ -899,7 +901,9 @@ func (e *Engine) checkBudgets() error {
 	b := e.spec.Budget
 	wall := e.wall()
 	if wall >= b.Wall.D() {
-		return e.stop(ReasonTimeCost, fmt.Sprintf("wall budget spent: %s of %s", wall.Round(time.Second), b.Wall))
+		o := e.outcome(ReasonTimeCost, fmt.Sprintf("wall budget spent: %s of %s", wall.Round(time.Second), b.Wall))
+		o.Next = e.wallNextSteps(wall)
+		return &errStop{o}
 	}
 	if e.st.CostUSD >= b.CostUSD {
 		return e.stop(ReasonTimeCost, fmt.Sprintf("cost budget spent: $%.2f of $%.2f", e.st.CostUSD, b.CostUSD))

@@ -123,17 +123,23 @@ func run(ctx context.Context, io *cli.IO, identity string, noWorker bool) error 
 		}
 		worker = exec.Command(self, "worker", "--temporal", s.HostPort, "--namespace", s.Namespace, "--identity", identity)
 		worker.Stdout, worker.Stderr = io.Out, io.Err
+		// A process group of its own: Ctrl-C stops fleet dev, which then
+		// stops the worker; the worker dying first is reported.
+		worker.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		if err := worker.Start(); err != nil {
-			return err
+			return fmt.Errorf("fleet dev: the worker %s did not start: %w", identity, err)
 		}
-		go worker.Wait()
 		fmt.Fprintf(io.Err, "worker %s started, pid %d\n", identity, worker.Process.Pid)
 	}
 	fmt.Fprintf(io.Err, "submit a loop with `looprinter submit` from its git repository; Ctrl-C stops the server\n")
-	<-ctx.Done()
-	if worker != nil && worker.Process != nil {
+	if worker == nil {
+		<-ctx.Done()
+		return nil
+	}
+	err = fleetcmd.SuperviseDevWorker(ctx, io, fleetcmd.DevWorker{Identity: identity, Pid: worker.Process.Pid, Wait: worker.Wait})
+	if ctx.Err() != nil {
 		worker.Process.Signal(syscall.SIGTERM)
 		time.Sleep(500 * time.Millisecond)
 	}
-	return nil
+	return err
 }

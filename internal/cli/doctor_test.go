@@ -164,7 +164,7 @@ objective_verify: ["sh -c true"]
 	}
 	mustContain(t, out,
 		"FAIL  codex: codex not found (the loop uses it for build)",
-		"fix: npm install -g @openai/codex, or set agent.command to the path of the codex program",
+		"fix: npm install -g @openai/codex@0.169.0 (the version looprinter is tested with), or set agent.command to the path of the codex program",
 		"ok    claude 2.1.328 (Claude Code)",
 		// No key and no credentials file: said honestly.
 		"warn  claude login: could not check: no API key in the environment and no credentials file",
@@ -390,7 +390,7 @@ objective_verify: ["sh -c false"]
 	mustContain(t, out,
 		"ok    claude 2.1.328 (Claude Code): "+filepath.Join(e.bin, "claude")+" (the loop uses it for plan, replan, build)",
 		"warn  codex: codex not found (a fallback for plan, replan, build)",
-		"fix: npm install -g @openai/codex, or correct the fallback's command: until then the loop cannot fail over to codex",
+		"fix: npm install -g @openai/codex@0.169.0 (the version looprinter is tested with), or correct the fallback's command: until then the loop cannot fail over to codex",
 		// The fallback's own command is the program looked for.
 		"warn  gemini: ./vendor/gemini not found (a fallback for plan, replan, build)",
 		"warn  command backend (a fallback for plan): ./fallback-agent.sh does not exist",

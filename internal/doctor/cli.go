@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/google/shlex"
@@ -49,16 +50,17 @@ func checkCLI(ctx context.Context, c AgentCLI, l *spec.Loop, phases, fallbackFor
 		}
 	}
 	path, err := checkcmd.FindProgram(program, dir, envPath)
+	install := c.Install()
 	if err != nil {
-		level, fix := Warn, fmt.Sprintf("npm install -g %s, if you want to use it", c.NPM)
+		level, fix := Warn, fmt.Sprintf("%s (the version looprinter is tested with), if you want to use it", install)
 		if len(phases) == 0 && len(fallbackFor) > 0 {
-			fix = fmt.Sprintf("npm install -g %s, or correct the fallback's command: until then the loop cannot fail over to %s and waits for a usage limit to reset instead", c.NPM, c.Backend)
+			fix = fmt.Sprintf("%s (the version looprinter is tested with), or correct the fallback's command: until then the loop cannot fail over to %s and waits for a usage limit to reset instead", install, c.Backend)
 		}
 		if len(phases) > 0 {
 			level = Fail
-			fix = fmt.Sprintf("npm install -g %s, or set agent.command to the path of the %s program", c.NPM, c.Program)
+			fix = fmt.Sprintf("%s (the version looprinter is tested with), or set agent.command to the path of the %s program", install, c.Program)
 			if program != c.Program {
-				fix = fmt.Sprintf("agent.command names %s: correct the path, or install the CLI with npm install -g %s", program, c.NPM)
+				fix = fmt.Sprintf("agent.command names %s: correct the path, or install the CLI with %s (the version looprinter is tested with)", program, install)
 			}
 		}
 		return []Finding{{Level: level, Area: AreaCLIs, Message: fmt.Sprintf("%s: %s not found%s", c.Backend, program, usedBy), Fix: fix}}
@@ -70,6 +72,15 @@ func checkCLI(ctx context.Context, c AgentCLI, l *spec.Loop, phases, fallbackFor
 			Fix: "run `" + path + " " + va + "` yourself: a CLI that cannot start will stop the loop BLOCKED"}
 	} else {
 		f = Finding{Level: OK, Area: AreaCLIs, Message: fmt.Sprintf("%s %s: %s%s", c.Backend, v, path, usedBy)}
+		if other := otherVersion(v, c.Version); other != "" {
+			// Another version may stream what the engine reads otherwise.
+			f.Level = Info
+			if len(phases) > 0 || len(fallbackFor) > 0 {
+				f.Level = Warn
+			}
+			f.Message = fmt.Sprintf("%s %s: %s%s: looprinter is tested with %s %s", c.Backend, v, path, usedBy, c.Program, c.Version)
+			f.Fix = install + " to run the tested version (another version may stream output looprinter reads wrongly)"
+		}
 	}
 	login, found := loginEvidence(c, agentEnv)
 	if found {
@@ -134,4 +145,17 @@ func loginEvidence(c AgentCLI, agentEnv map[string]string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// semverRe finds a version number (major.minor.patch) in a --version line.
+var semverRe = regexp.MustCompile(`\d+\.\d+\.\d+`)
+
+// otherVersion is the version a CLI printed (its --version line v) when it
+// is not the tested one; "" when it is, or when either cannot be read.
+func otherVersion(v, tested string) string {
+	got := semverRe.FindString(v)
+	if got == "" || tested == "" || got == tested {
+		return ""
+	}
+	return got
 }

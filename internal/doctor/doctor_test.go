@@ -92,3 +92,81 @@ func TestCannotRunAndVacuous(t *testing.T) {
 		t.Errorf("%q %v", why, ok)
 	}
 }
+
+// cliEnv is a PATH of one folder with no agent login in the environment.
+func cliEnv(t *testing.T) string {
+	t.Helper()
+	bin := t.TempDir()
+	t.Setenv("PATH", bin)
+	t.Setenv("HOME", t.TempDir())
+	for _, c := range AgentCLIs {
+		for _, k := range c.Keys {
+			t.Setenv(k, "")
+		}
+	}
+	return bin
+}
+
+func cliNamed(t *testing.T, backend string) AgentCLI {
+	t.Helper()
+	for _, c := range AgentCLIs {
+		if c.Backend == backend {
+			if c.Version == "" || c.NPM == "" {
+				t.Fatalf("%s declares no package or version: %+v", backend, c)
+			}
+			return c
+		}
+	}
+	t.Fatalf("no CLI %s", backend)
+	return AgentCLI{}
+}
+
+// A missing CLI's install hint pins the version looprinter is tested with,
+// whether the loop uses it, only falls back to it, or not at all.
+func TestInstallHintPinsTestedVersion(t *testing.T) {
+	cliEnv(t)
+	c := cliNamed(t, "claude")
+	pinned := "npm install -g " + c.NPM + "@" + c.Version
+	for _, tc := range []struct {
+		name              string
+		phases, fallbacks []string
+		level             string
+	}{
+		{"used", []string{"build"}, nil, Fail},
+		{"fallback", nil, []string{"build"}, Warn},
+		{"unused", nil, nil, Warn},
+	} {
+		fs := checkCLI(context.Background(), c, nil, tc.phases, tc.fallbacks)
+		if len(fs) != 1 || fs[0].Level != tc.level || !strings.Contains(fs[0].Message, "not found") {
+			t.Fatalf("%s: %+v", tc.name, fs)
+		}
+		if !strings.Contains(fs[0].Fix, pinned+" (the version looprinter is tested with)") {
+			t.Errorf("%s: the hint does not pin %s: %q", tc.name, c.Version, fs[0].Fix)
+		}
+	}
+}
+
+// A CLI at another version than the tested one is pointed at the tested
+// version; at the tested version it is simply ok.
+func TestOtherVersionHintPinsTestedVersion(t *testing.T) {
+	bin := cliEnv(t)
+	c := cliNamed(t, "codex")
+	write(t, bin, c.Program, "#!/bin/sh\necho 'codex-cli 0.1.2'\n", 0o755)
+	fs := checkCLI(context.Background(), c, nil, []string{"build"}, nil)
+	if len(fs) == 0 || fs[0].Level != Warn || !strings.Contains(fs[0].Message, "codex-cli 0.1.2") ||
+		!strings.Contains(fs[0].Message, "looprinter is tested with codex "+c.Version) {
+		t.Fatalf("another version: %+v", fs)
+	}
+	if !strings.HasPrefix(fs[0].Fix, "npm install -g "+c.NPM+"@"+c.Version+" to run the tested version") {
+		t.Errorf("fix: %q", fs[0].Fix)
+	}
+	// Not used by the loop: only information.
+	if fs := checkCLI(context.Background(), c, nil, nil, nil); fs[0].Level != Info || fs[0].Fix == "" {
+		t.Errorf("unused, another version: %+v", fs[0])
+	}
+	write(t, bin, c.Program, "#!/bin/sh\necho 'codex-cli "+c.Version+"'\n", 0o755)
+	fs = checkCLI(context.Background(), c, nil, []string{"build"}, nil)
+	if fs[0].Level != OK || fs[0].Fix != "" || strings.Contains(fs[0].Message, "tested with") {
+		t.Errorf("the tested version: %+v", fs[0])
+	}
+}

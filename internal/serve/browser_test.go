@@ -254,6 +254,29 @@ func newBrowser(t *testing.T, chromium, out string) (context.Context, func(strin
 	return ctx, shot, text
 }
 
+// actionButtons are the buttons of a loop page's actions.
+var actionButtons = []string{"pause", "resume", "stop", "guide", "answer"}
+
+// actionsInView fails the test unless every action button of the loop page
+// lies inside the viewport as the page is scrolled now (size names it).
+func actionsInView(t *testing.T, ctx context.Context, size string) {
+	t.Helper()
+	ids, _ := json.Marshal(actionButtons)
+	out, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](fmt.Sprintf(`%s.map(id => {
+		const b = document.getElementById(id);
+		if (!b) return id + ": missing";
+		const r = b.getBoundingClientRect();
+		const ok = r.width > 0 && r.height > 0 && r.top >= 0 && r.left >= 0 && r.bottom <= window.innerHeight && r.right <= window.innerWidth;
+		return ok ? "" : id + ": " + JSON.stringify({top: r.top, bottom: r.bottom, left: r.left, right: r.right}) + " in " + window.innerWidth + "x" + window.innerHeight + " scrolled " + window.scrollY;
+	}).filter(s => s)`, ids)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range out {
+		t.Errorf("%s: an action button is not in view without scrolling: %s", size, o)
+	}
+}
+
 // TestBrowser drives the dashboard in headless Chromium against `serve` on a
 // live loop run by the scripted agent: the list shows the loop and both
 // gates, the loop page shows the plan and the charts, and clicking Pause
@@ -295,10 +318,12 @@ func TestBrowser(t *testing.T) {
 		t.Fatalf("after signing in the header says %q", who)
 	}
 
-	// The loop's page: plan and charts.
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#rows a`)), chromedp.WaitVisible(chromedp.CSS(`#plan`))); err != nil {
+	// The loop's page, on a laptop's screen: the actions are in view
+	// without scrolling; then the plan and charts.
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800), chromedp.Click(chromedp.CSS(`#rows a`)), chromedp.WaitVisible(chromedp.CSS(`#plan`))); err != nil {
 		t.Fatal(err)
 	}
+	actionsInView(t, ctx, "1280x800")
 	plan := text(`#plan`)
 	for _, id := range []string{"T-003", "T-004", "T-005"} {
 		if !strings.Contains(plan, id) {
@@ -324,9 +349,21 @@ func TestBrowser(t *testing.T) {
 	}
 	shot("loop.png")
 
-	// Pause: the engine finishes its run, then records that it is paused.
+	// Pause, from further down the page: the engine finishes its run, then
+	// records that it is paused. The page comes back at the actions (the
+	// address ends in #actions), not at its top.
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.scrollTo(0, document.body.scrollHeight), window.scrollY > 0`)); err != nil {
+		t.Fatal(err)
+	}
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`button#pause`)), chromedp.WaitVisible(chromedp.CSS(`.flash`))); err != nil {
 		t.Fatal(err)
+	}
+	if hash, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.hash`)); err != nil || hash != "#actions" {
+		t.Errorf("after Pause the page's address ends in %q (%v), want #actions", hash, err)
+	}
+	actionsInView(t, ctx, "1280x800, after Pause")
+	if in, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const r = document.querySelector(".flash").getBoundingClientRect(); return r.top >= 0 && r.bottom <= window.innerHeight })()`)); !in {
+		t.Error("after Pause the message that it was done is not in view")
 	}
 	if _, err := os.Stat(loopdir.Dir(dir).Pause()); err != nil {
 		t.Fatalf("Pause wrote no pause file: %v", err)
@@ -385,6 +422,7 @@ func TestBrowser(t *testing.T) {
 	if over {
 		t.Error("the loop page is wider than a 390 px phone screen")
 	}
+	actionsInView(t, ctx, "390x844")
 	shot("loop-phone.png")
 
 	// The list is live: resumed through the API, the loop's row changes

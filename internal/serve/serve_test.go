@@ -452,9 +452,10 @@ func TestCSRFAndOrigin(t *testing.T) {
 	if r := e.post("/api/loops/api/pause", e.admin, nil, map[string]string{"Origin": "http://evil.example"}); r.status != 403 {
 		t.Errorf("cross-origin POST with the bearer token: %d", r.status)
 	}
-	// The page's own form: accepted, and redirected back to the page.
+	// The page's own form: accepted, and redirected back to the page's
+	// actions, where the user was.
 	r = e.post("/api/loops/api/pause", "", url.Values{"csrf": {csrf}, "from": {"page"}}, hdr("Origin", e.srv.URL, "Sec-Fetch-Site", "same-origin"))
-	if r.status != 303 || !strings.HasPrefix(r.header.Get("Location"), "/loops/") {
+	if r.status != 303 || !strings.HasPrefix(r.header.Get("Location"), "/loops/api") || !strings.HasSuffix(r.header.Get("Location"), "?done=pause#actions") {
 		t.Errorf("the page's pause: %d %q %s", r.status, r.header.Get("Location"), r.body)
 	}
 	if _, err := os.Stat(loopdir.Dir(dir).Pause()); err != nil {
