@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/looprinter/looprinter/spec"
 )
@@ -15,7 +16,22 @@ import (
 // TestInitInteractiveTmux drives `looprinter init` in a real terminal (tmux)
 // from the first question to the written file: the interview, the hidden
 // command question, the summary, the confirmation.
-func TestInitInteractiveTmux(t *testing.T) {
+// initTmux is `looprinter init` running in a tmux window, and the means to
+// drive it.
+type initTmux struct {
+	work     string
+	screen   func() string
+	until    func(what string, ok func(string) bool)
+	waitFor  func(want string)
+	waitLine func(want string)
+	keys     func(k ...string)
+	text     func(s string)
+}
+
+// startInitTmux builds looprinter and starts `looprinter init` in a new tmux
+// window the given number of columns wide.
+func startInitTmux(t *testing.T, width int) initTmux {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binary and drives tmux")
 	}
@@ -42,9 +58,9 @@ func TestInitInteractiveTmux(t *testing.T) {
 		}
 		return string(out)
 	}
-	tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "50", "-c", work,
+	tmux("new-session", "-d", "-s", session, "-x", fmt.Sprint(width), "-y", "50", "-c", work,
 		"TERM=xterm-256color "+bin+" init; echo EXIT=$?; sleep 60")
-	defer exec.Command("tmux", "-S", sock, "kill-server").Run()
+	t.Cleanup(func() { exec.Command("tmux", "-S", sock, "kill-server").Run() })
 
 	screen := func() string { return tmux("capture-pane", "-t", session, "-p") }
 	// Every key is followed by a wait for what it shows: the form handles a
@@ -71,9 +87,7 @@ func TestInitInteractiveTmux(t *testing.T) {
 		until(fmt.Sprintf("%q", want), func(s string) bool { return strings.Contains(s, want) })
 	}
 	// waitLine waits for a line that ends with want (the field's "┃ " and
-	// text), nothing after it: what was typed is on a line of its own. The
-	// start of the line is not judged: the terminal renderer may leave a
-	// piece of the screen before on it when the form moves to a group.
+	// text), nothing after it: what was typed is on a line of its own.
 	waitLine := func(want string) {
 		t.Helper()
 		until(fmt.Sprintf("a line ending %q", want), func(s string) bool {
@@ -90,6 +104,45 @@ func TestInitInteractiveTmux(t *testing.T) {
 		tmux(append([]string{"send-keys", "-t", session}, k...)...)
 	}
 	text := func(s string) { t.Helper(); keys("-l", s) }
+	return initTmux{work, screen, until, waitFor, waitLine, keys, text}
+}
+
+// TestInitTmuxWideScreens: in a window 120 columns wide each screen of the
+// interview replaces the one before (no piece of the first screen is left
+// on the second) and the help wraps at the window's width, not at 80.
+func TestInitTmuxWideScreens(t *testing.T) {
+	tt := startInitTmux(t, 120)
+	tt.waitFor("1/6 Objective")
+	tt.waitLine("┃ Key objective")
+	s1 := tt.screen()
+	tt.text("go test ./... passes")
+	tt.waitLine("┃ > go test ./... passes")
+	tt.keys("Enter")
+	tt.waitLine("┃ Loop shape")
+	tt.keys("Enter")
+	tt.waitFor("┃ 2/6 Deliverables")
+	// The screen is drawn in full once its last line, the key help, shows.
+	tt.waitFor("enter next")
+	s2 := tt.screen()
+	for _, piece := range []string{"1/6 Objective", "verifier", "Key objective", "Loop shape", "ralph:", "go test ./... passes"} {
+		if strings.Contains(s1, piece) && strings.Contains(s2, piece) {
+			t.Errorf("a piece of the first screen, %q, is left on the second:\n%s", piece, s2)
+		}
+	}
+	wide := false
+	for _, l := range strings.Split(s2, "\n") {
+		if strings.Contains(l, "Files, features, fixes") && utf8.RuneCountInString(strings.TrimRight(l, " ")) > 80 {
+			wide = true
+		}
+	}
+	if !wide {
+		t.Errorf("the help of the second screen wraps at 80 columns in a window 120 wide:\n%s", s2)
+	}
+}
+
+func TestInitInteractiveTmux(t *testing.T) {
+	tt := startInitTmux(t, 120)
+	work, screen, waitFor, waitLine, keys, text := tt.work, tt.screen, tt.waitFor, tt.waitLine, tt.keys, tt.text
 
 	waitFor("1/6 Objective")
 	waitLine("┃ Key objective")
