@@ -79,6 +79,7 @@ existing loop file unless --force is given.`,
 	f.StringArrayVar(&a.Verify, "verify", nil, "3. cycle gate check, a shell command that exits 0 on success (repeatable)")
 	f.StringArrayVar(&a.ObjectiveVerify, "objective-verify", nil, "3. objective gate check: exits 0 only when the objective is met (repeatable)")
 	f.StringArrayVar(&a.Setup, "setup", nil, "3. command run once before the first cycle (repeatable)")
+	f.StringVar(&a.HoldoutShare, "holdout", "", "3. set this share of the project's test files aside as holdout tests the agent never sees, like 20% or 2 (they must not be in git)")
 	f.StringArrayVar(&a.Protect, "protect", nil, "4. glob of files the agent must not change (repeatable)")
 	f.StringArrayVar(&a.Constraints, "constraint", nil, "4. a rule for the agent, carried to the prompts (repeatable)")
 	f.StringVar(&a.Backend, "backend", a.Backend, "agent backend: "+strings.Join(spec.Backends, ", "))
@@ -121,7 +122,12 @@ func runInit(stdio *IO, o *initOptions, cmd *cobra.Command) error {
 	a.Clean()
 
 	interactive := !o.yes && canAsk(stdio)
+	dir := filepath.Dir(path)
 	if interactive {
+		if a.HoldoutShare == "" {
+			// The interview offers a holdout set when the project has tests.
+			a.TestFiles, _ = initwiz.TestFiles(dir)
+		}
 		answers, ok, err := initwiz.Interview(a, path, stdio.In, stdio.Out)
 		if err != nil {
 			if errors.Is(err, initwiz.ErrAborted) {
@@ -161,6 +167,9 @@ func runInit(stdio *IO, o *initOptions, cmd *cobra.Command) error {
 	}
 
 	if !interactive {
+		if err := initwiz.PlanHoldout(dir, &a); err != nil {
+			return &ExitError{Code: ExitUsage, Err: err}
+		}
 		fmt.Fprint(stdio.Out, a.Summary(path))
 	}
 	weak := a.Weaknesses()
@@ -178,6 +187,16 @@ func runInit(stdio *IO, o *initOptions, cmd *cobra.Command) error {
 		}
 	}
 	fmt.Fprintf(stdio.Out, "\nWrote %s\n", path)
+	if len(a.Holdout) > 0 {
+		added, err := initwiz.ExcludeHoldout(dir, a.Holdout)
+		if err != nil {
+			return fmt.Errorf("keeping the holdout tests out of git: %w; add them to .git/info/exclude yourself (the loop stops BLOCKED while git can carry them)", err)
+		}
+		fmt.Fprintf(stdio.Out, "Set aside %d holdout test file(s): %s\n", len(a.Holdout), strings.Join(a.Holdout, ", "))
+		if len(added) > 0 {
+			fmt.Fprintf(stdio.Out, "Added %s to .git/info/exclude\n", strings.Join(added, ", "))
+		}
+	}
 	if !o.skipChecks {
 		for _, w := range checkWarnings(cmd.Context(), l) {
 			fmt.Fprintln(stdio.Err, "warning:", w)
