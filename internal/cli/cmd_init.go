@@ -46,7 +46,16 @@ init runs the checks once and warns when they already pass (the loop would stop
 ALREADY PASSING before any agent run) or cannot run (--skip-checks skips
 that). It warns when the verification is weak: no checks at all, only checks that a
 file exists, or an objective a machine cannot judge. It never replaces an
-existing loop file unless --force is given.`,
+existing loop file unless --force is given.
+
+--holdout 20% (or a count, --holdout 2; the interview asks when the project
+has tests) sets that share of the project's test files aside as holdout tests:
+whole files (Go *_test.go, Python test_*.py and *_test.py), picked evenly from
+their sorted list, left where they are, named in holdout: with holdout_verify:
+commands that run only them, and added to .git/info/exclude. The agent never
+sees them; only the clean room that decides DONE runs them. Files git tracks or
+ever tracked are refused: the agent reads the repository (see docs/stopping.md,
+"Holdout checks").`,
 		Example: `  # the interview, in a terminal
   looprinter init
 
@@ -58,6 +67,10 @@ existing loop file unless --force is given.`,
       --objective-verify ./scripts/objective.sh \
       --protect "**/*_test.go" --backend claude --model sonnet \
       --iterations 20 --cost 10 --wall 2h
+
+  # set 20% of the project's (untracked) test files aside as holdout tests
+  looprinter init --yes --objective "go test ./... passes" \
+      --objective-verify "go test ./..." --holdout 20%
 
   # a ralph loop with your own agent program
   looprinter init --yes --shape ralph --objective "make lint passes" \
