@@ -29,8 +29,8 @@ type initTmux struct {
 }
 
 // startInitTmux builds looprinter and starts `looprinter init` in a new tmux
-// window the given number of columns wide.
-func startInitTmux(t *testing.T, width int) initTmux {
+// window the given number of columns wide, in a folder holding files.
+func startInitTmux(t *testing.T, width int, files map[string]string) initTmux {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binary and drives tmux")
@@ -49,6 +49,13 @@ func startInitTmux(t *testing.T, width int) initTmux {
 	}
 	work := filepath.Join(dir, "work")
 	os.Mkdir(work, 0o755)
+	for name, data := range files {
+		p := filepath.Join(work, filepath.FromSlash(name))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	session := "lpinit" + strings.ReplaceAll(filepath.Base(dir), ".", "")
 	sock := filepath.Join(dir, "tmux.sock")
 	tmux := func(args ...string) string {
@@ -111,7 +118,7 @@ func startInitTmux(t *testing.T, width int) initTmux {
 // interview replaces the one before (no piece of the first screen is left
 // on the second) and the help wraps at the window's width, not at 80.
 func TestInitTmuxWideScreens(t *testing.T) {
-	tt := startInitTmux(t, 120)
+	tt := startInitTmux(t, 120, nil)
 	tt.waitFor("1/6 Objective")
 	tt.waitLine("┃ Key objective")
 	s1 := tt.screen()
@@ -141,7 +148,7 @@ func TestInitTmuxWideScreens(t *testing.T) {
 }
 
 func TestInitInteractiveTmux(t *testing.T) {
-	tt := startInitTmux(t, 120)
+	tt := startInitTmux(t, 120, nil)
 	work, screen, waitFor, waitLine, keys, text := tt.work, tt.screen, tt.waitFor, tt.waitLine, tt.keys, tt.text
 
 	waitFor("1/6 Objective")
@@ -228,5 +235,45 @@ func TestInitInteractiveTmux(t *testing.T) {
 	gi, _ := os.ReadFile(filepath.Join(work, ".gitignore"))
 	if !strings.Contains(string(gi), "output/\nworking-records/\n") {
 		t.Fatalf(".gitignore: %q", gi)
+	}
+}
+
+// TestInitTmuxHoldout: in a project with tests the interview asks for a
+// holdout share, and the loop file names the test files it set aside.
+func TestInitTmuxHoldout(t *testing.T) {
+	test := func(name string) string {
+		return "package x\n\nimport \"testing\"\n\nfunc Test" + name + "(t *testing.T) {}\n"
+	}
+	tt := startInitTmux(t, 120, map[string]string{"go.mod": "module x\n", "x.go": "package x\n",
+		"a_test.go": test("A"), "b_test.go": test("B"), "c_test.go": test("C")})
+	tt.waitLine("┃ Key objective")
+	tt.text("go test ./... passes")
+	tt.waitLine("┃ > go test ./... passes")
+	for _, next := range []string{"┃ Loop shape", "┃ 2/6 Deliverables", "┃ 3/6 Verification", "┃ Objective gate", "┃ Setup, run once", "┃ Holdout tests"} {
+		tt.keys("Enter")
+		tt.waitFor(next)
+	}
+	tt.waitFor("The project has 3 test files")
+	tt.text("3")
+	tt.keys("Enter")
+	tt.waitFor("would set aside all 3 test files")
+	tt.keys("BSpace")
+	tt.text("1")
+	tt.waitLine("┃ > 1")
+	for _, next := range []string{"┃ 4/6 Constraints", "┃ Other constraints", "┃ 5/6 Agent", "┃ Model", "┃ Iterations", "┃ Cycles", "┃ Cost budget", "┃ Wall-clock budget", "┃ Stop when the same failure", "Write loop.yaml?"} {
+		tt.keys("Enter")
+		tt.waitFor(next)
+	}
+	if s := tt.screen(); !strings.Contains(s, "Holdout tests (set aside: the agent never sees them):") || !strings.Contains(s, "- b_test.go") {
+		t.Fatalf("the summary does not list the holdout file:\n%s", s)
+	}
+	tt.keys("Enter")
+	tt.waitFor("EXIT=0")
+	l, err := spec.Load(filepath.Join(tt.work, "loop.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(l.Holdout, ";") != "b_test.go" || strings.Join(l.HoldoutVerify, ";") != "go test -v -run '^(TestB)$' ." {
+		t.Fatalf("holdout %q, holdout_verify %q", l.Holdout, l.HoldoutVerify)
 	}
 }
