@@ -83,11 +83,12 @@ func (c *protCache) under(folder string) []string {
 
 // watchSkip says which folders the watch never looks into: git's and the
 // records, and the dependency and build folders no user glob reaches (the
-// folders the protection rules do not look into either).
-func watchSkip(l *spec.Loop) func(rel, name string) bool {
+// folders the protection rules do not look into either; a Go module's
+// vendor folder they protect whole, and the watch sees).
+func watchSkip(dir string, l *spec.Loop) func(rel, name string) bool {
 	r := &ProtectRules{l: l}
 	return func(rel, name string) bool {
-		return neverWalked[name] || defaultSkipped[name] && !r.userGlobCouldMatchUnder(rel)
+		return neverWalked[name] || defaultSkipped[name] && !r.userGlobCouldMatchUnder(rel) && !goVendorFolder(dir, rel, name)
 	}
 }
 
@@ -257,7 +258,7 @@ func (e *Engine) protectedFiles() ([]protFile, *ProtectRules, error) {
 	// The watch first, so that nothing changes unseen between the walk and it.
 	e.resetWatch()
 	if !e.noWatch {
-		w, err := newTreeWatch(e.dir, watchSkip(e.spec))
+		w, err := newTreeWatch(e.dir, watchSkip(e.dir, e.spec))
 		if err != nil {
 			e.noWatch = true
 			e.emit(record.Event{Event: record.Warning, Kind: "change_watch", Message: "changes are found by walking the whole loop folder around every agent run (slower, as correct): " + err.Error()})

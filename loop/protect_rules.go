@@ -102,7 +102,17 @@ var defaultRules = []defaultRule{
 			"**/package.json", "**/.npmrc", "**/babel.config.*", "**/.babelrc*", "**/ava.config.*", "**/.nycrc*", "**/.c8rc*", "**/.taprc"}},
 	{id: "rust-tests", what: "rust integration tests", eco: ecoRust, globs: []string{"tests/**"}}, // relative to each Cargo.toml
 	{id: "rust-test-config", what: "cargo configuration", eco: ecoRust, config: true, globs: []string{".cargo/config", ".cargo/config.toml"}},
+	// Cargo.toml is listed whole; KeepTestConfigEdit lets an edit stand
+	// that leaves its [profile.*], [patch.*] and [replace] tables as they
+	// were (a new crate's Cargo.toml is work: cargo reads those tables
+	// from the workspace's root only).
+	{id: "rust-build-config", what: "cargo build profiles and patches", eco: ecoRust, globs: []string{"Cargo.toml"}},
 }
+
+// ruleGoVendor protects a Go module's vendor folder, all of it: `go build`
+// and `go test` compile what it holds instead of the modules go.mod names,
+// so an edited or added file there changes what the tests run.
+const ruleGoVendor = "vendored sources the Go build uses (default rule go-vendor)"
 
 // ProtectRules are a loop's protection rules resolved against its folder:
 // build them once (one walk of the folder) and ask them about many paths.
@@ -113,6 +123,7 @@ type ProtectRules struct {
 	defaults bool
 	ecos     map[string]bool
 	crates   []string              // directories (relative, "" for the top) that hold a Cargo.toml
+	goMods   map[string]bool       // directories (relative, "." for the top) that hold a go.mod
 	programs map[string]string     // gate program path → why
 	files    []string              // every walked file
 	skipped  map[string]bool       // files under a directory the default rules do not look into
@@ -170,7 +181,7 @@ func NewProtectRules(dir string, l *spec.Loop) (*ProtectRules, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &ProtectRules{dir: abs, l: l, ecos: map[string]bool{}, programs: map[string]string{}, skipped: map[string]bool{}}
+	r := &ProtectRules{dir: abs, l: l, ecos: map[string]bool{}, programs: map[string]string{}, skipped: map[string]bool{}, goMods: map[string]bool{}}
 	r.defaults = l.ProtectDefaults == nil || *l.ProtectDefaults
 	if l.Path != "" {
 		if rel, ok := relInside(abs, l.Path); ok {
@@ -218,7 +229,7 @@ func (r *ProtectRules) walk() error {
 			if neverWalked[d.Name()] {
 				return filepath.SkipDir
 			}
-			if defaultSkipped[d.Name()] && !r.userGlobCouldMatchUnder(rel) {
+			if defaultSkipped[d.Name()] && !r.userGlobCouldMatchUnder(rel) && !r.goVendored(rel+"/-") {
 				return filepath.SkipDir
 			}
 			return nil
@@ -248,6 +259,7 @@ func (r *ProtectRules) detect(rel string) {
 	switch {
 	case base == "go.mod":
 		r.ecos[ecoGo] = true
+		r.goMods[path.Dir(rel)] = true
 	case base == "package.json":
 		r.ecos[ecoJS] = true
 	case base == "Cargo.toml":
@@ -283,6 +295,36 @@ func (r *ProtectRules) Ecosystems() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// goVendored says whether the file rel lies in a Go module's vendor folder
+// (a folder named vendor beside a go.mod, outside any other dependency or
+// build folder).
+func (r *ProtectRules) goVendored(rel string) bool {
+	parts := strings.Split(rel, "/")
+	for i, p := range parts[:len(parts)-1] {
+		if p == "vendor" {
+			mod := "."
+			if i > 0 {
+				mod = strings.Join(parts[:i], "/")
+			}
+			return r.goMods[mod] || r.exists(path.Join(mod, "go.mod"))
+		}
+		if defaultSkipped[p] {
+			return false
+		}
+	}
+	return false
+}
+
+// goVendorFolder says whether the folder rel of dir is a Go module's vendor
+// folder: named vendor, beside a go.mod.
+func goVendorFolder(dir, rel, name string) bool {
+	if name != "vendor" {
+		return false
+	}
+	st, err := os.Stat(filepath.Join(dir, filepath.FromSlash(path.Dir(rel)), "go.mod"))
+	return err == nil && !st.IsDir()
 }
 
 func underDefaultSkipped(rel string) bool {
@@ -451,6 +493,9 @@ func (r *ProtectRules) rule(rel string, exists bool) (Protected, bool) {
 	if why, ok := r.programs[rel]; ok {
 		return Protected{Path: rel, Rule: why, Default: true}, true
 	}
+	if r.goVendored(rel) {
+		return Protected{Path: rel, Rule: ruleGoVendor, Default: true}, true
+	}
 	if r.skipped[rel] || underDefaultSkipped(rel) {
 		return Protected{}, false
 	}
@@ -502,8 +547,9 @@ func (dr defaultRule) matches(rel string, crates []string) bool {
 // protects whole: pyproject.toml and setup.cfg (an edit that leaves their
 // pytest sections — [tool.pytest…] in pyproject.toml, [tool:pytest] in
 // setup.cfg — as they were is kept), go.mod (its go, toolchain, godebug
-// and replace lines) and package.json (its scripts and its test runners'
-// keys). For any other file it returns false.
+// and replace lines), package.json (its scripts and its test runners'
+// keys) and Cargo.toml (its [profile.*], [patch.*] and [replace] tables).
+// For any other file it returns false.
 func KeepTestConfigEdit(rel string, old, cur []byte) (keep bool, why string) {
 	var isTest func(section string) bool
 	switch path.Base(filepath.ToSlash(rel)) {
@@ -521,6 +567,11 @@ func KeepTestConfigEdit(rel string, old, cur []byte) (keep bool, why string) {
 			return true, ""
 		}
 		return false, "its scripts or its test runners' settings changed"
+	case "Cargo.toml":
+		if bytes.Equal(cargoRunnerTables(old), cargoRunnerTables(cur)) {
+			return true, ""
+		}
+		return false, "its [profile], [patch] or [replace] tables changed"
 	default:
 		return false, ""
 	}
@@ -558,6 +609,42 @@ func goModRunnerLines(data []byte) []byte {
 			}
 			out.WriteString(strings.Join(f, " ") + "\n")
 		}
+	}
+	return out.Bytes()
+}
+
+// cargoRunnerTables are the parts of a Cargo.toml that change how its
+// tests build without changing the deliverable's code: the [profile.*]
+// tables (optimisation, debug assertions, overflow checks, panic), the
+// [patch.*] and [replace] tables (what stands in for a dependency), and
+// the same written as dotted keys of the top table.
+func cargoRunnerTables(data []byte) []byte {
+	runner := func(name string) bool {
+		first := strings.SplitN(name, ".", 2)[0]
+		return first == "profile" || first == "patch" || first == "replace"
+	}
+	var out bytes.Buffer
+	in, top := false, true
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64*1024), 16<<20)
+	for sc.Scan() {
+		t := strings.TrimSpace(strings.SplitN(sc.Text(), "#", 2)[0])
+		if t == "" {
+			continue
+		}
+		if strings.HasPrefix(t, "[") {
+			name := strings.Trim(t, "[] \t")
+			name = strings.ReplaceAll(strings.ReplaceAll(name, `"`, ""), " ", "")
+			in, top = runner(name), false
+			t = "[" + name + "]"
+		}
+		if in || top && runner(strings.ReplaceAll(strings.TrimSpace(strings.SplitN(t, "=", 2)[0]), `"`, "")) {
+			out.WriteString(strings.Join(strings.Fields(t), " "))
+			out.WriteByte('\n')
+		}
+	}
+	if sc.Err() != nil {
+		return append([]byte("unreadable\n"), data...)
 	}
 	return out.Bytes()
 }

@@ -105,11 +105,13 @@ func TestProtectGo(t *testing.T) {
 		"sub/testdata/in.json": "go-testdata",
 		"loop.yaml":            "the loop file",
 		"go.mod":               "go build configuration the tests run with (default rule go-test-config)",
-	}, "add.go", "vendor/dep/dep_test.go", "node_modules/x/x_test.go", "working-records/events.jsonl", ".git/config")
+		// The module's vendor folder, all of it: the build compiles it.
+		"vendor/dep/dep_test.go": "vendored sources the Go build uses (default rule go-vendor)",
+	}, "add.go", "node_modules/x/x_test.go", "working-records/events.jsonl", ".git/config")
 	if !got["add_test.go"].Default || got["loop.yaml"].Default {
 		t.Errorf("Default: test %v, loop file %v", got["add_test.go"].Default, got["loop.yaml"].Default)
 	}
-	if len(got) != 6 {
+	if len(got) != 7 {
 		t.Errorf("protected %v", keys(got))
 	}
 
@@ -208,7 +210,49 @@ verify: ["cargo test"]
 	wantProtected(t, resolved(t, dir, l), map[string]string{
 		"tests/it.rs":         "rust integration tests (default rule rust-tests)",
 		"crates/b/tests/t.rs": "rust-tests",
-	}, "src/lib.rs", "crates/b/src/lib.rs", "target/debug/tests/x.rs", "docs/tests/readme.md", "Cargo.toml")
+		// Listed whole; KeepTestConfigEdit keeps an edit outside its
+		// profile, patch and replace tables.
+		"Cargo.toml":          "cargo build profiles and patches (default rule rust-build-config)",
+		"crates/b/Cargo.toml": "rust-build-config",
+	}, "src/lib.rs", "crates/b/src/lib.rs", "target/debug/tests/x.rs", "docs/tests/readme.md")
+}
+
+// Issue 25: a Go module's vendor folder is runner configuration, all of it
+// (not only vendor/modules.txt): an edited or added file there changes
+// what the tests compile. A folder named vendor that is no module's (PHP's
+// composer, a vendor folder beside no go.mod) stays a dependency folder
+// the default rules do not look into.
+func TestProtectGoVendor(t *testing.T) {
+	dir, l := protectFixture(t, goLoop, map[string]string{
+		"go.mod": "module x\n", "add.go": "package x\n",
+		"vendor/modules.txt": "# a.b/c v1.0.0\n", "vendor/a.b/c/c.go": "package c\n", "vendor/a.b/c/LICENSE": "MIT\n",
+		"sub/go.mod": "module x/sub\n", "sub/vendor/d/d.go": "package d\n",
+		"tools/vendor/e/e.go": "package e\n", "node_modules/vendor/f.go": "package f\n",
+	})
+	got := resolved(t, dir, l)
+	wantProtected(t, got, map[string]string{
+		"vendor/modules.txt":   "go-vendor",
+		"vendor/a.b/c/c.go":    "vendored sources the Go build uses (default rule go-vendor)",
+		"vendor/a.b/c/LICENSE": "go-vendor",
+		"sub/vendor/d/d.go":    "go-vendor",
+	}, "add.go", "tools/vendor/e/e.go", "node_modules/vendor/f.go")
+	r, err := NewProtectRules(dir, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A file added to the vendor folder is refused too.
+	if p, ok := r.ProtectNew("vendor/a.b/c/new.go"); !ok || p.Rule != ruleGoVendor {
+		t.Errorf("a new vendored file: %+v %v", p, ok)
+	}
+	if p, ok := r.ProtectNew("tools/vendor/e/new.go"); ok {
+		t.Errorf("a new file in a vendor folder beside no go.mod is protected: %s", p.Rule)
+	}
+
+	// Without a go.mod a vendor folder is a dependency folder.
+	dir, l = protectFixture(t, `objective: "php tests pass"
+verify: ["vendor/bin/phpunit"]
+`, map[string]string{"composer.json": "{}", "vendor/autoload.php": "<?php\n", "vendor/bin/phpunit": "#!/bin/sh\n!"})
+	wantProtected(t, resolved(t, dir, l), map[string]string{"vendor/bin/phpunit": "gate program"}, "vendor/autoload.php")
 }
 
 // Only programs are protected, never the data a gate reads: the issue's
@@ -465,6 +509,7 @@ func protectedEnding(t *testing.T, dir string, l *spec.Loop, suffix string) []st
 // stands unless it changes how the tests build or what `npm test` runs.
 func TestKeepTestConfigRunnerEdits(t *testing.T) {
 	gomod := "module x\n\ngo 1.22\n\nrequire a.b/c v1.0.0\n"
+	cargo := "[package]\nname = \"x\"\nversion = \"0.1.0\"\n\n[profile.dev]\ndebug-assertions = true\n\n[dependencies]\n"
 	cases := []struct {
 		file, old, cur string
 		keep           bool
@@ -491,6 +536,16 @@ func TestKeepTestConfigRunnerEdits(t *testing.T) {
 		{"package.json", `{"scripts":{"test":"node --test"}}`, `{"scripts":{"test":"node --test","pretest":"exit 0"}}`, false},
 		{"package.json", `not json`, `not json at all`, false},
 		{"package.json", `not json`, `not json`, true},
+		// Cargo.toml: a dependency added is work; a profile, a patch or a
+		// replacement changes how the tests build.
+		{"Cargo.toml", cargo, cargo + "serde = \"1\"\n", true},
+		{"Cargo.toml", cargo, strings.Replace(cargo, "version = \"0.1.0\"", "version = \"0.2.0\"", 1), true},
+		{"Cargo.toml", cargo, cargo + "\n[profile.test]\noverflow-checks = false\n", false},
+		{"Cargo.toml", cargo, strings.Replace(cargo, "debug-assertions = true", "debug-assertions = false", 1), false},
+		{"Cargo.toml", cargo, cargo + "\n[patch.crates-io]\nrand = { path = \"fake\" }\n", false},
+		{"Cargo.toml", cargo, cargo + "\n[replace]\n\"rand:0.8.5\" = { path = \"fake\" }\n", false},
+		{"Cargo.toml", cargo, "profile.dev.debug-assertions = false\n" + cargo, false},
+		{"crates/b/Cargo.toml", cargo, strings.Replace(cargo, "[profile.dev]", "[profile . \"dev\"]  # the same", 1) + "\n", true},
 	}
 	for _, c := range cases {
 		if keep, why := KeepTestConfigEdit(c.file, []byte(c.old), []byte(c.cur)); keep != c.keep {

@@ -267,7 +267,7 @@ func TestWatchTooManyChangesWalks(t *testing.T) {
 // its watch was added are found by the walk of the new folder.
 func TestTreeWatchNewFolders(t *testing.T) {
 	dir := t.TempDir()
-	w, err := newTreeWatch(dir, watchSkip(&spec.Loop{}))
+	w, err := newTreeWatch(dir, watchSkip(dir, &spec.Loop{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +300,7 @@ func TestTreeWatchTemporaryFileIsNoChange(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "div.sh"), []byte("a"), 0o644)
 	os.WriteFile(filepath.Join(dir, "old.txt"), []byte("a"), 0o644)
-	w, err := newTreeWatch(dir, watchSkip(&spec.Loop{}))
+	w, err := newTreeWatch(dir, watchSkip(dir, &spec.Loop{}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,7 +97,7 @@ func Main(args []string) int {
 		// What looprinter prints is redacted too, records written before
 		// redaction existed included (docs/operating.md, "Secrets").
 		red := redact.New(os.Environ(), nil, nil)
-		stdio.Out, stdio.Err = redactOut{red, os.Stdout}, redactOut{red, os.Stderr}
+		stdio.Out, stdio.Err = redacted(red, os.Stdout), redacted(red, os.Stderr)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -141,6 +141,28 @@ func (o redactOut) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// redacted is f behind the redactor. A terminal stays one for a full-screen
+// program (the init interview, watch): it reads the window's size from it
+// and follows its resizes, instead of drawing 80 columns wide and leaving
+// pieces of one screen on the next.
+func redacted(r *redact.Redactor, f *os.File) io.Writer {
+	if isTerminal(f) {
+		return redactTerm{redactOut{r, f}, f}
+	}
+	return redactOut{r, f}
+}
+
+// redactTerm is redactOut over a terminal, with the terminal's descriptor
+// (a term.File).
+type redactTerm struct {
+	redactOut
+	f *os.File
+}
+
+func (t redactTerm) Fd() uintptr                { return t.f.Fd() }
+func (t redactTerm) Read(p []byte) (int, error) { return t.f.Read(p) }
+func (t redactTerm) Close() error               { return nil } // the process's own output stays open
 
 func isTerminal(f *os.File) bool { return term.IsTerminal(f.Fd()) }
 

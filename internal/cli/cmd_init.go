@@ -46,7 +46,16 @@ init runs the checks once and warns when they already pass (the loop would stop
 ALREADY PASSING before any agent run) or cannot run (--skip-checks skips
 that). It warns when the verification is weak: no checks at all, only checks that a
 file exists, or an objective a machine cannot judge. It never replaces an
-existing loop file unless --force is given.`,
+existing loop file unless --force is given.
+
+--holdout 20% (or a count, --holdout 2; the interview asks when the project
+has tests) sets that share of the project's test files aside as holdout tests:
+whole files (Go *_test.go, Python test_*.py and *_test.py), picked evenly from
+their sorted list, left where they are, named in holdout: with holdout_verify:
+commands that run only them, and added to .git/info/exclude. The agent never
+sees them; only the clean room that decides DONE runs them. Files git tracks or
+ever tracked are refused: the agent reads the repository (see docs/stopping.md,
+"Holdout checks").`,
 		Example: `  # the interview, in a terminal
   looprinter init
 
@@ -58,6 +67,10 @@ existing loop file unless --force is given.`,
       --objective-verify ./scripts/objective.sh \
       --protect "**/*_test.go" --backend claude --model sonnet \
       --iterations 20 --cost 10 --wall 2h
+
+  # set 20% of the project's (untracked) test files aside as holdout tests
+  looprinter init --yes --objective "go test ./... passes" \
+      --objective-verify "go test ./..." --holdout 20%
 
   # a ralph loop with your own agent program
   looprinter init --yes --shape ralph --objective "make lint passes" \
@@ -79,6 +92,7 @@ existing loop file unless --force is given.`,
 	f.StringArrayVar(&a.Verify, "verify", nil, "3. cycle gate check, a shell command that exits 0 on success (repeatable)")
 	f.StringArrayVar(&a.ObjectiveVerify, "objective-verify", nil, "3. objective gate check: exits 0 only when the objective is met (repeatable)")
 	f.StringArrayVar(&a.Setup, "setup", nil, "3. command run once before the first cycle (repeatable)")
+	f.StringVar(&a.HoldoutShare, "holdout", "", "3. set this share of the project's test files aside as holdout tests the agent never sees, like 20% or 2 (they must not be in git)")
 	f.StringArrayVar(&a.Protect, "protect", nil, "4. glob of files the agent must not change (repeatable)")
 	f.StringArrayVar(&a.Constraints, "constraint", nil, "4. a rule for the agent, carried to the prompts (repeatable)")
 	f.StringVar(&a.Backend, "backend", a.Backend, "agent backend: "+strings.Join(spec.Backends, ", "))
@@ -121,7 +135,12 @@ func runInit(stdio *IO, o *initOptions, cmd *cobra.Command) error {
 	a.Clean()
 
 	interactive := !o.yes && canAsk(stdio)
+	dir := filepath.Dir(path)
 	if interactive {
+		if a.HoldoutShare == "" {
+			// The interview offers a holdout set when the project has tests.
+			a.TestFiles, _ = initwiz.TestFiles(dir)
+		}
 		answers, ok, err := initwiz.Interview(a, path, stdio.In, stdio.Out)
 		if err != nil {
 			if errors.Is(err, initwiz.ErrAborted) {
@@ -161,6 +180,9 @@ func runInit(stdio *IO, o *initOptions, cmd *cobra.Command) error {
 	}
 
 	if !interactive {
+		if err := initwiz.PlanHoldout(dir, &a); err != nil {
+			return &ExitError{Code: ExitUsage, Err: err}
+		}
 		fmt.Fprint(stdio.Out, a.Summary(path))
 	}
 	weak := a.Weaknesses()
@@ -178,6 +200,16 @@ func runInit(stdio *IO, o *initOptions, cmd *cobra.Command) error {
 		}
 	}
 	fmt.Fprintf(stdio.Out, "\nWrote %s\n", path)
+	if len(a.Holdout) > 0 {
+		added, err := initwiz.ExcludeHoldout(dir, a.Holdout)
+		if err != nil {
+			return fmt.Errorf("keeping the holdout tests out of git: %w; add them to .git/info/exclude yourself (the loop stops BLOCKED while git can carry them)", err)
+		}
+		fmt.Fprintf(stdio.Out, "Set aside %d holdout test file(s): %s\n", len(a.Holdout), strings.Join(a.Holdout, ", "))
+		if len(added) > 0 {
+			fmt.Fprintf(stdio.Out, "Added %s to .git/info/exclude\n", strings.Join(added, ", "))
+		}
+	}
 	if !o.skipChecks {
 		for _, w := range checkWarnings(cmd.Context(), l) {
 			fmt.Fprintln(stdio.Err, "warning:", w)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/looprinter/looprinter/spec"
 )
@@ -15,7 +16,22 @@ import (
 // TestInitInteractiveTmux drives `looprinter init` in a real terminal (tmux)
 // from the first question to the written file: the interview, the hidden
 // command question, the summary, the confirmation.
-func TestInitInteractiveTmux(t *testing.T) {
+// initTmux is `looprinter init` running in a tmux window, and the means to
+// drive it.
+type initTmux struct {
+	work     string
+	screen   func() string
+	until    func(what string, ok func(string) bool)
+	waitFor  func(want string)
+	waitLine func(want string)
+	keys     func(k ...string)
+	text     func(s string)
+}
+
+// startInitTmux builds looprinter and starts `looprinter init` in a new tmux
+// window the given number of columns wide, in a folder holding files.
+func startInitTmux(t *testing.T, width int, files map[string]string) initTmux {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binary and drives tmux")
 	}
@@ -33,6 +49,13 @@ func TestInitInteractiveTmux(t *testing.T) {
 	}
 	work := filepath.Join(dir, "work")
 	os.Mkdir(work, 0o755)
+	for name, data := range files {
+		p := filepath.Join(work, filepath.FromSlash(name))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	session := "lpinit" + strings.ReplaceAll(filepath.Base(dir), ".", "")
 	sock := filepath.Join(dir, "tmux.sock")
 	tmux := func(args ...string) string {
@@ -42,9 +65,9 @@ func TestInitInteractiveTmux(t *testing.T) {
 		}
 		return string(out)
 	}
-	tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "50", "-c", work,
+	tmux("new-session", "-d", "-s", session, "-x", fmt.Sprint(width), "-y", "50", "-c", work,
 		"TERM=xterm-256color "+bin+" init; echo EXIT=$?; sleep 60")
-	defer exec.Command("tmux", "-S", sock, "kill-server").Run()
+	t.Cleanup(func() { exec.Command("tmux", "-S", sock, "kill-server").Run() })
 
 	screen := func() string { return tmux("capture-pane", "-t", session, "-p") }
 	// Every key is followed by a wait for what it shows: the form handles a
@@ -71,9 +94,7 @@ func TestInitInteractiveTmux(t *testing.T) {
 		until(fmt.Sprintf("%q", want), func(s string) bool { return strings.Contains(s, want) })
 	}
 	// waitLine waits for a line that ends with want (the field's "┃ " and
-	// text), nothing after it: what was typed is on a line of its own. The
-	// start of the line is not judged: the terminal renderer may leave a
-	// piece of the screen before on it when the form moves to a group.
+	// text), nothing after it: what was typed is on a line of its own.
 	waitLine := func(want string) {
 		t.Helper()
 		until(fmt.Sprintf("a line ending %q", want), func(s string) bool {
@@ -90,6 +111,45 @@ func TestInitInteractiveTmux(t *testing.T) {
 		tmux(append([]string{"send-keys", "-t", session}, k...)...)
 	}
 	text := func(s string) { t.Helper(); keys("-l", s) }
+	return initTmux{work, screen, until, waitFor, waitLine, keys, text}
+}
+
+// TestInitTmuxWideScreens: in a window 120 columns wide each screen of the
+// interview replaces the one before (no piece of the first screen is left
+// on the second) and the help wraps at the window's width, not at 80.
+func TestInitTmuxWideScreens(t *testing.T) {
+	tt := startInitTmux(t, 120, nil)
+	tt.waitFor("1/6 Objective")
+	tt.waitLine("┃ Key objective")
+	s1 := tt.screen()
+	tt.text("go test ./... passes")
+	tt.waitLine("┃ > go test ./... passes")
+	tt.keys("Enter")
+	tt.waitLine("┃ Loop shape")
+	tt.keys("Enter")
+	tt.waitFor("┃ 2/6 Deliverables")
+	// The screen is drawn in full once its last line, the key help, shows.
+	tt.waitFor("enter next")
+	s2 := tt.screen()
+	for _, piece := range []string{"1/6 Objective", "verifier", "Key objective", "Loop shape", "ralph:", "go test ./... passes"} {
+		if strings.Contains(s1, piece) && strings.Contains(s2, piece) {
+			t.Errorf("a piece of the first screen, %q, is left on the second:\n%s", piece, s2)
+		}
+	}
+	wide := false
+	for _, l := range strings.Split(s2, "\n") {
+		if strings.Contains(l, "Files, features, fixes") && utf8.RuneCountInString(strings.TrimRight(l, " ")) > 80 {
+			wide = true
+		}
+	}
+	if !wide {
+		t.Errorf("the help of the second screen wraps at 80 columns in a window 120 wide:\n%s", s2)
+	}
+}
+
+func TestInitInteractiveTmux(t *testing.T) {
+	tt := startInitTmux(t, 120, nil)
+	work, screen, waitFor, waitLine, keys, text := tt.work, tt.screen, tt.waitFor, tt.waitLine, tt.keys, tt.text
 
 	waitFor("1/6 Objective")
 	waitLine("┃ Key objective")
@@ -175,5 +235,45 @@ func TestInitInteractiveTmux(t *testing.T) {
 	gi, _ := os.ReadFile(filepath.Join(work, ".gitignore"))
 	if !strings.Contains(string(gi), "output/\nworking-records/\n") {
 		t.Fatalf(".gitignore: %q", gi)
+	}
+}
+
+// TestInitTmuxHoldout: in a project with tests the interview asks for a
+// holdout share, and the loop file names the test files it set aside.
+func TestInitTmuxHoldout(t *testing.T) {
+	test := func(name string) string {
+		return "package x\n\nimport \"testing\"\n\nfunc Test" + name + "(t *testing.T) {}\n"
+	}
+	tt := startInitTmux(t, 120, map[string]string{"go.mod": "module x\n", "x.go": "package x\n",
+		"a_test.go": test("A"), "b_test.go": test("B"), "c_test.go": test("C")})
+	tt.waitLine("┃ Key objective")
+	tt.text("go test ./... passes")
+	tt.waitLine("┃ > go test ./... passes")
+	for _, next := range []string{"┃ Loop shape", "┃ 2/6 Deliverables", "┃ 3/6 Verification", "┃ Objective gate", "┃ Setup, run once", "┃ Holdout tests"} {
+		tt.keys("Enter")
+		tt.waitFor(next)
+	}
+	tt.waitFor("The project has 3 test files")
+	tt.text("3")
+	tt.keys("Enter")
+	tt.waitFor("would set aside all 3 test files")
+	tt.keys("BSpace")
+	tt.text("1")
+	tt.waitLine("┃ > 1")
+	for _, next := range []string{"┃ 4/6 Constraints", "┃ Other constraints", "┃ 5/6 Agent", "┃ Model", "┃ Iterations", "┃ Cycles", "┃ Cost budget", "┃ Wall-clock budget", "┃ Stop when the same failure", "Write loop.yaml?"} {
+		tt.keys("Enter")
+		tt.waitFor(next)
+	}
+	if s := tt.screen(); !strings.Contains(s, "Holdout tests (set aside: the agent never sees them):") || !strings.Contains(s, "- b_test.go") {
+		t.Fatalf("the summary does not list the holdout file:\n%s", s)
+	}
+	tt.keys("Enter")
+	tt.waitFor("EXIT=0")
+	l, err := spec.Load(filepath.Join(tt.work, "loop.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(l.Holdout, ";") != "b_test.go" || strings.Join(l.HoldoutVerify, ";") != "go test -v -run '^(TestB)$' ." {
+		t.Fatalf("holdout %q, holdout_verify %q", l.Holdout, l.HoldoutVerify)
 	}
 }

@@ -25,6 +25,15 @@ type Answers struct {
 	Setup           []string
 	Verify          []string
 	ObjectiveVerify []string
+	// HoldoutShare is the share of the project's test files to set aside
+	// as holdout tests ("20%" or a count; empty: none); Holdout and
+	// HoldoutVerify are the files picked and the commands that run them
+	// (PlanHoldout). TestFiles are the test files found, which the
+	// interview's holdout question offers.
+	HoldoutShare  string
+	Holdout       []string
+	HoldoutVerify []string
+	TestFiles     []string
 	// 4. Constraints
 	Protect     []string
 	Constraints []string
@@ -61,6 +70,7 @@ func (a *Answers) Clean() {
 	a.Model = strings.TrimSpace(a.Model)
 	a.Command = strings.TrimSpace(a.Command)
 	a.Wall = strings.TrimSpace(a.Wall)
+	a.HoldoutShare = strings.TrimSpace(a.HoldoutShare)
 	for _, l := range []*[]string{&a.Deliverables, &a.Setup, &a.Verify, &a.ObjectiveVerify, &a.Protect, &a.Constraints} {
 		*l = cleanList(*l)
 	}
@@ -257,6 +267,10 @@ func (a Answers) Summary(path string) string {
 	list("Setup (once)", a.Setup, "none")
 	list("Cycle gate (verify)", a.Verify, "none")
 	list("Objective gate (objective_verify)", a.ObjectiveVerify, "none: the objective will be NOT VERIFIED")
+	if len(a.Holdout) > 0 {
+		list("Holdout tests (set aside: the agent never sees them)", a.Holdout, "none")
+		list("Holdout checks (holdout_verify, in the clean room)", a.HoldoutVerify, "none")
+	}
 	list("Protected files", a.Protect, "the engine's defaults")
 	list("Constraints", a.Constraints, "none")
 	agent := a.Backend

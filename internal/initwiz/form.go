@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -27,6 +28,7 @@ type formValues struct {
 	protect, constraints                     string
 	backend, model, command                  string
 	iterations, cycles, cost, wall, sameFail string
+	holdout                                  string
 }
 
 func toForm(a Answers) *formValues {
@@ -38,6 +40,7 @@ func toForm(a Answers) *formValues {
 		backend: a.Backend, model: a.Model, command: a.Command,
 		iterations: strconv.Itoa(a.Iterations), cycles: strconv.Itoa(a.Cycles),
 		cost: strconv.FormatFloat(a.CostUSD, 'f', -1, 64), wall: a.Wall, sameFail: strconv.Itoa(a.SameFailure),
+		holdout: a.HoldoutShare,
 	}
 }
 
@@ -48,6 +51,7 @@ func (v *formValues) answers() Answers {
 		Verify: Lines(v.verify), ObjectiveVerify: Lines(v.objVerify),
 		Protect: Lines(v.protect), Constraints: Lines(v.constraints),
 		Backend: v.backend, Model: v.model, Command: v.command, Wall: v.wall,
+		HoldoutShare: v.holdout,
 	}
 	a.Iterations, _ = strconv.Atoi(strings.TrimSpace(v.iterations))
 	a.Cycles, _ = strconv.Atoi(strings.TrimSpace(v.cycles))
@@ -129,6 +133,16 @@ func Interview(start Answers, path string, in io.Reader, out io.Writer) (a Answe
 				Lines(2).Value(&v.setup),
 		),
 		huh.NewGroup(
+			huh.NewInput().Title("Holdout tests").
+				Description(fmt.Sprintf("The project has %d test files. Set a share of them aside as holdout tests: the agent never sees them, "+
+					"and only the clean room that decides DONE runs them (they must not be in git). Like 20%% or 2; empty: none.", len(start.TestFiles))).
+				Value(&v.holdout).
+				Validate(func(s string) error {
+					_, err := HoldoutCount(s, len(start.TestFiles))
+					return err
+				}),
+		).WithHideFunc(func() bool { return len(start.TestFiles) < 2 }),
+		huh.NewGroup(
 			huh.NewText().Title("4/6 Constraints: files the agent must not change").
 				Description("Globs, e.g. **/*_test.go. "+listHint).
 				Lines(3).Value(&v.protect),
@@ -182,6 +196,10 @@ func Interview(start Answers, path string, in io.Reader, out io.Writer) (a Answe
 		return start, false, err
 	}
 	a = v.answers()
+	a.TestFiles = start.TestFiles
+	if err := PlanHoldout(filepath.Dir(path), &a); err != nil {
+		return a, false, err
+	}
 
 	// The summary is plain text (a form's note would render it as Markdown).
 	fmt.Fprintf(out, "\nSummary\n\n%s", a.Summary(path))

@@ -98,6 +98,14 @@ func Render(a Answers) []byte {
 		list("objective_verify", a.ObjectiveVerify, "")
 		p("\n")
 	}
+	if len(a.Holdout) > 0 {
+		p("# Holdout tests, set aside by `looprinter init --holdout`: the agent can neither read\n")
+		p("# nor list them, and only the clean room that decides DONE runs them. git never carries\n")
+		p("# them (.git/info/exclude): the agent reads the repository.\n")
+		list("holdout", a.Holdout, "")
+		list("holdout_verify", a.HoldoutVerify, "")
+		p("holdout_feedback: count   # what a failing one tells the agent: count | names | full\n\n")
+	}
 	if a.Shape == spec.ShapeReview {
 		p("# The review shape: a reviewer in a fresh context grades findings, a fixer addresses them.\n")
 		p("review:\n")
