@@ -76,7 +76,7 @@ func Dial(c Conn) (client.Client, error) {
 	}
 	cl, err := client.Dial(o)
 	if err != nil {
-		return nil, fmt.Errorf("cannot reach the Temporal frontend at %s (namespace %s): %w", c.HostPort, c.Namespace, err)
+		return nil, fmt.Errorf("cannot reach the fleet at %s (Temporal frontend, namespace %s): %w", c.HostPort, c.Namespace, err)
 	}
 	return cl, nil
 }

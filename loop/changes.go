@@ -311,7 +311,7 @@ func (e *Engine) applyChanges(t watchTake) {
 
 // resolveProtected walks the loop folder for the protected set.
 func (e *Engine) resolveProtected() (*protCache, error) {
-	rules, err := NewProtectRules(e.dir, e.spec)
+	rules, err := e.protectRules()
 	if err != nil {
 		return nil, err
 	}

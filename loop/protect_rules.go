@@ -122,13 +122,16 @@ type ProtectRules struct {
 	loopFile string // relative; "" when outside dir
 	defaults bool
 	ecos     map[string]bool
-	crates   []string              // directories (relative, "" for the top) that hold a Cargo.toml
-	goMods   map[string]bool       // directories (relative, "." for the top) that hold a go.mod
-	programs map[string]string     // gate program path → why
-	files    []string              // every walked file
-	skipped  map[string]bool       // files under a directory the default rules do not look into
-	exists   func(rel string) bool // for paths not walked
-	support  map[string]bool       // folders of Go packages only tests use (goTestSupport)
+	crates   []string          // directories (relative, "" for the top) that hold a Cargo.toml
+	goMods   map[string]bool   // directories (relative, "." for the top) that hold a go.mod
+	programs map[string]string // gate program path → why
+	// deliverables are the files under review (the review shape's diff):
+	// a check that runs one runs the work being judged, not a gate program.
+	deliverables map[string]bool
+	files        []string              // every walked file
+	skipped      map[string]bool       // files under a directory the default rules do not look into
+	exists       func(rel string) bool // for paths not walked
+	support      map[string]bool       // folders of Go packages only tests use (goTestSupport)
 	// shadow are the modules the checks run with `python -m`; shadowAtStart
 	// the top-level names of the folder when the rules were made.
 	shadow, shadowAtStart map[string]bool
@@ -397,6 +400,22 @@ func (r *ProtectRules) gatePrograms() error {
 	return nil
 }
 
+// FreeDeliverables says which files are the deliverable under review
+// (slash-separated, relative to the loop's folder): a check that runs one of
+// them runs the work it judges, so the gate-program rule does not protect
+// it. The loop file, the user's protect globs and the ecosystems' test rules
+// still do.
+func (r *ProtectRules) FreeDeliverables(paths []string) {
+	if r.deliverables == nil {
+		r.deliverables = map[string]bool{}
+	}
+	for _, p := range paths {
+		if rel, ok := r.clean(p); ok {
+			r.deliverables[rel] = true
+		}
+	}
+}
+
 // relInside is target relative to dir, slash-separated, when it is inside.
 func relInside(dir, target string) (string, bool) {
 	if !filepath.IsAbs(target) {
@@ -490,7 +509,7 @@ func (r *ProtectRules) rule(rel string, exists bool) (Protected, bool) {
 			return Protected{}, false
 		}
 	}
-	if why, ok := r.programs[rel]; ok {
+	if why, ok := r.programs[rel]; ok && !r.deliverables[rel] {
 		return Protected{Path: rel, Rule: why, Default: true}, true
 	}
 	if r.goVendored(rel) {

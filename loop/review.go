@@ -152,6 +152,29 @@ func (e *Engine) reviewBegin(ctx context.Context, rs *ReviewState) error {
 	return nil
 }
 
+// protectRules are the loop's protection rules for the next run. In the
+// review shape the files under review (the diff from the base to the
+// working tree) are the deliverable: a check that runs one of them does not
+// make it a gate program, and the fixer may edit it.
+func (e *Engine) protectRules() (*ProtectRules, error) {
+	rules, err := NewProtectRules(e.dir, e.spec)
+	if err != nil || e.spec.Shape != spec.ShapeReview || e.st.Review == nil || e.st.Review.BaseSHA == "" {
+		return rules, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	tree, err := snapshotTree(ctx, e.dir)
+	if err != nil {
+		return nil, fmt.Errorf("cannot list the files under review: %w", err)
+	}
+	paths, err := changedPaths(ctx, e.dir, e.st.Review.BaseSHA, tree)
+	if err != nil {
+		return nil, fmt.Errorf("cannot list the files under review: %w", err)
+	}
+	rules.FreeDeliverables(paths)
+	return rules, nil
+}
+
 func dirExists(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
@@ -475,8 +498,13 @@ func (e *Engine) reviewFixRound(ctx context.Context, rs *ReviewState) error {
 	for _, f := range r.Findings {
 		byID[f.ID] = f
 	}
+	files, _, err := e.protectedFiles()
+	if err != nil {
+		return e.stop(ReasonBlocked, "cannot list the protected files: "+err.Error())
+	}
 	prompt := e.fixerPrompt(fixerInput{Objective: e.reviewObjective(), Round: r.N, Bar: bar, Fix: fix, Below: below,
-		Recurring: r.Recurring, ByID: byID, Requirements: e.spec.Review.Requirements, Evidence: rs.Evidence, ChecksPass: rs.ChecksPass})
+		Recurring: r.Recurring, ByID: byID, Requirements: e.spec.Review.Requirements, Evidence: rs.Evidence, ChecksPass: rs.ChecksPass,
+		Protected: protectedNamed(files, r.Findings)})
 	r.Sent = findingIDs(fix)
 	rs.EvidenceFresh = false
 	run, err := e.runAgent(ctx, "fixer", false, fmt.Sprintf("round-%d", r.N), prompt)
@@ -507,6 +535,22 @@ func (e *Engine) reviewFixRound(ctx context.Context, rs *ReviewState) error {
 	}
 	e.writeReviewReport(rs, "")
 	return nil
+}
+
+// protectedNamed are the protected files a fixer may reach for: those the
+// findings name and the programs the checks run.
+func protectedNamed(files []protFile, findings []Finding) []protFile {
+	named := map[string]bool{}
+	for _, f := range findings {
+		named[normFile(f.File)] = true
+	}
+	var out []protFile
+	for _, p := range files {
+		if named[p.Path] || strings.HasPrefix(p.Rule, "gate program:") {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func parenList(l []string) string {

@@ -156,6 +156,22 @@ func gitDiff(ctx context.Context, dir, from, to string, paths []string) (string,
 	return out, nil
 }
 
+// changedPaths lists the files that differ from one object to another
+// (both sides of a rename), relative to the loop's directory.
+func changedPaths(ctx context.Context, dir, from, to string) ([]string, error) {
+	out, err := gitRun(ctx, dir, nil, "diff", "--relative", "--name-only", "--no-renames", "-z", from, to, "--", ".", excludeRecords, excludeReviewFiles)
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, p := range strings.Split(out, "\x00") {
+		if p != "" {
+			paths = append(paths, p)
+		}
+	}
+	return paths, nil
+}
+
 // commitSubjects lists the subjects of the commits from..to (oldest first).
 func commitSubjects(ctx context.Context, dir, from, to string) []string {
 	if to == "" || from == to {

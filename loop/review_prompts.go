@@ -151,6 +151,9 @@ type fixerInput struct {
 	Requirements []string
 	Evidence     string
 	ChecksPass   bool
+	// Protected are the protected files the findings name and the gate
+	// programs, each with the rule that protects it.
+	Protected []protFile
 }
 
 func (e *Engine) fixerPrompt(in fixerInput) string {
@@ -185,6 +188,13 @@ An independent reviewer read this change in a fresh context (the requirements, t
 	}
 	if len(in.Requirements) > 0 {
 		fmt.Fprintf(&b, "# Requirements\nRead %s.\n\n", strings.Join(in.Requirements, ", "))
+	}
+	if len(in.Protected) > 0 {
+		b.WriteString("# Protected files\nThe engine refuses any change to these files (a write fails, for example with \"Device or resource busy\" or \"Read-only file system\", or is undone after your run), each for the rule named:\n")
+		for _, p := range in.Protected {
+			fmt.Fprintf(&b, "- %s: protected by %s\n", p.Path, p.Rule)
+		}
+		b.WriteString("If a finding can only be fixed in one of them, print <blocked>the file and its rule</blocked> and stop: only the user can allow it, in the loop file.\n\n")
 	}
 	b.WriteString(`# Rules
 - Fix the code, not the checks: do not edit tests, checks or the loop file to make them pass.

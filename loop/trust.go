@@ -281,7 +281,7 @@ func (e *Engine) judgeDeadRun() error {
 	if g := loadGuard(e.priv); g != nil {
 		// What the run created is not known (its engine died before it
 		// could compare): every protected file the snapshot lacks counts.
-		rules, err := NewProtectRules(e.dir, e.spec)
+		rules, err := e.protectRules()
 		if err != nil {
 			return err
 		}

@@ -107,7 +107,8 @@ func findRemote(ctx context.Context, args []string, localErr error) (RemoteLoops
 	}
 	r, err := remote()
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w; and the fleet: %v", localErr, err)
+		// Whether the fleet runs it is not known: not a usage error.
+		return nil, nil, &ExitError{Code: ExitBlocked, Err: fmt.Errorf("%q is not a local loop, and %w", args[0], err)}
 	}
 	if r == nil {
 		return nil, nil, localErr

@@ -1,6 +1,11 @@
 package fleetcmd
 
-import "testing"
+import (
+	"strings"
+	"testing"
+
+	"github.com/looprinter/looprinter/fleet"
+)
 
 func TestAbsRemote(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
@@ -14,5 +19,17 @@ func TestAbsRemote(t *testing.T) {
 		if got := absRemote("/src/app", c.in); got != c.want {
 			t.Errorf("absRemote(%q) = %q, want %q", c.in, got, c.want)
 		}
+	}
+}
+
+// A stopped fleet loop's status line says the fleet's way to run it again
+// (a new submit), never `looprinter start`, which runs it on this machine.
+func TestStoppedFleetLoopSaysSubmit(t *testing.T) {
+	s := remoteStatus("far", &fleet.Status{Loop: "far", Shape: "ralph", Iterations: 2, Outcome: fleet.ReasonStopped, ExitCode: 130})
+	if strings.Contains(s.Line, "looprinter start") || !strings.Contains(s.Line, "`looprinter submit` runs it again") {
+		t.Fatalf("status line of a stopped fleet loop: %q", s.Line)
+	}
+	if !strings.Contains(s.Line, "Stopped: INTERRUPTED") {
+		t.Fatalf("the outcome is gone from the line: %q", s.Line)
 	}
 }

@@ -97,6 +97,15 @@ func (r *remote) List(ctx context.Context) ([]cli.RemoteStatus, error) {
 	return out, nil
 }
 
+// localResume is how the status line of a stopped local loop says to
+// resume it; fleetResume is the fleet's way: a stopped fleet loop is not
+// resumed (its state lives in the ended workflow), a new submit runs it
+// again from its branch.
+const (
+	localResume = "`looprinter start` resumes it."
+	fleetResume = "the fleet does not resume a stopped loop: `looprinter submit` runs it again on its branch, as a new run."
+)
+
 // remoteStatus is a fleet status as the ordinary commands show a loop.
 func remoteStatus(name string, s *fleet.Status) *cli.RemoteStatus {
 	st := &loop.State{Loop: name, Shape: s.Shape, Phase: s.Phase, Cycle: s.Cycle, Iterations: s.Iterations, AgentRuns: s.AgentRuns,
@@ -111,7 +120,10 @@ func remoteStatus(name string, s *fleet.Status) *cli.RemoteStatus {
 	case s.Paused:
 		state = ops.StatePaused
 	}
-	ost := ops.Status{Entry: ops.Entry{Key: "fleet:" + name, Name: name}, State: state, Loop: st, Line: ops.Line(st, nil, state)}
+	line := ops.Line(st, nil, state)
+	// A local loop's way back (`looprinter start`) is not the fleet's.
+	line = strings.Replace(line, localResume, fleetResume, 1)
+	ost := ops.Status{Entry: ops.Entry{Key: "fleet:" + name, Name: name}, State: state, Loop: st, Line: line}
 	if s.Outcome != "" {
 		code := s.ExitCode
 		ost.Outcome, ost.ExitCode = s.Outcome, &code

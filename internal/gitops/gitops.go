@@ -566,8 +566,53 @@ func (c *Committer) PushBranch() error {
 	if b == "" {
 		return errors.New("push: HEAD is detached")
 	}
-	_, err := Git(c.Dir, "push", "-q", c.Remote, "HEAD:refs/heads/"+b)
+	_, err := Git(c.Dir, "push", "-q", PushTarget(c.Dir, c.Remote), "HEAD:refs/heads/"+b)
 	return err
+}
+
+// PushTarget is what a push from dir names for remote: the remote itself,
+// or, when its push URL is a relative path (`git remote add origin
+// ../remote.git`), that path made absolute against the repository's main
+// work tree, where git reads it. From a linked worktree elsewhere on disk
+// (a git.worktree loop's, the landing's) git would read it against the
+// worktree's own folder, where it names nothing.
+func PushTarget(dir, remote string) string {
+	url, err := Git(dir, "remote", "get-url", "--push", remote)
+	if err != nil || !relativePathURL(url) {
+		return remote
+	}
+	main := mainWorktree(dir)
+	if main == "" {
+		return remote
+	}
+	return filepath.Join(main, filepath.FromSlash(url))
+}
+
+// relativePathURL tells a remote URL that is a relative path on disk from
+// an absolute path, a URL (scheme://) and scp-like host:path.
+func relativePathURL(url string) bool {
+	if url == "" || filepath.IsAbs(url) || strings.Contains(url, "://") {
+		return false
+	}
+	if i := strings.Index(url, ":"); i > 0 && !strings.Contains(url[:i], "/") {
+		return false // host:path
+	}
+	return true
+}
+
+// mainWorktree is the repository's main work tree (its git folder for a
+// bare repository): the first `git worktree list` names.
+func mainWorktree(dir string) string {
+	out, err := Git(dir, "worktree", "list", "--porcelain")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if p, ok := strings.CutPrefix(line, "worktree "); ok {
+			return p
+		}
+	}
+	return ""
 }
 
 // dropRecords removes the loop's records from `git status --porcelain` output.

@@ -49,3 +49,15 @@ func TestSubcommandAndRecords(t *testing.T) {
 		t.Fatalf("%q", got)
 	}
 }
+
+func TestRelativePathURL(t *testing.T) {
+	for url, want := range map[string]bool{
+		"../remote.git": true, "remote.git": true, "sub/dir": true,
+		"/srv/git/r.git": false, "https://example.com/r.git": false, "file:///srv/r.git": false,
+		"git@example.com:o/r.git": false, "host:path": false, "": false,
+	} {
+		if got := relativePathURL(url); got != want {
+			t.Errorf("relativePathURL(%q) = %v, want %v", url, got, want)
+		}
+	}
+}

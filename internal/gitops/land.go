@@ -341,7 +341,7 @@ func openPR(top string, l *spec.Loop, o LandOptions, base string) (string, error
 		remote = "origin"
 	}
 	if _, err := Git(top, "remote", "get-url", remote); err == nil {
-		if _, err := Git(top, "push", "-q", remote, "refs/heads/"+o.Branch+":refs/heads/"+o.Branch); err != nil {
+		if _, err := Git(top, "push", "-q", PushTarget(top, remote), "refs/heads/"+o.Branch+":refs/heads/"+o.Branch); err != nil {
 			return "", err
 		}
 	}
