@@ -140,12 +140,12 @@ func Guarantees(kind string) []string {
 	case Landlock:
 		if err := CgroupProbe(); err != nil {
 			return []string{
-				"guaranteed: writes only to the loop folder, HOME, the caches and a private temporary folder; leftover processes swept before anything is judged; " + always,
+				"guaranteed: writes only to the loop folder, HOME, the caches and a private temporary folder; no capabilities (as root too); no mounts; leftover processes swept before anything is judged; " + always,
 				"not guaranteed: HOME and the caches are the user's own (the checks read what an agent wrote there); protected files in the loop folder are restored after the run, not refused; no PID namespace: other processes are visible in /proc (engines are not dumpable, but root reads them); no cgroup either (" + err.Error() + "): a daemon an agent started can outlive an engine that is killed (its leftover processes are swept only while an engine lives); holdout files cannot be hidden (a loop with holdout stops BLOCKED)",
 			}
 		}
 		return []string{
-			"guaranteed: writes only to the loop folder, HOME, the caches and a private temporary folder; each run in a cgroup of its own: what it starts is ended after the run, and after an engine that was killed, before anything is judged; " + always,
+			"guaranteed: writes only to the loop folder, HOME, the caches and a private temporary folder; no capabilities (as root too); no mounts; each run in a cgroup of its own: what it starts is ended after the run, and after an engine that was killed, before anything is judged; " + always,
 			"not guaranteed: HOME and the caches are the user's own (the checks read what an agent wrote there); protected files in the loop folder are restored after the run, not refused; no PID namespace: other processes are visible in /proc (engines are not dumpable, but root reads them); holdout files cannot be hidden (a loop with holdout stops BLOCKED)",
 		}
 	case Seatbelt:

@@ -544,8 +544,14 @@ func TestBwrapProgramInTmp(t *testing.T) {
 // program outside the loop folder. Under the sandbox it has none: CapEff is
 // 0, the remount is refused, and the program outside stays as it was. The
 // same holds for an ordinary user.
-func TestBwrapDropsEveryCapability(t *testing.T) {
-	need(t, Bwrap)
+func TestBwrapDropsEveryCapability(t *testing.T) { dropsEveryCapability(t, Bwrap) }
+
+// Under Landlock too: as root, a confined agent keeps no capability (the
+// bounding set too is empty, so a program it executes gets none back).
+func TestLandlockDropsEveryCapability(t *testing.T) { dropsEveryCapability(t, Landlock) }
+
+func dropsEveryCapability(t *testing.T, kind string) {
+	need(t, kind)
 	l := newLayout(t)
 	check := filepath.Join(l.root, "checks", "check.sh")
 	if err := os.MkdirAll(filepath.Dir(check), 0o755); err != nil {
@@ -560,7 +566,7 @@ if mount -o remount,rw,bind / 2>/dev/null; then echo "DID remount"; fi
 if umount -l /proc 2>/dev/null; then echo "DID umount-proc"; fi
 if printf '#!/bin/sh\nexit 0\n' > "$CHECK" 2>/dev/null; then echo "DID rewrite-check"; fi
 echo done`
-	cmd, err := wrapped(l.policy(Bwrap), script, []string{"CHECK=" + check})
+	cmd, err := wrapped(l.policy(kind), script, []string{"CHECK=" + check})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -574,12 +580,12 @@ echo done`
 	}
 	for _, want := range []string{"CapEff:\t0000000000000000", "CapBnd:\t0000000000000000"} {
 		if !strings.Contains(s, want) {
-			t.Errorf("as uid %d, the agent keeps capabilities (want %q): %s", os.Getuid(), want, s)
+			t.Errorf("%s, as uid %d: the agent keeps capabilities (want %q): %s", kind, os.Getuid(), want, s)
 		}
 	}
 	for _, a := range []string{"remount", "umount-proc", "rewrite-check"} {
 		if strings.Contains(s, "DID "+a+"\n") {
-			t.Errorf("as uid %d, the agent could %s", os.Getuid(), a)
+			t.Errorf("%s, as uid %d: the agent could %s", kind, os.Getuid(), a)
 		}
 	}
 	if b, _ := os.ReadFile(check); string(b) != "#!/bin/sh\nexit 1\n" {
