@@ -66,13 +66,32 @@ func (e *Engine) confinement(files []protFile) (func(string, []string) (string, 
 		e.addNotVerified("sandbox: off — agent runs were not confined, so an agent could reach the engine's files and checks while it ran; the verdict holds only against an honest agent")
 		return nil, nil
 	case sandbox.Bwrap:
-		what += " (no copy-on-write layer here: " + sandbox.LayerProbe().Error() + "; protected files are bound read-only one by one)"
+		what += " (no copy-on-write layer here: " + sandbox.LayerProbe().Error() + "; protected files are bound read-only one by one; a private HOME)"
 		e.confined(what)
+	case sandbox.Landlock:
+		e.confined(what + " (a private HOME)")
 	default:
+		// Seatbelt: HOME stays the user's (a macOS CLI keeps its login in
+		// the keychain, under the real HOME).
 		e.confined(what)
+		p.ReadOnly = append(p.ReadOnly, e.roFiles...)
+		return p.Wrap, nil
 	}
+	// No layer over HOME and the caches: the agent gets private ones, and
+	// the real ones are read-only to it.
+	home, err := e.agentHome(e.spec.Agent.Env)
+	if err != nil {
+		return nil, err
+	}
+	if p, err = policyFor(e.spec, nil, home.Writable...); err != nil {
+		return nil, err
+	}
+	p.Writable = home.Writable
 	p.ReadOnly = append(p.ReadOnly, e.roFiles...)
-	return p.Wrap, nil
+	return func(path string, args []string) (string, []string, []string, error) {
+		np, na, env, err := p.Wrap(path, args)
+		return np, na, append(env, home.Env...), err
+	}, nil
 }
 
 // confined records the sandbox in force when it changes.
@@ -101,7 +120,9 @@ func Confine(l *spec.Loop, readOnly []string) (func(string, []string) (string, [
 }
 
 // policyFor is the sandbox policy of an agent run of loop l (see Confine).
-func policyFor(l *spec.Loop, readOnly []string) (sandbox.Policy, error) {
+// keep are more writable paths inside the engine's state folder (the
+// loop's private HOME), kept out of what is read-only there.
+func policyFor(l *spec.Loop, readOnly []string, keep ...string) (sandbox.Policy, error) {
 	kind, err := sandbox.Resolve(l.Sandbox)
 	if err != nil {
 		return sandbox.Policy{}, err
@@ -110,7 +131,7 @@ func policyFor(l *spec.Loop, readOnly []string) (sandbox.Policy, error) {
 		return sandbox.Policy{Kind: kind}, nil
 	}
 	ro := append([]string{l.Path, loopdir.Dir(l.Dir).Records()}, readOnly...)
-	ro = append(ro, readOnlyAround(loopdir.StateRoot(), l.Dir)...)
+	ro = append(ro, readOnlyAround(loopdir.StateRoot(), append([]string{l.Dir}, keep...)...)...)
 	if g := gitDir(l); g != "" {
 		ro = append(ro, g)
 	}
@@ -123,25 +144,44 @@ func policyFor(l *spec.Loop, readOnly []string) (sandbox.Policy, error) {
 	return sandbox.Policy{Kind: kind, Dir: l.Dir, Writable: writable, ReadOnly: ro}, nil
 }
 
-// readOnlyAround is root, read-only, except the way down to keep when keep
-// is inside it (a worktree loop runs inside the state folder): then each
-// folder on the way contributes its other entries, so the loop folder stays
-// writable and everything beside it does not.
-func readOnlyAround(root, keep string) []string {
-	rel, err := filepath.Rel(root, keep)
-	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
+// readOnlyAround is root, read-only, except the ways down to the paths in
+// keep that are inside it (a worktree loop runs inside the state folder,
+// and so does a private HOME): each folder on a way contributes its other
+// entries, so the kept paths stay writable and everything beside them does
+// not.
+func readOnlyAround(root string, keep ...string) []string {
+	var ways [][]string
+	for _, k := range keep {
+		rel, err := filepath.Rel(root, k)
+		if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
+			continue
+		}
+		ways = append(ways, strings.Split(filepath.ToSlash(rel), "/"))
+	}
+	if len(ways) == 0 {
 		return []string{root}
 	}
-	var out []string
-	cur := root
-	for _, step := range strings.Split(filepath.ToSlash(rel), "/") {
-		entries, _ := os.ReadDir(cur)
-		for _, en := range entries {
-			if en.Name() != step {
-				out = append(out, filepath.Join(cur, en.Name()))
-			}
+	return readOnlyBeside(root, ways)
+}
+
+// readOnlyBeside lists the entries of cur that no way goes through, and
+// those beside the ways further down.
+func readOnlyBeside(cur string, ways [][]string) []string {
+	next := map[string][][]string{}
+	for _, w := range ways {
+		if len(w) == 0 {
+			return nil // cur itself is kept
 		}
-		cur = filepath.Join(cur, step)
+		next[w[0]] = append(next[w[0]], w[1:])
+	}
+	var out []string
+	entries, _ := os.ReadDir(cur)
+	for _, en := range entries {
+		if sub, ok := next[en.Name()]; ok {
+			out = append(out, readOnlyBeside(filepath.Join(cur, en.Name()), sub)...)
+			continue
+		}
+		out = append(out, filepath.Join(cur, en.Name()))
 	}
 	return out
 }

@@ -182,6 +182,23 @@ func TestReadOnlyAround(t *testing.T) {
 	if got := readOnlyAround(root, t.TempDir()); len(got) != 1 || got[0] != root {
 		t.Errorf("a loop outside the state folder: %v, want the whole state folder", got)
 	}
+	// A private HOME in the engine's folder is kept too, and what is beside
+	// it there (the engine's state) is read-only.
+	os.MkdirAll(filepath.Join(root, "engine", "x", "home"), 0o700)
+	os.MkdirAll(filepath.Join(root, "engine", "y"), 0o700)
+	os.WriteFile(filepath.Join(root, "engine", "x", "state.json"), nil, 0o600)
+	got = readOnlyAround(root, t.TempDir(), filepath.Join(root, "engine", "x", "home"))
+	want = map[string]bool{"engine/x/state.json": true, "engine/y": true, "loops": true, "logs": true, "worktrees": true}
+	for _, g := range got {
+		rel, _ := filepath.Rel(root, g)
+		if !want[rel] {
+			t.Errorf("%s read-only, but it holds the private HOME or is not beside it", rel)
+		}
+		delete(want, rel)
+	}
+	if len(want) > 0 {
+		t.Errorf("not read-only: %v (got %v)", want, got)
+	}
 }
 
 // A snapshot reads a protected file again only when it may have changed:

@@ -128,6 +128,16 @@ func (p Private) LayerWork(name string) string {
 	return filepath.Join(string(p), "layers", name, "work")
 }
 
+// AgentHome is the loop's private HOME for its agents where no layer can
+// be made (Landlock; bubblewrap without overlayfs): seeded with the agent
+// CLIs' folders, written by the agents from run to run, never read by a
+// check or by the engine's git.
+func (p Private) AgentHome() string { return p.join("home") }
+
+// AgentCache holds the agents' private build and package caches beside
+// AgentHome.
+func (p Private) AgentCache() string { return p.join("cache") }
+
 // Pause, while it exists, holds the loop between agent runs. No agent run
 // can write it, so an agent cannot pause its own loop (or another) and
 // leave it waiting forever.

@@ -131,7 +131,7 @@ func Guarantees(kind string) []string {
 		if err := LayerProbe(); err != nil {
 			return []string{
 				"guaranteed: no capabilities (as root too), its own PID namespace (nothing it starts outlives the run), protected files bound read-only; " + always,
-				"not guaranteed: no copy-on-write layer here (" + err.Error() + "): HOME and the caches are writable, so what the checks read there may be the agent's; each protected file is a bind of its own, slow with thousands",
+				"not guaranteed: no copy-on-write layer here (" + err.Error() + "): the agent gets a private HOME and caches of the loop's instead (the real ones are read-only to it); each protected file is a bind of its own, slow with thousands",
 			}
 		}
 		return []string{
@@ -140,13 +140,13 @@ func Guarantees(kind string) []string {
 	case Landlock:
 		if err := CgroupProbe(); err != nil {
 			return []string{
-				"guaranteed: writes only to the loop folder, HOME, the caches and a private temporary folder; no capabilities (as root too); no mounts; leftover processes swept before anything is judged; " + always,
-				"not guaranteed: HOME and the caches are the user's own (the checks read what an agent wrote there); protected files in the loop folder are restored after the run, not refused; no PID namespace: other processes are visible in /proc (engines are not dumpable, but root reads them); no cgroup either (" + err.Error() + "): a daemon an agent started can outlive an engine that is killed (its leftover processes are swept only while an engine lives); holdout files cannot be hidden (a loop with holdout stops BLOCKED)",
+				"guaranteed: writes only to the loop folder, a private HOME and caches of the loop's (the real ones, which the checks and the engine's git read, are read-only to it) and a private temporary folder; no capabilities (as root too); no mounts; leftover processes swept before anything is judged; " + always,
+				"not guaranteed: protected files in the loop folder are restored after the run, not refused; no PID namespace: other processes are visible in /proc (engines are not dumpable, but root reads them); no cgroup either (" + err.Error() + "): a daemon an agent started can outlive an engine that is killed (its leftover processes are swept only while an engine lives); holdout files cannot be hidden (a loop with holdout stops BLOCKED)",
 			}
 		}
 		return []string{
-			"guaranteed: writes only to the loop folder, HOME, the caches and a private temporary folder; no capabilities (as root too); no mounts; each run in a cgroup of its own: what it starts is ended after the run, and after an engine that was killed, before anything is judged; " + always,
-			"not guaranteed: HOME and the caches are the user's own (the checks read what an agent wrote there); protected files in the loop folder are restored after the run, not refused; no PID namespace: other processes are visible in /proc (engines are not dumpable, but root reads them); holdout files cannot be hidden (a loop with holdout stops BLOCKED)",
+			"guaranteed: writes only to the loop folder, a private HOME and caches of the loop's (the real ones, which the checks and the engine's git read, are read-only to it) and a private temporary folder; no capabilities (as root too); no mounts; each run in a cgroup of its own: what it starts is ended after the run, and after an engine that was killed, before anything is judged; " + always,
+			"not guaranteed: protected files in the loop folder are restored after the run, not refused; no PID namespace: other processes are visible in /proc (engines are not dumpable, but root reads them); holdout files cannot be hidden (a loop with holdout stops BLOCKED)",
 		}
 	case Seatbelt:
 		return []string{
