@@ -360,6 +360,8 @@ func TestAdapterServerErrorIsAPIError(t *testing.T) {
 // enough, and nothing it started outlives it.
 func TestAdapterServerDown(t *testing.T) {
 	eachCLI(t, func(t *testing.T, k kit) {
+		// Mostly waiting on the timeouts: the three CLIs wait at once.
+		t.Parallel()
 		r := newRun(t, k, deadURL(t), "Do it.")
 		r.req.Timeout = 25 * time.Second
 		r.req.IdleTimeout = 6 * time.Second
@@ -398,6 +400,9 @@ func TestAdapterServerDown(t *testing.T) {
 // the run that reached the API, timed from its first request.
 func TestAdapterHungAPIKilledByIdleTimeout(t *testing.T) {
 	eachCLI(t, func(t *testing.T, k kit) {
+		// Mostly waiting on the idle timeout: the three CLIs wait at once
+		// (each its own API, folders and mark).
+		t.Parallel()
 		idle := 5 * time.Second
 		if k.backend == "gemini" {
 			// Gemini CLI is the slowest to start.
