@@ -82,12 +82,18 @@ func ScriptParams() testscript.Params {
 	}
 }
 
+// waitDefault is how long waitfile, recwait and pausefile wait when no
+// timeout is given: a deadline for a failing test only, long enough that a
+// loaded machine never reaches it on a passing one (a wait ends as soon as
+// its condition holds).
+const waitDefault = 5 * time.Minute
+
 // waitfile PATH [TIMEOUT]: wait until PATH exists.
 func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) < 1 {
 		ts.Fatalf("usage: waitfile path [timeout]")
 	}
-	timeout := 20 * time.Second
+	timeout := waitDefault
 	if len(args) > 1 {
 		d, err := time.ParseDuration(args[1])
 		ts.Check(err)
@@ -109,12 +115,12 @@ func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 
 // pausefile [wait]: the loop in the current folder has a pause asked for
 // (its pause file, in the engine's private folder, exists); with wait,
-// wait up to 20s for it.
+// wait up to waitDefault for it.
 func cmdPauseFile(ts *testscript.TestScript, neg bool, args []string) {
 	p := loopdir.PrivateUnder(ts.Getenv("LOOPRINTER_STATE_DIR"), ts.MkAbs(".")).Pause()
 	deadline := time.Now()
 	if len(args) > 0 && args[0] == "wait" {
-		deadline = deadline.Add(20 * time.Second)
+		deadline = deadline.Add(waitDefault)
 	}
 	for {
 		_, err := os.Stat(p)
@@ -365,7 +371,7 @@ func cmdRecWait(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	re, err := regexp.Compile(args[0])
 	ts.Check(err)
-	timeout := 20 * time.Second
+	timeout := waitDefault
 	if len(args) > 1 {
 		timeout, err = time.ParseDuration(args[1])
 		ts.Check(err)

@@ -281,3 +281,51 @@ func TestCodexAddFile(t *testing.T) {
 		t.Errorf("%q", got)
 	}
 }
+
+// A Stall answers the headers at once, then only keep-alives, for as long
+// as the server runs: a client waits on it whatever its timeouts on the
+// headers or between chunks (Gemini CLI gives up on a Hang, no headers,
+// after 60s).
+func TestStallSendsHeadersThenOnlyKeepAlives(t *testing.T) {
+	defer func(d time.Duration) { stallEvery = d }(stallEvery)
+	stallEvery = 20 * time.Millisecond
+	cases := []struct {
+		name, path, body, ctype, keepAlive string
+	}{
+		{"anthropic stream", "/v1/messages", `{"stream":true}`, "text/event-stream", ": keep-alive\n\n"},
+		{"anthropic", "/v1/messages", `{"stream":false}`, "application/json", " "},
+		{"responses", "/v1/responses", `{}`, "text/event-stream", ": keep-alive\n\n"},
+		{"gemini stream", "/v1beta/models/m:streamGenerateContent?alt=sse", `{}`, "text/event-stream", ": keep-alive\n\n"},
+		{"gemini", "/v1beta/models/m:generateContent", `{}`, "application/json", " "},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := Start(Script{Replies: []Reply{{Stall: true}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			// The headers come at once, whatever the client allows for them.
+			client := &http.Client{Transport: &http.Transport{ResponseHeaderTimeout: time.Minute}}
+			resp, err := client.Post(s.URL+c.path, "application/json", strings.NewReader(c.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), c.ctype) {
+				t.Fatalf("status %d content type %q, want 200 %s", resp.StatusCode, resp.Header.Get("Content-Type"), c.ctype)
+			}
+			// Keep-alives go on coming: read three, then close the server.
+			buf := make([]byte, 3*len(c.keepAlive))
+			if _, err := io.ReadFull(resp.Body, buf); err != nil {
+				t.Fatalf("reading the keep-alives: %v", err)
+			}
+			s.Close()
+			rest, _ := io.ReadAll(resp.Body)
+			got := string(buf) + string(rest)
+			if strings.ReplaceAll(got, c.keepAlive, "") != "" {
+				t.Errorf("the body had more than keep-alives: %q", got)
+			}
+		})
+	}
+}

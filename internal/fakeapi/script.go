@@ -36,6 +36,14 @@ type Reply struct {
 	// Hang never answers: the connection stays open until the client goes
 	// away or the server is closed (a dead network).
 	Hang bool `json:"hang,omitempty" yaml:"hang,omitempty"`
+	// Stall answers 200 with the headers of the reply, then never sends
+	// the reply: only a keep-alive every 2s (an SSE comment on a
+	// stream, a space in a JSON body), until the client goes away or the
+	// server is closed. A model that accepted the request and never
+	// answers, which no timeout of the client's HTTP stack ends (on
+	// connecting, on the headers, between two chunks): Gemini CLI gives up
+	// on a Hang after 60s without headers, a Stall it waits on for ever.
+	Stall bool `json:"stall,omitempty" yaml:"stall,omitempty"`
 	// Match, when set, makes this reply answer only a request whose body
 	// contains the string. A request takes the first reply in the queue
 	// whose Match is empty or found in its body.

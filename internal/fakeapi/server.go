@@ -249,6 +249,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
+	if reply.Stall {
+		s.stall(w, r, api, body)
+		return
+	}
 	if reply.Delay > 0 {
 		select {
 		case <-time.After(reply.Delay.D()):
@@ -271,6 +275,51 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveResponses(w, req, reply)
 	case Gemini:
 		s.serveGemini(w, r, reply)
+	}
+}
+
+// stallEvery is how often a Stall reply sends its keep-alive.
+var stallEvery = 2 * time.Second
+
+// stall sends the headers of the reply the request asked for, streamed or
+// not, then a keep-alive every stallEvery until the request or the server
+// ends.
+func (s *Server) stall(w http.ResponseWriter, r *http.Request, api API, body []byte) {
+	var req map[string]any
+	json.Unmarshal(body, &req)
+	streamed, _ := req["stream"].(bool)
+	switch api {
+	case Responses:
+		streamed = true
+	case Gemini:
+		streamed = strings.Contains(r.URL.Path, ":streamGenerateContent")
+	}
+	keepAlive := " "
+	if streamed {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Cache-Control", "no-cache")
+		keepAlive = ": keep-alive\n\n"
+	} else {
+		w.Header().Set("Content-Type", "application/json")
+	}
+	w.WriteHeader(http.StatusOK)
+	f, _ := w.(http.Flusher)
+	tick := time.NewTicker(stallEvery)
+	defer tick.Stop()
+	for {
+		if _, err := io.WriteString(w, keepAlive); err != nil {
+			return
+		}
+		if f != nil {
+			f.Flush()
+		}
+		select {
+		case <-tick.C:
+		case <-r.Context().Done():
+			return
+		case <-s.closed:
+			return
+		}
 	}
 }
 
