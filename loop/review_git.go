@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/safegit"
@@ -27,21 +28,32 @@ const excludeRecords = ":(exclude)" + loopdir.RecordsDir
 const excludeReviewFiles = ":(exclude)" + loopdir.OutputDir + "/review"
 
 // gitRun runs git in dir and returns its standard output.
+// A command refused because another git process holds the index
+// (index.lock: an editor refreshing its status, the committer's update of
+// the index after a commit) is run again for up to 10 seconds.
 func gitRun(ctx context.Context, dir string, env []string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", safegit.Args(args...)...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0")
-	cmd.Env = append(cmd.Env, env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		cmd := exec.CommandContext(ctx, "git", safegit.Args(args...)...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0")
+		cmd.Env = append(cmd.Env, env...)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		if err == nil {
+			return out.String(), nil
+		}
 		msg := strings.TrimSpace(errb.String())
+		if safegit.IndexBusy(msg) && time.Now().Before(deadline) && ctx.Err() == nil {
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
 		if msg == "" {
 			msg = err.Error()
 		}
 		return out.String(), fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
 	}
-	return out.String(), nil
 }
 
 func gitLine(ctx context.Context, dir string, args ...string) (string, error) {

@@ -51,6 +51,7 @@ func Sweep(keep ...int) []int {
 		// need to read every process of the machine.
 		return nil
 	}
+	keep = withSpared(keep)
 	spared := map[int]bool{}
 	for _, k := range keep {
 		spared[k] = true

@@ -24,6 +24,7 @@ const sweepPasses = 100
 // nothing to do. Call it when no command of the caller is running other
 // than those in keep.
 func Sweep(keep ...int) []int {
+	keep = withSpared(keep)
 	self := os.Getpid()
 	me, ok, _ := proc.Lookup(self)
 	if !ok {

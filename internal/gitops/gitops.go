@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -29,38 +30,47 @@ import (
 // Git runs git in dir and returns its trimmed output; the error carries
 // git's own message.
 func Git(dir string, args ...string) (string, error) {
+	out, err := gitIn(dir, "", args...)
+	return strings.TrimSpace(out), err
+}
+
+// gitIn is Git with stdin, its output untrimmed. A command refused because
+// another git process holds the index (index.lock: an editor refreshing
+// its status, the committer's own update of the index) is run again, for
+// up to indexWait.
+func gitIn(dir, stdin string, args ...string) (string, error) {
+	deadline := time.Now().Add(indexWait)
+	for {
+		out, msg, err := gitOnce(dir, stdin, args)
+		if err == nil {
+			return out, nil
+		}
+		if !safegit.IndexBusy(msg) || time.Now().After(deadline) {
+			if msg == "" {
+				msg = strings.TrimSpace(out)
+			}
+			return out, fmt.Errorf("git %s: %v: %s", subcommand(args), err, msg)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// indexWait bounds the wait for another git process's index.lock.
+const indexWait = 10 * time.Second
+
+func gitOnce(dir, stdin string, args []string) (string, string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", safegit.Args(args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
-	if err != nil {
-		msg := strings.TrimSpace(errb.String())
-		if msg == "" {
-			msg = strings.TrimSpace(out.String())
-		}
-		return strings.TrimSpace(out.String()), fmt.Errorf("git %s: %v: %s", subcommand(args), err, msg)
-	}
-	return strings.TrimSpace(out.String()), nil
-}
-
-// gitIn is Git with stdin.
-func gitIn(dir, stdin string, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", safegit.Args(args...)...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		return out.String(), fmt.Errorf("git %s: %v: %s", subcommand(args), err, strings.TrimSpace(errb.String()))
-	}
-	return out.String(), nil
+	return out.String(), strings.TrimSpace(errb.String()), err
 }
 
 // TopLevel returns the root of the work tree holding dir, or "" outside git.
@@ -283,6 +293,13 @@ type Committer struct {
 	// agentsCommit: in a review the fixer commits its fixes; its commits
 	// are the work.
 	agentsCommit bool
+	// byName says whether commits may edit HEAD's tree by name (see
+	// treeByName), once known; prefix is Dir's path in the repository.
+	byName *bool
+	prefix string
+	// indexUpdate is the update of the index a commit by name started in
+	// the background (see treeByName and settle).
+	indexUpdate chan error
 }
 
 // maxPending is the most changed paths a commit stages by name; past it,
@@ -311,6 +328,11 @@ func NewCommitter(l *spec.Loop) *Committer {
 func (c *Committer) Hook() loop.Hook {
 	return func(ev record.Event, emit func(record.Event)) error {
 		c.note(ev)
+		if ev.Event != record.AgentStart && ev.Event != record.ToolCall {
+			// The last commit's update of the index is over before anything
+			// else: an agent run is what it overlaps with.
+			c.settle()
+		}
 		switch ev.Event {
 		case record.AgentStart:
 			if !c.agentsCommit {
@@ -327,11 +349,13 @@ func (c *Committer) Hook() loop.Hook {
 			return nil
 		}
 		rec := record.Event{Event: record.Commit, Task: ev.Task, Gate: ev.Gate}
-		if why := c.historyRewritten(); why != "" {
+		c.settle()
+		head, branch := c.headAndBranch()
+		if why := c.historyRewritten(head); why != "" {
 			emit(record.Event{Event: record.Violation, Kind: "history_rewritten", Message: why})
 			return fmt.Errorf("git: %s; the loop's work cannot be trusted to be the work it judged", why)
 		}
-		hash, err := c.Commit(subject, body)
+		hash, err := c.commitOn(head, subject, body)
 		if err == nil && c.Push {
 			rec.Kind = "push"
 			err = c.PushBranch()
@@ -342,7 +366,7 @@ func (c *Committer) Hook() loop.Hook {
 			emit(rec)
 			return fmt.Errorf("git: %s: %w", subject, err)
 		}
-		rec.Pass, rec.Message, rec.To = record.Bool(true), hash+" "+subject, CurrentBranch(c.Dir)
+		rec.Pass, rec.Message, rec.To = record.Bool(true), hash+" "+subject, branch
 		emit(rec)
 		return nil
 	}
@@ -428,20 +452,54 @@ func (c *Committer) note(ev record.Event) {
 // plumbing (write-tree, commit-tree, update-ref): nothing rescans the
 // checkout, whatever its size.
 func (c *Committer) Commit(subject, body string) (string, error) {
-	if err := c.stage(); err != nil {
-		return "", err
-	}
-	tree, err := Git(c.Dir, "write-tree")
+	c.settle()
+	head, _ := c.headAndBranch()
+	return c.commitOn(head, subject, body)
+}
+
+// headAndBranch reads HEAD's commit ("" before the first) and the branch
+// it is on ("" when detached), with one git process.
+func (c *Committer) headAndBranch() (head, branch string) {
+	out, err := Git(c.Dir, "rev-parse", "HEAD", "--abbrev-ref", "HEAD")
 	if err != nil {
-		return "", err
+		return "", CurrentBranch(c.Dir)
+	}
+	head, branch, _ = strings.Cut(out, "\n")
+	if branch == "HEAD" {
+		branch = "" // detached
+	}
+	return strings.TrimSpace(head), strings.TrimSpace(branch)
+}
+
+// commitOn commits the loop's changes on parent, HEAD as just read.
+func (c *Committer) commitOn(parent, subject, body string) (string, error) {
+	tree := ""
+	if !c.scanned {
+		if err := c.scan(); err != nil {
+			return "", err
+		}
+	} else {
+		paths := c.namedPaths()
+		t, err := c.treeByName(parent, paths)
+		if err == nil {
+			tree = t
+		} else if err := c.addNamed(paths); err != nil {
+			return "", err
+		}
+	}
+	if tree == "" {
+		t, err := Git(c.Dir, "write-tree")
+		if err != nil {
+			return "", err
+		}
+		tree = t
 	}
 	msg := subject
 	if body != "" {
 		msg += "\n\n" + body
 	}
 	args := append(append([]string{}, c.ident...), "commit-tree", tree, "-m", msg)
-	parent, perr := Git(c.Dir, "rev-parse", "--verify", "--quiet", "HEAD")
-	if perr == nil && parent != "" {
+	if parent != "" {
 		args = append(args, "-p", parent)
 	}
 	full, err := Git(c.Dir, args...)
@@ -456,38 +514,57 @@ func (c *Committer) Commit(subject, body string) (string, error) {
 		return "", err
 	}
 	loop.WriteFileAtomic(c.lastCommitPath(), []byte(full+"\n"))
-	return Git(c.Dir, "rev-parse", "--short", full)
+	// The short form git's own --short would print at least (no process
+	// for it: a commit's cost is the number of git processes it starts).
+	if len(full) > 7 {
+		return full[:7], nil
+	}
+	return full, nil
 }
 
-// stage puts the loop's changes in the index: by name when the records
-// name them, else by a scan of the folder (records left out).
-func (c *Committer) stage() error {
-	if !c.scanned {
-		if _, err := Git(c.Dir, "add", "-A", "--", "."); err != nil {
-			return err
-		}
-		// The records are the loop's own bookkeeping, never part of its work.
-		if _, err := Git(c.Dir, "rev-parse", "--verify", "--quiet", "HEAD"); err == nil {
-			Git(c.Dir, "reset", "-q", "--", loopdir.RecordsDir)
-		} else {
-			Git(c.Dir, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", loopdir.RecordsDir)
-		}
-		c.scanned, c.pending = true, nil
-		return nil
+// scan stages the whole folder (the records left out).
+func (c *Committer) scan() error {
+	if _, err := Git(c.Dir, "add", "-A", "--", "."); err != nil {
+		return err
 	}
-	var present, gone []string
+	// The records are the loop's own bookkeeping, never part of its work.
+	if _, err := Git(c.Dir, "rev-parse", "--verify", "--quiet", "HEAD"); err == nil {
+		Git(c.Dir, "reset", "-q", "--", loopdir.RecordsDir)
+	} else {
+		Git(c.Dir, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", loopdir.RecordsDir)
+	}
+	c.scanned, c.pending = true, nil
+	return nil
+}
+
+// namedPaths are the paths the agent runs changed that the next commit
+// takes: not the records, not ignored files, a removed one only if git
+// tracked it.
+func (c *Committer) namedPaths() []string {
+	var paths []string
 	for p := range c.pending {
 		if first, _, _ := strings.Cut(p, "/"); first == loopdir.RecordsDir || p == "" || strings.HasPrefix(p, "../") {
 			continue
 		}
+		paths = append(paths, p)
+	}
+	c.pending = nil
+	sort.Strings(paths)
+	return paths
+}
+
+// addNamed stages the named paths in the index: those that exist, and
+// those removed that git tracked (naming another is an error to git add).
+func (c *Committer) addNamed(paths []string) error {
+	var present, gone []string
+	for _, p := range paths {
 		if _, err := os.Lstat(filepath.Join(c.Dir, filepath.FromSlash(p))); err == nil {
 			present = append(present, p)
 		} else {
 			gone = append(gone, p)
 		}
 	}
-	c.pending = nil
-	var paths []string
+	paths = nil
 	if len(present) > 0 {
 		// Ignored files are not the loop's to commit (naming one is an
 		// error to git add).
@@ -503,7 +580,6 @@ func (c *Committer) stage() error {
 		}
 	}
 	if len(gone) > 0 {
-		// A removed file is staged only if git tracked it.
 		out, _ := Git(c.Dir, append([]string{"--literal-pathspecs", "ls-files", "-z", "--"}, gone...)...)
 		for _, p := range strings.Split(out, "\x00") {
 			if p != "" {
@@ -523,10 +599,10 @@ func (c *Committer) lastCommitPath() string { return loopdir.PrivateOf(c.Dir).La
 
 // historyRewritten says why the history no longer holds the engine's last
 // commit ("" when it does): an agent reset, rebased or amended it.
-func (c *Committer) historyRewritten() string {
+func (c *Committer) historyRewritten(head string) string {
 	data, err := os.ReadFile(c.lastCommitPath())
 	last := strings.TrimSpace(string(data))
-	if err != nil || last == "" {
+	if err != nil || last == "" || last == head {
 		return ""
 	}
 	if _, err := Git(c.Dir, "merge-base", "--is-ancestor", last, "HEAD"); err != nil {

@@ -1,12 +1,14 @@
 package gitops
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/looprinter/looprinter/record"
 )
@@ -35,7 +37,7 @@ func stagedRepo(t testing.TB, files int) (string, *Committer) {
 	os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("*.log\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "gone.txt"), []byte("x"), 0o644)
 	gitT(t, dir, "add", "-A")
-	gitT(t, dir, "commit", "-qm", "start")
+	gitT(t, dir, "-c", "gc.auto=0", "commit", "-qm", "start") // no gc left running on the temporary folder
 	c := &Committer{Dir: dir, Name: "t", ident: []string{"-c", "user.name=looprinter", "-c", "user.email=l@example.com"}}
 	return dir, c
 }
@@ -101,5 +103,129 @@ func BenchmarkCommit(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// A commit by name edits HEAD's tree (treeByName) and the index for the
+// named paths only, and the result is what staging them in the index and
+// git write-tree give: in a loop folder below the repository's top, with
+// an executable bit, a link, a new nested folder and the last file of a
+// folder removed; and the index then matches the commit exactly.
+func TestCommitByNameEqualsTheIndex(t *testing.T) {
+	top, _ := stagedRepo(t, 0)
+	sub := filepath.Join(top, "loop")
+	os.MkdirAll(filepath.Join(sub, "only"), 0o755)
+	os.WriteFile(filepath.Join(sub, "only", "one.txt"), []byte("1"), 0o644)
+	os.WriteFile(filepath.Join(sub, "keep.txt"), []byte("k"), 0o644)
+	gitT(t, top, "add", "-A")
+	gitT(t, top, "commit", "-qm", "loop")
+	c := &Committer{Dir: sub, Name: "t", scanned: true, ident: []string{"-c", "user.name=looprinter", "-c", "user.email=l@example.com"}}
+	os.WriteFile(filepath.Join(sub, "run.sh"), []byte("#!/bin/sh\n"), 0o755)
+	os.Symlink("keep.txt", filepath.Join(sub, "link"))
+	os.MkdirAll(filepath.Join(sub, "a", "b"), 0o755)
+	os.WriteFile(filepath.Join(sub, "a", "b", "deep.txt"), []byte("d"), 0o644)
+	os.Remove(filepath.Join(sub, "only", "one.txt"))
+	os.Remove(filepath.Join(sub, "only"))
+	os.WriteFile(filepath.Join(sub, "keep.txt"), []byte("changed"), 0o644)
+	c.note(record.Event{Event: record.AgentEnd, FilesChanged: []string{"run.sh", "link", "a/b/deep.txt", "only/one.txt", "keep.txt"}})
+	paths := c.namedPaths()
+	tree, err := c.treeByName(gitT(t, top, "rev-parse", "HEAD"), paths)
+	if err != nil {
+		t.Fatalf("treeByName: %v", err)
+	}
+	c.settle()
+	if idx := gitT(t, top, "write-tree"); idx != tree {
+		t.Errorf("the index's tree %s is not the commit's %s:\n%s", idx, tree, gitT(t, top, "diff", "--stat", idx, tree))
+	}
+	want := "100644 blob\tloop/a/b/deep.txt\n100644 blob\tloop/keep.txt\n120000 blob\tloop/link\n100755 blob\tloop/run.sh"
+	var got []string
+	for _, line := range strings.Split(gitT(t, top, "ls-tree", "-r", tree), "\n") {
+		meta, name, _ := strings.Cut(line, "\t")
+		f := strings.Fields(meta)
+		if strings.HasPrefix(name, "loop/") {
+			got = append(got, f[0]+" "+f[1]+"\t"+name)
+		}
+	}
+	if strings.Join(got, "\n") != want {
+		t.Errorf("the tree:\n%s\nwant:\n%s", strings.Join(got, "\n"), want)
+	}
+	// Through Commit: the same, and git status has nothing to say.
+	os.WriteFile(filepath.Join(sub, "keep.txt"), []byte("again"), 0o644)
+	c.note(record.Event{Event: record.AgentEnd, FilesChanged: []string{"run.sh", "link", "a/b/deep.txt", "only/one.txt", "keep.txt"}})
+	if _, err := c.Commit("x", ""); err != nil {
+		t.Fatal(err)
+	}
+	c.settle()
+	if s := gitT(t, top, "status", "--porcelain"); s != "" {
+		t.Errorf("after the commit, git status: %q", s)
+	}
+	if got := gitT(t, top, "show", "HEAD:loop/keep.txt"); got != "again" {
+		t.Errorf("HEAD:loop/keep.txt = %q", got)
+	}
+}
+
+// A path that became a folder (or a nested repository's) is not edited by
+// name: the commit stages it in the index, as before.
+func TestCommitByNameFallsBack(t *testing.T) {
+	dir, c := stagedRepo(t, 3)
+	c.scanned = true
+	os.Remove(filepath.Join(dir, "gone.txt"))
+	os.MkdirAll(filepath.Join(dir, "gone.txt"), 0o755)
+	os.WriteFile(filepath.Join(dir, "gone.txt", "inside"), []byte("i"), 0o644)
+	c.note(record.Event{Event: record.AgentEnd, FilesChanged: []string{"gone.txt/inside", "gone.txt"}})
+	paths := c.namedPaths()
+	if _, err := c.treeByName(gitT(t, dir, "rev-parse", "HEAD"), paths); !errors.Is(err, errNotByName) {
+		t.Fatalf("a file that became a folder: %v, want errNotByName", err)
+	}
+	c.note(record.Event{Event: record.AgentEnd, FilesChanged: []string{"gone.txt/inside", "gone.txt"}})
+	if _, err := c.Commit("x", ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := gitT(t, dir, "show", "HEAD:gone.txt/inside"); got != "i" {
+		t.Errorf("HEAD:gone.txt/inside = %q", got)
+	}
+}
+
+// By name, an ignored file is left out unless git tracks it: a tracked
+// file that an ignore rule matches (added with --force) is committed when
+// it changes, an untracked one is not.
+func TestCommitByNameIgnoredButTracked(t *testing.T) {
+	dir, c := stagedRepo(t, 1)
+	os.WriteFile(filepath.Join(dir, "kept.log"), []byte("1"), 0o644)
+	gitT(t, dir, "add", "-f", "kept.log")
+	gitT(t, dir, "-c", "gc.auto=0", "commit", "-qm", "kept")
+	c.scanned = true
+	os.WriteFile(filepath.Join(dir, "kept.log"), []byte("2"), 0o644)
+	os.WriteFile(filepath.Join(dir, "new.log"), []byte("n"), 0o644)
+	c.note(record.Event{Event: record.AgentEnd, FilesChanged: []string{"kept.log", "new.log"}})
+	if _, err := c.Commit("x", ""); err != nil {
+		t.Fatal(err)
+	}
+	c.settle()
+	if got := gitT(t, dir, "show", "--name-status", "--format=", "HEAD"); got != "M\tkept.log" {
+		t.Errorf("the commit: %q, want kept.log only", got)
+	}
+	if s := gitT(t, dir, "status", "--porcelain"); s != "" {
+		t.Errorf("git status: %q", s)
+	}
+}
+
+// Another git process holding the index (an editor refreshing its status)
+// is waited for: the commit that stages in the index goes through once the
+// lock is gone, instead of stopping the loop.
+func TestCommitWaitsForTheIndexLock(t *testing.T) {
+	dir, c := stagedRepo(t, 1)
+	lock := filepath.Join(dir, ".git", "index.lock")
+	os.WriteFile(lock, nil, 0o644)
+	os.WriteFile(filepath.Join(dir, "new.txt"), []byte("n"), 0o644)
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		os.Remove(lock)
+	}()
+	if _, err := c.Commit("x", ""); err != nil { // the first commit stages the folder
+		t.Fatalf("a commit while the index was locked for a moment: %v", err)
+	}
+	if got := gitT(t, dir, "show", "--name-status", "--format=", "HEAD"); got != "A\tnew.txt" {
+		t.Errorf("the commit: %q", got)
 	}
 }
