@@ -120,3 +120,33 @@ func TestSweepKeep(t *testing.T) {
 	}
 	Sweep() // its sleep, re-parented to us
 }
+
+// A child Spare holds is neither killed nor reaped by Sweep (the engine's
+// own git update of the index, running beside an agent run, would leave
+// index.lock behind); once released, it is swept like any other.
+func TestSweepSparesWhatSpareHolds(t *testing.T) {
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	release := Spare(cmd.Process.Pid)
+	for _, pid := range Sweep() {
+		if pid == cmd.Process.Pid {
+			t.Fatal("Sweep killed a spared child")
+		}
+	}
+	if err := syscall.Kill(cmd.Process.Pid, 0); err != nil {
+		t.Fatalf("the spared child is gone: %v", err)
+	}
+	release()
+	release() // twice is once
+	killed := Sweep()
+	found := false
+	for _, pid := range killed {
+		found = found || pid == cmd.Process.Pid
+	}
+	if !found {
+		t.Errorf("Sweep after release killed %v, not the child %d", killed, cmd.Process.Pid)
+	}
+}
