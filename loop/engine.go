@@ -169,7 +169,7 @@ func Run(ctx context.Context, l *spec.Loop, opts Options) (*Outcome, error) {
 		}
 	}
 	previous := st.Outcome
-	st.Outcome, st.Summary = "", ""
+	st.Outcome, st.Summary, st.PlanArchive = "", "", ""
 	if err := e.checkpoint(); err != nil { // the run is visible to status at once
 		return nil, err
 	}
@@ -417,12 +417,12 @@ func (e *Engine) finish(o *Outcome) *Outcome {
 	e.settleBest(o)
 	e.guardRefs()
 	o.Kept = loadLedger(e.priv).Kept
-	if p, _, err := ReadPlan(loopdir.Dir(e.dir).Plan()); err == nil {
-		o.Plan = p
-	} else {
+	st.Outcome, st.ExitCode, st.Summary = o.Reason, o.ExitCode, o.Summary
+	// The plan the report shows is the one status, report and the
+	// dashboard show (CurrentPlan); the engine's last plan when none is.
+	if o.Plan = CurrentPlan(e.dir, st); o.Plan == nil {
 		o.Plan = e.lastPlan
 	}
-	st.Outcome, st.ExitCode, st.Summary = o.Reason, o.ExitCode, o.Summary
 	st.PID = 0
 	if o.Reason == ReasonDone {
 		st.Phase = PhaseDone

@@ -40,7 +40,7 @@ func RunStep(ctx context.Context, l *spec.Loop, opts StepOptions) (*Outcome, err
 	st := e.st
 	if st.Outcome != "" && st.Phase != PhaseDone {
 		// A stopped loop runs on: the previous stop is history.
-		st.Outcome, st.Summary = "", ""
+		st.Outcome, st.Summary, st.PlanArchive = "", "", ""
 	}
 	if err := e.checkpoint(); err != nil {
 		return nil, err

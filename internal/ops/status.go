@@ -77,9 +77,7 @@ func Inspect(e Entry) Status {
 	if started {
 		s.Loop = st
 	}
-	if p, errs, err := loop.ReadPlan(loopdir.Dir(dir).Plan()); err == nil && len(errs) == 0 {
-		s.Plan = p
-	}
+	s.Plan = loop.CurrentPlan(dir, st)
 	live, pid := loopdir.Locked(dir)
 	_, perr := os.Stat(loopdir.Dir(dir).Pause())
 	s.PausePending = perr == nil
