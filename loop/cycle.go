@@ -231,7 +231,7 @@ func (e *Engine) build(ctx context.Context, plan *Plan, task Task) error {
 			e.st.Judged.Tasks[i].Passes = passed
 		}
 	}
-	e.writeJudged()
+	e.noteWriteErr(e.writeJudged())
 	e.lastPlan = clonePlan(e.st.Judged)
 	if passed {
 		e.st.TasksPassed++

@@ -143,8 +143,9 @@ type Engine struct {
 	lock       *loopdir.Lock                   // the loop's lock, held from openEngine to close
 	jr         *journal                        // the engine's copy of the state (loop/journal.go)
 
-	hookMu  sync.Mutex
-	hookErr error
+	hookMu   sync.Mutex
+	hookErr  error
+	spaceErr error // the first write of the engine's own that failed for want of space (loop/diskspace.go)
 }
 
 // errStop carries an outcome out of a step.
@@ -523,6 +524,7 @@ func (e *Engine) save(durable, copies bool) error {
 	if err == nil {
 		e.unsynced = !durable
 	}
+	e.noteWriteErr(err)
 	return err
 }
 
@@ -572,7 +574,7 @@ func (e *Engine) emit(ev record.Event) {
 	if ev.Iteration == 0 {
 		ev.Iteration = e.st.Iterations
 	}
-	e.rec.Write(ev)
+	e.noteWriteErr(e.rec.Write(ev))
 	for _, h := range e.opts.Hooks {
 		emit := func(x record.Event) {
 			if x.Cycle == 0 {
@@ -581,7 +583,7 @@ func (e *Engine) emit(ev record.Event) {
 			if x.Iteration == 0 {
 				x.Iteration = ev.Iteration
 			}
-			e.rec.Write(x)
+			e.noteWriteErr(e.rec.Write(x))
 		}
 		if err := h(ev, emit); err != nil {
 			e.hookMu.Lock()

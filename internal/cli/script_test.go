@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -49,6 +50,9 @@ func ScriptParams() testscript.Params {
 			if cond == "ci" {
 				return os.Getenv("CI") != "", nil
 			}
+			if cond == "tmpfs" {
+				return canMountTmpfs(), nil
+			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Setup: func(env *testscript.Env) error {
@@ -75,6 +79,18 @@ func ScriptParams() testscript.Params {
 		},
 	}
 }
+
+// canMountTmpfs says whether a script can mount a small tmpfs of its own
+// (`unshare -m sh -c 'mount -t tmpfs …'`: root, or the capability, and
+// unshare): how the tests fill a disk without filling the machine's.
+var canMountTmpfs = sync.OnceValue(func() bool {
+	dir, err := os.MkdirTemp("", "looprinter-tmpfs-probe-")
+	if err != nil {
+		return false
+	}
+	defer os.Remove(dir)
+	return exec.Command("unshare", "-m", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs "+dir).Run() == nil
+})
 
 // waitfile PATH [TIMEOUT]: wait until PATH exists.
 func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
