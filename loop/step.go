@@ -64,6 +64,7 @@ func RunStep(ctx context.Context, l *spec.Loop, opts StepOptions) (*Outcome, err
 		return out, nil
 	}
 	e.noteRecreated()
+	e.noteDeadWall()
 	e.refreshVacuous()
 	if err := e.recover(); err != nil {
 		return end(e.outcome(ReasonBlocked, err.Error()))

@@ -388,8 +388,7 @@ func (s *Server) action(what string) http.HandlerFunc {
 		audit.Status, audit.Message = http.StatusOK, msg
 		s.cfg.Audit.Write(audit)
 		if r.PostFormValue("from") == "page" {
-			// Back at the actions, where the user was, not at the top.
-			http.Redirect(w, r, "/loops/"+e.Key+"?done="+what+"#actions", http.StatusSeeOther)
+			http.Redirect(w, r, "/loops/"+e.Key+"?done="+what, http.StatusSeeOther)
 			return
 		}
 		s.writeJSON(w, r, map[string]any{"ok": true, "action": what, "loop": e.Name, "message": msg})
