@@ -45,6 +45,7 @@ func (e *Engine) archivePending() {
 	if _, err := os.Stat(e.planPath()); err == nil {
 		to := uniquePath(loopdir.Dir(e.dir).InRecords(e.st.PendingArchive))
 		if err := os.Rename(e.planPath(), to); err == nil {
+			e.st.PlanArchive = filepath.Base(to)
 			e.emit(record.Event{Event: record.PlanArchived, From: loopdir.OutputDir + "/plan.json", To: rel(e.dir, to), Reason: e.st.PendingReason})
 		}
 	}
@@ -230,7 +231,7 @@ func (e *Engine) build(ctx context.Context, plan *Plan, task Task) error {
 			e.st.Judged.Tasks[i].Passes = passed
 		}
 	}
-	e.writeJudged()
+	e.noteWriteErr(e.writeJudged())
 	e.lastPlan = clonePlan(e.st.Judged)
 	if passed {
 		e.st.TasksPassed++

@@ -118,6 +118,8 @@ type Engine struct {
 	opts       Options
 	mark       time.Time     // wall time is counted from here since the last checkpoint
 	markRem    time.Duration // wall time below a millisecond, carried to the next checkpoint
+	deadWall   time.Duration // wall time the previous run spent after its last save, when it died
+	deadPID    int           // that run's pid
 	priv       string        // the engine's private folder for this loop
 	ckMu       sync.Mutex    // checkpoints come from the step and from the wall-time ticker
 	unsynced   bool          // the last save has not been synced (stepEnd, note, tick)
@@ -143,8 +145,9 @@ type Engine struct {
 	lock       *loopdir.Lock                   // the loop's lock, held from openEngine to close
 	jr         *journal                        // the engine's copy of the state (loop/journal.go)
 
-	hookMu  sync.Mutex
-	hookErr error
+	hookMu   sync.Mutex
+	hookErr  error
+	spaceErr error // the first write of the engine's own that failed for want of space (loop/diskspace.go)
 }
 
 // errStop carries an outcome out of a step.
@@ -169,13 +172,14 @@ func Run(ctx context.Context, l *spec.Loop, opts Options) (*Outcome, error) {
 		}
 	}
 	previous := st.Outcome
-	st.Outcome, st.Summary = "", ""
+	st.Outcome, st.Summary, st.PlanArchive = "", "", ""
 	if err := e.checkpoint(); err != nil { // the run is visible to status at once
 		return nil, err
 	}
 	e.emit(record.Event{Event: record.LoopStart, Loop: l.Name, Shape: l.Shape, LoopFile: l.Path, Dir: e.dir, PID: os.Getpid(), Resumed: resumed, Phase: st.Phase, Message: previousNote(previous)})
 	e.recordUntrusted(untrusted)
 	e.noteRecreated()
+	e.noteDeadWall()
 	e.refreshVacuous() // the loop file may have changed since the last run
 	if err := e.recover(); err != nil {
 		return e.finish(e.outcome(ReasonBlocked, err.Error())), nil
@@ -280,12 +284,54 @@ func openEngine(l *spec.Loop, opts Options, runID string, fresh bool) (e *Engine
 	if fi, err := os.Stat(l.Path); err == nil {
 		e.specTime = fi.ModTime()
 	}
+	// A run that died (SIGKILL, a power loss) saved its wall time last at
+	// st.UpdatedAt; it lived on until its last sign of life.
+	e.deadWall, e.deadPID = deadRunTail(st, start), st.PID
+	st.WallMS += e.deadWall.Milliseconds()
 	st.Loop, st.Shape, st.PID, st.Run, st.Records = l.Name, l.Shape, os.Getpid(), runID, rec.Path()
 	if !resumed {
 		st.StartedAt = start.UTC()
 	}
 	sandbox.BecomeSubreaper()
 	return e, untrusted, resumed, nil
+}
+
+// deadRunTail is the wall time a run that died without its final record
+// spent after its last save (st.UpdatedAt, the wall time saved then): up
+// to its last sign of life, the latest of its last record and its agent
+// run's transcript (both written by the engine, as the agent's output
+// came), never later than now. 0 when the previous run stopped cleanly.
+func deadRunTail(st *State, now time.Time) time.Duration {
+	if st.PID == 0 || st.Outcome != "" || st.UpdatedAt.IsZero() {
+		return 0
+	}
+	last := st.UpdatedAt
+	if st.Records != "" {
+		one := func() ([]string, error) { return []string{st.Records}, nil }
+		if evs, _, err := record.TailOf(one, 1, nil); err == nil && len(evs) > 0 && evs[len(evs)-1].TS.After(last) {
+			last = evs[len(evs)-1].TS
+		}
+	}
+	if f := st.InFlight; f != nil && f.Transcript != "" {
+		for _, p := range []string{f.Transcript, f.Transcript + ".stderr"} {
+			if fi, err := os.Stat(p); err == nil && fi.ModTime().After(last) {
+				last = fi.ModTime()
+			}
+		}
+	}
+	if last.After(now) {
+		last = now
+	}
+	return last.Sub(st.UpdatedAt)
+}
+
+// noteDeadWall says how much wall time of a run that died was counted
+// after its last save.
+func (e *Engine) noteDeadWall() {
+	if e.deadWall > 0 {
+		e.emit(record.Event{Event: record.Warning, Kind: "wall_after_crash", DurationMS: e.deadWall.Milliseconds(),
+			Message: fmt.Sprintf("the previous run (pid %d) died without a final record: %s of wall time after its last save, up to its last record or its agent's last output, was counted", e.deadPID, e.deadWall.Round(time.Millisecond))})
+	}
 }
 
 // noteRecreated records that the loop folder is not the one the engine
@@ -423,12 +469,12 @@ func (e *Engine) finish(o *Outcome) *Outcome {
 	e.settleBest(o)
 	e.guardRefs()
 	o.Kept = loadLedger(e.priv).Kept
-	if p, _, err := ReadPlan(loopdir.Dir(e.dir).Plan()); err == nil {
-		o.Plan = p
-	} else {
+	st.Outcome, st.ExitCode, st.Summary = o.Reason, o.ExitCode, o.Summary
+	// The plan the report shows is the one status, report and the
+	// dashboard show (CurrentPlan); the engine's last plan when none is.
+	if o.Plan = CurrentPlan(e.dir, st); o.Plan == nil {
 		o.Plan = e.lastPlan
 	}
-	st.Outcome, st.ExitCode, st.Summary = o.Reason, o.ExitCode, o.Summary
 	st.PID = 0
 	if o.Reason == ReasonDone {
 		st.Phase = PhaseDone
@@ -529,6 +575,7 @@ func (e *Engine) save(durable, copies bool) error {
 	if err == nil {
 		e.unsynced = !durable
 	}
+	e.noteWriteErr(err)
 	return err
 }
 
@@ -578,7 +625,7 @@ func (e *Engine) emit(ev record.Event) {
 	if ev.Iteration == 0 {
 		ev.Iteration = e.st.Iterations
 	}
-	e.rec.Write(ev)
+	e.noteWriteErr(e.rec.Write(ev))
 	for _, h := range e.opts.Hooks {
 		emit := func(x record.Event) {
 			if x.Cycle == 0 {
@@ -587,7 +634,7 @@ func (e *Engine) emit(ev record.Event) {
 			if x.Iteration == 0 {
 				x.Iteration = ev.Iteration
 			}
-			e.rec.Write(x)
+			e.noteWriteErr(e.rec.Write(x))
 		}
 		if err := h(ev, emit); err != nil {
 			e.hookMu.Lock()

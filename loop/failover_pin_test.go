@@ -1,6 +1,8 @@
 package loop
 
 import (
+	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -49,8 +51,9 @@ func TestPinFailoverWithinARun(t *testing.T) {
 		if len(fo) != 1 || !strings.HasSuffix(fo[0].From, "/a") || !strings.HasSuffix(fo[0].To, "/b") {
 			t.Errorf("agent_failover records %+v, want one a → b", fo)
 		}
-		if len(retries(evs)) != 0 || out.State.Iterations != 1 {
-			t.Errorf("%d retries, %d attempts; want 0 and 1 (the failover goes on at once and is no attempt)", len(retries(evs)), out.State.Iterations)
+		// The try that hit the limit is recorded, on a, waiting for nothing.
+		if r := retries(evs); len(r) != 1 || r[0].WaitMS != 0 || r[0].Model != "a" || out.State.Iterations != 1 {
+			t.Errorf("retries %+v, %d attempts; want one on a waiting 0ms and 1 attempt (the failover goes on at once and is no attempt)", r, out.State.Iterations)
 		}
 	})
 	t.Run("limit within fallback_after is waited out on the same agent", func(t *testing.T) {
@@ -80,5 +83,74 @@ func TestPinFailoverWithinARun(t *testing.T) {
 		if out.Reason != ReasonTimeCost || !strings.Contains(out.Summary, "waiting 3h0m0s would pass the wall budget") {
 			t.Fatalf("outcome %s: %s; want time_cost waiting 3h0m0s for a's reset", out.Reason, out.Summary)
 		}
+	})
+}
+
+// Every record of a run that failed over names the model that ran the try
+// it reports, and the records' costs add up to what the state counts: the
+// try that hit the limit is an agent_retry on its own model (no wait), the
+// end of the run is on the model that ran its last try (issue 27).
+func TestFailoverRecordsNameTheModelRun(t *testing.T) {
+	limited := func(after time.Duration, cost float64) agent.Result {
+		r := rateLimited(after)
+		r.CostUSD = cost
+		return r
+	}
+	costs := func(t *testing.T, out *Outcome, evs []record.Event) {
+		t.Helper()
+		sum := 0.0
+		for _, e := range evs {
+			if e.Event == record.AgentEnd || e.Event == record.AgentRetry {
+				sum += e.CostUSD
+			}
+		}
+		if math.Abs(sum-out.State.CostUSD) > 1e-9 {
+			t.Errorf("the records' costs add up to $%.2f, the state counts $%.2f", sum, out.State.CostUSD)
+		}
+	}
+	t.Run("failover", func(t *testing.T) {
+		ad := &pinAdapter{results: []agent.Result{limited(3*time.Hour, 0.5), resOK}, doneOn: 2}
+		out, evs := pinRun(t, ad, nil, 10*time.Second, withFallback)
+		if out.Reason != ReasonDone {
+			t.Fatalf("outcome %s: %s; want done on the fallback", out.Reason, out.Summary)
+		}
+		var got []string
+		for _, e := range evs {
+			switch e.Event {
+			case record.AgentStart, record.AgentRetry, record.AgentEnd:
+				got = append(got, fmt.Sprintf("%s %s $%.2f", e.Event, e.Model, e.CostUSD))
+			}
+		}
+		want := "agent_start a $0.00|agent_retry a $0.50|agent_end b $0.25"
+		if strings.Join(got, "|") != want {
+			t.Errorf("records %q, want %q", strings.Join(got, "|"), want)
+		}
+		costs(t, out, evs)
+	})
+	t.Run("every candidate limited", func(t *testing.T) {
+		ad := &pinAdapter{results: []agent.Result{limited(3*time.Hour, 0.5), limited(5*time.Hour, 0.25), resFree}, doneOn: 3}
+		out, evs := pinRun(t, ad, nil, 10*time.Second, func(l *spec.Loop) {
+			withFallback(l)
+			l.Budget.Wall = spec.Duration(time.Hour)
+		})
+		if out.Reason != ReasonTimeCost {
+			t.Fatalf("outcome %s: %s; want time_cost", out.Reason, out.Summary)
+		}
+		var end *record.Event
+		for i, e := range evs {
+			if e.Event == record.AgentEnd {
+				end = &evs[i]
+			}
+		}
+		// b ran the last try (a's limit resets first, but a did not run it).
+		if end == nil || end.Model != "b" || end.CostUSD != 0.25 {
+			t.Errorf("agent_end %+v, want model b at $0.25", end)
+		}
+		for _, e := range retries(evs) {
+			if e.Model == "" {
+				t.Errorf("agent_retry %+v names no model", e)
+			}
+		}
+		costs(t, out, evs)
 	})
 }

@@ -176,8 +176,19 @@ func ProbeChecks(ctx context.Context, l *spec.Loop) []CheckResult {
 		return nil
 	}
 	defer os.RemoveAll(tmp)
+	return ProbeChecksTo(ctx, l, tmp, "check")
+}
+
+// ProbeChecksTo runs the checks as ProbeChecks does, but keeps each
+// output in logDir, as PREFIX-N.log (N from 1): the results name files
+// that stay after the checks' folder is gone (the landing's gates on the
+// merged tree keep theirs with the loop's records).
+func ProbeChecksTo(ctx context.Context, l *spec.Loop, logDir, prefix string) []CheckResult {
+	if err := os.MkdirAll(logDir, 0o700); err != nil {
+		return nil
+	}
 	env := append(os.Environ(), "LOOPRINTER_DIR="+l.Dir, "LOOPRINTER_CYCLE=0")
 	return runCheckList(ctx, l, l.GateChecks(), env, func(i int) string {
-		return filepath.Join(tmp, fmt.Sprintf("check-%d.log", i+1))
+		return filepath.Join(logDir, fmt.Sprintf("%s-%d.log", prefix, i+1))
 	})
 }

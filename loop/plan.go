@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -115,6 +116,30 @@ const (
 	MaxPlanBytes = 2 << 20
 	MaxPlanTasks = 500
 )
+
+// CurrentPlan is the plan every view of a loop shows (the run's final
+// report, status, report, the dashboard): output/plan.json when it is a
+// valid plan; else the engine's own copy of the plan it judges; else, for a
+// loop that has stopped, the plan archived last in its final run (a gate
+// that failed right before the stop archives it for the next plan); else
+// nil.
+func CurrentPlan(dir string, st *State) *Plan {
+	if p, errs, err := ReadPlan(loopdir.Dir(dir).Plan()); err == nil && len(errs) == 0 {
+		return p
+	}
+	if st == nil {
+		return nil
+	}
+	if st.Judged != nil {
+		return clonePlan(st.Judged)
+	}
+	if st.Outcome != "" && st.PlanArchive != "" && filepath.Base(st.PlanArchive) == st.PlanArchive {
+		if p, errs, err := ReadPlan(loopdir.Dir(dir).InRecords(st.PlanArchive)); err == nil && len(errs) == 0 {
+			return p
+		}
+	}
+	return nil
+}
 
 // ReadPlan reads and checks a plan file. A missing file returns
 // os.ErrNotExist. Only a regular file is read (a fifo or a link put in its

@@ -142,6 +142,9 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 	// A run whose every try hit a usage limit did no work: it is not an
 	// attempt (docs/stopping.md: rate limits do not count).
 	onlyLimits := true
+	// ran is the agent that ran the last try: its records name it, not the
+	// agent a failover moved the run on to (agent_retry, agent_end).
+	ran := a
 	uncount := func() {
 		if counts && onlyLimits {
 			e.st.Iterations-- // counted above, before the run
@@ -153,7 +156,7 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 			req.Transcript = uniquePath(filepath.Join(tdir, base+".log"))
 		}
 		e.st.InFlight.Transcript = req.Transcript
-		res = agent.Run(ctx, req, ad, onTool)
+		res, ran = agent.Run(ctx, req, ad, onTool), a
 		e.st.CostUSD += res.CostUSD
 		if res.Status != agent.StatusRateLimited {
 			onlyLimits = false
@@ -183,7 +186,11 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 				}
 			}
 			if switched {
-				continue // the next candidate at once: no wait, no attempt counted
+				// The next candidate at once: no wait, no attempt counted.
+				// The try that hit the limit is recorded on its own agent,
+				// with what it cost.
+				e.retryRecord(phase, task, ran, res, try, 0)
+				continue
 			}
 		case agent.StatusAPIError:
 			apiErrors++
@@ -198,13 +205,17 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 			break
 		}
 		left := e.spec.Budget.Wall.D() - e.wall()
-		e.emit(record.Event{Event: record.AgentRetry, Phase: phase, Task: task, Status: string(res.Status), Attempt: try,
-			WaitMS: wait.Milliseconds(), Error: res.Error, Transcript: res.Transcript, CostUSD: res.CostUSD})
 		if wait >= left {
-			e.endRecord(phase, task, a, res, nil)
+			// The wait that would pass the budget is recorded, but the
+			// try's cost once only: on its agent_end.
+			spent := res
+			spent.CostUSD, spent.CostEstimated, spent.InputTokens, spent.OutputTokens, spent.CachedTokens = 0, false, 0, 0, 0
+			e.retryRecord(phase, task, ran, spent, try, wait)
+			e.endRecord(phase, task, ran, res, nil)
 			uncount()
 			return nil, e.stop(ReasonTimeCost, fmt.Sprintf("%s: waiting %s would pass the wall budget (%s left)", res.Status, wait.Round(time.Second), left.Round(time.Second)))
 		}
+		e.retryRecord(phase, task, ran, res, try, wait)
 		select {
 		case <-ctx.Done():
 		case <-time.After(wait):
@@ -242,7 +253,7 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 	}
 	e.judged(changes)
 	run.Tamper = append(layerTamper, tamper...)
-	e.endRecord(phase, task, a, res, run.Changed)
+	e.endRecord(phase, task, ran, res, run.Changed)
 	e.recordTamper(phase, task, run.Tamper)
 	e.afterOperator(ctx, phase, task, res, told)
 	e.st.InFlight = nil
@@ -312,6 +323,15 @@ func (e *Engine) keepLoopFileEdit(rel string, old, cur []byte) (bool, string) {
 		return true, ""
 	}
 	return false, strings.Join(v.Refused, "; ")
+}
+
+// retryRecord writes the agent_retry of a try that will be retried after
+// wait (0: at once, on another agent), naming the agent that ran it.
+func (e *Engine) retryRecord(phase, task string, ran spec.Agent, res agent.Result, try int, wait time.Duration) {
+	e.emit(record.Event{Event: record.AgentRetry, Phase: phase, Task: task, Backend: ran.Backend, Model: ran.Model,
+		Status: string(res.Status), Attempt: try, WaitMS: wait.Milliseconds(), Error: res.Error, Transcript: res.Transcript,
+		InputTokens: res.InputTokens, OutputTokens: res.OutputTokens, CachedTokens: res.CachedTokens,
+		CostUSD: res.CostUSD, CostEstimated: res.CostEstimated})
 }
 
 func (e *Engine) endRecord(phase, task string, a spec.Agent, res agent.Result, changed []string) {

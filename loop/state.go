@@ -79,6 +79,10 @@ type State struct {
 
 	PendingArchive string `json:"pending_archive,omitempty"` // plan archive a crash interrupted
 	PendingReason  string `json:"pending_reason,omitempty"`
+	// PlanArchive is the file of working-records/ the plan went to last in
+	// this run (a failed gate archives it for the next plan): the plan a
+	// loop that stopped right after ended with (CurrentPlan).
+	PlanArchive string `json:"plan_archive,omitempty"`
 
 	CurrentTask string `json:"current_task,omitempty"`
 	PostIndex   int    `json:"post_index,omitempty"`

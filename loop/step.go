@@ -40,7 +40,7 @@ func RunStep(ctx context.Context, l *spec.Loop, opts StepOptions) (*Outcome, err
 	st := e.st
 	if st.Outcome != "" && st.Phase != PhaseDone {
 		// A stopped loop runs on: the previous stop is history.
-		st.Outcome, st.Summary = "", ""
+		st.Outcome, st.Summary, st.PlanArchive = "", "", ""
 	}
 	if err := e.checkpoint(); err != nil {
 		return nil, err
@@ -64,6 +64,7 @@ func RunStep(ctx context.Context, l *spec.Loop, opts StepOptions) (*Outcome, err
 		return out, nil
 	}
 	e.noteRecreated()
+	e.noteDeadWall()
 	e.refreshVacuous()
 	if err := e.recover(); err != nil {
 		return end(e.outcome(ReasonBlocked, err.Error()))
@@ -87,6 +88,24 @@ func (e *Engine) oneStep(ctx context.Context) *Outcome {
 	if ctx.Err() != nil {
 		return e.outcome(ReasonInterrupted, "interrupted; state and records were written")
 	}
+	// A full disk stops the loop before a step spends anything, and after
+	// one, before its failures (the agent's, a check's, a write of the
+	// engine's) are taken for the agent's: BLOCKED, whatever else the step
+	// decided, but DONE or an interruption.
+	if why := e.noSpace(); why != "" {
+		return e.outcome(ReasonBlocked, why)
+	}
+	o := e.step(ctx)
+	if o == nil || o.Reason != ReasonDone && o.Reason != ReasonInterrupted {
+		if why := e.noSpace(); why != "" {
+			return e.outcome(ReasonBlocked, why)
+		}
+	}
+	return o
+}
+
+// step runs the step of the phase the loop is in; nil: the loop goes on.
+func (e *Engine) step(ctx context.Context) *Outcome {
 	if err := e.waitForAnswer(ctx); err != nil {
 		var s *errStop
 		if errors.As(err, &s) {

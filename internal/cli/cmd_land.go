@@ -119,7 +119,8 @@ func landLoop(ctx context.Context, l *spec.Loop, engineDir, recDir, branch strin
 	red := loop.Redactor(l)
 	rec.SetRedactor(red)
 	report := red.String(landReport(l, out, recDir))
-	o := gitops.LandOptions{Mode: l.Git.Land, Base: l.Git.Base, Branch: branch, RunDir: engineDir, Report: report, Emit: func(ev record.Event) { rec.Write(ev) }}
+	o := gitops.LandOptions{Mode: l.Git.Land, Base: l.Git.Base, Branch: branch, RunDir: engineDir, Report: report, Emit: func(ev record.Event) { rec.Write(ev) },
+		Records: recDir}
 	if l.Git.LandFix {
 		o.Fix = func(ctx context.Context, dir, problem string) error { return landFix(ctx, l, dir, problem) }
 	}

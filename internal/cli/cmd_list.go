@@ -81,6 +81,9 @@ the fleet's loops are listed after them (docs/fleet.md).`,
 						detail = fmt.Sprintf("pid %d, cycle %d, %s", s.PID, st.Cycle, st.Phase)
 					}
 				}
+				if nv := ops.NotVerifiedPhrase(s.Loop); nv != "" {
+					detail += ", " + nv
+				}
 				if s.State == ops.StateStarting {
 					detail = fmt.Sprintf("pid %d", s.PID)
 				}

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -53,6 +54,8 @@ func ScriptParams() testscript.Params {
 				return os.Getenv("CI") != "", nil
 			case "cgroup":
 				return sandbox.CgroupProbe() == nil, nil
+			case "tmpfs":
+				return canMountTmpfs(), nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
@@ -87,6 +90,18 @@ func ScriptParams() testscript.Params {
 // loaded machine never reaches it on a passing one (a wait ends as soon as
 // its condition holds).
 const waitDefault = 5 * time.Minute
+
+// canMountTmpfs says whether a script can mount a small tmpfs of its own
+// (`unshare -m sh -c 'mount -t tmpfs …'`: root, or the capability, and
+// unshare): how the tests fill a disk without filling the machine's.
+var canMountTmpfs = sync.OnceValue(func() bool {
+	dir, err := os.MkdirTemp("", "looprinter-tmpfs-probe-")
+	if err != nil {
+		return false
+	}
+	defer os.Remove(dir)
+	return exec.Command("unshare", "-m", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs "+dir).Run() == nil
+})
 
 // waitfile PATH [TIMEOUT]: wait until PATH exists.
 func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {

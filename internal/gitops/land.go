@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/loopdir"
@@ -45,6 +46,12 @@ type LandOptions struct {
 	Report string
 	// Emit writes a record (verify on the merged tree, land).
 	Emit func(record.Event)
+	// Records is the loop folder whose records the landing writes to: the
+	// gates' outputs on the merged tree are kept in its checks folder, and
+	// their records name them relative to it (the merge worktree is
+	// removed after landing, a loop's worktree once it is DONE, but its
+	// records are archived whole). "" → a temporary folder, removed.
+	Records string
 	// Fix, when set, is given one chance to resolve a conflict or a failing
 	// gate in the merge worktree (git.land_fix); the gates then run again.
 	Fix func(ctx context.Context, dir, problem string) error
@@ -164,11 +171,24 @@ func Land(ctx context.Context, l *spec.Loop, o LandOptions) (*LandResult, error)
 	if o.RunDir != "" && strings.HasPrefix(rel, "..") {
 		rel, _ = filepath.Rel(realPath(top), realPath(o.RunDir))
 	}
+	gateRuns := 0
 	gates := func() ([]loop.CheckResult, bool) {
 		c := *l
 		c.Dir = filepath.Join(tmp, rel)
 		c.Path = filepath.Join(c.Dir, filepath.Base(l.Path))
-		rs := loop.ProbeChecks(ctx, &c)
+		var rs []loop.CheckResult
+		if o.Records != "" {
+			gateRuns++
+			prefix := fmt.Sprintf("%s-land-%d", time.Now().UTC().Format("20060102T150405.000"), gateRuns)
+			rs = loop.ProbeChecksTo(ctx, &c, loopdir.Dir(o.Records).Checks(), prefix)
+			for i := range rs {
+				if r, err := filepath.Rel(o.Records, rs[i].Output); err == nil {
+					rs[i].Output = r
+				}
+			}
+		} else {
+			rs = loop.ProbeChecks(ctx, &c)
+		}
 		ok := len(rs) == len(c.GateChecks())
 		var checks []record.Check
 		for _, r := range rs {

@@ -77,9 +77,7 @@ func Inspect(e Entry) Status {
 	if started {
 		s.Loop = st
 	}
-	if p, errs, err := loop.ReadPlan(loopdir.Dir(dir).Plan()); err == nil && len(errs) == 0 {
-		s.Plan = p
-	}
+	s.Plan = loop.CurrentPlan(dir, st)
 	live, pid := loopdir.Locked(dir)
 	_, perr := os.Stat(loopdir.Dir(dir).Pause())
 	s.PausePending = perr == nil
@@ -181,6 +179,9 @@ func Line(st *loop.State, p *loop.Plan, state string) string {
 		fmt.Fprintf(&b, "[Cycle %d] %s. Cycle gate: %s. Objective gate: %s.", st.Cycle, tasksPhrase(st, p, live), gateWord(st.CycleGate), gateWord(st.ObjectiveGate))
 	}
 	fmt.Fprintf(&b, " $%.2f spent.", st.CostUSD)
+	if nv := NotVerifiedPhrase(st); nv != "" {
+		b.WriteString(" " + nv + ".")
+	}
 	switch {
 	case state == StateCrashed:
 		b.WriteString(" CRASHED: the run died without a final record; `looprinter start` resumes it.")
@@ -197,6 +198,35 @@ func Line(st *loop.State, p *loop.Plan, state string) string {
 		fmt.Fprintf(&b, " Waiting for the answer to %s.", st.Question.ID)
 	}
 	return b.String()
+}
+
+// NotVerifiedPhrase names, in a few words, the NOT VERIFIED notes of a
+// loop (`sandbox: off`, a check that cannot fail …), as the one-line views
+// (status over every loop, list, the dashboard's rows) show them:
+//
+//	NOT VERIFIED: sandbox: off; the check `true` cannot fail
+//
+// It is empty when the loop has no such note.
+func NotVerifiedPhrase(st *loop.State) string {
+	if st == nil || len(st.NotVerified) == 0 {
+		return ""
+	}
+	heads := make([]string, 0, len(st.NotVerified))
+	for _, n := range st.NotVerified {
+		heads = append(heads, noteHead(n))
+	}
+	return "NOT VERIFIED: " + strings.Join(heads, "; ")
+}
+
+// noteHead is the head of a NOT VERIFIED note, before its explanation:
+// "sandbox: off — agent runs were not confined, …" → "sandbox: off".
+func noteHead(n string) string {
+	for _, sep := range []string{" — ", "; ", " ("} {
+		if i := strings.Index(n, sep); i > 0 {
+			n = n[:i]
+		}
+	}
+	return n
 }
 
 func gateWord(g string) string {

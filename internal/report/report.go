@@ -124,10 +124,8 @@ func loopOf(e ops.Entry, s ops.Status, since time.Time) (Loop, bool) {
 	if s.Outcome != "" {
 		l.Title = loop.Title(s.Outcome)
 	}
-	if s.Plan != nil {
+	if s.Plan != nil { // loop.CurrentPlan, as status and run show it
 		l.TasksDone, l.TasksTotal = s.Plan.Done(), len(s.Plan.Tasks)
-	} else if st.Judged != nil {
-		l.TasksDone, l.TasksTotal = st.Judged.Done(), len(st.Judged.Tasks)
 	}
 	engineDir := dir
 	if sp, err := spec.Load(e.LoopFile); err == nil && (e.Archived || e.Worktree != "") {

@@ -1,0 +1,5 @@
+//go:build !linux && !darwin
+
+package loop
+
+func diskFree(string) (uint64, bool) { return 0, false }
