@@ -36,6 +36,14 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
   # The tests read their golden files from testdata/ in the folder they run in.
   cp -r sandbox/testdata "$nr/home/" && chown -R 65534:65534 "$nr/home/testdata"
   (cd "$nr/home" && setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$nr/home" TMPDIR="$nr/home" CI="${CI:-}" ../sandbox.test -test.count=1)
+  # The attacks on the trust boundary, with the real binary, as nobody too:
+  # the script tests read testdata/script from two folders up.
+  go test -c -o "$nr/cli.test" ./internal/cli
+  chmod 755 "$nr/cli.test"
+  mkdir -p "$nr/home/internal/cli" "$nr/home/testdata"
+  cp -r testdata/script "$nr/home/testdata/" && chown -R 65534:65534 "$nr/home"
+  (cd "$nr/home/internal/cli" && setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$nr/home" TMPDIR="$nr/home" GOCACHE="$nr/home/.gocache" GOPATH="$nr/home/go" CI="${CI:-}" \
+    ../../../cli.test -test.count=1 -test.run 'TestScript/(attack_home|attack_capabilities|attack_crash_kills_confined|attack_crash_daemon_landlock|attack_setsid_daemon|attack_channels|attack_git_config|attack_folder_recreated|happy_path)$')
 fi
 # The fleet's server-backed tests (an embedded Temporal server, workers as
 # processes, git remotes on disk) live in their own module, fleet/devserver:

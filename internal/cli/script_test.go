@@ -56,6 +56,8 @@ func ScriptParams() testscript.Params {
 				return sandbox.CgroupProbe() == nil, nil
 			case "tmpfs":
 				return canMountTmpfs(), nil
+			case "root":
+				return os.Geteuid() == 0, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
