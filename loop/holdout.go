@@ -69,12 +69,12 @@ func (e *Engine) holdoutReady(layered bool) error {
 	if e.holdoutGitChecked {
 		return nil
 	}
+	if tracked := HoldoutTracked(e.dir, files); len(tracked) > 0 {
+		return fmt.Errorf("holdout file %s is tracked by git or in the repository's history, which the agent can read: keep holdout files out of git (remove them from the index and the history, or keep them in a folder git does not track) and list them in .gitignore", tracked[0])
+	}
 	if top := gitTop(e.dir); top != "" {
 		for _, f := range files {
 			abs := filepath.Join(e.dir, filepath.FromSlash(f))
-			if out, _ := gitOut(top, "rev-list", "--all", "-1", "--", abs); out != "" {
-				return fmt.Errorf("holdout file %s is in the repository's history, which the agent can read: keep holdout files out of git (remove them from the history, or keep them in a folder git does not track) and list them in .gitignore", f)
-			}
 			if _, err := gitOut(top, "check-ignore", "-q", "--", abs); err != nil {
 				return fmt.Errorf("holdout file %s is not ignored by git: a commit would carry it where the agent can read it; add it to .gitignore (or .git/info/exclude)", f)
 			}
@@ -82,6 +82,28 @@ func (e *Engine) holdoutReady(layered bool) error {
 	}
 	e.holdoutGitChecked = true
 	return nil
+}
+
+// HoldoutTracked lists those of files (relative to dir) that git tracks,
+// has staged or has in its history: a holdout file must never be in git,
+// which the agent reads.
+func HoldoutTracked(dir string, files []string) []string {
+	top := gitTop(dir)
+	if top == "" {
+		return nil
+	}
+	var out []string
+	for _, f := range files {
+		abs := filepath.Join(dir, filepath.FromSlash(f))
+		if o, _ := gitOut(top, "ls-files", "--", abs); o != "" {
+			out = append(out, f)
+			continue
+		}
+		if o, _ := gitOut(top, "rev-list", "--all", "-1", "--", abs); o != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // gitTop is the top of the git work tree holding dir, "" when none.

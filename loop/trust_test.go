@@ -167,18 +167,7 @@ func TestReadOnlyAround(t *testing.T) {
 	for _, d := range []string{"engine/x", "loops", "logs", "worktrees/a-1/sub", "worktrees/b-2"} {
 		os.MkdirAll(filepath.Join(root, d), 0o700)
 	}
-	got := readOnlyAround(root, filepath.Join(root, "worktrees", "a-1", "sub"))
-	want := map[string]bool{"engine": true, "loops": true, "logs": true, "worktrees/b-2": true}
-	for _, g := range got {
-		rel, _ := filepath.Rel(root, g)
-		if !want[rel] {
-			t.Errorf("%s read-only, but it holds the loop folder or is not beside it", rel)
-		}
-		delete(want, rel)
-	}
-	if len(want) > 0 {
-		t.Errorf("not read-only: %v (got %v)", want, got)
-	}
+	sameReadOnly(t, root, readOnlyAround(root, filepath.Join(root, "worktrees", "a-1", "sub")), "engine", "loops", "logs", "worktrees/b-2")
 	if got := readOnlyAround(root, t.TempDir()); len(got) != 1 || got[0] != root {
 		t.Errorf("a loop outside the state folder: %v, want the whole state folder", got)
 	}
@@ -187,17 +176,26 @@ func TestReadOnlyAround(t *testing.T) {
 	os.MkdirAll(filepath.Join(root, "engine", "x", "home"), 0o700)
 	os.MkdirAll(filepath.Join(root, "engine", "y"), 0o700)
 	os.WriteFile(filepath.Join(root, "engine", "x", "state.json"), nil, 0o600)
-	got = readOnlyAround(root, t.TempDir(), filepath.Join(root, "engine", "x", "home"))
-	want = map[string]bool{"engine/x/state.json": true, "engine/y": true, "loops": true, "logs": true, "worktrees": true}
+	sameReadOnly(t, root, readOnlyAround(root, t.TempDir(), filepath.Join(root, "engine", "x", "home")), "engine/x/state.json", "engine/y", "loops", "logs", "worktrees")
+}
+
+// sameReadOnly fails unless got names exactly the paths want (relative to
+// root).
+func sameReadOnly(t *testing.T, root string, got []string, want ...string) {
+	t.Helper()
+	left := map[string]bool{}
+	for _, w := range want {
+		left[w] = true
+	}
 	for _, g := range got {
 		rel, _ := filepath.Rel(root, g)
-		if !want[rel] {
-			t.Errorf("%s read-only, but it holds the private HOME or is not beside it", rel)
+		if !left[rel] {
+			t.Errorf("%s read-only, but it holds a kept path or is not beside one", rel)
 		}
-		delete(want, rel)
+		delete(left, rel)
 	}
-	if len(want) > 0 {
-		t.Errorf("not read-only: %v (got %v)", want, got)
+	if len(left) > 0 {
+		t.Errorf("not read-only: %v (got %v)", left, got)
 	}
 }
 

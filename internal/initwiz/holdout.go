@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/safegit"
 )
 
@@ -221,22 +222,7 @@ func git(dir string, args ...string) (string, error) {
 // CheckHoldoutUntracked refuses holdout files that git tracks, has staged
 // or has in its history.
 func CheckHoldoutUntracked(dir string, files []string) error {
-	top := gitTop(dir)
-	if top == "" {
-		return nil
-	}
-	var tracked []string
-	for _, f := range files {
-		abs := filepath.Join(dir, filepath.FromSlash(f))
-		if out, _ := git(top, "ls-files", "--", abs); out != "" {
-			tracked = append(tracked, f)
-			continue
-		}
-		if out, _ := git(top, "rev-list", "--all", "-1", "--", abs); out != "" {
-			tracked = append(tracked, f)
-		}
-	}
-	if len(tracked) > 0 {
+	if tracked := loop.HoldoutTracked(dir, files); len(tracked) > 0 {
 		return ErrHoldoutTracked{tracked}
 	}
 	return nil
