@@ -102,7 +102,13 @@ budget: {iterations: 1000000, same_failure: 1000000, wall: 24h, cost_usd: 1}
 		}
 	}}
 	if commits {
-		c := &Committer{Dir: dir, Name: "bench", ident: []string{"-c", "user.name=b", "-c", "user.email=b@example.com", "-c", "gc.auto=0"}}
+		exec.Command("git", "-C", dir, "config", "user.email", "b@example.com").Run()
+		exec.Command("git", "-C", dir, "config", "user.name", "b").Run()
+		exec.Command("git", "-C", dir, "config", "gc.auto", "0").Run()
+		c := NewCommitter(l) // as looprinter run makes it
+		if c == nil {
+			b.Fatal("no committer for a loop in a git checkout")
+		}
 		h := c.Hook()
 		spent := map[string]time.Duration{}
 		opts.Hooks = []loop.Hook{func(ev record.Event, emit func(record.Event)) error {

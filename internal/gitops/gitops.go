@@ -24,6 +24,7 @@ import (
 	"github.com/looprinter/looprinter/proc"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/safegit"
+	"github.com/looprinter/looprinter/sandbox"
 	"github.com/looprinter/looprinter/spec"
 )
 
@@ -297,6 +298,8 @@ type Committer struct {
 	// treeByName), once known; prefix is Dir's path in the repository.
 	byName *bool
 	prefix string
+	// layered: agent runs write a copy-on-write layer, never .git.
+	layered bool
 	// indexUpdate is the update of the index a commit by name started in
 	// the background (see treeByName and settle).
 	indexUpdate chan error
@@ -313,6 +316,12 @@ func NewCommitter(l *spec.Loop) *Committer {
 		return nil
 	}
 	c := &Committer{Dir: l.Dir, Name: l.Name, Push: l.Git.Push, Remote: l.Git.Remote, agentsCommit: l.Shape == spec.ShapeReview}
+	// Under bubblewrap with copy-on-write layers an agent's writes to .git
+	// stay in its layer and are discarded: no run can move HEAD, and the
+	// look at HEAD around each run (two git processes) is not needed.
+	if kind, err := sandbox.Resolve(l.Sandbox); err == nil && kind == sandbox.Bwrap && sandbox.LayerProbe() == nil {
+		c.layered = true
+	}
 	if c.Remote == "" {
 		c.Remote = "origin"
 	}
@@ -335,7 +344,7 @@ func (c *Committer) Hook() loop.Hook {
 		}
 		switch ev.Event {
 		case record.AgentStart:
-			if !c.agentsCommit {
+			if !c.agentsCommit && !c.layered {
 				c.preRun, _ = Git(c.Dir, "rev-parse", "--verify", "--quiet", "HEAD")
 			}
 		case record.AgentEnd:
