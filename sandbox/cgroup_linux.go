@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -82,10 +83,28 @@ func findCgroupHome() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("cannot make a cgroup under %s (needs root or a delegated cgroup): %v", home, err)
 	}
+	// A process can be started in it (clone3 with CLONE_INTO_CGROUP:
+	// Linux 5.7 or later), or no run could start at all.
+	startErr := startIn(probe)
 	if err := syscall.Rmdir(probe); err != nil {
 		return "", fmt.Errorf("cannot remove the probe cgroup %s: %v", probe, err)
 	}
+	if startErr != nil {
+		return "", fmt.Errorf("cannot start a process in a cgroup of its own here (Linux 5.7 or later): %v", startErr)
+	}
 	return home, nil
+}
+
+// startIn runs /bin/sh -c 'exit 0' born in the cgroup at path.
+func startIn(path string) error {
+	dir, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	cmd := exec.Command("/bin/sh", "-c", "exit 0")
+	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(dir.Fd())}
+	return cmd.Run()
 }
 
 // cgroup2Mount is where the cgroup v2 hierarchy is mounted (also in a
