@@ -472,9 +472,7 @@ func (e *Engine) finish(o *Outcome) *Outcome {
 	st.Outcome, st.ExitCode, st.Summary = o.Reason, o.ExitCode, o.Summary
 	// The plan the report shows is the one status, report and the
 	// dashboard show (CurrentPlan); the engine's last plan when none is.
-	if o.Plan = CurrentPlan(e.dir, st); o.Plan == nil {
-		o.Plan = e.lastPlan
-	}
+	o.Plan = outcomePlan(CurrentPlan(e.dir, st), e.lastPlan)
 	st.PID = 0
 	if o.Reason == ReasonDone {
 		st.Phase = PhaseDone
@@ -483,6 +481,15 @@ func (e *Engine) finish(o *Outcome) *Outcome {
 	e.emit(record.Event{Event: record.LoopStop, Reason: o.Reason, ExitCode: record.Int(o.ExitCode), Summary: o.Summary,
 		NotVerified: o.NotVerified, Evidence: o.Evidence, CostUSD: st.CostUSD, DurationMS: st.WallMS})
 	return redact.Value(e.red, o)
+}
+
+// outcomePlan is the plan an outcome shows: the current one, else the
+// engine's last.
+func outcomePlan(current, last *Plan) *Plan {
+	if current != nil {
+		return current
+	}
+	return last
 }
 
 func nextSteps(reason string, l *spec.Loop) []string {

@@ -162,3 +162,19 @@ func TestEnginePostPhaseRunsAtTheIterationBudget(t *testing.T) {
 		t.Fatalf("%d agent runs, want 5, the last the docs phase", len(as))
 	}
 }
+
+// The outcome shows the current plan (the one status and report show)
+// when there is one, and the engine's last plan only when there is none.
+func TestPinOutcomePlan(t *testing.T) {
+	current := &Plan{Tasks: []Task{{ID: "T-002"}}}
+	last := &Plan{Tasks: []Task{{ID: "T-001"}}}
+	if got := outcomePlan(current, last); got != current {
+		t.Errorf("with a current plan: %+v, want the current one", got)
+	}
+	if got := outcomePlan(nil, last); got != last {
+		t.Errorf("with no current plan: %+v, want the last one", got)
+	}
+	if got := outcomePlan(nil, nil); got != nil {
+		t.Errorf("with neither: %+v", got)
+	}
+}
