@@ -307,10 +307,7 @@ func (r *ProtectRules) goVendored(rel string) bool {
 	parts := strings.Split(rel, "/")
 	for i, p := range parts[:len(parts)-1] {
 		if p == "vendor" {
-			mod := "."
-			if i > 0 {
-				mod = strings.Join(parts[:i], "/")
-			}
+			mod := path.Clean(strings.Join(parts[:i], "/")) // "." for the top
 			return r.goMods[mod] || r.exists(path.Join(mod, "go.mod"))
 		}
 		if defaultSkipped[p] {
