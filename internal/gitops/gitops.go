@@ -70,7 +70,15 @@ func gitOnce(dir, stdin string, args []string) (string, string, error) {
 	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
+	if err := cmd.Start(); err != nil {
+		return "", "", err
+	}
+	// Spared by the engine's sweep of leftover processes after an agent
+	// run (the index update of a commit runs beside one): a git killed
+	// there would leave index.lock behind.
+	release := sandbox.Spare(cmd.Process.Pid)
+	err := cmd.Wait()
+	release()
 	return out.String(), strings.TrimSpace(errb.String()), err
 }
 

@@ -2,7 +2,6 @@ package gitops
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/hex"
 	"errors"
@@ -18,7 +17,6 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/safegit"
-	"github.com/looprinter/looprinter/sandbox"
 )
 
 // errNotByName sends a commit back to staging in the index and git
@@ -244,39 +242,12 @@ func (c *Committer) treeByName(head string, paths []string) (string, error) {
 		return trees[""], nil
 	}
 	stdin := strings.Join(update, "\x00") + "\x00"
-	go func() { done <- updateIndex(c.Dir, stdin) }()
+	go func() {
+		_, err := gitIn(c.Dir, stdin, "update-index", "--add", "--remove", "-z", "--stdin")
+		done <- err
+	}()
 	c.indexUpdate = done
 	return trees[""], nil
-}
-
-// updateIndex runs git update-index for the NUL-separated paths, again
-// while another process holds the index (see gitIn). Each try is spared by
-// the engine's sweep of leftover processes after an agent run: killed, it
-// would leave index.lock behind.
-func updateIndex(dir, paths string) error {
-	deadline := time.Now().Add(indexWait)
-	for {
-		cmd := exec.Command("git", safegit.Args("update-index", "--add", "--remove", "-z", "--stdin")...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
-		cmd.Stdin = strings.NewReader(paths)
-		var errb bytes.Buffer
-		cmd.Stderr = &errb
-		if err := cmd.Start(); err != nil {
-			return err
-		}
-		release := sandbox.Spare(cmd.Process.Pid)
-		err := cmd.Wait()
-		release()
-		if err == nil {
-			return nil
-		}
-		msg := strings.TrimSpace(errb.String())
-		if !safegit.IndexBusy(msg) || time.Now().After(deadline) {
-			return fmt.Errorf("git update-index: %v: %s", err, msg)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // settle waits for the update of the index the last commit started. If it
