@@ -10,7 +10,7 @@ import (
 )
 
 // The workflow must replay the histories recorded by the server-backed
-// tests (fleet/devserver, LOOPRINTER_RECORD_HISTORIES=1): one per shape
+// tests (internal/fleetdev, LOOPRINTER_RECORD_HISTORIES=1): one per shape
 // (cycle, ralph, review), a budget stop, a pause, a continued-as-new run. A change to the workflow
 // that would break loops already running fails here; such a change needs
 // workflow.GetVersion, then new histories.

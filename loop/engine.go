@@ -388,6 +388,9 @@ func (e *Engine) recover() error {
 		}
 		st.AgentPGID, st.AgentCgroup = 0, ""
 	}
+	if err := e.resumeApply(); err != nil {
+		return err
+	}
 	if st.InFlight != nil {
 		return e.judgeDeadRun()
 	}

@@ -79,6 +79,28 @@ func (e *Engine) prepareLayers(layers []sandbox.Layer) error {
 	return nil
 }
 
+// resumeApply finishes the apply of the loop folder's layer that the
+// engine died in the middle of (its journal says what was decided and what
+// was done): the folder gets all of that run's judged changes, never a
+// part of them, and the run is then judged like any run that died.
+func (e *Engine) resumeApply() error {
+	changes, found, err := sandbox.ResumeApply(loopLayer(e.dir), loopdir.PrivateOf(e.dir).LayerJournal("loop"))
+	if !found {
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("cannot finish applying the layer of the run that died with the engine: %w", err)
+	}
+	n := 0
+	for _, c := range changes {
+		if c.Applied {
+			n++
+		}
+	}
+	e.emit(record.Event{Event: record.Warning, Kind: "layer_apply_finished", Message: fmt.Sprintf("the engine died while applying an agent run's layer to the loop folder: the apply was finished now (%s), and the run is judged as one that died", plural(n, "path"))})
+	return nil
+}
+
 // engineOwned says whether a path of the loop folder is the engine's (an
 // agent's change to it is never applied), and why. commits: the engine
 // commits to a .git in the loop folder (in a review the fixer commits its
@@ -131,7 +153,7 @@ func (e *Engine) applyLayer(phase, task string) ([]Tamper, error) {
 		}
 		_, owned := engineOwned(rel, commits)
 		return !owned
-	})
+	}, loopdir.PrivateOf(e.dir).LayerJournal("loop"))
 	var tamper []Tamper
 	var git []string
 	for _, c := range changes {

@@ -128,6 +128,12 @@ func (p Private) LayerWork(name string) string {
 	return filepath.Join(string(p), "layers", name, "work")
 }
 
+// LayerJournal is where the apply of layer name keeps its plan and
+// progress until the layer is wholly applied.
+func (p Private) LayerJournal(name string) string {
+	return filepath.Join(string(p), "layers", name, "apply.journal")
+}
+
 // AgentHome is the loop's private HOME for its agents where no layer can
 // be made (Landlock; bubblewrap without overlayfs): seeded with the agent
 // CLIs' folders, written by the agents from run to run, never read by a

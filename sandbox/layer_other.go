@@ -53,7 +53,10 @@ func ClearLayer(Layer) error { return errNoLayers }
 func ClearWork(Layer) error { return errNoLayers }
 
 // ApplyLayer fails: there are no layers here.
-func ApplyLayer(Layer, func(rel string) bool) ([]LayerChange, error) { return nil, errNoLayers }
+func ApplyLayer(Layer, func(rel string) bool, string) ([]LayerChange, error) { return nil, errNoLayers }
+
+// ResumeApply finds nothing: there are no layers here.
+func ResumeApply(Layer, string) ([]LayerChange, bool, error) { return nil, false, nil }
 
 // A View runs a command in a copy-on-write view of a tree (see view.go);
 // there are no views here.

@@ -66,7 +66,7 @@ echo done`
 		t.Error("a file removed in the layer is gone from the loop folder before it was applied")
 	}
 	refused := map[string]bool{"spec/protected.md": true, "working-records": true}
-	changes, err := ApplyLayer(lay, func(rel string) bool { return !refused[rel] })
+	changes, err := ApplyLayer(lay, func(rel string) bool { return !refused[rel] }, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestApplyLayerRefusesLinks(t *testing.T) {
 	// and overlayfs had not marked it opaque.
 	os.MkdirAll(filepath.Join(lay.Upper, "out"), 0o755)
 	os.WriteFile(filepath.Join(lay.Upper, "out", "f"), []byte("x"), 0o644)
-	changes, err := ApplyLayer(lay, func(string) bool { return true })
+	changes, err := ApplyLayer(lay, func(string) bool { return true }, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestApplyLayerAcrossFileSystems(t *testing.T) {
 	lay := Layer{Target: target, Upper: filepath.Join(shm, "u"), Work: filepath.Join(shm, "w")}
 	PrepareLayer(lay)
 	os.WriteFile(filepath.Join(lay.Upper, "f"), []byte("new"), 0o755)
-	if _, err := ApplyLayer(lay, func(string) bool { return true }); err != nil {
+	if _, err := ApplyLayer(lay, func(string) bool { return true }, ""); err != nil {
 		t.Fatal(err)
 	}
 	fi, err := os.Stat(filepath.Join(target, "f"))

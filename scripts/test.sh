@@ -46,16 +46,16 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
     ../../../cli.test -test.count=1 -test.run 'TestScript/(attack_home|attack_capabilities|attack_crash_kills_confined|attack_crash_daemon_landlock|attack_setsid_daemon|attack_channels|attack_git_config|attack_folder_recreated|happy_path)$')
 fi
 # The fleet's server-backed tests (an embedded Temporal server, workers as
-# processes, git remotes on disk) live in their own module, fleet/devserver:
+# processes, git remotes on disk) live in their own module, internal/fleetdev:
 # the server needs Go 1.26.10 (the go command fetches it) and takes minutes
 # to compile the first time. LOOPRINTER_SKIP_FLEET_SERVER_TESTS=1 skips them.
 if [ -z "${LOOPRINTER_SKIP_FLEET_SERVER_TESTS:-}" ]; then
   (
-    cd fleet/devserver
+    cd internal/fleetdev
     export GOTOOLCHAIN=go1.26.10+auto TEMPORAL_VERSION_CHECK_DISABLED=1
     go vet ./...
     if ! tidy_diff=$(go mod tidy -diff 2>&1); then
-      echo "go mod tidy would change fleet/devserver/go.mod/go.sum:"; echo "$tidy_diff"; exit 1
+      echo "go mod tidy would change internal/fleetdev/go.mod/go.sum:"; echo "$tidy_diff"; exit 1
     fi
     go test -count=1 -timeout 30m ./...
   )

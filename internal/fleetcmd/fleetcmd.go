@@ -343,7 +343,7 @@ query, pause, resume and stop by signals, list through visibility.
 		cmd.AddCommand(&cobra.Command{
 			Use: "dev", Short: "A local Temporal server and one worker (in the looprinter-fleet-dev build)", Args: cobra.ArbitraryArgs,
 			RunE: func(*cobra.Command, []string) error {
-				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("this looprinter is built without the embedded Temporal server (about 150 MB more, and Go 1.26.10); build the one that has it:\n  cd fleet/devserver && GOTOOLCHAIN=go1.26.10+auto go install ./cmd/looprinter-fleet-dev\nthen run `looprinter-fleet-dev fleet dev` (docs/fleet.md)")}
+				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("this looprinter is built without the embedded Temporal server (about 150 MB more, and Go 1.26.10); build the one that has it:\n  cd internal/fleetdev && GOTOOLCHAIN=go1.26.10+auto go install ./cmd/looprinter-fleet-dev\nthen run `looprinter-fleet-dev fleet dev` (docs/fleet.md)")}
 			},
 		})
 	}
@@ -351,7 +351,7 @@ query, pause, resume and stop by signals, list through visibility.
 }
 
 // Dev, when set, is the `fleet dev` command: the looprinter-fleet-dev
-// build (fleet/devserver, a module of its own) sets it, so that the
+// build (internal/fleetdev, a module of its own) sets it, so that the
 // embedded Temporal server is not in any other build.
 var Dev func(io *IO) *cobra.Command
 

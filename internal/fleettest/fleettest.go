@@ -1,7 +1,7 @@
 // Package fleettest holds the fleet tests' loops and helpers: a project in
 // a git repository with a bare clone as the fleet's remote, a local run of
 // the same loop to compare with, and the shape of a loop's records. The
-// fleet package's tests and the server-backed tests (fleet/devserver) share
+// fleet package's tests and the server-backed tests (internal/fleetdev) share
 // it.
 package fleettest
 

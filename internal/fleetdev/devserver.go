@@ -3,7 +3,7 @@
 // the fleet on one machine. It is a Go module of its own so that the
 // server (about 150 MB of binary, Go 1.26.10) stays out of the default
 // looprinter build; the server-backed fleet tests live here too.
-package devserver
+package fleetdev
 
 import (
 	"context"

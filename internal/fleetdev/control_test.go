@@ -1,4 +1,4 @@
-package devserver
+package fleetdev
 
 // Fleet loops through the ordinary commands (status, list, logs, cost,
 // pause, resume, stop, schedule) of the looprinter built with -tags fleet,

@@ -1,4 +1,4 @@
-module github.com/looprinter/looprinter/fleet/devserver
+module github.com/looprinter/looprinter/internal/fleetdev
 
 go 1.26.10
 

@@ -2,18 +2,18 @@
 // Temporal server and one worker, to try the fleet on one machine. It is
 // built apart from looprinter (its own module, Go 1.26.10):
 //
-//	cd fleet/devserver && GOTOOLCHAIN=go1.26.10+auto go install ./cmd/looprinter-fleet-dev
+//	cd internal/fleetdev && GOTOOLCHAIN=go1.26.10+auto go install ./cmd/looprinter-fleet-dev
 package main
 
 import (
 	"os"
 
-	"github.com/looprinter/looprinter/fleet/devserver"
+	"github.com/looprinter/looprinter/internal/fleetdev"
 	"github.com/looprinter/looprinter/internal/cli"
 	"github.com/looprinter/looprinter/internal/fleetcmd"
 )
 
 func main() {
-	fleetcmd.Dev = devserver.Command
+	fleetcmd.Dev = fleetdev.Command
 	os.Exit(cli.Main(os.Args[1:]))
 }

@@ -1,4 +1,4 @@
-package devserver
+package fleetdev
 
 // Server-backed fleet tests: an embedded Temporal server in the test
 // process, workers as `looprinter worker` processes (built once by

@@ -1,0 +1,149 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// upperFixture lays a loop folder and an upper folder as an agent run
+// leaves them: new and changed files, a new folder with files in it, a
+// replaced folder, a link, a removed file (a whiteout, where this user can
+// make one) and a refused path.
+func upperFixture(t *testing.T) (Layer, bool) {
+	t.Helper()
+	root := t.TempDir()
+	lay := Layer{Target: filepath.Join(root, "loop"), Upper: filepath.Join(root, "upper"), Work: filepath.Join(root, "work")}
+	write := func(p, s string) {
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(lay.Target, "a.go"), "old a\n")
+	write(filepath.Join(lay.Target, "gone.txt"), "gone\n")
+	write(filepath.Join(lay.Target, "old", "x"), "old x\n")
+	write(filepath.Join(lay.Target, "secret", "s"), "kept\n")
+	os.MkdirAll(lay.Work, 0o700)
+	write(filepath.Join(lay.Upper, "a.go"), "new a\n")
+	write(filepath.Join(lay.Upper, "b.go"), "new b\n")
+	write(filepath.Join(lay.Upper, "pkg", "c.go"), "c\n")
+	write(filepath.Join(lay.Upper, "pkg", "sub", "d.go"), "d\n")
+	write(filepath.Join(lay.Upper, "old", "y"), "y\n")
+	write(filepath.Join(lay.Upper, "secret", "s"), "forged\n")
+	os.Symlink("a.go", filepath.Join(lay.Upper, "link"))
+	whiteout := unix.Mknod(filepath.Join(lay.Upper, "gone.txt"), unix.S_IFCHR, 0) == nil
+	return lay, whiteout
+}
+
+// treeOf lists a folder: each path with its content or link target.
+func treeOf(t *testing.T, dir string) string {
+	t.Helper()
+	var lines []string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			to, _ := os.Readlink(p)
+			lines = append(lines, rel+" -> "+to)
+		case d.IsDir():
+			lines = append(lines, rel+"/")
+		default:
+			data, _ := os.ReadFile(p)
+			lines = append(lines, rel+": "+strings.TrimSpace(string(data)))
+		}
+		return nil
+	})
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
+}
+
+func keepAllBut(rel string) bool { return !strings.HasPrefix(rel, "secret") }
+
+// A kill at any step of an apply leaves the folder with none of the run's
+// changes (the plan was not yet written) or, once ResumeApply has run, all
+// of them: never a part.
+func TestApplyIsAllOrNothing(t *testing.T) {
+	ref, _ := upperFixture(t)
+	if _, err := ApplyLayer(ref, keepAllBut, filepath.Join(t.TempDir(), "j")); err != nil {
+		t.Fatal(err)
+	}
+	want := treeOf(t, ref.Target)
+	if !strings.Contains(want, "secret/s: kept") || !strings.Contains(want, "pkg/sub/d.go: d") {
+		t.Fatalf("the reference apply is wrong:\n%s", want)
+	}
+	defer func() { dieBefore = nil }()
+	for k := 0; ; k++ {
+		lay, _ := upperFixture(t)
+		journal := filepath.Join(t.TempDir(), "apply.journal")
+		steps := 0
+		dieBefore = func(i int) bool {
+			steps = i + 1
+			return i == k
+		}
+		_, err := ApplyLayer(lay, keepAllBut, journal)
+		dieBefore = nil
+		if err == nil {
+			if k < steps {
+				t.Fatalf("the apply did not die before step %d", k)
+			}
+			break // k is past the last step: the apply ran whole
+		}
+		if !errors.Is(err, errDied) {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(journal); err != nil {
+			t.Fatalf("died before step %d, but no journal is left: %v", k, err)
+		}
+		changes, found, err := ResumeApply(lay, journal)
+		if err != nil || !found {
+			t.Fatalf("resume after step %d: found %v, %v", k, found, err)
+		}
+		if got := treeOf(t, lay.Target); got != want {
+			t.Errorf("died before step %d and resumed; the folder is\n%s\nwant\n%s", k, got, want)
+		}
+		if len(changes) == 0 {
+			t.Errorf("resume after step %d lists no change", k)
+		}
+		if _, err := os.Stat(journal); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the journal is left after the resume: %v", err)
+		}
+		if ents, _ := os.ReadDir(lay.Upper); len(ents) != 0 {
+			t.Errorf("the layer is not empty after the resume")
+		}
+		if k > 20 {
+			t.Fatal("more steps than the fixture has")
+		}
+	}
+}
+
+// A journal whose plan is torn (the kill came while it was written) means
+// nothing was applied: ResumeApply finds nothing and the layer is the
+// caller's to drop.
+func TestResumeApplyTornPlan(t *testing.T) {
+	lay, _ := upperFixture(t)
+	journal := filepath.Join(t.TempDir(), "apply.journal")
+	os.WriteFile(journal, []byte(`[{"p":"a.go","w":"writ`), 0o600)
+	before := treeOf(t, lay.Target)
+	_, found, err := ResumeApply(lay, journal)
+	if err != nil || found {
+		t.Fatalf("a torn plan: found %v, %v", found, err)
+	}
+	if got := treeOf(t, lay.Target); got != before {
+		t.Errorf("a torn plan changed the folder:\n%s", got)
+	}
+	if _, found, err := ResumeApply(lay, filepath.Join(t.TempDir(), "none")); found || err != nil {
+		t.Errorf("no journal: found %v, %v", found, err)
+	}
+}
