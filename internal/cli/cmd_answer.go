@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/looprinter/looprinter/internal/ops"
+	"github.com/looprinter/looprinter/spec"
 	"github.com/looprinter/looprinter/operator"
 )
 
@@ -68,13 +69,21 @@ standard input.`,
 }
 
 // isLoopName tells whether s is the name or key of a loop this machine
-// knows (a file path is not asked about: any word may name a file).
-func isLoopName(s string) bool {
+// knows, or the name of the loop file here (file, or ./loop.yaml), which
+// need not have run yet (a file path is not asked about: any word may
+// name a file).
+func isLoopName(s, file string) bool {
 	entries, _ := ops.Entries()
 	for _, e := range entries {
 		if e.Name == s || e.Key == s {
 			return true
 		}
+	}
+	if file == "" {
+		file = "loop.yaml"
+	}
+	if l, err := spec.Load(file); err == nil && l.Name == s {
+		return true
 	}
 	return false
 }
@@ -95,7 +104,7 @@ yet. TEXT "-" reads the guidance from standard input.`,
 			var name []string
 			if len(args) == 2 {
 				name, args = args[:1], args[1:]
-			} else if isLoopName(args[0]) {
+			} else if isLoopName(args[0], file) {
 				// `guide NAME` alone: the text is missing, not the name;
 				// queueing the name as guidance would tell the agent nothing.
 				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s is a loop, and the guidance text is missing: looprinter guide %s TEXT (TEXT - reads it from standard input)", args[0], args[0])}
