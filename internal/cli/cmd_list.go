@@ -75,6 +75,9 @@ the fleet's loops are listed after them (docs/fleet.md).`,
 					switch s.State {
 					case ops.StateFinished, ops.StateInterrupted:
 						detail = fmt.Sprintf("%s (exit %d)", loop.Title(st.Outcome), st.ExitCode)
+						if st.Landing != "" {
+							detail += ", landing: " + st.Landing
+						}
 					case ops.StateCrashed:
 						detail = fmt.Sprintf("pid %d died without a final record", s.PID)
 					case ops.StateRunning, ops.StatePaused, ops.StateWaiting:
