@@ -96,7 +96,7 @@ func (e *Engine) audit(ctx context.Context, gate string) (string, error) {
 	if !pass {
 		fmt.Fprintf(&b, "audit: an auditor read the loop's changes and found test gaming at or above %s; the work is not DONE until it is gone:\n", e.spec.Audit.Bar)
 		for _, f := range over {
-			fmt.Fprintf(&b, "- [%s] %s: %s", f.Severity, f.place(), f.Title)
+			fmt.Fprintf(&b, "- [%s] %s: %s", f.Severity, f.Place(), f.Title)
 			if d := strings.TrimSpace(f.Detail); d != "" {
 				b.WriteString(" — " + truncate(d, 400))
 			}

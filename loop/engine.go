@@ -20,6 +20,7 @@ import (
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/redact"
+	"github.com/looprinter/looprinter/review"
 	"github.com/looprinter/looprinter/sandbox"
 	"github.com/looprinter/looprinter/spec"
 )
@@ -110,6 +111,9 @@ type Engine struct {
 	// recreated is where the state of a loop whose folder was removed and
 	// made again at this path was set aside ("" when it was not).
 	recreated string
+	// review runs the review shape (loop/shape_review.go); nil until its
+	// first step.
+	review *review.Shape
 
 	spec       *spec.Loop
 	dir        string

@@ -13,6 +13,7 @@ import (
 
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/review"
 )
 
 // Phases of the state machine. The engine is a loop over step(state): each
@@ -99,7 +100,7 @@ type State struct {
 	NotVerified   []string `json:"not_verified,omitempty"`
 	Warned80      []string `json:"warned_80,omitempty"` // budgets already notified at 80%
 
-	Review *ReviewState `json:"review,omitempty"` // the review shape's rounds and findings
+	Review *review.State `json:"review,omitempty"` // the review shape's rounds and findings
 
 	Failover *FailoverState `json:"failover,omitempty"` // usage limits and the agent each phase is on
 

@@ -130,7 +130,7 @@ func (e *Engine) step(ctx context.Context) *Outcome {
 	case PhaseRalph:
 		err = e.stepRalph(ctx)
 	case PhaseReview:
-		err = e.stepReview(ctx)
+		err = e.reviewShape().Step(ctx)
 	case PhaseCycleGate:
 		err = e.stepCycleGate(ctx)
 	case PhaseObjective:

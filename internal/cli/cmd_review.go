@@ -14,6 +14,7 @@ import (
 	"github.com/looprinter/looprinter/internal/termtext"
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/loopdir"
+	"github.com/looprinter/looprinter/review"
 	"github.com/looprinter/looprinter/spec"
 )
 
@@ -160,7 +161,7 @@ func (o *reviewOptions) builtinLoop() (*spec.Loop, error) {
 	doc := map[string]any{
 		"version":   1,
 		"shape":     spec.ShapeReview,
-		"objective": loop.DefaultReviewObjective,
+		"objective": review.DefaultObjective,
 		"agent":     ag,
 	}
 	data, err := yaml.Marshal(doc)
@@ -334,7 +335,7 @@ func printReviewReport(io *IO, l *spec.Loop, o *loop.Outcome) {
 		rounds, l.Review.MaxRounds, l.Review.Bar, count(st.AgentRuns, "agent run"), st.CostUSD, l.Budget.CostUSD, wall.Round(time.Millisecond), l.Budget.Wall)
 	if rs != nil && len(rs.Rounds) > 0 {
 		fmt.Fprintln(w)
-		for _, line := range strings.Split(strings.TrimRight(loop.ReviewTable(rs, l.Review.Bar), "\n"), "\n") {
+		for _, line := range strings.Split(strings.TrimRight(review.Table(rs, l.Review.Bar), "\n"), "\n") {
 			fmt.Fprintln(w, "  "+line)
 		}
 		fmt.Fprintln(w)

@@ -18,6 +18,7 @@ import (
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/review"
 	"github.com/looprinter/looprinter/sandbox"
 	"github.com/looprinter/looprinter/spec"
 )
@@ -231,7 +232,7 @@ func printReport(io *IO, l *spec.Loop, o *loop.Outcome) {
 		fmt.Fprintf(w, "spent:     %s, $%.2f of $%.2f, %s of %s\n",
 			count(st.AgentRuns, "agent run"), st.CostUSD, l.Budget.CostUSD, wall.Round(time.Millisecond), l.Budget.Wall)
 		if st.Review != nil {
-			fmt.Fprintf(w, "rounds (bar: %s; report: %s):\n%s", l.Review.Bar, loopdir.RecordsDir+"/"+loopdir.ReviewReportFile, loop.ReviewTable(st.Review, l.Review.Bar))
+			fmt.Fprintf(w, "rounds (bar: %s; report: %s):\n%s", l.Review.Bar, loopdir.RecordsDir+"/"+loopdir.ReviewReportFile, review.Table(st.Review, l.Review.Bar))
 		}
 	default:
 		fmt.Fprintf(w, "spent:     cycle %d of %d, %s of %d, %s, $%.2f of $%.2f, %s of %s\n",

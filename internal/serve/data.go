@@ -19,6 +19,7 @@ import (
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/review"
 	"github.com/looprinter/looprinter/safegit"
 	"github.com/looprinter/looprinter/spec"
 	"github.com/looprinter/looprinter/summary"
@@ -198,8 +199,8 @@ func (r RunView) Status() string {
 
 // RoundView is one review round's findings.
 type RoundView struct {
-	Round    int            `json:"round"`
-	Findings []loop.Finding `json:"findings"`
+	Round    int              `json:"round"`
+	Findings []review.Finding `json:"findings"`
 }
 
 // How much of a loop's history a page shows: the rest is a link away.

@@ -24,6 +24,7 @@ import (
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/review"
 )
 
 // marker stands for a secret: the agent prints it, a check prints it, so it
@@ -719,7 +720,7 @@ func TestReviewFindingsAndReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	round := func(n int, fs ...loop.Finding) json.RawMessage {
+	round := func(n int, fs ...review.Finding) json.RawMessage {
 		b, _ := json.Marshal(map[string]any{"round": n, "findings": fs})
 		return b
 	}
@@ -727,8 +728,8 @@ func TestReviewFindingsAndReport(t *testing.T) {
 	for _, ev := range []record.Event{
 		{Event: record.LoopStart, Loop: "rev", Shape: "review"},
 		{Event: record.Review, Kind: "findings", Data: round(1,
-			loop.Finding{ID: "F-1", Severity: "critical", File: "db.go", Line: 12, Title: "SQL built from <b>input</b>", Kind: "injection"},
-			loop.Finding{ID: "F-2", Severity: "minor", File: "a.go", Title: "typo", Kind: "style"})},
+			review.Finding{ID: "F-1", Severity: "critical", File: "db.go", Line: 12, Title: "SQL built from <b>input</b>", Kind: "injection"},
+			review.Finding{ID: "F-2", Severity: "minor", File: "a.go", Title: "typo", Kind: "style"})},
 		{Event: record.Verify, Gate: "review", Pass: &fail, Checks: []record.Check{{Command: "go test ./...", ExitCode: 1}}},
 		{Event: record.Review, Kind: "findings", Data: round(2)},
 		{Event: record.Verify, Gate: "review-final", Pass: &pass},
@@ -756,8 +757,8 @@ func TestReviewFindingsAndReport(t *testing.T) {
 		Title    string `json:"title"`
 		Review   string `json:"review_report"`
 		Findings []struct {
-			Round    int            `json:"round"`
-			Findings []loop.Finding `json:"findings"`
+			Round    int              `json:"round"`
+			Findings []review.Finding `json:"findings"`
 		} `json:"findings"`
 	}
 	if err := json.Unmarshal([]byte(rep.body), &r); err != nil {

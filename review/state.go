@@ -1,9 +1,9 @@
-package loop
+package review
 
-// ReviewState is the review shape's part of state.json: where the review
+// State is the review shape's part of state.json: where the review
 // stands (step and round) and every round's findings, so a review killed
 // mid-round resumes where it was.
-type ReviewState struct {
+type State struct {
 	// Step is the next thing to do: start, writer, review, fix, fixcheck, final.
 	Step  string `json:"step"`
 	Round int    `json:"round"` // current round, from 1
@@ -26,8 +26,8 @@ type ReviewState struct {
 	FailedChecks  []string `json:"failed_checks,omitempty"`
 	CheckSignal   string   `json:"check_signal,omitempty"`
 
-	Rounds   []ReviewRound `json:"rounds,omitempty"`
-	FixCheck *FixCheck     `json:"fix_check,omitempty"`
+	Rounds   []Round   `json:"rounds,omitempty"`
+	FixCheck *FixCheck `json:"fix_check,omitempty"`
 
 	// The end: how the review ended and what is still open.
 	EndedBy     string    `json:"ended_by,omitempty"` // clean | fixcheck | rounds | same_set
@@ -35,8 +35,8 @@ type ReviewState struct {
 	FinalChecks []string  `json:"final_checks,omitempty"`
 }
 
-// ReviewRound is one review round: the reviewer's findings and the fix.
-type ReviewRound struct {
+// Round is one review round: the reviewer's findings and the fix.
+type Round struct {
 	N      int    `json:"n"`
 	Status string `json:"status"` // reviewing | reviewed | clean | fixed | failed | same_set
 

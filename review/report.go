@@ -1,4 +1,4 @@
-package loop
+package review
 
 import (
 	"fmt"
@@ -10,8 +10,8 @@ import (
 	"github.com/looprinter/looprinter/loopdir"
 )
 
-// ReviewRow is one line of the review table.
-type ReviewRow struct {
+// Row is one line of the review table.
+type Row struct {
 	Round     string
 	C, M, N   int
 	Changed   string
@@ -19,14 +19,14 @@ type ReviewRow struct {
 	Open      string
 }
 
-// ReviewRows is the table of a review: one row per round, and the fix check.
-func ReviewRows(rs *ReviewState, bar string) []ReviewRow {
+// Rows is the table of a review: one row per round, and the fix check.
+func Rows(rs *State, bar string) []Row {
 	if rs == nil {
 		return nil
 	}
-	var rows []ReviewRow
+	var rows []Row
 	for i, r := range rs.Rounds {
-		row := ReviewRow{Round: fmt.Sprint(r.N), Changed: whatChanged(r)}
+		row := Row{Round: fmt.Sprint(r.N), Changed: whatChanged(r)}
 		row.C, row.M, row.N = sevCounts(r.Findings)
 		var rec []string
 		for _, x := range r.Recurring {
@@ -40,7 +40,7 @@ func ReviewRows(rs *ReviewState, bar string) []ReviewRow {
 		rows = append(rows, row)
 	}
 	if fc := rs.FixCheck; fc != nil {
-		row := ReviewRow{Round: "fix check"}
+		row := Row{Round: "fix check"}
 		row.C, row.M, row.N = sevCounts(fc.Findings)
 		var closed []string
 		for _, v := range fc.Verdicts {
@@ -59,7 +59,7 @@ func ReviewRows(rs *ReviewState, bar string) []ReviewRow {
 
 // stillOpen says which findings of round i (or, with i == len(Rounds), of
 // the fix check) were still open afterwards.
-func stillOpen(rs *ReviewState, i int, bar string) string {
+func stillOpen(rs *State, i int, bar string) string {
 	list := func(fs []string) string {
 		if len(fs) == 0 {
 			return "none"
@@ -86,9 +86,9 @@ func stillOpen(rs *ReviewState, i int, bar string) string {
 	case "clean":
 		return "none"
 	case "same_set":
-		return list(findingIDs(atOrAbove(r.Findings, bar)))
+		return list(findingIDs(AtOrAbove(r.Findings, bar)))
 	case "reviewing", "reviewed":
-		return list(findingIDs(atOrAbove(r.Findings, bar))) + " (to fix)"
+		return list(findingIDs(AtOrAbove(r.Findings, bar))) + " (to fix)"
 	}
 	// fixed: the next valid review says what came back.
 	for j := i + 1; j < len(rs.Rounds); j++ {
@@ -97,8 +97,8 @@ func stillOpen(rs *ReviewState, i int, bar string) string {
 			continue
 		}
 		var open []string
-		for _, f := range atOrAbove(r.Findings, bar) {
-			for _, g := range atOrAbove(next.Findings, bar) {
+		for _, f := range AtOrAbove(r.Findings, bar) {
+			for _, g := range AtOrAbove(next.Findings, bar) {
 				if recurs(f, g) || findingKey(f) == findingKey(g) {
 					open = append(open, f.ID)
 					break
@@ -113,12 +113,12 @@ func stillOpen(rs *ReviewState, i int, bar string) string {
 	return "pending"
 }
 
-// ReviewTable renders the table for a terminal.
-func ReviewTable(rs *ReviewState, bar string) string {
+// Table renders the table for a terminal.
+func Table(rs *State, bar string) string {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ROUND\tC\tM\tm\tWHAT CHANGED\tRECURRING\tSTILL OPEN")
-	for _, r := range ReviewRows(rs, bar) {
+	for _, r := range Rows(rs, bar) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%s\n", r.Round, r.C, r.M, r.N, dash(truncate(r.Changed, 70)), dash(r.Recurring), dash(r.Open))
 	}
 	tw.Flush()
@@ -138,24 +138,24 @@ func mdCell(s string) string {
 
 // writeReviewReport writes working-records/review-report.md; outcome is
 // empty while the review goes on.
-func (e *Engine) writeReviewReport(rs *ReviewState, outcome string) {
-	bar := e.spec.Review.Bar
+func (s *Shape) writeReviewReport(rs *State, outcome string) {
+	bar := s.spec().Review.Bar
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Review report: %s\n\n", e.spec.Name)
-	fmt.Fprintf(&b, "- Key objective: %s\n", e.reviewObjective())
-	fmt.Fprintf(&b, "- Change: `git diff %s` (%s) in %s\n", rs.Base, shortSHA(rs.BaseSHA), e.dir)
+	fmt.Fprintf(&b, "# Review report: %s\n\n", s.spec().Name)
+	fmt.Fprintf(&b, "- Key objective: %s\n", s.reviewObjective())
+	fmt.Fprintf(&b, "- Change: `git diff %s` (%s) in %s\n", rs.Base, shortSHA(rs.BaseSHA), s.dir)
 	roles := fmt.Sprintf("reviewer %s · fixer %s", rs.Reviewer, rs.Fixer)
 	if rs.Writer != "" {
 		roles = "writer " + rs.Writer + " · " + roles
 	}
 	fmt.Fprintf(&b, "- Roles: %s\n", roles)
-	fmt.Fprintf(&b, "- Bar: %s · rounds: %d of %d · cost so far: $%.2f\n", bar, len(rs.Rounds), e.spec.Review.MaxRounds, e.st.CostUSD)
+	fmt.Fprintf(&b, "- Bar: %s · rounds: %d of %d · cost so far: $%.2f\n", bar, len(rs.Rounds), s.spec().Review.MaxRounds, s.h.CostUSD())
 	if outcome == "" {
 		outcome = "in progress (step " + rs.Step + ")"
 	}
 	fmt.Fprintf(&b, "- Outcome: %s\n- Updated: %s\n\n", outcome, time.Now().UTC().Format(time.RFC3339))
 	b.WriteString("| Round | C | M | m | What changed | Recurring | Still open |\n| --- | --- | --- | --- | --- | --- | --- |\n")
-	for _, r := range ReviewRows(rs, bar) {
+	for _, r := range Rows(rs, bar) {
 		fmt.Fprintf(&b, "| %s | %d | %d | %d | %s | %s | %s |\n", r.Round, r.C, r.M, r.N, mdCell(r.Changed), mdCell(r.Recurring), mdCell(r.Open))
 	}
 	b.WriteString("\nC = critical, M = major, m = minor: the findings of that round's review (CHECKS is looprinter's own finding when the checks fail). " +
@@ -171,7 +171,7 @@ func (e *Engine) writeReviewReport(rs *ReviewState, outcome string) {
 			}
 			continue
 		}
-		fmt.Fprintf(&b, "Findings: `%s`\n\n", filepath.Join(e.roundDir(fmt.Sprintf("round-%d", r.N)), "findings.json"))
+		fmt.Fprintf(&b, "Findings: `%s`\n\n", filepath.Join(s.roundDir(fmt.Sprintf("round-%d", r.N)), "findings.json"))
 		if len(r.Findings) == 0 {
 			b.WriteString("No findings.\n")
 		}
@@ -185,7 +185,7 @@ func (e *Engine) writeReviewReport(rs *ReviewState, outcome string) {
 					mark += fmt.Sprintf(" **RECURRING** (round %d %s)", x.Round, x.Of)
 				}
 			}
-			fmt.Fprintf(&b, "- **%s** %s · `%s` · %s: %s%s\n", f.ID, f.Severity, f.place(), f.Kind, f.Title, mark)
+			fmt.Fprintf(&b, "- **%s** %s · `%s` · %s: %s%s\n", f.ID, f.Severity, f.Place(), f.Kind, f.Title, mark)
 		}
 		if r.Status == "fixed" {
 			fmt.Fprintf(&b, "\nFixed: %s. What changed: %s. Checks after the fix: %s.\n", strings.Join(r.Sent, ", "), dash(whatChanged(r)), passWord(r.ChecksPass != nil && *r.ChecksPass))
@@ -209,7 +209,7 @@ func (e *Engine) writeReviewReport(rs *ReviewState, outcome string) {
 			b.WriteString("None at or above the bar.\n")
 		}
 		for _, f := range rs.Open {
-			fmt.Fprintf(&b, "- **%s** %s · `%s` · %s: %s\n", f.ID, f.Severity, f.place(), f.Kind, f.Title)
+			fmt.Fprintf(&b, "- **%s** %s · `%s` · %s: %s\n", f.ID, f.Severity, f.Place(), f.Kind, f.Title)
 		}
 	}
 	if len(rs.FinalChecks) > 0 {
@@ -218,5 +218,5 @@ func (e *Engine) writeReviewReport(rs *ReviewState, outcome string) {
 			fmt.Fprintf(&b, "- %s\n", c)
 		}
 	}
-	WriteFileAtomic(loopdir.Dir(e.dir).ReviewReport(), []byte(e.red.String(b.String())))
+	writeFileAtomic(loopdir.Dir(s.dir).ReviewReport(), []byte(s.h.Redactor().String(b.String())))
 }

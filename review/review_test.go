@@ -1,4 +1,4 @@
-package loop
+package review
 
 import (
 	"strings"
@@ -71,7 +71,7 @@ func TestParseVerdicts(t *testing.T) {
 }
 
 func TestRecurrence(t *testing.T) {
-	r1 := ReviewRound{N: 1, Sent: []string{"F-1"}, Findings: []Finding{
+	r1 := Round{N: 1, Sent: []string{"F-1"}, Findings: []Finding{
 		{ID: "F-1", Severity: "critical", File: "hook.sh", Line: 10, Kind: "bypass", Title: "--force"},
 		{ID: "F-2", Severity: "minor", File: "hook.sh", Line: 10, Kind: "style", Title: "naming"}, // not sent
 	}}
@@ -82,7 +82,7 @@ func TestRecurrence(t *testing.T) {
 		{ID: "D", Severity: "major", File: "hook.sh", Line: 10, Kind: "style", Title: "naming"}, // F-2 was never sent
 		{ID: "E", Severity: "minor", File: "hook.sh", Line: 10, Kind: "bypass", Title: "below bar"},
 	}
-	rec := findRecurrences([]ReviewRound{r1}, now, "major")
+	rec := findRecurrences([]Round{r1}, now, "major")
 	if len(rec) != 1 || rec[0].ID != "A" || rec[0].Of != "F-1" || rec[0].Round != 1 {
 		t.Fatalf("recurrences %+v, want only A of round 1 F-1", rec)
 	}
@@ -106,25 +106,24 @@ func TestSameSet(t *testing.T) {
 func TestReviewerDefaultsToAnotherModel(t *testing.T) {
 	for _, tc := range []struct{ fixer, want string }{{"", "opus"}, {"sonnet", "opus"}, {"claude-opus-4-1", "sonnet"}} {
 		l := &spec.Loop{Agent: spec.Agent{Backend: "claude", Model: tc.fixer}}
-		e := &Engine{spec: l, st: &State{}, rec: nil}
-		rs := &ReviewState{Warned: true}
-		e.reviewAgents(rs)
-		if got := e.spec.AgentFor("reviewer", false); got.Backend != "claude" || got.Model != tc.want {
+		s := New(t.TempDir(), &fakeHost{spec: l})
+		rs := &State{Warned: true}
+		s.reviewAgents(rs)
+		if got := l.AgentFor("reviewer", false); got.Backend != "claude" || got.Model != tc.want {
 			t.Errorf("fixer %q: reviewer %+v, want claude/%s", tc.fixer, got, tc.want)
 		}
-		if e.spec.AgentFor("fixer", false).Model != tc.fixer {
+		if l.AgentFor("fixer", false).Model != tc.fixer {
 			t.Errorf("the fixer's model changed")
 		}
 	}
 	// A reviewer the loop file names is kept, even when it is the fixer's model.
 	l := &spec.Loop{Agent: spec.Agent{Backend: "claude", Model: "sonnet"}, Agents: map[string]spec.Agent{"reviewer": {Backend: "codex", Model: "gpt-5"}}}
-	e := &Engine{spec: l, st: &State{}}
-	e.reviewAgents(&ReviewState{Warned: true})
-	if got := e.spec.AgentFor("reviewer", false); got.Backend != "codex" || got.Model != "gpt-5" {
+	New(t.TempDir(), &fakeHost{spec: l}).reviewAgents(&State{Warned: true})
+	if got := l.AgentFor("reviewer", false); got.Backend != "codex" || got.Model != "gpt-5" {
 		t.Errorf("reviewer %+v, want codex/gpt-5", got)
 	}
-	if !sameAgent(spec.Agent{Backend: "command", Command: "x"}, spec.Agent{Backend: "command", Command: "x"}) ||
-		sameAgent(spec.Agent{Backend: "command", Command: "x"}, spec.Agent{Backend: "command", Command: "y"}) {
+	if !SameAgent(spec.Agent{Backend: "command", Command: "x"}, spec.Agent{Backend: "command", Command: "x"}) ||
+		SameAgent(spec.Agent{Backend: "command", Command: "x"}, spec.Agent{Backend: "command", Command: "y"}) {
 		t.Error("sameAgent")
 	}
 }

@@ -1,4 +1,4 @@
-package loop
+package review
 
 import (
 	"fmt"
@@ -9,11 +9,11 @@ import (
 	"github.com/looprinter/looprinter/loopdir"
 )
 
-// DefaultReviewObjective is the key objective of a review with none given.
-const DefaultReviewObjective = "The change is correct: it does what its requirements say, without defects, and its checks prove it."
+// DefaultObjective is the key objective of a review with none given.
+const DefaultObjective = "The change is correct: it does what its requirements say, without defects, and its checks prove it."
 
-// DefaultReviewRules are the review rules when the loop file gives none.
-const DefaultReviewRules = `- Judge the change against the requirements and the key objective, not against your taste.
+// DefaultRules are the review rules when the loop file gives none.
+const DefaultRules = `- Judge the change against the requirements and the key objective, not against your taste.
 - Attack it: wrong results, unhandled errors and edge cases, security holes, races, data loss, missing or weak tests, checks that cannot fail, docs that say something the code does not do.
 - One finding per problem, in the place where it must be fixed. No praise, no summaries.
 - Grade honestly: critical = must not ship (wrong results, security, data loss, a requirement not met); major = a real defect a user will hit, or a test that proves nothing; minor = clarity, naming, style, small improvements.`
@@ -81,7 +81,7 @@ type reviewerInput struct {
 	OutputFile   string
 }
 
-func (e *Engine) reviewerPrompt(in reviewerInput) string {
+func (s *Shape) reviewerPrompt(in reviewerInput) string {
 	var b strings.Builder
 	b.WriteString(keyObjective(in.Objective))
 	fmt.Fprintf(&b, `
@@ -92,11 +92,11 @@ You are the reviewer, in a fresh context. You did not write this change, and on 
 	if len(in.Requirements) == 0 {
 		b.WriteString("No requirements files were named: the key objective above is the requirement.\n")
 	} else {
-		b.WriteString(inlineFiles(e.dir, in.Requirements))
+		b.WriteString(inlineFiles(s.dir, in.Requirements))
 	}
 	if len(in.Architecture) > 0 {
 		b.WriteString("\n# Architecture notes\n")
-		b.WriteString(inlineFiles(e.dir, in.Architecture))
+		b.WriteString(inlineFiles(s.dir, in.Architecture))
 	}
 	b.WriteString("\n# Review rules\n")
 	b.WriteString(strings.TrimSpace(in.Rules) + "\n")
@@ -133,7 +133,7 @@ func retryNote(errs []string, outputFile string) string {
 }
 
 func findingBlock(b *strings.Builder, f Finding) {
-	fmt.Fprintf(b, "## %s · %s · %s · kind: %s\n%s\n", f.ID, f.Severity, f.place(), f.Kind, f.Title)
+	fmt.Fprintf(b, "## %s · %s · %s · kind: %s\n%s\n", f.ID, f.Severity, f.Place(), f.Kind, f.Title)
 	if d := strings.TrimSpace(f.Detail); d != "" {
 		b.WriteString(d + "\n")
 	}
@@ -153,10 +153,10 @@ type fixerInput struct {
 	ChecksPass   bool
 	// Protected are the protected files the findings name and the gate
 	// programs, each with the rule that protects it.
-	Protected []protFile
+	Protected []ProtectedFile
 }
 
-func (e *Engine) fixerPrompt(in fixerInput) string {
+func (s *Shape) fixerPrompt(in fixerInput) string {
 	var b strings.Builder
 	b.WriteString(keyObjective(in.Objective))
 	fmt.Fprintf(&b, `
@@ -167,7 +167,7 @@ An independent reviewer read this change in a fresh context (the requirements, t
 		b.WriteString("\n# RECURRING: the approach must change\nThese findings came back in a new form after an earlier round fixed them: the same kind of problem in the same place.\n")
 		for _, r := range in.Recurring {
 			f := in.ByID[r.ID]
-			fmt.Fprintf(&b, "- %s (%s, %s, kind %s): %q came back after round %d's %s: %q\n", r.ID, f.Severity, f.place(), f.Kind, f.Title, r.Round, r.Of, r.OfTitle)
+			fmt.Fprintf(&b, "- %s (%s, %s, kind %s): %q came back after round %d's %s: %q\n", r.ID, f.Severity, f.Place(), f.Kind, f.Title, r.Round, r.Of, r.OfTitle)
 		}
 		b.WriteString(`Patching one more case did not hold and will not hold now. Change the approach instead of adding another case: find what lets this whole class of problem happen and close it there. For example, fail closed on anything you cannot check (reject what is not known to be safe) instead of listing the bad cases you know of; validate at the boundary once instead of at each use; remove the mechanism instead of guarding it.
 `)
@@ -179,7 +179,7 @@ An independent reviewer read this change in a fresh context (the requirements, t
 	if len(in.Below) > 0 {
 		fmt.Fprintf(&b, "# Below the bar (%s): fix only if it is trivial and safe\n", in.Bar)
 		for _, f := range in.Below {
-			fmt.Fprintf(&b, "- %s %s %s: %s\n", f.ID, f.Severity, f.place(), f.Title)
+			fmt.Fprintf(&b, "- %s %s %s: %s\n", f.ID, f.Severity, f.Place(), f.Title)
 		}
 		b.WriteString("\n")
 	}
@@ -213,7 +213,7 @@ type fixCheckInput struct {
 	OutputFile string
 }
 
-func (e *Engine) fixCheckPrompt(in fixCheckInput) string {
+func (s *Shape) fixCheckPrompt(in fixCheckInput) string {
 	var b strings.Builder
 	b.WriteString(keyObjective(in.Objective))
 	b.WriteString(`
@@ -243,10 +243,8 @@ If you cannot write files, give the same JSON object as your final message inste
 	return b.String()
 }
 
-func (e *Engine) writerPrompt(objective, src string, requirements, architecture []string) (string, error) {
-	d := e.promptData("writer")
-	d.Objective = objective
-	out, err := Render(src, d)
+func (s *Shape) writerPrompt(objective, src string, requirements, architecture []string) (string, error) {
+	out, err := s.h.Render("writer", objective, src)
 	if err != nil {
 		return "", err
 	}

@@ -1,4 +1,4 @@
-package loop
+package review
 
 import (
 	"bytes"
@@ -18,20 +18,20 @@ import (
 // MaxDiffBytes caps the diff a reviewer prompt carries.
 const MaxDiffBytes = 400 << 10
 
-// excludeRecords keeps the engine's own files (transcripts, state, records)
+// ExcludeRecords keeps the engine's own files (transcripts, state, records)
 // out of every diff and snapshot: the reviewer never sees them.
-const excludeRecords = ":(exclude)" + loopdir.RecordsDir
+const ExcludeRecords = ":(exclude)" + loopdir.RecordsDir
 
 // excludeReviewFiles keeps the review's own files (each round's findings,
 // as the agents wrote them in output/review/) out of every diff an agent is
 // shown: the reviewer of round N never reads round N-1's findings.
 const excludeReviewFiles = ":(exclude)" + loopdir.OutputDir + "/review"
 
-// gitRun runs git in dir and returns its standard output.
+// GitRun runs git in dir and returns its standard output.
 // A command refused because another git process holds the index
 // (index.lock: an editor refreshing its status, the committer's update of
 // the index after a commit) is run again for up to 10 seconds.
-func gitRun(ctx context.Context, dir string, env []string, args ...string) (string, error) {
+func GitRun(ctx context.Context, dir string, env []string, args ...string) (string, error) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		cmd := exec.CommandContext(ctx, "git", safegit.Args(args...)...)
@@ -56,14 +56,16 @@ func gitRun(ctx context.Context, dir string, env []string, args ...string) (stri
 	}
 }
 
-func gitLine(ctx context.Context, dir string, args ...string) (string, error) {
-	out, err := gitRun(ctx, dir, nil, args...)
+// GitLine runs git in dir and returns its output without the surrounding
+// white space.
+func GitLine(ctx context.Context, dir string, args ...string) (string, error) {
+	out, err := GitRun(ctx, dir, nil, args...)
 	return strings.TrimSpace(out), err
 }
 
-// gitHead is the commit HEAD names, or "" in a repository without commits.
-func gitHead(ctx context.Context, dir string) string {
-	h, err := gitLine(ctx, dir, "rev-parse", "--verify", "-q", "HEAD^{commit}")
+// GitHead is the commit HEAD names, or "" in a repository without commits.
+func GitHead(ctx context.Context, dir string) string {
+	h, err := GitLine(ctx, dir, "rev-parse", "--verify", "-q", "HEAD^{commit}")
 	if err != nil {
 		return ""
 	}
@@ -72,44 +74,44 @@ func gitHead(ctx context.Context, dir string) string {
 
 // emptyTree is the object name of the empty tree in this repository.
 func emptyTree(ctx context.Context, dir string) (string, error) {
-	return gitLine(ctx, dir, "hash-object", "-t", "tree", "/dev/null")
+	return GitLine(ctx, dir, "hash-object", "-t", "tree", "/dev/null")
 }
 
 // resolveBase turns the review's base into an object to diff from. With no
 // base: HEAD when the working tree has changes (or a writer will make
 // them), else HEAD~1 (the last commit is the change), else the empty tree.
 func resolveBase(ctx context.Context, dir, base string, writer bool) (name, sha string, err error) {
-	if _, err := gitLine(ctx, dir, "rev-parse", "--is-inside-work-tree"); err != nil {
+	if _, err := GitLine(ctx, dir, "rev-parse", "--is-inside-work-tree"); err != nil {
 		return "", "", fmt.Errorf("the review shape needs a git repository (the reviewer reads the diff): %s is not inside one; run `git init` and commit the starting point", dir)
 	}
 	if base != "" {
-		sha, err := gitLine(ctx, dir, "rev-parse", "--verify", "-q", base+"^{commit}")
+		sha, err := GitLine(ctx, dir, "rev-parse", "--verify", "-q", base+"^{commit}")
 		if err != nil || sha == "" {
 			return "", "", fmt.Errorf("review base %q is not a commit in this repository", base)
 		}
 		return base, sha, nil
 	}
-	head := gitHead(ctx, dir)
+	head := GitHead(ctx, dir)
 	if head == "" {
 		t, err := emptyTree(ctx, dir)
 		return "(empty tree: no commit yet)", t, err
 	}
-	status, _ := gitRun(ctx, dir, nil, "status", "--porcelain", "--", ".", excludeRecords)
+	status, _ := GitRun(ctx, dir, nil, "status", "--porcelain", "--", ".", ExcludeRecords)
 	if writer || strings.TrimSpace(status) != "" {
 		return "HEAD", head, nil
 	}
-	if p, err := gitLine(ctx, dir, "rev-parse", "--verify", "-q", "HEAD~1^{commit}"); err == nil && p != "" {
+	if p, err := GitLine(ctx, dir, "rev-parse", "--verify", "-q", "HEAD~1^{commit}"); err == nil && p != "" {
 		return "HEAD~1", p, nil
 	}
 	t, err := emptyTree(ctx, dir)
 	return "(empty tree: the first commit is the change)", t, err
 }
 
-// snapshotTree writes the working tree (tracked and untracked files, minus
+// SnapshotTree writes the working tree (tracked and untracked files, minus
 // ignored ones and working-records/) as a tree object, through a private
 // copy of the index: the user's index and files are not touched.
-func snapshotTree(ctx context.Context, dir string) (string, error) {
-	idx, err := gitLine(ctx, dir, "rev-parse", "--git-path", "index")
+func SnapshotTree(ctx context.Context, dir string) (string, error) {
+	idx, err := GitLine(ctx, dir, "rev-parse", "--git-path", "index")
 	if err != nil {
 		return "", err
 	}
@@ -130,16 +132,16 @@ func snapshotTree(ctx context.Context, dir string) (string, error) {
 	tmp.Close()
 	env := []string{"GIT_INDEX_FILE=" + tmp.Name()}
 	args := []string{"add", "-A", "--", "."}
-	if _, err := gitRun(ctx, dir, nil, "check-ignore", "-q", loopdir.RecordsDir); err != nil {
-		args = append(args, excludeRecords) // not ignored: keep it out (naming an ignored path is an error)
+	if _, err := GitRun(ctx, dir, nil, "check-ignore", "-q", loopdir.RecordsDir); err != nil {
+		args = append(args, ExcludeRecords) // not ignored: keep it out (naming an ignored path is an error)
 	}
-	if _, err := gitRun(ctx, dir, env, args...); err != nil {
+	if _, err := GitRun(ctx, dir, env, args...); err != nil {
 		return "", err
 	}
 	// Records a user committed by mistake stay out of the snapshot too.
-	gitRun(ctx, dir, env, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", loopdir.RecordsDir)
+	GitRun(ctx, dir, env, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", loopdir.RecordsDir)
 	return func() (string, error) {
-		out, err := gitRun(ctx, dir, env, "write-tree")
+		out, err := GitRun(ctx, dir, env, "write-tree")
 		return strings.TrimSpace(out), err
 	}()
 }
@@ -153,8 +155,8 @@ func gitDiff(ctx context.Context, dir, from, to string, paths []string) (string,
 	} else {
 		args = append(args, paths...)
 	}
-	args = append(args, excludeRecords, excludeReviewFiles)
-	out, err := gitRun(ctx, dir, nil, args...)
+	args = append(args, ExcludeRecords, excludeReviewFiles)
+	out, err := GitRun(ctx, dir, nil, args...)
 	if err != nil {
 		return "", err
 	}
@@ -168,10 +170,10 @@ func gitDiff(ctx context.Context, dir, from, to string, paths []string) (string,
 	return out, nil
 }
 
-// changedPaths lists the files that differ from one object to another
+// ChangedPaths lists the files that differ from one object to another
 // (both sides of a rename), relative to the loop's directory.
-func changedPaths(ctx context.Context, dir, from, to string) ([]string, error) {
-	out, err := gitRun(ctx, dir, nil, "diff", "--relative", "--name-only", "--no-renames", "-z", from, to, "--", ".", excludeRecords, excludeReviewFiles)
+func ChangedPaths(ctx context.Context, dir, from, to string) ([]string, error) {
+	out, err := GitRun(ctx, dir, nil, "diff", "--relative", "--name-only", "--no-renames", "-z", from, to, "--", ".", ExcludeRecords, excludeReviewFiles)
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +195,7 @@ func commitSubjects(ctx context.Context, dir, from, to string) []string {
 	if from != "" {
 		rng = from + ".." + to
 	}
-	out, err := gitRun(ctx, dir, nil, "log", "--reverse", "--format=%s", rng)
+	out, err := GitRun(ctx, dir, nil, "log", "--reverse", "--format=%s", rng)
 	if err != nil {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package loop
+package review
 
 import (
 	"bytes"
@@ -213,8 +213,8 @@ func ParseVerdicts(data []byte, findings []Finding) ([]Verdict, []string) {
 	return doc.Verdicts, nil
 }
 
-// atOrAbove returns the findings at or above the bar.
-func atOrAbove(fs []Finding, bar string) []Finding {
+// AtOrAbove returns the findings at or above the bar.
+func AtOrAbove(fs []Finding, bar string) []Finding {
 	var out []Finding
 	for _, f := range fs {
 		if sevRank(f.Severity) >= sevRank(bar) {
@@ -271,9 +271,9 @@ func recurs(a, b Finding) bool { return normKind(a.Kind) == normKind(b.Kind) && 
 // findRecurrences flags the findings of this round (at or above the bar)
 // that came back: the same kind in the same place as a finding an earlier
 // round sent to the fixer.
-func findRecurrences(earlier []ReviewRound, now []Finding, bar string) []Recurrence {
+func findRecurrences(earlier []Round, now []Finding, bar string) []Recurrence {
 	var out []Recurrence
-	for _, f := range atOrAbove(now, bar) {
+	for _, f := range AtOrAbove(now, bar) {
 	search:
 		for i := len(earlier) - 1; i >= 0; i-- {
 			r := earlier[i]
@@ -343,7 +343,8 @@ func hasString(list []string, s string) bool {
 	return false
 }
 
-func (f Finding) place() string {
+// Place is where a finding is: file:line, or the file alone.
+func (f Finding) Place() string {
 	if f.Line > 0 {
 		return fmt.Sprintf("%s:%d", f.File, f.Line)
 	}

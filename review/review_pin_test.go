@@ -1,4 +1,4 @@
-package loop
+package review
 
 // Tests that pin the reviewer-output and recurrence decisions (issue 18).
 
@@ -10,7 +10,7 @@ import (
 // apart, either way) and not one line beyond it.
 func TestPinRecurrenceWindowEdges(t *testing.T) {
 	sent := Finding{ID: "F-1", Severity: "major", File: "a.go", Line: 100, Kind: "race", Title: "t"}
-	earlier := []ReviewRound{{N: 1, Sent: []string{"F-1"}, Findings: []Finding{sent}}}
+	earlier := []Round{{N: 1, Sent: []string{"F-1"}, Findings: []Finding{sent}}}
 	for _, c := range []struct {
 		line int
 		want bool
