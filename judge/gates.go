@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/looprinter/looprinter/checkcmd"
@@ -22,9 +23,6 @@ import (
 func vacuousNote(check, why string) string {
 	return fmt.Sprintf("the check `%s` cannot fail (%s)", check, why)
 }
-
-// VacuousNote is the NOT VERIFIED note of a check that cannot fail.
-func VacuousNote(check, why string) string { return vacuousNote(check, why) }
 
 // RefreshVacuous brings the NOT VERIFIED notes about checks that cannot
 // fail up to the loop file in force: of notVerified, it returns those to
@@ -62,7 +60,7 @@ func (j *Judge) CannotRun(results []CheckResult) string {
 			continue
 		}
 		key := "verify"
-		if !hasString(l.Verify, r.Command) {
+		if !slices.Contains(l.Verify, r.Command) {
 			key = "objective_verify"
 		}
 		why, fix, ok := checkcmd.ExitHint(r.Command, j.Dir, os.Getenv("PATH"), r.ExitCode, key)
@@ -90,15 +88,6 @@ func (j *Judge) NoteVacuous() {
 			j.addNotVerified(vacuousNote(c, why))
 		}
 	}
-}
-
-func hasString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func (j *Judge) loadTestBase() map[string]testcount.Counts {

@@ -77,7 +77,7 @@ func (j *Judge) HoldoutReady(layered bool) error {
 	if tracked := HoldoutTracked(j.Dir, files); len(tracked) > 0 {
 		return fmt.Errorf("holdout file %s is tracked by git or in the repository's history, which the agent can read: keep holdout files out of git (remove them from the index and the history, or keep them in a folder git does not track) and list them in .gitignore", tracked[0])
 	}
-	if top := GitTop(j.Dir); top != "" {
+	if top := gitTop(j.Dir); top != "" {
 		for _, f := range files {
 			abs := filepath.Join(j.Dir, filepath.FromSlash(f))
 			if _, err := gitOut(top, "check-ignore", "-q", "--", abs); err != nil {
@@ -93,7 +93,7 @@ func (j *Judge) HoldoutReady(layered bool) error {
 // has staged or has in its history: a holdout file must never be in git,
 // which the agent reads.
 func HoldoutTracked(dir string, files []string) []string {
-	top := GitTop(dir)
+	top := gitTop(dir)
 	if top == "" {
 		return nil
 	}
@@ -111,8 +111,8 @@ func HoldoutTracked(dir string, files []string) []string {
 	return out
 }
 
-// GitTop is the top of the git work tree holding dir, "" when none.
-func GitTop(dir string) string {
+// gitTop is the top of the git work tree holding dir, "" when none.
+func gitTop(dir string) string {
 	out, err := gitOut(dir, "rev-parse", "--show-toplevel")
 	if err != nil {
 		return ""
@@ -143,9 +143,9 @@ func (j *Judge) HoldoutPath(upper, rel string) bool {
 	return false
 }
 
-// RunVisibleChecks runs checks whose output the agent will see: in a view
+// runVisibleChecks runs checks whose output the agent will see: in a view
 // without the holdout files when there are any.
-func (j *Judge) RunVisibleChecks(ctx context.Context, cmds []string, logPath func(int) string) []CheckResult {
+func (j *Judge) runVisibleChecks(ctx context.Context, cmds []string, logPath func(int) string) []CheckResult {
 	if len(j.holdouts) == 0 {
 		l := j.spec()
 		return RunCheckList(ctx, l, cmds, j.checkEnv(), j.redactor(l), logPath)

@@ -132,7 +132,7 @@ func (j *Judge) RunChecks(ctx context.Context, gate string, cmds []string) []Che
 	os.MkdirAll(dir, 0o700)
 	stamp := time.Now().UTC().Format("20060102T150405.000")
 	cycle, iteration := j.stamp()
-	return j.RunVisibleChecks(ctx, cmds, func(i int) string {
+	return j.runVisibleChecks(ctx, cmds, func(i int) string {
 		return filepath.Join(dir, fmt.Sprintf("%s-c%d-i%d-%s-%d.log", stamp, cycle, iteration, gate, i+1))
 	})
 }
