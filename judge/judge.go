@@ -48,6 +48,8 @@ type Judge struct {
 	// (IsHoldout) left out: the clean room sets them aside. Without it the
 	// clean room cannot be made, and fails.
 	SetAside func() ([]string, error)
+	// Auditor runs the audit's agent (audit.go).
+	Auditor Auditor
 	// WriteFile writes a file of the engine's whole or not at all, synced
 	// (os.WriteFile when nil).
 	WriteFile func(path string, data []byte) error

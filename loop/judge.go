@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/loopdir"
@@ -51,6 +52,23 @@ func (e *Engine) judge() *judge.Judge {
 			AddEvidence:     func(s string) { e.st.Evidence = append(e.st.Evidence, s) },
 			SetAside:        e.setAside,
 			WriteFile:       WriteFileAtomic,
+			Auditor: judge.Auditor{
+				Agent: func() string { return agentName(e.auditor()) },
+				Next: func() (string, string) {
+					e.st.AuditRuns++
+					keep := e.roundDir(fmt.Sprintf("audit-%d-findings.json", e.st.AuditRuns))
+					return keep, agentOutput(keep)
+				},
+				Ask: func(ctx context.Context, prompt, keep string) (bool, []string, error) {
+					return e.askAgentJSON(ctx, "auditor", "audit", prompt, keep, func(data []byte) []string {
+						_, errs := ParseFindings(data)
+						return errs
+					})
+				},
+				Findings: e.auditFindings,
+				Touched:  func() []string { return e.st.Touched },
+				Schema:   FindingsSchema,
+			},
 		}
 	}
 	return e.jd
@@ -185,7 +203,7 @@ func (e *Engine) doneVerdict(ctx context.Context, gate string, cmds []string) (*
 		}
 		return room, signal, nil
 	}
-	sig, err := e.audit(ctx, gate)
+	sig, err := e.judge().Audit(ctx, gate)
 	if err != nil {
 		return room, "", err
 	}
@@ -233,4 +251,59 @@ func ProbeChecksTo(ctx context.Context, l *spec.Loop, logDir, prefix string) []C
 	return judge.RunCheckList(ctx, l, l.GateChecks(), env, Redactor(l), func(i int) string {
 		return filepath.Join(logDir, fmt.Sprintf("%s-%d.log", prefix, i+1))
 	})
+}
+
+// maxTouched bounds the files the audit is shown.
+const maxTouched = 2000
+
+// touched adds what a run changed to the loop's list, for the audit.
+func (e *Engine) touched(changed []string) {
+	if len(changed) == 0 {
+		return
+	}
+	set := map[string]bool{}
+	for _, f := range e.st.Touched {
+		set[f] = true
+	}
+	for _, f := range changed {
+		if len(set) >= maxTouched {
+			break
+		}
+		if first, _, _ := strings.Cut(f, "/"); first != loopdir.OutputDir && first != loopdir.RecordsDir {
+			set[f] = true
+		}
+	}
+	e.st.Touched = e.st.Touched[:0]
+	for f := range set {
+		e.st.Touched = append(e.st.Touched, f)
+	}
+	sort.Strings(e.st.Touched)
+}
+
+// auditor is the agent of the audit: agents.auditor, else another model of
+// the builder's backend where it has one (a warning when they are the same).
+func (e *Engine) auditor() spec.Agent {
+	builder := e.spec.AgentFor("build", false)
+	if e.spec.Shape == spec.ShapeRalph {
+		builder = e.spec.AgentFor("ralph", false)
+	}
+	e.otherModelFor("auditor", builder)
+	a := e.spec.AgentFor("auditor", false)
+	if sameAgent(a, builder) && !e.st.AuditWarned {
+		e.st.AuditWarned = true
+		e.emit(record.Event{Event: record.Warning, Phase: "auditor", Message: fmt.Sprintf("the auditor and the builder are the same model (%s): they share blind spots; set agents.auditor to another backend or model", agentName(a))})
+	}
+	return a
+}
+
+// auditFindings reads the auditor's answer kept at keep: how many findings
+// it holds, and those at or above bar.
+func (e *Engine) auditFindings(keep, bar string) (int, []judge.Finding) {
+	data, _ := readBounded(e.path(keep), 4<<20)
+	findings, _ := ParseFindings(data)
+	var over []judge.Finding
+	for _, f := range atOrAbove(findings, bar) {
+		over = append(over, judge.Finding{Severity: f.Severity, Place: f.place(), Title: f.Title, Detail: f.Detail})
+	}
+	return len(findings), over
 }
