@@ -281,7 +281,7 @@ func (e *Engine) stepCycleGate(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return e.stop(ReasonInterrupted, "interrupted during the cycle gate")
 	}
-	errs = append(errs, e.ratchet("cycle", results)...)
+	errs = append(errs, e.judge().Ratchet("cycle", results)...)
 	e.applyBaseline(results)
 	pass := len(errs) == 0 && allPass(results)
 	signal := failureSignal(errs, results)
@@ -296,7 +296,7 @@ func (e *Engine) stepCycleGate(ctx context.Context) error {
 		e.st.CycleGate = "pass"
 		e.st.Phase = PhaseObjective
 		e.st.GateSig, e.st.GateSame, e.st.GateTried = "", 0, nil
-		e.saveTestBase(results, true)
+		e.judge().SaveTestBase(results, true)
 		if !e.st.CycleFailed && len(e.spec.Verify) > 0 {
 			e.addNotVerified("cycle gate: its checks passed before any agent run and never failed; they guard against regressions but show nothing about the agent's work")
 		}
@@ -327,7 +327,7 @@ func (e *Engine) stepObjectiveGate(ctx context.Context) error {
 	}
 	// verify_baseline: new-only never excuses the objective: DONE needs
 	// every objective check to pass for real.
-	violations := e.ratchet("objective", results)
+	violations := e.judge().Ratchet("objective", results)
 	pass := allPass(results)
 	gap := failureSignal(violations, results)
 	var room *record.CleanRoom
@@ -347,7 +347,7 @@ func (e *Engine) stepObjectiveGate(ctx context.Context) error {
 	e.st.Evidence = append(e.st.Evidence, evidence("objective", results, nil)...)
 	if pass {
 		e.st.ObjectiveGate = "pass"
-		e.saveTestBase(results, true)
+		e.judge().SaveTestBase(results, true)
 		if !e.st.ObjectiveFailed && !e.spec.AllowPassing {
 			return e.stop(ReasonNotVerified, "the objective checks passed before any agent run and never failed since: they cannot show that the agent's work met the objective. Sharpen objective_verify so it fails until the work is done (or set allow_passing: true to keep a passing loop green)")
 		}
@@ -465,7 +465,7 @@ func (e *Engine) stepRalph(ctx context.Context) error {
 		return e.stop(ReasonInterrupted, "interrupted during the verify checks")
 	}
 	// The verify checks decide DONE here: verify_baseline never excuses them.
-	problems := e.ratchet("verify", results)
+	problems := e.judge().Ratchet("verify", results)
 	if note := killedNote(e.spec.AgentFor("ralph", false), run.Result); note != "" {
 		problems = append(problems, note)
 	}
@@ -491,7 +491,7 @@ func (e *Engine) stepRalph(ctx context.Context) error {
 	e.st.Evidence = evidence("verify", results, problems)
 	if pass {
 		e.st.CycleGate = "pass"
-		e.saveTestBase(results, true)
+		e.judge().SaveTestBase(results, true)
 		if !e.st.ObjectiveFailed && !e.spec.AllowPassing {
 			return e.stop(ReasonNotVerified, "the verify checks passed before any agent run and never failed since: they cannot show that the agent's work met the objective. Sharpen them so they fail until the work is done (or set allow_passing: true to keep a passing loop green)")
 		}

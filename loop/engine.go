@@ -17,6 +17,7 @@ import (
 
 	gitignore "github.com/sabhiram/go-gitignore"
 
+	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/redact"
@@ -104,10 +105,8 @@ type Engine struct {
 	// summarized is when the history's summary was last brought up to
 	// date (tally.go).
 	summarized time.Time
-	// holdouts are the holdout files (holdout.go); holdoutGitChecked is set
-	// once git was found to carry none of them.
-	holdouts          []string
-	holdoutGitChecked bool
+	// jd runs the checks and judges them (package judge; loop/judge.go).
+	jd *judge.Judge
 	// recreated is where the state of a loop whose folder was removed and
 	// made again at this path was set aside ("" when it was not).
 	recreated string
@@ -673,10 +672,6 @@ func (e *Engine) path(parts ...string) string {
 	return filepath.Join(append([]string{e.dir}, parts...)...)
 }
 
-func (e *Engine) checkEnv() []string {
-	return append(os.Environ(), "LOOPRINTER_DIR="+e.dir, fmt.Sprintf("LOOPRINTER_CYCLE=%d", e.st.Cycle))
-}
-
 // stepSetup runs the setup commands once per loop directory.
 func (e *Engine) stepSetup(ctx context.Context) error {
 	if !e.st.SetupDone && len(e.spec.Setup) > 0 {
@@ -719,7 +714,7 @@ func (e *Engine) stepBaseline(ctx context.Context) error {
 			if err := e.judgeBaseline(results); err != nil {
 				return err // the baseline runs again next time
 			}
-			e.saveTestBase(results, false)
+			e.judge().SaveTestBase(results, false)
 		}
 		e.st.Baseline = base
 		e.st.BaselineSignal = baselineSignal
@@ -739,132 +734,7 @@ func (e *Engine) stepBaseline(ctx context.Context) error {
 func normalizeAll(lines []string) []string {
 	out := make([]string, 0, len(lines))
 	for _, l := range lines {
-		out = append(out, normalize(l))
-	}
-	return out
-}
-
-// runChecks runs commands in order and saves each output under
-// working-records/checks/.
-func (e *Engine) runChecks(ctx context.Context, gate string, cmds []string) []CheckResult {
-	// The step before reaches the disk first: checks can run for minutes.
-	// (A save that fails here fails again, reported, at the step's end.)
-	e.flush()
-	dir := loopdir.Dir(e.dir).Checks()
-	os.MkdirAll(dir, 0o700)
-	stamp := time.Now().UTC().Format("20060102T150405.000")
-	return e.runVisibleChecks(ctx, cmds, func(i int) string {
-		return filepath.Join(dir, fmt.Sprintf("%s-c%d-i%d-%s-%d.log", stamp, e.st.Cycle, e.st.Iterations, gate, i+1))
-	})
-}
-
-// runCheckList runs commands in order in the loop's folder, each output saved
-// at logPath(i), until the context ends.
-func runCheckList(ctx context.Context, l *spec.Loop, cmds, env []string, logPath func(i int) string) []CheckResult {
-	var out []CheckResult
-	red := Redactor(l)
-	for i, c := range cmds {
-		out = append(out, runCheck(ctx, l.Dir, c, logPath(i), l.CheckTimeout.D(), env, l.TestSummaries, red))
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	return out
-}
-
-// applyBaseline marks failing checks whose failure lines all failed before
-// the loop started, when verify_baseline is new-only.
-func (e *Engine) applyBaseline(results []CheckResult) {
-	if e.spec.VerifyBaseline != "new-only" {
-		return
-	}
-	for i := range results {
-		r := &results[i]
-		old, ok := e.st.Baseline[r.Command]
-		excused := fmt.Sprintf("`%s` still fails as it did before the loop (verify_baseline: new-only): only new failures were checked", r.Command)
-		if r.Pass || !ok {
-			e.dropNotVerified(excused) // it passes for real now
-			continue
-		}
-		known := map[string]bool{}
-		for _, l := range old {
-			known[l] = true
-		}
-		var fresh []string
-		for _, l := range r.Lines {
-			if !known[normalize(l)] {
-				fresh = append(fresh, l)
-			}
-		}
-		r.Baseline = true
-		if len(fresh) == 0 {
-			r.Pass = true // only failures that were there before the loop
-			r.Signal = ""
-			e.addNotVerified(excused)
-		} else {
-			r.Lines = fresh
-			r.Signal = strings.Join(fresh, "\n")
-		}
-	}
-}
-
-func allPass(rs []CheckResult) bool {
-	for _, r := range rs {
-		if !r.Pass {
-			return false
-		}
-	}
-	return true
-}
-
-func checksOf(rs []CheckResult) []record.Check {
-	out := make([]record.Check, 0, len(rs))
-	for _, r := range rs {
-		out = append(out, r.Check)
-	}
-	return out
-}
-
-func firstFailure(rs []CheckResult) string {
-	for _, r := range rs {
-		if !r.Pass {
-			return fmt.Sprintf("`%s` exited %d", r.Command, r.ExitCode)
-		}
-	}
-	return ""
-}
-
-// failureSignal is the fenced, labelled failure text of failing checks.
-func failureSignal(errs []string, rs []CheckResult) string {
-	var b strings.Builder
-	for _, e := range errs {
-		b.WriteString(e)
-		b.WriteByte('\n')
-	}
-	for _, r := range rs {
-		if r.Pass {
-			continue
-		}
-		fmt.Fprintf(&b, "$ %s   # exit %d\n%s\n", r.Command, r.ExitCode, r.Signal)
-	}
-	return strings.TrimRight(b.String(), "\n")
-}
-
-func evidence(gate string, rs []CheckResult, errs []string) []string {
-	var out []string
-	for _, er := range errs {
-		out = append(out, fmt.Sprintf("%s gate: %s", gate, er))
-	}
-	for _, r := range rs {
-		mark := "pass"
-		if !r.Pass {
-			mark = "FAIL"
-		}
-		extra := ""
-		if r.Baseline {
-			extra = " (baseline failure)"
-		}
-		out = append(out, fmt.Sprintf("%s gate: `%s` exit %d %s%s (%dms)", gate, r.Command, r.ExitCode, mark, extra, r.DurationMS))
+		out = append(out, judge.Normalize(l))
 	}
 	return out
 }
@@ -926,7 +796,7 @@ func firstSignalLine(signal string) string {
 		if first == "" {
 			first = l
 		}
-		if failLine.MatchString(l) || strings.HasPrefix(l, "VIOLATION") {
+		if judge.FailLine(l) || strings.HasPrefix(l, "VIOLATION") {
 			return truncate(l, 160)
 		}
 	}

@@ -134,7 +134,7 @@ func seedOnce(from, to string) {
 	}
 	os.MkdirAll(filepath.Dir(to), 0o700)
 	if fi.IsDir() {
-		if err := copyTree(from, to, nil); err != nil {
+		if err := sandbox.CopyTree(from, to, nil); err != nil {
 			os.RemoveAll(to)
 		}
 		return

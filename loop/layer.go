@@ -147,7 +147,7 @@ func (e *Engine) applyLayer(phase, task string) ([]Tamper, error) {
 	commits := gitDir(e.spec) != ""
 	held := map[string]bool{}
 	changes, err := sandbox.ApplyLayer(*e.layer, func(rel string) bool {
-		if e.holdoutPath(e.layer.Upper, rel) {
+		if e.judge().HoldoutPath(e.layer.Upper, rel) {
 			held[rel] = true
 			return false
 		}
@@ -162,9 +162,9 @@ func (e *Engine) applyLayer(phase, task string) ([]Tamper, error) {
 		}
 		why, owned := engineOwned(c.Path, commits)
 		switch {
-		case held[c.Path] && c.What == "removed" && slices.Contains(e.holdouts, c.Path):
+		case held[c.Path] && c.What == "removed" && slices.Contains(e.judge().Holdouts(), c.Path):
 			// The engine's own whiteout: the holdout file stayed hidden.
-		case held[c.Path] || e.touchesHoldout(c.Path):
+		case held[c.Path] || e.judge().TouchesHoldout(c.Path):
 			tamper = append(tamper, Tamper{File: c.Path, What: c.What + " where a holdout file is", Rule: "holdout: the user's hidden tests, never the agent's to see or change"})
 		case owned && strings.HasPrefix(c.Path, ".git"):
 			git = append(git, c.Path)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/spec"
 )
 
@@ -52,7 +53,7 @@ func TestCheckOutputIsRedactedBeforeItIsRead(t *testing.T) {
 	red := Redactor(l)
 	log := filepath.Join(dir, "check.log")
 	cmd := `head -c 4079 /dev/zero | tr '\0' x; printf '\nFAIL: %s' "$(printf %s "$MY_SERVICE_TOKEN" | cut -c1-10)"; sleep 0.2; printf '%s\n' "$(printf %s "$MY_SERVICE_TOKEN" | cut -c11-)"; exit 1`
-	res := runCheck(context.Background(), dir, cmd, log, time.Minute, os.Environ(), nil, red)
+	res := judge.RunCheck(context.Background(), dir, cmd, log, time.Minute, os.Environ(), nil, red)
 	data, _ := os.ReadFile(log)
 	for where, text := range map[string]string{"log": string(data), "signal": res.Signal, "lines": strings.Join(res.Lines, "\n")} {
 		if strings.Contains(text, "7f3a9c21e8b4") {

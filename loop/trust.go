@@ -38,7 +38,7 @@ func (e *Engine) confinement(files []protFile) (func(string, []string) (string, 
 		if err := e.prepareLayers(p.Layers); err != nil {
 			return nil, err
 		}
-		if err := sandbox.HideInLayer(lay, e.holdouts); err != nil {
+		if err := sandbox.HideInLayer(lay, e.judge().Holdouts()); err != nil {
 			return nil, fmt.Errorf("cannot hide the holdout files from the agent: %w", err)
 		}
 		p.Hidden = append(p.Hidden, loopdir.Private(e.priv).HoldoutChecks())
@@ -46,8 +46,8 @@ func (e *Engine) confinement(files []protFile) (func(string, []string) (string, 
 		e.confined(p.Kind + " with copy-on-write layers")
 		return p.Wrap, nil
 	}
-	if len(e.holdouts) > 0 {
-		return nil, e.holdoutReady(false)
+	if len(e.judge().Holdouts()) > 0 {
+		return nil, e.judge().HoldoutReady(false)
 	}
 	var first *protFile
 	if len(files) > 0 {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/proc"
@@ -65,7 +66,7 @@ type LandResult struct {
 	To      string // the base's commit after (or the merged commit a PR was checked on)
 	Reason  string // why not, when not landed
 	PR      string // the pull request's address (mode pr)
-	Checks  []loop.CheckResult
+	Checks  []judge.CheckResult
 	Blocked bool // a conflict or a failing gate: the loop ends BLOCKED
 }
 
@@ -172,11 +173,11 @@ func Land(ctx context.Context, l *spec.Loop, o LandOptions) (*LandResult, error)
 		rel, _ = filepath.Rel(realPath(top), realPath(o.RunDir))
 	}
 	gateRuns := 0
-	gates := func() ([]loop.CheckResult, bool) {
+	gates := func() ([]judge.CheckResult, bool) {
 		c := *l
 		c.Dir = filepath.Join(tmp, rel)
 		c.Path = filepath.Join(c.Dir, filepath.Base(l.Path))
-		var rs []loop.CheckResult
+		var rs []judge.CheckResult
 		if o.Records != "" {
 			gateRuns++
 			prefix := fmt.Sprintf("%s-land-%d", time.Now().UTC().Format("20060102T150405.000"), gateRuns)
@@ -260,7 +261,7 @@ func Land(ctx context.Context, l *spec.Loop, o LandOptions) (*LandResult, error)
 	return res, nil
 }
 
-func failing(rs []loop.CheckResult) string {
+func failing(rs []judge.CheckResult) string {
 	var out []string
 	for _, r := range rs {
 		if !r.Pass {

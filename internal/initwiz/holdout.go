@@ -14,7 +14,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/safegit"
 )
 
@@ -222,7 +222,7 @@ func git(dir string, args ...string) (string, error) {
 // CheckHoldoutUntracked refuses holdout files that git tracks, has staged
 // or has in its history.
 func CheckHoldoutUntracked(dir string, files []string) error {
-	if tracked := loop.HoldoutTracked(dir, files); len(tracked) > 0 {
+	if tracked := judge.HoldoutTracked(dir, files); len(tracked) > 0 {
 		return ErrHoldoutTracked{tracked}
 	}
 	return nil

@@ -1,4 +1,4 @@
-package loop
+package judge
 
 import (
 	"context"
@@ -26,16 +26,21 @@ import (
 // default how many fail, nothing of their text. Hiding needs the layered
 // sandbox: under any other the loop stops BLOCKED.
 
+// Holdouts are the holdout files found so far (by HoldoutReady), relative,
+// with slashes, sorted.
+func (j *Judge) Holdouts() []string { return j.holdouts }
+
 // holdoutFiles lists the holdout files (relative, with slashes, sorted),
 // resolved on first use.
-func (e *Engine) holdoutFiles() ([]string, error) {
-	if len(e.spec.Holdout) == 0 || e.holdouts != nil {
-		return e.holdouts, nil
+func (j *Judge) holdoutFiles() ([]string, error) {
+	l := j.spec()
+	if len(l.Holdout) == 0 || j.holdouts != nil {
+		return j.holdouts, nil
 	}
-	fsys := os.DirFS(e.dir)
+	fsys := os.DirFS(j.Dir)
 	seen := map[string]bool{}
 	var out []string
-	for _, g := range e.spec.Holdout {
+	for _, g := range l.Holdout {
 		m, err := doublestar.Glob(fsys, strings.TrimPrefix(g, "./"), doublestar.WithFilesOnly(), doublestar.WithNoFollow())
 		if err != nil {
 			return nil, fmt.Errorf("holdout: %q: %w", g, err)
@@ -48,39 +53,39 @@ func (e *Engine) holdoutFiles() ([]string, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("holdout: %s match no file in the loop folder: name the holdout test files (globs relative to the loop folder)", strings.Join(e.spec.Holdout, ", "))
+		return nil, fmt.Errorf("holdout: %s match no file in the loop folder: name the holdout test files (globs relative to the loop folder)", strings.Join(l.Holdout, ", "))
 	}
 	sort.Strings(out)
-	e.holdouts = out
+	j.holdouts = out
 	return out, nil
 }
 
-// holdoutReady says why the holdout files cannot be kept from the agent
+// HoldoutReady says why the holdout files cannot be kept from the agent
 // (nil: they can): the sandbox in force must lay a copy-on-write layer,
 // and git must never carry them, since the agent reads the repository.
-func (e *Engine) holdoutReady(layered bool) error {
-	files, err := e.holdoutFiles()
+func (j *Judge) HoldoutReady(layered bool) error {
+	files, err := j.holdoutFiles()
 	if err != nil || len(files) == 0 {
 		return err
 	}
 	if !layered {
 		return errors.New("holdout files can be hidden from the agent only by the layered sandbox (bubblewrap with copy-on-write layers), which is not in force here: use `sandbox: bwrap` on a machine where `looprinter doctor` shows copy-on-write layers, or remove holdout from the loop file")
 	}
-	if e.holdoutGitChecked {
+	if j.holdoutGitChecked {
 		return nil
 	}
-	if tracked := HoldoutTracked(e.dir, files); len(tracked) > 0 {
+	if tracked := HoldoutTracked(j.Dir, files); len(tracked) > 0 {
 		return fmt.Errorf("holdout file %s is tracked by git or in the repository's history, which the agent can read: keep holdout files out of git (remove them from the index and the history, or keep them in a folder git does not track) and list them in .gitignore", tracked[0])
 	}
-	if top := gitTop(e.dir); top != "" {
+	if top := gitTop(j.Dir); top != "" {
 		for _, f := range files {
-			abs := filepath.Join(e.dir, filepath.FromSlash(f))
+			abs := filepath.Join(j.Dir, filepath.FromSlash(f))
 			if _, err := gitOut(top, "check-ignore", "-q", "--", abs); err != nil {
 				return fmt.Errorf("holdout file %s is not ignored by git: a commit would carry it where the agent can read it; add it to .gitignore (or .git/info/exclude)", f)
 			}
 		}
 	}
-	e.holdoutGitChecked = true
+	j.holdoutGitChecked = true
 	return nil
 }
 
@@ -122,11 +127,11 @@ func gitOut(dir string, args ...string) (string, error) {
 	return strings.TrimSpace(string(out)), err
 }
 
-// holdoutPath says whether a path of the agent's layer touches a holdout
+// HoldoutPath says whether a path of the agent's layer touches a holdout
 // file: the file itself, or a folder on its way removed, replaced or made
 // a link (a plain folder the layer merely holds is not).
-func (e *Engine) holdoutPath(upper, rel string) bool {
-	for _, h := range e.holdouts {
+func (j *Judge) HoldoutPath(upper, rel string) bool {
+	for _, h := range j.holdouts {
 		if h == rel {
 			return true
 		}
@@ -140,11 +145,12 @@ func (e *Engine) holdoutPath(upper, rel string) bool {
 
 // runVisibleChecks runs checks whose output the agent will see: in a view
 // without the holdout files when there are any.
-func (e *Engine) runVisibleChecks(ctx context.Context, cmds []string, logPath func(int) string) []CheckResult {
-	if len(e.holdouts) == 0 {
-		return runCheckList(ctx, e.spec, cmds, e.checkEnv(), logPath)
+func (j *Judge) runVisibleChecks(ctx context.Context, cmds []string, logPath func(int) string) []CheckResult {
+	if len(j.holdouts) == 0 {
+		l := j.spec()
+		return RunCheckList(ctx, l, cmds, j.checkEnv(), j.redactor(l), logPath)
 	}
-	out, err := e.inView(ctx, e.holdouts, cmds, logPath)
+	out, err := j.inView(ctx, j.holdouts, cmds, logPath)
 	if err != nil {
 		// Fails closed: a check that could not run without the holdout
 		// files in sight does not pass.
@@ -159,23 +165,10 @@ func (e *Engine) runVisibleChecks(ctx context.Context, cmds []string, logPath fu
 	return out
 }
 
-// holdoutStart finds the holdout files before any check runs and says why
-// they cannot be kept from the agent here, if they cannot.
-func (e *Engine) holdoutStart() error {
-	if len(e.spec.Holdout) == 0 {
-		return nil
-	}
-	p, err := policyFor(e.spec, nil)
-	if err != nil {
-		return err
-	}
-	return e.holdoutReady(p.Kind == sandbox.Bwrap && sandbox.LayerProbe() == nil)
-}
-
-// touchesHoldout says whether a discarded path of a refused folder is a
+// TouchesHoldout says whether a discarded path of a refused folder is a
 // holdout file or holds one.
-func (e *Engine) touchesHoldout(rel string) bool {
-	for _, h := range e.holdouts {
+func (j *Judge) TouchesHoldout(rel string) bool {
+	for _, h := range j.holdouts {
 		if h == rel || strings.HasPrefix(h, rel+"/") || strings.HasPrefix(rel, h+"/") {
 			return true
 		}

@@ -1,13 +1,10 @@
-package loop
+package judge
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -41,92 +38,45 @@ type cleanRoomResult struct {
 	holdout []CheckResult // the holdout checks
 }
 
-// runnerStart is what the clean room keeps: the runner files and top-level
-// names the loop folder held at the start. A loop that started before the
-// engine kept it uses the files protected at the start.
-func (e *Engine) runnerStart() (runnerFiles, error) {
-	var rf runnerFiles
-	p := loopdir.Private(e.priv)
-	data, err := os.ReadFile(p.RunnerFilesAtStart())
-	if err == nil {
-		if json.Unmarshal(data, &rf) != nil {
-			return rf, fmt.Errorf("the engine's list of the files the loop started with is corrupt (%s)", p.RunnerFilesAtStart())
-		}
-		return rf, nil
-	}
-	data, err = os.ReadFile(p.ProtectedAtStart())
-	if err != nil {
-		return rf, fmt.Errorf("the engine has no list of the files the loop started with: %w", err)
-	}
-	if json.Unmarshal(data, &rf.Files) != nil {
-		return rf, fmt.Errorf("the engine's list of protected files is corrupt (%s)", p.ProtectedAtStart())
-	}
-	return rf, nil
-}
-
-// setAside lists the files a test runner loads that the loop did not start
-// with, sorted.
-func (e *Engine) setAside() ([]string, error) {
-	start, err := e.runnerStart()
-	if err != nil {
-		return nil, err
-	}
-	rules, err := NewProtectRules(e.dir, e.spec)
-	if err != nil {
-		return nil, err
-	}
-	rules.shadowAtStart = map[string]bool{}
-	for _, n := range start.Top {
-		rules.shadowAtStart[n] = true
-	}
-	had := map[string]bool{}
-	for _, f := range start.Files {
-		had[f] = true
-	}
-	var out []string
-	for _, f := range rules.files {
-		if !had[f] && !e.isHoldout(f) && rules.RunnerFile(f) {
-			out = append(out, f)
-		}
-	}
-	sort.Strings(out)
-	return out, nil
-}
-
 // cleanRoom runs cmds, then the holdout checks, in the clean room.
-func (e *Engine) cleanRoom(ctx context.Context, gate string, cmds []string) cleanRoomResult {
+func (j *Judge) cleanRoom(ctx context.Context, gate string, cmds []string) cleanRoomResult {
 	start := time.Now()
 	var cr cleanRoomResult
 	defer func() { cr.rec.DurationMS = time.Since(start).Milliseconds() }()
-	aside, err := e.setAside()
+	if j.SetAside == nil {
+		cr.rec.Error = "the clean room cannot be made: it does not know the files the loop started with"
+		return cr
+	}
+	aside, err := j.SetAside()
 	if err != nil {
 		cr.rec.Error = "the clean room cannot be made: " + err.Error()
 		return cr
 	}
 	cr.rec.SetAside = aside
-	e.flush()
-	logs := loopdir.Dir(e.dir).Checks()
-	held := loopdir.Private(e.priv).HoldoutChecks()
+	j.flush()
+	logs := loopdir.Dir(j.Dir).Checks()
+	held := loopdir.Private(j.Priv).HoldoutChecks()
 	for _, d := range []string{logs, held} {
 		os.MkdirAll(d, 0o700)
 	}
 	stamp := time.Now().UTC().Format("20060102T150405.000")
+	cycle, iteration := j.stamp()
 	logAt := func(dir, kind string) func(int) string {
 		return func(i int) string {
-			return filepath.Join(dir, fmt.Sprintf("%s-c%d-i%d-%s-%s-%d.log", stamp, e.st.Cycle, e.st.Iterations, gate, kind, i+1))
+			return filepath.Join(dir, fmt.Sprintf("%s-c%d-i%d-%s-%s-%d.log", stamp, cycle, iteration, gate, kind, i+1))
 		}
 	}
 	// The gate's checks see neither what is set aside nor the holdout
 	// files (their output may reach a prompt); the holdout checks see
 	// the holdout files.
-	hidden := append(append([]string{}, aside...), e.holdouts...)
-	if cr.results, err = e.inView(ctx, hidden, cmds, logAt(logs, "clean-room")); err != nil {
+	hidden := append(append([]string{}, aside...), j.holdouts...)
+	if cr.results, err = j.inView(ctx, hidden, cmds, logAt(logs, "clean-room")); err != nil {
 		cr.rec.Error = "the clean room cannot be made: " + err.Error()
 		return cr
 	}
-	cr.rec.Checks = checksOf(cr.results)
-	if len(e.spec.HoldoutVerify) > 0 && ctx.Err() == nil {
-		if cr.holdout, err = e.inView(ctx, aside, e.spec.HoldoutVerify, logAt(held, "holdout")); err != nil {
+	cr.rec.Checks = ChecksOf(cr.results)
+	if l := j.spec(); len(l.HoldoutVerify) > 0 && ctx.Err() == nil {
+		if cr.holdout, err = j.inView(ctx, aside, l.HoldoutVerify, logAt(held, "holdout")); err != nil {
 			cr.rec.Error = "the clean room cannot be made: " + err.Error()
 			return cr
 		}
@@ -136,7 +86,7 @@ func (e *Engine) cleanRoom(ctx context.Context, gate string, cmds []string) clea
 	if sandbox.LayerProbe() != nil {
 		cr.rec.Mode = "copy"
 	}
-	cr.rec.Pass = allPass(cr.results) && cr.rec.HoldoutFailed == 0
+	cr.rec.Pass = AllPass(cr.results) && cr.rec.HoldoutFailed == 0
 	return cr
 }
 
@@ -168,14 +118,15 @@ func holdoutCounts(rs []CheckResult) (passed, failed int, tests bool) {
 
 // inView runs cmds in a view of the loop folder with hide hidden, or in a
 // copy of it where no view can be made.
-func (e *Engine) inView(ctx context.Context, hide, cmds []string, logPath func(int) string) ([]CheckResult, error) {
+func (j *Judge) inView(ctx context.Context, hide, cmds []string, logPath func(int) string) ([]CheckResult, error) {
 	if len(cmds) == 0 {
 		return nil, nil
 	}
 	if sandbox.LayerProbe() != nil {
-		return e.inCleanCopy(ctx, hide, cmds, logPath)
+		return j.inCleanCopy(ctx, hide, cmds, logPath)
 	}
-	l := layerOf(e.dir, "cleanroom", e.dir)
+	p := loopdir.PrivateOf(j.Dir)
+	l := sandbox.Layer{Target: j.Dir, Upper: p.LayerUpper("cleanroom"), Work: p.LayerWork("cleanroom")}
 	if _, err := sandbox.PrepareLayer(l); err != nil {
 		return nil, err
 	}
@@ -188,13 +139,14 @@ func (e *Engine) inView(ctx context.Context, hide, cmds []string, logPath func(i
 	// check's own command there.
 	v := sandbox.View{Layer: l, Hide: hide}
 	var out []CheckResult
-	red := Redactor(e.spec)
+	ls := j.spec()
+	red := j.redactor(ls)
 	for i, c := range cmds {
-		prog, _, env, err := v.Command([]string{"/bin/sh", "-c", c}, e.dir)
+		prog, _, env, err := v.Command([]string{"/bin/sh", "-c", c}, j.Dir)
 		if err != nil {
 			return nil, err
 		}
-		r := runCheck(ctx, e.dir, "exec "+shellQuote(prog), logPath(i), e.spec.CheckTimeout.D(), append(e.checkEnv(), env), e.spec.TestSummaries, red)
+		r := RunCheck(ctx, j.Dir, "exec "+shellQuote(prog), logPath(i), ls.CheckTimeout.D(), append(j.checkEnv(), env), ls.TestSummaries, red)
 		r.Command, r.Check.Command = c, c
 		out = append(out, r)
 		if ctx.Err() != nil {
@@ -210,134 +162,74 @@ func (e *Engine) inView(ctx context.Context, hide, cmds []string, logPath func(i
 // inCleanCopy is the clean room without copy-on-write layers: a copy of
 // the loop folder (without the engine's records and what is set aside) in
 // a temporary folder, removed afterwards.
-func (e *Engine) inCleanCopy(ctx context.Context, aside, cmds []string, logPath func(int) string) ([]CheckResult, error) {
+func (j *Judge) inCleanCopy(ctx context.Context, aside, cmds []string, logPath func(int) string) ([]CheckResult, error) {
 	tmp, err := os.MkdirTemp("", "looprinter-clean-room-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	room := filepath.Join(tmp, filepath.Base(e.dir))
+	room := filepath.Join(tmp, filepath.Base(j.Dir))
 	skip := map[string]bool{loopdir.RecordsDir: true}
 	for _, a := range aside {
 		skip[a] = true
 	}
-	if err := copyTree(e.dir, room, skip); err != nil {
+	if err := sandbox.CopyTree(j.Dir, room, skip); err != nil {
 		return nil, fmt.Errorf("copy the loop folder: %w", err)
 	}
-	l := *e.spec
+	l := *j.spec()
 	l.Dir = room
-	return runCheckList(ctx, &l, cmds, e.checkEnv(), logPath), nil
-}
-
-// copyTree copies the regular files, links and folders of src to dst,
-// leaving out the relative paths in skip.
-func copyTree(src, dst string, skip map[string]bool) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if skip[filepath.ToSlash(rel)] {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		to := filepath.Join(dst, rel)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(to, info.Mode().Perm()|0o700)
-		case info.Mode()&os.ModeSymlink != 0:
-			target, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(target, to)
-		case info.Mode().IsRegular():
-			return sandbox.CopyFile(p, to, info.Mode().Perm())
-		}
-		return nil
-	})
+	return RunCheckList(ctx, &l, cmds, j.checkEnv(), j.redactor(&l), logPath), nil
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-// doneVerdict decides whether a gate whose checks passed in the loop
-// folder ends the loop DONE: its checks again in the clean room, then the
-// audit. It returns the clean room's record and the failure signal ("":
-// DONE); an error when the loop stops (interrupted, a budget spent by the
-// audit).
-func (e *Engine) doneVerdict(ctx context.Context, gate string, cmds []string) (*record.CleanRoom, string, error) {
-	room, signal := e.judgeCleanRoom(ctx, gate, cmds)
-	if ctx.Err() != nil {
-		return room, "", e.stop(ReasonInterrupted, "interrupted during the "+gate+" gate's clean room")
-	}
-	if !room.Pass {
-		if signal == "" {
-			signal = "clean room: the checks fail there"
-		}
-		return room, signal, nil
-	}
-	sig, err := e.audit(ctx, gate)
-	if err != nil {
-		return room, "", err
-	}
-	if ctx.Err() != nil {
-		return room, "", e.stop(ReasonInterrupted, "interrupted during the audit")
-	}
-	return room, sig, nil
-}
-
-// judgeCleanRoom gives the clean room's verdict on a gate whose checks
+// JudgeCleanRoom gives the clean room's verdict on a gate whose checks
 // passed: the record for the gate, the failure signal when it fails, and
-// the violation when it fails because of what the agent added.
-func (e *Engine) judgeCleanRoom(ctx context.Context, gate string, cmds []string) (*record.CleanRoom, string) {
-	cr := e.cleanRoom(ctx, gate, cmds)
+// the violation when it fails because of what the agent added. Its
+// evidence goes to AddEvidence.
+func (j *Judge) JudgeCleanRoom(ctx context.Context, gate string, cmds []string) (*record.CleanRoom, string) {
+	cr := j.cleanRoom(ctx, gate, cmds)
 	rec := cr.rec
 	if ctx.Err() != nil || rec.Pass {
-		e.st.Evidence = append(e.st.Evidence, cleanRoomEvidence(rec))
+		j.addEvidence(cleanRoomEvidence(rec))
 		return &rec, ""
 	}
 	var b strings.Builder
 	if rec.Error != "" {
 		b.WriteString("clean room: " + rec.Error + "\n")
 	}
-	if !allPass(cr.results) {
+	if !AllPass(cr.results) {
 		if len(rec.SetAside) > 0 {
 			fmt.Fprintf(&b, "clean room: the checks pass in the loop folder, but fail once the test files and runner configuration the agent added are set aside (%s): the tests the loop started with decide DONE, and the work must pass them as they are.\n", strings.Join(rec.SetAside, ", "))
 		} else {
 			b.WriteString("clean room: the checks fail when run again in a clean copy of the loop folder.\n")
 		}
-		b.WriteString(failureSignal(nil, cr.results) + "\n")
+		b.WriteString(FailureSignal(nil, cr.results) + "\n")
 	}
 	if rec.HoldoutFailed > 0 {
-		b.WriteString(e.holdoutSignal(cr) + "\n")
+		b.WriteString(j.holdoutSignal(cr) + "\n")
 	}
 	signal := strings.TrimRight(b.String(), "\n")
-	if len(rec.SetAside) > 0 && !allPass(cr.results) {
+	if len(rec.SetAside) > 0 && !AllPass(cr.results) {
 		for _, r := range cr.results {
 			if !r.Pass {
-				e.emit(record.Event{Event: record.Violation, Kind: "test_gaming", Gate: gate, File: rec.SetAside[0],
+				j.emit(record.Event{Event: record.Violation, Kind: "test_gaming", Gate: gate, File: rec.SetAside[0],
 					Message: fmt.Sprintf("`%s` passes with the files the agent added (%s) and fails without them", r.Command, strings.Join(rec.SetAside, ", "))})
 				break
 			}
 		}
 	}
-	e.st.Evidence = append(e.st.Evidence, cleanRoomEvidence(rec))
+	j.addEvidence(cleanRoomEvidence(rec))
 	return &rec, signal
 }
 
 // holdoutSignal is what a failing holdout check tells the next prompt, as
 // holdout_feedback says: how many fail (count), which commands (names), or
 // their failure lines (full).
-func (e *Engine) holdoutSignal(cr cleanRoomResult) string {
+func (j *Judge) holdoutSignal(cr cleanRoomResult) string {
 	n := cr.rec.HoldoutPassed + cr.rec.HoldoutFailed
 	head := fmt.Sprintf("%d of %d holdout checks fail: the work is not done (those checks are not shown to you; make the work meet the objective, not only the visible tests).", cr.rec.HoldoutFailed, n)
-	switch e.spec.HoldoutFeedback {
+	switch j.spec().HoldoutFeedback {
 	case "names":
 		var names []string
 		for _, r := range cr.holdout {
@@ -347,7 +239,7 @@ func (e *Engine) holdoutSignal(cr cleanRoomResult) string {
 		}
 		return head + "\nfailing: " + strings.Join(names, ", ")
 	case "full":
-		return head + "\n" + failureSignal(nil, cr.holdout)
+		return head + "\n" + FailureSignal(nil, cr.holdout)
 	}
 	return head
 }
@@ -369,9 +261,9 @@ func cleanRoomEvidence(rec record.CleanRoom) string {
 	return s
 }
 
-// isHoldout says whether rel is one of the holdout files.
-func (e *Engine) isHoldout(rel string) bool {
-	for _, g := range e.spec.Holdout {
+// IsHoldout says whether rel is one of the holdout files.
+func (j *Judge) IsHoldout(rel string) bool {
+	for _, g := range j.spec().Holdout {
 		if ok, _ := doublestar.Match(strings.TrimPrefix(g, "./"), rel); ok {
 			return true
 		}

@@ -1,4 +1,4 @@
-package loop
+package judge
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/looprinter/looprinter/spec"
+	"github.com/looprinter/looprinter/redact"
 )
 
 // signalOf runs `cat FILE; exit 1` as a check, FILE one of the real runner
@@ -26,7 +26,7 @@ func signalOf(t *testing.T, file string) CheckResult {
 func checkOutput(t *testing.T, cmd string) CheckResult {
 	t.Helper()
 	dir := t.TempDir()
-	res := runCheck(context.Background(), dir, cmd, filepath.Join(dir, "check.log"), time.Minute, os.Environ(), nil, Redactor(&spec.Loop{Dir: dir}))
+	res := RunCheck(context.Background(), dir, cmd, filepath.Join(dir, "check.log"), time.Minute, os.Environ(), nil, redact.New(os.Environ(), nil, nil))
 	if res.Pass || res.Signal != strings.Join(res.Lines, "\n") || len(res.Lines) > SignalLines {
 		t.Fatalf("pass %v, %d lines, signal %q", res.Pass, len(res.Lines), res.Signal)
 	}
@@ -104,7 +104,7 @@ func TestSignalBoundsTestMessages(t *testing.T) {
 	b.WriteString("FAIL\n")
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "out.txt"), []byte(b.String()), 0o600)
-	res := runCheck(context.Background(), dir, "cat out.txt; exit 1", filepath.Join(dir, "log"), time.Minute, os.Environ(), nil, nil)
+	res := RunCheck(context.Background(), dir, "cat out.txt; exit 1", filepath.Join(dir, "log"), time.Minute, os.Environ(), nil, nil)
 	if len(res.Lines) != SignalLines {
 		t.Fatalf("%d lines:\n%s", len(res.Lines), res.Signal)
 	}
@@ -120,7 +120,7 @@ func TestSignalBoundsTestMessages(t *testing.T) {
 		fmt.Fprintf(&b, "--- FAIL: Test%02d (0.00s)\n    x_test.go:1: boom\n", i)
 	}
 	os.WriteFile(filepath.Join(dir, "out.txt"), []byte(b.String()), 0o600)
-	res = runCheck(context.Background(), dir, "cat out.txt; exit 1", filepath.Join(dir, "log"), time.Minute, os.Environ(), nil, nil)
+	res = RunCheck(context.Background(), dir, "cat out.txt; exit 1", filepath.Join(dir, "log"), time.Minute, os.Environ(), nil, nil)
 	if len(res.Lines) != SignalLines || res.Lines[SignalLines-1] != "… and 11 more failing tests" || res.Lines[0] != "FAIL: Test00" {
 		t.Errorf("%d lines:\n%s", len(res.Lines), res.Signal)
 	}
@@ -153,7 +153,7 @@ func TestSignalRedactsDecodedTestOutput(t *testing.T) {
 {"Action":"fail","Package":"p","Test":"TestA"}
 `
 	os.WriteFile(filepath.Join(dir, "out.json"), []byte(json), 0o600)
-	res := runCheck(context.Background(), dir, "cat out.json; exit 1", filepath.Join(dir, "log"), time.Minute, os.Environ(), nil, Redactor(&spec.Loop{Dir: dir}))
+	res := RunCheck(context.Background(), dir, "cat out.json; exit 1", filepath.Join(dir, "log"), time.Minute, os.Environ(), nil, redact.New(os.Environ(), nil, nil))
 	if strings.Contains(res.Signal, "7f3a9c21e8b4") || !strings.Contains(res.Signal, "FAIL: p.TestA\n    a_test.go:3: token [REDACTED:MY_SERVICE_TOKEN]") {
 		t.Errorf("%q", res.Signal)
 	}

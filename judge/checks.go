@@ -1,4 +1,4 @@
-package loop
+package judge
 
 import (
 	"bufio"
@@ -34,12 +34,12 @@ type CheckResult struct {
 	Tests testcount.Counts // the test results its output shows, if any
 }
 
-// runCheck runs one shell command in dir, saving its whole output to
+// RunCheck runs one shell command in dir, saving its whole output to
 // outPath, and keeps in memory only what the failure signal needs: the
 // failing tests a test runner's output names, with their messages
 // (testcount.Failures); else the lines matching FAIL, Error or not ok (up
 // to SignalLines), else the last SignalLines lines.
-func runCheck(ctx context.Context, dir, command, outPath string, timeout time.Duration, env []string, summaries []testcount.Pattern, red *redact.Redactor) CheckResult {
+func RunCheck(ctx context.Context, dir, command, outPath string, timeout time.Duration, env []string, summaries []testcount.Pattern, red *redact.Redactor) CheckResult {
 	start := time.Now()
 	res := CheckResult{Check: record.Check{Command: command, Output: outPath}}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
@@ -207,9 +207,9 @@ var normalizers = []struct {
 	{regexp.MustCompile(`[ \t]+`), " "},
 }
 
-// normalize removes what changes between two runs of the same failure:
+// Normalize removes what changes between two runs of the same failure:
 // timestamps, durations, temporary paths, addresses and process ids.
-func normalize(line string) string {
+func Normalize(line string) string {
 	for _, n := range normalizers {
 		line = n.re.ReplaceAllString(line, n.with)
 	}
@@ -220,7 +220,7 @@ func normalize(line string) string {
 func Signature(signal string) string {
 	var b strings.Builder
 	for _, l := range strings.Split(signal, "\n") {
-		if n := normalize(l); n != "" {
+		if n := Normalize(l); n != "" {
 			b.WriteString(n)
 			b.WriteByte('\n')
 		}
@@ -230,3 +230,7 @@ func Signature(signal string) string {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// FailLine says whether a line of a check's output says what failed: it
+// names FAIL, Error or not ok.
+func FailLine(line string) bool { return failLine.MatchString(line) }

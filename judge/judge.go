@@ -1,0 +1,258 @@
+// Package judge is the loop's judge: it runs the checks and holds them to
+// account (checks that cannot run or cannot fail, the passing-count
+// ratchet, the baseline), runs the clean room and the holdout checks, and
+// gives the failure signal and its signature. It knows nothing of phases or
+// budgets: the engine calls it and decides what a verdict means for the
+// loop. Nothing here reads what the agent can forge as evidence: a check's
+// verdict is its exit code and its output, run by the judge itself.
+package judge
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/looprinter/looprinter/loopdir"
+	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/redact"
+	"github.com/looprinter/looprinter/spec"
+)
+
+// Judge runs a loop's checks and gives their verdicts. What it needs of the
+// engine comes in as values and funcs; a nil func does nothing (a nil Spec
+// or Stamp reads as an empty loop file and cycle 0, iteration 0).
+type Judge struct {
+	// Dir is the loop folder; Priv the engine's private folder for it.
+	Dir, Priv string
+	// Spec is the loop file in force (it may change while the loop runs).
+	Spec func() *spec.Loop
+	// Redactor gives the redactor of a loop file: what a check prints is
+	// redacted with it before anything reads it.
+	Redactor func(*spec.Loop) *redact.Redactor
+	// Emit writes a record.
+	Emit func(record.Event)
+	// Flush makes the engine's last saves durable before checks run (they
+	// can run for minutes).
+	Flush func()
+	// Stamp is the loop's cycle and iteration, for the checks' environment
+	// and their logs' names.
+	Stamp func() (cycle, iteration int)
+	// AddNotVerified and DropNotVerified add and remove a note of what the
+	// loop did not verify; AddEvidence adds a line of evidence.
+	AddNotVerified, DropNotVerified, AddEvidence func(string)
+	// SetAside lists the files a test runner loads that the loop did not
+	// start with (the protection rules' business), sorted, holdout files
+	// (IsHoldout) left out: the clean room sets them aside. Without it the
+	// clean room cannot be made, and fails.
+	SetAside func() ([]string, error)
+	// Auditor runs the audit's agent (audit.go).
+	Auditor Auditor
+	// WriteFile writes a file of the engine's whole or not at all, synced
+	// (os.WriteFile when nil).
+	WriteFile func(path string, data []byte) error
+
+	// holdouts are the holdout files; holdoutGitChecked is set once git
+	// was found to carry none of them.
+	holdouts          []string
+	holdoutGitChecked bool
+}
+
+func (j *Judge) spec() *spec.Loop {
+	if j.Spec == nil {
+		return &spec.Loop{Dir: j.Dir}
+	}
+	return j.Spec()
+}
+
+func (j *Judge) emit(ev record.Event) {
+	if j.Emit != nil {
+		j.Emit(ev)
+	}
+}
+
+func (j *Judge) flush() {
+	if j.Flush != nil {
+		j.Flush()
+	}
+}
+
+func (j *Judge) stamp() (cycle, iteration int) {
+	if j.Stamp == nil {
+		return 0, 0
+	}
+	return j.Stamp()
+}
+
+func (j *Judge) redactor(l *spec.Loop) *redact.Redactor {
+	if j.Redactor == nil {
+		return redact.New(os.Environ(), nil, nil)
+	}
+	return j.Redactor(l)
+}
+
+func (j *Judge) addNotVerified(s string) {
+	if j.AddNotVerified != nil {
+		j.AddNotVerified(s)
+	}
+}
+
+func (j *Judge) dropNotVerified(s string) {
+	if j.DropNotVerified != nil {
+		j.DropNotVerified(s)
+	}
+}
+
+func (j *Judge) addEvidence(s string) {
+	if j.AddEvidence != nil {
+		j.AddEvidence(s)
+	}
+}
+
+func (j *Judge) writeFile(path string, data []byte) error {
+	if j.WriteFile == nil {
+		return os.WriteFile(path, data, 0o600)
+	}
+	return j.WriteFile(path, data)
+}
+
+// checkEnv is the environment checks run with.
+func (j *Judge) checkEnv() []string {
+	cycle, _ := j.stamp()
+	return append(os.Environ(), "LOOPRINTER_DIR="+j.Dir, fmt.Sprintf("LOOPRINTER_CYCLE=%d", cycle))
+}
+
+// RunChecks runs commands in order and saves each output under
+// working-records/checks/.
+func (j *Judge) RunChecks(ctx context.Context, gate string, cmds []string) []CheckResult {
+	// The step before reaches the disk first: checks can run for minutes.
+	// (A save that fails here fails again, reported, at the step's end.)
+	j.flush()
+	dir := loopdir.Dir(j.Dir).Checks()
+	os.MkdirAll(dir, 0o700)
+	stamp := time.Now().UTC().Format("20060102T150405.000")
+	cycle, iteration := j.stamp()
+	return j.runVisibleChecks(ctx, cmds, func(i int) string {
+		return filepath.Join(dir, fmt.Sprintf("%s-c%d-i%d-%s-%d.log", stamp, cycle, iteration, gate, i+1))
+	})
+}
+
+// RunCheckList runs commands in order in the loop's folder, each output saved
+// at logPath(i), until the context ends; red redacts what they print.
+func RunCheckList(ctx context.Context, l *spec.Loop, cmds, env []string, red *redact.Redactor, logPath func(i int) string) []CheckResult {
+	var out []CheckResult
+	for i, c := range cmds {
+		out = append(out, RunCheck(ctx, l.Dir, c, logPath(i), l.CheckTimeout.D(), env, l.TestSummaries, red))
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return out
+}
+
+// ApplyBaseline marks failing checks whose failure lines all failed before
+// the loop started (baseline: each check's normalized failure lines then),
+// when verify_baseline is new-only.
+func (j *Judge) ApplyBaseline(results []CheckResult, baseline map[string][]string) {
+	if j.spec().VerifyBaseline != "new-only" {
+		return
+	}
+	for i := range results {
+		r := &results[i]
+		old, ok := baseline[r.Command]
+		excused := fmt.Sprintf("`%s` still fails as it did before the loop (verify_baseline: new-only): only new failures were checked", r.Command)
+		if r.Pass || !ok {
+			j.dropNotVerified(excused) // it passes for real now
+			continue
+		}
+		known := map[string]bool{}
+		for _, l := range old {
+			known[l] = true
+		}
+		var fresh []string
+		for _, l := range r.Lines {
+			if !known[Normalize(l)] {
+				fresh = append(fresh, l)
+			}
+		}
+		r.Baseline = true
+		if len(fresh) == 0 {
+			r.Pass = true // only failures that were there before the loop
+			r.Signal = ""
+			j.addNotVerified(excused)
+		} else {
+			r.Lines = fresh
+			r.Signal = strings.Join(fresh, "\n")
+		}
+	}
+}
+
+// AllPass says whether every check passed.
+func AllPass(rs []CheckResult) bool {
+	for _, r := range rs {
+		if !r.Pass {
+			return false
+		}
+	}
+	return true
+}
+
+// ChecksOf is the records of the checks.
+func ChecksOf(rs []CheckResult) []record.Check {
+	out := make([]record.Check, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, r.Check)
+	}
+	return out
+}
+
+// FirstFailure names the first failing check and its exit code ("" when
+// all pass).
+func FirstFailure(rs []CheckResult) string {
+	for _, r := range rs {
+		if !r.Pass {
+			return fmt.Sprintf("`%s` exited %d", r.Command, r.ExitCode)
+		}
+	}
+	return ""
+}
+
+// FailureSignal is the fenced, labelled failure text of failing checks,
+// after the errors errs.
+func FailureSignal(errs []string, rs []CheckResult) string {
+	var b strings.Builder
+	for _, e := range errs {
+		b.WriteString(e)
+		b.WriteByte('\n')
+	}
+	for _, r := range rs {
+		if r.Pass {
+			continue
+		}
+		fmt.Fprintf(&b, "$ %s   # exit %d\n%s\n", r.Command, r.ExitCode, r.Signal)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// Evidence is the evidence lines of a gate: its errors, then each check's
+// verdict.
+func Evidence(gate string, rs []CheckResult, errs []string) []string {
+	var out []string
+	for _, er := range errs {
+		out = append(out, fmt.Sprintf("%s gate: %s", gate, er))
+	}
+	for _, r := range rs {
+		mark := "pass"
+		if !r.Pass {
+			mark = "FAIL"
+		}
+		extra := ""
+		if r.Baseline {
+			extra = " (baseline failure)"
+		}
+		out = append(out, fmt.Sprintf("%s gate: `%s` exit %d %s%s (%dms)", gate, r.Command, r.ExitCode, mark, extra, r.DurationMS))
+	}
+	return out
+}

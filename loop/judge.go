@@ -1,0 +1,309 @@
+package loop
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/looprinter/looprinter/judge"
+	"github.com/looprinter/looprinter/loopdir"
+	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/sandbox"
+	"github.com/looprinter/looprinter/spec"
+)
+
+// The engine's side of the judge (package judge): the Judge it runs its
+// checks with, and what of a verdict is the engine's (the state, the stops,
+// the audit after the clean room).
+
+// CheckResult is one check command's outcome, with its failure signal.
+type CheckResult = judge.CheckResult
+
+// Signature is a short stable hash of a failure signal, normalized.
+func Signature(signal string) string { return judge.Signature(signal) }
+
+func allPass(rs []CheckResult) bool            { return judge.AllPass(rs) }
+func checksOf(rs []CheckResult) []record.Check { return judge.ChecksOf(rs) }
+func firstFailure(rs []CheckResult) string     { return judge.FirstFailure(rs) }
+func failureSignal(errs []string, rs []CheckResult) string {
+	return judge.FailureSignal(errs, rs)
+}
+func evidence(gate string, rs []CheckResult, errs []string) []string {
+	return judge.Evidence(gate, rs, errs)
+}
+
+// judge is the engine's judge, made on first use.
+func (e *Engine) judge() *judge.Judge {
+	if e.jd == nil {
+		e.jd = &judge.Judge{
+			Dir:             e.dir,
+			Priv:            e.priv,
+			Spec:            func() *spec.Loop { return e.spec },
+			Redactor:        Redactor,
+			Emit:            e.emit,
+			Flush:           func() { e.flush() },
+			Stamp:           func() (int, int) { return e.st.Cycle, e.st.Iterations },
+			AddNotVerified:  e.addNotVerified,
+			DropNotVerified: e.dropNotVerified,
+			AddEvidence:     func(s string) { e.st.Evidence = append(e.st.Evidence, s) },
+			SetAside:        e.setAside,
+			WriteFile:       WriteFileAtomic,
+			Auditor: judge.Auditor{
+				Agent: func() string { return agentName(e.auditor()) },
+				Next: func() (string, string) {
+					e.st.AuditRuns++
+					keep := e.roundDir(fmt.Sprintf("audit-%d-findings.json", e.st.AuditRuns))
+					return keep, agentOutput(keep)
+				},
+				Ask: func(ctx context.Context, prompt, keep string) (bool, []string, error) {
+					return e.askAgentJSON(ctx, "auditor", "audit", prompt, keep, func(data []byte) []string {
+						_, errs := ParseFindings(data)
+						return errs
+					})
+				},
+				Findings: e.auditFindings,
+				Touched:  func() []string { return e.st.Touched },
+				Schema:   FindingsSchema,
+			},
+		}
+	}
+	return e.jd
+}
+
+// runChecks runs commands in order and saves each output under
+// working-records/checks/.
+func (e *Engine) runChecks(ctx context.Context, gate string, cmds []string) []CheckResult {
+	return e.judge().RunChecks(ctx, gate, cmds)
+}
+
+// applyBaseline marks failing checks whose failure lines all failed before
+// the loop started, when verify_baseline is new-only.
+func (e *Engine) applyBaseline(results []CheckResult) {
+	e.judge().ApplyBaseline(results, e.st.Baseline)
+}
+
+// judgeCleanRoom gives the clean room's verdict on a gate whose checks
+// passed (judge.Judge.JudgeCleanRoom).
+func (e *Engine) judgeCleanRoom(ctx context.Context, gate string, cmds []string) (*record.CleanRoom, string) {
+	return e.judge().JudgeCleanRoom(ctx, gate, cmds)
+}
+
+// refreshVacuous brings the NOT VERIFIED notes about checks that cannot
+// fail up to the loop file in force: a check fixed or removed since is no
+// longer listed; one added since that cannot fail is.
+func (e *Engine) refreshVacuous() {
+	keep, add := e.judge().RefreshVacuous(e.st.NotVerified, e.st.BaselineDone)
+	e.st.NotVerified = keep
+	for _, n := range add {
+		e.addNotVerified(n)
+	}
+}
+
+// judgeBaseline judges the baseline results: checks that cannot run block
+// the loop, checks that all pass stop it, and checks that cannot fail are
+// named. It returns a stop, or nil to go on.
+func (e *Engine) judgeBaseline(results []CheckResult) error {
+	if cannot := e.judge().CannotRun(results); cannot != "" {
+		return e.stop(ReasonBlocked, cannot)
+	}
+	e.judge().NoteVacuous()
+	// The baseline ran verify, then objective_verify.
+	for i, r := range results {
+		if r.Pass {
+			continue
+		}
+		if i >= len(e.spec.Verify) || e.spec.Shape == spec.ShapeRalph {
+			e.st.ObjectiveFailed = true
+		}
+		if i < len(e.spec.Verify) {
+			e.st.CycleFailed = true
+		}
+	}
+	if len(results) > 0 && allPass(results) && e.spec.Shape != spec.ShapeReview && e.spec.AllowPassing {
+		// Keep it green: green is the expected answer, and nothing is to do.
+		e.st.Evidence = evidence("baseline", results, nil)
+		e.st.CycleGate, e.st.ObjectiveGate = "pass", "pass"
+		return e.stop(ReasonDone, "every check already passes before any agent run (allow_passing: true): the loop is green, no agent ran")
+	}
+	if len(results) > 0 && allPass(results) && e.spec.Shape != spec.ShapeReview {
+		return e.stop(ReasonAlreadyPassing, "the checks already pass before any agent run: either the objective is met or the checks cannot fail. No agent ran. Sharpen the checks so they fail until the work is done, or set allow_passing: true to keep a passing loop green")
+	}
+	return nil
+}
+
+// runnerStart is what the clean room keeps: the runner files and top-level
+// names the loop folder held at the start. A loop that started before the
+// engine kept it uses the files protected at the start.
+func (e *Engine) runnerStart() (runnerFiles, error) {
+	var rf runnerFiles
+	p := loopdir.Private(e.priv)
+	data, err := os.ReadFile(p.RunnerFilesAtStart())
+	if err == nil {
+		if json.Unmarshal(data, &rf) != nil {
+			return rf, fmt.Errorf("the engine's list of the files the loop started with is corrupt (%s)", p.RunnerFilesAtStart())
+		}
+		return rf, nil
+	}
+	data, err = os.ReadFile(p.ProtectedAtStart())
+	if err != nil {
+		return rf, fmt.Errorf("the engine has no list of the files the loop started with: %w", err)
+	}
+	if json.Unmarshal(data, &rf.Files) != nil {
+		return rf, fmt.Errorf("the engine's list of protected files is corrupt (%s)", p.ProtectedAtStart())
+	}
+	return rf, nil
+}
+
+// setAside lists the files a test runner loads that the loop did not start
+// with, sorted: for the judge's clean room (the protection rules know them).
+func (e *Engine) setAside() ([]string, error) {
+	start, err := e.runnerStart()
+	if err != nil {
+		return nil, err
+	}
+	rules, err := NewProtectRules(e.dir, e.spec)
+	if err != nil {
+		return nil, err
+	}
+	rules.shadowAtStart = map[string]bool{}
+	for _, n := range start.Top {
+		rules.shadowAtStart[n] = true
+	}
+	had := map[string]bool{}
+	for _, f := range start.Files {
+		had[f] = true
+	}
+	var out []string
+	for _, f := range rules.files {
+		if !had[f] && !e.judge().IsHoldout(f) && rules.RunnerFile(f) {
+			out = append(out, f)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// doneVerdict decides whether a gate whose checks passed in the loop
+// folder ends the loop DONE: its checks again in the clean room, then the
+// audit. It returns the clean room's record and the failure signal ("":
+// DONE); an error when the loop stops (interrupted, a budget spent by the
+// audit).
+func (e *Engine) doneVerdict(ctx context.Context, gate string, cmds []string) (*record.CleanRoom, string, error) {
+	room, signal := e.judgeCleanRoom(ctx, gate, cmds)
+	if ctx.Err() != nil {
+		return room, "", e.stop(ReasonInterrupted, "interrupted during the "+gate+" gate's clean room")
+	}
+	if !room.Pass {
+		if signal == "" {
+			signal = "clean room: the checks fail there"
+		}
+		return room, signal, nil
+	}
+	sig, err := e.judge().Audit(ctx, gate)
+	if err != nil {
+		return room, "", err
+	}
+	if ctx.Err() != nil {
+		return room, "", e.stop(ReasonInterrupted, "interrupted during the audit")
+	}
+	return room, sig, nil
+}
+
+// holdoutStart finds the holdout files before any check runs and says why
+// they cannot be kept from the agent here, if they cannot.
+func (e *Engine) holdoutStart() error {
+	if len(e.spec.Holdout) == 0 {
+		return nil
+	}
+	p, err := policyFor(e.spec, nil)
+	if err != nil {
+		return err
+	}
+	return e.judge().HoldoutReady(p.Kind == sandbox.Bwrap && sandbox.LayerProbe() == nil)
+}
+
+// ProbeChecks runs a loop's verify and objective_verify checks once, as the
+// baseline would, without any state or records (their output goes to a
+// temporary folder): for `init` and `doctor`, to say whether the checks
+// already pass or cannot run before a loop is paid for.
+func ProbeChecks(ctx context.Context, l *spec.Loop) []CheckResult {
+	tmp, err := os.MkdirTemp("", "looprinter-probe-")
+	if err != nil {
+		return nil
+	}
+	defer os.RemoveAll(tmp)
+	return ProbeChecksTo(ctx, l, tmp, "check")
+}
+
+// ProbeChecksTo runs the checks as ProbeChecks does, but keeps each
+// output in logDir, as PREFIX-N.log (N from 1): the results name files
+// that stay after the checks' folder is gone (the landing's gates on the
+// merged tree keep theirs with the loop's records).
+func ProbeChecksTo(ctx context.Context, l *spec.Loop, logDir, prefix string) []CheckResult {
+	if err := os.MkdirAll(logDir, 0o700); err != nil {
+		return nil
+	}
+	env := append(os.Environ(), "LOOPRINTER_DIR="+l.Dir, "LOOPRINTER_CYCLE=0")
+	return judge.RunCheckList(ctx, l, l.GateChecks(), env, Redactor(l), func(i int) string {
+		return filepath.Join(logDir, fmt.Sprintf("%s-%d.log", prefix, i+1))
+	})
+}
+
+// maxTouched bounds the files the audit is shown.
+const maxTouched = 2000
+
+// touched adds what a run changed to the loop's list, for the audit.
+func (e *Engine) touched(changed []string) {
+	if len(changed) == 0 {
+		return
+	}
+	set := map[string]bool{}
+	for _, f := range e.st.Touched {
+		set[f] = true
+	}
+	for _, f := range changed {
+		if len(set) >= maxTouched {
+			break
+		}
+		if first, _, _ := strings.Cut(f, "/"); first != loopdir.OutputDir && first != loopdir.RecordsDir {
+			set[f] = true
+		}
+	}
+	e.st.Touched = e.st.Touched[:0]
+	for f := range set {
+		e.st.Touched = append(e.st.Touched, f)
+	}
+	sort.Strings(e.st.Touched)
+}
+
+// auditor is the agent of the audit: agents.auditor, else another model of
+// the builder's backend where it has one (a warning when they are the same).
+func (e *Engine) auditor() spec.Agent {
+	builder := e.spec.AgentFor("build", false)
+	if e.spec.Shape == spec.ShapeRalph {
+		builder = e.spec.AgentFor("ralph", false)
+	}
+	e.otherModelFor("auditor", builder)
+	a := e.spec.AgentFor("auditor", false)
+	if sameAgent(a, builder) && !e.st.AuditWarned {
+		e.st.AuditWarned = true
+		e.emit(record.Event{Event: record.Warning, Phase: "auditor", Message: fmt.Sprintf("the auditor and the builder are the same model (%s): they share blind spots; set agents.auditor to another backend or model", agentName(a))})
+	}
+	return a
+}
+
+// auditFindings reads the auditor's answer kept at keep: how many findings
+// it holds, and those at or above bar.
+func (e *Engine) auditFindings(keep, bar string) (int, []judge.Finding) {
+	data, _ := readBounded(e.path(keep), 4<<20)
+	findings, _ := ParseFindings(data)
+	var over []judge.Finding
+	for _, f := range atOrAbove(findings, bar) {
+		over = append(over, judge.Finding{Severity: f.Severity, Place: f.Place(), Title: f.Title, Detail: f.Detail})
+	}
+	return len(findings), over
+}
