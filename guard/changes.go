@@ -232,7 +232,7 @@ func (g *Guard) snapshotted() {
 }
 
 // resetWatch drops the watch and the protected set: the next
-// protectedFiles sets both up again with one walk.
+// Files sets both up again with one walk.
 func (g *Guard) resetWatch() {
 	g.watch.close()
 	g.watch, g.prot, g.snap = nil, nil, nil
