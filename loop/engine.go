@@ -15,8 +15,7 @@ import (
 	"sync"
 	"time"
 
-	gitignore "github.com/sabhiram/go-gitignore"
-
+	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
@@ -114,39 +113,29 @@ type Engine struct {
 	// first step.
 	review *review.Shape
 
-	spec       *spec.Loop
-	dir        string
-	st         *State
-	rec        *record.Writer
-	opts       Options
-	mark       time.Time     // wall time is counted from here since the last checkpoint
-	markRem    time.Duration // wall time below a millisecond, carried to the next checkpoint
-	deadWall   time.Duration // wall time the previous run spent after its last save, when it died
-	deadPID    int           // that run's pid
-	priv       string        // the engine's private folder for this loop
-	ckMu       sync.Mutex    // checkpoints come from the step and from the wall-time ticker
-	unsynced   bool          // the last save has not been synced (stepEnd, note, tick)
-	sandbox    string        // the sandbox kind in force
-	specTime   time.Time
-	lastPlan   *Plan
-	watch      *treeWatch                      // the loop folder's changes; nil when walked instead
-	noWatch    bool                            // the watch could not be set up: walk every run
-	prot       *protCache                      // the protected set, kept up to date from watch
-	guard      *guard                          // the protected files' snapshot as on disk
-	snapFiles  *protFile                       // the protected list the snapshot was taken of
-	snapSimple bool                            // every file of it watched, none with other links
-	layer      *sandbox.Layer                  // the copy-on-write layer over the loop folder, when in force
-	trees      []sandbox.Layer                 // the layers over HOME and caches, never applied
-	roFiles    []string                        // the protected files' paths for the sandbox
-	roFor      *protFile                       // the protected list roFiles was made of
-	marks      map[string]bool                 // paths the watch saw change since the last snapshot
-	planCache  *planCache                      // the last plan.json parsed
-	marksGone  []string                        // folders moved or removed since the last snapshot
-	ignores    map[string]*gitignore.GitIgnore // .gitignore of each folder, for the list of changes
-	red        *redact.Redactor                // secrets never leave: records, state, prompts, transcripts (loop/redact.go)
-	stateRed   *redact.Redactor                // red with its results remembered, for the state saved several times a step
-	lock       *loopdir.Lock                   // the loop's lock, held from openEngine to close
-	jr         *journal                        // the engine's copy of the state (loop/journal.go)
+	spec      *spec.Loop
+	dir       string
+	st        *State
+	rec       *record.Writer
+	opts      Options
+	mark      time.Time     // wall time is counted from here since the last checkpoint
+	markRem   time.Duration // wall time below a millisecond, carried to the next checkpoint
+	deadWall  time.Duration // wall time the previous run spent after its last save, when it died
+	deadPID   int           // that run's pid
+	priv      string        // the engine's private folder for this loop
+	ckMu      sync.Mutex    // checkpoints come from the step and from the wall-time ticker
+	unsynced  bool          // the last save has not been synced (stepEnd, note, tick)
+	sandbox   string        // the sandbox kind in force
+	specTime  time.Time
+	lastPlan  *Plan
+	guard     *guard.Guard     // protection: the protected set, its snapshot, the watch, the list of changes
+	layer     *sandbox.Layer   // the copy-on-write layer over the loop folder, when in force
+	trees     []sandbox.Layer  // the layers over HOME and caches, never applied
+	planCache *planCache       // the last plan.json parsed
+	red       *redact.Redactor // secrets never leave: records, state, prompts, transcripts (loop/redact.go)
+	stateRed  *redact.Redactor // red with its results remembered, for the state saved several times a step
+	lock      *loopdir.Lock    // the loop's lock, held from openEngine to close
+	jr        *journal         // the engine's copy of the state (loop/journal.go)
 
 	hookMu   sync.Mutex
 	hookErr  error
@@ -283,6 +272,7 @@ func openEngine(l *spec.Loop, opts Options, runID string, fresh bool) (e *Engine
 		rec.Subscribe(s)
 	}
 	e = &Engine{spec: l, dir: dir, st: st, rec: rec, opts: opts, mark: start, priv: priv, lock: lock, jr: jr, recreated: recreated}
+	e.guard = guard.New(guard.Config{Dir: dir, Priv: priv, Rules: e.protectRules, Keep: e.keepEdit, Emit: e.emit})
 	e.setRedactor(Redactor(l))
 	if fi, err := os.Stat(l.Path); err == nil {
 		e.specTime = fi.ModTime()
@@ -363,7 +353,7 @@ func (e *Engine) close() {
 	if e.sandbox != sandbox.Off {
 		sandbox.RemoveTempDir(e.dir)
 	}
-	e.resetWatch()
+	e.guard.Close()
 	e.rec.Close()
 	e.jr.close()
 	e.lock.Release()

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/loopdir"
 )
 
@@ -58,7 +59,7 @@ func openJournal(priv string) (*journal, error) {
 		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
 			made = true
 		}
-		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|oNoFollow, 0o600)
+		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|guard.ONoFollow, 0o600)
 		if err != nil {
 			j.close()
 			return nil, err

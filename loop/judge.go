@@ -169,16 +169,13 @@ func (e *Engine) setAside() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	rules.shadowAtStart = map[string]bool{}
-	for _, n := range start.Top {
-		rules.shadowAtStart[n] = true
-	}
+	rules.SetTopAtStart(start.Top)
 	had := map[string]bool{}
 	for _, f := range start.Files {
 		had[f] = true
 	}
 	var out []string
-	for _, f := range rules.files {
+	for _, f := range rules.Walked() {
 		if !had[f] && !e.judge().IsHoldout(f) && rules.RunnerFile(f) {
 			out = append(out, f)
 		}

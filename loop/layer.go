@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/sandbox"
@@ -119,7 +120,7 @@ func engineOwned(rel string, commits bool) (string, bool) {
 // then does what the agent wrote reach the loop folder): what changed,
 // what was created, and the layer's discarded changes to the engine's
 // records, as tampering.
-func (e *Engine) endRun(phase, task string, rc *runChanges) (changed, created []string, tamper []Tamper, err error) {
+func (e *Engine) endRun(phase, task string, rc *guard.RunChanges) (changed, created []string, tamper []Tamper, err error) {
 	tamper, lerr := e.applyLayer(phase, task)
 	for _, l := range e.trees {
 		// overlayfs leaves a folder of mode 000 in its work folder; nothing
@@ -128,7 +129,7 @@ func (e *Engine) endRun(phase, task string, rc *runChanges) (changed, created []
 			lerr = cerr
 		}
 	}
-	changed, created, err = e.endChanges(rc)
+	changed, created, err = e.guard.End(rc)
 	if lerr != nil {
 		err = lerr
 	}

@@ -64,19 +64,12 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 	if err != nil {
 		return nil, e.stop(ReasonBlocked, err.Error())
 	}
-	changes, err := e.beginChanges()
+	changes, err := e.guard.Begin()
 	if err != nil {
 		return nil, e.stop(ReasonBlocked, err.Error())
 	}
-	g := e.guard
-	if e.snapshotCurrent(files) {
-		e.snapshotted()
-	} else {
-		if g, err = snapshotGuard(e.dir, e.priv, files, e.guard, e.needsStat()); err != nil {
-			return nil, e.stop(ReasonBlocked, err.Error())
-		}
-		e.snapshotted()
-		e.snapshotTaken(files, g)
+	if err := e.guard.Snapshot(changes, files); err != nil {
+		return nil, e.stop(ReasonBlocked, err.Error())
 	}
 	if counts {
 		e.st.Iterations++
@@ -239,19 +232,7 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 	changed, created, layerTamper, werr := e.endRun(phase, task, changes)
 	run.Changed = changed
 	e.touched(changed)
-	protectNew := func(rel string) (string, bool) {
-		p, ok := rules.ProtectNew(rel)
-		return p.Rule, ok
-	}
-	cg := g
-	if sub, ok := e.changedEntries(g); ok {
-		cg = sub // only what the run's changes touch
-	}
-	tamper, gerr := cg.check(e.dir, e.priv, e.keepEdit, created, protectNew, e.needsStat())
-	if len(tamper) > 0 || gerr != nil {
-		e.guard = nil // restored files are new files: the next snapshot looks at every one
-	}
-	e.judged(changes)
+	tamper, gerr := e.guard.Check(changes, created, rules)
 	run.Tamper = append(layerTamper, tamper...)
 	e.endRecord(phase, task, ran, res, run.Changed)
 	e.recordTamper(phase, task, run.Tamper)

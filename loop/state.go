@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/review"
@@ -373,57 +373,14 @@ func indented(data []byte) []byte {
 }
 
 // WriteFileAtomic replaces a file so that readers see the old or the new
-// contents, never a part: write a temporary file beside it, then rename.
+// contents, never a part (guard.WriteFileAtomic).
 func WriteFileAtomic(path string, data []byte) error {
-	return writeFile(path, data, 0o600, true)
+	return guard.WriteFileAtomic(path, data)
 }
 
-// writeFile replaces path atomically with data and mode; durable syncs the
-// file before the rename and the folder after it.
+// writeFile replaces path atomically with data and mode (guard.WriteFile).
 func writeFile(path string, data []byte, mode os.FileMode, durable bool) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if durable {
-		if err := tmp.Sync(); err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-			return err
-		}
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if !durable {
-		return nil
-	}
-	return syncDir(filepath.Dir(path))
+	return guard.WriteFile(path, data, mode, durable)
 }
 
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
+func syncDir(dir string) error { return guard.SyncDir(dir) }

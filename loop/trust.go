@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/looprinter/looprinter/agent"
+	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/sandbox"
@@ -49,17 +50,7 @@ func (e *Engine) confinement(files []protFile) (func(string, []string) (string, 
 	if len(e.judge().Holdouts()) > 0 {
 		return nil, e.judge().HoldoutReady(false)
 	}
-	var first *protFile
-	if len(files) > 0 {
-		first = &files[0]
-	}
-	if e.roFiles == nil || first == nil || first != e.roFor || len(files) != len(e.roFiles) {
-		e.roFiles = make([]string, 0, len(files))
-		for _, f := range files {
-			e.roFiles = append(e.roFiles, filepath.Join(e.dir, filepath.FromSlash(f.Path)))
-		}
-		e.roFor = first
-	}
+	roFiles := e.guard.ReadOnly(files)
 	switch what := p.Kind; p.Kind {
 	case sandbox.Off:
 		e.confined(what)
@@ -74,7 +65,7 @@ func (e *Engine) confinement(files []protFile) (func(string, []string) (string, 
 		// Seatbelt: HOME stays the user's (a macOS CLI keeps its login in
 		// the keychain, under the real HOME).
 		e.confined(what)
-		p.ReadOnly = append(p.ReadOnly, e.roFiles...)
+		p.ReadOnly = append(p.ReadOnly, roFiles...)
 		return p.Wrap, nil
 	}
 	// No layer over HOME and the caches: the agent gets private ones, and
@@ -87,7 +78,7 @@ func (e *Engine) confinement(files []protFile) (func(string, []string) (string, 
 		return nil, err
 	}
 	p.Writable = home.Writable
-	p.ReadOnly = append(p.ReadOnly, e.roFiles...)
+	p.ReadOnly = append(p.ReadOnly, roFiles...)
 	return func(path string, args []string) (string, []string, []string, error) {
 		np, na, env, err := p.Wrap(path, args)
 		return np, na, append(env, home.Env...), err
@@ -299,7 +290,7 @@ func (e *Engine) keepEdit(rel string, old, cur []byte) (bool, string) {
 	if filepath.Join(e.dir, filepath.FromSlash(rel)) == e.spec.Path {
 		return e.keepLoopFileEdit(rel, old, cur)
 	}
-	return KeepTestConfigEdit(rel, old, cur)
+	return guard.KeepTestConfigEdit(rel, old, cur)
 }
 
 // judgeDeadRun judges an agent run that was under way when the engine died
@@ -318,35 +309,15 @@ func (e *Engine) judgeDeadRun() error {
 		e.endRecord(f.Phase, f.Task, a, res, nil)
 	}
 	var problems []string
-	if g := loadGuard(e.priv); g != nil {
-		// What the run created is not known (its engine died before it
-		// could compare): every protected file the snapshot lacks counts.
-		rules, err := e.protectRules()
-		if err != nil {
-			return err
-		}
-		known := map[string]bool{}
-		for _, en := range g.Entries {
-			known[en.Path] = true
-		}
-		var created []string
-		for _, p := range rules.Files() {
-			if !known[p.Path] {
-				created = append(created, p.Path)
-			}
-		}
-		protectNew := func(rel string) (string, bool) {
-			p, ok := rules.ProtectNew(rel)
-			return p.Rule, ok
-		}
-		tamper, err := g.check(e.dir, e.priv, e.keepEdit, created, protectNew, nil)
-		e.recordTamper(f.Phase, f.Task, tamper)
-		if err != nil {
-			return err
-		}
-		if len(tamper) > 0 {
-			problems = append(problems, tamperNote(tamper))
-		}
+	// The protected files against the snapshot on disk; what the run
+	// created is not known: every protected file the snapshot lacks counts.
+	tamper, err := e.guard.RestoreSaved()
+	e.recordTamper(f.Phase, f.Task, tamper)
+	if err != nil {
+		return err
+	}
+	if len(tamper) > 0 {
+		problems = append(problems, tamperNote(tamper))
 	}
 	if e.spec.Shape == "cycle" {
 		problems = append(problems, e.enforceJudgedPlan(f.Task, "the "+f.Phase+" run that died with the engine")...)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/internal/doctor"
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/redact"
@@ -116,7 +117,7 @@ func printProtected(w io.Writer, l *spec.Loop) {
 	if len(l.ProtectExcept) > 0 {
 		fmt.Fprintf(w, "except:     %s (freed from the default rules)\n", strings.Join(l.ProtectExcept, ", "))
 	}
-	ps, err := loop.ResolveProtected(l.Dir, l)
+	ps, err := guard.ResolveProtected(l.Dir, l)
 	if err != nil {
 		fmt.Fprintf(w, "protected:  cannot be listed, so the loop will not start: %v\n", err)
 		return

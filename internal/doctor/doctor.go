@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/checkcmd"
+	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/sandbox"
 	"github.com/looprinter/looprinter/spec"
@@ -350,7 +351,7 @@ func checkGates(l *spec.Loop) []Finding {
 
 // checkProtected lists the protected files, each with its rule.
 func checkProtected(l *spec.Loop, max int) []Finding {
-	ps, err := loop.ResolveProtected(l.Dir, l)
+	ps, err := guard.ResolveProtected(l.Dir, l)
 	if err != nil {
 		return []Finding{{Level: Fail, Area: AreaProtected, Message: err.Error(),
 			Fix: "the engine will not start a run whose protected files it cannot list; see the message for what to change"}}
@@ -368,7 +369,7 @@ func checkProtected(l *spec.Loop, max int) []Finding {
 	return out
 }
 
-func hasDefaultTests(ps []loop.Protected) bool {
+func hasDefaultTests(ps []guard.Protected) bool {
 	for _, p := range ps {
 		if strings.Contains(p.Rule, "(default rule ") {
 			return true
@@ -379,7 +380,7 @@ func hasDefaultTests(ps []loop.Protected) bool {
 
 // ProtectedLines writes protected files one a line with their rules, at
 // most max of them, then how many more.
-func ProtectedLines(ps []loop.Protected, max int) []string {
+func ProtectedLines(ps []guard.Protected, max int) []string {
 	width := 0
 	for i, p := range ps {
 		if n := len([]rune(p.Path)); i < max && n > width && n <= 40 {

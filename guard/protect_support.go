@@ -1,4 +1,4 @@
-package loop
+package guard
 
 import (
 	"go/parser"
@@ -112,7 +112,7 @@ func goTestSupport(dir string, files []string) map[string]bool {
 }
 
 func modulePath(gomod string) string {
-	data, err := readBounded(gomod, 1<<20)
+	data, err := ReadBounded(gomod, 1<<20)
 	if err != nil {
 		return ""
 	}
@@ -185,16 +185,16 @@ func (r *ProtectRules) RunnerFile(rel string) bool {
 	return false
 }
 
-// runnerFiles is what the clean room knows of the loop folder at the
+// RunnerFiles is what the clean room knows of the loop folder at the
 // loop's start: its runner files and its top-level names (a module a check
 // runs with `python -m` that was there is the project's own).
-type runnerFiles struct {
+type RunnerFiles struct {
 	Files []string `json:"files"`
 	Top   []string `json:"top"`
 }
 
-func (r *ProtectRules) runnerFiles() runnerFiles {
-	out := runnerFiles{Files: []string{}, Top: []string{}}
+func (r *ProtectRules) runnerFiles() RunnerFiles {
+	out := RunnerFiles{Files: []string{}, Top: []string{}}
 	for _, f := range r.files {
 		if r.RunnerFile(f) {
 			out.Files = append(out.Files, f)
@@ -205,4 +205,18 @@ func (r *ProtectRules) runnerFiles() runnerFiles {
 	}
 	sort.Strings(out.Top)
 	return out
+}
+
+// Walked lists every file the rules' walk found (slash-separated,
+// relative to the loop's folder), in the walk's order.
+func (r *ProtectRules) Walked() []string { return r.files }
+
+// SetTopAtStart says which top-level names the loop folder held at the
+// loop's start (RunnerFiles.Top): a module a check runs with `python -m`
+// among them is the project's own, not one that shadows it.
+func (r *ProtectRules) SetTopAtStart(names []string) {
+	r.shadowAtStart = map[string]bool{}
+	for _, n := range names {
+		r.shadowAtStart[n] = true
+	}
 }

@@ -1,4 +1,4 @@
-package loop
+package guard
 
 import (
 	"os"
@@ -7,8 +7,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func statEntry(rel string, fi os.FileInfo) guardEntry {
-	e := guardEntry{Path: rel, Mode: uint32(fi.Mode().Perm()), Size: fi.Size(), MtimeNS: fi.ModTime().UnixNano()}
+func statEntry(rel string, fi os.FileInfo) snapEntry {
+	e := snapEntry{Path: rel, Mode: uint32(fi.Mode().Perm()), Size: fi.Size(), MtimeNS: fi.ModTime().UnixNano()}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		e.Ino, e.Nlink = st.Ino, uint64(st.Nlink)
 		e.CtimeNS = st.Ctim.Sec*1e9 + st.Ctim.Nsec

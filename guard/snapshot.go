@@ -1,4 +1,4 @@
-package loop
+package guard
 
 import (
 	"crypto/sha256"
@@ -17,20 +17,20 @@ import (
 	"github.com/looprinter/looprinter/loopdir"
 )
 
-// The guard is the engine's on-disk snapshot of the protected files, kept in
+// The snapshot is the engine's on-disk copy of the protected files, kept in
 // its private folder: the path, file type, mode and content (by hash; the
 // content itself in a blob store) of each. It is written before an agent run
 // starts, so that whatever the run does, even if the engine dies during it,
 // the next live engine can compare and restore. Compared by stat first
 // (inode, size, mode, mtime, ctime: ctime cannot be set back by a process),
 // by content only when the stat differs.
-type guard struct {
-	Entries []guardEntry `json:"entries"`
+type snapshot struct {
+	Entries []snapEntry `json:"entries"`
 
 	index map[string]int // entry of each path, made when first needed
 }
 
-type guardEntry struct {
+type snapEntry struct {
 	Path    string `json:"path"` // slash-separated, relative to the loop directory
 	Rule    string `json:"rule,omitempty"`
 	Kind    string `json:"kind"` // file | symlink
@@ -44,37 +44,37 @@ type guardEntry struct {
 	Nlink   uint64 `json:"nlink,omitempty"` // more than 1: compared by stat every time, whatever the watch says
 }
 
-// loadGuard reads the last snapshot; nil when there is none.
-func loadGuard(priv string) *guard {
+// loadSnapshot reads the last snapshot; nil when there is none.
+func loadSnapshot(priv string) *snapshot {
 	data, err := os.ReadFile(loopdir.Private(priv).Protected())
 	if err != nil {
 		return nil
 	}
-	var g guard
+	var g snapshot
 	if json.Unmarshal(data, &g) != nil {
 		return nil
 	}
 	return &g
 }
 
-// protFile is one protected file and the rule that protects it.
-type protFile struct{ Path, Rule string }
+// File is one protected file and the rule that protects it.
+type File struct{ Path, Rule string }
 
-// snapshotGuard writes the snapshot of files to the private folder. Files
+// takeSnapshot writes the snapshot of files to the private folder. Files
 // whose stat matches the previous snapshot are not read again. With old
 // (the snapshot in memory) and restat, a file restat does not name keeps
 // its entry without a stat: the engine's watch saw no change to it.
-func snapshotGuard(dir, priv string, files []protFile, old *guard, restat func(rel string) bool) (*guard, error) {
+func takeSnapshot(dir, priv string, files []File, old *snapshot, restat func(rel string) bool) (*snapshot, error) {
 	if old == nil {
-		old, restat = loadGuard(priv), nil
+		old, restat = loadSnapshot(priv), nil
 	}
-	prev := map[string]guardEntry{}
+	prev := map[string]snapEntry{}
 	if old != nil {
 		for _, e := range old.Entries {
 			prev[e.Path] = e
 		}
 	}
-	g := &guard{Entries: make([]guardEntry, 0, len(files))}
+	g := &snapshot{Entries: make([]snapEntry, 0, len(files))}
 	stored := false
 	for _, f := range files {
 		if p, ok := prev[f.Path]; ok && restat != nil && p.Nlink <= 1 && p.Rule == f.Rule && !restat(f.Path) {
@@ -129,7 +129,7 @@ func snapshotGuard(dir, priv string, files []protFile, old *guard, restat func(r
 	return g, nil
 }
 
-func sameStat(a, b guardEntry) bool {
+func sameStat(a, b snapEntry) bool {
 	return a.Ino == b.Ino && a.Size == b.Size && a.Mode == b.Mode && a.MtimeNS == b.MtimeNS && a.CtimeNS == b.CtimeNS
 }
 
@@ -175,7 +175,7 @@ var errNotRegular = errors.New("not a regular file")
 // openRegular opens path for reading only if it is a regular file, without
 // following a final symlink and without blocking on a fifo.
 func openRegular(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow|syscall.O_NONBLOCK, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY|ONoFollow|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -191,10 +191,10 @@ func openRegular(path string) (*os.File, error) {
 	return f, nil
 }
 
-// fileSum is the sha256 of a regular file, "" when it is absent, and a
+// FileSum is the sha256 of a regular file, "" when it is absent, and a
 // marker for anything else; reads are bounded by the file's own size and
 // never block.
-func fileSum(path string) string {
+func FileSum(path string) string {
 	fi, err := os.Lstat(path)
 	if err != nil {
 		return ""
@@ -223,7 +223,7 @@ func fileSum(path string) string {
 // protectNew says which of them the agent may not add (and which rule).
 // restat, when not nil, names the files the watch saw change: the others
 // (and no file with other hard links) are not looked at.
-func (g *guard) check(dir, priv string, keep func(rel string, old, cur []byte) (bool, string), created []string, protectNew func(rel string) (string, bool), restat func(rel string) bool) ([]Tamper, error) {
+func (g *snapshot) check(dir, priv string, keep func(rel string, old, cur []byte) (bool, string), created []string, protectNew func(rel string) (string, bool), restat func(rel string) bool) ([]Tamper, error) {
 	var out []Tamper
 	for _, e := range g.Entries {
 		if restat != nil && e.Nlink <= 1 && !restat(e.Path) {
@@ -242,12 +242,12 @@ func (g *guard) check(dir, priv string, keep func(rel string, old, cur []byte) (
 				what = "modified"
 			}
 		case !fi.Mode().IsRegular():
-			what = "replaced by a " + typeName(fi.Mode())
+			what = "replaced by a " + TypeName(fi.Mode())
 		case sameStat(e, statEntry(e.Path, fi)):
 			// untouched
 		case uint32(fi.Mode().Perm()) != e.Mode:
 			what = fmt.Sprintf("changed from mode %04o to %04o", e.Mode, fi.Mode().Perm())
-		case fileSum(path) != e.Sum:
+		case FileSum(path) != e.Sum:
 			what = "modified"
 		}
 		if what == "" {
@@ -256,7 +256,7 @@ func (g *guard) check(dir, priv string, keep func(rel string, old, cur []byte) (
 		why := ""
 		if what == "modified" && e.Kind == "file" && keep != nil {
 			old, _ := os.ReadFile(loopdir.Private(priv).Blob(e.Sum))
-			if cur, err := readBounded(path, 64<<20); err == nil {
+			if cur, err := ReadBounded(path, 64<<20); err == nil {
 				var ok bool
 				if ok, why = keep(e.Path, old, cur); ok {
 					continue // a change that weakens nothing stays
@@ -302,7 +302,7 @@ func holdsKnown(rel string, known map[string]bool) bool {
 }
 
 // put recreates one protected file as the snapshot has it.
-func (g *guard) put(dir, priv string, e guardEntry) error {
+func (g *snapshot) put(dir, priv string, e snapEntry) error {
 	path := filepath.Join(dir, filepath.FromSlash(e.Path))
 	if err := safeParent(dir, path); err != nil {
 		return err
@@ -322,7 +322,7 @@ func (g *guard) put(dir, priv string, e guardEntry) error {
 	}
 	// A rename replaces whatever is at path (a symlink included) instead of
 	// writing through it.
-	return writeFile(path, data, os.FileMode(e.Mode), true)
+	return WriteFile(path, data, os.FileMode(e.Mode), true)
 }
 
 // safeParent makes sure every folder between dir and path is a real folder
@@ -359,7 +359,9 @@ func safeParent(dir, path string) error {
 	return nil
 }
 
-func typeName(m os.FileMode) string {
+// TypeName names the type of a file that is not a regular one, as the
+// records say it ("symlink", "folder", "fifo" …).
+func TypeName(m os.FileMode) string {
 	switch {
 	case m&os.ModeSymlink != 0:
 		return "symlink"
@@ -375,8 +377,8 @@ func typeName(m os.FileMode) string {
 	return "special file"
 }
 
-// readBounded reads a regular file of at most max bytes.
-func readBounded(path string, max int64) ([]byte, error) {
+// ReadBounded reads a regular file of at most max bytes.
+func ReadBounded(path string, max int64) ([]byte, error) {
 	f, err := openRegular(path)
 	if err != nil {
 		return nil, err

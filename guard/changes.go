@@ -1,4 +1,4 @@
-package loop
+package guard
 
 import (
 	"encoding/json"
@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
 	gitignore "github.com/sabhiram/go-gitignore"
 
@@ -29,14 +28,14 @@ type protCache struct {
 	rules *ProtectRules
 	start map[string]bool
 	files map[string]string // protected path → rule
-	list  []protFile        // sorted; nil when files changed since
+	list  []File            // sorted; nil when files changed since
 }
 
-func (c *protCache) sorted() []protFile {
+func (c *protCache) sorted() []File {
 	if c.list == nil {
-		c.list = make([]protFile, 0, len(c.files))
+		c.list = make([]File, 0, len(c.files))
 		for p, r := range c.files {
-			c.list = append(c.list, protFile{Path: p, Rule: r})
+			c.list = append(c.list, File{Path: p, Rule: r})
 		}
 		sort.Slice(c.list, func(i, j int) bool { return c.list[i].Path < c.list[j].Path })
 	}
@@ -94,32 +93,32 @@ func watchSkip(dir string, l *spec.Loop) func(rel, name string) bool {
 
 // takeChanges takes what the watch saw since the last take and remembers
 // it for the protected files' comparison (see needsStat).
-func (e *Engine) takeChanges() watchTake {
-	t := e.watch.take()
+func (g *Guard) takeChanges() watchTake {
+	t := g.watch.take()
 	if t.Lost != "" {
 		return t
 	}
-	if e.marks == nil {
-		e.marks = map[string]bool{}
+	if g.marks == nil {
+		g.marks = map[string]bool{}
 	}
 	for _, p := range t.Changed {
-		e.marks[p] = true
+		g.marks[p] = true
 		if path.Base(p) == ".gitignore" {
-			e.ignores = nil // read them again
+			g.ignores = nil // read them again
 		}
 	}
-	e.marksGone = append(e.marksGone, t.Gone...)
+	g.marksGone = append(g.marksGone, t.Gone...)
 	return t
 }
 
 // needsStat says which protected files must be compared by stat: those the
 // watch saw change, those under a folder moved or removed, and those
 // without a watch of their own; nil (all of them) without a watch.
-func (e *Engine) needsStat() func(rel string) bool {
-	if e.watch == nil || e.prot == nil {
+func (g *Guard) needsStat() func(rel string) bool {
+	if g.watch == nil || g.prot == nil {
 		return nil
 	}
-	w, marks, gone := e.watch, e.marks, e.marksGone
+	w, marks, gone := g.watch, g.marks, g.marksGone
 	return func(rel string) bool {
 		if marks[rel] || !w.watchesFile(rel) {
 			return true
@@ -139,31 +138,31 @@ func (e *Engine) needsStat() func(rel string) bool {
 // watch saw change and those under a folder moved or removed. Its cost
 // follows the changes, not the number of protected files. ok is false when
 // every entry must be looked at.
-func (e *Engine) changedEntries(g *guard) (sub *guard, ok bool) {
-	if g == nil || g != e.guard || !e.snapSimple || e.watch == nil || e.prot == nil {
+func (g *Guard) changedEntries(s *snapshot) (sub *snapshot, ok bool) {
+	if s == nil || s != g.snap || !g.snapSimple || g.watch == nil || g.prot == nil {
 		return nil, false
 	}
-	if g.index == nil {
-		g.index = make(map[string]int, len(g.Entries))
-		for i, en := range g.Entries {
-			g.index[en.Path] = i
+	if s.index == nil {
+		s.index = make(map[string]int, len(s.Entries))
+		for i, en := range s.Entries {
+			s.index[en.Path] = i
 		}
 	}
-	sub = &guard{}
+	sub = &snapshot{}
 	seen := map[int]bool{}
 	add := func(i int) {
 		if !seen[i] {
 			seen[i] = true
-			sub.Entries = append(sub.Entries, g.Entries[i])
+			sub.Entries = append(sub.Entries, s.Entries[i])
 		}
 	}
-	for p := range e.marks {
-		if i, ok := g.index[p]; ok {
+	for p := range g.marks {
+		if i, ok := s.index[p]; ok {
 			add(i)
 		}
 	}
-	for _, d := range e.marksGone {
-		for i, en := range g.Entries {
+	for _, d := range g.marksGone {
+		for i, en := range s.Entries {
 			if strings.HasPrefix(en.Path, d+"/") {
 				add(i)
 			}
@@ -176,18 +175,18 @@ func (e *Engine) changedEntries(g *guard) (sub *guard, ok bool) {
 // holds for files without looking at one of them: the same list as at the
 // snapshot, every file watched, none with other links, and no change the
 // watch saw since touches one. Its cost follows the changes.
-func (e *Engine) snapshotCurrent(files []protFile) bool {
-	g, c := e.guard, e.prot
-	if g == nil || c == nil || e.watch == nil || len(files) == 0 || len(files) != len(g.Entries) ||
-		&files[0] != e.snapFiles || !e.snapSimple {
+func (g *Guard) snapshotCurrent(files []File) bool {
+	s, c := g.snap, g.prot
+	if s == nil || c == nil || g.watch == nil || len(files) == 0 || len(files) != len(s.Entries) ||
+		&files[0] != g.snapFiles || !g.snapSimple {
 		return false
 	}
-	for p := range e.marks {
+	for p := range g.marks {
 		if _, ok := c.files[p]; ok {
 			return false
 		}
 	}
-	for _, d := range e.marksGone {
+	for _, d := range g.marksGone {
 		if len(c.under(d)) > 0 {
 			return false
 		}
@@ -196,15 +195,15 @@ func (e *Engine) snapshotCurrent(files []protFile) bool {
 }
 
 // snapshotTaken notes what snapshotCurrent needs of a new snapshot.
-func (e *Engine) snapshotTaken(files []protFile, g *guard) {
-	e.guard, e.snapFiles, e.snapSimple = g, nil, false
-	if len(files) == 0 || e.watch == nil {
+func (g *Guard) snapshotTaken(files []File, s *snapshot) {
+	g.snap, g.snapFiles, g.snapSimple = s, nil, false
+	if len(files) == 0 || g.watch == nil {
 		return
 	}
-	e.snapFiles, e.snapSimple = &files[0], len(files) == len(g.Entries)
-	for _, en := range g.Entries {
-		if en.Nlink > 1 || !e.watch.watchesFile(en.Path) {
-			e.snapSimple = false
+	g.snapFiles, g.snapSimple = &files[0], len(files) == len(s.Entries)
+	for _, en := range s.Entries {
+		if en.Nlink > 1 || !g.watch.watchesFile(en.Path) {
+			g.snapSimple = false
 			break
 		}
 	}
@@ -213,76 +212,78 @@ func (e *Engine) snapshotTaken(files []protFile, g *guard) {
 // snapshotted is called once the snapshot holds every change marked so
 // far: the marked protected files are watched again (a restored file is a
 // new file) and the marks start afresh.
-func (e *Engine) snapshotted() {
-	if e.watch != nil && e.prot != nil {
-		for p := range e.marks {
-			if _, ok := e.prot.files[p]; ok {
-				e.watch.watchFile(p)
+func (g *Guard) snapshotted() {
+	if g.watch != nil && g.prot != nil {
+		for p := range g.marks {
+			if _, ok := g.prot.files[p]; ok {
+				g.watch.watchFile(p)
 			}
 		}
-		for _, d := range e.marksGone {
-			for p := range e.prot.files {
+		for _, d := range g.marksGone {
+			for p := range g.prot.files {
 				if strings.HasPrefix(p, d+"/") {
-					e.watch.watchFile(p)
+					g.watch.watchFile(p)
 				}
 			}
 		}
 	}
-	clear(e.marks)
-	e.marksGone = e.marksGone[:0]
+	clear(g.marks)
+	g.marksGone = g.marksGone[:0]
 }
 
 // resetWatch drops the watch and the protected set: the next
-// protectedFiles sets both up again with one walk.
-func (e *Engine) resetWatch() {
-	e.watch.close()
-	e.watch, e.prot, e.guard = nil, nil, nil
-	clear(e.marks)
-	e.marksGone = nil
+// Files sets both up again with one walk.
+func (g *Guard) resetWatch() {
+	g.watch.close()
+	g.watch, g.prot, g.snap = nil, nil, nil
+	clear(g.marks)
+	g.marksGone = nil
 }
 
-// protectedFiles lists the files protected for the next run, each with the
-// rule that protects it: every file of the user's globs, gate programs and
-// the loop file, and the files of the default rules that existed when the
-// loop started. The set is resolved with one walk when the engine starts or
-// the loop file changed, and then kept up to date from the watch.
-func (e *Engine) protectedFiles() ([]protFile, *ProtectRules, error) {
-	if c := e.prot; c != nil && c.spec == e.spec && e.watch != nil {
-		t := e.takeChanges()
+// Files lists the files protected for the next run of loop l, each with
+// the rule that protects it: every file of the user's globs, gate programs
+// and the loop file, and the files of the default rules that existed when
+// the loop started. The set is resolved with one walk when the engine
+// starts or the loop file changed (l is another *spec.Loop than the last
+// call's), and then kept up to date from the watch. The rules are the
+// Config's Rules, made at that walk.
+func (g *Guard) Files(l *spec.Loop) ([]File, *ProtectRules, error) {
+	if c := g.prot; c != nil && c.spec == l && g.watch != nil {
+		t := g.takeChanges()
 		if t.Lost == "" {
-			e.applyChanges(t)
+			g.applyChanges(t)
 			return c.sorted(), c.rules, nil
 		}
-		e.emit(record.Event{Event: record.Warning, Kind: "change_watch", Message: "the protected files were listed again by a full walk: " + t.Lost})
+		g.emit(record.Event{Event: record.Warning, Kind: "change_watch", Message: "the protected files were listed again by a full walk: " + t.Lost})
 	}
 	// The watch first, so that nothing changes unseen between the walk and it.
-	e.resetWatch()
-	if !e.noWatch {
-		w, err := newTreeWatch(e.dir, watchSkip(e.dir, e.spec))
+	g.resetWatch()
+	if !g.noWatch {
+		w, err := newTreeWatch(g.dir, watchSkip(g.dir, l))
 		if err != nil {
-			e.noWatch = true
-			e.emit(record.Event{Event: record.Warning, Kind: "change_watch", Message: "changes are found by walking the whole loop folder around every agent run (slower, as correct): " + err.Error()})
+			g.noWatch = true
+			g.emit(record.Event{Event: record.Warning, Kind: "change_watch", Message: "changes are found by walking the whole loop folder around every agent run (slower, as correct): " + err.Error()})
 		} else {
-			e.watch = w
+			g.watch = w
 		}
 	}
-	c, err := e.resolveProtected()
+	c, err := g.resolveProtected(l)
 	if err != nil {
-		e.resetWatch()
+		g.resetWatch()
 		return nil, nil, err
 	}
-	if e.watch != nil {
-		e.prot = c
+	if g.watch != nil {
+		g.prot = c
 		for p := range c.files {
-			e.watch.watchFile(p) // false (the watch limit): compared by stat
+			g.watch.watchFile(p) // false (the watch limit): compared by stat
 		}
 	}
 	return c.sorted(), c.rules, nil
 }
 
 // applyChanges brings the protected set up to date with a take.
-func (e *Engine) applyChanges(t watchTake) {
-	c := e.prot
+func (g *Guard) applyChanges(t watchTake) {
+	c := g.prot
 	if c == nil {
 		return
 	}
@@ -298,34 +299,34 @@ func (e *Engine) applyChanges(t watchTake) {
 	}
 	for _, p := range paths {
 		_, was := c.files[p]
-		c.update(e.dir, p, created[p])
+		c.update(g.dir, p, created[p])
 		if _, is := c.files[p]; is != was {
 			if is {
-				e.watch.watchFile(p)
+				g.watch.watchFile(p)
 			} else {
-				e.watch.unwatchFile(p)
+				g.watch.unwatchFile(p)
 			}
 		}
 	}
 }
 
-// resolveProtected walks the loop folder for the protected set.
-func (e *Engine) resolveProtected() (*protCache, error) {
-	rules, err := e.protectRules()
+// resolveProtected walks the loop folder for the protected set of loop l.
+func (g *Guard) resolveProtected(l *spec.Loop) (*protCache, error) {
+	rules, err := g.rules()
 	if err != nil {
 		return nil, err
 	}
 	all := rules.Files()
-	var runners runnerFiles
-	if _, err := os.Lstat(loopdir.Private(e.priv).ProtectedAtStart()); err != nil {
+	var runners RunnerFiles
+	if _, err := os.Lstat(loopdir.Private(g.priv).ProtectedAtStart()); err != nil {
 		runners = rules.runnerFiles() // the first run: what the clean room will keep
 	}
 	rules.files, rules.skipped = nil, nil // rule() needs neither; a large checkout's list is not kept
 	start := map[string]bool{}
-	if data, err := os.ReadFile(loopdir.Private(e.priv).ProtectedAtStart()); err == nil {
+	if data, err := os.ReadFile(loopdir.Private(g.priv).ProtectedAtStart()); err == nil {
 		var list []string
 		if json.Unmarshal(data, &list) != nil {
-			return nil, fmt.Errorf("the engine's list of protected files is corrupt (%s)", loopdir.Private(e.priv).ProtectedAtStart())
+			return nil, fmt.Errorf("the engine's list of protected files is corrupt (%s)", loopdir.Private(g.priv).ProtectedAtStart())
 		}
 		for _, p := range list {
 			start[p] = true
@@ -341,15 +342,15 @@ func (e *Engine) resolveProtected() (*protCache, error) {
 		}
 		// And the runner files of every ecosystem, for the clean room.
 		rdata, _ := json.Marshal(runners)
-		if err := WriteFileAtomic(loopdir.Private(e.priv).RunnerFilesAtStart(), rdata); err != nil {
+		if err := WriteFileAtomic(loopdir.Private(g.priv).RunnerFilesAtStart(), rdata); err != nil {
 			return nil, err
 		}
 		data, _ := json.Marshal(list)
-		if err := WriteFileAtomic(loopdir.Private(e.priv).ProtectedAtStart(), data); err != nil {
+		if err := WriteFileAtomic(loopdir.Private(g.priv).ProtectedAtStart(), data); err != nil {
 			return nil, err
 		}
 	}
-	c := &protCache{spec: e.spec, rules: rules, start: start, files: map[string]string{}}
+	c := &protCache{spec: l, rules: rules, start: start, files: map[string]string{}}
 	for _, p := range all {
 		if !p.Default || start[p.Path] {
 			c.files[p.Path] = p.Rule
@@ -358,38 +359,39 @@ func (e *Engine) resolveProtected() (*protCache, error) {
 	return c, nil
 }
 
-// runChanges follows one agent run's changes.
-type runChanges struct {
+// RunChanges follows one agent run's changes.
+type RunChanges struct {
 	before map[string]fileStamp // without a watch: every file's stamp before the run
 	start  int64                // the file system's clock when the run started (ns)
 	take   *watchTake           // the run's changes, as the watch saw them
+	snap   *snapshot            // the snapshot taken for the run (Snapshot)
 }
 
 // judged is called once the protected files were compared and restored:
 // the protected set learns what the run changed (a new ecosystem's marker
 // file, a protected file the restore made again). Not before: a protected
 // file the run deleted would leave the set before it was put back.
-func (e *Engine) judged(rc *runChanges) {
-	if rc.take != nil && e.watch != nil {
-		e.applyChanges(*rc.take)
+func (g *Guard) judged(rc *RunChanges) {
+	if rc.take != nil && g.watch != nil {
+		g.applyChanges(*rc.take)
 	}
 }
 
 // beginChanges is called just before an agent starts: what changed before
 // (the engine's own writes, the gates) is not the run's.
-func (e *Engine) beginChanges() (*runChanges, error) {
-	rc := &runChanges{start: fsClock()}
-	if e.watch != nil {
-		t := e.takeChanges()
+func (g *Guard) beginChanges() (*RunChanges, error) {
+	rc := &RunChanges{start: FSClock()}
+	if g.watch != nil {
+		t := g.takeChanges()
 		if t.Lost == "" {
-			e.applyChanges(t)
+			g.applyChanges(t)
 			return rc, nil
 		}
 		// Incomplete since the list of protected files: the next listing
 		// walks, and this run is judged by a walk.
-		e.resetWatch()
+		g.resetWatch()
 	}
-	before, err := treeStamps(e.dir)
+	before, err := treeStamps(g.dir)
 	rc.before = before
 	return rc, err
 }
@@ -398,10 +400,10 @@ func (e *Engine) beginChanges() (*runChanges, error) {
 // the files the run changed (a folder moved away or removed as "folder/";
 // paths .gitignore ignores left out) and the files it created (ignored or
 // not: protection never looks at .gitignore).
-func (e *Engine) endChanges(rc *runChanges) (changed, created []string, err error) {
+func (g *Guard) endChanges(rc *RunChanges) (changed, created []string, err error) {
 	switch {
 	case rc.before != nil:
-		after, err := treeStamps(e.dir)
+		after, err := treeStamps(g.dir)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -413,8 +415,8 @@ func (e *Engine) endChanges(rc *runChanges) (changed, created []string, err erro
 				}
 			}
 		}
-	case e.watch != nil:
-		t := e.takeChanges()
+	case g.watch != nil:
+		t := g.takeChanges()
 		if t.Lost == "" {
 			rc.take = &t
 			changed, created = t.Changed, t.Created
@@ -427,54 +429,54 @@ func (e *Engine) endChanges(rc *runChanges) (changed, created []string, err erro
 		// Incomplete: every file whose ctime is past the run's start is
 		// the run's (ctime cannot be set back); any file a protection rule
 		// covers for new files and the snapshot lacks is judged as created.
-		e.emit(record.Event{Event: record.Warning, Kind: "change_watch", Message: "this run's changes were found by a full walk of the loop folder: " + t.Lost})
-		e.resetWatch()
-		if changed, err = changedSince(e.dir, rc.start); err != nil {
+		g.emit(record.Event{Event: record.Warning, Kind: "change_watch", Message: "this run's changes were found by a full walk of the loop folder: " + t.Lost})
+		g.resetWatch()
+		if changed, err = changedSince(g.dir, rc.start); err != nil {
 			return nil, nil, err
 		}
 		created = changed
 	default:
 		return nil, nil, errors.New("no change detection: neither a watch nor a walk before the run")
 	}
-	return e.notIgnored(changed), created, nil
+	return g.notIgnored(changed), created, nil
 }
 
 // notIgnored leaves out the paths .gitignore files ignore (the top one and
 // those of the folders on each path's way). Only for the list of changes:
 // protection never consults .gitignore.
-func (e *Engine) notIgnored(paths []string) []string {
+func (g *Guard) notIgnored(paths []string) []string {
 	if len(paths) == 0 {
 		return paths
 	}
 	for _, p := range paths {
 		if path.Base(strings.TrimSuffix(p, "/")) == ".gitignore" {
-			e.ignores = nil // read them again
+			g.ignores = nil // read them again
 			break
 		}
 	}
-	if e.ignores == nil {
-		e.ignores = map[string]*gitignore.GitIgnore{}
+	if g.ignores == nil {
+		g.ignores = map[string]*gitignore.GitIgnore{}
 	}
 	out := paths[:0:0]
 	for _, p := range paths {
-		if !e.ignored(p) {
+		if !g.ignored(p) {
 			out = append(out, p)
 		}
 	}
 	return out
 }
 
-func (e *Engine) ignored(p string) bool {
+func (g *Guard) ignored(p string) bool {
 	trimmed := strings.TrimSuffix(p, "/")
 	for folder := path.Dir(trimmed); ; folder = path.Dir(folder) {
-		gi, ok := e.ignores[folder]
+		gi, ok := g.ignores[folder]
 		if !ok {
 			gi = nil
-			if data, err := readBounded(filepath.Join(e.dir, filepath.FromSlash(folder), ".gitignore"), 1<<20); err == nil {
+			if data, err := ReadBounded(filepath.Join(g.dir, filepath.FromSlash(folder), ".gitignore"), 1<<20); err == nil {
 				gi = gitignore.CompileIgnoreLines(strings.Split(string(data), "\n")...)
 			}
-			if len(e.ignores) < 10000 {
-				e.ignores[folder] = gi
+			if len(g.ignores) < 10000 {
+				g.ignores[folder] = gi
 			}
 		}
 		if gi != nil {
@@ -491,16 +493,3 @@ func (e *Engine) ignored(p string) bool {
 		}
 	}
 }
-
-// planCache is the last plan.json the engine parsed, with the stat it had.
-type planCache struct {
-	ino, size   uint64
-	mtime, ctim int64
-	plan        *Plan
-	errs        []string
-}
-
-// racyWindow: a file changed this close to the moment it was read may have
-// changed again within the file system clock's tick, unseen by its stat; it
-// is not cached (git's "racily clean" rule).
-const racyWindow = int64(100 * time.Millisecond)

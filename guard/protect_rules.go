@@ -1,16 +1,12 @@
-package loop
+package guard
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 
@@ -55,64 +51,6 @@ const ruleLoopFile = "the loop file"
 // engine's own walks are bounded). Past it the listing fails rather than
 // leave files unprotected.
 var maxProtectWalk = 1000000
-
-// neverWalked are never project files: git's own and the engine's records.
-var neverWalked = map[string]bool{".git": true, loopdir.RecordsDir: true}
-
-// defaultSkipped hold dependencies, caches and build output: the default
-// rules do not look inside them (the user's protect globs do).
-var defaultSkipped = map[string]bool{"node_modules": true, ".cache": true, ".venv": true, "venv": true,
-	"target": true, "vendor": true, "build": true, "dist": true, "__pycache__": true, ".tox": true, ".nox": true,
-	".mypy_cache": true, ".pytest_cache": true, ".ruff_cache": true, ".next": true, ".gradle": true}
-
-// defaultRule protects the tests of one ecosystem.
-type defaultRule struct {
-	id, what string
-	eco      string
-	globs    []string
-	// config rules cover test-runner configuration: a new file of theirs
-	// changes how the existing tests run, so it may not be added either.
-	config bool
-}
-
-// The ecosystems, detected from the loop folder's files.
-const (
-	ecoGo     = "go"
-	ecoPython = "python"
-	ecoJS     = "js"
-	ecoRust   = "rust"
-)
-
-var defaultRules = []defaultRule{
-	{id: "go-tests", what: "go test files", eco: ecoGo, globs: []string{"**/*_test.go"}},
-	{id: "go-testdata", what: "go test data", eco: ecoGo, globs: []string{"**/testdata/**"}},
-	// go.mod is listed whole; KeepTestConfigEdit lets an edit stand that
-	// leaves its go, toolchain, godebug and replace lines as they were.
-	{id: "go-test-config", what: "go build configuration the tests run with", eco: ecoGo, config: true,
-		globs: []string{"**/go.mod", "go.work", "go.work.sum"}},
-	{id: "python-tests", what: "python test files", eco: ecoPython, globs: []string{"**/test_*.py", "**/*_test.py", "**/tests/**"}},
-	{id: "python-test-config", what: "pytest configuration", eco: ecoPython, config: true,
-		globs: []string{"**/conftest.py", "**/pytest.ini", "**/.pytest.ini", "**/tox.ini", "pyproject.toml", "setup.cfg",
-			"**/sitecustomize.py", "**/usercustomize.py", "**/*.pth"}},
-	{id: "js-tests", what: "JS/TS test files", eco: ecoJS, globs: []string{"**/*.test.*", "**/*.spec.*", "**/__tests__/**", "test/**"}},
-	// package.json is listed whole; KeepTestConfigEdit lets an edit stand
-	// that leaves its scripts and its test runners' keys as they were.
-	{id: "js-test-config", what: "JS/TS test runner configuration", eco: ecoJS, config: true,
-		globs: []string{"**/jest.config.*", "**/vitest.config.*", "**/.mocharc*", "**/playwright.config.*", "**/karma.conf.*",
-			"**/package.json", "**/.npmrc", "**/babel.config.*", "**/.babelrc*", "**/ava.config.*", "**/.nycrc*", "**/.c8rc*", "**/.taprc"}},
-	{id: "rust-tests", what: "rust integration tests", eco: ecoRust, globs: []string{"tests/**"}}, // relative to each Cargo.toml
-	{id: "rust-test-config", what: "cargo configuration", eco: ecoRust, config: true, globs: []string{".cargo/config", ".cargo/config.toml"}},
-	// Cargo.toml is listed whole; KeepTestConfigEdit lets an edit stand
-	// that leaves its [profile.*], [patch.*] and [replace] tables as they
-	// were (a new crate's Cargo.toml is work: cargo reads those tables
-	// from the workspace's root only).
-	{id: "rust-build-config", what: "cargo build profiles and patches", eco: ecoRust, globs: []string{"Cargo.toml"}},
-}
-
-// ruleGoVendor protects a Go module's vendor folder, all of it: `go build`
-// and `go test` compile what it holds instead of the modules go.mod names,
-// so an edited or added file there changes what the tests run.
-const ruleGoVendor = "vendored sources the Go build uses (default rule go-vendor)"
 
 // ProtectRules are a loop's protection rules resolved against its folder:
 // build them once (one walk of the folder) and ask them about many paths.
@@ -187,7 +125,7 @@ func NewProtectRules(dir string, l *spec.Loop) (*ProtectRules, error) {
 	r := &ProtectRules{dir: abs, l: l, ecos: map[string]bool{}, programs: map[string]string{}, skipped: map[string]bool{}, goMods: map[string]bool{}}
 	r.defaults = l.ProtectDefaults == nil || *l.ProtectDefaults
 	if l.Path != "" {
-		if rel, ok := relInside(abs, l.Path); ok {
+		if rel, ok := RelInside(abs, l.Path); ok {
 			r.loopFile = rel
 		}
 	}
@@ -256,87 +194,6 @@ func (r *ProtectRules) walk() error {
 	return nil
 }
 
-// detect notes the ecosystem a file shows.
-func (r *ProtectRules) detect(rel string) {
-	base := path.Base(rel)
-	switch {
-	case base == "go.mod":
-		r.ecos[ecoGo] = true
-		r.goMods[path.Dir(rel)] = true
-	case base == "package.json":
-		r.ecos[ecoJS] = true
-	case base == "Cargo.toml":
-		r.ecos[ecoRust] = true
-		if d := path.Dir(rel); d == "." {
-			r.crates = append(r.crates, "")
-		} else {
-			r.crates = append(r.crates, d)
-		}
-	case base == "pyproject.toml" || base == "setup.py" || base == "setup.cfg" || strings.HasSuffix(base, ".py") ||
-		strings.HasPrefix(base, "requirements") && strings.HasSuffix(base, ".txt"):
-		r.ecos[ecoPython] = true
-	}
-}
-
-// note adds what a new file shows (an ecosystem, a crate) to rules built
-// before it existed. What it shows stays known: a file the rules once
-// covered is never freed by removing the file that showed its ecosystem.
-func (r *ProtectRules) note(rel string) {
-	crates := len(r.crates)
-	r.detect(rel)
-	if len(r.crates) > crates {
-		sort.Strings(r.crates)
-		r.crates = slices.Compact(r.crates)
-	}
-}
-
-// Ecosystems are the ecosystems found in the folder, sorted.
-func (r *ProtectRules) Ecosystems() []string {
-	var out []string
-	for e := range r.ecos {
-		out = append(out, e)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// goVendored says whether the file rel lies in a Go module's vendor folder
-// (a folder named vendor beside a go.mod, outside any other dependency or
-// build folder).
-func (r *ProtectRules) goVendored(rel string) bool {
-	parts := strings.Split(rel, "/")
-	for i, p := range parts[:len(parts)-1] {
-		if p == "vendor" {
-			mod := path.Clean(strings.Join(parts[:i], "/")) // "." for the top
-			return r.goMods[mod] || r.exists(path.Join(mod, "go.mod"))
-		}
-		if defaultSkipped[p] {
-			return false
-		}
-	}
-	return false
-}
-
-// goVendorFolder says whether the folder rel of dir is a Go module's vendor
-// folder: named vendor, beside a go.mod.
-func goVendorFolder(dir, rel, name string) bool {
-	if name != "vendor" {
-		return false
-	}
-	st, err := os.Stat(filepath.Join(dir, filepath.FromSlash(path.Dir(rel)), "go.mod"))
-	return err == nil && !st.IsDir()
-}
-
-func underDefaultSkipped(rel string) bool {
-	parts := strings.Split(rel, "/")
-	for _, p := range parts[:len(parts)-1] {
-		if defaultSkipped[p] {
-			return true
-		}
-	}
-	return false
-}
-
 // userGlobCouldMatchUnder tells whether a user glob may match a file under
 // the directory rel: then the walk must look inside it.
 func (r *ProtectRules) userGlobCouldMatchUnder(rel string) bool {
@@ -384,7 +241,7 @@ func (r *ProtectRules) gatePrograms() error {
 				if !path.IsAbs(full) {
 					full = path.Join(filepath.ToSlash(r.dir), full)
 				}
-				rel, ok := relInside(r.dir, filepath.FromSlash(full))
+				rel, ok := RelInside(r.dir, filepath.FromSlash(full))
 				if !ok {
 					continue // outside the loop's folder
 				}
@@ -413,8 +270,8 @@ func (r *ProtectRules) FreeDeliverables(paths []string) {
 	}
 }
 
-// relInside is target relative to dir, slash-separated, when it is inside.
-func relInside(dir, target string) (string, bool) {
+// RelInside is target relative to dir, slash-separated, when it is inside.
+func RelInside(dir, target string) (string, bool) {
 	if !filepath.IsAbs(target) {
 		target = filepath.Join(dir, target)
 	}
@@ -483,7 +340,7 @@ func (r *ProtectRules) clean(rel string) (string, bool) {
 	if rel == "" {
 		return "", false
 	}
-	return relInside(r.dir, filepath.FromSlash(rel))
+	return RelInside(r.dir, filepath.FromSlash(rel))
 }
 
 // rule applies the rules in order: the loop file, the user's globs, gate
@@ -530,185 +387,4 @@ func (r *ProtectRules) rule(rel string, exists bool) (Protected, bool) {
 		}
 	}
 	return Protected{}, false
-}
-
-func (dr defaultRule) matches(rel string, crates []string) bool {
-	if dr.eco == ecoRust {
-		for _, c := range crates {
-			sub := rel
-			if c != "" {
-				if !strings.HasPrefix(rel, c+"/") {
-					continue
-				}
-				sub = strings.TrimPrefix(rel, c+"/")
-			}
-			for _, g := range dr.globs {
-				if ok, _ := doublestar.Match(g, sub); ok {
-					return true
-				}
-			}
-		}
-		return false
-	}
-	for _, g := range dr.globs {
-		if ok, _ := doublestar.Match(g, rel); ok {
-			return true
-		}
-	}
-	return false
-}
-
-// KeepTestConfigEdit decides about a change to a file that holds test
-// configuration beside the project's own settings, which a config rule
-// protects whole: pyproject.toml and setup.cfg (an edit that leaves their
-// pytest sections — [tool.pytest…] in pyproject.toml, [tool:pytest] in
-// setup.cfg — as they were is kept), go.mod (its go, toolchain, godebug
-// and replace lines), package.json (its scripts and its test runners'
-// keys) and Cargo.toml (its [profile.*], [patch.*] and [replace] tables).
-// For any other file it returns false.
-func KeepTestConfigEdit(rel string, old, cur []byte) (keep bool, why string) {
-	var isTest func(section string) bool
-	switch path.Base(filepath.ToSlash(rel)) {
-	case "pyproject.toml":
-		isTest = func(s string) bool { return s == "tool.pytest" || strings.HasPrefix(s, "tool.pytest.") }
-	case "setup.cfg":
-		isTest = func(s string) bool { return s == "tool:pytest" || s == "pytest" }
-	case "go.mod":
-		if bytes.Equal(goModRunnerLines(old), goModRunnerLines(cur)) {
-			return true, ""
-		}
-		return false, "its go, toolchain, godebug or replace lines changed"
-	case "package.json":
-		if bytes.Equal(packageRunnerKeys(old), packageRunnerKeys(cur)) {
-			return true, ""
-		}
-		return false, "its scripts or its test runners' settings changed"
-	case "Cargo.toml":
-		if bytes.Equal(cargoRunnerTables(old), cargoRunnerTables(cur)) {
-			return true, ""
-		}
-		return false, "its [profile], [patch] or [replace] tables changed"
-	default:
-		return false, ""
-	}
-	if bytes.Equal(testSections(old, isTest), testSections(cur, isTest)) {
-		return true, ""
-	}
-	return false, "its pytest section changed"
-}
-
-// goModRunnerLines are the lines of a go.mod that change how its tests
-// build and run without changing the deliverable's code: the go and
-// toolchain versions, godebug settings and replacements.
-func goModRunnerLines(data []byte) []byte {
-	var out bytes.Buffer
-	block := ""
-	for _, line := range strings.Split(string(data), "\n") {
-		t := strings.TrimSpace(strings.SplitN(line, "//", 2)[0])
-		if block != "" {
-			if t == ")" {
-				block = ""
-			} else if t != "" {
-				out.WriteString(block + " " + strings.Join(strings.Fields(t), " ") + "\n")
-			}
-			continue
-		}
-		f := strings.Fields(t)
-		if len(f) == 0 {
-			continue
-		}
-		switch f[0] {
-		case "go", "toolchain", "godebug", "replace":
-			if len(f) == 2 && f[1] == "(" {
-				block = f[0]
-				continue
-			}
-			out.WriteString(strings.Join(f, " ") + "\n")
-		}
-	}
-	return out.Bytes()
-}
-
-// cargoRunnerTables are the parts of a Cargo.toml that change how its
-// tests build without changing the deliverable's code: the [profile.*]
-// tables (optimisation, debug assertions, overflow checks, panic), the
-// [patch.*] and [replace] tables (what stands in for a dependency), and
-// the same written as dotted keys of the top table.
-func cargoRunnerTables(data []byte) []byte {
-	runner := func(name string) bool {
-		first := strings.SplitN(name, ".", 2)[0]
-		return first == "profile" || first == "patch" || first == "replace"
-	}
-	var out bytes.Buffer
-	in, top := false, true
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64*1024), 16<<20)
-	for sc.Scan() {
-		t := strings.TrimSpace(strings.SplitN(sc.Text(), "#", 2)[0])
-		if t == "" {
-			continue
-		}
-		if strings.HasPrefix(t, "[") {
-			name := strings.Trim(t, "[] \t")
-			name = strings.ReplaceAll(strings.ReplaceAll(name, `"`, ""), " ", "")
-			in, top = runner(name), false
-			t = "[" + name + "]"
-		}
-		if in || top && runner(strings.ReplaceAll(strings.TrimSpace(strings.SplitN(t, "=", 2)[0]), `"`, "")) {
-			out.WriteString(strings.Join(strings.Fields(t), " "))
-			out.WriteByte('\n')
-		}
-	}
-	if sc.Err() != nil {
-		return append([]byte("unreadable\n"), data...)
-	}
-	return out.Bytes()
-}
-
-// packageRunnerKeys are the keys of a package.json that say what `npm
-// test` runs and how the test runners load the code: scripts, the runners'
-// own settings, babel, module type and subpath imports. Unreadable JSON is
-// compared whole.
-func packageRunnerKeys(data []byte) []byte {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(data, &m) != nil {
-		return data
-	}
-	var out bytes.Buffer
-	for _, k := range []string{"scripts", "jest", "mocha", "ava", "vitest", "c8", "nyc", "tap", "babel", "type", "imports"} {
-		if v, ok := m[k]; ok {
-			var c bytes.Buffer
-			if json.Compact(&c, v) != nil {
-				c.Write(v)
-			}
-			out.WriteString(k + "=" + c.String() + "\n")
-		}
-	}
-	return out.Bytes()
-}
-
-// testSections returns the lines of the sections isTest selects; a [tool]
-// table with pytest keys counts too.
-func testSections(data []byte, isTest func(string) bool) []byte {
-	var out bytes.Buffer
-	in, inTool := false, false
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64*1024), 16<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		t := strings.TrimSpace(line)
-		if strings.HasPrefix(t, "[") {
-			name := strings.Trim(strings.TrimSpace(strings.SplitN(t, "#", 2)[0]), "[] \t")
-			name = strings.ReplaceAll(strings.ReplaceAll(name, `"`, ""), " ", "")
-			in, inTool = isTest(name), name == "tool"
-		}
-		if in || inTool && strings.HasPrefix(t, "pytest") {
-			out.WriteString(strings.TrimRight(line, " \t\r"))
-			out.WriteByte('\n')
-		}
-	}
-	if sc.Err() != nil {
-		return append([]byte("unreadable\n"), data...)
-	}
-	return out.Bytes()
 }

@@ -1,4 +1,4 @@
-package loop
+package guard
 
 import (
 	"os"
@@ -28,12 +28,12 @@ func TestGuardStatComparison(t *testing.T) {
 	if !sameStat(a, a) {
 		t.Fatal("an entry differs from itself")
 	}
-	for name, change := range map[string]func(*guardEntry){
-		"inode": func(e *guardEntry) { e.Ino++ },
-		"size":  func(e *guardEntry) { e.Size++ },
-		"mode":  func(e *guardEntry) { e.Mode = 0o755 },
-		"mtime": func(e *guardEntry) { e.MtimeNS++ },
-		"ctime": func(e *guardEntry) { e.CtimeNS++ },
+	for name, change := range map[string]func(*snapEntry){
+		"inode": func(e *snapEntry) { e.Ino++ },
+		"size":  func(e *snapEntry) { e.Size++ },
+		"mode":  func(e *snapEntry) { e.Mode = 0o755 },
+		"mtime": func(e *snapEntry) { e.MtimeNS++ },
+		"ctime": func(e *snapEntry) { e.CtimeNS++ },
 	} {
 		b := a
 		change(&b)
