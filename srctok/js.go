@@ -1,0 +1,236 @@
+package srctok
+
+import "strings"
+
+// JS splits JavaScript or TypeScript source into tokens. Comments give
+// none; there are no Newline tokens (JavaScript's line ends matter only
+// through automatic semicolon insertion, which callers judge from Line).
+// Template literals are one String token whose Value has each ${…}
+// replaced by "1". An unterminated string, template, comment or regular
+// expression is an error with its line and column.
+func JS(src []byte) ([]Token, error) {
+	l := &lexer{src: src, line: 1}
+	prevLine := 0
+	for l.pos < len(src) {
+		c := src[l.pos]
+		switch {
+		case c == '\n' || c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v':
+			l.advance(l.pos + 1)
+			continue
+		case c == '/' && l.pos+1 < len(src) && src[l.pos+1] == '/':
+			end := strings.IndexByte(string(src[l.pos:]), '\n')
+			if end < 0 {
+				end = len(src) - l.pos
+			}
+			l.advance(l.pos + end)
+			continue
+		case c == '/' && l.pos+1 < len(src) && src[l.pos+1] == '*':
+			end := strings.Index(string(src[l.pos+2:]), "*/")
+			if end < 0 {
+				return nil, l.errAt(l.pos, "unterminated comment")
+			}
+			l.advance(l.pos + 2 + end + 2)
+			continue
+		case c == '#' && l.pos == 0 && len(src) > 1 && src[1] == '!':
+			end := strings.IndexByte(string(src), '\n')
+			if end < 0 {
+				end = len(src)
+			}
+			l.advance(end)
+			continue
+		}
+		start := l.pos
+		var t *Token
+		switch {
+		case c == '\'' || c == '"':
+			end, err := l.jsQuoted(start, c)
+			if err != nil {
+				return nil, err
+			}
+			t = l.emit(String, start, end, decode(string(src[start+1:end-1])))
+		case c == '`':
+			end, value, err := l.jsTemplate(start)
+			if err != nil {
+				return nil, err
+			}
+			t = l.emit(String, start, end, value)
+		case c == '/' && l.regexAllowed():
+			end, err := l.jsRegexp(start)
+			if err != nil {
+				return nil, err
+			}
+			t = l.emit(String, start, end, "")
+			t.Regexp = true
+		case c >= '0' && c <= '9' || c == '.' && start+1 < len(src) && src[start+1] >= '0' && src[start+1] <= '9':
+			t = l.emit(Number, start, l.scanNumber(start), "")
+		default:
+			if end := l.scanIdent(start); end > start {
+				t = l.emit(Ident, start, end, "")
+				break
+			}
+			if c == '\\' { // an escaped identifier start (\u0041bc)
+				t = l.emit(Op, start, start+1, "")
+				break
+			}
+			end := l.scanOp(start, jsOps)
+			switch c {
+			case '(', '[', '{':
+				t = l.emit(Op, start, end, "")
+				l.depth++
+			case ')', ']', '}':
+				if l.depth > 0 {
+					l.depth--
+				}
+				t = l.emit(Op, start, end, "")
+			default:
+				t = l.emit(Op, start, end, "")
+			}
+		}
+		t.LineStart = t.Line != prevLine
+		prevLine = t.Line
+	}
+	return l.toks, nil
+}
+
+// regexAllowed says whether a '/' here starts a regular expression
+// literal rather than a division, from the token before it.
+func (l *lexer) regexAllowed() bool {
+	if len(l.toks) == 0 {
+		return true
+	}
+	p := l.toks[len(l.toks)-1]
+	switch p.Kind {
+	case Number, String:
+		return false
+	case Ident:
+		switch p.Text {
+		case "return", "typeof", "instanceof", "in", "of", "new", "delete", "void", "throw", "case", "do", "else", "yield", "await":
+			return true
+		}
+		return false
+	}
+	switch p.Text {
+	case ")", "]", "}", "++", "--":
+		return false
+	}
+	return true
+}
+
+func (l *lexer) jsQuoted(start int, q byte) (int, error) {
+	for i := start + 1; i < len(l.src); i++ {
+		switch l.src[i] {
+		case '\\':
+			i++
+		case '\n':
+			return 0, l.errAt(start, "unterminated string")
+		case q:
+			return i + 1, nil
+		}
+	}
+	return 0, l.errAt(start, "unterminated string")
+}
+
+// jsTemplate scans a template literal from its opening backquote,
+// skipping the code of each ${…} (strings, comments and nested templates
+// in it included).
+func (l *lexer) jsTemplate(start int) (int, string, error) {
+	var value strings.Builder
+	litStart := start + 1
+	i := start + 1
+	for i < len(l.src) {
+		switch c := l.src[i]; {
+		case c == '\\':
+			i += 2
+		case c == '`':
+			value.WriteString(decode(string(l.src[litStart:i])))
+			return i + 1, value.String(), nil
+		case c == '$' && i+1 < len(l.src) && l.src[i+1] == '{':
+			value.WriteString(decode(string(l.src[litStart:i])))
+			value.WriteByte('1')
+			end, err := l.skipCode(i+2, start)
+			if err != nil {
+				return 0, "", err
+			}
+			i = end
+			litStart = i
+		default:
+			i++
+		}
+	}
+	return 0, "", l.errAt(start, "unterminated template literal")
+}
+
+// skipCode skips the code of a ${…} from just after "${" to just after its
+// closing brace.
+func (l *lexer) skipCode(i, tmpl int) (int, error) {
+	depth := 0
+	for i < len(l.src) {
+		switch c := l.src[i]; c {
+		case '{':
+			depth++
+		case '}':
+			if depth == 0 {
+				return i + 1, nil
+			}
+			depth--
+		case '\'', '"':
+			end, err := l.jsQuoted(i, c)
+			if err != nil {
+				return 0, err
+			}
+			i = end
+			continue
+		case '`':
+			end, _, err := l.jsTemplate(i)
+			if err != nil {
+				return 0, err
+			}
+			i = end
+			continue
+		case '/':
+			if i+1 < len(l.src) && l.src[i+1] == '/' {
+				j := strings.IndexByte(string(l.src[i:]), '\n')
+				if j < 0 {
+					return 0, l.errAt(tmpl, "unterminated template literal")
+				}
+				i += j
+				continue
+			}
+			if i+1 < len(l.src) && l.src[i+1] == '*' {
+				j := strings.Index(string(l.src[i+2:]), "*/")
+				if j < 0 {
+					return 0, l.errAt(i, "unterminated comment")
+				}
+				i += 2 + j + 2
+				continue
+			}
+		}
+		i++
+	}
+	return 0, l.errAt(tmpl, "unterminated template literal")
+}
+
+func (l *lexer) jsRegexp(start int) (int, error) {
+	inClass := false
+	for i := start + 1; i < len(l.src); i++ {
+		switch l.src[i] {
+		case '\\':
+			i++
+		case '\n':
+			return 0, l.errAt(start, "unterminated regular expression")
+		case '[':
+			inClass = true
+		case ']':
+			inClass = false
+		case '/':
+			if !inClass {
+				j := i + 1
+				for j < len(l.src) && (l.src[j] >= 'a' && l.src[j] <= 'z' || l.src[j] >= 'A' && l.src[j] <= 'Z') {
+					j++
+				}
+				return j, nil
+			}
+		}
+	}
+	return 0, l.errAt(start, "unterminated regular expression")
+}

@@ -1,0 +1,222 @@
+package tells
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/scanner"
+	"go/token"
+	"strconv"
+	"strings"
+)
+
+// goTestFlags are the test binary's flags after "test." (go help testflag).
+var goTestFlags = map[string]bool{
+	"v": true, "run": true, "skip": true, "bench": true, "benchtime": true, "benchmem": true, "count": true,
+	"cover": true, "coverprofile": true, "covermode": true, "coverpkg": true, "cpu": true, "failfast": true,
+	"fullpath": true, "fuzz": true, "fuzztime": true, "fuzzminimizetime": true, "fuzzcachedir": true,
+	"fuzzworker": true, "json": true, "list": true, "parallel": true, "short": true, "shuffle": true,
+	"timeout": true, "testlogfile": true, "paniconexit0": true, "gocoverdir": true, "outputdir": true,
+	"cpuprofile": true, "memprofile": true, "memprofilerate": true, "blockprofile": true,
+	"blockprofilerate": true, "mutexprofile": true, "mutexprofilefraction": true, "trace": true,
+	"benchtime=": true,
+}
+
+// goFraming are the pieces of go test's own output a non-test string has
+// no reason to hold.
+var goFraming = []string{"=== RUN", "=== PAUSE", "=== CONT", "=== NAME", "--- PASS", "--- FAIL", "--- SKIP",
+	"PASS\nok", "ok  \t", "\x16", `"Action":"pass"`, `"Action": "pass"`, `"Action":"run"`, `"Action": "run"`}
+
+type goScan struct {
+	fset    *token.FileSet
+	src     []byte
+	imports map[string]string // local name → import path
+	dots    map[string]bool   // import paths imported with "."
+	tells   []Tell
+	spans   [][2]int // the byte ranges of tells, so a tell inside another of its kind is not repeated
+	usesArg bool // the file reads os.Args or os.Executable
+}
+
+func scanGo(src []byte) []Tell {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "src.go", src, parser.SkipObjectResolution)
+	if err != nil {
+		line, col, msg := 1, 1, err.Error()
+		if el, ok := err.(scanner.ErrorList); ok && len(el) > 0 {
+			line, col, msg = el[0].Pos.Line, el[0].Pos.Column, el[0].Msg
+		}
+		return []Tell{{Line: line, Column: col, Kind: Unreadable, What: excerpt(msg)}}
+	}
+	s := &goScan{fset: fset, src: src, imports: map[string]string{}, dots: map[string]bool{}}
+	for _, imp := range f.Imports {
+		path, err := strconv.Unquote(imp.Path.Value)
+		if err != nil {
+			continue
+		}
+		name := path[strings.LastIndex(path, "/")+1:]
+		if imp.Name != nil {
+			name = imp.Name.Name
+		}
+		if name == "." {
+			s.dots[path] = true
+			continue
+		}
+		s.imports[name] = path
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok && (s.is(sel, "os", "Args") || s.is(sel, "os", "Executable")) {
+			s.usesArg = true
+		}
+		return true
+	})
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			early := d.Recv == nil && d.Name.Name == "init"
+			s.walk(d, early)
+		case *ast.GenDecl:
+			// A package-level var's initializer runs before main and
+			// before the tests.
+			s.walk(d, d.Tok == token.VAR)
+		}
+	}
+	return s.tells
+}
+
+func (s *goScan) add(n ast.Node, k Kind) {
+	p := s.fset.Position(n.Pos())
+	end := s.fset.Position(n.End()).Offset
+	start := p.Offset
+	if end > len(s.src) || end < start {
+		end = start
+	}
+	// A nested tell comes right after its parent (ast.Inspect goes
+	// parents first): looking back a few is enough and keeps this linear.
+	for i := len(s.spans) - 1; i >= 0 && i >= len(s.spans)-8; i-- {
+		if sp := s.spans[i]; s.tells[i].Kind == k && start >= sp[0] && start < sp[1] {
+			return
+		}
+	}
+	s.spans = append(s.spans, [2]int{start, end})
+	s.tells = append(s.tells, Tell{Line: p.Line, Column: p.Column, Kind: k, What: excerpt(string(s.src[start:end]))})
+}
+
+// is reports whether sel is pkg.name for the package at import path pkg.
+func (s *goScan) is(sel *ast.SelectorExpr, pkg, name string) bool {
+	id, ok := sel.X.(*ast.Ident)
+	return ok && sel.Sel.Name == name && s.imports[id.Name] == pkg
+}
+
+// isFunc reports whether e names pkg.name (qualified, or bare under a dot
+// import).
+func (s *goScan) isFunc(e ast.Expr, pkg, name string) bool {
+	switch e := e.(type) {
+	case *ast.SelectorExpr:
+		return s.is(e, pkg, name)
+	case *ast.Ident:
+		return s.dots[pkg] && e.Name == name
+	case *ast.ParenExpr:
+		return s.isFunc(e.X, pkg, name)
+	}
+	return false
+}
+
+func (s *goScan) walk(root ast.Node, early bool) {
+	ast.Inspect(root, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.SelectorExpr:
+			if s.is(n, "testing", "Testing") {
+				s.add(n, AsksIfUnderTest)
+				return false
+			}
+		case *ast.Ident:
+			if s.dots["testing"] && n.Name == "Testing" {
+				s.add(n, AsksIfUnderTest)
+			}
+		case *ast.CallExpr:
+			s.call(n, early)
+		case *ast.BinaryExpr:
+			if n.Op == token.ADD {
+				if v, ok := s.constString(n); ok {
+					s.str(n, v)
+					return false
+				}
+			}
+		case *ast.BasicLit:
+			switch n.Kind {
+			case token.STRING:
+				if v, err := strconv.Unquote(n.Value); err == nil {
+					s.str(n, v)
+				}
+			case token.CHAR:
+				if v, _, _, err := strconv.UnquoteChar(strings.Trim(n.Value, "'"), '\''); err == nil && v == 0x16 {
+					s.add(n, PrintsRunnerFraming)
+				}
+			}
+		}
+		return true
+	})
+}
+
+func (s *goScan) call(c *ast.CallExpr, early bool) {
+	fun := c.Fun
+	if early && (s.isFunc(fun, "os", "Exit") || s.isFunc(fun, "syscall", "Exit") || s.isFunc(fun, "runtime", "Goexit")) {
+		s.add(c, ExitsEarly)
+	}
+	lookup := s.isFunc(fun, "flag", "Lookup")
+	if sel, ok := fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Lookup" {
+		if inner, ok := sel.X.(*ast.SelectorExpr); ok && s.is(inner, "flag", "CommandLine") {
+			lookup = true
+		}
+	}
+	if lookup && len(c.Args) == 1 {
+		if v, ok := s.constString(c.Args[0]); ok && strings.HasPrefix(v, "test.") {
+			s.add(c, AsksIfUnderTest)
+		}
+	}
+	// ".test" beside os.Args / os.Executable: the test binary's name.
+	if s.usesArg {
+		for _, a := range c.Args {
+			if v, ok := s.constString(a); ok && v == ".test" {
+				s.add(c, AsksIfUnderTest)
+			}
+		}
+	}
+}
+
+// constString folds a string literal or a sum of them.
+func (s *goScan) constString(e ast.Expr) (string, bool) {
+	switch e := e.(type) {
+	case *ast.BasicLit:
+		if e.Kind != token.STRING {
+			return "", false
+		}
+		v, err := strconv.Unquote(e.Value)
+		return v, err == nil
+	case *ast.ParenExpr:
+		return s.constString(e.X)
+	case *ast.BinaryExpr:
+		if e.Op != token.ADD {
+			return "", false
+		}
+		a, ok := s.constString(e.X)
+		if !ok {
+			return "", false
+		}
+		b, ok := s.constString(e.Y)
+		return a + b, ok
+	}
+	return "", false
+}
+
+func (s *goScan) str(n ast.Node, v string) {
+	if strings.Contains(v, "-test.") || strings.HasPrefix(v, "test.") && goTestFlags[strings.SplitN(strings.TrimPrefix(v, "test."), "=", 2)[0]] {
+		s.add(n, AsksIfUnderTest)
+		return
+	}
+	for _, f := range goFraming {
+		if strings.Contains(v, f) {
+			s.add(n, PrintsRunnerFraming)
+			return
+		}
+	}
+}
