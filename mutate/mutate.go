@@ -1,0 +1,284 @@
+// Package mutate makes mutants of the lines a loop changed, and only of
+// those, to measure how strong a loop's checks are: a check that still
+// passes with a changed line mutated did not pin that line.
+//
+// Mutants(path, src, lines) returns, for one file, the mutants whose
+// mutation starts on one of the given lines, each with the whole mutated
+// file. The operators (Op):
+//
+//   - flip_comparison: a comparison negated (< to >=, == to !=, === to
+//     !==; Python's is to is not).
+//   - negate_condition: the condition of an if, else if / elif, for or
+//     while negated (!(c), not (c)); a condition that starts with ! or
+//     not loses it. Left out where the condition is a lone comparison
+//     (flip_comparison makes the same mutant).
+//   - swap_logical: && and || swapped (Python's and / or).
+//   - zero_return: a returned value replaced by its zero value (Go: by the
+//     result type: 0, "", false, nil, or *new(T) for a named, struct or
+//     array type; Python: 0, "", False, [], {} after the literal's kind,
+//     else None; JavaScript: 0, "", false, [], {} likewise, else
+//     undefined). Left out where the value already is that zero.
+//   - remove_statement: a call, assignment (not a declaration),
+//     increment, send, defer or go statement removed (Python: replaced by
+//     pass). A call of panic is kept (removing it can leave a function
+//     without its terminating statement).
+//   - change_constant: an integer literal increased by one (the largest
+//     int64 decreased by one).
+//
+// Where an operator is obviously equivalent it is skipped (swapping && and
+// || between two identical operands; a zero return of a zero). Mutants come
+// in a fixed order (by line, column, then operator); at most max per file
+// (DefaultMax), taken a line at a time in turn so that every changed line
+// gets its first mutant before any line gets a second.
+//
+// Which library: none. The Go mutation tools (gremlins, go-mutesting) are
+// programs whose operators are not a library API (gremlins keeps its
+// mutators under internal/; go-mutesting is not served by the module
+// proxy), and no Go library mutates Python or JavaScript. The operators are
+// written here: for Go from go/parser's syntax tree, as byte edits at the
+// tree's positions, so a mutant keeps the file's formatting and comments
+// and differs from it in one place; for Python and JavaScript/TypeScript
+// over the tokens of package srctok, so no string, comment or regular
+// expression is ever changed.
+//
+// Cost: O(change). For Go only the top-level declarations that hold a
+// changed line are parsed (found by the column-0 keyword that opens them;
+// when such a slice does not parse, the whole file is); Python and
+// JavaScript are tokenized whole (a tokenizer is linear and cheap). Each
+// mutant's Source is a copy of the file with one edit, so the bytes
+// returned grow with the file size times the number of mutants (at most
+// DefaultMax).
+//
+// Limits: a mutant is guaranteed to parse for Go (the edits replace
+// whole expressions or operators with expressions), not to compile: a
+// removed statement can leave an import or a variable unused, a changed
+// constant can duplicate a switch case or overflow a typed constant, a
+// *new(T) zero names a type the way the function's signature does. The
+// engine should count a mutant whose build fails as not compiled, not as
+// caught. For Python and JavaScript the operators work on tokens, not a
+// syntax tree: a comparison inside a TypeScript type or JSX is left alone
+// only when < or > has no space on both sides (a < b is mutated, Array<T>
+// is not); Python's in and not in are not flipped (for … in shares the
+// keyword); a statement is removed only when it is on lines of its own
+// and, in JavaScript, ends with a semicolon; a JavaScript return whose
+// value runs on past a line end without an operator ends there (automatic
+// semicolon insertion). A changed line inside a Go raw string whose text
+// is itself balanced Go code may be read as code (the mutant then changes
+// the string and still parses). Other languages give no mutants.
+package mutate
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/looprinter/looprinter/srctok"
+)
+
+// Op is a mutation operator.
+type Op string
+
+const (
+	FlipComparison  Op = "flip_comparison"
+	NegateCondition Op = "negate_condition"
+	SwapLogical     Op = "swap_logical"
+	ZeroReturn      Op = "zero_return"
+	RemoveStatement Op = "remove_statement"
+	ChangeConstant  Op = "change_constant"
+)
+
+var opRank = map[Op]int{FlipComparison: 0, NegateCondition: 1, SwapLogical: 2, ZeroReturn: 3, RemoveStatement: 4, ChangeConstant: 5}
+
+// DefaultMax is the most mutants Mutants returns for one file.
+const DefaultMax = 40
+
+// Mutant is one mutant of a file. Line and Column (1-based, Column in
+// bytes) are where the mutation starts; Description says what changed
+// ("flip < to >="), with control characters escaped; Source is the whole
+// mutated file.
+type Mutant struct {
+	Path        string
+	Line        int
+	Column      int
+	Op          Op
+	Description string
+	Source      []byte
+}
+
+func (m Mutant) String() string {
+	return fmt.Sprintf("%s:%d:%d: %s", m.Path, m.Line, m.Column, m.Description)
+}
+
+// edit replaces src[off:end] with repl.
+type edit struct {
+	off, end  int
+	repl      string
+	line, col int
+	op        Op
+	desc      string
+}
+
+// Mutants returns at most DefaultMax mutants of the given lines (1-based)
+// of one file; see MutantsMax.
+func Mutants(path string, src []byte, lines []int) ([]Mutant, error) {
+	return MutantsMax(path, src, lines, DefaultMax)
+}
+
+// MutantsMax returns at most max mutants (max <= 0: no cap) of the given
+// lines of the file at path, whose language comes from its extension (.go;
+// .py; .js, .mjs, .cjs, .jsx, .ts, .mts, .cts, .tsx). A file of another
+// language, or no lines, gives none. A file that cannot be parsed or
+// tokenized is an error with its path:line:column.
+func MutantsMax(path string, src []byte, lines []int, max int) ([]Mutant, error) {
+	if len(lines) == 0 {
+		return nil, nil
+	}
+	want := make(map[int]bool, len(lines))
+	for _, l := range lines {
+		want[l] = true
+	}
+	var edits []edit
+	var err error
+	switch language(path) {
+	case "go":
+		edits, err = goEdits(src, want)
+	case "python":
+		edits, err = tokEdits(src, want, true)
+	case "js":
+		edits, err = tokEdits(src, want, false)
+	default:
+		return nil, nil
+	}
+	if err != nil {
+		var te *srctok.Error
+		if errors.As(err, &te) {
+			return nil, fmt.Errorf("%s:%d:%d: %s", path, te.Line, te.Col, te.Msg)
+		}
+		return nil, fmt.Errorf("%s:%w", path, err)
+	}
+	edits = choose(edits, max)
+	out := make([]Mutant, 0, len(edits))
+	for _, e := range edits {
+		s := make([]byte, 0, len(src)-(e.end-e.off)+len(e.repl))
+		s = append(append(append(s, src[:e.off]...), e.repl...), src[e.end:]...)
+		out = append(out, Mutant{Path: path, Line: e.line, Column: e.col, Op: e.op, Description: e.desc, Source: s})
+	}
+	return out, nil
+}
+
+func language(path string) string {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".go":
+		return "go"
+	case ".py", ".pyw":
+		return "python"
+	case ".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx":
+		return "js"
+	}
+	return ""
+}
+
+// choose orders the edits, drops repeats, and takes at most max of them a
+// line at a time in turn.
+func choose(edits []edit, max int) []edit {
+	sort.SliceStable(edits, func(i, j int) bool {
+		a, b := edits[i], edits[j]
+		if a.line != b.line {
+			return a.line < b.line
+		}
+		if a.col != b.col {
+			return a.col < b.col
+		}
+		if opRank[a.op] != opRank[b.op] {
+			return opRank[a.op] < opRank[b.op]
+		}
+		return a.desc < b.desc
+	})
+	type key struct {
+		off, end int
+		repl     string
+	}
+	seen := map[key]bool{}
+	var uniq []edit
+	for _, e := range edits {
+		k := key{e.off, e.end, e.repl}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		uniq = append(uniq, e)
+	}
+	if max <= 0 || len(uniq) <= max {
+		return uniq
+	}
+	// Round robin over the lines.
+	var byLine [][]edit
+	for _, e := range uniq {
+		if n := len(byLine); n > 0 && byLine[n-1][0].line == e.line {
+			byLine[n-1] = append(byLine[n-1], e)
+		} else {
+			byLine = append(byLine, []edit{e})
+		}
+	}
+	var out []edit
+	for round := 0; len(out) < max; round++ {
+		took := false
+		for _, l := range byLine {
+			if round < len(l) && len(out) < max {
+				out = append(out, l[round])
+				took = true
+			}
+		}
+		if !took {
+			break
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.line != b.line {
+			return a.line < b.line
+		}
+		if a.col != b.col {
+			return a.col < b.col
+		}
+		return opRank[a.op] < opRank[b.op]
+	})
+	return out
+}
+
+// short quotes a piece of source for a description: one line, at most 40
+// bytes, control characters escaped.
+func short(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 40 {
+		s = s[:37] + "..."
+	}
+	q := fmt.Sprintf("%q", s)
+	return q[1 : len(q)-1]
+}
+
+// lineIndex maps offsets to lines and columns.
+type lineIndex []int // offsets of line starts
+
+func newLineIndex(src []byte) lineIndex {
+	idx := lineIndex{0}
+	for off := 0; ; {
+		i := bytes.IndexByte(src[off:], '\n')
+		if i < 0 {
+			return idx
+		}
+		off += i + 1
+		idx = append(idx, off)
+	}
+}
+
+func (x lineIndex) pos(off int) (line, col int) {
+	i := sort.SearchInts(x, off+1) - 1
+	if i < 0 {
+		i = 0
+	}
+	return i + 1, off - x[i] + 1
+}
