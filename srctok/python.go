@@ -76,7 +76,7 @@ func Python(src []byte) ([]Token, error) {
 }
 
 // pyStringStart reports whether b starts a string literal: its quote
-// ("'", "\"", "'''" or "\"\"\"") and the length of its prefix (r, b, f, u,
+// (one quote, or three of them) and the length of its prefix (r, b, f, u,
 // rb, br, fr, rf in any case).
 func pyStringStart(b []byte) (quote string, prefixLen int, ok bool) {
 	i := 0

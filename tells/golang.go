@@ -33,7 +33,7 @@ type goScan struct {
 	dots    map[string]bool   // import paths imported with "."
 	tells   []Tell
 	spans   [][2]int // the byte ranges of tells, so a tell inside another of its kind is not repeated
-	usesArg bool // the file reads os.Args or os.Executable
+	usesArg bool     // the file reads os.Args or os.Executable
 }
 
 func scanGo(src []byte) []Tell {
