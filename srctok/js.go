@@ -1,6 +1,9 @@
 package srctok
 
-import "strings"
+import (
+	"bytes"
+	"strings"
+)
 
 // JS splits JavaScript or TypeScript source into tokens. Comments give
 // none; there are no Newline tokens (JavaScript's line ends matter only
@@ -18,21 +21,21 @@ func JS(src []byte) ([]Token, error) {
 			l.advance(l.pos + 1)
 			continue
 		case c == '/' && l.pos+1 < len(src) && src[l.pos+1] == '/':
-			end := strings.IndexByte(string(src[l.pos:]), '\n')
+			end := bytes.IndexByte(src[l.pos:], '\n')
 			if end < 0 {
 				end = len(src) - l.pos
 			}
 			l.advance(l.pos + end)
 			continue
 		case c == '/' && l.pos+1 < len(src) && src[l.pos+1] == '*':
-			end := strings.Index(string(src[l.pos+2:]), "*/")
+			end := bytes.Index(src[l.pos+2:], []byte("*/"))
 			if end < 0 {
 				return nil, l.errAt(l.pos, "unterminated comment")
 			}
 			l.advance(l.pos + 2 + end + 2)
 			continue
 		case c == '#' && l.pos == 0 && len(src) > 1 && src[1] == '!':
-			end := strings.IndexByte(string(src), '\n')
+			end := bytes.IndexByte(src, '\n')
 			if end < 0 {
 				end = len(src)
 			}
@@ -189,7 +192,7 @@ func (l *lexer) skipCode(i, tmpl int) (int, error) {
 			continue
 		case '/':
 			if i+1 < len(l.src) && l.src[i+1] == '/' {
-				j := strings.IndexByte(string(l.src[i:]), '\n')
+				j := bytes.IndexByte(l.src[i:], '\n')
 				if j < 0 {
 					return 0, l.errAt(tmpl, "unterminated template literal")
 				}
@@ -197,7 +200,7 @@ func (l *lexer) skipCode(i, tmpl int) (int, error) {
 				continue
 			}
 			if i+1 < len(l.src) && l.src[i+1] == '*' {
-				j := strings.Index(string(l.src[i+2:]), "*/")
+				j := bytes.Index(l.src[i+2:], []byte("*/"))
 				if j < 0 {
 					return 0, l.errAt(i, "unterminated comment")
 				}

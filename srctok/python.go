@@ -1,6 +1,9 @@
 package srctok
 
-import "strings"
+import (
+	"bytes"
+	"strings"
+)
 
 // Python splits Python source into tokens. Comments and blank lines give
 // none; each logical line ends with a Newline token (at bracket depth 0,
@@ -25,7 +28,7 @@ func Python(src []byte) ([]Token, error) {
 			l.advance(l.pos + 1)
 			continue
 		case c == '#':
-			end := strings.IndexByte(string(src[l.pos:]), '\n')
+			end := bytes.IndexByte(src[l.pos:], '\n')
 			if end < 0 {
 				end = len(src) - l.pos
 			}

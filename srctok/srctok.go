@@ -198,7 +198,7 @@ func decode(body string) string {
 		case 'x', 'u', 'U':
 			size := map[byte]int{'x': 2, 'u': 4, 'U': 8}[e]
 			if e == 'u' && i+1 < len(body) && body[i+1] == '{' {
-				if j := strings.IndexByte(body[i:], '}'); j > 0 {
+				if j := strings.IndexByte(body[i:min(len(body), i+12)], '}'); j > 2 {
 					if v, err := strconv.ParseUint(body[i+2:i+j], 16, 32); err == nil {
 						b.WriteRune(rune(v))
 						i += j

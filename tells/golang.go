@@ -34,6 +34,9 @@ type goScan struct {
 	tells   []Tell
 	spans   [][2]int // the byte ranges of tells, so a tell inside another of its kind is not repeated
 	usesArg bool     // the file reads os.Args or os.Executable
+	// nonConst holds the sums constString found not constant, so that a
+	// long chain of + is folded in linear time.
+	nonConst map[ast.Expr]bool
 }
 
 func scanGo(src []byte) []Tell {
@@ -46,7 +49,7 @@ func scanGo(src []byte) []Tell {
 		}
 		return []Tell{{Line: line, Column: col, Kind: Unreadable, What: excerpt(msg)}}
 	}
-	s := &goScan{fset: fset, src: src, imports: map[string]string{}, dots: map[string]bool{}}
+	s := &goScan{fset: fset, src: src, imports: map[string]string{}, dots: map[string]bool{}, nonConst: map[ast.Expr]bool{}}
 	for _, imp := range f.Imports {
 		path, err := strconv.Unquote(imp.Path.Value)
 		if err != nil {
@@ -183,29 +186,45 @@ func (s *goScan) call(c *ast.CallExpr, early bool) {
 	}
 }
 
-// constString folds a string literal or a sum of them.
+// maxFold is the most bytes of a folded constant kept: enough to see a
+// tell, and a bound on the work for a hostile chain of sums.
+const maxFold = 1 << 14
+
+// constString folds a string literal or a sum of them (a sum longer than
+// maxFold is cut there).
 func (s *goScan) constString(e ast.Expr) (string, bool) {
+	var b strings.Builder
+	ok := s.fold(e, &b)
+	return b.String(), ok
+}
+
+func (s *goScan) fold(e ast.Expr, b *strings.Builder) bool {
 	switch e := e.(type) {
 	case *ast.BasicLit:
 		if e.Kind != token.STRING {
-			return "", false
+			return false
 		}
 		v, err := strconv.Unquote(e.Value)
-		return v, err == nil
+		if err != nil {
+			return false
+		}
+		if room := maxFold - b.Len(); room > 0 {
+			b.WriteString(v[:min(len(v), room)])
+		}
+		return true
 	case *ast.ParenExpr:
-		return s.constString(e.X)
+		return s.fold(e.X, b)
 	case *ast.BinaryExpr:
-		if e.Op != token.ADD {
-			return "", false
+		if e.Op != token.ADD || s.nonConst[e] {
+			return false
 		}
-		a, ok := s.constString(e.X)
-		if !ok {
-			return "", false
+		if s.fold(e.X, b) && s.fold(e.Y, b) {
+			return true
 		}
-		b, ok := s.constString(e.Y)
-		return a + b, ok
+		s.nonConst[e] = true
+		return false
 	}
-	return "", false
+	return false
 }
 
 func (s *goScan) str(n ast.Node, v string) {

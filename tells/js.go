@@ -97,7 +97,7 @@ func stmtHas(toks []srctok.Token, i int, f func(srctok.Token) bool) bool {
 
 // stmtReach bounds how far stmtHas looks each way, so that a file of one
 // endless statement costs linear time.
-const stmtReach = 256
+const stmtReach = 64
 
 // stmtHasSeq reports whether the statement around toks[i] holds the texts
 // in a row.

@@ -3,6 +3,7 @@ package tells
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 type want struct {
@@ -170,5 +171,41 @@ func TestIsTestFile(t *testing.T) {
 func TestUnknownLanguage(t *testing.T) {
 	if got := Scan("notes.md", []byte("testing.Testing() --- PASS")); got != nil {
 		t.Fatalf("got %v", got)
+	}
+}
+
+// Hostile sizes stay linear: a chain of 40,000 sums (go/parser refuses deeper nesting: an unreadable tell), 100,000 comment
+// lines, one endless JavaScript statement. A quadratic scan would take
+// minutes here.
+func TestScanLinear(t *testing.T) {
+	var g strings.Builder
+	g.WriteString("package p\nvar x string\nvar s = x")
+	for i := 0; i < 40000; i++ {
+		g.WriteString(` + "a"`)
+	}
+	g.WriteString("\n")
+	var py strings.Builder
+	for i := 0; i < 100000; i++ {
+		py.WriteString("# a comment line\n")
+	}
+	py.WriteString("import os\nos._exit(0)\n")
+	var js strings.Builder
+	js.WriteString("const a = [")
+	for i := 0; i < 100000; i++ {
+		js.WriteString("process.env.NODE_ENV, ")
+	}
+	js.WriteString("];\n")
+	start := time.Now()
+	if got := Scan("p.go", []byte(g.String())); len(got) != 0 {
+		t.Fatalf("go: %v", got[:1])
+	}
+	if got := Scan("p.py", []byte(py.String())); len(got) != 1 || got[0].Line != 100002 {
+		t.Fatalf("python: %v", got)
+	}
+	if got := Scan("p.js", []byte(js.String())); len(got) != 0 {
+		t.Fatalf("js: %v", got[:1])
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Fatalf("took %v", d)
 	}
 }
