@@ -37,6 +37,10 @@ type goScan struct {
 	// nonConst holds the sums constString found not constant, so that a
 	// long chain of + is folded in linear time.
 	nonConst map[ast.Expr]bool
+	// reading holds the constants a program compares or searches with
+	// (strings.HasPrefix(line, "--- PASS"), arg == "-test.v", a case
+	// value): a reader of a runner's output, not a printer of it.
+	reading map[ast.Expr]bool
 }
 
 func scanGo(src []byte) []Tell {
@@ -49,7 +53,7 @@ func scanGo(src []byte) []Tell {
 		}
 		return []Tell{{Line: line, Column: col, Kind: Unreadable, What: excerpt(msg)}}
 	}
-	s := &goScan{fset: fset, src: src, imports: map[string]string{}, dots: map[string]bool{}, nonConst: map[ast.Expr]bool{}}
+	s := &goScan{fset: fset, src: src, imports: map[string]string{}, dots: map[string]bool{}, nonConst: map[ast.Expr]bool{}, reading: map[ast.Expr]bool{}}
 	for _, imp := range f.Imports {
 		path, err := strconv.Unquote(imp.Path.Value)
 		if err != nil {
@@ -136,8 +140,17 @@ func (s *goScan) walk(root ast.Node, early bool) {
 				s.add(n, AsksIfUnderTest)
 			}
 		case *ast.CallExpr:
+			s.markReading(n)
 			s.call(n, early)
+		case *ast.CaseClause:
+			for _, e := range n.List {
+				s.mark(e)
+			}
 		case *ast.BinaryExpr:
+			if n.Op == token.EQL || n.Op == token.NEQ {
+				s.mark(n.X)
+				s.mark(n.Y)
+			}
 			if n.Op == token.ADD {
 				if v, ok := s.constString(n); ok {
 					s.str(n, v)
@@ -151,7 +164,7 @@ func (s *goScan) walk(root ast.Node, early bool) {
 					s.str(n, v)
 				}
 			case token.CHAR:
-				if v, _, _, err := strconv.UnquoteChar(strings.Trim(n.Value, "'"), '\''); err == nil && v == 0x16 {
+				if v, _, _, err := strconv.UnquoteChar(strings.Trim(n.Value, "'"), '\''); err == nil && v == 0x16 && !s.reading[n] {
 					s.add(n, PrintsRunnerFraming)
 				}
 			}
@@ -227,9 +240,80 @@ func (s *goScan) fold(e ast.Expr, b *strings.Builder) bool {
 	return false
 }
 
-func (s *goScan) str(n ast.Node, v string) {
+// readingArgs are, per function of strings and bytes, the arguments it
+// searches with (-1: every argument).
+var readingArgs = map[string]int{"HasPrefix": 1, "HasSuffix": 1, "Contains": 1, "ContainsAny": 1, "Index": 1,
+	"IndexAny": 1, "LastIndex": 1, "Count": 1, "Cut": 1, "CutPrefix": 1, "CutSuffix": 1, "TrimPrefix": 1,
+	"TrimSuffix": 1, "Split": 1, "SplitN": 1, "SplitAfter": 1, "SplitAfterN": 1, "EqualFold": -1, "Compare": -1, "Equal": -1}
+
+func (s *goScan) markReading(c *ast.CallExpr) {
+	sel, ok := c.Fun.(*ast.SelectorExpr)
+	if !ok {
+		return
+	}
+	id, ok := sel.X.(*ast.Ident)
+	if !ok {
+		return
+	}
+	arg := -2
+	switch s.imports[id.Name] {
+	case "strings", "bytes":
+		if i, ok := readingArgs[sel.Sel.Name]; ok {
+			arg = i
+		}
+	case "regexp":
+		switch sel.Sel.Name {
+		case "MustCompile", "Compile", "MatchString", "Match", "MustCompilePOSIX", "CompilePOSIX":
+			arg = 0
+		}
+	case "slices":
+		switch sel.Sel.Name {
+		case "Contains", "Index":
+			arg = 1
+		}
+	}
+	for i, a := range c.Args {
+		if arg == -1 || i == arg {
+			s.mark(a)
+		}
+	}
+}
+
+// mark records e (a constant, or []byte(constant)) as read, not printed.
+func (s *goScan) mark(e ast.Expr) {
+	for {
+		switch x := e.(type) {
+		case *ast.ParenExpr:
+			e = x.X
+			continue
+		case *ast.CallExpr: // a conversion: []byte("…"), string(…)
+			if _, conv := x.Fun.(*ast.ArrayType); conv && len(x.Args) == 1 {
+				e = x.Args[0]
+				continue
+			}
+			if id, conv := x.Fun.(*ast.Ident); conv && (id.Name == "string" || id.Name == "byte" || id.Name == "rune") && len(x.Args) == 1 {
+				e = x.Args[0]
+				continue
+			}
+		}
+		break
+	}
+	s.reading[e] = true
+}
+
+// str judges a string constant: a test flag's name is a tell where the
+// program searches or compares with it, or where the file reads os.Args (a
+// program that passes -test.run to a go test it starts is not asking);
+// a runner's framing is a tell unless the program only searches or
+// compares with it (a reader of go test's output).
+func (s *goScan) str(n ast.Expr, v string) {
 	if strings.Contains(v, "-test.") || strings.HasPrefix(v, "test.") && goTestFlags[strings.SplitN(strings.TrimPrefix(v, "test."), "=", 2)[0]] {
-		s.add(n, AsksIfUnderTest)
+		if s.reading[n] || s.usesArg {
+			s.add(n, AsksIfUnderTest)
+		}
+		return
+	}
+	if s.reading[n] {
 		return
 	}
 	for _, f := range goFraming {

@@ -16,15 +16,18 @@
 // Go:
 //   - asks_if_under_test: testing.Testing (called or taken as a value, any
 //     import name, dot imports too); flag.Lookup / flag.CommandLine.Lookup
-//     of a "test." flag; any string holding "-test." (os.Args scanned for
-//     the test binary's flags) or naming a go test flag ("test.v",
-//     "test.run", …); ".test" compared with os.Args or os.Executable (the
-//     test binary's name).
+//     of a "test." flag; a string holding "-test." or naming a go test flag
+//     ("test.v", "test.run", …) where the program searches or compares with
+//     it (strings/bytes searches, slices.Contains, ==, a case value) or
+//     where the file reads os.Args or os.Executable; ".test" beside
+//     os.Args or os.Executable (the test binary's name). A program that
+//     passes "-test.run" to a test binary it starts is not asking.
 //   - prints_runner_framing: a string constant (string literals joined by +
 //     folded) holding "=== RUN", "=== PAUSE", "=== CONT", "--- PASS",
 //     "--- FAIL", "--- SKIP", "PASS\nok", "ok  \t", a test2json event
 //     ("Action":"pass") or the \x16 byte test2json's framing starts with
-//     (a '\x16' rune literal too).
+//     (a '\x16' rune literal too), unless the program only searches or
+//     compares with it (a reader of go test's output, as above).
 //   - exits_early: os.Exit, syscall.Exit or runtime.Goexit in an init
 //     function or a package-level variable's initializer (code that runs
 //     when the test binary starts, before the tests).

@@ -93,6 +93,11 @@ func TestScanGo(t *testing.T) {
 		{"flag.Lookup of its own flag", "package p\nimport \"flag\"\nvar v = flag.Lookup(\"verbose\")\n", nil},
 		{"testing.T helper", "package testutil\nimport \"testing\"\nfunc Must(t *testing.T, err error) {\n\tt.Helper()\n\tif err != nil {\n\t\tt.Fatal(err)\n\t}\n}\n", nil},
 		{"a local Testing", "package p\nfunc Testing() bool { return false }\nvar x = Testing()\n", nil},
+		{"slices.Contains os.Args", "package p\nimport (\"os\"; \"slices\")\nvar under = slices.Contains(os.Args[1:], \"-test.v=true\")\n", []want{{3, AsksIfUnderTest}}},
+		{"compared with a test flag", "package p\nfunc f(a string) bool { return a == \"-test.paniconexit0\" }\n", []want{{2, AsksIfUnderTest}}},
+		{"framing in a variable, printed", "package p\nimport \"fmt\"\nvar pass = \"--- PASS: %s (0.00s)\\n\"\nfunc f() { fmt.Printf(pass, \"TestX\") }\n", []want{{3, PrintsRunnerFraming}}},
+		{"a reader of go test output", "package p\nimport (\"bytes\"; \"strings\")\nfunc f(line string, b []byte) int {\n\tif strings.HasPrefix(line, \"--- PASS: \") || bytes.HasPrefix(b, []byte(\"=== RUN\")) || line[0] == '\\x16' {\n\t\treturn 1\n\t}\n\tswitch line {\n\tcase \"PASS\\nok\":\n\t\treturn 2\n\t}\n\treturn 0\n}\n", nil},
+		{"a runner of test binaries", "package p\nimport \"os/exec\"\nfunc run(bin string) *exec.Cmd { return exec.Command(bin, \"-test.run\", \"^TestX$\", \"-test.v\") }\nfunc has(f []string, s ...string) bool { return false }\nvar _ = has(nil, \"-v\", \"-test.v\")\n", nil},
 		{"comment", "package p\n// testing.Testing() and \"--- PASS\" in a comment\nfunc f() {}\n", nil},
 	}
 	for _, c := range cases {
