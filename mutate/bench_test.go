@@ -2,8 +2,12 @@ package mutate
 
 import (
 	"fmt"
+	"go/parser"
+	"go/token"
 	"strings"
 	"testing"
+
+	"github.com/looprinter/looprinter/srctok"
 )
 
 // bigGo is a Go file of about n lines of small functions, and 20 lines
@@ -118,6 +122,22 @@ func FuzzMutants(f *testing.F) {
 		for _, m := range ms {
 			if m.Line != int(line)%50+1 && m.Line != int(line)%7+1 {
 				t.Fatalf("mutant on line %d", m.Line)
+			}
+			// a mutant of a file that parses still parses (Go) or
+			// still tokenizes (Python, JavaScript).
+			var err error
+			switch path {
+			case "a.go":
+				if _, perr := parser.ParseFile(token.NewFileSet(), "", src, 0); perr == nil {
+					_, err = parser.ParseFile(token.NewFileSet(), "", m.Source, 0)
+				}
+			case "a.py":
+				_, err = srctok.Python(m.Source)
+			case "a.ts":
+				_, err = srctok.JS(m.Source)
+			}
+			if err != nil {
+				t.Fatalf("mutant %s of\n%s\ndoes not read: %v\n%s", m, src, err, m.Source)
 			}
 		}
 	})

@@ -73,7 +73,10 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/looprinter/looprinter/srctok"
 )
@@ -249,15 +252,32 @@ func choose(edits []edit, max int) []edit {
 	return out
 }
 
-// short quotes a piece of source for a description: one line, at most 40
-// bytes, control characters escaped.
+// short cuts a piece of source for a description: one line, at most 40
+// bytes, control and other unprintable characters escaped as Go escapes
+// (\x16, \u2028), everything else as it is.
 func short(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) > 40 {
-		s = s[:37] + "..."
+		cut := 37
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "..."
 	}
-	q := fmt.Sprintf("%q", s)
-	return q[1 : len(q)-1]
+	var b strings.Builder
+	for i, r := range s {
+		if r == utf8.RuneError || !unicode.IsPrint(r) {
+			if r == utf8.RuneError {
+				fmt.Fprintf(&b, "\\x%02x", s[i])
+				continue
+			}
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // lineIndex maps offsets to lines and columns.

@@ -86,7 +86,7 @@ func TestGoOperators(t *testing.T) {
 	// the string and the comment of line 8 are left alone; 0 is already a zero.
 	run(t, "calc/clamp.go", goSrc, []int{8}, []exp{
 		{ChangeConstant, "change 0 to 1", "\t\treturn 1, errors.New(\"lo > hi\") // a comment: a < b && c"},
-		{ZeroReturn, `return nil instead of errors.New(\"lo > hi\")`, "\t\treturn 0, nil // a comment: a < b && c"},
+		{ZeroReturn, `return nil instead of errors.New("lo > hi")`, "\t\treturn 0, nil // a comment: a < b && c"},
 	})
 	run(t, "calc/clamp.go", goSrc, []int{10}, []exp{
 		{NegateCondition, "negate the condition !ok(v) || v < lo && v != 0", "\tif !(!ok(v) || v < lo && v != 0) {"},
@@ -110,7 +110,7 @@ func TestGoOperators(t *testing.T) {
 		{ChangeConstant, "change 0 to 1", "func ok(v int) bool { return v%2 == 1 }"},
 	})
 	run(t, "calc/clamp.go", goSrc, []int{22}, []exp{
-		{ZeroReturn, `return \"\" instead of \"x\"`, `	return "", *p, p`},
+		{ZeroReturn, `return "" instead of "x"`, `	return "", *p, p`},
 		{ZeroReturn, "return *new(T) instead of *p", `	return "x", *new(T), p`},
 		{ZeroReturn, "return nil instead of p", `	return "x", *p, nil`},
 	})
@@ -190,9 +190,9 @@ func TestPythonOperators(t *testing.T) {
 		{RemoveStatement, "remove v += 2", "        pass"},
 		{ChangeConstant, "change 2 to 3", "        v += 3"},
 	})
-	run(t, "calc.py", pySrc, []int{8}, []exp{{RemoveStatement, `remove log(\"done < now\")`, "    pass"}})
+	run(t, "calc.py", pySrc, []int{8}, []exp{{RemoveStatement, `remove log("done < now")`, "    pass"}})
 	run(t, "calc.py", pySrc, []int{9}, []exp{{ZeroReturn, "return None instead of v", "    return None"}})
-	run(t, "calc.py", pySrc, []int{13}, []exp{{ZeroReturn, `return "" instead of \"x\"`, `    return ""`}})
+	run(t, "calc.py", pySrc, []int{13}, []exp{{ZeroReturn, `return "" instead of "x"`, `    return ""`}})
 }
 
 const jsSrc = `export function clamp(v: number, lo: number, hi: number): Array<number> {
@@ -291,5 +291,17 @@ func TestBadInput(t *testing.T) {
 	}
 	if ms, err := Mutants("a.go", []byte(goSrc), []int{-3, 0, 10000}); len(ms) != 0 || err != nil {
 		t.Fatalf("lines out of the file: %v %v", ms, err)
+	}
+}
+
+func TestDescriptionEscapes(t *testing.T) {
+	src := "package p\n\nfunc f() string {\n\treturn \"\\x16ok\" + \"\x16\u2028\"\n}\n"
+	ms, err := Mutants("p.go", []byte(src), []int{4})
+	if err != nil || len(ms) != 1 {
+		t.Fatalf("%v %v", ms, err)
+	}
+	// the raw \x16 byte is escaped; U+2028 is white space, made a space.
+	if want := `return "" instead of "\x16ok" + "\x16 "`; ms[0].Description != want {
+		t.Fatalf("got %s, want %s", ms[0].Description, want)
 	}
 }
