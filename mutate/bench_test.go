@@ -142,3 +142,17 @@ func FuzzMutants(f *testing.F) {
 		}
 	})
 }
+
+// What a parse of the whole file costs, for comparison with GoEdits.
+func BenchmarkWholeFileParse(b *testing.B) {
+	for _, n := range []int{1000, 10000, 100000} {
+		src, _ := bigGo(n)
+		b.Run(fmt.Sprintf("lines=%d", n), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if _, err := parser.ParseFile(token.NewFileSet(), "", src, parser.SkipObjectResolution); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -43,11 +43,19 @@
 //
 // Cost: O(change). For Go only the top-level declarations that hold a
 // changed line are parsed (found by the column-0 keyword that opens them;
-// when such a slice does not parse, the whole file is); Python and
+// when such a slice does not parse, the whole file is); the one pass over
+// the whole file is a vectorized search for line ends. Python and
 // JavaScript are tokenized whole (a tokenizer is linear and cheap). Each
 // mutant's Source is a copy of the file with one edit, so the bytes
 // returned grow with the file size times the number of mutants (at most
-// DefaultMax).
+// DefaultMax); Offset, End and Replacement give the same edit without the
+// copy. Measured (20 changed lines, a 2-core machine under a load of
+// about 20, so the figures are ranges): finding the mutants
+// (BenchmarkGoEdits) takes 0.4–0.7 ms in a 10,000-line Go file and 2–6 ms
+// in a 100,000-line one, where parsing the whole file
+// (BenchmarkWholeFileParse) takes 8–27 ms and 270–380 ms; building the
+// 10,000-line file's 100 mutants' Sources takes about 6 ms
+// (BenchmarkMutants, capped at DefaultMax).
 //
 // Limits: a mutant is guaranteed to parse for Go (the edits replace
 // whole expressions or operators with expressions), not to compile: a
@@ -109,6 +117,9 @@ type Mutant struct {
 	Op          Op
 	Description string
 	Source      []byte
+	// The edit that made Source: src[Offset:End] replaced by Replacement.
+	Offset, End int
+	Replacement string
 }
 
 func (m Mutant) String() string {
@@ -167,7 +178,8 @@ func MutantsMax(path string, src []byte, lines []int, max int) ([]Mutant, error)
 	for _, e := range edits {
 		s := make([]byte, 0, len(src)-(e.end-e.off)+len(e.repl))
 		s = append(append(append(s, src[:e.off]...), e.repl...), src[e.end:]...)
-		out = append(out, Mutant{Path: path, Line: e.line, Column: e.col, Op: e.op, Description: e.desc, Source: s})
+		out = append(out, Mutant{Path: path, Line: e.line, Column: e.col, Op: e.op, Description: e.desc, Source: s,
+			Offset: e.off, End: e.end, Replacement: e.repl})
 	}
 	return out, nil
 }
@@ -283,8 +295,10 @@ func short(s string) string {
 // lineIndex maps offsets to lines and columns.
 type lineIndex []int // offsets of line starts
 
+// newLineIndex is the one pass over the whole file (a vectorized search
+// for line ends); everything else reads the changed declarations only.
 func newLineIndex(src []byte) lineIndex {
-	idx := lineIndex{0}
+	idx := make(lineIndex, 1, bytes.Count(src, []byte("\n"))+1)
 	for off := 0; ; {
 		i := bytes.IndexByte(src[off:], '\n')
 		if i < 0 {
