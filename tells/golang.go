@@ -189,14 +189,34 @@ func (s *goScan) call(c *ast.CallExpr, early bool) {
 			s.add(c, AsksIfUnderTest)
 		}
 	}
-	// ".test" beside os.Args / os.Executable: the test binary's name.
+	// ".test" beside os.Args / os.Executable in one call: the test
+	// binary's name (strings.HasSuffix(os.Args[0], ".test")). The name of
+	// another process (read from /proc) compared with ".test" is not.
 	if s.usesArg {
+		test, self := false, false
 		for _, a := range c.Args {
 			if v, ok := s.constString(a); ok && v == ".test" {
-				s.add(c, AsksIfUnderTest)
+				test = true
+			} else if s.mentionsSelf(a) {
+				self = true
 			}
 		}
+		if test && self {
+			s.add(c, AsksIfUnderTest)
+		}
 	}
+}
+
+// mentionsSelf reports whether e reads os.Args or calls os.Executable.
+func (s *goScan) mentionsSelf(e ast.Expr) bool {
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok && (s.is(sel, "os", "Args") || s.is(sel, "os", "Executable")) {
+			found = true
+		}
+		return !found
+	})
+	return found
 }
 
 // maxFold is the most bytes of a folded constant kept: enough to see a

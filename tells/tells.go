@@ -20,8 +20,10 @@
 //     ("test.v", "test.run", …) where the program searches or compares with
 //     it (strings/bytes searches, slices.Contains, ==, a case value) or
 //     where the file reads os.Args or os.Executable; ".test" beside
-//     os.Args or os.Executable (the test binary's name). A program that
-//     passes "-test.run" to a test binary it starts is not asking.
+//     os.Args or os.Executable in one call (the test binary's name:
+//     strings.HasSuffix(os.Args[0], ".test")). A program that passes
+//     "-test.run" to a test binary it starts, or compares another
+//     process's name with ".test", is not asking.
 //   - prints_runner_framing: a string constant (string literals joined by +
 //     folded) holding "=== RUN", "=== PAUSE", "=== CONT", "--- PASS",
 //     "--- FAIL", "--- SKIP", "PASS\nok", "ok  \t", a test2json event
@@ -63,11 +65,19 @@
 //     import.meta.main (a command's own entry point); process.kill of
 //     process.pid anywhere.
 //
+// Honest code that is flagged all the same (the judge should show these,
+// and a person may clear them): a program that re-executes itself as a
+// helper and exits from init() when an environment variable says so (this
+// is exactly what a forger's init does); a test-data generator in a
+// non-test file that writes go test output (its strings are the framing).
+//
 // Limits (what a scan cannot see): it reads one file's text, not what the
 // program computes. A tell built at run time (a string joined from pieces
 // that are not constants, bytes from a []byte{0x16} or read from a file,
 // reflection, eval/exec/Function, a name taken from the environment by
-// iterating over it) is not seen; a call made through a variable holding
+// iterating over it) is not seen; a test flag or ".test" compared through
+// a variable that holds os.Args in another file is not seen; a call made
+// through a variable holding
 // os.Exit, or an init that calls a function that exits, is not seen;
 // the exits_early rule for Python and JavaScript is about the module's top
 // level only. Generated code, vendored dependencies and other languages

@@ -98,6 +98,7 @@ func TestScanGo(t *testing.T) {
 		{"framing in a variable, printed", "package p\nimport \"fmt\"\nvar pass = \"--- PASS: %s (0.00s)\\n\"\nfunc f() { fmt.Printf(pass, \"TestX\") }\n", []want{{3, PrintsRunnerFraming}}},
 		{"a reader of go test output", "package p\nimport (\"bytes\"; \"strings\")\nfunc f(line string, b []byte) int {\n\tif strings.HasPrefix(line, \"--- PASS: \") || bytes.HasPrefix(b, []byte(\"=== RUN\")) || line[0] == '\\x16' {\n\t\treturn 1\n\t}\n\tswitch line {\n\tcase \"PASS\\nok\":\n\t\treturn 2\n\t}\n\treturn 0\n}\n", nil},
 		{"a runner of test binaries", "package p\nimport \"os/exec\"\nfunc run(bin string) *exec.Cmd { return exec.Command(bin, \"-test.run\", \"^TestX$\", \"-test.v\") }\nfunc has(f []string, s ...string) bool { return false }\nvar _ = has(nil, \"-v\", \"-test.v\")\n", nil},
+		{"another process's name", "package p\nimport (\"os\"; \"strings\")\nvar self = os.Args[0]\nfunc isTestProc(args []string) bool { return strings.HasSuffix(args[0], \".test\") }\n", nil},
 		{"comment", "package p\n// testing.Testing() and \"--- PASS\" in a comment\nfunc f() {}\n", nil},
 	}
 	for _, c := range cases {
