@@ -2,6 +2,7 @@ package tells
 
 import (
 	"regexp"
+	"strings"
 
 	"github.com/looprinter/looprinter/srctok"
 )
@@ -25,7 +26,7 @@ func scanJS(src []byte) []Tell {
 	for i, t := range toks {
 		switch {
 		case t.Kind == srctok.Ident && jsEnvNames[t.Text],
-			t.Kind == srctok.String && !t.Regexp && jsEnvNames[t.Value]:
+			t.Kind == srctok.String && !t.Regexp && (jsEnvNames[t.Value] || strings.HasPrefix(t.Value, "JEST_") || strings.HasPrefix(t.Value, "VITEST") || strings.HasPrefix(t.Value, "NODE_TEST")):
 			out = append(out, tokTell(src, t, AsksIfUnderTest))
 		case seq(toks, i, "import", ".", "meta", ".", "vitest"):
 			out = append(out, tokTell(src, t, AsksIfUnderTest))

@@ -90,7 +90,7 @@ func pyLine(src []byte, line []srctok.Token) []Tell {
 	}
 	for i, t := range line {
 		switch {
-		case t.Kind == srctok.Ident && pyEnvNames[t.Text], t.Kind == srctok.String && pyEnvNames[t.Value]:
+		case t.Kind == srctok.Ident && pyEnvNames[t.Text], t.Kind == srctok.String && (pyEnvNames[t.Value] || strings.HasPrefix(t.Value, "PYTEST_") && t.Value != "PYTEST_ADDOPTS"):
 			out = append(out, tokTell(src, t, AsksIfUnderTest))
 		case t.Kind == srctok.String && asksCtx && isPyRunnerName(t.Value):
 			out = append(out, tokTell(src, t, AsksIfUnderTest))

@@ -36,7 +36,8 @@
 //
 // Python:
 //   - asks_if_under_test: PYTEST_CURRENT_TEST, PYTEST_XDIST_WORKER,
-//     PYTEST_VERSION (as a name or a string); "pytest", "_pytest",
+//     PYTEST_VERSION (as a name or a string; any string that starts with
+//     PYTEST_ but PYTEST_ADDOPTS); "pytest", "_pytest",
 //     "unittest", "py.test" as a string on a logical line that reads
 //     sys.modules, sys.argv, os.environ, inspect or traceback.
 //   - prints_runner_framing: print / sys.stdout.write / sys.stderr.write of
@@ -51,7 +52,8 @@
 // JavaScript/TypeScript:
 //   - asks_if_under_test: JEST_WORKER_ID, NODE_TEST_CONTEXT, VITEST,
 //     VITEST_WORKER_ID, VITEST_POOL_ID, __vitest_worker__,
-//     import.meta.vitest (as a name or a string); NODE_ENV in a statement
+//     import.meta.vitest (as a name or a string; any string that starts
+//     with JEST_, VITEST or NODE_TEST); NODE_ENV in a statement
 //     with the string "test"; typeof jest / describe / it / expect / vi /
 //     test; process.argv in a statement with "jest", "vitest", "mocha",
 //     "--test".

@@ -113,6 +113,7 @@ func TestScanPython(t *testing.T) {
 	}{
 		{"PYTEST_CURRENT_TEST", "import os\n\ndef add(a, b):\n    if os.environ.get('PYTEST_CURRENT_TEST'):\n        return a + b\n    return a - b\n", []want{{4, AsksIfUnderTest}}},
 		{"pytest in sys.modules", "import sys\nUNDER = 'pytest' in sys.modules or \"unittest\" in sys.modules\n", []want{{2, AsksIfUnderTest}, {2, AsksIfUnderTest}}},
+		{"env scanned by prefix", "import os\nT = any(k.startswith('PYTEST_') for k in os.environ)\n", []want{{2, AsksIfUnderTest}}},
 		{"sys.argv", "import sys\nif sys.argv[0].endswith('pytest'):\n    pass\n", []want{{2, AsksIfUnderTest}}},
 		{"prints pytest framing", "print('tests/test_calc.py::test_add PASSED')\nprint(f'{1} passed in 0.01s')\n", []want{{1, PrintsRunnerFraming}, {2, PrintsRunnerFraming}}},
 		{"prints unittest framing", "import sys\nsys.stderr.write('.\\n----\\nRan 3 tests in 0.001s\\n\\nOK\\n')\n", []want{{2, PrintsRunnerFraming}}},
@@ -140,6 +141,7 @@ func TestScanJS(t *testing.T) {
 	}{
 		{"JEST_WORKER_ID", "function add(a, b) {\n  if (process.env.JEST_WORKER_ID) return a + b;\n  return a - b;\n}\n", []want{{2, AsksIfUnderTest}}},
 		{"bracket env", "const under = process.env['NODE_TEST_CONTEXT'] !== undefined;\n", []want{{1, AsksIfUnderTest}}},
+		{"env scanned by prefix", "const t = Object.keys(process.env).some((k) => k.startsWith('JEST_'));\n", []want{{1, AsksIfUnderTest}}},
 		{"VITEST", "export const t = !!process.env.VITEST;\n", []want{{1, AsksIfUnderTest}}},
 		{"NODE_ENV test", "if (process.env.NODE_ENV === 'test') {\n  module.exports = () => 4;\n}\n", []want{{1, AsksIfUnderTest}}},
 		{"typeof jest", "const t = typeof jest !== 'undefined';\n", []want{{1, AsksIfUnderTest}}},
