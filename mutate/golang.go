@@ -269,6 +269,14 @@ func (g *goMut) ret(r *ast.ReturnStmt, results []ast.Expr) {
 
 func isZero(text, zero string) bool {
 	text = strings.TrimSpace(text)
+	if strings.HasPrefix(zero, "*new(") || zero == "nil" {
+		// nil, 0, "" or false returned as a named type is its zero (or
+		// does not compile as anything else).
+		switch text {
+		case "nil", "0", `""`, "false", "0.0":
+			return true
+		}
+	}
 	switch zero {
 	case "0":
 		return text == "0" || text == "0.0"

@@ -117,9 +117,13 @@ func TestGoOperators(t *testing.T) {
 }
 
 func TestGoEquivalentSkipped(t *testing.T) {
-	src := "package p\n\nfunc f(a, b bool) bool {\n\tif a && a {\n\t\treturn false\n\t}\n\treturn a\n}\n"
-	// a && a swapped is the same; false returned as false is the same.
-	run(t, "p.go", src, []int{4, 5}, []exp{{NegateCondition, "negate the condition a && a", "\tif !(a && a) {"}})
+	src := "package p\n\nfunc f(a, b bool) bool {\n\tif a && a {\n\t\treturn false\n\t}\n\treturn a\n}\n\nfunc g() (error, Celsius, *int) {\n\treturn nil, 0, nil\n}\n"
+	// a && a swapped is the same; false returned as false is the same; nil
+	// and 0 returned as an interface and a named number type are their zeros.
+	run(t, "p.go", src, []int{4, 5, 11}, []exp{
+		{NegateCondition, "negate the condition a && a", "\tif !(a && a) {"},
+		{ChangeConstant, "change 0 to 1", "\treturn nil, 1, nil"},
+	})
 }
 
 func TestGoFuncLitResults(t *testing.T) {
