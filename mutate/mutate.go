@@ -177,12 +177,23 @@ func MutantsMax(path string, src []byte, lines []int, max int) ([]Mutant, error)
 	edits = choose(edits, max)
 	out := make([]Mutant, 0, len(edits))
 	for _, e := range edits {
+		// A word put against a word would join them (return!x → returnnil).
+		if e.repl != "" && e.off > 0 && isWordByte(src[e.off-1]) && isWordByte(e.repl[0]) {
+			e.repl = " " + e.repl
+		}
+		if e.repl != "" && e.end < len(src) && isWordByte(src[e.end]) && isWordByte(e.repl[len(e.repl)-1]) {
+			e.repl += " "
+		}
 		s := make([]byte, 0, len(src)-(e.end-e.off)+len(e.repl))
 		s = append(append(append(s, src[:e.off]...), e.repl...), src[e.end:]...)
 		out = append(out, Mutant{Path: path, Line: e.line, Column: e.col, Op: e.op, Description: e.desc, Source: s,
 			Offset: e.off, End: e.end, Replacement: e.repl})
 	}
 	return out, nil
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c == '$' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
 }
 
 func language(path string) string {

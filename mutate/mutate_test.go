@@ -309,3 +309,15 @@ func TestDescriptionEscapes(t *testing.T) {
 		t.Fatalf("got %s, want %s", ms[0].Description, want)
 	}
 }
+
+// A replacement never joins the word before or after it.
+func TestWordsKeptApart(t *testing.T) {
+	run(t, "p.go", "package p\n\nfunc f() (bool, int) {\n\treturn!g(),0\n}\n", []int{4}, []exp{
+		{ZeroReturn, "return false instead of !g()", "\treturn false,0"},
+		{ChangeConstant, "change 0 to 1", "\treturn!g(),1"},
+	})
+	run(t, "p.py", "def f():\n    return(1)\n", []int{2}, []exp{
+		{ZeroReturn, "return None instead of (1)", "    return None"},
+		{ChangeConstant, "change 1 to 2", "    return(2)"},
+	})
+}
