@@ -41,6 +41,9 @@ type goScan struct {
 	// (strings.HasPrefix(line, "--- PASS"), arg == "-test.v", a case
 	// value): a reader of a runner's output, not a printer of it.
 	reading map[ast.Expr]bool
+	// exiters are the file's top-level functions that exit the process,
+	// themselves or through another of the file's functions.
+	exiters map[string]bool
 }
 
 func scanGo(src []byte) []Tell {
@@ -75,6 +78,7 @@ func scanGo(src []byte) []Tell {
 		}
 		return true
 	})
+	s.exiters = s.findExiters(f)
 	for _, d := range f.Decls {
 		switch d := d.(type) {
 		case *ast.FuncDecl:
@@ -173,9 +177,57 @@ func (s *goScan) walk(root ast.Node, early bool) {
 	})
 }
 
+func (s *goScan) isExit(fun ast.Expr) bool {
+	return s.isFunc(fun, "os", "Exit") || s.isFunc(fun, "syscall", "Exit") || s.isFunc(fun, "runtime", "Goexit")
+}
+
+// findExiters returns the names of the file's top-level functions that
+// call os.Exit, syscall.Exit or runtime.Goexit, directly or through other
+// functions of the file (called by name).
+func (s *goScan) findExiters(f *ast.File) map[string]bool {
+	calls := map[string][]string{}
+	exits := map[string]bool{}
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Recv != nil || fd.Body == nil || fd.Name.Name == "init" {
+			continue
+		}
+		name := fd.Name.Name
+		ast.Inspect(fd.Body, func(n ast.Node) bool {
+			if c, ok := n.(*ast.CallExpr); ok {
+				if s.isExit(c.Fun) {
+					exits[name] = true
+				} else if id, ok := c.Fun.(*ast.Ident); ok {
+					calls[name] = append(calls[name], id.Name)
+				}
+			}
+			return true
+		})
+	}
+	for changed := true; changed; {
+		changed = false
+		for fn, callees := range calls {
+			if exits[fn] {
+				continue
+			}
+			for _, c := range callees {
+				if exits[c] {
+					exits[fn] = true
+					changed = true
+					break
+				}
+			}
+		}
+	}
+	return exits
+}
+
 func (s *goScan) call(c *ast.CallExpr, early bool) {
 	fun := c.Fun
-	if early && (s.isFunc(fun, "os", "Exit") || s.isFunc(fun, "syscall", "Exit") || s.isFunc(fun, "runtime", "Goexit")) {
+	if early && s.isExit(fun) {
+		s.add(c, ExitsEarly)
+	}
+	if id, ok := fun.(*ast.Ident); early && ok && s.exiters[id.Name] {
 		s.add(c, ExitsEarly)
 	}
 	lookup := s.isFunc(fun, "flag", "Lookup")

@@ -32,7 +32,9 @@
 //     compares with it (a reader of go test's output, as above).
 //   - exits_early: os.Exit, syscall.Exit or runtime.Goexit in an init
 //     function or a package-level variable's initializer (code that runs
-//     when the test binary starts, before the tests).
+//     when the test binary starts, before the tests), or a call there of a
+//     function of the same file that exits (directly or through others of
+//     the file's functions).
 //
 // Python:
 //   - asks_if_under_test: PYTEST_CURRENT_TEST, PYTEST_XDIST_WORKER,
@@ -79,8 +81,8 @@
 // reflection, eval/exec/Function, a name taken from the environment by
 // iterating over it) is not seen; a test flag or ".test" compared through
 // a variable that holds os.Args in another file is not seen; a call made
-// through a variable holding
-// os.Exit, or an init that calls a function that exits, is not seen;
+// through a variable or a method value holding os.Exit, or an init that
+// calls a function of another file that exits, is not seen;
 // the exits_early rule for Python and JavaScript is about the module's top
 // level only. Generated code, vendored dependencies and other languages
 // are not scanned. The scan is a tell, not a proof: the engine's own

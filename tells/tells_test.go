@@ -82,6 +82,7 @@ func TestScanGo(t *testing.T) {
 		{"PASS then ok", "package p\nvar s = \"PASS\\nok  \\tcalc\\t0.01s\"\n", []want{{2, PrintsRunnerFraming}}},
 		{"exit in var initializer", "package p\nimport \"os\"\nvar _ = func() int { os.Exit(0); return 0 }()\n", []want{{3, ExitsEarly}}},
 		{"syscall.Exit in init", "package p\nimport \"syscall\"\nfunc init() { syscall.Exit(0) }\n", []want{{3, ExitsEarly}}},
+		{"init exits through helpers", "package p\nimport \"os\"\nfunc init() { setup() }\nfunc setup() { finish(0) }\nfunc finish(c int) { os.Exit(c) }\n", []want{{3, ExitsEarly}}},
 		{"renamed os", "package p\nimport xos \"os\"\nfunc init() { xos.Exit(0) }\n", []want{{3, ExitsEarly}}},
 		{"unparsable", "package p\nfunc (\n", []want{{2, Unreadable}}},
 
