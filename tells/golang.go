@@ -185,8 +185,9 @@ func (s *goScan) isExit(fun ast.Expr) bool {
 // call os.Exit, syscall.Exit or runtime.Goexit, directly or through other
 // functions of the file (called by name).
 func (s *goScan) findExiters(f *ast.File) map[string]bool {
-	calls := map[string][]string{}
+	callers := map[string][]string{} // callee → the functions that call it
 	exits := map[string]bool{}
+	var queue []string
 	for _, d := range f.Decls {
 		fd, ok := d.(*ast.FuncDecl)
 		if !ok || fd.Recv != nil || fd.Body == nil || fd.Name.Name == "init" {
@@ -196,26 +197,25 @@ func (s *goScan) findExiters(f *ast.File) map[string]bool {
 		ast.Inspect(fd.Body, func(n ast.Node) bool {
 			if c, ok := n.(*ast.CallExpr); ok {
 				if s.isExit(c.Fun) {
-					exits[name] = true
+					if !exits[name] {
+						exits[name] = true
+						queue = append(queue, name)
+					}
 				} else if id, ok := c.Fun.(*ast.Ident); ok {
-					calls[name] = append(calls[name], id.Name)
+					callers[id.Name] = append(callers[id.Name], name)
 				}
 			}
 			return true
 		})
 	}
-	for changed := true; changed; {
-		changed = false
-		for fn, callees := range calls {
-			if exits[fn] {
-				continue
-			}
-			for _, c := range callees {
-				if exits[c] {
-					exits[fn] = true
-					changed = true
-					break
-				}
+	// Everything that calls an exiter exits (linear in the calls).
+	for len(queue) > 0 {
+		fn := queue[0]
+		queue = queue[1:]
+		for _, c := range callers[fn] {
+			if !exits[c] {
+				exits[c] = true
+				queue = append(queue, c)
 			}
 		}
 	}
