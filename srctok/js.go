@@ -13,6 +13,19 @@ import (
 // expression is an error with its line and column.
 func JS(src []byte) ([]Token, error) {
 	l := &lexer{src: src, line: 1}
+	if err := l.js(false); err != nil {
+		return nil, err
+	}
+	return l.toks, nil
+}
+
+// maxNest is how deep template literals may nest in one another.
+const maxNest = 200
+
+// js tokenizes from l.pos to the end of the source or, inTemplate, to
+// just after the "}" that closes a template literal's ${.
+func (l *lexer) js(inTemplate bool) error {
+	src := l.src
 	prevLine := 0
 	for l.pos < len(src) {
 		c := src[l.pos]
@@ -30,7 +43,7 @@ func JS(src []byte) ([]Token, error) {
 		case c == '/' && l.pos+1 < len(src) && src[l.pos+1] == '*':
 			end := bytes.Index(src[l.pos+2:], []byte("*/"))
 			if end < 0 {
-				return nil, l.errAt(l.pos, "unterminated comment")
+				return l.errAt(l.pos, "unterminated comment")
 			}
 			l.advance(l.pos + 2 + end + 2)
 			continue
@@ -48,19 +61,19 @@ func JS(src []byte) ([]Token, error) {
 		case c == '\'' || c == '"':
 			end, err := l.jsQuoted(start, c)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			t = l.emit(String, start, end, decode(string(src[start+1:end-1])))
 		case c == '`':
 			end, value, err := l.jsTemplate(start)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			t = l.emit(String, start, end, value)
 		case c == '/' && l.regexAllowed():
 			end, err := l.jsRegexp(start)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			t = l.emit(String, start, end, "")
 			t.Regexp = true
@@ -81,6 +94,10 @@ func JS(src []byte) ([]Token, error) {
 				t = l.emit(Op, start, end, "")
 				l.depth++
 			case ')', ']', '}':
+				if inTemplate && c == '}' && l.depth == 0 {
+					l.advance(end)
+					return nil
+				}
 				if l.depth > 0 {
 					l.depth--
 				}
@@ -92,8 +109,13 @@ func JS(src []byte) ([]Token, error) {
 		t.LineStart = t.Line != prevLine
 		prevLine = t.Line
 	}
-	return l.toks, nil
+	if inTemplate {
+		return errUnterminatedTemplate
+	}
+	return nil
 }
+
+var errUnterminatedTemplate = &Error{Msg: "unterminated template literal"}
 
 // regexAllowed says whether a '/' here starts a regular expression
 // literal rather than a division, from the token before it.
@@ -150,67 +172,27 @@ func (l *lexer) jsTemplate(start int) (int, string, error) {
 		case c == '$' && i+1 < len(l.src) && l.src[i+1] == '{':
 			value.WriteString(decode(string(l.src[litStart:i])))
 			value.WriteByte('1')
-			end, err := l.skipCode(i+2, start)
-			if err != nil {
+			if l.nest >= maxNest {
+				return 0, "", l.errAt(start, "template literals nested too deep")
+			}
+			// The code inside ${…} is tokenized by a lexer of its own
+			// (its tokens are not the caller's: the template is one
+			// string), so strings, regexps and templates in it end where
+			// they do.
+			sub := &lexer{src: l.src, pos: i + 2, line: 1, nest: l.nest + 1}
+			if err := sub.js(true); err != nil {
+				if err == errUnterminatedTemplate {
+					return 0, "", l.errAt(start, "unterminated template literal")
+				}
 				return 0, "", err
 			}
-			i = end
+			i = sub.pos
 			litStart = i
 		default:
 			i++
 		}
 	}
 	return 0, "", l.errAt(start, "unterminated template literal")
-}
-
-// skipCode skips the code of a ${…} from just after "${" to just after its
-// closing brace.
-func (l *lexer) skipCode(i, tmpl int) (int, error) {
-	depth := 0
-	for i < len(l.src) {
-		switch c := l.src[i]; c {
-		case '{':
-			depth++
-		case '}':
-			if depth == 0 {
-				return i + 1, nil
-			}
-			depth--
-		case '\'', '"':
-			end, err := l.jsQuoted(i, c)
-			if err != nil {
-				return 0, err
-			}
-			i = end
-			continue
-		case '`':
-			end, _, err := l.jsTemplate(i)
-			if err != nil {
-				return 0, err
-			}
-			i = end
-			continue
-		case '/':
-			if i+1 < len(l.src) && l.src[i+1] == '/' {
-				j := bytes.IndexByte(l.src[i:], '\n')
-				if j < 0 {
-					return 0, l.errAt(tmpl, "unterminated template literal")
-				}
-				i += j
-				continue
-			}
-			if i+1 < len(l.src) && l.src[i+1] == '*' {
-				j := bytes.Index(l.src[i+2:], []byte("*/"))
-				if j < 0 {
-					return 0, l.errAt(i, "unterminated comment")
-				}
-				i += 2 + j + 2
-				continue
-			}
-		}
-		i++
-	}
-	return 0, l.errAt(tmpl, "unterminated template literal")
 }
 
 func (l *lexer) jsRegexp(start int) (int, error) {

@@ -71,6 +71,7 @@ type lexer struct {
 	lineOff int
 	toks    []Token
 	depth   int
+	nest    int // JS: how many template literals this lexer is inside
 }
 
 func (l *lexer) col(off int) int { return off - l.lineOff + 1 }

@@ -83,3 +83,20 @@ func TestDepth(t *testing.T) {
 		}
 	}
 }
+
+// A regexp and strings with quotes inside ${…}, as in npm's own sources.
+func TestJSTemplateCode(t *testing.T) {
+	src := "const r = `'${input.replace(/'/g, `'\\\\''`)}'`\n  .replace(/\\\\'''/g, `\\\\'`)\nx(`}${ a(' \\'b\\' ') }`)\n"
+	toks, err := JS([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := texts(toks), `const r = S('1') . replace ( S() , S(\') ) x ( S(}1) )`; got != want {
+		t.Fatalf("got  %q\nwant %q", got, want)
+	}
+	for _, bad := range []string{"`${`${'}`}`", "`${ /x", strings.Repeat("`${", 300)} {
+		if _, err := JS([]byte(bad)); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
