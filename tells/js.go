@@ -40,10 +40,10 @@ func scanJS(src []byte) []Tell {
 			return u.Kind == srctok.String && !u.Regexp && jsRunnerArg.MatchString(u.Value)
 		}):
 			out = append(out, tokTell(src, t, AsksIfUnderTest))
-		case seq(toks, i, "process", ".", "kill", "(", "process", ".", "pid"):
-			out = append(out, tokTell(src, t, ExitsEarly))
-		case (seq(toks, i, "process", ".", "exit") || seq(toks, i, "process", ".", "reallyExit") || seq(toks, i, "process", ".", "abort")) &&
-			t.Depth == 0 && (i == 0 || toks[i-1].Text != ".") && !stmtHasSeq(toks, i, "require", ".", "main") && !stmtHasSeq(toks, i, "meta", ".", "main"):
+		case (seq(toks, i, "process", ".", "exit", "(") || seq(toks, i, "process", ".", "reallyExit", "(") ||
+			seq(toks, i, "process", ".", "abort", "(") || seq(toks, i, "process", ".", "kill", "(", "process", ".", "pid")) &&
+			t.Depth == 0 && (i == 0 || toks[i-1].Text != ".") && !arrowBefore(toks, i) &&
+			!stmtHasSeq(toks, i, "require", ".", "main") && !stmtHasSeq(toks, i, "meta", ".", "main"):
 			out = append(out, tokTell(src, t, ExitsEarly))
 		}
 		if open := printCall(toks, i); open > 0 {
@@ -90,6 +90,22 @@ func stmtHas(toks []srctok.Token, i int, f func(srctok.Token) bool) bool {
 	}
 	for j := i + 1; j < len(toks) && j < i+stmtReach && !isEnd(toks[j]); j++ {
 		if f(toks[j]) {
+			return true
+		}
+	}
+	return false
+}
+
+// arrowBefore reports whether toks[i] is in the body of an arrow
+// function without braces (const fail = () => process.exit(1)): code that
+// runs when called, not on import.
+func arrowBefore(toks []srctok.Token, i int) bool {
+	for j := i - 1; j >= 0 && j > i-stmtReach; j-- {
+		t := toks[j]
+		if t.Kind == srctok.Op && (t.Text == ";" || t.Text == "{" || t.Text == "}") {
+			return false
+		}
+		if t.Text == "=>" && t.Kind == srctok.Op {
 			return true
 		}
 	}

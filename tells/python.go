@@ -1,7 +1,9 @@
 package tells
 
 import (
+	"bytes"
 	"errors"
+	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -23,8 +25,21 @@ func tokErr(err error) []Tell {
 	return []Tell{{Line: line, Column: col, Kind: Unreadable, What: excerpt(err.Error())}}
 }
 
+// tokTell is a tell at t; its excerpt runs from t to the end of t's line
+// (to t's end where t spans lines).
 func tokTell(src []byte, t srctok.Token, k Kind) Tell {
-	return Tell{Line: t.Line, Column: t.Col, Kind: k, What: excerpt(t.Text)}
+	end := t.End
+	if nl := bytes.IndexByte(src[t.Off:t.End], '\n'); nl < 0 {
+		if rest := bytes.IndexByte(src[t.End:], '\n'); rest >= 0 {
+			end = t.End + rest
+		} else {
+			end = len(src)
+		}
+		if end-t.Off > maxExcerpt+1 {
+			end = t.Off + maxExcerpt + 1 // excerpt cuts it and marks the cut
+		}
+	}
+	return Tell{Line: t.Line, Column: t.Col, Kind: k, What: excerpt(strings.TrimRight(string(src[t.Off:end]), " \t\r"))}
 }
 
 // seq reports whether toks[i:] starts with the given texts.
@@ -53,24 +68,27 @@ func hasIdent(toks []srctok.Token, names ...string) bool {
 	return false
 }
 
-func scanPython(src []byte) []Tell {
+func scanPython(path string, src []byte) []Tell {
 	toks, err := srctok.Python(src)
 	if err != nil {
 		return tokErr(err)
 	}
+	// A package's __main__.py is a program's entry point: its top level
+	// runs as a program, not on import.
+	mainModule := filepath.Base(filepath.FromSlash(path)) == "__main__.py"
 	var out []Tell
 	start := 0
 	for i, t := range toks {
 		if t.Kind != srctok.Newline {
 			continue
 		}
-		out = append(out, pyLine(src, toks[start:i])...)
+		out = append(out, pyLine(src, toks[start:i], mainModule)...)
 		start = i + 1
 	}
 	return out
 }
 
-func pyLine(src []byte, line []srctok.Token) []Tell {
+func pyLine(src []byte, line []srctok.Token, mainModule bool) []Tell {
 	if len(line) == 0 {
 		return nil
 	}
@@ -101,7 +119,7 @@ func pyLine(src []byte, line []srctok.Token) []Tell {
 		}
 	}
 	first := line[0]
-	if first.Indent == 0 && first.Kind == srctok.Ident && first.Text != "def" && first.Text != "class" && first.Text != "async" && !hasIdent(line, "__name__", "lambda") {
+	if !mainModule && first.Indent == 0 && first.Kind == srctok.Ident && first.Text != "def" && first.Text != "class" && first.Text != "async" && !hasIdent(line, "__name__", "lambda") {
 		for i, t := range line {
 			if seq(line, i, "sys", ".", "exit") || (seq(line, i, "exit", "(") || seq(line, i, "quit", "(")) && (i == 0 || line[i-1].Text != ".") {
 				out = append(out, tokTell(src, t, ExitsEarly))

@@ -47,7 +47,8 @@
 //     "N passed", "test session starts", "Ran N test", "\nOK", " ... ok").
 //   - exits_early: os._exit anywhere; sys.exit, exit or quit in a
 //     statement at the top level of the module (run on import) that is not
-//     the `if __name__ == "__main__":` guard.
+//     the `if __name__ == "__main__":` guard, in a module other than a
+//     package's __main__.py.
 //   - patches_test_framework: an assignment to an attribute of unittest,
 //     TestCase or pytest (unittest.TestCase.assertEqual = …).
 //
@@ -63,11 +64,11 @@
 //     process.stdout/stderr.write of a string holding TAP ("TAP version",
 //     "ok N", "not ok N", "# pass", "# fail", "# tests", "1..N") or jest's
 //     ("PASS ", "Tests:").
-//   - exits_early: process.exit / process.reallyExit / process.abort in
-//     a statement at the module's top level (outside every function and
-//     every bracket), unless that statement reads require.main or
-//     import.meta.main (a command's own entry point); process.kill of
-//     process.pid anywhere.
+//   - exits_early: a call of process.exit / process.reallyExit /
+//     process.abort, or process.kill of process.pid, in a statement at the
+//     module's top level (outside every function, arrow function and
+//     bracket), unless that statement reads require.main or
+//     import.meta.main (a command's own entry point).
 //
 // Honest code that is flagged all the same (the judge should show these,
 // and a person may clear them): a program that re-executes itself as a
@@ -188,7 +189,7 @@ func Scan(path string, src []byte) []Tell {
 	case "go":
 		ts = scanGo(src)
 	case "python":
-		ts = scanPython(src)
+		ts = scanPython(path, src)
 	case "js":
 		ts = scanJS(src)
 	}

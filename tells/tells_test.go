@@ -150,9 +150,11 @@ func TestScanJS(t *testing.T) {
 		{"TAP", "for (let i = 1; i <= 3; i++) console.log(`ok ${i} - add`);\nconsole.log('# pass 3');\nprocess.stdout.write('TAP version 13\\n1..3\\n');\n",
 			[]want{{1, PrintsRunnerFraming}, {2, PrintsRunnerFraming}, {3, PrintsRunnerFraming}}},
 		{"top-level exit", "console.log('hi');\nprocess.exit(0);\n", []want{{2, ExitsEarly}}},
-		{"kill self", "function f() { process.kill(process.pid, 'SIGKILL'); }\n", []want{{1, ExitsEarly}}},
+		{"kill self on import", "console.log('ok 1');\nprocess.kill(process.pid, 'SIGKILL');\n", []want{{1, PrintsRunnerFraming}, {2, ExitsEarly}}},
 		{"unterminated template", "const s = `abc ${x}\n", []want{{1, Unreadable}}},
 
+		{"signal re-raised in a handler", "function onSig(s) { unload(); process.kill(process.pid, s); }\n", nil},
+		{"exit in an arrow body", "const fail = () => process.exit(1)\nconst ok = typeof process.reallyExit === 'function';\n", nil},
 		{"NODE_ENV production", "if (process.env.NODE_ENV === 'production') { enableCache(); }\n", nil},
 		{"exit in a function", "function fail(msg) {\n  console.error(msg);\n  process.exit(1);\n}\nmain().catch(() => process.exit(1));\n", nil},
 		{"CLI entry point", "if (require.main === module) process.exit(main(process.argv.slice(2)));\n", nil},
@@ -161,6 +163,17 @@ func TestScanJS(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { check(t, "src/calc.ts", c.src, c.want) })
+	}
+}
+
+func TestPythonMainModule(t *testing.T) {
+	src := []byte("import sys\nfrom .cli import main\nsys.exit(main())\n")
+	if got := Scan("pkg/__main__.py", src); len(got) != 0 {
+		t.Fatalf("__main__.py: %v", got)
+	}
+	got := Scan("pkg/cli.py", src)
+	if len(got) != 1 || got[0].Kind != ExitsEarly || got[0].What != `"sys.exit(main())"` {
+		t.Fatalf("cli.py: %v", got)
 	}
 }
 
