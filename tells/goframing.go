@@ -82,7 +82,9 @@ func (f Forged) String() string {
 // real TestAdd never ran): the framing of go test's output can be printed
 // by any code in the test binary, byte for byte. Catching that needs the
 // tells of Scan (the code that prints it) or a report written where the
-// test binary cannot write.
+// test binary cannot write. Names are matched without their package: a
+// test of one package named in another's output counts as known; a
+// subtest of a known test (TestAdd/forged) counts as known.
 func GoFramingForged(output []byte, known map[string]bool) []Forged {
 	var out []Forged
 	seen := map[string]bool{}

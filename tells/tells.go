@@ -43,8 +43,8 @@
 //     "unittest", "py.test" as a string on a logical line that reads
 //     sys.modules, sys.argv, os.environ, inspect or traceback.
 //   - prints_runner_framing: print / sys.stdout.write / sys.stderr.write of
-//     a string holding pytest's or unittest's framing ("PASSED", "FAILED",
-//     "N passed", "test session starts", "Ran N test", "\nOK", " ... ok").
+//     a string holding pytest's or unittest's framing ("PASSED",
+//     "FAILED (", "N passed", "test session starts", "Ran N test", "\nOK", " ... ok").
 //   - exits_early: os._exit anywhere; sys.exit, exit or quit in a
 //     statement at the top level of the module (run on import) that is not
 //     the `if __name__ == "__main__":` guard, in a module other than a
@@ -74,7 +74,12 @@
 // and a person may clear them): a program that re-executes itself as a
 // helper and exits from init() when an environment variable says so (this
 // is exactly what a forger's init does); a test-data generator in a
-// non-test file that writes go test output (its strings are the framing).
+// non-test file that writes go test output (its strings are the framing);
+// Python's os._exit in a forked child; a library that really does switch
+// on JEST_WORKER_ID. Measured on real code: of Python 3.11's 601 standard
+// library modules (tests left out) 5 are flagged, each for os._exit in a
+// forked child; of the 1,187 JavaScript files of npm and corepack 2 are,
+// both for undici's JEST_WORKER_ID switch; none is unreadable.
 //
 // Limits (what a scan cannot see): it reads one file's text, not what the
 // program computes. A tell built at run time (a string joined from pieces
