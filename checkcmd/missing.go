@@ -1,0 +1,90 @@
+package checkcmd
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// What a runner that could not start prints, in the output of a check that
+// failed: the check did not judge the work, and no agent run can fix it.
+var (
+	// Python: "No module named pytest", "/usr/bin/python3: No module named
+	// pytest", "ModuleNotFoundError: No module named 'vitest'" at the top.
+	noModule = regexp.MustCompile(`(?m)^(?:\S*python[\d.]*: )?No module named ([\w.]+)\s*$`)
+	// sh, bash, dash, zsh: "sh: 1: jest: not found", "bash: mocha: command
+	// not found", "zsh: command not found: vitest".
+	shNotFound  = regexp.MustCompile(`(?m)^(?:/\S*/)?(?:sh|bash|dash|ksh): (?:line )?(?:\d+: )?([^\s:]+): (?:command )?not found\s*$`)
+	zshNotFound = regexp.MustCompile(`(?m)^zsh: command not found: (\S+)\s*$`)
+	// npm, pnpm, yarn, bun: the script the check runs is not in package.json.
+	npmMissingScript  = regexp.MustCompile(`(?m)^npm (?:ERR!|error) Missing script: "?([^"\s]+)"?`)
+	pnpmMissingScript = regexp.MustCompile(`(?m)ERR_PNPM_NO_SCRIPT\b.*?Missing script: (\S+)`)
+	yarnMissingScript = regexp.MustCompile(`(?m)^(?:error )?Command "([^"]+)" not found\.?\s*$`)
+	bunMissingScript  = regexp.MustCompile(`(?m)^error: Script not found "([^"]+)"`)
+	// node: a package the tests require is not installed.
+	nodeNoModule = regexp.MustCompile(`(?m)^Error: Cannot find module '([^'./][^']*)'`)
+	nodeNoPkg    = regexp.MustCompile(`(?m)Error \[ERR_MODULE_NOT_FOUND\]: Cannot find package '([^']+)'`)
+)
+
+// RunnerMissing reads the output and exit status of a check that failed
+// and says whether its test runner or a module it needs could not start:
+// `No module named pytest`, `command not found` inside `npm test`, a
+// missing npm script, a Node package that is not installed. Such a check
+// judged nothing: the loop must stop BLOCKED before an agent run, with
+// hint (what to install or change) for the user. A check that passed
+// (exit 0) never has a missing runner.
+//
+// A test that imports a module of the project that does not exist yet is
+// not a missing runner: only the runner's own start, or a package that is
+// not the project's (no relative path), counts; a hostile agent cannot use
+// this to stop a loop it is in, because the baseline reads it before any
+// agent run.
+func RunnerMissing(output string, exit int) (missing bool, hint string) {
+	if exit == 0 {
+		return false, ""
+	}
+	if len(output) > 1<<20 {
+		output = output[:1<<20]
+	}
+	if m := noModule.FindStringSubmatch(output); m != nil {
+		mod := m[1]
+		return true, fmt.Sprintf("the Python module %s is not installed for the interpreter the check runs: install it (python3 -m pip install %s, or your distribution's package, e.g. python3-%s) or start the check with an interpreter that has it", mod, pipName(mod), pipName(mod))
+	}
+	for _, re := range []*regexp.Regexp{npmMissingScript, pnpmMissingScript, yarnMissingScript, bunMissingScript} {
+		if m := re.FindStringSubmatch(output); m != nil {
+			return true, fmt.Sprintf("package.json has no %q script: add it (e.g. \"%s\": \"mocha\") or change the check to run the tests directly", m[1], m[1])
+		}
+	}
+	if m := zshNotFound.FindStringSubmatch(output); m != nil {
+		return true, notFoundHint(m[1])
+	}
+	if m := shNotFound.FindStringSubmatch(output); m != nil && !strings.Contains(m[1], "/") {
+		return true, notFoundHint(m[1])
+	}
+	if exit == 127 {
+		return true, "a program the check starts was not found (exit 127): run the check yourself and install what is missing"
+	}
+	if m := nodeNoPkg.FindStringSubmatch(output); m != nil {
+		return true, fmt.Sprintf("the package %s is not installed: run the project's install (npm ci, pnpm install, yarn install) before the loop, or add it as a setup: command", m[1])
+	}
+	if m := nodeNoModule.FindStringSubmatch(output); m != nil {
+		return true, fmt.Sprintf("the package %s is not installed: run the project's install (npm ci, pnpm install, yarn install) before the loop, or add it as a setup: command", m[1])
+	}
+	return false, ""
+}
+
+func notFoundHint(prog string) string {
+	switch prog {
+	case "jest", "vitest", "mocha", "tsc", "eslint", "ts-node", "tsx", "nyc", "c8":
+		return fmt.Sprintf("%s was not found: the project's dependencies are not installed; run npm ci (or pnpm install, yarn install) before the loop, or add it as a setup: command", prog)
+	case "pytest":
+		return "pytest was not found: install it (python3 -m pip install pytest, or apt-get install python3-pytest)"
+	}
+	return fmt.Sprintf("%s was not found on PATH: install it, or change the check", prog)
+}
+
+// pipName is the name to install a module by: its top package.
+func pipName(mod string) string {
+	top, _, _ := strings.Cut(mod, ".")
+	return top
+}
