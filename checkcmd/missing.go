@@ -1,7 +1,10 @@
 package checkcmd
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 )
@@ -87,4 +90,133 @@ func notFoundHint(prog string) string {
 func pipName(mod string) string {
 	top, _, _ := strings.Cut(mod, ".")
 	return top
+}
+
+// CheckStart looks past CheckRunnable at a check whose program is there but
+// whose runner may not start: `python3 -m pytest` where python3 cannot
+// import pytest, `npm test` (pnpm, yarn, bun run) where package.json has no
+// such script or the script's program is neither in node_modules/.bin nor
+// on PATH. importable says whether an interpreter (as the line names it)
+// can import a module; nil skips that check. why is "" when nothing was
+// found.
+func CheckStart(line, dir, pathEnv string, importable func(python, module string) bool) (why, fix string) {
+	p, err := parse(line, "", 0)
+	if err != nil {
+		return "", ""
+	}
+	var first *Command
+	for i := range p.cmds {
+		if !p.cmds[i].Nested {
+			first = &p.cmds[i]
+			break
+		}
+	}
+	if first == nil || first.Dir == Unknown {
+		return "", ""
+	}
+	words := Unwrap(first.Words)
+	if len(words) < 2 || words[0].Dynamic {
+		return "", ""
+	}
+	if first.Dir != "" {
+		if filepath.IsAbs(first.Dir) {
+			dir = first.Dir
+		} else {
+			dir = filepath.Join(dir, first.Dir)
+		}
+	}
+	prog := words[0].Text
+	base := filepath.Base(prog)
+	args := make([]string, 0, len(words)-1)
+	for _, w := range words[1:] {
+		if w.Dynamic {
+			return "", ""
+		}
+		args = append(args, w.Text)
+	}
+	switch {
+	case pythonName.MatchString(base):
+		for i, a := range args {
+			if a == "-m" && i+1 < len(args) {
+				mod := args[i+1]
+				if importable == nil || importable(prog, mod) {
+					return "", ""
+				}
+				fix := fmt.Sprintf("install it for %s (%s -m pip install %s, or your distribution's python3-%s)", prog, prog, pipName(mod), pipName(mod))
+				if _, err := FindProgram(mod, dir, pathEnv); err == nil {
+					fix += fmt.Sprintf(", or run the %s program on PATH instead (`%s`), whose interpreter has it", mod, strings.Replace(line, prog+" -m "+mod, mod, 1))
+				}
+				return fmt.Sprintf("%s cannot import %s (No module named %s): the check's runner cannot start", prog, mod, mod), fix
+			}
+			if !strings.HasPrefix(a, "-") {
+				break // a script: its own imports are the work's
+			}
+		}
+	case base == "npm" || base == "pnpm" || base == "yarn" || base == "bun":
+		script := scriptName(base, args)
+		if script == "" {
+			return "", ""
+		}
+		data, err := os.ReadFile(filepath.Join(dir, "package.json"))
+		if err != nil {
+			return fmt.Sprintf("%s %s needs a package.json in %s, and there is none", base, script, dir), "run the check in the project's folder (cd DIR && …), or correct it"
+		}
+		var pj struct {
+			Scripts map[string]string `json:"scripts"`
+		}
+		if json.Unmarshal(data, &pj) != nil {
+			return "", ""
+		}
+		body, ok := pj.Scripts[script]
+		if !ok {
+			return fmt.Sprintf("package.json has no %q script, so `%s` cannot start", script, line),
+				fmt.Sprintf("add a %q script to package.json (the command that runs the tests), or change the check", script)
+		}
+		sp, err := parse(body, "", 0)
+		if err != nil || len(sp.cmds) == 0 {
+			return "", ""
+		}
+		sw := Unwrap(sp.cmds[0].Words)
+		if len(sw) == 0 || sw[0].Dynamic || shellBuiltins[sw[0].Text] || strings.Contains(sw[0].Text, "/") || sp.cmds[0].Dir != "" {
+			return "", ""
+		}
+		sprog := sw[0].Text
+		if _, err := FindProgram(sprog, dir, filepath.Join(dir, "node_modules", ".bin")+string(filepath.ListSeparator)+pathEnv); err == nil {
+			return "", ""
+		}
+		return fmt.Sprintf("the %q script runs %s, which is neither in node_modules/.bin nor on PATH: the project's dependencies are not installed", script, sprog),
+			fmt.Sprintf("run %s install (npm ci for a package-lock.json) in %s before the loop, or add it as a setup: command", base, dir)
+	}
+	return "", ""
+}
+
+var pythonName = regexp.MustCompile(`^python(?:\d+(?:\.\d+)?)?$`)
+
+// scriptName is the package.json script a package manager's arguments run.
+func scriptName(pm string, args []string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	switch args[0] {
+	case "test", "t", "tst":
+		if pm == "bun" {
+			return "" // bun test is bun's own runner
+		}
+		return "test"
+	case "run", "run-script", "rum", "urn":
+		for _, a := range args[1:] {
+			if !strings.HasPrefix(a, "-") {
+				return a
+			}
+		}
+		return ""
+	}
+	if pm == "yarn" && !strings.HasPrefix(args[0], "-") {
+		switch args[0] {
+		case "install", "add", "remove", "upgrade", "why", "info", "init", "dlx", "exec", "node", "workspace", "workspaces":
+			return ""
+		}
+		return args[0]
+	}
+	return ""
 }

@@ -44,3 +44,49 @@ func TestRunnerMissing(t *testing.T) {
 		t.Error("a quoted look-alike inside an assertion counted")
 	}
 }
+
+func TestCheckStart(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("package.json", `{"scripts":{"test":"NODE_ENV=test mocha --exit","lint":"eslint .","echo":"echo hi"}}`)
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "pytest"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	noPytest := func(py, mod string) bool { return mod != "pytest" }
+	for _, tc := range []struct {
+		line, why, fix string
+	}{
+		{"python3 -m pytest -q", "python3 cannot import pytest", "or run the pytest program on PATH instead (`pytest -q`)"},
+		{"cd . && python3 -m unittest discover", "", ""},
+		{"python3 tests/run.py -m pytest", "", ""},
+		{"npm test", `the "test" script runs mocha, which is neither in node_modules/.bin nor on PATH`, "npm install"},
+		{"npm run lint", `the "lint" script runs eslint`, ""},
+		{"npm run build", `package.json has no "build" script`, `add a "build" script`},
+		{"yarn coverage", `package.json has no "coverage" script`, ""},
+		{"npm run echo", "", ""},
+		{"bun test", "", ""},
+	} {
+		why, fix := CheckStart(tc.line, dir, bin, noPytest)
+		if (tc.why == "") != (why == "") || !strings.Contains(why, tc.why) || !strings.Contains(fix, tc.fix) {
+			t.Errorf("CheckStart(%q) = %q, %q; want %q, %q", tc.line, why, fix, tc.why, tc.fix)
+		}
+	}
+	// Installed dependencies: the script's program is in node_modules/.bin.
+	write("node_modules/.bin/mocha", "#!/bin/sh\n")
+	if why, _ := CheckStart("npm test", dir, bin, noPytest); why != "" {
+		t.Errorf("mocha installed: %q", why)
+	}
+	if why, _ := CheckStart("python3 -m pytest", dir, bin, func(string, string) bool { return true }); why != "" {
+		t.Errorf("pytest importable: %q", why)
+	}
+}

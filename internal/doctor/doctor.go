@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/checkcmd"
+	"github.com/looprinter/looprinter/detect"
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/sandbox"
 	"github.com/looprinter/looprinter/spec"
@@ -184,6 +185,12 @@ func (r *Report) add(fs ...Finding) {
 // part that makes it pass). The engine uses the same words.
 func VacuousCheck(cmd string) (why string, vacuous bool) { return checkcmd.VacuousCheck(cmd) }
 
+// Importable says whether a Python interpreter, as a check names it, can
+// import a module in dir: `PYTHON -c 'import MODULE'`, 10 seconds at most.
+func Importable(dir string) func(python, module string) bool {
+	return func(python, module string) bool { return detect.System.HasModule(dir, python, module) }
+}
+
 // CannotRun tells whether a check cannot start (the shell would exit 127 or
 // 126), why, and the fix; key is where the check is listed (verify,
 // objective_verify, setup).
@@ -315,6 +322,10 @@ func checkCommands(l *spec.Loop) []Finding {
 				out = append(out, Finding{Level: Fail, Area: AreaLoop, Message: fmt.Sprintf("%s check %q: %s", g.key, c, why), Fix: checkcmd.RunFix(prog, why, g.key)})
 				continue
 			}
+			if why, fix := checkcmd.CheckStart(c, l.Dir, os.Getenv("PATH"), Importable(l.Dir)); why != "" {
+				out = append(out, Finding{Level: Fail, Area: AreaLoop, Message: fmt.Sprintf("%s check %q: %s", g.key, c, why), Fix: fix})
+				continue
+			}
 			if g.key != "setup" {
 				if vwhy, ok := checkcmd.VacuousCheck(c); ok {
 					out = append(out, Finding{Level: Warn, Area: AreaLoop, Message: fmt.Sprintf("%s check %q cannot fail: %s", g.key, c, vwhy),
@@ -340,7 +351,7 @@ func checkGates(l *spec.Loop) []Finding {
 		}
 		if len(l.Verify) == 0 {
 			out = append(out, Finding{Level: Warn, Area: AreaLoop, Message: "the cycle gate has no verify checks: only the plan and progress files are checked",
-				Fix: `add verify: the project's tests, build, lint (e.g. "go test ./...")`})
+				Fix: fmt.Sprintf("add verify: the project's tests, build, lint (e.g. %q)", detect.Suggest(l.Dir))})
 		}
 	case spec.ShapeRalph:
 		out = append(out, Finding{Level: OK, Area: AreaLoop, Message: fmt.Sprintf("verifier: %d check%s", len(l.Verify), plural(len(l.Verify)))})
