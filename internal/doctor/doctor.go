@@ -60,7 +60,8 @@ type Options struct {
 	FileGiven bool
 	// Wd is the directory paths are shown relative to; "" is the current one.
 	Wd string
-	// MaxProtected caps the listed protected files; 0 means 20.
+	// MaxProtected caps the listed protected files; 0 means 20, less than
+	// 0 lists every one (--all).
 	MaxProtected int
 }
 
@@ -87,7 +88,7 @@ func Run(ctx context.Context, opts Options) *Report {
 	if opts.Wd == "" {
 		opts.Wd, _ = os.Getwd()
 	}
-	if opts.MaxProtected <= 0 {
+	if opts.MaxProtected == 0 {
 		opts.MaxProtected = 20
 	}
 	r := &Report{}
@@ -389,8 +390,12 @@ func hasDefaultTests(ps []loop.Protected) bool {
 }
 
 // ProtectedLines writes protected files one a line with their rules, at
-// most max of them, then how many more.
+// most max of them (every one when max < 0); past max, how many more, with
+// the count of each rule's files, and the flag that lists every one.
 func ProtectedLines(ps []loop.Protected, max int) []string {
+	if max < 0 {
+		max = len(ps)
+	}
 	width := 0
 	for i, p := range ps {
 		if n := len([]rune(p.Path)); i < max && n > width && n <= 40 {
@@ -400,10 +405,29 @@ func ProtectedLines(ps []loop.Protected, max int) []string {
 	var out []string
 	for i, p := range ps {
 		if i == max {
-			out = append(out, fmt.Sprintf("… and %d more", len(ps)-max))
+			out = append(out, fmt.Sprintf("… and %d more (--all lists every one); by rule, of all %d:", len(ps)-max, len(ps)))
+			out = append(out, ruleCounts(ps)...)
 			break
 		}
 		out = append(out, fmt.Sprintf("%-*s  ← %s", width, p.Path, p.Rule))
+	}
+	return out
+}
+
+// ruleCounts is how many protected files each rule protects, most first.
+func ruleCounts(ps []loop.Protected) []string {
+	n := map[string]int{}
+	var rules []string
+	for _, p := range ps {
+		if n[p.Rule] == 0 {
+			rules = append(rules, p.Rule)
+		}
+		n[p.Rule]++
+	}
+	sort.SliceStable(rules, func(i, j int) bool { return n[rules[i]] > n[rules[j]] })
+	out := make([]string, len(rules))
+	for i, r := range rules {
+		out[i] = fmt.Sprintf("  %5d  %s", n[r], r)
 	}
 	return out
 }
