@@ -34,6 +34,11 @@ func RanReport(r Ran) (line string, warnings []string) {
 	}
 	if r.Tests.Known {
 		line += "; " + r.Tests.String()
+		if len(r.Tests.PassedNames) == 0 && r.Tests.Passed > 0 {
+			if how := nameFlags[r.Tests.Runner]; how != "" {
+				line += " (counted, not named: " + how + " would name each test, so that a dropped one is named)"
+			}
+		}
 	}
 	if missing, hint := checkcmd.RunnerMissing(r.Output, r.Exit); missing && !(r.Exit == 126 || r.Exit == 127) || missing && !strings.HasPrefix(hint, "a program the check starts") {
 		warnings = append(warnings, fmt.Sprintf("the check `%s` could not start its runner: %s. `looprinter run` would stop BLOCKED before any agent run", r.Command, hint))
@@ -49,6 +54,16 @@ func RanReport(r Ran) (line string, warnings []string) {
 		warnings = append(warnings, w)
 	}
 	return line, warnings
+}
+
+// nameFlags are the flags that make a runner name its passing tests.
+var nameFlags = map[string]string{
+	"pytest":   "-v or -rA",
+	"unittest": "-v",
+	"jest":     "--verbose",
+	"vitest":   "--reporter=verbose",
+	"mocha":    "--reporter tap",
+	"node":     "--test-reporter=tap",
 }
 
 // looksLikeTests says whether a check line runs tests (and so should
