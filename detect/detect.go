@@ -56,17 +56,41 @@ type Probe struct {
 }
 
 // System is the Probe of this machine: PATH, and `PYTHON -c 'import M'`
-// run in the project's folder with a 10-second timeout.
+// with a 10-second timeout, run in the system's temporary folder so that
+// no file of the project is imported in its place (an interpreter named
+// by a relative path is the project's, found from dir).
 var System = Probe{
 	LookPath: exec.LookPath,
 	HasModule: func(dir, python, module string) bool {
+		py, err := Interpreter(dir, python)
+		if err != nil || !moduleName.MatchString(module) {
+			return false
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, python, "-c", "import "+module)
-		cmd.Dir = dir
+		cmd := exec.CommandContext(ctx, py, "-c", "import "+module)
+		cmd.Dir = os.TempDir()
 		cmd.WaitDelay = time.Second
 		return cmd.Run() == nil
 	},
+}
+
+var moduleName = regexp.MustCompile(`^[A-Za-z_][\w.]*$`)
+
+// Interpreter is the absolute path of the program a check names: a
+// relative path from dir, a bare name from PATH.
+func Interpreter(dir, prog string) (string, error) {
+	if strings.Contains(prog, "/") {
+		if !filepath.IsAbs(prog) {
+			prog = filepath.Join(dir, prog)
+		}
+		return filepath.Abs(prog)
+	}
+	p, err := exec.LookPath(prog)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Abs(p)
 }
 
 // Find returns the test command of each ecosystem the folder shows, in the

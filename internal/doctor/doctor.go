@@ -187,9 +187,36 @@ func (r *Report) add(fs ...Finding) {
 func VacuousCheck(cmd string) (why string, vacuous bool) { return checkcmd.VacuousCheck(cmd) }
 
 // Importable says whether a Python interpreter, as a check names it, can
-// import a module in dir: `PYTHON -c 'import MODULE'`, 10 seconds at most.
+// import a module: `PYTHON -c 'import MODULE'`, 10 seconds at most, outside
+// the project's folder. An interpreter inside the loop's folder (a
+// project's .venv) is the agent's to change: doctor does not start it
+// outside the sandbox, and says nothing about it (true).
 func Importable(dir string) func(python, module string) bool {
-	return func(python, module string) bool { return detect.System.HasModule(dir, python, module) }
+	return func(python, module string) bool {
+		py, err := detect.Interpreter(dir, python)
+		if err != nil {
+			return true // CheckRunnable said where it is
+		}
+		if inside(dir, py) {
+			return true
+		}
+		return detect.System.HasModule(dir, py, module)
+	}
+}
+
+// inside says whether path is in dir, symbolic links resolved.
+func inside(dir, path string) bool {
+	for _, f := range []func(string) (string, error){filepath.Abs, filepath.EvalSymlinks} {
+		d, err1 := f(dir)
+		p, err2 := f(path)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		if r, err := filepath.Rel(d, p); err == nil && r != ".." && !strings.HasPrefix(r, "../") {
+			return true
+		}
+	}
+	return false
 }
 
 // CannotRun tells whether a check cannot start (the shell would exit 127 or
