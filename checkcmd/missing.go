@@ -3,6 +3,7 @@ package checkcmd
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -74,6 +75,22 @@ func RunnerMissing(output string, exit int) (missing bool, hint string) {
 		return true, fmt.Sprintf("the package %s is not installed: run the project's install (npm ci, pnpm install, yarn install) before the loop, or add it as a setup: command", m[1])
 	}
 	return false, ""
+}
+
+// RunnerMissingLog is RunnerMissing on a check's saved output (its log
+// file): the first MiB, where a runner that could not start says so.
+func RunnerMissingLog(path string, exit int) (missing bool, hint string) {
+	if exit == 0 {
+		return false, ""
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false, ""
+	}
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	n, _ := io.ReadFull(f, buf)
+	return RunnerMissing(string(buf[:n]), exit)
 }
 
 func notFoundHint(prog string) string {

@@ -90,3 +90,13 @@ func TestCheckStart(t *testing.T) {
 		t.Errorf("pytest importable: %q", why)
 	}
 }
+
+func TestRunnerMissingLog(t *testing.T) {
+	log := filepath.Join("testdata", "missing", "npm-missing-script.txt")
+	if m, hint := RunnerMissingLog(log, 1); !m || !strings.Contains(hint, `no "test" script`) {
+		t.Errorf("%v %q", m, hint)
+	}
+	if m, _ := RunnerMissingLog(filepath.Join(t.TempDir(), "none.log"), 1); m {
+		t.Error("a missing log counted")
+	}
+}
