@@ -102,6 +102,7 @@ var (
 // fails is the Parser's state for Failures.
 type fails struct {
 	list    []Failure
+	meta    []failMeta // beside list: where its location and headline are
 	index   map[string]int // runner + "\x00" + name → index in list
 	dropped int            // failing tests past MaxFailures
 
@@ -136,6 +137,13 @@ type fails struct {
 	cargoTest    string // cargo: the failing test's function, to find its frame
 	cargoFrame   bool   // cargo: the frame line just read is the test's
 }
+
+// failMeta says which of a failure's lines is where in the test it failed
+// (loc) and which is the exception's headline when the runner prints it
+// after its frames (head); 1-based, 0 when none. Failures moves the
+// headline first and the location right after the first line, so that a
+// signal short of room keeps both.
+type failMeta struct{ loc, head int }
 
 const (
 	kindNone = iota
@@ -181,6 +189,7 @@ func (f *fails) add(runner, name string, lines []string, kind byte) int {
 	}
 	f.index[key] = len(f.list)
 	f.list = append(f.list, Failure{Runner: runner, Name: name})
+	f.meta = append(f.meta, failMeta{})
 	f.open, f.openKind, f.base = len(f.list)-1, byte(kind), -1
 	for _, l := range lines {
 		f.line(l)
@@ -215,6 +224,56 @@ func (f *fails) line(s string) {
 		s = strings.ToValidUTF8(s[:MaxFailureLineLen], "") + "…"
 	}
 	fl.Lines = append(fl.Lines, s)
+}
+
+// locLine adds the line that says where in the test it failed.
+func (f *fails) locLine(s string) {
+	if f.open < 0 {
+		return
+	}
+	n := len(f.list[f.open].Lines)
+	f.line(s)
+	if len(f.list[f.open].Lines) > n && f.meta[f.open].loc == 0 {
+		f.meta[f.open].loc = n + 1
+	}
+}
+
+// headLine adds the exception's headline of a runner that prints it after
+// its frames (unittest).
+func (f *fails) headLine(s string) {
+	if f.open < 0 {
+		return
+	}
+	n := len(f.list[f.open].Lines)
+	f.line(s)
+	if len(f.list[f.open].Lines) > n && f.meta[f.open].head == 0 {
+		f.meta[f.open].head = n + 1
+	}
+}
+
+// ordered is a failure's lines with its headline first and its location
+// right after the first line.
+func ordered(lines []string, m failMeta) []string {
+	out := append([]string(nil), lines...)
+	move := func(from, to int) {
+		if from < 0 || from >= len(out) || to >= len(out) || from <= to {
+			return
+		}
+		l := out[from]
+		copy(out[to+1:from+1], out[to:from])
+		out[to] = l
+	}
+	loc := m.loc - 1
+	if m.head > 0 {
+		move(m.head-1, 0)
+		if loc >= 0 && loc < m.head-1 {
+			loc++
+		}
+	}
+	if loc >= 0 {
+		move(loc, 1)
+	}
+	return out
 }
 
 // bufLine keeps a line of a test's output until its result is known.
@@ -260,9 +319,18 @@ func (p *Parser) Failures() ([]Failure, int) {
 		if len(fl.Lines) == 0 && p.hasChild(i) {
 			continue // a go test that failed only because a subtest did
 		}
-		fl.Lines = append([]string(nil), fl.Lines...)
-		if fl.Runner == "mocha" {
-			dedent(fl.Lines)
+		fl.Lines = ordered(fl.Lines, p.fails.meta[i])
+		if fl.Runner == "mocha" && len(fl.Lines) > 0 {
+			// The message and the location as they read; the diff under
+			// them keeps its own indentation, less what it shares.
+			k := 1
+			if p.fails.meta[i].loc > 0 && len(fl.Lines) > 1 {
+				k = 2
+			}
+			for j := 0; j < k; j++ {
+				fl.Lines[j] = strings.TrimLeft(fl.Lines[j], " ")
+			}
+			dedent(fl.Lines[k:])
 		}
 		out = append(out, fl)
 	}
@@ -271,6 +339,9 @@ func (p *Parser) Failures() ([]Failure, int) {
 
 // dedent removes the indentation the lines share.
 func dedent(lines []string) {
+	if len(lines) == 0 {
+		return
+	}
 	common := -1
 	for _, l := range lines {
 		if ind := len(l) - len(strings.TrimLeft(l, " ")); common < 0 || ind < common {
@@ -382,9 +453,9 @@ func (p *Parser) failStackOrLine(b []byte) {
 		if !f.stackKept && !strings.HasPrefix(loc, "node:") && !strings.Contains(loc, "node_modules/") {
 			f.stackKept = true
 			if f.openKind == kindMocha {
-				f.line(string(b)) // dedented with the rest in Failures
+				f.locLine(string(b)) // dedented with the rest in Failures
 			} else {
-				f.line(strings.TrimLeft(string(b), " \t"))
+				f.locLine(strings.TrimLeft(string(b), " \t"))
 			}
 		}
 		return
@@ -441,7 +512,7 @@ func (p *Parser) failGo(b, trim []byte, ind int) bool {
 		case len(b) > 0 && b[0] == '\t':
 			if m := goFrameFile.FindSubmatch(b); m != nil && !f.stackKept && strings.HasSuffix(strings.SplitN(string(m[1]), ":", 2)[0], "_test.go") {
 				f.stackKept = true
-				f.line("at " + string(m[1]) + " (" + f.goFunc + ")")
+				f.locLine("at " + string(m[1]) + " (" + f.goFunc + ")")
 			}
 			return true
 		case goroutineLine.Match(b), bytes.HasPrefix(b, []byte("created by ")):
@@ -697,7 +768,7 @@ func (p *Parser) failCargo(b, trim []byte) bool {
 			f.stackKept = true
 			loc := strings.TrimPrefix(string(m[1]), "./")
 			if fl := f.list[f.open]; len(fl.Lines) == 0 || !strings.Contains(fl.Lines[0], " panicked at "+loc+":") {
-				f.line("in the test at " + loc)
+				f.line("in the test at " + loc) // the panic's line says where it was
 			}
 		}
 		return true
@@ -756,7 +827,7 @@ func (p *Parser) failUnittest(b, trim []byte) bool {
 		file := string(m[1])
 		f.utCode = false
 		if !strings.Contains(file, "/lib/python") && !strings.HasPrefix(file, "<") {
-			f.line(string(b))
+			f.locLine(string(b)) // the first is the test's own frame
 			f.utCode = true
 		}
 		return true
@@ -772,8 +843,10 @@ func (p *Parser) failUnittest(b, trim []byte) bool {
 		// the source of a standard library frame, or its ^^^^ marks
 		return true
 	}
-	if !bytes.HasPrefix(b, []byte("  ")) {
+	if !bytes.HasPrefix(b, []byte("  ")) && !f.stackKept {
 		f.stackKept = true // the exception's line: what follows is its message
+		f.headLine(string(b))
+		return true
 	}
 	f.line(string(b))
 	return true
@@ -877,7 +950,7 @@ func (p *Parser) failJest(b, trim []byte) bool {
 			f.done = true
 			if bytes.HasPrefix(trim, []byte("❯ ")) {
 				// "❯ src/calc.spec.ts:10:24": where in the test it failed.
-				f.line(string(trim))
+				f.locLine(string(trim))
 			}
 			return true
 		}

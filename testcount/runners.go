@@ -642,6 +642,7 @@ func (p *Parser) mochaLine(b, trim []byte) bool {
 			t.failed = atoi(m[1])
 			p.mochaOpen = false
 			p.fails.mochaFailing = true
+			p.fails.close() // another runner's failure above does not take mocha's
 		}
 		p.mocha.set(t)
 		return true
