@@ -102,7 +102,7 @@ var (
 // fails is the Parser's state for Failures.
 type fails struct {
 	list    []Failure
-	meta    []failMeta // beside list: where its location and headline are
+	meta    []failMeta     // beside list: where its location and headline are
 	index   map[string]int // runner + "\x00" + name → index in list
 	dropped int            // failing tests past MaxFailures
 
@@ -452,9 +452,13 @@ func (p *Parser) failStackOrLine(b []byte) {
 		loc := string(m[1])
 		if !f.stackKept && !strings.HasPrefix(loc, "node:") && !strings.Contains(loc, "node_modules/") {
 			f.stackKept = true
-			if f.openKind == kindMocha {
+			switch f.openKind {
+			case kindMocha:
 				f.locLine(string(b)) // dedented with the rest in Failures
-			} else {
+			case kindJest:
+				// jest's stays last, where the engine's signal test reads it.
+				f.line(strings.TrimLeft(string(b), " \t"))
+			default:
 				f.locLine(strings.TrimLeft(string(b), " \t"))
 			}
 		}

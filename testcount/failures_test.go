@@ -36,7 +36,7 @@ func TestFailuresSamples(t *testing.T) {
 		{"pytest", "test_pyt.py::test_fail", []string{"E       assert 1 == 2", "test_pyt.py:8: AssertionError"}},
 	}
 	jest := []Failure{{"jest", "t/sum.test.js › math › fails", []string{
-		"expect(received).toBe(expected) // Object.is equality", "at Object.toBe (sum.test.js:3:35)", "Expected: 2", "Received: 1"}}}
+		"expect(received).toBe(expected) // Object.is equality", "Expected: 2", "Received: 1", "at Object.toBe (sum.test.js:3:35)"}}}
 	cargo := []Failure{{"cargo", "unittests src/lib.rs tests::fails", []string{
 		"thread 'tests::fails' panicked at src/lib.rs:13:18:", "assertion `left == right` failed", "  left: 4", " right: 5"}}}
 	for _, tc := range []struct {
@@ -189,11 +189,11 @@ func TestFailuresFullStrength(t *testing.T) {
 		{"vitest-verbose-fail.txt", vitest},
 		{"jest-fail.txt", []Failure{
 			{"jest", "jt/calc.test.js › parse › reads the unit and tags", []string{
-				"expect(received).toEqual(expected) // deep equality", "at Object.toEqual (calc.test.js:11:24)", "- Expected  - 2", "+ Received  + 1",
+				"expect(received).toEqual(expected) // deep equality", "- Expected  - 2", "+ Received  + 1",
 				"  Object {", `    "tags": Array [`, `      "a",`, `      "b",`, `-     "c",`, "    ],",
-				`-   "unit": "km",`, `+   "unit": "m",`, `    "value": 2,`, "  }"}},
+				`-   "unit": "km",`, `+   "unit": "m",`, `    "value": 2,`, "  }", "at Object.toEqual (calc.test.js:11:24)"}},
 			{"jest", "jt/calc.test.js › parse › errors › throws on garbage", []string{
-				"expect(received).toThrow(expected)", "at Object.toThrow (calc.test.js:16:32)", `Expected substring: "not a number"`, "Received function did not throw"}},
+				"expect(received).toThrow(expected)", `Expected substring: "not a number"`, "Received function did not throw", "at Object.toThrow (calc.test.js:16:32)"}},
 		}},
 		{"mocha-spec.txt", []Failure{
 			{"mocha", "serialize keeps nested keys", []string{
