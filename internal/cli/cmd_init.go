@@ -252,13 +252,17 @@ func runInit(stdio *IO, o *initOptions, cmd *cobra.Command) error {
 }
 
 // checkWarnings runs the new loop's checks once (a command listed under
-// both verify and objective_verify runs once) and returns what each found
+// both verify and objective_verify runs once; each for at most
+// initwiz.ProbeTimeout) and returns what each found
 // (exit, time, test counts) and what would stop the loop before any agent
 // run: checks that cannot run, or checks that already pass (ALREADY
 // PASSING, exit 5, unless allow_passing).
 func checkWarnings(ctx context.Context, l *spec.Loop) (lines, out []string) {
 	once := *l
 	once.ObjectiveVerify = nil
+	if once.CheckTimeout.D() > initwiz.ProbeTimeout {
+		once.CheckTimeout = spec.Duration(initwiz.ProbeTimeout)
+	}
 	seen := map[string]bool{}
 	for _, c := range l.Verify {
 		seen[c] = true

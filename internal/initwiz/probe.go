@@ -10,6 +10,10 @@ import (
 	"github.com/looprinter/looprinter/testcount"
 )
 
+// ProbeTimeout is the longest init lets a check run once: the loop's own
+// check_timeout applies to the loop's runs.
+const ProbeTimeout = 3 * time.Minute
+
 // Ran is one run of a check that init made, to show the user what it found.
 type Ran struct {
 	Command  string
@@ -30,7 +34,7 @@ type Ran struct {
 func RanReport(r Ran) (line string, warnings []string) {
 	line = fmt.Sprintf("ran `%s` once: exit %d in %s", r.Command, r.Exit, r.Duration.Round(100*time.Millisecond))
 	if r.TimedOut {
-		line = fmt.Sprintf("ran `%s` once: timed out after %s", r.Command, r.Duration.Round(time.Second))
+		line = fmt.Sprintf("ran `%s` once: stopped after %s, before it ended (the loop gives it check_timeout)", r.Command, r.Duration.Round(time.Second))
 	}
 	if r.Tests.Known {
 		line += "; " + r.Tests.String()
