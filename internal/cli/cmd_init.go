@@ -55,7 +55,8 @@ with --yes, or when there is no terminal, it takes the flags and the defaults,
 and says which flag to pass for an answer that is missing. In a terminal the
 flags fill in the interview's answers.
 
-init runs the checks once, shows each one's exit, time and test counts, and
+init runs the checks once (a command under both gates once; 3 minutes at most
+each), shows each one's exit, time and test counts, and
 warns when a runner cannot start (No module named pytest, a missing npm script),
 when the test counts cannot be read (and which flags make them readable), when
 they already pass (the loop would stop
