@@ -1,8 +1,8 @@
 // Package detect reads a project's folder and says how its tests run: the
 // ecosystems it shows (go.mod, package.json, pyproject.toml …), the test
 // command each one proposes (with the package manager of the lockfile and
-// the Python interpreter that actually has pytest), the flags that make a
-// runner's counts readable, and the build output to keep out of git.
+// the Python interpreter that actually has pytest), and the build output
+// to keep out of git.
 // `looprinter init` proposes the command; `doctor` names it in its fixes.
 package detect
 
@@ -40,12 +40,6 @@ type Test struct {
 	// From says what it was read from: "go.mod", "package.json scripts.test
 	// (vitest), pnpm-lock.yaml".
 	From string
-	// Counted is the command with the flags that make the runner print its
-	// per-test results or counts, when Command itself does not (go test
-	// without -v prints no passing tests); "" when Command is readable as
-	// it is. CountedWhy says what the flags change.
-	Counted    string
-	CountedWhy string
 }
 
 // Probe is what Find asks the machine: whether a program is on PATH and
@@ -104,9 +98,8 @@ func Find(dir string, probe Probe) []Test {
 	}
 	var out []Test
 	if exists(dir, "go.mod") {
-		out = append(out, Test{Ecosystem: Go, Command: "go test ./...", Runner: "go", From: "go.mod",
-			Counted:    "go test -v ./...",
-			CountedWhy: "plain `go test` prints no line per passing test, so the passing count cannot be read; -v prints one per test"})
+		// Written with -v by init, which says so (spec.CountedTestCommand).
+		out = append(out, Test{Ecosystem: Go, Command: "go test ./...", Runner: "go", From: "go.mod"})
 	}
 	if t, ok := nodeTest(dir); ok {
 		out = append(out, t)
