@@ -38,11 +38,12 @@ var (
 // hint (what to install or change) for the user. A check that passed
 // (exit 0) never has a missing runner.
 //
-// A test that imports a module of the project that does not exist yet is
-// not a missing runner: only the runner's own start, or a package that is
-// not the project's (no relative path), counts; a hostile agent cannot use
-// this to stop a loop it is in, because the baseline reads it before any
-// agent run.
+// What the work itself may fix is not a missing runner: a test that
+// imports a module of the project that does not exist yet, a package the
+// code requires (only test tooling counts: mocha, chai, ts-jest …), a
+// program a test runs (only the shell's own exit 127 counts). Read it at
+// the baseline, before any agent run: the agent's code could print any of
+// these lines later.
 func RunnerMissing(output string, exit int) (missing bool, hint string) {
 	if exit == 0 {
 		return false, ""
@@ -59,22 +60,42 @@ func RunnerMissing(output string, exit int) (missing bool, hint string) {
 			return true, fmt.Sprintf("package.json has no %q script: add it (e.g. \"%s\": \"mocha\") or change the check to run the tests directly", m[1], m[1])
 		}
 	}
-	if m := zshNotFound.FindStringSubmatch(output); m != nil {
-		return true, notFoundHint(m[1])
-	}
-	if m := shNotFound.FindStringSubmatch(output); m != nil && !strings.Contains(m[1], "/") {
-		return true, notFoundHint(m[1])
-	}
 	if exit == 127 {
+		// The shell's own "command not found" ends the check with 127; a
+		// test that runs a program the work is to build fails its runner
+		// with another status, and is a failure of the work.
+		if m := zshNotFound.FindStringSubmatch(output); m != nil {
+			return true, notFoundHint(m[1])
+		}
+		if m := shNotFound.FindStringSubmatch(output); m != nil && !strings.Contains(m[1], "/") {
+			return true, notFoundHint(m[1])
+		}
 		return true, "a program the check starts was not found (exit 127): run the check yourself and install what is missing"
 	}
-	if m := nodeNoPkg.FindStringSubmatch(output); m != nil {
-		return true, fmt.Sprintf("the package %s is not installed: run the project's install (npm ci, pnpm install, yarn install) before the loop, or add it as a setup: command", m[1])
-	}
-	if m := nodeNoModule.FindStringSubmatch(output); m != nil {
-		return true, fmt.Sprintf("the package %s is not installed: run the project's install (npm ci, pnpm install, yarn install) before the loop, or add it as a setup: command", m[1])
+	// A test tool the tests load that is not installed (the project's
+	// dependencies are not): not a package the work may be to add.
+	for _, re := range []*regexp.Regexp{nodeNoPkg, nodeNoModule} {
+		if m := re.FindStringSubmatch(output); m != nil && testTool(m[1]) {
+			return true, fmt.Sprintf("the package %s is not installed: run the project's install (npm ci, pnpm install, yarn install) before the loop, or add it as a setup: command", m[1])
+		}
 	}
 	return false, ""
+}
+
+// testTool says whether a Node package is test tooling (a runner, an
+// assertion or mocking library, a TypeScript loader).
+func testTool(pkg string) bool {
+	for _, p := range []string{"@jest/", "@vitest/", "@testing-library/", "@types/"} {
+		if strings.HasPrefix(pkg, p) {
+			return true
+		}
+	}
+	switch pkg {
+	case "mocha", "jest", "vitest", "chai", "chai-as-promised", "sinon", "should", "expect", "expect.js", "ava", "tap", "tape", "uvu",
+		"ts-jest", "ts-node", "tsx", "babel-jest", "jsdom", "happy-dom", "supertest", "nock", "nyc", "c8", "esm", "@babel/register":
+		return true
+	}
+	return false
 }
 
 // RunnerMissingLog is RunnerMissing on a check's saved output (its log

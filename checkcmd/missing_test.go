@@ -39,6 +39,15 @@ func TestRunnerMissing(t *testing.T) {
 			}
 		})
 	}
+	// A test that runs a program the work is to build: its runner fails
+	// with 1, not the shell's 127: a failure of the work.
+	if m, _ := RunnerMissing("sh: 1: mytool: not found\n1 failing\n", 1); m {
+		t.Error("a test's own missing program counted")
+	}
+	// A package the work may be to add is not a missing runner.
+	if m, _ := RunnerMissing("Error: Cannot find module 'lodash'\n", 1); m {
+		t.Error("a dependency of the code counted")
+	}
 	// A test that prints a look-alike deep in its output is still a shell's line only at a line start.
 	if m, _ := RunnerMissing("AssertionError: expected 'sh: 1: jest: not found' to equal ''", 1); m {
 		t.Error("a quoted look-alike inside an assertion counted")
