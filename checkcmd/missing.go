@@ -190,6 +190,25 @@ func CheckStart(line, dir, pathEnv string, importable func(python, module string
 				break // a script: its own imports are the work's
 			}
 		}
+	case base == "npx" || base == "bunx":
+		// npx PROG: a program that is not installed is downloaded from the
+		// registry at every check (or fails offline).
+		for _, a := range args {
+			if strings.HasPrefix(a, "-") {
+				if a == "--" {
+					continue
+				}
+				return "", "" // options (-p PKG …): not read
+			}
+			if strings.ContainsAny(a, "/@") {
+				return "", ""
+			}
+			if _, err := FindProgram(a, dir, filepath.Join(dir, "node_modules", ".bin")); err == nil {
+				return "", ""
+			}
+			return fmt.Sprintf("%s is not in node_modules/.bin: `%s` would download it from the registry at every check, or fail without the network", a, line),
+				fmt.Sprintf("install the project's dependencies (npm ci, pnpm install, yarn install) in %s before the loop, or add it as a setup: command", dir)
+		}
 	case base == "npm" || base == "pnpm" || base == "yarn" || base == "bun":
 		script := scriptName(base, args)
 		if script == "" {

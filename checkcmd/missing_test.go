@@ -84,6 +84,7 @@ func TestCheckStart(t *testing.T) {
 		{"yarn coverage", `package.json has no "coverage" script`, ""},
 		{"npm run echo", "", ""},
 		{"bun test", "", ""},
+		{"npx jest --ci", "jest is not in node_modules/.bin: `npx jest --ci` would download it", "npm ci"},
 	} {
 		why, fix := CheckStart(tc.line, dir, bin, noPytest)
 		if (tc.why == "") != (why == "") || !strings.Contains(why, tc.why) || !strings.Contains(fix, tc.fix) {
@@ -94,6 +95,9 @@ func TestCheckStart(t *testing.T) {
 	write("node_modules/.bin/mocha", "#!/bin/sh\n")
 	if why, _ := CheckStart("npm test", dir, bin, noPytest); why != "" {
 		t.Errorf("mocha installed: %q", why)
+	}
+	if why, _ := CheckStart("npx mocha --exit", dir, bin, noPytest); why != "" {
+		t.Errorf("npx, mocha installed: %q", why)
 	}
 	if why, _ := CheckStart("python3 -m pytest", dir, bin, func(string, string) bool { return true }); why != "" {
 		t.Errorf("pytest importable: %q", why)
