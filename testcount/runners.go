@@ -40,6 +40,11 @@ var (
 	vitestSummary = regexp.MustCompile(`^\s*Tests\s{2,}((?:\d+ [a-z]+(?: \| )?)+)\s*\(\d+\)$`)
 	vitestStart   = regexp.MustCompile(`^\s*RUN\s+v\d`)
 
+	// mocha, spec reporter (and dot, list, min …): "  3 passing (43ms)",
+	// "  1 pending", "  2 failing".
+	mochaPassing = regexp.MustCompile(`^\s*(\d+) passing \(\d+(?:\.\d+)?(?:ms|s|m|h)\)$`)
+	mochaOther   = regexp.MustCompile(`^\s*(\d+) (pending|failing)$`)
+
 	// node --test, spec reporter: "ℹ pass 3"
 	nodeSpec = regexp.MustCompile(`^ℹ (pass|fail|cancelled|skipped|todo) (\d+)$`)
 
@@ -115,11 +120,12 @@ func (p *Parser) builtin(b []byte) {
 	if jestSuites && p.jestSummaryLine(b) {
 		return
 	}
-	if p.jestTestLine(b, trim) || p.vitestLine(b, trim) || p.nodeLine(b) {
+	if p.jestTestLine(b, trim) || p.vitestLine(b, trim) || p.nodeLine(b) || p.mochaLine(b, trim) {
 		return
 	}
 	if b[0] == 'o' || b[0] == 'F' {
 		if m := goPkgLine.FindSubmatch(b); m != nil {
+			p.goPkgSeen = true
 			p.flushGo(string(m[2]))
 			return
 		}
@@ -608,6 +614,40 @@ func (p *Parser) vitestLine(b, trim []byte) bool {
 		p.skipped.add(name)
 	}
 	return true
+}
+
+// mocha
+
+// mochaLine reads mocha's summary: "N passing (Xms)" opens it, "N pending"
+// and "N failing" follow. The last summary of the output counts (a test
+// that prints a look-alike prints it before mocha's own).
+func (p *Parser) mochaLine(b, trim []byte) bool {
+	if len(trim) == 0 || trim[0] < '0' || trim[0] > '9' {
+		return false
+	}
+	if m := mochaPassing.FindSubmatch(b); m != nil {
+		p.mocha.set(tally{passed: atoi(m[1])})
+		p.mochaOpen = true
+		return true
+	}
+	if !p.mochaOpen {
+		return false
+	}
+	if m := mochaOther.FindSubmatch(b); m != nil {
+		t := p.mocha.pending
+		switch string(m[2]) {
+		case "pending":
+			t.skipped = atoi(m[1])
+		case "failing":
+			t.failed = atoi(m[1])
+			p.mochaOpen = false
+			p.fails.mochaFailing = true
+			p.fails.close() // another runner's failure above does not take mocha's
+		}
+		p.mocha.set(t)
+		return true
+	}
+	return false
 }
 
 // node --test with the spec reporter

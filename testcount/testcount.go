@@ -5,8 +5,8 @@
 // rises, fails.
 //
 // Recognised runners: go test -v, go test -json, pytest, python -m unittest,
-// jest, vitest, node --test (TAP and spec reporters), cargo test and any TAP
-// producer, plus patterns the user adds for other runners (Pattern).
+// jest, vitest, mocha (spec and TAP reporters), node --test (TAP and spec
+// reporters), cargo test and any TAP producer, plus patterns the user adds for other runners (Pattern).
 //
 // Parser.Failures names the failing tests with the lines that say why they
 // failed, for a check's failure signal.
@@ -38,7 +38,7 @@ const (
 type Counts struct {
 	// Runner names the runners recognised, comma-separated in a fixed
 	// order: "go", "go-json", "pytest", "unittest", "jest", "vitest",
-	// "node", "cargo", "tap", then the user patterns' names.
+	// "mocha", "node", "cargo", "tap", then the user patterns' names.
 	Runner  string `json:"runner,omitempty"`
 	Passed  int    `json:"passed"`
 	Failed  int    `json:"failed"`
@@ -53,6 +53,10 @@ type Counts struct {
 	NamesTruncated bool `json:"names_truncated,omitempty"`
 	// Known is false when nothing was recognised: the counts mean nothing.
 	Known bool `json:"known"`
+	// Unreadable says why the counts cannot be read when Known is false,
+	// for the caller's warning (the passing-count rule is off for a check
+	// whose counts cannot be read).
+	Unreadable string `json:"unreadable,omitempty"`
 }
 
 // String is a one-line summary such as "pytest: 3 passed, 1 failed, 2 skipped".
@@ -121,7 +125,9 @@ type Parser struct {
 	finalized bool
 
 	goV, goJSON, unittest, jest, node, tap tally
-	pytest, cargo, vitest                  session
+	pytest, cargo, vitest, mocha           session
+	mochaOpen                              bool // mocha's summary is being read
+	goPkgSeen                              bool // a go test package result line was seen
 	tapSeen                                bool // a TAP version, plan or bail-out line was seen
 	goVerbose                              bool // go test -v's "=== RUN" was seen
 	inCaptured                             bool // inside pytest's "Captured stdout call" section
@@ -262,6 +268,7 @@ func (p *Parser) Counts() Counts {
 		p.pytestEnd()
 		p.cargo.commit()
 		p.vitest.commit()
+		p.mocha.commit()
 		p.finalized = true
 	}
 	var c Counts
@@ -284,6 +291,7 @@ func (p *Parser) Counts() Counts {
 	add("unittest", p.unittest)
 	add("jest", p.jest)
 	add("vitest", p.vitest.done)
+	add("mocha", p.mocha.done)
 	add("node", p.node)
 	add("cargo", p.cargo.done)
 	if p.tapSeen {
@@ -294,6 +302,12 @@ func (p *Parser) Counts() Counts {
 	}
 	c.Known = len(runners) > 0
 	c.Runner = strings.Join(runners, ",")
+	if !c.Known {
+		c.Unreadable = "no test runner's results were recognised in the output"
+		if p.goPkgSeen {
+			c.Unreadable = "go test printed its packages' results but no line per test: run it with -v (or -json)"
+		}
+	}
 	c.PassedNames = p.passed.sorted()
 	c.SkippedNames = p.skipped.sorted()
 	c.NamesTruncated = p.passed.truncated || p.skipped.truncated

@@ -171,18 +171,18 @@ func TestGoVerboseNames(t *testing.T) {
 }
 
 func TestPatterns(t *testing.T) {
-	mocha := Pattern{Name: "mocha", Passed: `^\s*(\d+) passing`, Failed: `^\s*(\d+) failing`, Skipped: `^\s*(\d+) pending`}
+	ava := Pattern{Name: "ava", Passed: `^\s*(\d+) tests? passed`, Failed: `^\s*(\d+) tests? failed`, Skipped: `^\s*(\d+) tests? skipped`}
 	gotestsum := Pattern{Name: "gotestsum", Total: `^DONE (\d+) tests?`, Skipped: `^DONE \d+ tests?.*?, (\d+) skipped`, Failed: `^DONE \d+ tests?.*?, (\d+) failures?`}
-	out := "\n  12 passing (30ms)\n  2 pending\n  1 failing\n\nDONE 40 tests, 3 skipped, 2 failures in 1.2s\n" + sample(t, "go-json.txt")
-	c, err := ParseString(out, []Pattern{mocha, gotestsum})
+	out := "\n  12 tests passed\n  2 tests skipped\n  1 test failed\n\nDONE 40 tests, 3 skipped, 2 failures in 1.2s\n" + sample(t, "go-json.txt")
+	c, err := ParseString(out, []Pattern{ava, gotestsum})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Runner != "go-json,mocha,gotestsum" || c.Passed != 5+12+35 || c.Failed != 1+1+2 || c.Skipped != 2+2+3 {
+	if c.Runner != "go-json,ava,gotestsum" || c.Passed != 5+12+35 || c.Failed != 1+1+2 || c.Skipped != 2+2+3 {
 		t.Errorf("%+v", c)
 	}
 	// A pattern that matches nothing does not make the output Known.
-	if c, _ := ParseString("nothing here\n", []Pattern{mocha}); c.Known {
+	if c, _ := ParseString("nothing here\n", []Pattern{ava}); c.Known {
 		t.Errorf("%+v", c)
 	}
 
@@ -205,7 +205,7 @@ func TestPatterns(t *testing.T) {
 			t.Errorf("%+v: Parse took it", tc.p)
 		}
 	}
-	if err := mocha.Validate(); err != nil {
+	if err := ava.Validate(); err != nil {
 		t.Error(err)
 	}
 }

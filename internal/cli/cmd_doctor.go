@@ -12,6 +12,7 @@ func init() { register(newDoctorCmd) }
 
 func newDoctorCmd(stdio *IO) *cobra.Command {
 	var file string
+	var all bool
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check the agent CLIs, their login, git, the sandbox, the loop file, its checks and protected files",
@@ -25,10 +26,13 @@ func newDoctorCmd(stdio *IO) *cobra.Command {
   - the sandbox that will confine the agent runs (sandbox: in the loop file)
   - the loop file: that it is valid
   - every setup, verify and objective_verify command: that its program exists
-    (on PATH, or a file in the loop's directory), and that a gate check can
-    fail at all (not "|| true", "; exit 0", a bare "true")
+    (on PATH, or a file in the loop's directory), that its test runner can
+    start (python3 -m pytest: that python3 can import pytest; npm test: that
+    package.json has the script and its program is installed), and that a
+    gate check can fail at all (not "|| true", "; exit 0", a bare "true")
   - that the objective gate is configured
-  - the protected files, each with the rule that protects it
+  - the protected files, each with the rule that protects it (the first 20
+    and a count per rule; --all lists every one)
 
 Every problem comes with a fix. doctor exits 4 (BLOCKED) when the loop cannot
 run: its agent CLI is missing, the loop file is invalid, a check's program
@@ -37,7 +41,11 @@ is missing, no sandbox can run, or the protected files cannot be listed.`,
   looprinter doctor -f loops/docs/loop.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r := doctor.Run(cmd.Context(), doctor.Options{File: file, FileGiven: cmd.Flags().Changed("file")})
+			opts := doctor.Options{File: file, FileGiven: cmd.Flags().Changed("file")}
+			if all {
+				opts.MaxProtected = -1
+			}
+			r := doctor.Run(cmd.Context(), opts)
 			printDoctor(stdio, r)
 			if r.Blocked {
 				return &ExitError{Code: ExitBlocked}
@@ -46,6 +54,7 @@ is missing, no sandbox can run, or the protected files cannot be listed.`,
 		},
 	}
 	cmd.Flags().StringVarP(&file, "file", "f", "loop.yaml", "the loop file")
+	cmd.Flags().BoolVar(&all, "all", false, "list every protected file, not the first 20")
 	return cmd
 }
 

@@ -7,10 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
+	"github.com/looprinter/looprinter/detect"
 	"github.com/looprinter/looprinter/internal/initwiz"
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/spec"
@@ -34,15 +36,30 @@ func newInitCmd(stdio *IO) *cobra.Command {
 		Long: `Interview you in four stages (the objective, the deliverables, the
 verification, the constraints), then about the agent, the budgets and the stop
 conditions; show a summary to confirm; then write a commented loop.yaml and add
-output/ and working-records/ to .gitignore, with common build output
-(__pycache__/, node_modules/, target/): a loop's commits take the whole folder.
+output/ and working-records/ to .gitignore, with the build output of the
+project's ecosystems (node_modules/ for package.json, __pycache__/ and
+.pytest_cache/ for Python, target/ for Cargo.toml): a loop's commits take the
+whole folder.
+
+With no --verify and no --objective-verify, init reads the project for its
+test command and proposes it (the interview shows it to edit): go.mod: go test;
+package.json's test script, with the package manager of the lockfile (npm,
+pnpm, yarn, bun); pytest (pytest.ini, conftest.py, pyproject.toml, setup.cfg,
+tox.ini) with the interpreter that can import it, or unittest; Cargo.toml:
+cargo test; a Makefile test target: make test. The summary says where it came
+from. A plain go test is written with -v, and the summary says so: without it
+the passing count cannot be read.
 
 Every question has a flag, so init also runs without a terminal (scripts, CI):
 with --yes, or when there is no terminal, it takes the flags and the defaults,
 and says which flag to pass for an answer that is missing. In a terminal the
 flags fill in the interview's answers.
 
-init runs the checks once and warns when they already pass (the loop would stop
+init runs the checks once (a command under both gates once; 3 minutes at most
+each), shows each one's exit, time and test counts, and
+warns when a runner cannot start (No module named pytest, a missing npm script),
+when the test counts cannot be read (and which flags make them readable), when
+they already pass (the loop would stop
 ALREADY PASSING before any agent run) or cannot run (--skip-checks skips
 that). It warns when the verification is weak: no checks at all, only checks that a
 file exists, or an objective a machine cannot judge. It never replaces an
@@ -136,6 +153,8 @@ func runInit(stdio *IO, o *initOptions, cmd *cobra.Command) error {
 
 	interactive := !o.yes && canAsk(stdio)
 	dir := filepath.Dir(path)
+	// With no check given, the project's own test command is proposed.
+	a.DetectChecks(dir, detect.System)
 	if interactive {
 		if a.HoldoutShare == "" {
 			// The interview offers a holdout set when the project has tests.
@@ -211,7 +230,11 @@ func runInit(stdio *IO, o *initOptions, cmd *cobra.Command) error {
 		}
 	}
 	if !o.skipChecks {
-		for _, w := range checkWarnings(cmd.Context(), l) {
+		lines, warns := checkWarnings(cmd.Context(), l)
+		for _, s := range lines {
+			fmt.Fprintln(stdio.Out, s)
+		}
+		for _, w := range warns {
 			fmt.Fprintln(stdio.Err, "warning:", w)
 		}
 	}
@@ -229,19 +252,40 @@ func runInit(stdio *IO, o *initOptions, cmd *cobra.Command) error {
 	return nil
 }
 
-// checkWarnings runs the new loop's checks once and says what would stop
-// the loop before any agent run: checks that cannot run, or checks that
-// already pass (ALREADY PASSING, exit 5, unless allow_passing).
-func checkWarnings(ctx context.Context, l *spec.Loop) []string {
-	results := loop.ProbeChecks(ctx, l)
-	if len(results) == 0 {
-		return nil
+// checkWarnings runs the new loop's checks once (a command listed under
+// both verify and objective_verify runs once; each for at most
+// initwiz.ProbeTimeout) and returns what each found
+// (exit, time, test counts) and what would stop the loop before any agent
+// run: checks that cannot run, or checks that already pass (ALREADY
+// PASSING, exit 5, unless allow_passing).
+func checkWarnings(ctx context.Context, l *spec.Loop) (lines, out []string) {
+	once := *l
+	once.ObjectiveVerify = nil
+	if once.CheckTimeout.D() > initwiz.ProbeTimeout {
+		once.CheckTimeout = spec.Duration(initwiz.ProbeTimeout)
 	}
-	var out []string
+	seen := map[string]bool{}
+	for _, c := range l.Verify {
+		seen[c] = true
+	}
+	for _, c := range l.ObjectiveVerify {
+		if !seen[c] {
+			seen[c] = true
+			once.ObjectiveVerify = append(once.ObjectiveVerify, c)
+		}
+	}
+	results := loop.ProbeChecks(ctx, &once)
+	if len(results) == 0 {
+		return nil, nil
+	}
 	pass := true
 	for _, r := range results {
 		pass = pass && r.Pass
-		if r.ExitCode == 126 || r.ExitCode == 127 {
+		line, warns := initwiz.RanReport(initwiz.Ran{Command: r.Command, Exit: r.ExitCode, Duration: time.Duration(r.DurationMS) * time.Millisecond,
+			TimedOut: r.TimedOut, Tests: r.Tests, Output: r.Signal})
+		lines = append(lines, line)
+		out = append(out, warns...)
+		if (r.ExitCode == 126 || r.ExitCode == 127) && len(warns) == 0 {
 			out = append(out, fmt.Sprintf("the check `%s` cannot run (exit %d): `looprinter run` would stop BLOCKED; `looprinter doctor` says how to fix it", r.Command, r.ExitCode))
 		}
 	}
@@ -262,5 +306,5 @@ func checkWarnings(ctx context.Context, l *spec.Loop) []string {
 			out = append(out, "the objective checks already pass (only the cycle gate's fail): they cannot show that the agent's work met the objective, so after paid agent runs the loop would end NOT VERIFIED; sharpen objective_verify so it fails until the objective is met")
 		}
 	}
-	return out
+	return lines, out
 }

@@ -18,12 +18,15 @@ func init() { register(newValidateCmd) }
 
 func newValidateCmd(io *IO) *cobra.Command {
 	var file string
+	var all bool
 	cmd := &cobra.Command{
 		Use:   "validate [-f loop.yaml]",
 		Short: "Check the loop file and print what the loop would do",
 		Long: `Check the loop file: every problem is printed with its line and column
 (exit 78). A valid file is printed as the effective loop: shape, agents,
-budgets, gates, and the first line of each prompt, with the defaults filled in.`,
+budgets, gates, and the first line of each prompt, with the defaults filled in,
+and the protected files with the rule that protects each: the first 20 and a
+count per rule, or every one with --all.`,
 		Example: `  looprinter validate
   looprinter validate -f examples/go-tests/loop.yaml`,
 		Args: cobra.NoArgs,
@@ -32,15 +35,22 @@ budgets, gates, and the first line of each prompt, with the defaults filled in.`
 			if err != nil {
 				return err
 			}
-			printEffective(io, l)
+			max := 20
+			if all {
+				max = -1
+			}
+			printEffective(io, l, max)
 			return nil
 		},
 	}
 	cmd.Flags().StringVarP(&file, "file", "f", "loop.yaml", "the loop file")
+	cmd.Flags().BoolVar(&all, "all", false, "list every protected file, not the first 20")
 	return cmd
 }
 
-func printEffective(io *IO, l *spec.Loop) {
+// printEffective prints the effective loop; maxProtected caps the protected
+// files listed (less than 0: every one).
+func printEffective(io *IO, l *spec.Loop, maxProtected int) {
 	w := io.Out
 	fmt.Fprintf(w, "%s is valid.\n\n", relTo(".", l.Path))
 	fmt.Fprintf(w, "loop:       %s\n", l.Name)
@@ -78,7 +88,7 @@ func printEffective(io *IO, l *spec.Loop) {
 		list("verify:", l.Verify, "(none)")
 	}
 	fmt.Fprintf(w, "baseline:   %s\n", map[string]string{"all": "every failure blocks", "new-only": "only failures that were not there before the loop block"}[l.VerifyBaseline])
-	printProtected(w, l)
+	printProtected(w, l, maxProtected)
 	printRedaction(w, l)
 	fmt.Fprintln(w, "prompts:")
 	phases := []string{"plan", "build", "replan"}
@@ -106,7 +116,7 @@ func printEffective(io *IO, l *spec.Loop) {
 
 // printProtected lists the protected files, each with the rule that
 // protects it, at most 20.
-func printProtected(w io.Writer, l *spec.Loop) {
+func printProtected(w io.Writer, l *spec.Loop, maxProtected int) {
 	defaults := l.ProtectDefaults == nil || *l.ProtectDefaults
 	switch {
 	case len(l.Protect) > 0:
@@ -123,7 +133,7 @@ func printProtected(w io.Writer, l *spec.Loop) {
 		return
 	}
 	fmt.Fprintf(w, "protected:  %s the agent may not change\n", count(len(ps), "file"))
-	for _, line := range doctor.ProtectedLines(ps, 20) {
+	for _, line := range doctor.ProtectedLines(ps, maxProtected) {
 		fmt.Fprintf(w, "  %s\n", line)
 	}
 }

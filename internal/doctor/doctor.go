@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/checkcmd"
+	"github.com/looprinter/looprinter/detect"
 	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/sandbox"
@@ -60,7 +61,8 @@ type Options struct {
 	FileGiven bool
 	// Wd is the directory paths are shown relative to; "" is the current one.
 	Wd string
-	// MaxProtected caps the listed protected files; 0 means 20.
+	// MaxProtected caps the listed protected files; 0 means 20, less than
+	// 0 lists every one (--all).
 	MaxProtected int
 }
 
@@ -87,7 +89,7 @@ func Run(ctx context.Context, opts Options) *Report {
 	if opts.Wd == "" {
 		opts.Wd, _ = os.Getwd()
 	}
-	if opts.MaxProtected <= 0 {
+	if opts.MaxProtected == 0 {
 		opts.MaxProtected = 20
 	}
 	r := &Report{}
@@ -184,6 +186,39 @@ func (r *Report) add(fs ...Finding) {
 // VacuousCheck tells whether a check command cannot fail, and why (the
 // part that makes it pass). The engine uses the same words.
 func VacuousCheck(cmd string) (why string, vacuous bool) { return checkcmd.VacuousCheck(cmd) }
+
+// Importable says whether a Python interpreter, as a check names it, can
+// import a module: `PYTHON -c 'import MODULE'`, 10 seconds at most, outside
+// the project's folder. An interpreter inside the loop's folder (a
+// project's .venv) is the agent's to change: doctor does not start it
+// outside the sandbox, and says nothing about it (true).
+func Importable(dir string) func(python, module string) bool {
+	return func(python, module string) bool {
+		py, err := detect.Interpreter(dir, python)
+		if err != nil {
+			return true // CheckRunnable said where it is
+		}
+		if inside(dir, py) {
+			return true
+		}
+		return detect.System.HasModule(dir, py, module)
+	}
+}
+
+// inside says whether path is in dir, symbolic links resolved.
+func inside(dir, path string) bool {
+	for _, f := range []func(string) (string, error){filepath.Abs, filepath.EvalSymlinks} {
+		d, err1 := f(dir)
+		p, err2 := f(path)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		if r, err := filepath.Rel(d, p); err == nil && r != ".." && !strings.HasPrefix(r, "../") {
+			return true
+		}
+	}
+	return false
+}
 
 // CannotRun tells whether a check cannot start (the shell would exit 127 or
 // 126), why, and the fix; key is where the check is listed (verify,
@@ -316,6 +351,10 @@ func checkCommands(l *spec.Loop) []Finding {
 				out = append(out, Finding{Level: Fail, Area: AreaLoop, Message: fmt.Sprintf("%s check %q: %s", g.key, c, why), Fix: checkcmd.RunFix(prog, why, g.key)})
 				continue
 			}
+			if why, fix := checkcmd.CheckStart(c, l.Dir, os.Getenv("PATH"), Importable(l.Dir)); why != "" {
+				out = append(out, Finding{Level: Fail, Area: AreaLoop, Message: fmt.Sprintf("%s check %q: %s", g.key, c, why), Fix: fix})
+				continue
+			}
 			if g.key != "setup" {
 				if vwhy, ok := checkcmd.VacuousCheck(c); ok {
 					out = append(out, Finding{Level: Warn, Area: AreaLoop, Message: fmt.Sprintf("%s check %q cannot fail: %s", g.key, c, vwhy),
@@ -341,7 +380,7 @@ func checkGates(l *spec.Loop) []Finding {
 		}
 		if len(l.Verify) == 0 {
 			out = append(out, Finding{Level: Warn, Area: AreaLoop, Message: "the cycle gate has no verify checks: only the plan and progress files are checked",
-				Fix: `add verify: the project's tests, build, lint (e.g. "go test ./...")`})
+				Fix: fmt.Sprintf("add verify: the project's tests, build, lint (e.g. %q)", detect.Suggest(l.Dir))})
 		}
 	case spec.ShapeRalph:
 		out = append(out, Finding{Level: OK, Area: AreaLoop, Message: fmt.Sprintf("verifier: %d check%s", len(l.Verify), plural(len(l.Verify)))})
@@ -379,8 +418,12 @@ func hasDefaultTests(ps []guard.Protected) bool {
 }
 
 // ProtectedLines writes protected files one a line with their rules, at
-// most max of them, then how many more.
+// most max of them (every one when max < 0); past max, how many more, with
+// the count of each rule's files, and the flag that lists every one.
 func ProtectedLines(ps []guard.Protected, max int) []string {
+	if max < 0 {
+		max = len(ps)
+	}
 	width := 0
 	for i, p := range ps {
 		if n := len([]rune(p.Path)); i < max && n > width && n <= 40 {
@@ -390,10 +433,29 @@ func ProtectedLines(ps []guard.Protected, max int) []string {
 	var out []string
 	for i, p := range ps {
 		if i == max {
-			out = append(out, fmt.Sprintf("… and %d more", len(ps)-max))
+			out = append(out, fmt.Sprintf("… and %d more (--all lists every one); by rule, of all %d:", len(ps)-max, len(ps)))
+			out = append(out, ruleCounts(ps)...)
 			break
 		}
 		out = append(out, fmt.Sprintf("%-*s  ← %s", width, p.Path, p.Rule))
+	}
+	return out
+}
+
+// ruleCounts is how many protected files each rule protects, most first.
+func ruleCounts(ps []guard.Protected) []string {
+	n := map[string]int{}
+	var rules []string
+	for _, p := range ps {
+		if n[p.Rule] == 0 {
+			rules = append(rules, p.Rule)
+		}
+		n[p.Rule]++
+	}
+	sort.SliceStable(rules, func(i, j int) bool { return n[rules[i]] > n[rules[j]] })
+	out := make([]string, len(rules))
+	for i, r := range rules {
+		out[i] = fmt.Sprintf("  %5d  %s", n[r], r)
 	}
 	return out
 }

@@ -170,3 +170,39 @@ func TestOtherVersionHintPinsTestedVersion(t *testing.T) {
 		t.Errorf("the tested version: %+v", fs[0])
 	}
 }
+
+// A check whose runner cannot start is a problem with what to install:
+// python3 -m pytest where python3 has no pytest (a fake python3 that fails
+// every import of pytest), npm run with a script package.json lacks. The
+// probe never runs the project's files: neither a pytest.py planted in the
+// loop's folder (it is imported only from there) nor an interpreter inside
+// it (an agent could write either).
+func TestRunnerCannotStart(t *testing.T) {
+	dir := t.TempDir()
+	bin := t.TempDir()
+	marker := filepath.Join(t.TempDir(), "ran")
+	write(t, bin, "python3", "#!/bin/sh\n[ -f pytest.py ] && touch "+marker+"\nexit 1\n", 0o755)
+	t.Setenv("PATH", bin+":/usr/bin:/bin")
+	write(t, dir, "loop.yaml", `objective: "x passes"
+sandbox: "off"
+agent: {backend: command, command: ./agent.sh}
+verify: ["python3 -m pytest -q", "npm run unit", ".venv/bin/python -m pytest"]
+`, 0o644)
+	write(t, dir, "agent.sh", "#!/bin/sh\n", 0o755)
+	write(t, dir, "package.json", `{"scripts":{"test":"mocha"}}`, 0o644)
+	write(t, dir, "pytest.py", "open('"+marker+"', 'w')\n", 0o644)
+	write(t, dir, ".venv/bin/python", "#!/bin/sh\ntouch "+marker+"\nexit 1\n", 0o755)
+	r := Run(context.Background(), Options{File: filepath.Join(dir, "loop.yaml"), FileGiven: true})
+	if f := find(r, Fail, AreaLoop, `"python3 -m pytest -q": python3 cannot import pytest`); f == nil || !strings.Contains(f.Fix, "pip install pytest") {
+		t.Errorf("pytest: %+v", r.Findings)
+	}
+	if f := find(r, Fail, AreaLoop, `"npm run unit": package.json has no "unit" script`); f == nil {
+		t.Errorf("npm: %+v", r.Findings)
+	}
+	if find(r, Fail, AreaLoop, ".venv/bin/python") != nil || !r.Blocked {
+		t.Errorf("venv: %+v", r.Findings)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("doctor ran a file of the loop's folder")
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/looprinter/looprinter/detect"
 	"github.com/looprinter/looprinter/spec"
 )
 
@@ -47,6 +48,16 @@ type Answers struct {
 	CostUSD     float64
 	Wall        string
 	SameFailure int
+
+	// Notes say what init chose or changed on the user's behalf (a test
+	// command it detected, a flag it added so that the counts can be
+	// read); the summary shows them.
+	Notes []string
+	// Example is the test command of the project's ecosystem, for the
+	// messages that ask for a check ("go test ./..." when none is known).
+	Example string
+	// Detected is the test command DetectChecks found, if any.
+	Detected *detect.Test
 }
 
 // Defaults are the answers nobody gave.
@@ -75,12 +86,66 @@ func (a *Answers) Clean() {
 		*l = cleanList(*l)
 	}
 	// The passing-count rule reads per-test lines: a plain `go test`
-	// prints none, so it is written with -v.
+	// prints none, so it is written with -v, and the summary says so.
 	for _, l := range []*[]string{&a.Verify, &a.ObjectiveVerify} {
 		for i, c := range *l {
-			(*l)[i] = spec.CountedTestCommand(c)
+			if counted := spec.CountedTestCommand(c); counted != c {
+				a.note(fmt.Sprintf("`%s` is written as `%s`: %s (pass the command with -json, or edit the loop file, to choose otherwise)", c, counted, spec.UncountedTests(c)))
+				(*l)[i] = counted
+			}
 		}
 	}
+}
+
+// note adds a note once.
+func (a *Answers) note(s string) {
+	for _, n := range a.Notes {
+		if n == s {
+			return
+		}
+	}
+	a.Notes = append(a.Notes, s)
+}
+
+// example is a test command for the messages that ask for a check.
+func (a Answers) example() string {
+	if a.Example != "" {
+		return a.Example
+	}
+	return "go test ./..."
+}
+
+// DetectChecks proposes the project's test command when no check was
+// given: the first one detect.Find reads from the folder goes under verify
+// (and objective_verify, for the cycle shape), with a note that says where
+// it came from. It also sets Example. It returns whether it proposed one.
+func (a *Answers) DetectChecks(dir string, probe detect.Probe) bool {
+	ts := detect.Find(dir, probe)
+	if len(ts) > 0 {
+		a.Example = ts[0].Command
+	}
+	if len(a.Verify) > 0 || len(a.ObjectiveVerify) > 0 || len(ts) == 0 {
+		return false
+	}
+	t := ts[0]
+	a.Detected = &t
+	where := "verify"
+	a.Verify = []string{t.Command}
+	if a.Shape == spec.ShapeCycle {
+		a.ObjectiveVerify = []string{t.Command}
+		where = "verify and objective_verify"
+	}
+	n := fmt.Sprintf("detected the test command `%s` from %s, written under %s; pass --verify or --objective-verify to choose others", t.Command, t.From, where)
+	if len(ts) > 1 {
+		var others []string
+		for _, o := range ts[1:] {
+			others = append(others, fmt.Sprintf("`%s` (%s)", o.Command, o.From))
+		}
+		n += "; also found " + strings.Join(others, ", ")
+	}
+	a.note(n)
+	a.Clean()
+	return true
 }
 
 func cleanList(in []string) []string {
@@ -130,7 +195,7 @@ func (a Answers) Check() []Missing {
 		ms = append(ms, Missing{`--objective "one sentence a machine can judge"`, "the key objective is missing", false})
 	}
 	if a.Shape == spec.ShapeRalph && len(a.Verify) == 0 {
-		ms = append(ms, Missing{`--verify "go test ./..."`, "the ralph shape stops only when its verify checks pass, and none is given", false})
+		ms = append(ms, Missing{fmt.Sprintf("--verify %q", a.example()), "the ralph shape stops only when its verify checks pass, and none is given", false})
 	}
 	if !contains(spec.Backends, a.Backend) {
 		ms = append(ms, Missing{"--backend " + strings.Join(spec.Backends, "|"), fmt.Sprintf("--backend %q is not a backend", a.Backend), true})
@@ -196,7 +261,7 @@ func (a Answers) Weaknesses() []string {
 	checks := append(append([]string{}, a.Verify...), a.ObjectiveVerify...)
 	switch {
 	case len(checks) == 0:
-		w = append(w, `no checks: nothing outside the agent judges its work, so the loop stops on its budgets, not on evidence. Add one: --verify "go test ./..." (a test, a build, a linter) and --objective-verify ./scripts/objective.sh`)
+		w = append(w, fmt.Sprintf("no checks: nothing outside the agent judges its work, so the loop stops on its budgets, not on evidence. Add one: --verify %q (a test, a build, a linter) and --objective-verify ./scripts/objective.sh", a.example()))
 	default:
 		all := true
 		for _, c := range checks {
@@ -214,7 +279,7 @@ func (a Answers) Weaknesses() []string {
 	}
 	if a.Objective != "" {
 		if words := VagueWords(a.Objective); len(words) > 0 {
-			w = append(w, fmt.Sprintf("the objective %q is not something a machine can judge: %s, and no measurable term (a number, a test that passes, an exit code). Rewrite it as one sentence a check can decide, e.g. \"go test ./... passes and the README documents every flag\"", a.Objective, quoteAll(words)))
+			w = append(w, fmt.Sprintf("the objective %q is not something a machine can judge: %s, and no measurable term (a number, a test that passes, an exit code). Rewrite it as one sentence a check can decide, e.g. \"%s passes and the README documents every flag\"", a.Objective, quoteAll(words), a.example()))
 		} else if !measureRe.MatchString(a.Objective) && len(a.ObjectiveVerify) == 0 {
 			w = append(w, fmt.Sprintf("the objective %q names nothing measurable and no objective check judges it: say how a machine can tell it is met", a.Objective))
 		}
@@ -283,6 +348,9 @@ func (a Answers) Summary(path string) string {
 	fmt.Fprintf(&b, "Agent: %s\n", agent)
 	fmt.Fprintf(&b, "Budgets: %d iterations, %d cycles, $%g, %s wall time; stop after the same failure %d times\n",
 		a.Iterations, a.Cycles, a.CostUSD, a.Wall, a.SameFailure)
+	if len(a.Notes) > 0 {
+		list("Notes", a.Notes, "none")
+	}
 	return b.String()
 }
 

@@ -197,6 +197,14 @@ func Interview(start Answers, path string, in io.Reader, out io.Writer) (a Answe
 	}
 	a = v.answers()
 	a.TestFiles = start.TestFiles
+	a.Example = start.Example
+	if d := start.Detected; d != nil {
+		counted := spec.CountedTestCommand(d.Command)
+		if contains(a.Verify, counted) || contains(a.ObjectiveVerify, counted) {
+			a.Detected = d
+			a.Notes = append(append([]string(nil), start.Notes[:1]...), a.Notes...) // the detection's note comes first
+		}
+	}
 	if err := PlanHoldout(filepath.Dir(path), &a); err != nil {
 		return a, false, err
 	}

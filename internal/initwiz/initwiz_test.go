@@ -203,9 +203,19 @@ func TestWriteRefusesToOverwrite(t *testing.T) {
 }
 
 func TestUpdateGitignore(t *testing.T) {
+	// A folder with Node, Python and Rust projects gets each one's build
+	// output; a Python project alone gets no node_modules/.
+	py := t.TempDir()
+	os.WriteFile(filepath.Join(py, "pyproject.toml"), nil, 0o644)
+	if added, err := UpdateGitignore(py); err != nil || !reflect.DeepEqual(added, []string{"output/", "working-records/", "__pycache__/", ".pytest_cache/"}) {
+		t.Fatalf("python: %v %v", added, err)
+	}
 	dir := t.TempDir()
+	for _, f := range []string{"package.json", "setup.py", "Cargo.toml"} {
+		os.WriteFile(filepath.Join(dir, f), nil, 0o644)
+	}
 	added, err := UpdateGitignore(dir)
-	if err != nil || !reflect.DeepEqual(added, []string{"output/", "working-records/", "__pycache__/", "node_modules/", "target/"}) {
+	if err != nil || !reflect.DeepEqual(added, []string{"output/", "working-records/", "node_modules/", "__pycache__/", ".pytest_cache/", "target/"}) {
 		t.Fatalf("%v %v", added, err)
 	}
 	added, err = UpdateGitignore(dir)
@@ -220,7 +230,7 @@ func TestUpdateGitignore(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("node_modules\nworking-records"), 0o644)
 	added, _ = UpdateGitignore(dir)
 	b, _ = os.ReadFile(filepath.Join(dir, ".gitignore"))
-	if !reflect.DeepEqual(added, []string{"output/", "__pycache__/", "target/"}) || string(b) != "node_modules\nworking-records\n# looprinter: the loop's outputs and records\noutput/\n# build output, kept out of the loop's commits\n__pycache__/\ntarget/\n" {
+	if !reflect.DeepEqual(added, []string{"output/", "__pycache__/", ".pytest_cache/", "target/"}) || string(b) != "node_modules\nworking-records\n# looprinter: the loop's outputs and records\noutput/\n# build output, kept out of the loop's commits\n__pycache__/\n.pytest_cache/\ntarget/\n" {
 		t.Fatalf("added %v:\n%q", added, b)
 	}
 }

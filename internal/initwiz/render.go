@@ -9,6 +9,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/looprinter/looprinter/detect"
 	"github.com/looprinter/looprinter/spec"
 )
 
@@ -200,9 +201,11 @@ func (e ErrExists) Error() string {
 // GitignoreLines are what init adds to .gitignore: the loop's own folders.
 var GitignoreLines = []string{"output/", "working-records/"}
 
-// BuildOutputLines are common build output init also ignores: a loop's
-// commits take the whole folder, and these should not be in them.
-var BuildOutputLines = []string{"__pycache__/", "node_modules/", "target/"}
+// BuildOutputLines are the build output init also ignores in dir, for the
+// ecosystems the folder shows (node_modules/ for package.json,
+// __pycache__/ for Python, target/ for Cargo.toml): a loop's commits take
+// the whole folder, and these should not be in them.
+func BuildOutputLines(dir string) []string { return detect.BuildOutput(detect.Ecosystems(dir)) }
 
 // UpdateGitignore adds GitignoreLines and BuildOutputLines to
 // dir/.gitignore, creating it when missing and adding only the lines that
@@ -229,7 +232,7 @@ func UpdateGitignore(dir string) ([]string, error) {
 		}
 		return add
 	}
-	own, build := missing(GitignoreLines), missing(BuildOutputLines)
+	own, build := missing(GitignoreLines), missing(BuildOutputLines(dir))
 	if len(own)+len(build) == 0 {
 		return nil, nil
 	}

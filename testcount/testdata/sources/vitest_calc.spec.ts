@@ -1,0 +1,20 @@
+import { describe, it, expect } from 'vitest';
+import { parse } from './calc';
+
+describe('parse', () => {
+  it('reads the value', () => {
+    expect(parse('1').value).toBe(1);
+  });
+
+  it('reads the unit and tags', () => {
+    expect(parse('2')).toEqual({ value: 2, unit: 'km', tags: ['a', 'b', 'c'] });
+  });
+
+  describe('errors', () => {
+    it('throws on garbage', () => {
+      expect(() => parse('x')).toThrow('not a number');
+    });
+  });
+
+  it.skip('reads dates', () => {});
+});
