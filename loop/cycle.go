@@ -231,7 +231,7 @@ func (e *Engine) build(ctx context.Context, plan *Plan, task Task) error {
 			e.st.Judged.Tasks[i].Passes = passed
 		}
 	}
-	e.noteWriteErr(e.writeJudged())
+	e.store.noteWriteErr(e.writeJudged())
 	e.lastPlan = clonePlan(e.st.Judged)
 	if passed {
 		e.st.TasksPassed++
@@ -385,7 +385,7 @@ func (e *Engine) nextCycle(archive, reason string, errs []string, gap string) er
 	e.st.Cycle++
 	e.st.CycleGate, e.st.ObjectiveGate = "pending", "pending"
 	e.st.Phase = PhasePlan
-	if err := e.checkpoint(); err != nil {
+	if err := e.store.checkpoint(); err != nil {
 		return err
 	}
 	e.archivePending()

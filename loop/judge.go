@@ -45,7 +45,7 @@ func (e *Engine) judge() *judge.Judge {
 			Spec:            func() *spec.Loop { return e.spec },
 			Redactor:        Redactor,
 			Emit:            e.emit,
-			Flush:           func() { e.flush() },
+			Flush:           func() { e.store.flush() },
 			Stamp:           func() (int, int) { return e.st.Cycle, e.st.Iterations },
 			AddNotVerified:  e.addNotVerified,
 			DropNotVerified: e.dropNotVerified,

@@ -41,7 +41,7 @@ func (e *Engine) acceptPlan(p *Plan) []string {
 	}
 	e.st.Judged, e.st.TaskBase = j, map[string]string{}
 	if len(forced) > 0 {
-		e.noteWriteErr(e.writeJudged())
+		e.store.noteWriteErr(e.writeJudged())
 		e.emit(record.Event{Event: record.Warning, Kind: "plan_marks", Message: fmt.Sprintf("the plan came with %s marked passes: true; a task passes only when a build run for it is judged, so it was set to false", strings.Join(forced, ", "))})
 	}
 	return nil
@@ -175,7 +175,7 @@ func (e *Engine) enforceJudgedPlan(dead, who string) []string {
 		violation(m.ID, m.String())
 	}
 	if len(structure)+len(marks) > 0 {
-		e.noteWriteErr(e.writeJudged())
+		e.store.noteWriteErr(e.writeJudged())
 	}
 	return out
 }

@@ -153,7 +153,7 @@ func (e *Engine) asked(phase, task string, run *AgentRun, prompt string, seq int
 	e.st.Question = &Question{ID: id, Text: q, Phase: phase, Task: task, Seq: seq, AskedAt: now, Deadline: now.Add(e.spec.AskTimeout.D())}
 	// Saved before the record: whoever sees the question (status, the
 	// notification, a dashboard) finds the loop waiting for it.
-	if err := e.checkpoint(); err != nil {
+	if err := e.store.checkpoint(); err != nil {
 		return e.stop(ReasonBlocked, "cannot save state: "+err.Error())
 	}
 	e.emit(record.Event{Event: record.Question, Phase: phase, Task: task, ID: id, Message: q,
@@ -173,7 +173,7 @@ func (e *Engine) waitForAnswer(ctx context.Context) error {
 			e.st.Question, e.st.Unanswered = nil, 0
 			e.st.Answered = &Answered{ID: q.ID, Question: q.Text, Text: a.Text, By: a.By}
 			e.emit(record.Event{Event: record.Answer, Phase: q.Phase, Task: q.Task, ID: q.ID, By: a.By, Message: a.Text})
-			return e.checkpoint()
+			return e.store.checkpoint()
 		}
 		if !time.Now().Before(q.Deadline) {
 			if e.spec.OnTimeout != spec.OnTimeoutContinue {
@@ -190,13 +190,13 @@ func (e *Engine) waitForAnswer(ctx context.Context) error {
 			if e.st.Unanswered >= e.spec.Budget.SameFailure {
 				return e.stop(ReasonNoProgress, fmt.Sprintf("the agent asked %d questions in a row that nobody answered", e.st.Unanswered))
 			}
-			return e.checkpoint()
+			return e.store.checkpoint()
 		}
 		select {
 		case <-ctx.Done():
 			return e.stop(ReasonInterrupted, "interrupted while waiting for the answer to "+q.ID)
 		case <-time.After(200 * time.Millisecond):
 		}
-		e.mark = time.Now() // time spent waiting for a person is not loop time
+		e.store.mark = time.Now() // time spent waiting for a person is not loop time
 	}
 }

@@ -282,7 +282,7 @@ func (e *Engine) settleBest(o *Outcome) *KeptRef {
 				delete(e.st.TaskBase, t.ID)
 			}
 		}
-		e.noteWriteErr(e.writeJudged())
+		e.store.noteWriteErr(e.writeJudged())
 	}
 	return kept
 }

@@ -103,12 +103,12 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 			// Saved so that a restart after SIGKILL can end an orphaned agent
 			// (and shown in the public copy).
 			e.st.AgentPGID = pgid
-			e.tick()
+			e.store.tick()
 		},
 	}
 	// A run never outlives the loop's wall budget, nor its cost budget
 	// where the CLI can cap spend.
-	if left := e.spec.Budget.Wall.D() - e.wall(); req.Timeout == 0 || left < req.Timeout {
+	if left := e.spec.Budget.Wall.D() - e.store.wall(); req.Timeout == 0 || left < req.Timeout {
 		req.Timeout = max(left, time.Millisecond) // never 0: 0 would mean no timeout
 	}
 	if left := e.spec.Budget.CostUSD - e.st.CostUSD; req.MaxBudgetUSD == 0 || left < req.MaxBudgetUSD {
@@ -119,10 +119,10 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 	cgroup := e.runCgroup(seq)
 	req.CgroupFD = cgroup.FD()
 	e.st.InFlight = &InFlight{Phase: phase, Task: task, Seq: seq, Post: post, Transcript: filepath.Join(tdir, base+".log"), PromptFile: promptFile}
-	if err := e.checkpointInFlight(); err != nil {
+	if err := e.store.checkpointInFlight(); err != nil {
 		return nil, e.stop(ReasonBlocked, "cannot save state: "+err.Error())
 	}
-	stopTicker := e.checkpointEvery(5 * time.Second)
+	stopTicker := e.store.checkpointEvery(5 * time.Second)
 	defer stopTicker()
 
 	e.recordGuidance(phase, task, told)
@@ -197,7 +197,7 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 		if wait == 0 {
 			break
 		}
-		left := e.spec.Budget.Wall.D() - e.wall()
+		left := e.spec.Budget.Wall.D() - e.store.wall()
 		if wait >= left {
 			// The wait that would pass the budget is recorded, but the
 			// try's cost once only: on its agent_end.
@@ -216,7 +216,7 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 		if ctx.Err() != nil {
 			break
 		}
-		if left := e.spec.Budget.Wall.D() - e.wall(); left < req.Timeout {
+		if left := e.spec.Budget.Wall.D() - e.store.wall(); left < req.Timeout {
 			req.Timeout = max(left, time.Millisecond)
 		}
 	}
@@ -238,7 +238,7 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 	e.recordTamper(phase, task, run.Tamper)
 	e.afterOperator(ctx, phase, task, res, told)
 	e.st.InFlight = nil
-	if err := e.note(); err != nil {
+	if err := e.store.note(); err != nil {
 		return nil, err
 	}
 	if gerr != nil {
@@ -404,14 +404,14 @@ func (e *Engine) waitWhilePaused(ctx context.Context) error {
 		return nil
 	}
 	e.emit(record.Event{Event: record.Paused, Message: "paused before the next agent run; `looprinter resume` goes on"})
-	e.flush() // a pause can last hours: what the last step did reaches the disk now
+	e.store.flush() // a pause can last hours: what the last step did reaches the disk now
 	for {
 		select {
 		case <-ctx.Done():
 			return e.stop(ReasonInterrupted, "interrupted while paused")
 		case <-time.After(250 * time.Millisecond):
 		}
-		e.mark = time.Now() // time spent paused is not loop time
+		e.store.mark = time.Now() // time spent paused is not loop time
 		if _, err := os.Stat(loopdir.Dir(e.dir).Pause()); err != nil {
 			e.emit(record.Event{Event: record.Resumed})
 			return nil

@@ -326,5 +326,5 @@ func (e *Engine) judgeDeadRun() error {
 		e.st.LastFailure = strings.Join(problems, "\n")
 	}
 	e.st.InFlight = nil
-	return e.checkpoint()
+	return e.store.checkpoint()
 }
