@@ -61,10 +61,10 @@ func (e *Engine) stepPlanOrBuild(ctx context.Context) error {
 	if err == nil && len(errs) == 0 && e.st.Judged == nil {
 		// A plan the engine has not accepted yet (written by hand before the
 		// loop started, or by an older version): accept it now.
-		errs = e.acceptPlan(plan)
+		errs = e.judged.acceptPlan(plan)
 	}
 	if err == nil && len(errs) == 0 {
-		if v := e.enforceJudgedPlan("", "a change made between runs"); len(v) > 0 {
+		if v := e.judged.enforceJudgedPlan("", "a change made between runs"); len(v) > 0 {
 			e.st.LastFailure = strings.Join(v, "\n")
 		}
 		plan = clonePlan(e.st.Judged)
@@ -125,7 +125,7 @@ func (e *Engine) plan(ctx context.Context) error {
 	}
 	plan, errs, rerr := e.readPlan()
 	if rerr == nil && len(errs) == 0 {
-		errs = e.acceptPlan(plan)
+		errs = e.judged.acceptPlan(plan)
 	}
 	switch {
 	case rerr != nil:
@@ -175,7 +175,7 @@ func (e *Engine) build(ctx context.Context, plan *Plan, task Task) error {
 	if err != nil {
 		// A run cut short never counts as done, whatever it wrote into the
 		// plan before it was stopped: the task runs again on resume.
-		e.enforceJudgedPlan(task.ID, "the build run that was cut short")
+		e.judged.enforceJudgedPlan(task.ID, "the build run that was cut short")
 		return err
 	}
 	var problems []string
@@ -209,7 +209,7 @@ func (e *Engine) build(ctx context.Context, plan *Plan, task Task) error {
 	if len(run.Tamper) > 0 {
 		problems = append(problems, tamperNote(run.Tamper))
 	}
-	broke, checked := e.rollbackTask(ctx, task)
+	broke, checked := e.roll.rollbackTask(ctx, task)
 	if broke != "" {
 		problems, done = append(problems, broke), false
 	}
@@ -231,12 +231,12 @@ func (e *Engine) build(ctx context.Context, plan *Plan, task Task) error {
 			e.st.Judged.Tasks[i].Passes = passed
 		}
 	}
-	e.store.noteWriteErr(e.writeJudged())
+	e.store.noteWriteErr(e.judged.writeJudged())
 	e.lastPlan = clonePlan(e.st.Judged)
 	if passed {
 		e.st.TasksPassed++
 		e.emit(record.Event{Event: record.TaskPassed, Task: task.ID, File: task.TargetFile, Message: task.Title})
-		e.noteCheckpoint(checked, false)
+		e.roll.noteCheckpoint(checked, false)
 		e.st.LastFailure = ""
 		e.progressMade()
 	}
@@ -258,14 +258,14 @@ func (e *Engine) stepCycleGate(ctx context.Context) error {
 	case len(perrs) > 0:
 		errs = append(errs, perrs...)
 	case e.st.Judged == nil:
-		if aerrs := e.acceptPlan(plan); len(aerrs) > 0 {
+		if aerrs := e.judged.acceptPlan(plan); len(aerrs) > 0 {
 			errs = append(errs, aerrs...)
 			break
 		}
 		fallthrough
 	default:
 		// Only the engine's own judgement counts, not the marks in the file.
-		errs = append(errs, e.enforceJudgedPlan("", "a change made before the cycle gate")...)
+		errs = append(errs, e.judged.enforceJudgedPlan("", "a change made before the cycle gate")...)
 		plan = clonePlan(e.st.Judged)
 		e.lastPlan = plan
 		for _, t := range plan.Tasks {
@@ -287,7 +287,7 @@ func (e *Engine) stepCycleGate(ctx context.Context) error {
 	signal := failureSignal(errs, results)
 	e.emit(record.Event{Event: record.Verify, Gate: "cycle", Pass: record.Bool(pass), Checks: checksOf(results), Errors: errs,
 		FailureSignal: signal, Signature: sigIf(!pass, signal)})
-	e.noteCheckpoint(results, false)
+	e.roll.noteCheckpoint(results, false)
 	e.st.Evidence = evidence("cycle", results, errs)
 	if len(errs) == 0 && len(e.spec.Verify) == 0 {
 		e.addNotVerified("cycle gate: no verify checks configured; only the plan and progress files were checked")
@@ -343,7 +343,7 @@ func (e *Engine) stepObjectiveGate(ctx context.Context) error {
 	}
 	e.emit(record.Event{Event: record.Verify, Gate: "objective", Pass: record.Bool(pass), Checks: checksOf(results),
 		FailureSignal: gap, Signature: sigIf(!pass, gap), CleanRoom: room})
-	e.noteCheckpoint(results, false)
+	e.roll.noteCheckpoint(results, false)
 	e.st.Evidence = append(e.st.Evidence, evidence("objective", results, nil)...)
 	if pass {
 		e.st.ObjectiveGate = "pass"
@@ -487,7 +487,7 @@ func (e *Engine) stepRalph(ctx context.Context) error {
 	}
 	e.emit(record.Event{Event: record.Verify, Gate: "verify", Pass: record.Bool(pass), Checks: checksOf(results), Errors: problems,
 		FailureSignal: signal, Signature: sigIf(!pass, signal), CleanRoom: room})
-	e.noteCheckpoint(results, false)
+	e.roll.noteCheckpoint(results, false)
 	e.st.Evidence = evidence("verify", results, problems)
 	if pass {
 		e.st.CycleGate = "pass"

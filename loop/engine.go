@@ -125,6 +125,8 @@ type Engine struct {
 	red       *redact.Redactor // secrets never leave: records, state, prompts, transcripts (loop/redact.go)
 	lock      *loopdir.Lock    // the loop's lock, held from openEngine to close
 	store     *store           // the state on disk and the wall clock (loop/store.go)
+	judged    *judgedPlan      // the engine's own copy of the plan (loop/judged.go)
+	roll      *rollback        // checkpoints and rollback (loop/rollback.go)
 
 	hookMu  sync.Mutex
 	hookErr error
@@ -261,6 +263,9 @@ func openEngine(l *spec.Loop, opts Options, runID string, fresh bool) (e *Engine
 	}
 	e = &Engine{spec: l, dir: dir, st: st, rec: rec, opts: opts, priv: priv, lock: lock, recreated: recreated}
 	e.store = &store{st: st, dir: dir, priv: priv, rec: rec, jr: jr, mark: start, emit: e.emit}
+	e.judged = &judgedPlan{dir: dir, st: st, emit: e.emit, protectedFiles: e.protectedFiles, readPlan: e.readPlan, noteWriteErr: e.store.noteWriteErr}
+	e.roll = &rollback{dir: dir, priv: priv, st: st, spec: func() *spec.Loop { return e.spec }, emit: e.emit,
+		runChecks: e.runChecks, writeJudged: e.judged.writeJudged, noteWriteErr: e.store.noteWriteErr}
 	e.guard = guard.New(guard.Config{Dir: dir, Priv: priv, Rules: e.protectRules, Keep: e.keepEdit, Emit: e.emit})
 	e.setRedactor(Redactor(l))
 	if fi, err := os.Stat(l.Path); err == nil {
@@ -411,8 +416,8 @@ func (e *Engine) finish(o *Outcome) *Outcome {
 			o.Next = nextSteps(o.Reason, e.spec)
 		}
 	}
-	e.settleBest(o)
-	e.guardRefs()
+	e.roll.settleBest(o)
+	e.roll.guardRefs()
 	o.Kept = loadLedger(e.priv).Kept
 	st.Outcome, st.ExitCode, st.Summary = o.Reason, o.ExitCode, o.Summary
 	// The plan the report shows is the one status, report and the
@@ -534,7 +539,7 @@ func (e *Engine) stepBaseline(ctx context.Context) error {
 			baselineSignal = failureSignal(nil, results)
 			e.emit(record.Event{Event: record.Baseline, Pass: record.Bool(allPass(results)), Checks: checksOf(results),
 				Message: fmt.Sprintf("%d of %d checks already fail before any agent run", len(base), len(cmds))})
-			e.noteCheckpoint(results, true)
+			e.roll.noteCheckpoint(results, true)
 			if err := e.judgeBaseline(results); err != nil {
 				return err // the baseline runs again next time
 			}

@@ -320,7 +320,7 @@ func (e *Engine) judgeDeadRun() error {
 		problems = append(problems, tamperNote(tamper))
 	}
 	if e.spec.Shape == "cycle" {
-		problems = append(problems, e.enforceJudgedPlan(f.Task, "the "+f.Phase+" run that died with the engine")...)
+		problems = append(problems, e.judged.enforceJudgedPlan(f.Task, "the "+f.Phase+" run that died with the engine")...)
 	}
 	if len(problems) > 0 {
 		e.st.LastFailure = strings.Join(problems, "\n")
