@@ -113,7 +113,7 @@ func (e *Engine) plan(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	run, err := e.runAgent(ctx, phase, false, "", prompt)
+	run, err := e.run.runAgent(ctx, phase, false, "", prompt)
 	if err != nil {
 		return err
 	}
@@ -171,7 +171,7 @@ func (e *Engine) build(ctx context.Context, plan *Plan, task Task) error {
 	if err != nil {
 		return err
 	}
-	run, err := e.runAgent(ctx, "build", false, task.ID, prompt, true)
+	run, err := e.run.runAgent(ctx, "build", false, task.ID, prompt, true)
 	if err != nil {
 		// A run cut short never counts as done, whatever it wrote into the
 		// plan before it was stopped: the task runs again on resume.
@@ -422,7 +422,7 @@ func (e *Engine) stepPost(ctx context.Context) error {
 			}
 		}
 		e.st.PostSteps++
-		run, err := e.runAgent(ctx, p.Name, true, "", prompt)
+		run, err := e.run.runAgent(ctx, p.Name, true, "", prompt)
 		if err != nil {
 			return err
 		}
@@ -456,7 +456,7 @@ func (e *Engine) stepRalph(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	run, err := e.runAgent(ctx, "ralph", false, "", prompt, true)
+	run, err := e.run.runAgent(ctx, "ralph", false, "", prompt, true)
 	if err != nil {
 		return err
 	}

@@ -115,18 +115,16 @@ type Engine struct {
 	rec       *record.Writer
 	opts      Options
 	priv      string // the engine's private folder for this loop
-	sandbox   string // the sandbox kind in force
 	specTime  time.Time
 	lastPlan  *Plan
 	guard     *guard.Guard     // protection: the protected set, its snapshot, the watch, the list of changes
-	layer     *sandbox.Layer   // the copy-on-write layer over the loop folder, when in force
-	trees     []sandbox.Layer  // the layers over HOME and caches, never applied
 	planCache *planCache       // the last plan.json parsed
 	red       *redact.Redactor // secrets never leave: records, state, prompts, transcripts (loop/redact.go)
 	lock      *loopdir.Lock    // the loop's lock, held from openEngine to close
 	store     *store           // the state on disk and the wall clock (loop/store.go)
 	judged    *judgedPlan      // the engine's own copy of the plan (loop/judged.go)
 	roll      *rollback        // checkpoints and rollback (loop/rollback.go)
+	run       *runner          // the agent runs: confinement, layers, failover, the operator (loop/runner.go)
 
 	hookMu  sync.Mutex
 	hookErr error
@@ -266,7 +264,11 @@ func openEngine(l *spec.Loop, opts Options, runID string, fresh bool) (e *Engine
 	e.judged = &judgedPlan{dir: dir, st: st, emit: e.emit, protectedFiles: e.protectedFiles, readPlan: e.readPlan, noteWriteErr: e.store.noteWriteErr}
 	e.roll = &rollback{dir: dir, priv: priv, st: st, spec: func() *spec.Loop { return e.spec }, emit: e.emit,
 		runChecks: e.runChecks, writeJudged: e.judged.writeJudged, noteWriteErr: e.store.noteWriteErr}
-	e.guard = guard.New(guard.Config{Dir: dir, Priv: priv, Rules: e.protectRules, Keep: e.keepEdit, Emit: e.emit})
+	e.run = &runner{dir: dir, priv: priv, st: st, spec: func() *spec.Loop { return e.spec }, red: func() *redact.Redactor { return e.red },
+		backoff: opts.Backoff, emit: e.emit, stop: e.stop, checkBudgets: e.checkBudgets, store: e.store, judge: e.judge,
+		addNotVerified: e.addNotVerified, touched: e.touched, enforceJudgedPlan: e.judged.enforceJudgedPlan}
+	e.guard = guard.New(guard.Config{Dir: dir, Priv: priv, Rules: e.protectRules, Keep: e.run.keepEdit, Emit: e.emit})
+	e.run.guard = e.guard
 	e.setRedactor(Redactor(l))
 	if fi, err := os.Stat(l.Path); err == nil {
 		e.specTime = fi.ModTime()
@@ -304,7 +306,7 @@ func (e *Engine) setRedactor(r *redact.Redactor) {
 func (e *Engine) close() {
 	e.store.flush()
 	e.store.writePrivateCopy()
-	if e.sandbox != sandbox.Off {
+	if e.run.sandbox != sandbox.Off {
 		sandbox.RemoveTempDir(e.dir)
 	}
 	e.guard.Close()
@@ -335,11 +337,11 @@ func (e *Engine) recover() error {
 		}
 		st.AgentPGID, st.AgentCgroup = 0, ""
 	}
-	if err := e.resumeApply(); err != nil {
+	if err := e.run.resumeApply(); err != nil {
 		return err
 	}
 	if st.InFlight != nil {
-		return e.judgeDeadRun()
+		return e.run.judgeDeadRun()
 	}
 	return nil
 }

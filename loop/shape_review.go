@@ -42,7 +42,7 @@ func (h reviewHost) NotVerified(note string)        { h.e.addNotVerified(note) }
 func (h reviewHost) Signature(signal string) string { return Signature(signal) }
 
 func (h reviewHost) RunAgent(ctx context.Context, phase, task, prompt string) (review.AgentRun, error) {
-	run, err := h.e.runAgent(ctx, phase, false, task, prompt)
+	run, err := h.e.run.runAgent(ctx, phase, false, task, prompt)
 	if err != nil || run == nil {
 		return review.AgentRun{}, err
 	}

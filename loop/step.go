@@ -106,7 +106,7 @@ func (e *Engine) oneStep(ctx context.Context) *Outcome {
 
 // step runs the step of the phase the loop is in; nil: the loop goes on.
 func (e *Engine) step(ctx context.Context) *Outcome {
-	if err := e.waitForAnswer(ctx); err != nil {
+	if err := e.run.waitForAnswer(ctx); err != nil {
 		var s *errStop
 		if errors.As(err, &s) {
 			return s.o
