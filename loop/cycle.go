@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/looprinter/looprinter/guard"
+	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 )
@@ -159,7 +161,7 @@ func (e *Engine) build(ctx context.Context, plan *Plan, task Task) error {
 	if _, ok := e.st.TaskBase[task.ID]; !ok {
 		// Judged against the target before the task's first attempt, so work a
 		// killed run did correctly can still pass on the next, live, run.
-		e.st.TaskBase[task.ID] = fileSum(target)
+		e.st.TaskBase[task.ID] = guard.FileSum(target)
 	}
 	d := e.promptData("build")
 	d.Iteration = e.st.Iterations + 1
@@ -216,7 +218,7 @@ func (e *Engine) build(ctx context.Context, plan *Plan, task Task) error {
 	passed := false
 	switch {
 	case broke != "":
-	case done && fileSum(target) == e.st.TaskBase[task.ID]:
+	case done && guard.FileSum(target) == e.st.TaskBase[task.ID]:
 		msg := fmt.Sprintf("%s was marked done without changing its target %s; it was set back to false", task.ID, task.TargetFile)
 		e.emit(record.Event{Event: record.Violation, Task: task.ID, Kind: "marked_done_without_change", File: task.TargetFile, Message: msg})
 		problems = append(problems, "VIOLATION: "+msg)
@@ -277,18 +279,18 @@ func (e *Engine) stepCycleGate(ctx context.Context) error {
 	if fi, err := os.Stat(e.progressPath()); err != nil || fi.Size() == 0 || isBlank(e.progressPath()) {
 		errs = append(errs, loopdir.OutputDir+"/progress.txt is missing or empty: each build run must append its findings")
 	}
-	results := e.runChecks(ctx, "cycle", e.spec.Verify)
+	results := e.judge().RunChecks(ctx, "cycle", e.spec.Verify)
 	if ctx.Err() != nil {
 		return e.stop(ReasonInterrupted, "interrupted during the cycle gate")
 	}
 	errs = append(errs, e.judge().Ratchet("cycle", results)...)
-	e.applyBaseline(results)
-	pass := len(errs) == 0 && allPass(results)
-	signal := failureSignal(errs, results)
-	e.emit(record.Event{Event: record.Verify, Gate: "cycle", Pass: record.Bool(pass), Checks: checksOf(results), Errors: errs,
+	e.judge().ApplyBaseline(results, e.st.Baseline)
+	pass := len(errs) == 0 && judge.AllPass(results)
+	signal := judge.FailureSignal(errs, results)
+	e.emit(record.Event{Event: record.Verify, Gate: "cycle", Pass: record.Bool(pass), Checks: judge.ChecksOf(results), Errors: errs,
 		FailureSignal: signal, Signature: sigIf(!pass, signal)})
 	e.roll.noteCheckpoint(results, false)
-	e.st.Evidence = evidence("cycle", results, errs)
+	e.st.Evidence = judge.Evidence("cycle", results, errs)
 	if len(errs) == 0 && len(e.spec.Verify) == 0 {
 		e.addNotVerified("cycle gate: no verify checks configured; only the plan and progress files were checked")
 	}
@@ -321,15 +323,15 @@ func (e *Engine) stepObjectiveGate(ctx context.Context) error {
 		e.st.Phase = PhasePost
 		return nil
 	}
-	results := e.runChecks(ctx, "objective", e.spec.ObjectiveVerify)
+	results := e.judge().RunChecks(ctx, "objective", e.spec.ObjectiveVerify)
 	if ctx.Err() != nil {
 		return e.stop(ReasonInterrupted, "interrupted during the objective gate")
 	}
 	// verify_baseline: new-only never excuses the objective: DONE needs
 	// every objective check to pass for real.
 	violations := e.judge().Ratchet("objective", results)
-	pass := allPass(results)
-	gap := failureSignal(violations, results)
+	pass := judge.AllPass(results)
+	gap := judge.FailureSignal(violations, results)
 	var room *record.CleanRoom
 	if pass && (e.st.ObjectiveFailed || e.spec.AllowPassing) {
 		var signal string
@@ -341,10 +343,10 @@ func (e *Engine) stepObjectiveGate(ctx context.Context) error {
 			pass, gap = false, signal
 		}
 	}
-	e.emit(record.Event{Event: record.Verify, Gate: "objective", Pass: record.Bool(pass), Checks: checksOf(results),
+	e.emit(record.Event{Event: record.Verify, Gate: "objective", Pass: record.Bool(pass), Checks: judge.ChecksOf(results),
 		FailureSignal: gap, Signature: sigIf(!pass, gap), CleanRoom: room})
 	e.roll.noteCheckpoint(results, false)
-	e.st.Evidence = append(e.st.Evidence, evidence("objective", results, nil)...)
+	e.st.Evidence = append(e.st.Evidence, judge.Evidence("objective", results, nil)...)
 	if pass {
 		e.st.ObjectiveGate = "pass"
 		e.judge().SaveTestBase(results, true)
@@ -460,7 +462,7 @@ func (e *Engine) stepRalph(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	results := e.runChecks(ctx, "verify", e.spec.Verify)
+	results := e.judge().RunChecks(ctx, "verify", e.spec.Verify)
 	if ctx.Err() != nil {
 		return e.stop(ReasonInterrupted, "interrupted during the verify checks")
 	}
@@ -472,8 +474,8 @@ func (e *Engine) stepRalph(ctx context.Context) error {
 	if len(run.Tamper) > 0 {
 		problems = append(problems, tamperNote(run.Tamper))
 	}
-	pass := allPass(results) && len(problems) == 0
-	signal := failureSignal(problems, results)
+	pass := judge.AllPass(results) && len(problems) == 0
+	signal := judge.FailureSignal(problems, results)
 	var room *record.CleanRoom
 	if pass && (e.st.ObjectiveFailed || e.spec.AllowPassing) {
 		var rs string
@@ -485,10 +487,10 @@ func (e *Engine) stepRalph(ctx context.Context) error {
 			pass, signal = false, rs
 		}
 	}
-	e.emit(record.Event{Event: record.Verify, Gate: "verify", Pass: record.Bool(pass), Checks: checksOf(results), Errors: problems,
+	e.emit(record.Event{Event: record.Verify, Gate: "verify", Pass: record.Bool(pass), Checks: judge.ChecksOf(results), Errors: problems,
 		FailureSignal: signal, Signature: sigIf(!pass, signal), CleanRoom: room})
 	e.roll.noteCheckpoint(results, false)
-	e.st.Evidence = evidence("verify", results, problems)
+	e.st.Evidence = judge.Evidence("verify", results, problems)
 	if pass {
 		e.st.CycleGate = "pass"
 		e.judge().SaveTestBase(results, true)

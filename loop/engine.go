@@ -261,10 +261,12 @@ func openEngine(l *spec.Loop, opts Options, runID string, fresh bool) (e *Engine
 	}
 	e = &Engine{spec: l, dir: dir, st: st, rec: rec, opts: opts, priv: priv, lock: lock, recreated: recreated}
 	e.store = &store{st: st, dir: dir, priv: priv, rec: rec, jr: jr, mark: start, emit: e.emit}
-	e.judged = &judgedPlan{dir: dir, st: st, emit: e.emit, protectedFiles: e.protectedFiles, readPlan: e.readPlan, noteWriteErr: e.store.noteWriteErr}
-	e.roll = &rollback{dir: dir, priv: priv, st: st, spec: func() *spec.Loop { return e.spec }, emit: e.emit,
-		runChecks: e.runChecks, writeJudged: e.judged.writeJudged, noteWriteErr: e.store.noteWriteErr}
-	e.run = &runner{dir: dir, priv: priv, st: st, spec: func() *spec.Loop { return e.spec }, red: func() *redact.Redactor { return e.red },
+	inForce := func() *spec.Loop { return e.spec } // the loop file in force: reloadSpec replaces it
+	e.judged = &judgedPlan{dir: dir, st: st, emit: e.emit, readPlan: e.readPlan, noteWriteErr: e.store.noteWriteErr,
+		protectedFiles: func() ([]guard.File, *guard.ProtectRules, error) { return e.guard.Files(e.spec) }}
+	e.roll = &rollback{dir: dir, priv: priv, st: st, spec: inForce, emit: e.emit, judge: e.judge,
+		writeJudged: e.judged.writeJudged, noteWriteErr: e.store.noteWriteErr}
+	e.run = &runner{dir: dir, priv: priv, st: st, spec: inForce, red: func() *redact.Redactor { return e.red },
 		backoff: opts.Backoff, emit: e.emit, stop: e.stop, checkBudgets: e.checkBudgets, store: e.store, judge: e.judge,
 		addNotVerified: e.addNotVerified, touched: e.touched, enforceJudgedPlan: e.judged.enforceJudgedPlan}
 	e.guard = guard.New(guard.Config{Dir: dir, Priv: priv, Rules: e.protectRules, Keep: e.run.keepEdit, Emit: e.emit})
@@ -283,6 +285,12 @@ func openEngine(l *spec.Loop, opts Options, runID string, fresh bool) (e *Engine
 	}
 	sandbox.BecomeSubreaper()
 	return e, untrusted, resumed, nil
+}
+
+// dirExists says whether p is a folder.
+func dirExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }
 
 // noteRecreated records that the loop folder is not the one the engine
@@ -506,14 +514,14 @@ func (e *Engine) path(parts ...string) string {
 // stepSetup runs the setup commands once per loop directory.
 func (e *Engine) stepSetup(ctx context.Context) error {
 	if !e.st.SetupDone && len(e.spec.Setup) > 0 {
-		results := e.runChecks(ctx, "setup", e.spec.Setup)
-		pass := allPass(results)
-		e.emit(record.Event{Event: record.Setup, Pass: record.Bool(pass), Checks: checksOf(results)})
+		results := e.judge().RunChecks(ctx, "setup", e.spec.Setup)
+		pass := judge.AllPass(results)
+		e.emit(record.Event{Event: record.Setup, Pass: record.Bool(pass), Checks: judge.ChecksOf(results)})
 		if ctx.Err() != nil {
 			return e.stop(ReasonInterrupted, "interrupted during setup")
 		}
 		if !pass {
-			return e.stop(ReasonBlocked, "setup failed: "+firstFailure(results)+"; fix it and run again (setup runs again until it passes)")
+			return e.stop(ReasonBlocked, "setup failed: "+judge.FirstFailure(results)+"; fix it and run again (setup runs again until it passes)")
 		}
 	}
 	e.st.SetupDone = true
@@ -529,7 +537,7 @@ func (e *Engine) stepBaseline(ctx context.Context) error {
 		base := map[string][]string{}
 		baselineSignal := ""
 		if len(cmds) > 0 {
-			results := e.runChecks(ctx, "baseline", cmds)
+			results := e.judge().RunChecks(ctx, "baseline", cmds)
 			if ctx.Err() != nil {
 				return e.stop(ReasonInterrupted, "interrupted during the baseline checks")
 			}
@@ -538,8 +546,8 @@ func (e *Engine) stepBaseline(ctx context.Context) error {
 					base[r.Command] = normalizeAll(r.Lines)
 				}
 			}
-			baselineSignal = failureSignal(nil, results)
-			e.emit(record.Event{Event: record.Baseline, Pass: record.Bool(allPass(results)), Checks: checksOf(results),
+			baselineSignal = judge.FailureSignal(nil, results)
+			e.emit(record.Event{Event: record.Baseline, Pass: record.Bool(judge.AllPass(results)), Checks: judge.ChecksOf(results),
 				Message: fmt.Sprintf("%d of %d checks already fail before any agent run", len(base), len(cmds))})
 			e.roll.noteCheckpoint(results, true)
 			if err := e.judgeBaseline(results); err != nil {
@@ -568,75 +576,6 @@ func normalizeAll(lines []string) []string {
 		out = append(out, judge.Normalize(l))
 	}
 	return out
-}
-
-// noteFailure feeds no-progress detection for agent attempts (build runs,
-// ralph attempts). It returns a stop when the same failure came back
-// budget.same_failure times in a row.
-func (e *Engine) noteFailure(signal, tried string) error {
-	e.st.LastFailure = signal
-	return e.noteRepeat(&e.st.FailureSig, &e.st.SameCount, &e.st.Tried, "", signal, tried)
-}
-
-// noteGateFailure is noteFailure for the cycle gate. It keeps its own count,
-// so that tasks passing in between do not hide a gate that fails the same
-// way every cycle.
-func (e *Engine) noteGateFailure(signal, tried string) error {
-	e.st.LastFailure = signal
-	return e.noteRepeat(&e.st.GateSig, &e.st.GateSame, &e.st.GateTried, "cycle", signal, tried)
-}
-
-func (e *Engine) noteRepeat(last *string, count *int, triedList *[]string, gate, signal, tried string) error {
-	sig := Signature(signal)
-	if sig == *last {
-		*count++
-	} else {
-		*last, *count, *triedList = sig, 1, nil
-	}
-	if tried != "" {
-		if first := firstSignalLine(signal); first != "" {
-			tried = strings.TrimRight(tried, ": ") + " → failed: " + first
-		}
-		e.st.RuledOut = append(e.st.RuledOut, tried)
-		if len(e.st.RuledOut) > 20 {
-			e.st.RuledOut = e.st.RuledOut[len(e.st.RuledOut)-20:]
-		}
-		*triedList = append(*triedList, tried)
-		if len(*triedList) > 10 {
-			*triedList = (*triedList)[len(*triedList)-10:]
-		}
-	}
-	if *count >= 2 {
-		e.emit(record.Event{Event: record.SameFailure, Gate: gate, Signature: sig, Repeats: *count, FailureSignal: signal})
-	}
-	if *count >= e.spec.Budget.SameFailure {
-		return e.stop(ReasonNoProgress, fmt.Sprintf("the same failure came back %d times in a row (signature %s)", *count, sig))
-	}
-	return nil
-}
-
-// firstSignalLine is the first line of a failure signal that says what
-// failed: a FAIL/Error line or a violation, else the first line.
-func firstSignalLine(signal string) string {
-	var first string
-	for _, l := range strings.Split(signal, "\n") {
-		l = strings.TrimSpace(l)
-		if l == "" {
-			continue
-		}
-		if first == "" {
-			first = l
-		}
-		if judge.FailLine(l) || strings.HasPrefix(l, "VIOLATION") {
-			return truncate(l, 160)
-		}
-	}
-	return truncate(first, 160)
-}
-
-// progressMade resets no-progress detection after real progress.
-func (e *Engine) progressMade() {
-	e.st.FailureSig, e.st.SameCount, e.st.Tried, e.st.LastFailure = "", 0, nil, ""
 }
 
 func (e *Engine) doneSummary() string {

@@ -84,7 +84,7 @@ func (jp *judgedPlan) checkTargets(p *Plan) []string {
 		}
 		full := filepath.Join(jp.dir, filepath.FromSlash(rel))
 		if fi, err := os.Lstat(full); err == nil && !fi.Mode().IsRegular() {
-			errs = append(errs, fmt.Sprintf("%s: targetFile %q is a %s; a target must be a regular file (or not exist yet)", name, t.TargetFile, typeName(fi.Mode())))
+			errs = append(errs, fmt.Sprintf("%s: targetFile %q is a %s; a target must be a regular file (or not exist yet)", name, t.TargetFile, guard.TypeName(fi.Mode())))
 			continue
 		}
 		if real, err := filepath.EvalSymlinks(existingParent(full)); err == nil {
@@ -206,7 +206,7 @@ func (jp *judgedPlan) writeJudged() error {
 			return nil // the file says what the engine judged (parsed once, cached while unchanged)
 		}
 	}
-	data, rerr := readBounded(loopdir.Dir(jp.dir).Plan(), MaxPlanBytes)
+	data, rerr := guard.ReadBounded(loopdir.Dir(jp.dir).Plan(), MaxPlanBytes)
 	if cur, errs := CheckPlan(data); rerr == nil && len(errs) == 0 {
 		s, marks := planDiffs(j, cur, "")
 		if len(s) == 0 && len(marks) == 0 {

@@ -120,7 +120,7 @@ func engineOwned(rel string, commits bool) (string, bool) {
 // then does what the agent wrote reach the loop folder): what changed,
 // what was created, and the layer's discarded changes to the engine's
 // records, as tampering.
-func (r *runner) endRun(phase, task string, rc *guard.RunChanges) (changed, created []string, tamper []Tamper, err error) {
+func (r *runner) endRun(phase, task string, rc *guard.RunChanges) (changed, created []string, tamper []guard.Tamper, err error) {
 	tamper, lerr := r.applyLayer(phase, task)
 	for _, l := range r.trees {
 		// overlayfs leaves a folder of mode 000 in its work folder; nothing
@@ -141,7 +141,7 @@ func (r *runner) endRun(phase, task string, rc *guard.RunChanges) (changed, crea
 // .git a warning: agents that commit are common, and the engine alone
 // commits), the rest reaches the folder. It returns the discarded changes
 // to the records as tampering, for the run's verdict.
-func (r *runner) applyLayer(phase, task string) ([]Tamper, error) {
+func (r *runner) applyLayer(phase, task string) ([]guard.Tamper, error) {
 	if r.layer == nil {
 		return nil, nil
 	}
@@ -155,7 +155,7 @@ func (r *runner) applyLayer(phase, task string) ([]Tamper, error) {
 		_, owned := engineOwned(rel, commits)
 		return !owned
 	}, loopdir.PrivateOf(r.dir).LayerJournal("loop"))
-	var tamper []Tamper
+	var tamper []guard.Tamper
 	var git []string
 	for _, c := range changes {
 		if c.Applied {
@@ -166,11 +166,11 @@ func (r *runner) applyLayer(phase, task string) ([]Tamper, error) {
 		case held[c.Path] && c.What == "removed" && slices.Contains(r.judge().Holdouts(), c.Path):
 			// The engine's own whiteout: the holdout file stayed hidden.
 		case held[c.Path] || r.judge().TouchesHoldout(c.Path):
-			tamper = append(tamper, Tamper{File: c.Path, What: c.What + " where a holdout file is", Rule: "holdout: the user's hidden tests, never the agent's to see or change"})
+			tamper = append(tamper, guard.Tamper{File: c.Path, What: c.What + " where a holdout file is", Rule: "holdout: the user's hidden tests, never the agent's to see or change"})
 		case owned && strings.HasPrefix(c.Path, ".git"):
 			git = append(git, c.Path)
 		case owned:
-			tamper = append(tamper, Tamper{File: c.Path, What: "written in the agent's layer", Rule: why})
+			tamper = append(tamper, guard.Tamper{File: c.Path, What: "written in the agent's layer", Rule: why})
 		default:
 			r.emit(record.Event{Event: record.Warning, Phase: phase, Task: task, Kind: "layer_discarded", File: c.Path,
 				Message: fmt.Sprintf("%s (%s) was not applied to the loop folder: %s", c.Path, c.What, c.Why)})

@@ -9,8 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/safegit"
 	"github.com/looprinter/looprinter/spec"
 )
 
@@ -101,13 +103,12 @@ func (l *Ledger) save(priv string) error {
 // ledger is in the engine's private folder. What it needs of the engine
 // comes in at construction (openEngine).
 type rollback struct {
-	dir  string // the loop folder
-	priv string // the engine's private folder
-	st   *State // the engine's state (Judged, TaskBase, Uncommitted)
-	spec func() *spec.Loop
-	emit func(record.Event)
-	// runChecks runs the gate checks (the judge's RunChecks).
-	runChecks func(ctx context.Context, gate string, cmds []string) []CheckResult
+	dir   string // the loop folder
+	priv  string // the engine's private folder
+	st    *State // the engine's state (Judged, TaskBase, Uncommitted)
+	spec  func() *spec.Loop
+	emit  func(record.Event)
+	judge func() *judge.Judge // the engine's judge: it runs the gate checks
 	// writeJudged writes plan.json from the judged plan (judgedPlan.writeJudged).
 	writeJudged  func() error
 	noteWriteErr func(error)
@@ -159,7 +160,7 @@ func (rb *rollback) noteCheckpoint(results []CheckResult, baseline bool) {
 	ctx := context.Background()
 	commit := rb.lastCommit()
 	if baseline {
-		commit = gitHead(ctx, rb.dir)
+		commit = safegit.Head(ctx, rb.dir)
 	}
 	if commit == "" {
 		return
@@ -168,11 +169,11 @@ func (rb *rollback) noteCheckpoint(results []CheckResult, baseline bool) {
 	if err != nil {
 		return
 	}
-	if work, err := snapshotTree(ctx, rb.dir); err != nil || work != tree {
+	if work, err := safegit.SnapshotTree(ctx, rb.dir); err != nil || work != tree {
 		// The checks ran on work that is not (yet) committed. Which files
 		// differ is kept: a stop with no checkpoint says why.
 		if err == nil {
-			if out, derr := gitLine(ctx, rb.dir, "diff", "--name-only", tree, work); derr == nil && out != "" {
+			if out, derr := safegit.Line(ctx, rb.dir, "diff", "--name-only", tree, work); derr == nil && out != "" {
 				names := strings.Split(out, "\n")
 				rb.st.Uncommitted = names[:min(len(names), 5)]
 			}
@@ -210,11 +211,11 @@ func (rb *rollback) rollbackTask(ctx context.Context, task Task) (string, []Chec
 	if len(cmds) == 0 {
 		return "", nil
 	}
-	results := rb.runChecks(ctx, "task", cmds)
+	results := rb.judge().RunChecks(ctx, "task", cmds)
 	if ctx.Err() != nil {
 		return "", nil
 	}
-	rb.emit(record.Event{Event: record.Verify, Gate: "task", Task: task.ID, Pass: record.Bool(allPass(results)), Checks: checksOf(results)})
+	rb.emit(record.Event{Event: record.Verify, Gate: "task", Task: task.ID, Pass: record.Bool(judge.AllPass(results)), Checks: judge.ChecksOf(results)})
 	led := loadLedger(rb.priv)
 	if len(led.Checkpoints) == 0 {
 		return "", results
@@ -270,7 +271,7 @@ func (rb *rollback) settleBest(o *Outcome) *KeptRef {
 	if tip == "" {
 		tip = best.Commit
 	}
-	work, err := snapshotTree(ctx, rb.dir)
+	work, err := safegit.SnapshotTree(ctx, rb.dir)
 	if err != nil {
 		return nil
 	}
@@ -278,7 +279,7 @@ func (rb *rollback) settleBest(o *Outcome) *KeptRef {
 	if tip == best.Commit && work == tipTree {
 		return nil // already at the best state
 	}
-	if _, err := gitLine(ctx, rb.dir, "merge-base", "--is-ancestor", best.Commit, tip); err != nil {
+	if _, err := safegit.Line(ctx, rb.dir, "merge-base", "--is-ancestor", best.Commit, tip); err != nil {
 		return nil // not on this line of history (an earlier --fresh start)
 	}
 	why := fmt.Sprintf("the loop stopped %s; the best state reached is %.12s (%d checks passed)", Title(o.Reason), best.Commit, best.Score())
@@ -313,7 +314,7 @@ func (rb *rollback) rollbackTo(ctx context.Context, led *Ledger, to Checkpoint, 
 	if tip == "" {
 		tip = to.Commit
 	}
-	work, err := snapshotTree(ctx, rb.dir)
+	work, err := safegit.SnapshotTree(ctx, rb.dir)
 	if err != nil {
 		return nil, err
 	}
@@ -323,11 +324,11 @@ func (rb *rollback) rollbackTo(ctx context.Context, led *Ledger, to Checkpoint, 
 		// Uncommitted work of the run: committed on top of the tip, on the ref only.
 		msg := fmt.Sprintf("looprinter %s: work undone by a rollback\n\n%s", rb.spec().Name, why)
 		args := []string{"commit-tree", work, "-p", tip, "-m", msg}
-		if email, _ := gitLine(ctx, rb.dir, "config", "user.email"); email == "" {
+		if email, _ := safegit.Line(ctx, rb.dir, "config", "user.email"); email == "" {
 			// No identity: git would refuse; the commit is looprinter's.
 			args = append([]string{"-c", "user.name=looprinter", "-c", "user.email=looprinter@localhost"}, args...)
 		}
-		keep, err = gitLine(ctx, rb.dir, args...)
+		keep, err = safegit.Line(ctx, rb.dir, args...)
 		if err != nil {
 			return nil, err
 		}
@@ -344,25 +345,25 @@ func (rb *rollback) rollbackTo(ctx context.Context, led *Ledger, to Checkpoint, 
 	}
 	ref := fmt.Sprintf("%s%s%d", RefPrefix(rb.spec().Name), prefix, n)
 	for {
-		if _, err := gitLine(ctx, rb.dir, "rev-parse", "--verify", "-q", ref); err != nil {
+		if _, err := safegit.Line(ctx, rb.dir, "rev-parse", "--verify", "-q", ref); err != nil {
 			break
 		}
 		n++
 		ref = fmt.Sprintf("%s%s%d", RefPrefix(rb.spec().Name), prefix, n)
 	}
-	if _, err := gitLine(ctx, rb.dir, "update-ref", ref, keep); err != nil {
+	if _, err := safegit.Line(ctx, rb.dir, "update-ref", ref, keep); err != nil {
 		return nil, err
 	}
 	var commits []string
-	if out, err := gitLine(ctx, rb.dir, "log", "--format=%h %s", to.Commit+".."+keep); err == nil && out != "" {
+	if out, err := safegit.Line(ctx, rb.dir, "log", "--format=%h %s", to.Commit+".."+keep); err == nil && out != "" {
 		commits = strings.Split(out, "\n")
 	}
 	// Back to the checkpoint: the loop folder first (its changes are on
 	// the ref), then the branch. The records stay as they are.
-	if _, err := gitLine(ctx, rb.dir, "checkout", "-q", "-f", "HEAD", "--", ".", excludeRecords); err != nil {
+	if _, err := safegit.Line(ctx, rb.dir, "checkout", "-q", "-f", "HEAD", "--", ".", safegit.ExcludeRecords); err != nil {
 		return nil, err
 	}
-	if _, err := gitLine(ctx, rb.dir, "clean", "-fdq", "-e", loopdir.RecordsDir+"/", "--", "."); err != nil {
+	if _, err := safegit.Line(ctx, rb.dir, "clean", "-fdq", "-e", loopdir.RecordsDir+"/", "--", "."); err != nil {
 		return nil, err
 	}
 	if err := resetKeepRecords(ctx, rb.dir, to.Commit); err != nil {
@@ -397,13 +398,13 @@ func (rb *rollback) guardRefs() {
 	led := loadLedger(rb.priv)
 	ctx := context.Background()
 	for _, k := range led.Kept {
-		cur, _ := gitLine(ctx, rb.dir, "rev-parse", "--verify", "-q", k.Ref)
+		cur, _ := safegit.Line(ctx, rb.dir, "rev-parse", "--verify", "-q", k.Ref)
 		if cur == k.Commit {
 			continue
 		}
 		rb.emit(record.Event{Event: record.Violation, Kind: "ref_moved", Ref: k.Ref,
 			Message: fmt.Sprintf("%s was moved or deleted outside the engine; it was put back to %.12s", k.Ref, k.Commit)})
-		gitLine(ctx, rb.dir, "update-ref", k.Ref, k.Commit)
+		safegit.Line(ctx, rb.dir, "update-ref", k.Ref, k.Commit)
 	}
 }
 
@@ -426,11 +427,11 @@ func KeptLines(kept []KeptRef) []string {
 // fleet loop's, or a user's by mistake); the engine's own commits keep
 // them as they were at HEAD.
 func workTreeOf(ctx context.Context, dir, commit string) (string, error) {
-	tree, err := gitLine(ctx, dir, "rev-parse", "--verify", "-q", commit+"^{tree}")
+	tree, err := safegit.Line(ctx, dir, "rev-parse", "--verify", "-q", commit+"^{tree}")
 	if err != nil {
 		return "", err
 	}
-	if out, _ := gitLine(ctx, dir, "ls-tree", "--name-only", commit, "--", loopdir.RecordsDir); out == "" {
+	if out, _ := safegit.Line(ctx, dir, "ls-tree", "--name-only", commit, "--", loopdir.RecordsDir); out == "" {
 		return tree, nil
 	}
 	idx, err := os.CreateTemp(string(loopdir.PrivateOf(dir)), ".tree-index-*")
@@ -440,13 +441,13 @@ func workTreeOf(ctx context.Context, dir, commit string) (string, error) {
 	idx.Close()
 	defer os.Remove(idx.Name())
 	env := []string{"GIT_INDEX_FILE=" + idx.Name()}
-	if _, err := gitRun(ctx, dir, env, "read-tree", commit); err != nil {
+	if _, err := safegit.Run(ctx, dir, env, "read-tree", commit); err != nil {
 		return "", err
 	}
-	if _, err := gitRun(ctx, dir, env, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", loopdir.RecordsDir); err != nil {
+	if _, err := safegit.Run(ctx, dir, env, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", loopdir.RecordsDir); err != nil {
 		return "", err
 	}
-	out, err := gitRun(ctx, dir, env, "write-tree")
+	out, err := safegit.Run(ctx, dir, env, "write-tree")
 	return strings.TrimSpace(out), err
 }
 
@@ -456,8 +457,8 @@ func workTreeOf(ctx context.Context, dir, commit string) (string, error) {
 // tracked files restored for the reset, and moved back. The record file
 // being written stays open through the moves.
 func resetKeepRecords(ctx context.Context, dir, commit string) error {
-	if out, _ := gitLine(ctx, dir, "ls-files", "--", loopdir.RecordsDir); out == "" {
-		_, err := gitLine(ctx, dir, "reset", "-q", "--keep", commit)
+	if out, _ := safegit.Line(ctx, dir, "ls-files", "--", loopdir.RecordsDir); out == "" {
+		_, err := safegit.Line(ctx, dir, "reset", "-q", "--keep", commit)
 		return err
 	}
 	recs := loopdir.Dir(dir).Records()
@@ -472,11 +473,11 @@ func resetKeepRecords(ctx context.Context, dir, commit string) error {
 		}
 		return os.Rename(aside, recs)
 	}
-	if _, err := gitLine(ctx, dir, "checkout", "-q", "HEAD", "--", loopdir.RecordsDir); err != nil {
+	if _, err := safegit.Line(ctx, dir, "checkout", "-q", "HEAD", "--", loopdir.RecordsDir); err != nil {
 		back()
 		return err
 	}
-	if _, err := gitLine(ctx, dir, "reset", "-q", "--keep", commit); err != nil {
+	if _, err := safegit.Line(ctx, dir, "reset", "-q", "--keep", commit); err != nil {
 		back()
 		return err
 	}

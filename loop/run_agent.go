@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/agent"
+	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
@@ -22,7 +23,7 @@ var maxTries = 100
 // AgentRun is what one agent run produced, after the engine's own checks.
 type AgentRun struct {
 	Result  agent.Result
-	Tamper  []Tamper
+	Tamper  []guard.Tamper
 	Changed []string
 }
 
@@ -277,7 +278,7 @@ func (r *runner) runAgent(ctx context.Context, phase string, post bool, task str
 }
 
 // recordTamper writes a violation for each protected file a run changed.
-func (r *runner) recordTamper(phase, task string, ts []Tamper) {
+func (r *runner) recordTamper(phase, task string, ts []guard.Tamper) {
 	for _, t := range ts {
 		msg := fmt.Sprintf("%s: a protected file was %s; it was restored", t.File, t.What)
 		if t.Rule != "" {
@@ -339,7 +340,7 @@ func killedNote(a spec.Agent, res agent.Result) string {
 	return ""
 }
 
-func tamperNote(ts []Tamper) string {
+func tamperNote(ts []guard.Tamper) string {
 	var b strings.Builder
 	for _, t := range ts {
 		rule := ""

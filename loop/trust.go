@@ -24,7 +24,7 @@ import (
 
 // confinement resolves the loop's sandbox and returns how to wrap an agent's
 // command, or nil when the user turned the sandbox off.
-func (r *runner) confinement(files []protFile) (func(string, []string) (string, []string, []string, error), error) {
+func (r *runner) confinement(files []guard.File) (func(string, []string) (string, []string, []string, error), error) {
 	p, err := policyFor(r.spec(), nil)
 	if err != nil {
 		return nil, err
