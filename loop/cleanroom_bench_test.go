@@ -41,7 +41,7 @@ func BenchmarkSetAside(b *testing.B) {
 	e := &Engine{spec: &spec.Loop{Dir: dir}, dir: dir, priv: priv}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		aside, err := e.setAside()
+		aside, err := setAside(e.dir, e.priv, e.spec, e.judge().IsHoldout)
 		if err != nil {
 			b.Fatal(err)
 		}

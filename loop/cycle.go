@@ -292,7 +292,7 @@ func (e *Engine) stepCycleGate(ctx context.Context) error {
 	e.roll.noteCheckpoint(results, false)
 	e.st.Evidence = judge.Evidence("cycle", results, errs)
 	if len(errs) == 0 && len(e.spec.Verify) == 0 {
-		e.addNotVerified("cycle gate: no verify checks configured; only the plan and progress files were checked")
+		e.st.addNotVerified("cycle gate: no verify checks configured; only the plan and progress files were checked")
 	}
 	if pass {
 		e.st.CycleGate = "pass"
@@ -300,7 +300,7 @@ func (e *Engine) stepCycleGate(ctx context.Context) error {
 		e.st.GateSig, e.st.GateSame, e.st.GateTried = "", 0, nil
 		e.judge().SaveTestBase(results, true)
 		if !e.st.CycleFailed && len(e.spec.Verify) > 0 {
-			e.addNotVerified("cycle gate: its checks passed before any agent run and never failed; they guard against regressions but show nothing about the agent's work")
+			e.st.addNotVerified("cycle gate: its checks passed before any agent run and never failed; they guard against regressions but show nothing about the agent's work")
 		}
 		return nil
 	}
@@ -318,7 +318,7 @@ func (e *Engine) stepObjectiveGate(ctx context.Context) error {
 	if len(e.spec.ObjectiveVerify) == 0 {
 		e.emit(record.Event{Event: record.Warning, Gate: "objective", Message: "no objective_verify checks: the objective gate passes through; the objective is NOT VERIFIED"})
 		e.emit(record.Event{Event: record.Verify, Gate: "objective", Pass: record.Bool(true), Message: "pass-through"})
-		e.addNotVerified("objective: no objective_verify checks configured; the objective gate passed through")
+		e.st.addNotVerified("objective: no objective_verify checks configured; the objective gate passed through")
 		e.st.ObjectiveGate = "not_verified"
 		e.st.Phase = PhasePost
 		return nil
@@ -406,7 +406,7 @@ func (e *Engine) stepPost(ctx context.Context) error {
 	for e.st.PostIndex < len(e.spec.PostPhases) {
 		p := e.spec.PostPhases[e.st.PostIndex]
 		if e.st.PostSteps >= p.MaxSteps {
-			e.addNotVerified(fmt.Sprintf("post phase %s: no <promise>%s</promise> after %d steps (step cap reached)", p.Name, p.Done, p.MaxSteps))
+			e.st.addNotVerified(fmt.Sprintf("post phase %s: no <promise>%s</promise> after %d steps (step cap reached)", p.Name, p.Done, p.MaxSteps))
 			e.emit(record.Event{Event: record.PostPhaseEnd, Phase: p.Name, Pass: record.Bool(false), Reason: "max_steps", Message: fmt.Sprintf("%s hit its step cap of %d without %s", p.Name, p.MaxSteps, p.Done)})
 			e.st.PostIndex++
 			e.st.PostSteps = 0
@@ -506,19 +506,19 @@ func (e *Engine) stepRalph(ctx context.Context) error {
 	return e.noteFailure(signal, fmt.Sprintf("attempt %d: %s", e.st.Iterations, oneLine(run.Result.FinalMessage)))
 }
 
-func (e *Engine) addNotVerified(s string) {
-	for _, x := range e.st.NotVerified {
+func (st *State) addNotVerified(s string) {
+	for _, x := range st.NotVerified {
 		if x == s {
 			return
 		}
 	}
-	e.st.NotVerified = append(e.st.NotVerified, s)
+	st.NotVerified = append(st.NotVerified, s)
 }
 
-func (e *Engine) dropNotVerified(s string) {
-	for i, x := range e.st.NotVerified {
+func (st *State) dropNotVerified(s string) {
+	for i, x := range st.NotVerified {
 		if x == s {
-			e.st.NotVerified = append(e.st.NotVerified[:i:i], e.st.NotVerified[i+1:]...)
+			st.NotVerified = append(st.NotVerified[:i:i], st.NotVerified[i+1:]...)
 			return
 		}
 	}

@@ -171,7 +171,7 @@ func Run(ctx context.Context, l *spec.Loop, opts Options) (*Outcome, error) {
 		e.emit(record.Event{Event: record.Warning, Message: w})
 	}
 	if l.Redact.Off {
-		e.addNotVerified(redactionNote)
+		e.st.addNotVerified(redactionNote)
 	}
 	if st.Phase == PhaseDone {
 		o := e.outcome(ReasonDone, "the loop was already DONE; nothing to run (use --fresh to start again)")
@@ -268,7 +268,7 @@ func openEngine(l *spec.Loop, opts Options, runID string, fresh bool) (e *Engine
 		writeJudged: e.judged.writeJudged, noteWriteErr: e.store.noteWriteErr}
 	e.run = &runner{dir: dir, priv: priv, st: st, spec: inForce, red: func() *redact.Redactor { return e.red },
 		backoff: opts.Backoff, emit: e.emit, stop: e.stop, checkBudgets: e.checkBudgets, store: e.store, judge: e.judge,
-		addNotVerified: e.addNotVerified, touched: e.touched, enforceJudgedPlan: e.judged.enforceJudgedPlan}
+		enforceJudgedPlan: e.judged.enforceJudgedPlan}
 	e.guard = guard.New(guard.Config{Dir: dir, Priv: priv, Rules: e.protectRules, Keep: e.run.keepEdit, Emit: e.emit})
 	e.run.guard = e.guard
 	e.setRedactor(Redactor(l))

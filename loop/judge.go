@@ -39,10 +39,10 @@ func (e *Engine) judge() *judge.Judge {
 			Emit:            e.emit,
 			Flush:           func() { e.store.flush() },
 			Stamp:           func() (int, int) { return e.st.Cycle, e.st.Iterations },
-			AddNotVerified:  e.addNotVerified,
-			DropNotVerified: e.dropNotVerified,
+			AddNotVerified:  e.st.addNotVerified,
+			DropNotVerified: e.st.dropNotVerified,
 			AddEvidence:     func(s string) { e.st.Evidence = append(e.st.Evidence, s) },
-			SetAside:        e.setAside,
+			SetAside:        func() ([]string, error) { return setAside(e.dir, e.priv, e.spec, e.judge().IsHoldout) },
 			WriteFile:       WriteFileAtomic,
 			Auditor: judge.Auditor{
 				Agent: func() string { return review.AgentName(e.auditor()) },
@@ -73,7 +73,7 @@ func (e *Engine) refreshVacuous() {
 	keep, add := e.judge().RefreshVacuous(e.st.NotVerified, e.st.BaselineDone)
 	e.st.NotVerified = keep
 	for _, n := range add {
-		e.addNotVerified(n)
+		e.st.addNotVerified(n)
 	}
 }
 
@@ -112,9 +112,9 @@ func (e *Engine) judgeBaseline(results []CheckResult) error {
 // runnerStart is what the clean room keeps: the runner files and top-level
 // names the loop folder held at the start. A loop that started before the
 // engine kept it uses the files protected at the start.
-func (e *Engine) runnerStart() (guard.RunnerFiles, error) {
+func runnerStart(priv string) (guard.RunnerFiles, error) {
 	var rf guard.RunnerFiles
-	p := loopdir.Private(e.priv)
+	p := loopdir.Private(priv)
 	data, err := os.ReadFile(p.RunnerFilesAtStart())
 	if err == nil {
 		if json.Unmarshal(data, &rf) != nil {
@@ -134,12 +134,12 @@ func (e *Engine) runnerStart() (guard.RunnerFiles, error) {
 
 // setAside lists the files a test runner loads that the loop did not start
 // with, sorted: for the judge's clean room (the protection rules know them).
-func (e *Engine) setAside() ([]string, error) {
-	start, err := e.runnerStart()
+func setAside(dir, priv string, l *spec.Loop, isHoldout func(string) bool) ([]string, error) {
+	start, err := runnerStart(priv)
 	if err != nil {
 		return nil, err
 	}
-	rules, err := guard.NewProtectRules(e.dir, e.spec)
+	rules, err := guard.NewProtectRules(dir, l)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +150,7 @@ func (e *Engine) setAside() ([]string, error) {
 	}
 	var out []string
 	for _, f := range rules.Walked() {
-		if !had[f] && !e.judge().IsHoldout(f) && rules.RunnerFile(f) {
+		if !had[f] && !isHoldout(f) && rules.RunnerFile(f) {
 			out = append(out, f)
 		}
 	}
@@ -228,12 +228,12 @@ func ProbeChecksTo(ctx context.Context, l *spec.Loop, logDir, prefix string) []C
 const maxTouched = 2000
 
 // touched adds what a run changed to the loop's list, for the audit.
-func (e *Engine) touched(changed []string) {
+func (st *State) touched(changed []string) {
 	if len(changed) == 0 {
 		return
 	}
 	set := map[string]bool{}
-	for _, f := range e.st.Touched {
+	for _, f := range st.Touched {
 		set[f] = true
 	}
 	for _, f := range changed {
@@ -244,11 +244,11 @@ func (e *Engine) touched(changed []string) {
 			set[f] = true
 		}
 	}
-	e.st.Touched = e.st.Touched[:0]
+	st.Touched = st.Touched[:0]
 	for f := range set {
-		e.st.Touched = append(e.st.Touched, f)
+		st.Touched = append(st.Touched, f)
 	}
-	sort.Strings(e.st.Touched)
+	sort.Strings(st.Touched)
 }
 
 // auditor is the agent of the audit: agents.auditor, else another model of

@@ -232,7 +232,7 @@ func (r *runner) runAgent(ctx context.Context, phase string, post bool, task str
 	run := &AgentRun{Result: res}
 	changed, created, layerTamper, werr := r.endRun(phase, task, changes)
 	run.Changed = changed
-	r.touched(changed)
+	r.st.touched(changed)
 	tamper, gerr := r.guard.Check(changes, created, rules)
 	run.Tamper = append(layerTamper, tamper...)
 	r.endRecord(phase, task, ran, res, run.Changed)

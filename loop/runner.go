@@ -39,10 +39,6 @@ type runner struct {
 	store        *store
 	guard        *guard.Guard
 	judge        func() *judge.Judge
-	// addNotVerified adds a NOT VERIFIED note to the state.
-	addNotVerified func(string)
-	// touched adds what a run changed to the audit's list.
-	touched func(changed []string)
 	// enforceJudgedPlan puts plan.json back to the judged plan
 	// (judgedPlan.enforceJudgedPlan), for a run that died.
 	enforceJudgedPlan func(dead, who string) []string

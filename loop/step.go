@@ -53,7 +53,7 @@ func RunStep(ctx context.Context, l *spec.Loop, opts StepOptions) (*Outcome, err
 	}
 	e.recordUntrusted(untrusted)
 	if l.Redact.Off {
-		e.addNotVerified(redactionNote)
+		e.st.addNotVerified(redactionNote)
 	}
 	for _, n := range opts.Notes {
 		e.emit(record.Event{Event: record.Warning, Message: n})

@@ -54,7 +54,7 @@ func (r *runner) confinement(files []guard.File) (func(string, []string) (string
 	switch what := p.Kind; p.Kind {
 	case sandbox.Off:
 		r.confined(what)
-		r.addNotVerified("sandbox: off — agent runs were not confined, so an agent could reach the engine's files and checks while it ran; the verdict holds only against an honest agent")
+		r.st.addNotVerified("sandbox: off — agent runs were not confined, so an agent could reach the engine's files and checks while it ran; the verdict holds only against an honest agent")
 		return nil, nil
 	case sandbox.Bwrap:
 		what += " (no copy-on-write layer here: " + sandbox.LayerProbe().Error() + "; protected files are bound read-only one by one; a private HOME)"
