@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/spec"
 )
@@ -35,12 +36,12 @@ func BenchmarkSetAside(b *testing.B) {
 	}
 	start = append(start, "go.mod")
 	priv := b.TempDir()
-	data, _ := json.Marshal(runnerFiles{Files: start, Top: []string{"go.mod"}})
+	data, _ := json.Marshal(guard.RunnerFiles{Files: start, Top: []string{"go.mod"}})
 	os.WriteFile(loopdir.Private(priv).RunnerFilesAtStart(), data, 0o600)
 	e := &Engine{spec: &spec.Loop{Dir: dir}, dir: dir, priv: priv}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		aside, err := e.setAside()
+		aside, err := setAside(e.dir, e.priv, e.spec, e.judge().IsHoldout)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/looprinter/looprinter/guard"
+	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 )
@@ -61,10 +63,10 @@ func (e *Engine) stepPlanOrBuild(ctx context.Context) error {
 	if err == nil && len(errs) == 0 && e.st.Judged == nil {
 		// A plan the engine has not accepted yet (written by hand before the
 		// loop started, or by an older version): accept it now.
-		errs = e.acceptPlan(plan)
+		errs = e.judged.acceptPlan(plan)
 	}
 	if err == nil && len(errs) == 0 {
-		if v := e.enforceJudgedPlan("", "a change made between runs"); len(v) > 0 {
+		if v := e.judged.enforceJudgedPlan("", "a change made between runs"); len(v) > 0 {
 			e.st.LastFailure = strings.Join(v, "\n")
 		}
 		plan = clonePlan(e.st.Judged)
@@ -113,7 +115,7 @@ func (e *Engine) plan(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	run, err := e.runAgent(ctx, phase, false, "", prompt)
+	run, err := e.run.runAgent(ctx, phase, false, "", prompt)
 	if err != nil {
 		return err
 	}
@@ -125,7 +127,7 @@ func (e *Engine) plan(ctx context.Context) error {
 	}
 	plan, errs, rerr := e.readPlan()
 	if rerr == nil && len(errs) == 0 {
-		errs = e.acceptPlan(plan)
+		errs = e.judged.acceptPlan(plan)
 	}
 	switch {
 	case rerr != nil:
@@ -159,7 +161,7 @@ func (e *Engine) build(ctx context.Context, plan *Plan, task Task) error {
 	if _, ok := e.st.TaskBase[task.ID]; !ok {
 		// Judged against the target before the task's first attempt, so work a
 		// killed run did correctly can still pass on the next, live, run.
-		e.st.TaskBase[task.ID] = fileSum(target)
+		e.st.TaskBase[task.ID] = guard.FileSum(target)
 	}
 	d := e.promptData("build")
 	d.Iteration = e.st.Iterations + 1
@@ -171,11 +173,11 @@ func (e *Engine) build(ctx context.Context, plan *Plan, task Task) error {
 	if err != nil {
 		return err
 	}
-	run, err := e.runAgent(ctx, "build", false, task.ID, prompt, true)
+	run, err := e.run.runAgent(ctx, "build", false, task.ID, prompt, true)
 	if err != nil {
 		// A run cut short never counts as done, whatever it wrote into the
 		// plan before it was stopped: the task runs again on resume.
-		e.enforceJudgedPlan(task.ID, "the build run that was cut short")
+		e.judged.enforceJudgedPlan(task.ID, "the build run that was cut short")
 		return err
 	}
 	var problems []string
@@ -209,14 +211,14 @@ func (e *Engine) build(ctx context.Context, plan *Plan, task Task) error {
 	if len(run.Tamper) > 0 {
 		problems = append(problems, tamperNote(run.Tamper))
 	}
-	broke, checked := e.rollbackTask(ctx, task)
+	broke, checked := e.roll.rollbackTask(ctx, task)
 	if broke != "" {
 		problems, done = append(problems, broke), false
 	}
 	passed := false
 	switch {
 	case broke != "":
-	case done && fileSum(target) == e.st.TaskBase[task.ID]:
+	case done && guard.FileSum(target) == e.st.TaskBase[task.ID]:
 		msg := fmt.Sprintf("%s was marked done without changing its target %s; it was set back to false", task.ID, task.TargetFile)
 		e.emit(record.Event{Event: record.Violation, Task: task.ID, Kind: "marked_done_without_change", File: task.TargetFile, Message: msg})
 		problems = append(problems, "VIOLATION: "+msg)
@@ -231,12 +233,12 @@ func (e *Engine) build(ctx context.Context, plan *Plan, task Task) error {
 			e.st.Judged.Tasks[i].Passes = passed
 		}
 	}
-	e.noteWriteErr(e.writeJudged())
+	e.store.noteWriteErr(e.judged.writeJudged())
 	e.lastPlan = clonePlan(e.st.Judged)
 	if passed {
 		e.st.TasksPassed++
 		e.emit(record.Event{Event: record.TaskPassed, Task: task.ID, File: task.TargetFile, Message: task.Title})
-		e.noteCheckpoint(checked, false)
+		e.roll.noteCheckpoint(checked, false)
 		e.st.LastFailure = ""
 		e.progressMade()
 	}
@@ -258,14 +260,14 @@ func (e *Engine) stepCycleGate(ctx context.Context) error {
 	case len(perrs) > 0:
 		errs = append(errs, perrs...)
 	case e.st.Judged == nil:
-		if aerrs := e.acceptPlan(plan); len(aerrs) > 0 {
+		if aerrs := e.judged.acceptPlan(plan); len(aerrs) > 0 {
 			errs = append(errs, aerrs...)
 			break
 		}
 		fallthrough
 	default:
 		// Only the engine's own judgement counts, not the marks in the file.
-		errs = append(errs, e.enforceJudgedPlan("", "a change made before the cycle gate")...)
+		errs = append(errs, e.judged.enforceJudgedPlan("", "a change made before the cycle gate")...)
 		plan = clonePlan(e.st.Judged)
 		e.lastPlan = plan
 		for _, t := range plan.Tasks {
@@ -277,20 +279,20 @@ func (e *Engine) stepCycleGate(ctx context.Context) error {
 	if fi, err := os.Stat(e.progressPath()); err != nil || fi.Size() == 0 || isBlank(e.progressPath()) {
 		errs = append(errs, loopdir.OutputDir+"/progress.txt is missing or empty: each build run must append its findings")
 	}
-	results := e.runChecks(ctx, "cycle", e.spec.Verify)
+	results := e.judge().RunChecks(ctx, "cycle", e.spec.Verify)
 	if ctx.Err() != nil {
 		return e.stop(ReasonInterrupted, "interrupted during the cycle gate")
 	}
 	errs = append(errs, e.judge().Ratchet("cycle", results)...)
-	e.applyBaseline(results)
-	pass := len(errs) == 0 && allPass(results)
-	signal := failureSignal(errs, results)
-	e.emit(record.Event{Event: record.Verify, Gate: "cycle", Pass: record.Bool(pass), Checks: checksOf(results), Errors: errs,
+	e.judge().ApplyBaseline(results, e.st.Baseline)
+	pass := len(errs) == 0 && judge.AllPass(results)
+	signal := judge.FailureSignal(errs, results)
+	e.emit(record.Event{Event: record.Verify, Gate: "cycle", Pass: record.Bool(pass), Checks: judge.ChecksOf(results), Errors: errs,
 		FailureSignal: signal, Signature: sigIf(!pass, signal)})
-	e.noteCheckpoint(results, false)
-	e.st.Evidence = evidence("cycle", results, errs)
+	e.roll.noteCheckpoint(results, false)
+	e.st.Evidence = judge.Evidence("cycle", results, errs)
 	if len(errs) == 0 && len(e.spec.Verify) == 0 {
-		e.addNotVerified("cycle gate: no verify checks configured; only the plan and progress files were checked")
+		e.st.addNotVerified("cycle gate: no verify checks configured; only the plan and progress files were checked")
 	}
 	if pass {
 		e.st.CycleGate = "pass"
@@ -298,7 +300,7 @@ func (e *Engine) stepCycleGate(ctx context.Context) error {
 		e.st.GateSig, e.st.GateSame, e.st.GateTried = "", 0, nil
 		e.judge().SaveTestBase(results, true)
 		if !e.st.CycleFailed && len(e.spec.Verify) > 0 {
-			e.addNotVerified("cycle gate: its checks passed before any agent run and never failed; they guard against regressions but show nothing about the agent's work")
+			e.st.addNotVerified("cycle gate: its checks passed before any agent run and never failed; they guard against regressions but show nothing about the agent's work")
 		}
 		return nil
 	}
@@ -316,20 +318,20 @@ func (e *Engine) stepObjectiveGate(ctx context.Context) error {
 	if len(e.spec.ObjectiveVerify) == 0 {
 		e.emit(record.Event{Event: record.Warning, Gate: "objective", Message: "no objective_verify checks: the objective gate passes through; the objective is NOT VERIFIED"})
 		e.emit(record.Event{Event: record.Verify, Gate: "objective", Pass: record.Bool(true), Message: "pass-through"})
-		e.addNotVerified("objective: no objective_verify checks configured; the objective gate passed through")
+		e.st.addNotVerified("objective: no objective_verify checks configured; the objective gate passed through")
 		e.st.ObjectiveGate = "not_verified"
 		e.st.Phase = PhasePost
 		return nil
 	}
-	results := e.runChecks(ctx, "objective", e.spec.ObjectiveVerify)
+	results := e.judge().RunChecks(ctx, "objective", e.spec.ObjectiveVerify)
 	if ctx.Err() != nil {
 		return e.stop(ReasonInterrupted, "interrupted during the objective gate")
 	}
 	// verify_baseline: new-only never excuses the objective: DONE needs
 	// every objective check to pass for real.
 	violations := e.judge().Ratchet("objective", results)
-	pass := allPass(results)
-	gap := failureSignal(violations, results)
+	pass := judge.AllPass(results)
+	gap := judge.FailureSignal(violations, results)
 	var room *record.CleanRoom
 	if pass && (e.st.ObjectiveFailed || e.spec.AllowPassing) {
 		var signal string
@@ -341,10 +343,10 @@ func (e *Engine) stepObjectiveGate(ctx context.Context) error {
 			pass, gap = false, signal
 		}
 	}
-	e.emit(record.Event{Event: record.Verify, Gate: "objective", Pass: record.Bool(pass), Checks: checksOf(results),
+	e.emit(record.Event{Event: record.Verify, Gate: "objective", Pass: record.Bool(pass), Checks: judge.ChecksOf(results),
 		FailureSignal: gap, Signature: sigIf(!pass, gap), CleanRoom: room})
-	e.noteCheckpoint(results, false)
-	e.st.Evidence = append(e.st.Evidence, evidence("objective", results, nil)...)
+	e.roll.noteCheckpoint(results, false)
+	e.st.Evidence = append(e.st.Evidence, judge.Evidence("objective", results, nil)...)
 	if pass {
 		e.st.ObjectiveGate = "pass"
 		e.judge().SaveTestBase(results, true)
@@ -385,7 +387,7 @@ func (e *Engine) nextCycle(archive, reason string, errs []string, gap string) er
 	e.st.Cycle++
 	e.st.CycleGate, e.st.ObjectiveGate = "pending", "pending"
 	e.st.Phase = PhasePlan
-	if err := e.checkpoint(); err != nil {
+	if err := e.store.checkpoint(); err != nil {
 		return err
 	}
 	e.archivePending()
@@ -404,7 +406,7 @@ func (e *Engine) stepPost(ctx context.Context) error {
 	for e.st.PostIndex < len(e.spec.PostPhases) {
 		p := e.spec.PostPhases[e.st.PostIndex]
 		if e.st.PostSteps >= p.MaxSteps {
-			e.addNotVerified(fmt.Sprintf("post phase %s: no <promise>%s</promise> after %d steps (step cap reached)", p.Name, p.Done, p.MaxSteps))
+			e.st.addNotVerified(fmt.Sprintf("post phase %s: no <promise>%s</promise> after %d steps (step cap reached)", p.Name, p.Done, p.MaxSteps))
 			e.emit(record.Event{Event: record.PostPhaseEnd, Phase: p.Name, Pass: record.Bool(false), Reason: "max_steps", Message: fmt.Sprintf("%s hit its step cap of %d without %s", p.Name, p.MaxSteps, p.Done)})
 			e.st.PostIndex++
 			e.st.PostSteps = 0
@@ -422,7 +424,7 @@ func (e *Engine) stepPost(ctx context.Context) error {
 			}
 		}
 		e.st.PostSteps++
-		run, err := e.runAgent(ctx, p.Name, true, "", prompt)
+		run, err := e.run.runAgent(ctx, p.Name, true, "", prompt)
 		if err != nil {
 			return err
 		}
@@ -456,11 +458,11 @@ func (e *Engine) stepRalph(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	run, err := e.runAgent(ctx, "ralph", false, "", prompt, true)
+	run, err := e.run.runAgent(ctx, "ralph", false, "", prompt, true)
 	if err != nil {
 		return err
 	}
-	results := e.runChecks(ctx, "verify", e.spec.Verify)
+	results := e.judge().RunChecks(ctx, "verify", e.spec.Verify)
 	if ctx.Err() != nil {
 		return e.stop(ReasonInterrupted, "interrupted during the verify checks")
 	}
@@ -472,8 +474,8 @@ func (e *Engine) stepRalph(ctx context.Context) error {
 	if len(run.Tamper) > 0 {
 		problems = append(problems, tamperNote(run.Tamper))
 	}
-	pass := allPass(results) && len(problems) == 0
-	signal := failureSignal(problems, results)
+	pass := judge.AllPass(results) && len(problems) == 0
+	signal := judge.FailureSignal(problems, results)
 	var room *record.CleanRoom
 	if pass && (e.st.ObjectiveFailed || e.spec.AllowPassing) {
 		var rs string
@@ -485,10 +487,10 @@ func (e *Engine) stepRalph(ctx context.Context) error {
 			pass, signal = false, rs
 		}
 	}
-	e.emit(record.Event{Event: record.Verify, Gate: "verify", Pass: record.Bool(pass), Checks: checksOf(results), Errors: problems,
+	e.emit(record.Event{Event: record.Verify, Gate: "verify", Pass: record.Bool(pass), Checks: judge.ChecksOf(results), Errors: problems,
 		FailureSignal: signal, Signature: sigIf(!pass, signal), CleanRoom: room})
-	e.noteCheckpoint(results, false)
-	e.st.Evidence = evidence("verify", results, problems)
+	e.roll.noteCheckpoint(results, false)
+	e.st.Evidence = judge.Evidence("verify", results, problems)
 	if pass {
 		e.st.CycleGate = "pass"
 		e.judge().SaveTestBase(results, true)
@@ -504,19 +506,19 @@ func (e *Engine) stepRalph(ctx context.Context) error {
 	return e.noteFailure(signal, fmt.Sprintf("attempt %d: %s", e.st.Iterations, oneLine(run.Result.FinalMessage)))
 }
 
-func (e *Engine) addNotVerified(s string) {
-	for _, x := range e.st.NotVerified {
+func (st *State) addNotVerified(s string) {
+	for _, x := range st.NotVerified {
 		if x == s {
 			return
 		}
 	}
-	e.st.NotVerified = append(e.st.NotVerified, s)
+	st.NotVerified = append(st.NotVerified, s)
 }
 
-func (e *Engine) dropNotVerified(s string) {
-	for i, x := range e.st.NotVerified {
+func (st *State) dropNotVerified(s string) {
+	for i, x := range st.NotVerified {
 		if x == s {
-			e.st.NotVerified = append(e.st.NotVerified[:i:i], e.st.NotVerified[i+1:]...)
+			st.NotVerified = append(st.NotVerified[:i:i], st.NotVerified[i+1:]...)
 			return
 		}
 	}

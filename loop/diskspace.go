@@ -27,14 +27,14 @@ const minFree = 64 << 10
 var freeSpace = diskFree
 
 // noSpace is why the loop must stop for want of disk space, or "".
-func (e *Engine) noSpace() string {
-	e.hookMu.Lock()
-	werr := e.spaceErr
-	e.hookMu.Unlock()
+func (s *store) noSpace() string {
+	s.spaceMu.Lock()
+	werr := s.spaceErr
+	s.spaceMu.Unlock()
 	if werr != nil {
 		return fmt.Sprintf("no space left on device: %v; free some space, then run the loop again (it resumes where it stopped)", werr)
 	}
-	for _, p := range []string{e.dir, e.priv} {
+	for _, p := range []string{s.dir, s.priv} {
 		if p == "" {
 			continue
 		}
@@ -47,15 +47,15 @@ func (e *Engine) noSpace() string {
 
 // noteWriteErr keeps the first write of the engine's own that failed for
 // want of space (ENOSPC, or EDQUOT: a quota is as full as a disk).
-func (e *Engine) noteWriteErr(err error) {
+func (s *store) noteWriteErr(err error) {
 	if err == nil || !isNoSpace(err) {
 		return
 	}
-	e.hookMu.Lock()
-	if e.spaceErr == nil {
-		e.spaceErr = err
+	s.spaceMu.Lock()
+	if s.spaceErr == nil {
+		s.spaceErr = err
 	}
-	e.hookMu.Unlock()
+	s.spaceMu.Unlock()
 }
 
 func isNoSpace(err error) bool {

@@ -62,7 +62,7 @@ func TestDiskFullDuringARun(t *testing.T) {
 // A write of the engine's own that failed for want of space (a record, the
 // state) stops the loop, naming the file; other write errors do not.
 func TestDiskFullEngineWrite(t *testing.T) {
-	e := &Engine{}
+	e := &store{}
 	e.noteWriteErr(&os.PathError{Op: "write", Path: "/loop/working-records/x.jsonl", Err: syscall.EIO})
 	if why := e.noSpace(); why != "" {
 		t.Errorf("an EIO counted as a full disk: %q", why)

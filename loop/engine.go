@@ -6,7 +6,6 @@ package loop
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -101,9 +100,6 @@ type Hook func(ev record.Event, emit func(record.Event)) error
 
 // Engine runs one loop directory.
 type Engine struct {
-	// summarized is when the history's summary was last brought up to
-	// date (tally.go).
-	summarized time.Time
 	// jd runs the checks and judges them (package judge; loop/judge.go).
 	jd *judge.Judge
 	// recreated is where the state of a loop whose folder was removed and
@@ -118,28 +114,20 @@ type Engine struct {
 	st        *State
 	rec       *record.Writer
 	opts      Options
-	mark      time.Time     // wall time is counted from here since the last checkpoint
-	markRem   time.Duration // wall time below a millisecond, carried to the next checkpoint
-	deadWall  time.Duration // wall time the previous run spent after its last save, when it died
-	deadPID   int           // that run's pid
-	priv      string        // the engine's private folder for this loop
-	ckMu      sync.Mutex    // checkpoints come from the step and from the wall-time ticker
-	unsynced  bool          // the last save has not been synced (stepEnd, note, tick)
-	sandbox   string        // the sandbox kind in force
+	priv      string // the engine's private folder for this loop
 	specTime  time.Time
 	lastPlan  *Plan
 	guard     *guard.Guard     // protection: the protected set, its snapshot, the watch, the list of changes
-	layer     *sandbox.Layer   // the copy-on-write layer over the loop folder, when in force
-	trees     []sandbox.Layer  // the layers over HOME and caches, never applied
 	planCache *planCache       // the last plan.json parsed
 	red       *redact.Redactor // secrets never leave: records, state, prompts, transcripts (loop/redact.go)
-	stateRed  *redact.Redactor // red with its results remembered, for the state saved several times a step
 	lock      *loopdir.Lock    // the loop's lock, held from openEngine to close
-	jr        *journal         // the engine's copy of the state (loop/journal.go)
+	store     *store           // the state on disk and the wall clock (loop/store.go)
+	judged    *judgedPlan      // the engine's own copy of the plan (loop/judged.go)
+	roll      *rollback        // checkpoints and rollback (loop/rollback.go)
+	run       *runner          // the agent runs: confinement, layers, failover, the operator (loop/runner.go)
 
-	hookMu   sync.Mutex
-	hookErr  error
-	spaceErr error // the first write of the engine's own that failed for want of space (loop/diskspace.go)
+	hookMu  sync.Mutex
+	hookErr error
 }
 
 // errStop carries an outcome out of a step.
@@ -165,13 +153,13 @@ func Run(ctx context.Context, l *spec.Loop, opts Options) (*Outcome, error) {
 	}
 	previous := st.Outcome
 	st.Outcome, st.Summary, st.PlanArchive = "", "", ""
-	if err := e.checkpoint(); err != nil { // the run is visible to status at once
+	if err := e.store.checkpoint(); err != nil { // the run is visible to status at once
 		return nil, err
 	}
 	e.emit(record.Event{Event: record.LoopStart, Loop: l.Name, Shape: l.Shape, LoopFile: l.Path, Dir: e.dir, PID: os.Getpid(), Resumed: resumed, Phase: st.Phase, Message: previousNote(previous)})
 	e.recordUntrusted(untrusted)
 	e.noteRecreated()
-	e.noteDeadWall()
+	e.store.noteDeadWall()
 	e.refreshVacuous() // the loop file may have changed since the last run
 	if err := e.recover(); err != nil {
 		return e.finish(e.outcome(ReasonBlocked, err.Error())), nil
@@ -183,19 +171,19 @@ func Run(ctx context.Context, l *spec.Loop, opts Options) (*Outcome, error) {
 		e.emit(record.Event{Event: record.Warning, Message: w})
 	}
 	if l.Redact.Off {
-		e.addNotVerified(redactionNote)
+		e.st.addNotVerified(redactionNote)
 	}
 	if st.Phase == PhaseDone {
 		o := e.outcome(ReasonDone, "the loop was already DONE; nothing to run (use --fresh to start again)")
 		o.Evidence, o.NotVerified = st.Evidence, st.NotVerified
 		return e.finish(o), nil
 	}
-	if err := e.checkpoint(); err != nil {
+	if err := e.store.checkpoint(); err != nil {
 		return nil, err
 	}
 	o := e.loop(ctx)
 	out := e.finish(o)
-	e.tallySpend()
+	e.store.tallySpend()
 	return out, nil
 }
 
@@ -271,16 +259,26 @@ func openEngine(l *spec.Loop, opts Options, runID string, fresh bool) (e *Engine
 	for _, s := range opts.Subscribers {
 		rec.Subscribe(s)
 	}
-	e = &Engine{spec: l, dir: dir, st: st, rec: rec, opts: opts, mark: start, priv: priv, lock: lock, jr: jr, recreated: recreated}
-	e.guard = guard.New(guard.Config{Dir: dir, Priv: priv, Rules: e.protectRules, Keep: e.keepEdit, Emit: e.emit})
+	e = &Engine{spec: l, dir: dir, st: st, rec: rec, opts: opts, priv: priv, lock: lock, recreated: recreated}
+	e.store = &store{st: st, dir: dir, priv: priv, rec: rec, jr: jr, mark: start, emit: e.emit}
+	inForce := func() *spec.Loop { return e.spec } // the loop file in force: reloadSpec replaces it
+	e.judged = &judgedPlan{dir: dir, st: st, emit: e.emit, readPlan: e.readPlan, noteWriteErr: e.store.noteWriteErr,
+		protectedFiles: func() ([]guard.File, *guard.ProtectRules, error) { return e.guard.Files(e.spec) }}
+	e.roll = &rollback{dir: dir, priv: priv, st: st, spec: inForce, emit: e.emit, judge: e.judge,
+		writeJudged: e.judged.writeJudged, noteWriteErr: e.store.noteWriteErr}
+	e.run = &runner{dir: dir, priv: priv, st: st, spec: inForce, red: func() *redact.Redactor { return e.red },
+		backoff: opts.Backoff, emit: e.emit, stop: e.stop, checkBudgets: e.checkBudgets, store: e.store, judge: e.judge,
+		enforceJudgedPlan: e.judged.enforceJudgedPlan}
+	e.guard = guard.New(guard.Config{Dir: dir, Priv: priv, Rules: e.protectRules, Keep: e.run.keepEdit, Emit: e.emit})
+	e.run.guard = e.guard
 	e.setRedactor(Redactor(l))
 	if fi, err := os.Stat(l.Path); err == nil {
 		e.specTime = fi.ModTime()
 	}
 	// A run that died (SIGKILL, a power loss) saved its wall time last at
 	// st.UpdatedAt; it lived on until its last sign of life.
-	e.deadWall, e.deadPID = deadRunTail(st, start), st.PID
-	st.WallMS += e.deadWall.Milliseconds()
+	e.store.deadWall, e.store.deadPID = deadRunTail(st, start), st.PID
+	st.WallMS += e.store.deadWall.Milliseconds()
 	st.Loop, st.Shape, st.PID, st.Run, st.Records = l.Name, l.Shape, os.Getpid(), runID, rec.Path()
 	if !resumed {
 		st.StartedAt = start.UTC()
@@ -289,42 +287,10 @@ func openEngine(l *spec.Loop, opts Options, runID string, fresh bool) (e *Engine
 	return e, untrusted, resumed, nil
 }
 
-// deadRunTail is the wall time a run that died without its final record
-// spent after its last save (st.UpdatedAt, the wall time saved then): up
-// to its last sign of life, the latest of its last record and its agent
-// run's transcript (both written by the engine, as the agent's output
-// came), never later than now. 0 when the previous run stopped cleanly.
-func deadRunTail(st *State, now time.Time) time.Duration {
-	if st.PID == 0 || st.Outcome != "" || st.UpdatedAt.IsZero() {
-		return 0
-	}
-	last := st.UpdatedAt
-	if st.Records != "" {
-		one := func() ([]string, error) { return []string{st.Records}, nil }
-		if evs, _, err := record.TailOf(one, 1, nil); err == nil && len(evs) > 0 && evs[len(evs)-1].TS.After(last) {
-			last = evs[len(evs)-1].TS
-		}
-	}
-	if f := st.InFlight; f != nil && f.Transcript != "" {
-		for _, p := range []string{f.Transcript, f.Transcript + ".stderr"} {
-			if fi, err := os.Stat(p); err == nil && fi.ModTime().After(last) {
-				last = fi.ModTime()
-			}
-		}
-	}
-	if last.After(now) {
-		last = now
-	}
-	return last.Sub(st.UpdatedAt)
-}
-
-// noteDeadWall says how much wall time of a run that died was counted
-// after its last save.
-func (e *Engine) noteDeadWall() {
-	if e.deadWall > 0 {
-		e.emit(record.Event{Event: record.Warning, Kind: "wall_after_crash", DurationMS: e.deadWall.Milliseconds(),
-			Message: fmt.Sprintf("the previous run (pid %d) died without a final record: %s of wall time after its last save, up to its last record or its agent's last output, was counted", e.deadPID, e.deadWall.Round(time.Millisecond))})
-	}
+// dirExists says whether p is a folder.
+func dirExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }
 
 // noteRecreated records that the loop folder is not the one the engine
@@ -340,22 +306,20 @@ func (e *Engine) noteRecreated() {
 // what the engine redacts itself.
 func (e *Engine) setRedactor(r *redact.Redactor) {
 	e.red = r
-	e.ckMu.Lock()
-	e.stateRed = r.Memo()
-	e.ckMu.Unlock()
+	e.store.setStateRed(r)
 	e.rec.SetRedactor(r)
 }
 
 // close ends what openEngine started, the lock last.
 func (e *Engine) close() {
-	e.flush()
-	e.writePrivateCopy()
-	if e.sandbox != sandbox.Off {
+	e.store.flush()
+	e.store.writePrivateCopy()
+	if e.run.sandbox != sandbox.Off {
 		sandbox.RemoveTempDir(e.dir)
 	}
 	e.guard.Close()
 	e.rec.Close()
-	e.jr.close()
+	e.store.jr.close()
 	e.lock.Release()
 }
 
@@ -381,11 +345,11 @@ func (e *Engine) recover() error {
 		}
 		st.AgentPGID, st.AgentCgroup = 0, ""
 	}
-	if err := e.resumeApply(); err != nil {
+	if err := e.run.resumeApply(); err != nil {
 		return err
 	}
 	if st.InFlight != nil {
-		return e.judgeDeadRun()
+		return e.run.judgeDeadRun()
 	}
 	return nil
 }
@@ -428,7 +392,7 @@ func (e *Engine) loop(ctx context.Context) *Outcome {
 		if o := e.oneStep(ctx); o != nil {
 			return o
 		}
-		e.keepSummary()
+		e.store.keepSummary()
 	}
 }
 
@@ -462,8 +426,8 @@ func (e *Engine) finish(o *Outcome) *Outcome {
 			o.Next = nextSteps(o.Reason, e.spec)
 		}
 	}
-	e.settleBest(o)
-	e.guardRefs()
+	e.roll.settleBest(o)
+	e.roll.guardRefs()
 	o.Kept = loadLedger(e.priv).Kept
 	st.Outcome, st.ExitCode, st.Summary = o.Reason, o.ExitCode, o.Summary
 	// The plan the report shows is the one status, report and the
@@ -473,7 +437,7 @@ func (e *Engine) finish(o *Outcome) *Outcome {
 	if o.Reason == ReasonDone {
 		st.Phase = PhaseDone
 	}
-	e.checkpoint()
+	e.store.checkpoint()
 	e.emit(record.Event{Event: record.LoopStop, Reason: o.Reason, ExitCode: record.Int(o.ExitCode), Summary: o.Summary,
 		NotVerified: o.NotVerified, Evidence: o.Evidence, CostUSD: st.CostUSD, DurationMS: st.WallMS})
 	return redact.Value(e.red, o)
@@ -506,121 +470,6 @@ func nextSteps(reason string, l *spec.Loop) []string {
 	return nil
 }
 
-// checkpoint saves the state where it must reach the disk now (a loop
-// starting or stopping, a question asked or answered, a crashed run
-// judged): it folds elapsed wall time into the state (in full: what is
-// below a millisecond is carried to the next save), saves the state to the
-// journal and syncs it, syncs the records at the same time, and writes the
-// public copy.
-func (e *Engine) checkpoint() error { return e.save(true, true) }
-
-// stepEnd ends a step: the state goes to the journal and the public copy
-// without waiting for the disk. The step's state and records reach the disk
-// together at the next synced save, which comes before anything that takes
-// time or could lose work: the next agent run (checkpointInFlight), the
-// next checks (flush), a question, the loop's stop, the engine's close. One
-// sync of each file per step (a group commit), and a power loss loses at
-// most the step under way and the one before it, which had done nothing
-// since but decide what runs next.
-func (e *Engine) stepEnd() error { return e.save(false, true) }
-
-// checkpointInFlight saves, synced, a run about to start (with the records
-// of the step before it), so that a crash during the run is judged as one
-// when the loop starts again. The public copy is written when the agent has
-// started (the OnStart tick), with its process group.
-func (e *Engine) checkpointInFlight() error { return e.save(true, false) }
-
-// flush makes the last saves durable when some are not (before checks run:
-// a check can run for minutes).
-func (e *Engine) flush() error {
-	e.ckMu.Lock()
-	pending := e.unsynced
-	e.ckMu.Unlock()
-	if !pending {
-		return nil
-	}
-	return e.save(true, false)
-}
-
-// note saves the state without waiting for the disk (journal only): enough
-// against a crash of the process (the kernel keeps what was written), used
-// where a power loss would also end the agent (its process group).
-func (e *Engine) note() error { return e.save(false, false) }
-
-// tick is note with the public copy written too (the wall time while an
-// agent runs, every few seconds, for people and tools to see).
-func (e *Engine) tick() error { return e.save(false, true) }
-
-// save saves the state to the journal, with the public copy when copies
-// says so. durable syncs the journal and, at the same time, the records:
-// both reach the disk before save returns.
-func (e *Engine) save(durable, copies bool) error {
-	e.ckMu.Lock()
-	defer e.ckMu.Unlock()
-	now := time.Now()
-	d := now.Sub(e.mark) + e.markRem
-	e.st.WallMS += d.Milliseconds()
-	e.markRem = d - time.Duration(d.Milliseconds())*time.Millisecond
-	e.mark = now
-	var synced chan struct{}
-	if durable {
-		// The records and the state reach the disk together: one wait for
-		// both flushes, not one after the other.
-		synced = make(chan struct{})
-		go func() { e.rec.Sync(); close(synced) }()
-	}
-	st := redact.Value(e.stateRed, e.st) // a copy, when it holds a secret
-	_, err := st.save(e.dir, e.jr, durable, copies)
-	e.st.V, e.st.UpdatedAt = st.V, st.UpdatedAt
-	if synced != nil {
-		<-synced
-	}
-	if err == nil {
-		e.unsynced = !durable
-	}
-	e.noteWriteErr(err)
-	return err
-}
-
-// writePrivateCopy writes the state.json of the private folder, for what
-// reads the folder when no engine runs (a fleet carries it to the next
-// step's worker); the engine itself reads its journal.
-func (e *Engine) writePrivateCopy() {
-	e.ckMu.Lock()
-	defer e.ckMu.Unlock()
-	st := redact.Value(e.stateRed, e.st)
-	if data, err := json.Marshal(st); err == nil {
-		writeCopy(loopdir.PrivateOf(e.dir).State(), indented(data))
-	}
-}
-
-// checkpointEvery saves the state every d while an agent runs, so that a
-// crash loses at most d of wall time. The returned func stops it (and may
-// be called more than once).
-func (e *Engine) checkpointEvery(d time.Duration) func() {
-	done := make(chan struct{})
-	var once sync.Once
-	go func() {
-		t := time.NewTicker(d)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				e.tick()
-			}
-		}
-	}()
-	return func() { once.Do(func() { close(done) }) }
-}
-
-func (e *Engine) wall() time.Duration {
-	e.ckMu.Lock()
-	defer e.ckMu.Unlock()
-	return time.Duration(e.st.WallMS)*time.Millisecond + time.Since(e.mark)
-}
-
 func (e *Engine) emit(ev record.Event) {
 	if ev.Cycle == 0 && e.spec.Shape == spec.ShapeCycle {
 		ev.Cycle = e.st.Cycle
@@ -628,7 +477,7 @@ func (e *Engine) emit(ev record.Event) {
 	if ev.Iteration == 0 {
 		ev.Iteration = e.st.Iterations
 	}
-	e.noteWriteErr(e.rec.Write(ev))
+	e.store.noteWriteErr(e.rec.Write(ev))
 	for _, h := range e.opts.Hooks {
 		emit := func(x record.Event) {
 			if x.Cycle == 0 {
@@ -637,7 +486,7 @@ func (e *Engine) emit(ev record.Event) {
 			if x.Iteration == 0 {
 				x.Iteration = ev.Iteration
 			}
-			e.noteWriteErr(e.rec.Write(x))
+			e.store.noteWriteErr(e.rec.Write(x))
 		}
 		if err := h(ev, emit); err != nil {
 			e.hookMu.Lock()
@@ -665,14 +514,14 @@ func (e *Engine) path(parts ...string) string {
 // stepSetup runs the setup commands once per loop directory.
 func (e *Engine) stepSetup(ctx context.Context) error {
 	if !e.st.SetupDone && len(e.spec.Setup) > 0 {
-		results := e.runChecks(ctx, "setup", e.spec.Setup)
-		pass := allPass(results)
-		e.emit(record.Event{Event: record.Setup, Pass: record.Bool(pass), Checks: checksOf(results)})
+		results := e.judge().RunChecks(ctx, "setup", e.spec.Setup)
+		pass := judge.AllPass(results)
+		e.emit(record.Event{Event: record.Setup, Pass: record.Bool(pass), Checks: judge.ChecksOf(results)})
 		if ctx.Err() != nil {
 			return e.stop(ReasonInterrupted, "interrupted during setup")
 		}
 		if !pass {
-			return e.stop(ReasonBlocked, "setup failed: "+firstFailure(results)+"; fix it and run again (setup runs again until it passes)")
+			return e.stop(ReasonBlocked, "setup failed: "+judge.FirstFailure(results)+"; fix it and run again (setup runs again until it passes)")
 		}
 	}
 	e.st.SetupDone = true
@@ -688,7 +537,7 @@ func (e *Engine) stepBaseline(ctx context.Context) error {
 		base := map[string][]string{}
 		baselineSignal := ""
 		if len(cmds) > 0 {
-			results := e.runChecks(ctx, "baseline", cmds)
+			results := e.judge().RunChecks(ctx, "baseline", cmds)
 			if ctx.Err() != nil {
 				return e.stop(ReasonInterrupted, "interrupted during the baseline checks")
 			}
@@ -697,10 +546,10 @@ func (e *Engine) stepBaseline(ctx context.Context) error {
 					base[r.Command] = normalizeAll(r.Lines)
 				}
 			}
-			baselineSignal = failureSignal(nil, results)
-			e.emit(record.Event{Event: record.Baseline, Pass: record.Bool(allPass(results)), Checks: checksOf(results),
+			baselineSignal = judge.FailureSignal(nil, results)
+			e.emit(record.Event{Event: record.Baseline, Pass: record.Bool(judge.AllPass(results)), Checks: judge.ChecksOf(results),
 				Message: fmt.Sprintf("%d of %d checks already fail before any agent run", len(base), len(cmds))})
-			e.noteCheckpoint(results, true)
+			e.roll.noteCheckpoint(results, true)
 			if err := e.judgeBaseline(results); err != nil {
 				return err // the baseline runs again next time
 			}
@@ -729,75 +578,6 @@ func normalizeAll(lines []string) []string {
 	return out
 }
 
-// noteFailure feeds no-progress detection for agent attempts (build runs,
-// ralph attempts). It returns a stop when the same failure came back
-// budget.same_failure times in a row.
-func (e *Engine) noteFailure(signal, tried string) error {
-	e.st.LastFailure = signal
-	return e.noteRepeat(&e.st.FailureSig, &e.st.SameCount, &e.st.Tried, "", signal, tried)
-}
-
-// noteGateFailure is noteFailure for the cycle gate. It keeps its own count,
-// so that tasks passing in between do not hide a gate that fails the same
-// way every cycle.
-func (e *Engine) noteGateFailure(signal, tried string) error {
-	e.st.LastFailure = signal
-	return e.noteRepeat(&e.st.GateSig, &e.st.GateSame, &e.st.GateTried, "cycle", signal, tried)
-}
-
-func (e *Engine) noteRepeat(last *string, count *int, triedList *[]string, gate, signal, tried string) error {
-	sig := Signature(signal)
-	if sig == *last {
-		*count++
-	} else {
-		*last, *count, *triedList = sig, 1, nil
-	}
-	if tried != "" {
-		if first := firstSignalLine(signal); first != "" {
-			tried = strings.TrimRight(tried, ": ") + " → failed: " + first
-		}
-		e.st.RuledOut = append(e.st.RuledOut, tried)
-		if len(e.st.RuledOut) > 20 {
-			e.st.RuledOut = e.st.RuledOut[len(e.st.RuledOut)-20:]
-		}
-		*triedList = append(*triedList, tried)
-		if len(*triedList) > 10 {
-			*triedList = (*triedList)[len(*triedList)-10:]
-		}
-	}
-	if *count >= 2 {
-		e.emit(record.Event{Event: record.SameFailure, Gate: gate, Signature: sig, Repeats: *count, FailureSignal: signal})
-	}
-	if *count >= e.spec.Budget.SameFailure {
-		return e.stop(ReasonNoProgress, fmt.Sprintf("the same failure came back %d times in a row (signature %s)", *count, sig))
-	}
-	return nil
-}
-
-// firstSignalLine is the first line of a failure signal that says what
-// failed: a FAIL/Error line or a violation, else the first line.
-func firstSignalLine(signal string) string {
-	var first string
-	for _, l := range strings.Split(signal, "\n") {
-		l = strings.TrimSpace(l)
-		if l == "" {
-			continue
-		}
-		if first == "" {
-			first = l
-		}
-		if judge.FailLine(l) || strings.HasPrefix(l, "VIOLATION") {
-			return truncate(l, 160)
-		}
-	}
-	return truncate(first, 160)
-}
-
-// progressMade resets no-progress detection after real progress.
-func (e *Engine) progressMade() {
-	e.st.FailureSig, e.st.SameCount, e.st.Tried, e.st.LastFailure = "", 0, nil, ""
-}
-
 func (e *Engine) doneSummary() string {
 	if e.spec.Shape == spec.ShapeRalph {
 		return fmt.Sprintf("the verify checks passed after %s", plural(e.st.Iterations, "attempt"))
@@ -820,10 +600,10 @@ func plural(n int, what string) string {
 // budget is spent, and records an 80% warning once per budget.
 func (e *Engine) checkBudgets() error {
 	b := e.spec.Budget
-	wall := e.wall()
+	wall := e.store.wall()
 	if wall >= b.Wall.D() {
 		o := e.outcome(ReasonTimeCost, fmt.Sprintf("wall budget spent: %s of %s", wall.Round(time.Second), b.Wall))
-		o.Next = e.wallNextSteps(wall)
+		o.Next = wallNextSteps(e.dir, e.spec.Path, wall)
 		return &errStop{o}
 	}
 	if e.st.CostUSD >= b.CostUSD {

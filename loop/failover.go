@@ -59,32 +59,32 @@ func Candidates(a spec.Agent) []spec.Agent {
 	return out
 }
 
-func (e *Engine) failover() *FailoverState {
-	if e.st.Failover == nil {
-		e.st.Failover = &FailoverState{}
+func (r *runner) failover() *FailoverState {
+	if r.st.Failover == nil {
+		r.st.Failover = &FailoverState{}
 	}
-	if e.st.Failover.Limits == nil {
-		e.st.Failover.Limits = map[string]time.Time{}
+	if r.st.Failover.Limits == nil {
+		r.st.Failover.Limits = map[string]time.Time{}
 	}
-	if e.st.Failover.InUse == nil {
-		e.st.Failover.InUse = map[string]string{}
+	if r.st.Failover.InUse == nil {
+		r.st.Failover.InUse = map[string]string{}
 	}
-	return e.st.Failover
+	return r.st.Failover
 }
 
 // avoidKeys are the agents a phase may not take: the reviewer stays off the
 // writer's and fixer's, and they off the reviewer's.
-func (e *Engine) avoidKeys(phase string) map[string]bool {
-	if e.spec.Shape != spec.ShapeReview {
+func (r *runner) avoidKeys(phase string) map[string]bool {
+	if r.spec().Shape != spec.ShapeReview {
 		return nil
 	}
-	fs := e.failover()
+	fs := r.failover()
 	out := map[string]bool{}
 	add := func(p string) {
 		if k, ok := fs.InUse[p]; ok {
 			out[k] = true
 		} else {
-			out[agentKey(e.spec.AgentFor(p, false))] = true
+			out[agentKey(r.spec().AgentFor(p, false))] = true
 		}
 	}
 	if phase == "reviewer" {
@@ -98,16 +98,16 @@ func (e *Engine) avoidKeys(phase string) map[string]bool {
 
 // usable says whether a candidate can run now: not limited, not avoided,
 // and its program installed.
-func (e *Engine) usable(c spec.Agent, avoid map[string]bool, now time.Time) bool {
+func (r *runner) usable(c spec.Agent, avoid map[string]bool, now time.Time) bool {
 	k := agentKey(c)
-	if avoid[k] || e.failover().Limits[k].After(now) {
+	if avoid[k] || r.failover().Limits[k].After(now) {
 		return false
 	}
 	ad, err := agent.Lookup(c.Backend)
 	if err != nil {
 		return false
 	}
-	req := agent.Request{Dir: e.dir, Backend: c.Backend, Model: c.Model, Command: c.Command, Args: c.Args, Env: c.Env, Permissions: c.Permissions}
+	req := agent.Request{Dir: r.dir, Backend: c.Backend, Model: c.Model, Command: c.Command, Args: c.Args, Env: c.Env, Permissions: c.Permissions}
 	_, err = ad.Invocation(req)
 	return err == nil
 }
@@ -115,16 +115,16 @@ func (e *Engine) usable(c spec.Agent, avoid map[string]bool, now time.Time) bool
 // chooseAgent is the agent a run of phase starts with: the first candidate
 // that can run now (the first choice again once its limit has passed). With
 // no fallback it is the phase's agent, unchanged.
-func (e *Engine) chooseAgent(phase, task string, a spec.Agent) spec.Agent {
+func (r *runner) chooseAgent(phase, task string, a spec.Agent) spec.Agent {
 	if len(a.Fallback) == 0 {
 		return a
 	}
-	fs := e.failover()
+	fs := r.failover()
 	now := time.Now()
 	chosen := a
-	if avoid := e.avoidKeys(phase); !e.usable(a, avoid, now) {
+	if avoid := r.avoidKeys(phase); !r.usable(a, avoid, now) {
 		for _, c := range Candidates(a)[1:] {
-			if e.usable(c, avoid, now) {
+			if r.usable(c, avoid, now) {
 				chosen = c
 				break
 			}
@@ -136,7 +136,7 @@ func (e *Engine) chooseAgent(phase, task string, a spec.Agent) spec.Agent {
 		if k == agentKey(a) {
 			msg = fmt.Sprintf("back to the first choice %s: its usage limit has reset", k)
 		}
-		e.emit(record.Event{Event: record.AgentFailover, Phase: phase, Task: task, From: prev, To: k, Backend: chosen.Backend, Model: chosen.Model, Message: msg})
+		r.emit(record.Event{Event: record.AgentFailover, Phase: phase, Task: task, From: prev, To: k, Backend: chosen.Backend, Model: chosen.Model, Message: msg})
 	}
 	fs.InUse[phase] = agentKey(chosen)
 	return chosen
@@ -146,21 +146,21 @@ func (e *Engine) chooseAgent(phase, task string, a spec.Agent) spec.Agent {
 // in wait. It keeps the limit and returns the candidate to go on with (ok),
 // or, when every candidate is limited, the one whose limit resets first and
 // how long until then.
-func (e *Engine) failoverOnLimit(phase, task string, first, cur spec.Agent, wait time.Duration) (spec.Agent, time.Duration, bool) {
+func (r *runner) failoverOnLimit(phase, task string, first, cur spec.Agent, wait time.Duration) (spec.Agent, time.Duration, bool) {
 	if len(first.Fallback) == 0 || wait <= first.FallbackAfter.D() {
 		return cur, wait, false
 	}
-	fs := e.failover()
+	fs := r.failover()
 	now := time.Now()
 	fs.Limits[agentKey(cur)] = now.Add(wait)
-	avoid := e.avoidKeys(phase)
+	avoid := r.avoidKeys(phase)
 	for _, c := range Candidates(first) {
-		if agentKey(c) == agentKey(cur) || !e.usable(c, avoid, now) {
+		if agentKey(c) == agentKey(cur) || !r.usable(c, avoid, now) {
 			continue
 		}
 		from := agentKey(cur)
 		fs.InUse[phase] = agentKey(c)
-		e.emit(record.Event{Event: record.AgentFailover, Phase: phase, Task: task, From: from, To: agentKey(c), Backend: c.Backend, Model: c.Model,
+		r.emit(record.Event{Event: record.AgentFailover, Phase: phase, Task: task, From: from, To: agentKey(c), Backend: c.Backend, Model: c.Model,
 			WaitMS: wait.Milliseconds(), Message: fmt.Sprintf("%s reported a usage limit resetting in %s (more than fallback_after %s): the run goes on with %s; no attempt counted",
 				from, wait.Round(time.Second), first.FallbackAfter, agentKey(c))})
 		return c, 0, true

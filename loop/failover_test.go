@@ -8,10 +8,10 @@ import (
 	"github.com/looprinter/looprinter/spec"
 )
 
-// failoverEngine is an engine over a review loop whose writer and fixer run
+// failoverRunner is a runner over a review loop whose writer and fixer run
 // command/a and whose reviewer runs command/b, falling back to command/a,
 // then command/c.
-func failoverEngine(t *testing.T) (*Engine, *[]record.Event) {
+func failoverRunner(t *testing.T) (*runner, *[]record.Event) {
 	t.Helper()
 	dir := t.TempDir()
 	a := spec.Agent{Backend: "command", Model: "a", Command: "/bin/true", FallbackAfter: spec.Duration(10 * time.Minute)}
@@ -26,19 +26,19 @@ func failoverEngine(t *testing.T) (*Engine, *[]record.Event) {
 	t.Cleanup(func() { rec.Close() })
 	var evs []record.Event
 	rec.Subscribe(func(ev record.Event) { evs = append(evs, ev) })
-	return &Engine{spec: l, dir: dir, st: freshState(), rec: rec}, &evs
+	return &runner{spec: func() *spec.Loop { return l }, dir: dir, st: freshState(), emit: func(ev record.Event) { rec.Write(ev) }}, &evs
 }
 
 // The reviewer, limited, never fails over onto the writer's and fixer's
 // model: it skips command/a and takes command/c.
 func TestFailoverKeepsReviewerOffWriterModel(t *testing.T) {
-	e, evs := failoverEngine(t)
-	first := e.spec.AgentFor("reviewer", false)
-	cur := e.chooseAgent("reviewer", "", first)
+	r, evs := failoverRunner(t)
+	first := r.spec().AgentFor("reviewer", false)
+	cur := r.chooseAgent("reviewer", "", first)
 	if agentKey(cur) != "command/b" {
 		t.Fatalf("first choice %s, want command/b", agentKey(cur))
 	}
-	next, wait, ok := e.failoverOnLimit("reviewer", "", first, cur, 3*time.Hour)
+	next, wait, ok := r.failoverOnLimit("reviewer", "", first, cur, 3*time.Hour)
 	if !ok || agentKey(next) != "command/c" || wait != 0 {
 		t.Fatalf("failover to %s (ok %v, wait %s), want command/c at once", agentKey(next), ok, wait)
 	}
@@ -46,18 +46,18 @@ func TestFailoverKeepsReviewerOffWriterModel(t *testing.T) {
 		t.Fatalf("records %+v, want one agent_failover b → c", *evs)
 	}
 	// The next run stays on c while b is limited.
-	if got := agentKey(e.chooseAgent("reviewer", "", first)); got != "command/c" {
+	if got := agentKey(r.chooseAgent("reviewer", "", first)); got != "command/c" {
 		t.Errorf("next reviewer run on %s, want command/c", got)
 	}
 	// c limited too: everything the reviewer may use is limited; it waits
 	// for the earliest reset (b's, 3h, before c's 5h), on b.
-	next, wait, ok = e.failoverOnLimit("reviewer", "", first, next, 5*time.Hour)
+	next, wait, ok = r.failoverOnLimit("reviewer", "", first, next, 5*time.Hour)
 	if ok || agentKey(next) != "command/b" || wait > 3*time.Hour || wait < 2*time.Hour {
 		t.Errorf("all limited: %s after %s (ok %v), want command/b after about 3h", agentKey(next), wait, ok)
 	}
 	// Back to the first choice once its limit has passed.
-	e.st.Failover.Limits["command/b"] = time.Now().Add(-time.Second)
-	if got := agentKey(e.chooseAgent("reviewer", "", first)); got != "command/b" {
+	r.st.Failover.Limits["command/b"] = time.Now().Add(-time.Second)
+	if got := agentKey(r.chooseAgent("reviewer", "", first)); got != "command/b" {
 		t.Errorf("after the reset the reviewer runs on %s, want command/b", got)
 	}
 }
@@ -65,13 +65,13 @@ func TestFailoverKeepsReviewerOffWriterModel(t *testing.T) {
 // A limit that resets sooner than fallback_after is waited out, as without
 // fallbacks; an agent without fallbacks never fails over.
 func TestFailoverOnlyPastFallbackAfter(t *testing.T) {
-	e, evs := failoverEngine(t)
-	first := e.spec.AgentFor("reviewer", false)
-	if _, wait, ok := e.failoverOnLimit("reviewer", "", first, first, 5*time.Minute); ok || wait != 5*time.Minute {
+	r, evs := failoverRunner(t)
+	first := r.spec().AgentFor("reviewer", false)
+	if _, wait, ok := r.failoverOnLimit("reviewer", "", first, first, 5*time.Minute); ok || wait != 5*time.Minute {
 		t.Errorf("a 5m limit failed over (ok %v, wait %s)", ok, wait)
 	}
-	w := e.spec.AgentFor("writer", false)
-	if _, _, ok := e.failoverOnLimit("writer", "", w, w, 3*time.Hour); ok {
+	w := r.spec().AgentFor("writer", false)
+	if _, _, ok := r.failoverOnLimit("writer", "", w, w, 3*time.Hour); ok {
 		t.Error("an agent without fallbacks failed over")
 	}
 	if len(*evs) != 0 {

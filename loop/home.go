@@ -31,14 +31,14 @@ type privateHome struct {
 
 // agentHome makes (and seeds, the first time) the loop's private HOME and
 // caches. env is the agent's environment from the loop file.
-func (e *Engine) agentHome(env map[string]string) (privateHome, error) {
+func (r *runner) agentHome(env map[string]string) (privateHome, error) {
 	get := func(k string) string {
 		if v, ok := env[k]; ok {
 			return v
 		}
 		return os.Getenv(k)
 	}
-	priv := loopdir.Private(e.priv)
+	priv := loopdir.Private(r.priv)
 	home, cache := priv.AgentHome(), priv.AgentCache()
 	for _, d := range []string{home, cache} {
 		if err := os.MkdirAll(d, 0o700); err != nil {

@@ -9,9 +9,11 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/review"
 	"github.com/looprinter/looprinter/sandbox"
 	"github.com/looprinter/looprinter/spec"
 )
@@ -26,16 +28,6 @@ type CheckResult = judge.CheckResult
 // Signature is a short stable hash of a failure signal, normalized.
 func Signature(signal string) string { return judge.Signature(signal) }
 
-func allPass(rs []CheckResult) bool            { return judge.AllPass(rs) }
-func checksOf(rs []CheckResult) []record.Check { return judge.ChecksOf(rs) }
-func firstFailure(rs []CheckResult) string     { return judge.FirstFailure(rs) }
-func failureSignal(errs []string, rs []CheckResult) string {
-	return judge.FailureSignal(errs, rs)
-}
-func evidence(gate string, rs []CheckResult, errs []string) []string {
-	return judge.Evidence(gate, rs, errs)
-}
-
 // judge is the engine's judge, made on first use.
 func (e *Engine) judge() *judge.Judge {
 	if e.jd == nil {
@@ -45,51 +37,33 @@ func (e *Engine) judge() *judge.Judge {
 			Spec:            func() *spec.Loop { return e.spec },
 			Redactor:        Redactor,
 			Emit:            e.emit,
-			Flush:           func() { e.flush() },
+			Flush:           func() { e.store.flush() },
 			Stamp:           func() (int, int) { return e.st.Cycle, e.st.Iterations },
-			AddNotVerified:  e.addNotVerified,
-			DropNotVerified: e.dropNotVerified,
+			AddNotVerified:  e.st.addNotVerified,
+			DropNotVerified: e.st.dropNotVerified,
 			AddEvidence:     func(s string) { e.st.Evidence = append(e.st.Evidence, s) },
-			SetAside:        e.setAside,
+			SetAside:        func() ([]string, error) { return setAside(e.dir, e.priv, e.spec, e.judge().IsHoldout) },
 			WriteFile:       WriteFileAtomic,
 			Auditor: judge.Auditor{
-				Agent: func() string { return agentName(e.auditor()) },
+				Agent: func() string { return review.AgentName(e.auditor()) },
 				Next: func() (string, string) {
 					e.st.AuditRuns++
-					keep := e.roundDir(fmt.Sprintf("audit-%d-findings.json", e.st.AuditRuns))
-					return keep, agentOutput(keep)
+					keep := review.RecordPath(fmt.Sprintf("audit-%d-findings.json", e.st.AuditRuns))
+					return keep, review.AgentOutput(keep)
 				},
 				Ask: func(ctx context.Context, prompt, keep string) (bool, []string, error) {
-					return e.askAgentJSON(ctx, "auditor", "audit", prompt, keep, func(data []byte) []string {
-						_, errs := ParseFindings(data)
+					return e.reviewShape().AskJSON(ctx, "auditor", "audit", prompt, keep, func(data []byte) []string {
+						_, errs := review.ParseFindings(data)
 						return errs
 					})
 				},
 				Findings: e.auditFindings,
 				Touched:  func() []string { return e.st.Touched },
-				Schema:   FindingsSchema,
+				Schema:   review.FindingsSchema,
 			},
 		}
 	}
 	return e.jd
-}
-
-// runChecks runs commands in order and saves each output under
-// working-records/checks/.
-func (e *Engine) runChecks(ctx context.Context, gate string, cmds []string) []CheckResult {
-	return e.judge().RunChecks(ctx, gate, cmds)
-}
-
-// applyBaseline marks failing checks whose failure lines all failed before
-// the loop started, when verify_baseline is new-only.
-func (e *Engine) applyBaseline(results []CheckResult) {
-	e.judge().ApplyBaseline(results, e.st.Baseline)
-}
-
-// judgeCleanRoom gives the clean room's verdict on a gate whose checks
-// passed (judge.Judge.JudgeCleanRoom).
-func (e *Engine) judgeCleanRoom(ctx context.Context, gate string, cmds []string) (*record.CleanRoom, string) {
-	return e.judge().JudgeCleanRoom(ctx, gate, cmds)
 }
 
 // refreshVacuous brings the NOT VERIFIED notes about checks that cannot
@@ -99,7 +73,7 @@ func (e *Engine) refreshVacuous() {
 	keep, add := e.judge().RefreshVacuous(e.st.NotVerified, e.st.BaselineDone)
 	e.st.NotVerified = keep
 	for _, n := range add {
-		e.addNotVerified(n)
+		e.st.addNotVerified(n)
 	}
 }
 
@@ -123,13 +97,13 @@ func (e *Engine) judgeBaseline(results []CheckResult) error {
 			e.st.CycleFailed = true
 		}
 	}
-	if len(results) > 0 && allPass(results) && e.spec.Shape != spec.ShapeReview && e.spec.AllowPassing {
+	if len(results) > 0 && judge.AllPass(results) && e.spec.Shape != spec.ShapeReview && e.spec.AllowPassing {
 		// Keep it green: green is the expected answer, and nothing is to do.
-		e.st.Evidence = evidence("baseline", results, nil)
+		e.st.Evidence = judge.Evidence("baseline", results, nil)
 		e.st.CycleGate, e.st.ObjectiveGate = "pass", "pass"
 		return e.stop(ReasonDone, "every check already passes before any agent run (allow_passing: true): the loop is green, no agent ran")
 	}
-	if len(results) > 0 && allPass(results) && e.spec.Shape != spec.ShapeReview {
+	if len(results) > 0 && judge.AllPass(results) && e.spec.Shape != spec.ShapeReview {
 		return e.stop(ReasonAlreadyPassing, "the checks already pass before any agent run: either the objective is met or the checks cannot fail. No agent ran. Sharpen the checks so they fail until the work is done, or set allow_passing: true to keep a passing loop green")
 	}
 	return nil
@@ -138,9 +112,9 @@ func (e *Engine) judgeBaseline(results []CheckResult) error {
 // runnerStart is what the clean room keeps: the runner files and top-level
 // names the loop folder held at the start. A loop that started before the
 // engine kept it uses the files protected at the start.
-func (e *Engine) runnerStart() (runnerFiles, error) {
-	var rf runnerFiles
-	p := loopdir.Private(e.priv)
+func runnerStart(priv string) (guard.RunnerFiles, error) {
+	var rf guard.RunnerFiles
+	p := loopdir.Private(priv)
 	data, err := os.ReadFile(p.RunnerFilesAtStart())
 	if err == nil {
 		if json.Unmarshal(data, &rf) != nil {
@@ -160,12 +134,12 @@ func (e *Engine) runnerStart() (runnerFiles, error) {
 
 // setAside lists the files a test runner loads that the loop did not start
 // with, sorted: for the judge's clean room (the protection rules know them).
-func (e *Engine) setAside() ([]string, error) {
-	start, err := e.runnerStart()
+func setAside(dir, priv string, l *spec.Loop, isHoldout func(string) bool) ([]string, error) {
+	start, err := runnerStart(priv)
 	if err != nil {
 		return nil, err
 	}
-	rules, err := NewProtectRules(e.dir, e.spec)
+	rules, err := guard.NewProtectRules(dir, l)
 	if err != nil {
 		return nil, err
 	}
@@ -176,7 +150,7 @@ func (e *Engine) setAside() ([]string, error) {
 	}
 	var out []string
 	for _, f := range rules.Walked() {
-		if !had[f] && !e.judge().IsHoldout(f) && rules.RunnerFile(f) {
+		if !had[f] && !isHoldout(f) && rules.RunnerFile(f) {
 			out = append(out, f)
 		}
 	}
@@ -190,7 +164,7 @@ func (e *Engine) setAside() ([]string, error) {
 // DONE); an error when the loop stops (interrupted, a budget spent by the
 // audit).
 func (e *Engine) doneVerdict(ctx context.Context, gate string, cmds []string) (*record.CleanRoom, string, error) {
-	room, signal := e.judgeCleanRoom(ctx, gate, cmds)
+	room, signal := e.judge().JudgeCleanRoom(ctx, gate, cmds)
 	if ctx.Err() != nil {
 		return room, "", e.stop(ReasonInterrupted, "interrupted during the "+gate+" gate's clean room")
 	}
@@ -254,12 +228,12 @@ func ProbeChecksTo(ctx context.Context, l *spec.Loop, logDir, prefix string) []C
 const maxTouched = 2000
 
 // touched adds what a run changed to the loop's list, for the audit.
-func (e *Engine) touched(changed []string) {
+func (st *State) touched(changed []string) {
 	if len(changed) == 0 {
 		return
 	}
 	set := map[string]bool{}
-	for _, f := range e.st.Touched {
+	for _, f := range st.Touched {
 		set[f] = true
 	}
 	for _, f := range changed {
@@ -270,11 +244,11 @@ func (e *Engine) touched(changed []string) {
 			set[f] = true
 		}
 	}
-	e.st.Touched = e.st.Touched[:0]
+	st.Touched = st.Touched[:0]
 	for f := range set {
-		e.st.Touched = append(e.st.Touched, f)
+		st.Touched = append(st.Touched, f)
 	}
-	sort.Strings(e.st.Touched)
+	sort.Strings(st.Touched)
 }
 
 // auditor is the agent of the audit: agents.auditor, else another model of
@@ -284,11 +258,11 @@ func (e *Engine) auditor() spec.Agent {
 	if e.spec.Shape == spec.ShapeRalph {
 		builder = e.spec.AgentFor("ralph", false)
 	}
-	e.otherModelFor("auditor", builder)
+	review.OtherModelFor(e.spec, "auditor", builder)
 	a := e.spec.AgentFor("auditor", false)
-	if sameAgent(a, builder) && !e.st.AuditWarned {
+	if review.SameAgent(a, builder) && !e.st.AuditWarned {
 		e.st.AuditWarned = true
-		e.emit(record.Event{Event: record.Warning, Phase: "auditor", Message: fmt.Sprintf("the auditor and the builder are the same model (%s): they share blind spots; set agents.auditor to another backend or model", agentName(a))})
+		e.emit(record.Event{Event: record.Warning, Phase: "auditor", Message: fmt.Sprintf("the auditor and the builder are the same model (%s): they share blind spots; set agents.auditor to another backend or model", review.AgentName(a))})
 	}
 	return a
 }
@@ -296,10 +270,10 @@ func (e *Engine) auditor() spec.Agent {
 // auditFindings reads the auditor's answer kept at keep: how many findings
 // it holds, and those at or above bar.
 func (e *Engine) auditFindings(keep, bar string) (int, []judge.Finding) {
-	data, _ := readBounded(e.path(keep), 4<<20)
-	findings, _ := ParseFindings(data)
+	data, _ := guard.ReadBounded(e.path(keep), 4<<20)
+	findings, _ := review.ParseFindings(data)
 	var over []judge.Finding
-	for _, f := range atOrAbove(findings, bar) {
+	for _, f := range review.AtOrAbove(findings, bar) {
 		over = append(over, judge.Finding{Severity: f.Severity, Place: f.Place(), Title: f.Title, Detail: f.Detail})
 	}
 	return len(findings), over

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 )
@@ -16,6 +17,20 @@ import (
 // targets fixed when the plan was accepted and passes set only by its own
 // judgement of a live build run. Whatever an agent changes in plan.json
 // beyond its own task's mark is put back and recorded.
+
+// judgedPlan is the engine's own copy of the plan (State.Judged) and what
+// holds plan.json to it. What it needs of the engine comes in at
+// construction (openEngine).
+type judgedPlan struct {
+	dir  string // the loop folder
+	st   *State // the engine's state: Judged and TaskBase live there
+	emit func(record.Event)
+	// protectedFiles lists the files protected for the next run (guard.Guard.Files).
+	protectedFiles func() ([]guard.File, *guard.ProtectRules, error)
+	// readPlan reads plan.json (the engine's, cached while unchanged).
+	readPlan     func() (*Plan, []string, error)
+	noteWriteErr func(error)
+}
 
 func clonePlan(p *Plan) *Plan {
 	if p == nil {
@@ -27,8 +42,8 @@ func clonePlan(p *Plan) *Plan {
 // acceptPlan makes a freshly written plan the judged plan. It returns the
 // problems that refuse it (targets that cannot be a task's target); a plan
 // is accepted with every task open: a planner cannot pass a task.
-func (e *Engine) acceptPlan(p *Plan) []string {
-	if errs := e.checkTargets(p); len(errs) > 0 {
+func (jp *judgedPlan) acceptPlan(p *Plan) []string {
+	if errs := jp.checkTargets(p); len(errs) > 0 {
 		return errs
 	}
 	j := clonePlan(p)
@@ -39,10 +54,10 @@ func (e *Engine) acceptPlan(p *Plan) []string {
 			j.Tasks[i].Passes = false
 		}
 	}
-	e.st.Judged, e.st.TaskBase = j, map[string]string{}
+	jp.st.Judged, jp.st.TaskBase = j, map[string]string{}
 	if len(forced) > 0 {
-		e.noteWriteErr(e.writeJudged())
-		e.emit(record.Event{Event: record.Warning, Kind: "plan_marks", Message: fmt.Sprintf("the plan came with %s marked passes: true; a task passes only when a build run for it is judged, so it was set to false", strings.Join(forced, ", "))})
+		jp.noteWriteErr(jp.writeJudged())
+		jp.emit(record.Event{Event: record.Warning, Kind: "plan_marks", Message: fmt.Sprintf("the plan came with %s marked passes: true; a task passes only when a build run for it is judged, so it was set to false", strings.Join(forced, ", "))})
 	}
 	return nil
 }
@@ -50,9 +65,9 @@ func (e *Engine) acceptPlan(p *Plan) []string {
 // checkTargets refuses targets that are not plain files inside the loop
 // folder: a symlink, a fifo, a folder, a path through a linked folder that
 // leads outside, or a protected file (its rule named).
-func (e *Engine) checkTargets(p *Plan) []string {
+func (jp *judgedPlan) checkTargets(p *Plan) []string {
 	var errs []string
-	files, rules, rerr := e.protectedFiles()
+	files, rules, rerr := jp.protectedFiles()
 	if rerr != nil {
 		return []string{"the protected files cannot be listed: " + rerr.Error()}
 	}
@@ -67,13 +82,13 @@ func (e *Engine) checkTargets(p *Plan) []string {
 			errs = append(errs, fmt.Sprintf("%s: targetFile %q %s", name, t.TargetFile, why))
 			continue
 		}
-		full := e.path(filepath.FromSlash(rel))
+		full := filepath.Join(jp.dir, filepath.FromSlash(rel))
 		if fi, err := os.Lstat(full); err == nil && !fi.Mode().IsRegular() {
-			errs = append(errs, fmt.Sprintf("%s: targetFile %q is a %s; a target must be a regular file (or not exist yet)", name, t.TargetFile, typeName(fi.Mode())))
+			errs = append(errs, fmt.Sprintf("%s: targetFile %q is a %s; a target must be a regular file (or not exist yet)", name, t.TargetFile, guard.TypeName(fi.Mode())))
 			continue
 		}
 		if real, err := filepath.EvalSymlinks(existingParent(full)); err == nil {
-			root, _ := filepath.EvalSymlinks(e.dir)
+			root, _ := filepath.EvalSymlinks(jp.dir)
 			if r, err := filepath.Rel(root, real); err != nil || r == ".." || strings.HasPrefix(r, "../") {
 				errs = append(errs, fmt.Sprintf("%s: targetFile %q goes through a link that leaves the loop folder", name, t.TargetFile))
 				continue
@@ -149,19 +164,19 @@ func planDiffs(j, cur *Plan, own string) (structure []string, marks []markDiff) 
 // run that made the change; dead is the task of a run that died with the
 // engine: its own mark is not a violation, only not judged, so it is taken
 // back with a warning and the task runs again.
-func (e *Engine) enforceJudgedPlan(dead, who string) []string {
-	j := e.st.Judged
+func (jp *judgedPlan) enforceJudgedPlan(dead, who string) []string {
+	j := jp.st.Judged
 	if j == nil {
 		return nil
 	}
-	cur, errs, err := e.readPlan()
+	cur, errs, err := jp.readPlan()
 	if err != nil || len(errs) > 0 {
 		cur = nil
 	}
 	structure, marks := planDiffs(j, cur, "")
 	var out []string
 	violation := func(task, d string) {
-		e.emit(record.Event{Event: record.Violation, Task: task, Kind: "plan_changed", Message: fmt.Sprintf("%s: %s; the plan was put back", who, d)})
+		jp.emit(record.Event{Event: record.Violation, Task: task, Kind: "plan_changed", Message: fmt.Sprintf("%s: %s; the plan was put back", who, d)})
 		out = append(out, "VIOLATION: "+d+"; the plan was put back as the engine judged it")
 	}
 	for _, d := range structure {
@@ -169,13 +184,13 @@ func (e *Engine) enforceJudgedPlan(dead, who string) []string {
 	}
 	for _, m := range marks {
 		if m.ID == dead && m.Passes {
-			e.emit(record.Event{Event: record.Warning, Task: m.ID, Kind: "unjudged_mark", Message: fmt.Sprintf("%s was marked passes: true by %s, which no live engine judged; it was set back to false and runs again", m.ID, who)})
+			jp.emit(record.Event{Event: record.Warning, Task: m.ID, Kind: "unjudged_mark", Message: fmt.Sprintf("%s was marked passes: true by %s, which no live engine judged; it was set back to false and runs again", m.ID, who)})
 			continue
 		}
 		violation(m.ID, m.String())
 	}
 	if len(structure)+len(marks) > 0 {
-		e.noteWriteErr(e.writeJudged())
+		jp.noteWriteErr(jp.writeJudged())
 	}
 	return out
 }
@@ -184,14 +199,14 @@ func (e *Engine) enforceJudgedPlan(dead, who string) []string {
 // has the same tasks, only the marks are set and every other field stays as
 // the agent wrote it (notes, extra fields); otherwise the judged plan is
 // written whole.
-func (e *Engine) writeJudged() error {
-	j := e.st.Judged
-	if cur, errs, err := e.readPlan(); err == nil && len(errs) == 0 {
+func (jp *judgedPlan) writeJudged() error {
+	j := jp.st.Judged
+	if cur, errs, err := jp.readPlan(); err == nil && len(errs) == 0 {
 		if s, marks := planDiffs(j, cur, ""); len(s) == 0 && len(marks) == 0 {
 			return nil // the file says what the engine judged (parsed once, cached while unchanged)
 		}
 	}
-	data, rerr := readBounded(e.planPath(), MaxPlanBytes)
+	data, rerr := guard.ReadBounded(loopdir.Dir(jp.dir).Plan(), MaxPlanBytes)
 	if cur, errs := CheckPlan(data); rerr == nil && len(errs) == 0 {
 		s, marks := planDiffs(j, cur, "")
 		if len(s) == 0 && len(marks) == 0 {
@@ -207,7 +222,7 @@ func (e *Engine) writeJudged() error {
 						}
 					}
 					if out, err := json.MarshalIndent(doc, "", "  "); err == nil {
-						return writeFile(e.planPath(), append(out, '\n'), 0o644, true)
+						return writeFile(loopdir.Dir(jp.dir).Plan(), append(out, '\n'), 0o644, true)
 					}
 				}
 			}
@@ -217,5 +232,5 @@ func (e *Engine) writeJudged() error {
 	if err != nil {
 		return err
 	}
-	return writeFile(e.planPath(), append(out, '\n'), 0o644, true)
+	return writeFile(loopdir.Dir(jp.dir).Plan(), append(out, '\n'), 0o644, true)
 }

@@ -64,7 +64,7 @@ func treeLayers(dir string, trees []string) []sandbox.Layer {
 // prepareLayers makes the layers' folders. A loop layer that holds what a
 // run wrote before the engine died is dropped: that run's work is lost, and
 // the loop folder was never touched by it.
-func (e *Engine) prepareLayers(layers []sandbox.Layer) error {
+func (r *runner) prepareLayers(layers []sandbox.Layer) error {
 	for i, l := range layers {
 		left, err := sandbox.PrepareLayer(l)
 		if err != nil {
@@ -74,7 +74,7 @@ func (e *Engine) prepareLayers(layers []sandbox.Layer) error {
 			if err := sandbox.ClearLayer(l); err != nil {
 				return fmt.Errorf("cannot drop the layer a dead run left: %w", err)
 			}
-			e.emit(record.Event{Event: record.Warning, Kind: "layer_dropped", Message: "the copy-on-write layer of an agent run that died with the engine was dropped: nothing of that run reached the loop folder"})
+			r.emit(record.Event{Event: record.Warning, Kind: "layer_dropped", Message: "the copy-on-write layer of an agent run that died with the engine was dropped: nothing of that run reached the loop folder"})
 		}
 	}
 	return nil
@@ -84,8 +84,8 @@ func (e *Engine) prepareLayers(layers []sandbox.Layer) error {
 // engine died in the middle of (its journal says what was decided and what
 // was done): the folder gets all of that run's judged changes, never a
 // part of them, and the run is then judged like any run that died.
-func (e *Engine) resumeApply() error {
-	changes, found, err := sandbox.ResumeApply(loopLayer(e.dir), loopdir.PrivateOf(e.dir).LayerJournal("loop"))
+func (r *runner) resumeApply() error {
+	changes, found, err := sandbox.ResumeApply(loopLayer(r.dir), loopdir.PrivateOf(r.dir).LayerJournal("loop"))
 	if !found {
 		return err
 	}
@@ -98,7 +98,7 @@ func (e *Engine) resumeApply() error {
 			n++
 		}
 	}
-	e.emit(record.Event{Event: record.Warning, Kind: "layer_apply_finished", Message: fmt.Sprintf("the engine died while applying an agent run's layer to the loop folder: the apply was finished now (%s), and the run is judged as one that died", plural(n, "path"))})
+	r.emit(record.Event{Event: record.Warning, Kind: "layer_apply_finished", Message: fmt.Sprintf("the engine died while applying an agent run's layer to the loop folder: the apply was finished now (%s), and the run is judged as one that died", plural(n, "path"))})
 	return nil
 }
 
@@ -120,16 +120,16 @@ func engineOwned(rel string, commits bool) (string, bool) {
 // then does what the agent wrote reach the loop folder): what changed,
 // what was created, and the layer's discarded changes to the engine's
 // records, as tampering.
-func (e *Engine) endRun(phase, task string, rc *guard.RunChanges) (changed, created []string, tamper []Tamper, err error) {
-	tamper, lerr := e.applyLayer(phase, task)
-	for _, l := range e.trees {
+func (r *runner) endRun(phase, task string, rc *guard.RunChanges) (changed, created []string, tamper []guard.Tamper, err error) {
+	tamper, lerr := r.applyLayer(phase, task)
+	for _, l := range r.trees {
 		// overlayfs leaves a folder of mode 000 in its work folder; nothing
 		// is mounted any more.
 		if cerr := sandbox.ClearWork(l); cerr != nil && lerr == nil {
 			lerr = cerr
 		}
 	}
-	changed, created, err = e.guard.End(rc)
+	changed, created, err = r.guard.End(rc)
 	if lerr != nil {
 		err = lerr
 	}
@@ -141,21 +141,21 @@ func (e *Engine) endRun(phase, task string, rc *guard.RunChanges) (changed, crea
 // .git a warning: agents that commit are common, and the engine alone
 // commits), the rest reaches the folder. It returns the discarded changes
 // to the records as tampering, for the run's verdict.
-func (e *Engine) applyLayer(phase, task string) ([]Tamper, error) {
-	if e.layer == nil {
+func (r *runner) applyLayer(phase, task string) ([]guard.Tamper, error) {
+	if r.layer == nil {
 		return nil, nil
 	}
-	commits := gitDir(e.spec) != ""
+	commits := gitDir(r.spec()) != ""
 	held := map[string]bool{}
-	changes, err := sandbox.ApplyLayer(*e.layer, func(rel string) bool {
-		if e.judge().HoldoutPath(e.layer.Upper, rel) {
+	changes, err := sandbox.ApplyLayer(*r.layer, func(rel string) bool {
+		if r.judge().HoldoutPath(r.layer.Upper, rel) {
 			held[rel] = true
 			return false
 		}
 		_, owned := engineOwned(rel, commits)
 		return !owned
-	}, loopdir.PrivateOf(e.dir).LayerJournal("loop"))
-	var tamper []Tamper
+	}, loopdir.PrivateOf(r.dir).LayerJournal("loop"))
+	var tamper []guard.Tamper
 	var git []string
 	for _, c := range changes {
 		if c.Applied {
@@ -163,21 +163,21 @@ func (e *Engine) applyLayer(phase, task string) ([]Tamper, error) {
 		}
 		why, owned := engineOwned(c.Path, commits)
 		switch {
-		case held[c.Path] && c.What == "removed" && slices.Contains(e.judge().Holdouts(), c.Path):
+		case held[c.Path] && c.What == "removed" && slices.Contains(r.judge().Holdouts(), c.Path):
 			// The engine's own whiteout: the holdout file stayed hidden.
-		case held[c.Path] || e.judge().TouchesHoldout(c.Path):
-			tamper = append(tamper, Tamper{File: c.Path, What: c.What + " where a holdout file is", Rule: "holdout: the user's hidden tests, never the agent's to see or change"})
+		case held[c.Path] || r.judge().TouchesHoldout(c.Path):
+			tamper = append(tamper, guard.Tamper{File: c.Path, What: c.What + " where a holdout file is", Rule: "holdout: the user's hidden tests, never the agent's to see or change"})
 		case owned && strings.HasPrefix(c.Path, ".git"):
 			git = append(git, c.Path)
 		case owned:
-			tamper = append(tamper, Tamper{File: c.Path, What: "written in the agent's layer", Rule: why})
+			tamper = append(tamper, guard.Tamper{File: c.Path, What: "written in the agent's layer", Rule: why})
 		default:
-			e.emit(record.Event{Event: record.Warning, Phase: phase, Task: task, Kind: "layer_discarded", File: c.Path,
+			r.emit(record.Event{Event: record.Warning, Phase: phase, Task: task, Kind: "layer_discarded", File: c.Path,
 				Message: fmt.Sprintf("%s (%s) was not applied to the loop folder: %s", c.Path, c.What, c.Why)})
 		}
 	}
 	if len(git) > 0 {
-		e.emit(record.Event{Event: record.Warning, Phase: phase, Task: task, Kind: "git_discarded",
+		r.emit(record.Event{Event: record.Warning, Phase: phase, Task: task, Kind: "git_discarded",
 			Message: fmt.Sprintf("the %s run changed %s in its layer; discarded: the engine alone commits, and its history stays as it was", phase, strings.Join(git, ", "))})
 	}
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/loopdir"
 )
 
@@ -150,12 +151,12 @@ func ReadPlan(path string) (*Plan, []string, error) {
 		return nil, nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, []string{fmt.Sprintf("plan.json is a %s, not a file", typeName(fi.Mode()))}, nil
+		return nil, []string{fmt.Sprintf("plan.json is a %s, not a file", guard.TypeName(fi.Mode()))}, nil
 	}
 	if fi.Size() > MaxPlanBytes {
 		return nil, []string{fmt.Sprintf("plan.json is %d bytes; a plan may hold at most %d bytes (%d tasks): plan fewer, larger tasks", fi.Size(), MaxPlanBytes, MaxPlanTasks)}, nil
 	}
-	data, err := readBounded(path, MaxPlanBytes)
+	data, err := guard.ReadBounded(path, MaxPlanBytes)
 	if err != nil {
 		return nil, []string{"plan.json cannot be read: " + err.Error()}, nil
 	}

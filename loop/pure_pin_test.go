@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/agent"
+	"github.com/looprinter/looprinter/guard"
+	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
@@ -79,7 +81,7 @@ func TestPinKilledNote(t *testing.T) {
 // The note to the next run names each protected file, its rule and why
 // the change weakened the loop.
 func TestPinTamperNote(t *testing.T) {
-	got := tamperNote([]Tamper{{File: "a_test.go", What: "modified", Rule: "go tests"}, {File: "loop.yaml", What: "modified", Why: "budget raised"}})
+	got := tamperNote([]guard.Tamper{{File: "a_test.go", What: "modified", Rule: "go tests"}, {File: "loop.yaml", What: "modified", Why: "budget raised"}})
 	want := "VIOLATION: a_test.go is protected by go tests and must not be edited (it was modified; the engine restored it). Change the code, not the checks.\n" +
 		"VIOLATION: loop.yaml is protected and must not be edited (it was modified; the engine restored it). Change the code, not the checks.\n" +
 		"  The change weakened the loop: budget raised"
@@ -90,10 +92,10 @@ func TestPinTamperNote(t *testing.T) {
 
 // Small helpers the records rely on.
 func TestPinRecordHelpers(t *testing.T) {
-	if got := firstFailure([]CheckResult{{Check: record.Check{Command: "a", Pass: true}}, {Check: record.Check{Command: "b", ExitCode: 2}}, {Check: record.Check{Command: "c", ExitCode: 3}}}); got != "`b` exited 2" {
+	if got := judge.FirstFailure([]CheckResult{{Check: record.Check{Command: "a", Pass: true}}, {Check: record.Check{Command: "b", ExitCode: 2}}, {Check: record.Check{Command: "c", ExitCode: 3}}}); got != "`b` exited 2" {
 		t.Errorf("firstFailure = %q", got)
 	}
-	if got := firstFailure([]CheckResult{{Check: record.Check{Command: "a", Pass: true}}}); got != "" {
+	if got := judge.FirstFailure([]CheckResult{{Check: record.Check{Command: "a", Pass: true}}}); got != "" {
 		t.Errorf("firstFailure of passing checks = %q", got)
 	}
 	if got := firstLines("a\nb\nc\nd\n", 3); got != "b\nc\nd" {

@@ -9,8 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/safegit"
 	"github.com/looprinter/looprinter/spec"
 )
 
@@ -95,22 +97,39 @@ func (l *Ledger) save(priv string) error {
 	return WriteFileAtomic(loopdir.Private(priv).Checkpoints(), data)
 }
 
+// rollback keeps the ledger of checkpoints and takes the loop's branch
+// back: after a build run that broke a check (git.rollback: task) and to
+// the best state at a stop without DONE. It owns nothing in memory: the
+// ledger is in the engine's private folder. What it needs of the engine
+// comes in at construction (openEngine).
+type rollback struct {
+	dir   string // the loop folder
+	priv  string // the engine's private folder
+	st    *State // the engine's state (Judged, TaskBase, Uncommitted)
+	spec  func() *spec.Loop
+	emit  func(record.Event)
+	judge func() *judge.Judge // the engine's judge: it runs the gate checks
+	// writeJudged writes plan.json from the judged plan (judgedPlan.writeJudged).
+	writeJudged  func() error
+	noteWriteErr func(error)
+}
+
 // RefPrefix is where a loop's undone work is kept.
 func RefPrefix(name string) string { return "refs/looprinter/" + name + "/" }
 
 // engineCommits says whether the engine's commits can be checkpoints: a git
 // repository, and a loop that commits (the review shape's fixer commits
 // itself, so its history is not the engine's).
-func (e *Engine) engineCommits() bool {
-	if e.spec.Shape == spec.ShapeReview || (e.spec.Git.Commit != nil && !*e.spec.Git.Commit) {
+func (rb *rollback) engineCommits() bool {
+	if rb.spec().Shape == spec.ShapeReview || (rb.spec().Git.Commit != nil && !*rb.spec().Git.Commit) {
 		return false
 	}
-	return gitDir(e.spec) != ""
+	return gitDir(rb.spec()) != ""
 }
 
 // lastCommit is the engine's own last commit ("" when none).
-func (e *Engine) lastCommit() string {
-	data, err := os.ReadFile(loopdir.PrivateOf(e.dir).LastCommit())
+func (rb *rollback) lastCommit() string {
+	data, err := os.ReadFile(loopdir.PrivateOf(rb.dir).LastCommit())
 	if err != nil {
 		return ""
 	}
@@ -118,10 +137,10 @@ func (e *Engine) lastCommit() string {
 }
 
 // judgedTasks are the tasks of the engine's plan it judged passed.
-func (e *Engine) judgedTasks() []string {
+func (rb *rollback) judgedTasks() []string {
 	var out []string
-	if e.st.Judged != nil {
-		for _, t := range e.st.Judged.Tasks {
+	if rb.st.Judged != nil {
+		for _, t := range rb.st.Judged.Tasks {
 			if t.Passes {
 				out = append(out, t.ID)
 			}
@@ -134,35 +153,35 @@ func (e *Engine) judgedTasks() []string {
 // checkpoint, when the work tree is exactly a commit of the engine's (its
 // last commit; at the baseline, before any agent ran, HEAD). Checks on the
 // same tree as the last checkpoint are merged into it.
-func (e *Engine) noteCheckpoint(results []CheckResult, baseline bool) {
-	if len(results) == 0 || !e.engineCommits() {
+func (rb *rollback) noteCheckpoint(results []CheckResult, baseline bool) {
+	if len(results) == 0 || !rb.engineCommits() {
 		return
 	}
 	ctx := context.Background()
-	commit := e.lastCommit()
+	commit := rb.lastCommit()
 	if baseline {
-		commit = gitHead(ctx, e.dir)
+		commit = safegit.Head(ctx, rb.dir)
 	}
 	if commit == "" {
 		return
 	}
-	tree, err := workTreeOf(ctx, e.dir, commit)
+	tree, err := workTreeOf(ctx, rb.dir, commit)
 	if err != nil {
 		return
 	}
-	if work, err := snapshotTree(ctx, e.dir); err != nil || work != tree {
+	if work, err := safegit.SnapshotTree(ctx, rb.dir); err != nil || work != tree {
 		// The checks ran on work that is not (yet) committed. Which files
 		// differ is kept: a stop with no checkpoint says why.
 		if err == nil {
-			if out, derr := gitLine(ctx, e.dir, "diff", "--name-only", tree, work); derr == nil && out != "" {
+			if out, derr := safegit.Line(ctx, rb.dir, "diff", "--name-only", tree, work); derr == nil && out != "" {
 				names := strings.Split(out, "\n")
-				e.st.Uncommitted = names[:min(len(names), 5)]
+				rb.st.Uncommitted = names[:min(len(names), 5)]
 			}
 		}
 		return
 	}
-	e.st.Uncommitted = nil
-	led := loadLedger(e.priv)
+	rb.st.Uncommitted = nil
+	led := loadLedger(rb.priv)
 	checks := map[string]bool{}
 	if n := len(led.Checkpoints); n > 0 && led.Checkpoints[n-1].Tree == tree {
 		checks = led.Checkpoints[n-1].Checks
@@ -171,10 +190,10 @@ func (e *Engine) noteCheckpoint(results []CheckResult, baseline bool) {
 	for _, r := range results {
 		checks[r.Command] = r.Pass
 	}
-	led.Checkpoints = append(led.Checkpoints, Checkpoint{Commit: commit, Tree: tree, Checks: checks, Tasks: e.judgedTasks(),
-		Cycle: e.st.Cycle, Iteration: e.st.Iterations, At: time.Now().UTC()})
-	if err := led.save(e.priv); err != nil {
-		e.emit(record.Event{Event: record.Warning, Message: "cannot save the checkpoint ledger: " + err.Error()})
+	led.Checkpoints = append(led.Checkpoints, Checkpoint{Commit: commit, Tree: tree, Checks: checks, Tasks: rb.judgedTasks(),
+		Cycle: rb.st.Cycle, Iteration: rb.st.Iterations, At: time.Now().UTC()})
+	if err := led.save(rb.priv); err != nil {
+		rb.emit(record.Event{Event: record.Warning, Message: "cannot save the checkpoint ledger: " + err.Error()})
 	}
 }
 
@@ -184,20 +203,20 @@ func (e *Engine) noteCheckpoint(results []CheckResult, baseline bool) {
 // back to the checkpoint, and the returned text says which checks it broke
 // (for the next prompt). The results are returned for the checkpoint the
 // run's commit makes when nothing broke.
-func (e *Engine) rollbackTask(ctx context.Context, task Task) (string, []CheckResult) {
-	if e.spec.Git.Rollback != "task" || !e.engineCommits() {
+func (rb *rollback) rollbackTask(ctx context.Context, task Task) (string, []CheckResult) {
+	if rb.spec().Git.Rollback != "task" || !rb.engineCommits() {
 		return "", nil
 	}
-	cmds := e.spec.GateChecks()
+	cmds := rb.spec().GateChecks()
 	if len(cmds) == 0 {
 		return "", nil
 	}
-	results := e.runChecks(ctx, "task", cmds)
+	results := rb.judge().RunChecks(ctx, "task", cmds)
 	if ctx.Err() != nil {
 		return "", nil
 	}
-	e.emit(record.Event{Event: record.Verify, Gate: "task", Task: task.ID, Pass: record.Bool(allPass(results)), Checks: checksOf(results)})
-	led := loadLedger(e.priv)
+	rb.emit(record.Event{Event: record.Verify, Gate: "task", Task: task.ID, Pass: record.Bool(judge.AllPass(results)), Checks: judge.ChecksOf(results)})
+	led := loadLedger(rb.priv)
 	if len(led.Checkpoints) == 0 {
 		return "", results
 	}
@@ -214,9 +233,9 @@ func (e *Engine) rollbackTask(ctx context.Context, task Task) (string, []CheckRe
 		return "", results
 	}
 	why := fmt.Sprintf("the build run for %s broke %s, which passed at %.12s", task.ID, strings.Join(broken, ", "), last.Commit)
-	kept, err := e.rollbackTo(ctx, led, last, "task", why)
+	kept, err := rb.rollbackTo(ctx, led, last, "task", why)
 	if err != nil {
-		e.emit(record.Event{Event: record.Warning, Kind: "rollback", Message: "could not roll back: " + err.Error()})
+		rb.emit(record.Event{Event: record.Warning, Kind: "rollback", Message: "could not roll back: " + err.Error()})
 		return "", results
 	}
 	msg := fmt.Sprintf("ROLLED BACK: this approach broke %s (it passed before the run for %s). The run's changes were undone; the tree is back at %.12s and the attempt is kept on %s. Try a different approach that keeps %s passing.\n%s",
@@ -227,62 +246,62 @@ func (e *Engine) rollbackTask(ctx context.Context, task Task) (string, []CheckRe
 // settleBest leaves the branch at the best checkpoint when the loop stops
 // without DONE; the commits after it (and uncommitted work) are kept on
 // refs/looprinter/<loop>/attempt-N. It returns what was kept, or nil.
-func (e *Engine) settleBest(o *Outcome) *KeptRef {
+func (rb *rollback) settleBest(o *Outcome) *KeptRef {
 	switch o.Reason {
 	case ReasonBudget, ReasonNoProgress, ReasonTimeCost, ReasonBlocked:
 	default:
 		return nil
 	}
-	if !e.engineCommits() {
+	if !rb.engineCommits() {
 		return nil
 	}
-	led := loadLedger(e.priv)
+	led := loadLedger(rb.priv)
 	best, ok := led.Best()
 	if !ok {
-		if len(e.st.Uncommitted) > 0 {
+		if len(rb.st.Uncommitted) > 0 {
 			msg := fmt.Sprintf("the stop did not go back to the best state: no state the checks judged was ever the committed state, because %s changed outside the engine's commits (a file `looprinter run > FILE` writes, a check's output); list such files in .gitignore and the next stop can roll back",
-				strings.Join(e.st.Uncommitted, ", "))
-			e.emit(record.Event{Event: record.Warning, Kind: "rollback_skipped", Message: msg})
+				strings.Join(rb.st.Uncommitted, ", "))
+			rb.emit(record.Event{Event: record.Warning, Kind: "rollback_skipped", Message: msg})
 			o.Next = append(o.Next, msg)
 		}
 		return nil
 	}
 	ctx := context.Background()
-	tip := e.lastCommit()
+	tip := rb.lastCommit()
 	if tip == "" {
 		tip = best.Commit
 	}
-	work, err := snapshotTree(ctx, e.dir)
+	work, err := safegit.SnapshotTree(ctx, rb.dir)
 	if err != nil {
 		return nil
 	}
-	tipTree, _ := workTreeOf(ctx, e.dir, tip)
+	tipTree, _ := workTreeOf(ctx, rb.dir, tip)
 	if tip == best.Commit && work == tipTree {
 		return nil // already at the best state
 	}
-	if _, err := gitLine(ctx, e.dir, "merge-base", "--is-ancestor", best.Commit, tip); err != nil {
+	if _, err := safegit.Line(ctx, rb.dir, "merge-base", "--is-ancestor", best.Commit, tip); err != nil {
 		return nil // not on this line of history (an earlier --fresh start)
 	}
 	why := fmt.Sprintf("the loop stopped %s; the best state reached is %.12s (%d checks passed)", Title(o.Reason), best.Commit, best.Score())
-	kept, err := e.rollbackTo(ctx, led, best, "stop", why)
+	kept, err := rb.rollbackTo(ctx, led, best, "stop", why)
 	if err != nil {
-		e.emit(record.Event{Event: record.Warning, Kind: "rollback", Message: "could not go back to the best state: " + err.Error()})
+		rb.emit(record.Event{Event: record.Warning, Kind: "rollback", Message: "could not go back to the best state: " + err.Error()})
 		return nil
 	}
 	// The plan the engine judged goes back with the files.
-	if e.st.Judged != nil {
+	if rb.st.Judged != nil {
 		at := map[string]bool{}
 		for _, id := range best.Tasks {
 			at[id] = true
 		}
-		for i := range e.st.Judged.Tasks {
-			t := &e.st.Judged.Tasks[i]
+		for i := range rb.st.Judged.Tasks {
+			t := &rb.st.Judged.Tasks[i]
 			if t.Passes && !at[t.ID] {
 				t.Passes = false
-				delete(e.st.TaskBase, t.ID)
+				delete(rb.st.TaskBase, t.ID)
 			}
 		}
-		e.noteWriteErr(e.writeJudged())
+		rb.noteWriteErr(rb.writeJudged())
 	}
 	return kept
 }
@@ -290,26 +309,26 @@ func (e *Engine) settleBest(o *Outcome) *KeptRef {
 // rollbackTo keeps the tip and the work tree on a new ref, then moves the
 // branch and the loop's files to the checkpoint. Changes outside the loop
 // folder are kept (git reset --keep refuses to lose them).
-func (e *Engine) rollbackTo(ctx context.Context, led *Ledger, to Checkpoint, kind, why string) (*KeptRef, error) {
-	tip := e.lastCommit()
+func (rb *rollback) rollbackTo(ctx context.Context, led *Ledger, to Checkpoint, kind, why string) (*KeptRef, error) {
+	tip := rb.lastCommit()
 	if tip == "" {
 		tip = to.Commit
 	}
-	work, err := snapshotTree(ctx, e.dir)
+	work, err := safegit.SnapshotTree(ctx, rb.dir)
 	if err != nil {
 		return nil, err
 	}
 	keep := tip
-	tipTree, _ := workTreeOf(ctx, e.dir, tip)
+	tipTree, _ := workTreeOf(ctx, rb.dir, tip)
 	if work != tipTree {
 		// Uncommitted work of the run: committed on top of the tip, on the ref only.
-		msg := fmt.Sprintf("looprinter %s: work undone by a rollback\n\n%s", e.spec.Name, why)
+		msg := fmt.Sprintf("looprinter %s: work undone by a rollback\n\n%s", rb.spec().Name, why)
 		args := []string{"commit-tree", work, "-p", tip, "-m", msg}
-		if email, _ := gitLine(ctx, e.dir, "config", "user.email"); email == "" {
+		if email, _ := safegit.Line(ctx, rb.dir, "config", "user.email"); email == "" {
 			// No identity: git would refuse; the commit is looprinter's.
 			args = append([]string{"-c", "user.name=looprinter", "-c", "user.email=looprinter@localhost"}, args...)
 		}
-		keep, err = gitLine(ctx, e.dir, args...)
+		keep, err = safegit.Line(ctx, rb.dir, args...)
 		if err != nil {
 			return nil, err
 		}
@@ -320,37 +339,37 @@ func (e *Engine) rollbackTo(ctx context.Context, led *Ledger, to Checkpoint, kin
 		prefix = "attempt-"
 	}
 	for _, k := range led.Kept {
-		if strings.HasPrefix(k.Ref, RefPrefix(e.spec.Name)+prefix) {
+		if strings.HasPrefix(k.Ref, RefPrefix(rb.spec().Name)+prefix) {
 			n++
 		}
 	}
-	ref := fmt.Sprintf("%s%s%d", RefPrefix(e.spec.Name), prefix, n)
+	ref := fmt.Sprintf("%s%s%d", RefPrefix(rb.spec().Name), prefix, n)
 	for {
-		if _, err := gitLine(ctx, e.dir, "rev-parse", "--verify", "-q", ref); err != nil {
+		if _, err := safegit.Line(ctx, rb.dir, "rev-parse", "--verify", "-q", ref); err != nil {
 			break
 		}
 		n++
-		ref = fmt.Sprintf("%s%s%d", RefPrefix(e.spec.Name), prefix, n)
+		ref = fmt.Sprintf("%s%s%d", RefPrefix(rb.spec().Name), prefix, n)
 	}
-	if _, err := gitLine(ctx, e.dir, "update-ref", ref, keep); err != nil {
+	if _, err := safegit.Line(ctx, rb.dir, "update-ref", ref, keep); err != nil {
 		return nil, err
 	}
 	var commits []string
-	if out, err := gitLine(ctx, e.dir, "log", "--format=%h %s", to.Commit+".."+keep); err == nil && out != "" {
+	if out, err := safegit.Line(ctx, rb.dir, "log", "--format=%h %s", to.Commit+".."+keep); err == nil && out != "" {
 		commits = strings.Split(out, "\n")
 	}
 	// Back to the checkpoint: the loop folder first (its changes are on
 	// the ref), then the branch. The records stay as they are.
-	if _, err := gitLine(ctx, e.dir, "checkout", "-q", "-f", "HEAD", "--", ".", excludeRecords); err != nil {
+	if _, err := safegit.Line(ctx, rb.dir, "checkout", "-q", "-f", "HEAD", "--", ".", safegit.ExcludeRecords); err != nil {
 		return nil, err
 	}
-	if _, err := gitLine(ctx, e.dir, "clean", "-fdq", "-e", loopdir.RecordsDir+"/", "--", "."); err != nil {
+	if _, err := safegit.Line(ctx, rb.dir, "clean", "-fdq", "-e", loopdir.RecordsDir+"/", "--", "."); err != nil {
 		return nil, err
 	}
-	if err := resetKeepRecords(ctx, e.dir, to.Commit); err != nil {
+	if err := resetKeepRecords(ctx, rb.dir, to.Commit); err != nil {
 		return nil, err
 	}
-	if err := WriteFileAtomic(loopdir.PrivateOf(e.dir).LastCommit(), []byte(to.Commit+"\n")); err != nil {
+	if err := WriteFileAtomic(loopdir.PrivateOf(rb.dir).LastCommit(), []byte(to.Commit+"\n")); err != nil {
 		return nil, err
 	}
 	k := KeptRef{Ref: ref, Commit: keep, Kind: kind, Why: why, Commits: commits, At: time.Now().UTC()}
@@ -362,30 +381,30 @@ func (e *Engine) rollbackTo(ctx context.Context, led *Ledger, to Checkpoint, kin
 			break
 		}
 	}
-	if err := led.save(e.priv); err != nil {
+	if err := led.save(rb.priv); err != nil {
 		return nil, err
 	}
-	e.emit(record.Event{Event: record.Rollback, Kind: kind, From: keep, To: to.Commit, Ref: ref, Changes: commits,
+	rb.emit(record.Event{Event: record.Rollback, Kind: kind, From: keep, To: to.Commit, Ref: ref, Changes: commits,
 		Message: fmt.Sprintf("%s; the branch went back to %.12s and the undone work is kept on %s", why, to.Commit, ref)})
 	return &k, nil
 }
 
 // guardRefs puts back every kept ref that no longer names the commit the
 // engine kept on it (an agent moved or deleted it), each a violation.
-func (e *Engine) guardRefs() {
-	if !e.engineCommits() {
+func (rb *rollback) guardRefs() {
+	if !rb.engineCommits() {
 		return
 	}
-	led := loadLedger(e.priv)
+	led := loadLedger(rb.priv)
 	ctx := context.Background()
 	for _, k := range led.Kept {
-		cur, _ := gitLine(ctx, e.dir, "rev-parse", "--verify", "-q", k.Ref)
+		cur, _ := safegit.Line(ctx, rb.dir, "rev-parse", "--verify", "-q", k.Ref)
 		if cur == k.Commit {
 			continue
 		}
-		e.emit(record.Event{Event: record.Violation, Kind: "ref_moved", Ref: k.Ref,
+		rb.emit(record.Event{Event: record.Violation, Kind: "ref_moved", Ref: k.Ref,
 			Message: fmt.Sprintf("%s was moved or deleted outside the engine; it was put back to %.12s", k.Ref, k.Commit)})
-		gitLine(ctx, e.dir, "update-ref", k.Ref, k.Commit)
+		safegit.Line(ctx, rb.dir, "update-ref", k.Ref, k.Commit)
 	}
 }
 
@@ -408,11 +427,11 @@ func KeptLines(kept []KeptRef) []string {
 // fleet loop's, or a user's by mistake); the engine's own commits keep
 // them as they were at HEAD.
 func workTreeOf(ctx context.Context, dir, commit string) (string, error) {
-	tree, err := gitLine(ctx, dir, "rev-parse", "--verify", "-q", commit+"^{tree}")
+	tree, err := safegit.Line(ctx, dir, "rev-parse", "--verify", "-q", commit+"^{tree}")
 	if err != nil {
 		return "", err
 	}
-	if out, _ := gitLine(ctx, dir, "ls-tree", "--name-only", commit, "--", loopdir.RecordsDir); out == "" {
+	if out, _ := safegit.Line(ctx, dir, "ls-tree", "--name-only", commit, "--", loopdir.RecordsDir); out == "" {
 		return tree, nil
 	}
 	idx, err := os.CreateTemp(string(loopdir.PrivateOf(dir)), ".tree-index-*")
@@ -422,13 +441,13 @@ func workTreeOf(ctx context.Context, dir, commit string) (string, error) {
 	idx.Close()
 	defer os.Remove(idx.Name())
 	env := []string{"GIT_INDEX_FILE=" + idx.Name()}
-	if _, err := gitRun(ctx, dir, env, "read-tree", commit); err != nil {
+	if _, err := safegit.Run(ctx, dir, env, "read-tree", commit); err != nil {
 		return "", err
 	}
-	if _, err := gitRun(ctx, dir, env, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", loopdir.RecordsDir); err != nil {
+	if _, err := safegit.Run(ctx, dir, env, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", loopdir.RecordsDir); err != nil {
 		return "", err
 	}
-	out, err := gitRun(ctx, dir, env, "write-tree")
+	out, err := safegit.Run(ctx, dir, env, "write-tree")
 	return strings.TrimSpace(out), err
 }
 
@@ -438,8 +457,8 @@ func workTreeOf(ctx context.Context, dir, commit string) (string, error) {
 // tracked files restored for the reset, and moved back. The record file
 // being written stays open through the moves.
 func resetKeepRecords(ctx context.Context, dir, commit string) error {
-	if out, _ := gitLine(ctx, dir, "ls-files", "--", loopdir.RecordsDir); out == "" {
-		_, err := gitLine(ctx, dir, "reset", "-q", "--keep", commit)
+	if out, _ := safegit.Line(ctx, dir, "ls-files", "--", loopdir.RecordsDir); out == "" {
+		_, err := safegit.Line(ctx, dir, "reset", "-q", "--keep", commit)
 		return err
 	}
 	recs := loopdir.Dir(dir).Records()
@@ -454,11 +473,11 @@ func resetKeepRecords(ctx context.Context, dir, commit string) error {
 		}
 		return os.Rename(aside, recs)
 	}
-	if _, err := gitLine(ctx, dir, "checkout", "-q", "HEAD", "--", loopdir.RecordsDir); err != nil {
+	if _, err := safegit.Line(ctx, dir, "checkout", "-q", "HEAD", "--", loopdir.RecordsDir); err != nil {
 		back()
 		return err
 	}
-	if _, err := gitLine(ctx, dir, "reset", "-q", "--keep", commit); err != nil {
+	if _, err := safegit.Line(ctx, dir, "reset", "-q", "--keep", commit); err != nil {
 		back()
 		return err
 	}

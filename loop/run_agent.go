@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/agent"
+	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
@@ -22,7 +23,7 @@ var maxTries = 100
 // AgentRun is what one agent run produced, after the engine's own checks.
 type AgentRun struct {
 	Result  agent.Result
-	Tamper  []Tamper
+	Tamper  []guard.Tamper
 	Changed []string
 }
 
@@ -32,15 +33,15 @@ type AgentRun struct {
 // when the loop must end (budget, blocked, interrupted). iteration says the
 // run is a build run or a ralph attempt: it is counted once its agent is
 // about to start, never before (a run the budgets refuse is not counted).
-func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task string, prompt string, iteration ...bool) (*AgentRun, error) {
-	if err := e.checkBudgets(); err != nil {
+func (r *runner) runAgent(ctx context.Context, phase string, post bool, task string, prompt string, iteration ...bool) (*AgentRun, error) {
+	if err := r.checkBudgets(); err != nil {
 		return nil, err
 	}
 	counts := len(iteration) > 0 && iteration[0]
-	if (counts || phase == "plan" || phase == "replan") && e.spec.Shape != spec.ShapeReview && e.st.Iterations >= e.spec.Budget.Iterations {
-		msg := "iteration budget spent: " + plural(e.st.Iterations, "build run")
-		if e.spec.Shape == spec.ShapeRalph {
-			msg = fmt.Sprintf("attempt budget spent: %d attempts without passing the verify checks", e.st.Iterations)
+	if (counts || phase == "plan" || phase == "replan") && r.spec().Shape != spec.ShapeReview && r.st.Iterations >= r.spec().Budget.Iterations {
+		msg := "iteration budget spent: " + plural(r.st.Iterations, "build run")
+		if r.spec().Shape == spec.ShapeRalph {
+			msg = fmt.Sprintf("attempt budget spent: %d attempts without passing the verify checks", r.st.Iterations)
 		}
 		if task != "" {
 			msg += ", " + task + " still open"
@@ -48,87 +49,87 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 		if !counts {
 			msg += "; no " + phase + " run starts past it"
 		}
-		return nil, e.stop(ReasonBudget, msg)
+		return nil, r.stop(ReasonBudget, msg)
 	}
-	first := e.spec.AgentFor(phase, post)
-	a := e.chooseAgent(phase, task, first)
+	first := r.spec().AgentFor(phase, post)
+	a := r.chooseAgent(phase, task, first)
 	ad, err := agent.Lookup(a.Backend)
 	if err != nil {
-		return nil, e.stop(ReasonBlocked, err.Error())
+		return nil, r.stop(ReasonBlocked, err.Error())
 	}
-	files, rules, err := e.protectedFiles()
+	files, rules, err := r.guard.Files(r.spec())
 	if err != nil {
-		return nil, e.stop(ReasonBlocked, "cannot list the protected files: "+err.Error())
+		return nil, r.stop(ReasonBlocked, "cannot list the protected files: "+err.Error())
 	}
-	wrap, err := e.confinement(files)
+	wrap, err := r.confinement(files)
 	if err != nil {
-		return nil, e.stop(ReasonBlocked, err.Error())
+		return nil, r.stop(ReasonBlocked, err.Error())
 	}
-	changes, err := e.guard.Begin()
+	changes, err := r.guard.Begin()
 	if err != nil {
-		return nil, e.stop(ReasonBlocked, err.Error())
+		return nil, r.stop(ReasonBlocked, err.Error())
 	}
-	if err := e.guard.Snapshot(changes, files); err != nil {
-		return nil, e.stop(ReasonBlocked, err.Error())
+	if err := r.guard.Snapshot(changes, files); err != nil {
+		return nil, r.stop(ReasonBlocked, err.Error())
 	}
 	if counts {
-		e.st.Iterations++
+		r.st.Iterations++
 	}
 	if phase == "plan" || phase == "replan" {
-		e.st.PlanRuns++
+		r.st.PlanRuns++
 	}
-	e.st.AgentRuns++
-	seq := e.st.AgentRuns
+	r.st.AgentRuns++
+	seq := r.st.AgentRuns
 
-	tdir := loopdir.Dir(e.dir).Transcripts()
+	tdir := loopdir.Dir(r.dir).Transcripts()
 	os.MkdirAll(tdir, 0o700)
-	base := fmt.Sprintf("%04d-c%d-i%d-%s", seq, e.st.Cycle, e.st.Iterations, phase)
+	base := fmt.Sprintf("%04d-c%d-i%d-%s", seq, r.st.Cycle, r.st.Iterations, phase)
 	if task != "" {
 		base += "-" + task
 	}
-	prompt, told := e.withOperator(prompt)
+	prompt, told := r.withOperator(prompt)
 	// The prompt carries failure signals, progress and guidance: what an
 	// agent or a check printed goes to the model provider only redacted.
-	prompt = e.red.String(prompt)
+	prompt = r.red().String(prompt)
 	promptFile := uniquePath(filepath.Join(tdir, base+".prompt.md"))
 	os.WriteFile(promptFile, []byte(prompt), 0o600)
 
 	req := agent.Request{
-		Phase: phase, Cycle: e.st.Cycle, Iteration: e.st.Iterations, Task: task,
-		Dir: e.dir, Prompt: prompt, PromptFile: promptFile,
+		Phase: phase, Cycle: r.st.Cycle, Iteration: r.st.Iterations, Task: task,
+		Dir: r.dir, Prompt: prompt, PromptFile: promptFile,
 		Backend: a.Backend, Model: a.Model, Command: a.Command, Args: a.Args, Env: a.Env,
 		Permissions: a.Permissions, Timeout: a.Timeout.D(), IdleTimeout: a.IdleTimeout.D(), Grace: a.Grace.D(),
-		MaxTurns: a.MaxTurns, MaxBudgetUSD: a.MaxBudgetUSD, Prices: prices(e.spec.Prices), Wrap: wrap, Redact: e.red,
+		MaxTurns: a.MaxTurns, MaxBudgetUSD: a.MaxBudgetUSD, Prices: prices(r.spec().Prices), Wrap: wrap, Redact: r.red(),
 		OnStart: func(pgid int) {
 			// Saved so that a restart after SIGKILL can end an orphaned agent
 			// (and shown in the public copy).
-			e.st.AgentPGID = pgid
-			e.tick()
+			r.st.AgentPGID = pgid
+			r.store.tick()
 		},
 	}
 	// A run never outlives the loop's wall budget, nor its cost budget
 	// where the CLI can cap spend.
-	if left := e.spec.Budget.Wall.D() - e.wall(); req.Timeout == 0 || left < req.Timeout {
+	if left := r.spec().Budget.Wall.D() - r.store.wall(); req.Timeout == 0 || left < req.Timeout {
 		req.Timeout = max(left, time.Millisecond) // never 0: 0 would mean no timeout
 	}
-	if left := e.spec.Budget.CostUSD - e.st.CostUSD; req.MaxBudgetUSD == 0 || left < req.MaxBudgetUSD {
+	if left := r.spec().Budget.CostUSD - r.st.CostUSD; req.MaxBudgetUSD == 0 || left < req.MaxBudgetUSD {
 		req.MaxBudgetUSD = left
 	}
 	// Saved before the agent starts: a restart that finds it judges what
 	// the run did (and counts what it reported) before anything else.
-	cgroup := e.runCgroup(seq)
+	cgroup := r.runCgroup(seq)
 	req.CgroupFD = cgroup.FD()
-	e.st.InFlight = &InFlight{Phase: phase, Task: task, Seq: seq, Post: post, Transcript: filepath.Join(tdir, base+".log"), PromptFile: promptFile}
-	if err := e.checkpointInFlight(); err != nil {
-		return nil, e.stop(ReasonBlocked, "cannot save state: "+err.Error())
+	r.st.InFlight = &InFlight{Phase: phase, Task: task, Seq: seq, Post: post, Transcript: filepath.Join(tdir, base+".log"), PromptFile: promptFile}
+	if err := r.store.checkpointInFlight(); err != nil {
+		return nil, r.stop(ReasonBlocked, "cannot save state: "+err.Error())
 	}
-	stopTicker := e.checkpointEvery(5 * time.Second)
+	stopTicker := r.store.checkpointEvery(5 * time.Second)
 	defer stopTicker()
 
-	e.recordGuidance(phase, task, told)
-	e.emit(record.Event{Event: record.AgentStart, Phase: phase, Task: task, Backend: a.Backend, Model: a.Model, PromptFile: promptFile})
+	r.recordGuidance(phase, task, told)
+	r.emit(record.Event{Event: record.AgentStart, Phase: phase, Task: task, Backend: a.Backend, Model: a.Model, PromptFile: promptFile})
 	onTool := func(ev agent.ToolEvent) {
-		e.emit(record.Event{Event: record.ToolCall, Phase: phase, Task: task, Tool: ev.Tool, Message: ev.Summary})
+		r.emit(record.Event{Event: record.ToolCall, Phase: phase, Task: task, Tool: ev.Tool, Message: ev.Summary})
 	}
 	var res agent.Result
 	apiErrors, waits := 0, 0
@@ -140,7 +141,7 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 	ran := a
 	uncount := func() {
 		if counts && onlyLimits {
-			e.st.Iterations-- // counted above, before the run
+			r.st.Iterations-- // counted above, before the run
 		}
 	}
 	for try := 1; ; try++ {
@@ -148,9 +149,9 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 		if try == 1 {
 			req.Transcript = uniquePath(filepath.Join(tdir, base+".log"))
 		}
-		e.st.InFlight.Transcript = req.Transcript
+		r.st.InFlight.Transcript = req.Transcript
 		res, ran = agent.Run(ctx, req, ad, onTool), a
-		e.st.CostUSD += res.CostUSD
+		r.st.CostUSD += res.CostUSD
 		if res.Status != agent.StatusRateLimited {
 			onlyLimits = false
 		}
@@ -169,9 +170,9 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 			waits++
 			wait = res.RetryAfter
 			if wait <= 0 {
-				wait = e.opts.Backoff(waits)
+				wait = r.backoff(waits)
 			}
-			next, w, switched := e.failoverOnLimit(phase, task, first, a, wait)
+			next, w, switched := r.failoverOnLimit(phase, task, first, a, wait)
 			if agentKey(next) != agentKey(a) {
 				if nad, err := agent.Lookup(next.Backend); err == nil {
 					a, ad, wait = next, nad, w
@@ -182,33 +183,33 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 				// The next candidate at once: no wait, no attempt counted.
 				// The try that hit the limit is recorded on its own agent,
 				// with what it cost.
-				e.retryRecord(phase, task, ran, res, try, 0)
+				r.retryRecord(phase, task, ran, res, try, 0)
 				continue
 			}
 		case agent.StatusAPIError:
 			apiErrors++
-			if apiErrors > e.spec.Budget.APIRetries {
+			if apiErrors > r.spec().Budget.APIRetries {
 				res.Status = agent.StatusBlocked
-				res.Error = fmt.Sprintf("the API kept failing after %d retries: %s", e.spec.Budget.APIRetries, res.Error)
+				res.Error = fmt.Sprintf("the API kept failing after %d retries: %s", r.spec().Budget.APIRetries, res.Error)
 				break
 			}
-			wait = e.opts.Backoff(apiErrors)
+			wait = r.backoff(apiErrors)
 		}
 		if wait == 0 {
 			break
 		}
-		left := e.spec.Budget.Wall.D() - e.wall()
+		left := r.spec().Budget.Wall.D() - r.store.wall()
 		if wait >= left {
 			// The wait that would pass the budget is recorded, but the
 			// try's cost once only: on its agent_end.
 			spent := res
 			spent.CostUSD, spent.CostEstimated, spent.InputTokens, spent.OutputTokens, spent.CachedTokens = 0, false, 0, 0, 0
-			e.retryRecord(phase, task, ran, spent, try, wait)
-			e.endRecord(phase, task, ran, res, nil)
+			r.retryRecord(phase, task, ran, spent, try, wait)
+			r.endRecord(phase, task, ran, res, nil)
 			uncount()
-			return nil, e.stop(ReasonTimeCost, fmt.Sprintf("%s: waiting %s would pass the wall budget (%s left)", res.Status, wait.Round(time.Second), left.Round(time.Second)))
+			return nil, r.stop(ReasonTimeCost, fmt.Sprintf("%s: waiting %s would pass the wall budget (%s left)", res.Status, wait.Round(time.Second), left.Round(time.Second)))
 		}
-		e.retryRecord(phase, task, ran, res, try, wait)
+		r.retryRecord(phase, task, ran, res, try, wait)
 		select {
 		case <-ctx.Done():
 		case <-time.After(wait):
@@ -216,7 +217,7 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 		if ctx.Err() != nil {
 			break
 		}
-		if left := e.spec.Budget.Wall.D() - e.wall(); left < req.Timeout {
+		if left := r.spec().Budget.Wall.D() - r.store.wall(); left < req.Timeout {
 			req.Timeout = max(left, time.Millisecond)
 		}
 	}
@@ -225,30 +226,30 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 	}
 	stopTicker()
 	// Nothing the agent started outlives its run; only then are files judged.
-	e.sweep()
-	e.endCgroup(cgroup)
-	e.st.AgentPGID = 0
+	r.sweep()
+	r.endCgroup(cgroup)
+	r.st.AgentPGID = 0
 	run := &AgentRun{Result: res}
-	changed, created, layerTamper, werr := e.endRun(phase, task, changes)
+	changed, created, layerTamper, werr := r.endRun(phase, task, changes)
 	run.Changed = changed
-	e.touched(changed)
-	tamper, gerr := e.guard.Check(changes, created, rules)
+	r.st.touched(changed)
+	tamper, gerr := r.guard.Check(changes, created, rules)
 	run.Tamper = append(layerTamper, tamper...)
-	e.endRecord(phase, task, ran, res, run.Changed)
-	e.recordTamper(phase, task, run.Tamper)
-	e.afterOperator(ctx, phase, task, res, told)
-	e.st.InFlight = nil
-	if err := e.note(); err != nil {
+	r.endRecord(phase, task, ran, res, run.Changed)
+	r.recordTamper(phase, task, run.Tamper)
+	r.afterOperator(ctx, phase, task, res, told)
+	r.st.InFlight = nil
+	if err := r.store.note(); err != nil {
 		return nil, err
 	}
 	if gerr != nil {
-		return nil, e.stop(ReasonBlocked, gerr.Error())
+		return nil, r.stop(ReasonBlocked, gerr.Error())
 	}
 	if werr != nil {
-		return nil, e.stop(ReasonBlocked, werr.Error())
+		return nil, r.stop(ReasonBlocked, werr.Error())
 	}
 	if ctx.Err() != nil {
-		return nil, e.stop(ReasonInterrupted, "interrupted during the "+phase+" run; the agent was stopped")
+		return nil, r.stop(ReasonInterrupted, "interrupted during the "+phase+" run; the agent was stopped")
 	}
 	switch res.Status {
 	case agent.StatusBlocked, agent.StatusFailed, agent.StatusInterrupted:
@@ -260,24 +261,24 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 			msg = "the agent asked for a human: " + res.Blocked
 		}
 		if fi, err := os.Stat(res.Transcript); err == nil && fi.Size() > 0 {
-			msg += fmt.Sprintf(" (transcript %s)", rel(e.dir, res.Transcript))
+			msg += fmt.Sprintf(" (transcript %s)", rel(r.dir, res.Transcript))
 		}
 		if res.Fix != "" {
 			msg += "\nfix: " + res.Fix
 		}
-		return nil, e.stop(ReasonBlocked, fmt.Sprintf("%s run: %s", phase, msg))
+		return nil, r.stop(ReasonBlocked, fmt.Sprintf("%s run: %s", phase, msg))
 	}
 	if res.Blocked != "" {
-		return nil, e.stop(ReasonBlocked, fmt.Sprintf("%s run: the agent asked for a human: %s", phase, res.Blocked))
+		return nil, r.stop(ReasonBlocked, fmt.Sprintf("%s run: the agent asked for a human: %s", phase, res.Blocked))
 	}
-	if err := e.asked(phase, task, run, prompt, seq); err != nil {
+	if err := r.asked(phase, task, run, prompt, seq); err != nil {
 		return nil, err
 	}
 	return run, nil
 }
 
 // recordTamper writes a violation for each protected file a run changed.
-func (e *Engine) recordTamper(phase, task string, ts []Tamper) {
+func (r *runner) recordTamper(phase, task string, ts []guard.Tamper) {
 	for _, t := range ts {
 		msg := fmt.Sprintf("%s: a protected file was %s; it was restored", t.File, t.What)
 		if t.Rule != "" {
@@ -286,7 +287,7 @@ func (e *Engine) recordTamper(phase, task string, ts []Tamper) {
 		if t.Why != "" {
 			msg = fmt.Sprintf("%s was changed during the %s run in a way that weakens the loop (%s); it was restored. To loosen a running loop, pause it (looprinter pause), edit, resume", t.File, phase, t.Why)
 		}
-		e.emit(record.Event{Event: record.Violation, Phase: phase, Task: task, Kind: "protected_file", File: t.File, Message: msg})
+		r.emit(record.Event{Event: record.Violation, Phase: phase, Task: task, Kind: "protected_file", File: t.File, Message: msg})
 	}
 }
 
@@ -295,11 +296,11 @@ func (e *Engine) recordTamper(phase, task string, ts []Tamper) {
 // is the supervisor's: a change that weakens nothing (prompts, added checks,
 // lower budgets) stays and takes effect at the next run; a change that
 // removes or weakens a gate is undone.
-func (e *Engine) keepLoopFileEdit(rel string, old, cur []byte) (bool, string) {
-	if filepath.Join(e.dir, rel) != e.spec.Path {
+func (r *runner) keepLoopFileEdit(rel string, old, cur []byte) (bool, string) {
+	if filepath.Join(r.dir, rel) != r.spec().Path {
 		return false, ""
 	}
-	v := spec.Judge(old, cur, e.spec.Path)
+	v := spec.Judge(old, cur, r.spec().Path)
 	if len(v.Refused) == 0 {
 		return true, ""
 	}
@@ -308,19 +309,19 @@ func (e *Engine) keepLoopFileEdit(rel string, old, cur []byte) (bool, string) {
 
 // retryRecord writes the agent_retry of a try that will be retried after
 // wait (0: at once, on another agent), naming the agent that ran it.
-func (e *Engine) retryRecord(phase, task string, ran spec.Agent, res agent.Result, try int, wait time.Duration) {
-	e.emit(record.Event{Event: record.AgentRetry, Phase: phase, Task: task, Backend: ran.Backend, Model: ran.Model,
+func (r *runner) retryRecord(phase, task string, ran spec.Agent, res agent.Result, try int, wait time.Duration) {
+	r.emit(record.Event{Event: record.AgentRetry, Phase: phase, Task: task, Backend: ran.Backend, Model: ran.Model,
 		Status: string(res.Status), Attempt: try, WaitMS: wait.Milliseconds(), Error: res.Error, Transcript: res.Transcript,
 		InputTokens: res.InputTokens, OutputTokens: res.OutputTokens, CachedTokens: res.CachedTokens,
 		CostUSD: res.CostUSD, CostEstimated: res.CostEstimated})
 }
 
-func (e *Engine) endRecord(phase, task string, a spec.Agent, res agent.Result, changed []string) {
-	e.emit(record.Event{Event: record.AgentEnd, Phase: phase, Task: task, Backend: a.Backend, Model: a.Model,
+func (r *runner) endRecord(phase, task string, a spec.Agent, res agent.Result, changed []string) {
+	r.emit(record.Event{Event: record.AgentEnd, Phase: phase, Task: task, Backend: a.Backend, Model: a.Model,
 		Status: string(res.Status), ExitCode: record.Int(res.ExitCode), Turns: res.Turns,
 		InputTokens: res.InputTokens, OutputTokens: res.OutputTokens, CachedTokens: res.CachedTokens,
 		CostUSD: res.CostUSD, CostEstimated: res.CostEstimated, DurationMS: res.Duration.Milliseconds(),
-		Transcript: rel(e.dir, res.Transcript), FilesChanged: changed, SessionID: res.SessionID, Tools: res.Tools,
+		Transcript: rel(r.dir, res.Transcript), FilesChanged: changed, SessionID: res.SessionID, Tools: res.Tools,
 		Promise: res.Promise, Blocked: res.Blocked, Error: res.Error, Message: firstLines(res.FinalMessage, 3)})
 }
 
@@ -339,7 +340,7 @@ func killedNote(a spec.Agent, res agent.Result) string {
 	return ""
 }
 
-func tamperNote(ts []Tamper) string {
+func tamperNote(ts []guard.Tamper) string {
 	var b strings.Builder
 	for _, t := range ts {
 		rule := ""
@@ -404,14 +405,14 @@ func (e *Engine) waitWhilePaused(ctx context.Context) error {
 		return nil
 	}
 	e.emit(record.Event{Event: record.Paused, Message: "paused before the next agent run; `looprinter resume` goes on"})
-	e.flush() // a pause can last hours: what the last step did reaches the disk now
+	e.store.flush() // a pause can last hours: what the last step did reaches the disk now
 	for {
 		select {
 		case <-ctx.Done():
 			return e.stop(ReasonInterrupted, "interrupted while paused")
 		case <-time.After(250 * time.Millisecond):
 		}
-		e.mark = time.Now() // time spent paused is not loop time
+		e.store.mark = time.Now() // time spent paused is not loop time
 		if _, err := os.Stat(loopdir.Dir(e.dir).Pause()); err != nil {
 			e.emit(record.Event{Event: record.Resumed})
 			return nil

@@ -3,10 +3,11 @@ package loop
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
+	"github.com/looprinter/looprinter/guard"
+	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/redact"
 	"github.com/looprinter/looprinter/review"
@@ -38,11 +39,11 @@ func (h reviewHost) SetEvidence(lines []string)     { h.e.st.Evidence = lines }
 func (h reviewHost) CostUSD() float64               { return h.e.st.CostUSD }
 func (h reviewHost) Emit(ev record.Event)           { h.e.emit(ev) }
 func (h reviewHost) Stop(reason, sum string) error  { return h.e.stop(reason, sum) }
-func (h reviewHost) NotVerified(note string)        { h.e.addNotVerified(note) }
+func (h reviewHost) NotVerified(note string)        { h.e.st.addNotVerified(note) }
 func (h reviewHost) Signature(signal string) string { return Signature(signal) }
 
 func (h reviewHost) RunAgent(ctx context.Context, phase, task, prompt string) (review.AgentRun, error) {
-	run, err := h.e.runAgent(ctx, phase, false, task, prompt)
+	run, err := h.e.run.runAgent(ctx, phase, false, task, prompt)
 	if err != nil || run == nil {
 		return review.AgentRun{}, err
 	}
@@ -59,27 +60,27 @@ func (h reviewHost) RunAgent(ctx context.Context, phase, task, prompt string) (r
 func (h reviewHost) RunChecks(ctx context.Context, gate string) review.Checks {
 	e := h.e
 	cmds := e.spec.GateChecks()
-	results := e.runChecks(ctx, gate, cmds)
+	results := e.judge().RunChecks(ctx, gate, cmds)
 	if ctx.Err() != nil {
-		return review.Checks{Commands: len(cmds), Results: checksOf(results)}
+		return review.Checks{Commands: len(cmds), Results: judge.ChecksOf(results)}
 	}
-	e.applyBaseline(results)
+	e.judge().ApplyBaseline(results, e.st.Baseline)
 	return review.Checks{
 		Commands:     len(cmds),
-		Results:      checksOf(results),
-		Pass:         allPass(results),
-		Signal:       failureSignal(nil, results),
-		FirstFailure: firstFailure(results),
-		Evidence:     evidence(strings.TrimPrefix(gate, "review-"), results, nil),
+		Results:      judge.ChecksOf(results),
+		Pass:         judge.AllPass(results),
+		Signal:       judge.FailureSignal(nil, results),
+		FirstFailure: judge.FirstFailure(results),
+		Evidence:     judge.Evidence(strings.TrimPrefix(gate, "review-"), results, nil),
 	}
 }
 
 func (h reviewHost) CleanRoom(ctx context.Context, gate string) (*record.CleanRoom, string) {
-	return h.e.judgeCleanRoom(ctx, gate, h.e.spec.GateChecks())
+	return h.e.judge().JudgeCleanRoom(ctx, gate, h.e.spec.GateChecks())
 }
 
 func (h reviewHost) ProtectedFiles() ([]review.ProtectedFile, error) {
-	files, _, err := h.e.protectedFiles()
+	files, _, err := h.e.guard.Files(h.e.spec)
 	if err != nil {
 		return nil, err
 	}
@@ -100,8 +101,8 @@ func (h reviewHost) Render(phase, objective, src string) (string, error) {
 // review shape the files under review (the diff from the base to the
 // working tree) are the deliverable: a check that runs one of them does not
 // make it a gate program, and the fixer may edit it.
-func (e *Engine) protectRules() (*ProtectRules, error) {
-	rules, err := NewProtectRules(e.dir, e.spec)
+func (e *Engine) protectRules() (*guard.ProtectRules, error) {
+	rules, err := guard.NewProtectRules(e.dir, e.spec)
 	if err != nil || e.spec.Shape != spec.ShapeReview || e.st.Review == nil || e.st.Review.BaseSHA == "" {
 		return rules, err
 	}
@@ -113,58 +114,4 @@ func (e *Engine) protectRules() (*ProtectRules, error) {
 	}
 	rules.FreeDeliverables(paths)
 	return rules, nil
-}
-
-// What the rest of loop/ used from the review files (the audit's agent
-// and findings, rollback's git, gates' list) until it moves too.
-
-// FindingsSchema is the contract of a reviewer's (and the auditor's) findings.
-const FindingsSchema = review.FindingsSchema
-
-// ParseFindings decodes and validates findings (review.ParseFindings).
-func ParseFindings(data []byte) ([]review.Finding, []string) { return review.ParseFindings(data) }
-
-func atOrAbove(fs []review.Finding, bar string) []review.Finding { return review.AtOrAbove(fs, bar) }
-func agentName(a spec.Agent) string                              { return review.AgentName(a) }
-func sameAgent(a, b spec.Agent) bool                             { return review.SameAgent(a, b) }
-func agentOutput(keepRel string) string                          { return review.AgentOutput(keepRel) }
-func (e *Engine) roundDir(name string) string                    { return review.RecordPath(name) }
-func (e *Engine) otherModelFor(role string, of spec.Agent) bool {
-	return review.OtherModelFor(e.spec, role, of)
-}
-
-// askAgentJSON runs a fresh agent of phase for a JSON answer, and asks
-// once more when the answer is invalid (review.Shape.AskJSON).
-func (e *Engine) askAgentJSON(ctx context.Context, phase, task, prompt, keepRel string, parse func([]byte) []string) (ok bool, invalid []string, err error) {
-	return e.reviewShape().AskJSON(ctx, phase, task, prompt, keepRel, parse)
-}
-
-const excludeRecords = review.ExcludeRecords
-
-func gitRun(ctx context.Context, dir string, env []string, args ...string) (string, error) {
-	return review.GitRun(ctx, dir, env, args...)
-}
-
-func gitLine(ctx context.Context, dir string, args ...string) (string, error) {
-	return review.GitLine(ctx, dir, args...)
-}
-
-func gitHead(ctx context.Context, dir string) string { return review.GitHead(ctx, dir) }
-
-func snapshotTree(ctx context.Context, dir string) (string, error) {
-	return review.SnapshotTree(ctx, dir)
-}
-
-func dirExists(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.IsDir()
-}
-
-func hasString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -42,7 +42,7 @@ func RunStep(ctx context.Context, l *spec.Loop, opts StepOptions) (*Outcome, err
 		// A stopped loop runs on: the previous stop is history.
 		st.Outcome, st.Summary, st.PlanArchive = "", "", ""
 	}
-	if err := e.checkpoint(); err != nil {
+	if err := e.store.checkpoint(); err != nil {
 		return nil, err
 	}
 	if !resumed {
@@ -53,18 +53,18 @@ func RunStep(ctx context.Context, l *spec.Loop, opts StepOptions) (*Outcome, err
 	}
 	e.recordUntrusted(untrusted)
 	if l.Redact.Off {
-		e.addNotVerified(redactionNote)
+		e.st.addNotVerified(redactionNote)
 	}
 	for _, n := range opts.Notes {
 		e.emit(record.Event{Event: record.Warning, Message: n})
 	}
 	end := func(o *Outcome) (*Outcome, error) {
 		out := e.finish(o)
-		e.tallySpend()
+		e.store.tallySpend()
 		return out, nil
 	}
 	e.noteRecreated()
-	e.noteDeadWall()
+	e.store.noteDeadWall()
 	e.refreshVacuous()
 	if err := e.recover(); err != nil {
 		return end(e.outcome(ReasonBlocked, err.Error()))
@@ -92,12 +92,12 @@ func (e *Engine) oneStep(ctx context.Context) *Outcome {
 	// one, before its failures (the agent's, a check's, a write of the
 	// engine's) are taken for the agent's: BLOCKED, whatever else the step
 	// decided, but DONE or an interruption.
-	if why := e.noSpace(); why != "" {
+	if why := e.store.noSpace(); why != "" {
 		return e.outcome(ReasonBlocked, why)
 	}
 	o := e.step(ctx)
 	if o == nil || o.Reason != ReasonDone && o.Reason != ReasonInterrupted {
-		if why := e.noSpace(); why != "" {
+		if why := e.store.noSpace(); why != "" {
 			return e.outcome(ReasonBlocked, why)
 		}
 	}
@@ -106,7 +106,7 @@ func (e *Engine) oneStep(ctx context.Context) *Outcome {
 
 // step runs the step of the phase the loop is in; nil: the loop goes on.
 func (e *Engine) step(ctx context.Context) *Outcome {
-	if err := e.waitForAnswer(ctx); err != nil {
+	if err := e.run.waitForAnswer(ctx); err != nil {
 		var s *errStop
 		if errors.As(err, &s) {
 			return s.o
@@ -151,10 +151,10 @@ func (e *Engine) step(ctx context.Context) *Outcome {
 		return e.outcome(ReasonBlocked, err.Error())
 	}
 	if err := e.takeHookErr(); err != nil {
-		e.checkpoint()
+		e.store.checkpoint()
 		return e.outcome(ReasonBlocked, err.Error())
 	}
-	if err := e.stepEnd(); err != nil {
+	if err := e.store.stepEnd(); err != nil {
 		return e.outcome(ReasonBlocked, "cannot save state: "+err.Error())
 	}
 	if e.st.Phase == PhaseDone {

@@ -14,9 +14,9 @@ const summaryEvery = 30 * time.Second
 // the private folder up to date with this run's records, so that `cost`,
 // the dashboard and the digest read only what was written after them
 // (spend.FromFilesCached, loopdir.Dir.Summary).
-func (e *Engine) tallySpend() {
-	e.rec.Sync()
-	d := loopdir.Dir(e.dir)
+func (s *store) tallySpend() {
+	s.rec.Sync()
+	d := loopdir.Dir(s.dir)
 	d.Spend()
 	d.Summary()
 }
@@ -24,15 +24,15 @@ func (e *Engine) tallySpend() {
 // keepSummary brings the history's summary up to date when it was last
 // brought up to date summaryEvery ago (the first time: once a run has
 // gone that long), between steps.
-func (e *Engine) keepSummary() {
+func (s *store) keepSummary() {
 	now := time.Now()
-	if e.summarized.IsZero() {
-		e.summarized = now
+	if s.summarized.IsZero() {
+		s.summarized = now
 		return
 	}
-	if now.Sub(e.summarized) < summaryEvery {
+	if now.Sub(s.summarized) < summaryEvery {
 		return
 	}
-	e.summarized = now
-	loopdir.Dir(e.dir).Summary()
+	s.summarized = now
+	loopdir.Dir(s.dir).Summary()
 }

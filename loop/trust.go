@@ -24,57 +24,57 @@ import (
 
 // confinement resolves the loop's sandbox and returns how to wrap an agent's
 // command, or nil when the user turned the sandbox off.
-func (e *Engine) confinement(files []protFile) (func(string, []string) (string, []string, []string, error), error) {
-	p, err := policyFor(e.spec, nil)
+func (r *runner) confinement(files []guard.File) (func(string, []string) (string, []string, []string, error), error) {
+	p, err := policyFor(r.spec(), nil)
 	if err != nil {
 		return nil, err
 	}
-	e.layer, e.trees = nil, nil
+	r.layer, r.trees = nil, nil
 	if p.Kind == sandbox.Bwrap && sandbox.LayerProbe() == nil {
 		// One mount over the loop folder, whatever the number of protected
 		// files: they are judged when the layer is applied.
-		lay := loopLayer(e.dir)
-		e.trees = treeLayers(e.dir, p.Writable)
-		p.Layers = append([]sandbox.Layer{lay}, e.trees...)
-		if err := e.prepareLayers(p.Layers); err != nil {
+		lay := loopLayer(r.dir)
+		r.trees = treeLayers(r.dir, p.Writable)
+		p.Layers = append([]sandbox.Layer{lay}, r.trees...)
+		if err := r.prepareLayers(p.Layers); err != nil {
 			return nil, err
 		}
-		if err := sandbox.HideInLayer(lay, e.judge().Holdouts()); err != nil {
+		if err := sandbox.HideInLayer(lay, r.judge().Holdouts()); err != nil {
 			return nil, fmt.Errorf("cannot hide the holdout files from the agent: %w", err)
 		}
-		p.Hidden = append(p.Hidden, loopdir.Private(e.priv).HoldoutChecks())
-		e.layer = &lay
-		e.confined(p.Kind + " with copy-on-write layers")
+		p.Hidden = append(p.Hidden, loopdir.Private(r.priv).HoldoutChecks())
+		r.layer = &lay
+		r.confined(p.Kind + " with copy-on-write layers")
 		return p.Wrap, nil
 	}
-	if len(e.judge().Holdouts()) > 0 {
-		return nil, e.judge().HoldoutReady(false)
+	if len(r.judge().Holdouts()) > 0 {
+		return nil, r.judge().HoldoutReady(false)
 	}
-	roFiles := e.guard.ReadOnly(files)
+	roFiles := r.guard.ReadOnly(files)
 	switch what := p.Kind; p.Kind {
 	case sandbox.Off:
-		e.confined(what)
-		e.addNotVerified("sandbox: off — agent runs were not confined, so an agent could reach the engine's files and checks while it ran; the verdict holds only against an honest agent")
+		r.confined(what)
+		r.st.addNotVerified("sandbox: off — agent runs were not confined, so an agent could reach the engine's files and checks while it ran; the verdict holds only against an honest agent")
 		return nil, nil
 	case sandbox.Bwrap:
 		what += " (no copy-on-write layer here: " + sandbox.LayerProbe().Error() + "; protected files are bound read-only one by one; a private HOME)"
-		e.confined(what)
+		r.confined(what)
 	case sandbox.Landlock:
-		e.confined(what + " (a private HOME)")
+		r.confined(what + " (a private HOME)")
 	default:
 		// Seatbelt: HOME stays the user's (a macOS CLI keeps its login in
 		// the keychain, under the real HOME).
-		e.confined(what)
+		r.confined(what)
 		p.ReadOnly = append(p.ReadOnly, roFiles...)
 		return p.Wrap, nil
 	}
 	// No layer over HOME and the caches: the agent gets private ones, and
 	// the real ones are read-only to it.
-	home, err := e.agentHome(e.spec.Agent.Env)
+	home, err := r.agentHome(r.spec().Agent.Env)
 	if err != nil {
 		return nil, err
 	}
-	if p, err = policyFor(e.spec, nil, home.Writable...); err != nil {
+	if p, err = policyFor(r.spec(), nil, home.Writable...); err != nil {
 		return nil, err
 	}
 	p.Writable = home.Writable
@@ -86,11 +86,11 @@ func (e *Engine) confinement(files []protFile) (func(string, []string) (string, 
 }
 
 // confined records the sandbox in force when it changes.
-func (e *Engine) confined(what string) {
+func (r *runner) confined(what string) {
 	kind, _, _ := strings.Cut(what, " ")
-	if kind != e.sandbox {
-		e.sandbox = kind
-		e.emit(record.Event{Event: record.Warning, Kind: "sandbox", Message: "agent runs are confined by: " + what})
+	if kind != r.sandbox {
+		r.sandbox = kind
+		r.emit(record.Event{Event: record.Warning, Kind: "sandbox", Message: "agent runs are confined by: " + what})
 	}
 }
 
@@ -246,49 +246,49 @@ var pruneCgroups sync.Once
 // runCgroup makes the cgroup of the next agent run, where the machine
 // gives one; nil where it does not (doctor says what is then not
 // guaranteed).
-func (e *Engine) runCgroup(seq int) *sandbox.Cgroup {
+func (r *runner) runCgroup(seq int) *sandbox.Cgroup {
 	pruneCgroups.Do(func() { sandbox.PruneCgroups() })
 	g, err := sandbox.NewCgroup(fmt.Sprintf("%d-%d", os.Getpid(), seq))
 	if err != nil {
 		return nil
 	}
-	e.st.AgentCgroup = g.Path
+	r.st.AgentCgroup = g.Path
 	return g
 }
 
 // endCgroup ends what is left in the last run's cgroup (after the sweep,
 // only what had left this process's tree) and removes it.
-func (e *Engine) endCgroup(g *sandbox.Cgroup) {
+func (r *runner) endCgroup(g *sandbox.Cgroup) {
 	if g == nil {
 		return
 	}
 	pids, err := g.End()
-	if len(pids) > 0 && e.sandbox != sandbox.Bwrap {
-		e.emit(record.Event{Event: record.Warning, Message: fmt.Sprintf("stopped %s of the agent run's cgroup that had left its process tree", plural(len(pids), "process"))})
+	if len(pids) > 0 && r.sandbox != sandbox.Bwrap {
+		r.emit(record.Event{Event: record.Warning, Message: fmt.Sprintf("stopped %s of the agent run's cgroup that had left its process tree", plural(len(pids), "process"))})
 	}
 	if err != nil {
-		e.emit(record.Event{Event: record.Warning, Message: "the agent run's cgroup: " + err.Error()})
+		r.emit(record.Event{Event: record.Warning, Message: "the agent run's cgroup: " + err.Error()})
 	}
-	e.st.AgentCgroup = ""
+	r.st.AgentCgroup = ""
 }
 
 // sweep ends every process the last agent run left behind (a daemon it
 // started with setsid, a double fork): none may touch the files while they
 // are judged. Under bwrap the run's PID namespace already ended them.
-func (e *Engine) sweep() {
+func (r *runner) sweep() {
 	// Under bwrap the sweep only reaps what the sandbox's own teardown left
 	// to this process (a subreaper); elsewhere what it kills was escaping.
-	if n := sandbox.Sweep(); len(n) > 0 && e.sandbox != sandbox.Bwrap {
-		e.emit(record.Event{Event: record.Warning, Message: fmt.Sprintf("stopped %d processes the agent run left behind", len(n))})
+	if n := sandbox.Sweep(); len(n) > 0 && r.sandbox != sandbox.Bwrap {
+		r.emit(record.Event{Event: record.Warning, Message: fmt.Sprintf("stopped %d processes the agent run left behind", len(n))})
 	}
 }
 
 // keepEdit decides about an edited protected file that may keep a change:
 // the loop file (judged field by field) and test-runner configuration that
 // also holds other settings (an edit outside the test section stays).
-func (e *Engine) keepEdit(rel string, old, cur []byte) (bool, string) {
-	if filepath.Join(e.dir, filepath.FromSlash(rel)) == e.spec.Path {
-		return e.keepLoopFileEdit(rel, old, cur)
+func (r *runner) keepEdit(rel string, old, cur []byte) (bool, string) {
+	if filepath.Join(r.dir, filepath.FromSlash(rel)) == r.spec().Path {
+		return r.keepLoopFileEdit(rel, old, cur)
 	}
 	return guard.KeepTestConfigEdit(rel, old, cur)
 }
@@ -298,33 +298,33 @@ func (e *Engine) keepEdit(rel string, old, cur []byte) (bool, string) {
 // what it reported is counted, the protected files are compared with the
 // on-disk snapshot and restored, and plan marks no live engine judged are
 // taken back, so the task runs again.
-func (e *Engine) judgeDeadRun() error {
-	f := e.st.InFlight
-	a := e.spec.AgentFor(f.Phase, f.Post)
+func (r *runner) judgeDeadRun() error {
+	f := r.st.InFlight
+	a := r.spec().AgentFor(f.Phase, f.Post)
 	if ad, err := agent.Lookup(a.Backend); err == nil && f.Transcript != "" {
-		req := agent.Request{Phase: f.Phase, Task: f.Task, Dir: e.dir, Backend: a.Backend, Model: a.Model, Prices: prices(e.spec.Prices), Transcript: f.Transcript}
+		req := agent.Request{Phase: f.Phase, Task: f.Task, Dir: r.dir, Backend: a.Backend, Model: a.Model, Prices: prices(r.spec().Prices), Transcript: f.Transcript}
 		res := agent.ParseTranscript(req, ad)
 		res.Error = "the engine died during this run; it was judged when the loop started again"
-		e.st.CostUSD += res.CostUSD
-		e.endRecord(f.Phase, f.Task, a, res, nil)
+		r.st.CostUSD += res.CostUSD
+		r.endRecord(f.Phase, f.Task, a, res, nil)
 	}
 	var problems []string
 	// The protected files against the snapshot on disk; what the run
 	// created is not known: every protected file the snapshot lacks counts.
-	tamper, err := e.guard.RestoreSaved()
-	e.recordTamper(f.Phase, f.Task, tamper)
+	tamper, err := r.guard.RestoreSaved()
+	r.recordTamper(f.Phase, f.Task, tamper)
 	if err != nil {
 		return err
 	}
 	if len(tamper) > 0 {
 		problems = append(problems, tamperNote(tamper))
 	}
-	if e.spec.Shape == "cycle" {
-		problems = append(problems, e.enforceJudgedPlan(f.Task, "the "+f.Phase+" run that died with the engine")...)
+	if r.spec().Shape == "cycle" {
+		problems = append(problems, r.enforceJudgedPlan(f.Task, "the "+f.Phase+" run that died with the engine")...)
 	}
 	if len(problems) > 0 {
-		e.st.LastFailure = strings.Join(problems, "\n")
+		r.st.LastFailure = strings.Join(problems, "\n")
 	}
-	e.st.InFlight = nil
-	return e.checkpoint()
+	r.st.InFlight = nil
+	return r.store.checkpoint()
 }

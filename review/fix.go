@@ -9,6 +9,7 @@ import (
 
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/safegit"
 )
 
 // reviewFixRound gives the fixer the findings at or above the bar, then runs
@@ -25,11 +26,11 @@ func (s *Shape) reviewFixRound(ctx context.Context, rs *State) error {
 		}
 	}
 	if r.TreeBefore == "" {
-		tree, err := SnapshotTree(ctx, s.dir)
+		tree, err := safegit.SnapshotTree(ctx, s.dir)
 		if err != nil {
 			return s.h.Stop(ReasonBlocked, "cannot read the change: "+err.Error())
 		}
-		r.TreeBefore, r.HeadBefore = tree, GitHead(ctx, s.dir)
+		r.TreeBefore, r.HeadBefore = tree, safegit.Head(ctx, s.dir)
 	}
 	byID := map[string]Finding{}
 	for _, f := range r.Findings {
@@ -49,8 +50,8 @@ func (s *Shape) reviewFixRound(ctx context.Context, rs *State) error {
 		return err
 	}
 	r.Changed = run.Changed
-	r.HeadAfter = GitHead(ctx, s.dir)
-	if tree, err := SnapshotTree(ctx, s.dir); err == nil {
+	r.HeadAfter = safegit.Head(ctx, s.dir)
+	if tree, err := safegit.SnapshotTree(ctx, s.dir); err == nil {
 		r.TreeAfter = tree
 	}
 	r.Commits = commitSubjects(ctx, s.dir, r.HeadBefore, r.HeadAfter)

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/looprinter/looprinter/safegit"
 )
 
 func gitIn(t *testing.T, dir string, args ...string) {
@@ -49,10 +51,10 @@ func TestResolveReviewBase(t *testing.T) {
 	if name, sha, err := resolveBase(ctx, dir, "", false); err != nil || !strings.Contains(name, "the first commit is the change") || sha != empty {
 		t.Errorf("one clean commit: %q %q %v, want the empty tree", name, sha, err)
 	}
-	first := GitHead(ctx, dir)
+	first := safegit.Head(ctx, dir)
 	os.WriteFile(filepath.Join(dir, "a"), []byte("2"), 0o644)
 	gitIn(t, dir, "commit", "-qam", "two")
-	second := GitHead(ctx, dir)
+	second := safegit.Head(ctx, dir)
 	if name, sha, err := resolveBase(ctx, dir, "", false); err != nil || name != "HEAD~1" || sha != first {
 		t.Errorf("two clean commits: %q %q %v, want HEAD~1 = %s", name, sha, err, first)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/redact"
+	"github.com/looprinter/looprinter/safegit"
 	"github.com/looprinter/looprinter/spec"
 )
 
@@ -291,7 +292,7 @@ func RecordPath(name string) string {
 // the loop's folder in dir. They are the deliverable: the fixer may edit
 // them.
 func UnderReview(ctx context.Context, dir, baseSHA string) ([]string, error) {
-	tree, err := SnapshotTree(ctx, dir)
+	tree, err := safegit.SnapshotTree(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -310,7 +311,7 @@ func (s *Shape) reviewRound(ctx context.Context, rs *State) error {
 			return err
 		}
 	}
-	tree, err := SnapshotTree(ctx, s.dir)
+	tree, err := safegit.SnapshotTree(ctx, s.dir)
 	if err != nil {
 		return s.h.Stop(ReasonBlocked, "cannot read the change: "+err.Error())
 	}

@@ -1,0 +1,81 @@
+package loop
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/looprinter/looprinter/judge"
+	"github.com/looprinter/looprinter/record"
+)
+
+// No-progress detection (docs/stopping.md): the same failure coming back
+// budget.same_failure times in a row stops the loop NO PROGRESS.
+
+// noteFailure feeds no-progress detection for agent attempts (build runs,
+// ralph attempts). It returns a stop when the same failure came back
+// budget.same_failure times in a row.
+func (e *Engine) noteFailure(signal, tried string) error {
+	e.st.LastFailure = signal
+	return e.noteRepeat(&e.st.FailureSig, &e.st.SameCount, &e.st.Tried, "", signal, tried)
+}
+
+// noteGateFailure is noteFailure for the cycle gate. It keeps its own count,
+// so that tasks passing in between do not hide a gate that fails the same
+// way every cycle.
+func (e *Engine) noteGateFailure(signal, tried string) error {
+	e.st.LastFailure = signal
+	return e.noteRepeat(&e.st.GateSig, &e.st.GateSame, &e.st.GateTried, "cycle", signal, tried)
+}
+
+func (e *Engine) noteRepeat(last *string, count *int, triedList *[]string, gate, signal, tried string) error {
+	sig := Signature(signal)
+	if sig == *last {
+		*count++
+	} else {
+		*last, *count, *triedList = sig, 1, nil
+	}
+	if tried != "" {
+		if first := firstSignalLine(signal); first != "" {
+			tried = strings.TrimRight(tried, ": ") + " → failed: " + first
+		}
+		e.st.RuledOut = append(e.st.RuledOut, tried)
+		if len(e.st.RuledOut) > 20 {
+			e.st.RuledOut = e.st.RuledOut[len(e.st.RuledOut)-20:]
+		}
+		*triedList = append(*triedList, tried)
+		if len(*triedList) > 10 {
+			*triedList = (*triedList)[len(*triedList)-10:]
+		}
+	}
+	if *count >= 2 {
+		e.emit(record.Event{Event: record.SameFailure, Gate: gate, Signature: sig, Repeats: *count, FailureSignal: signal})
+	}
+	if *count >= e.spec.Budget.SameFailure {
+		return e.stop(ReasonNoProgress, fmt.Sprintf("the same failure came back %d times in a row (signature %s)", *count, sig))
+	}
+	return nil
+}
+
+// firstSignalLine is the first line of a failure signal that says what
+// failed: a FAIL/Error line or a violation, else the first line.
+func firstSignalLine(signal string) string {
+	var first string
+	for _, l := range strings.Split(signal, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" {
+			continue
+		}
+		if first == "" {
+			first = l
+		}
+		if judge.FailLine(l) || strings.HasPrefix(l, "VIOLATION") {
+			return truncate(l, 160)
+		}
+	}
+	return truncate(first, 160)
+}
+
+// progressMade resets no-progress detection after real progress.
+func (e *Engine) progressMade() {
+	e.st.FailureSig, e.st.SameCount, e.st.Tried, e.st.LastFailure = "", 0, nil, ""
+}

@@ -1,0 +1,49 @@
+package loop
+
+import (
+	"time"
+
+	"github.com/looprinter/looprinter/guard"
+	"github.com/looprinter/looprinter/judge"
+	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/redact"
+	"github.com/looprinter/looprinter/sandbox"
+	"github.com/looprinter/looprinter/spec"
+)
+
+// runner runs the loop's agents: one agent run with everything around it
+// (run_agent.go: the budgets asked first, the prompt file, retries and
+// waits, the records), its confinement (trust.go: the sandbox, the run's
+// cgroup, the sweep, judging a run that died), the copy-on-write layers
+// (layer.go), the private HOME (home.go), failover on usage limits
+// (failover.go) and the operator channel (operator.go: waiting,
+// delivering, acknowledging). It owns the layers and the sandbox kind in
+// force; the state it changes is the engine's (*State), and what it needs
+// of the engine comes in at construction (openEngine), as values and
+// funcs.
+type runner struct {
+	dir  string // the loop folder
+	priv string // the engine's private folder for this loop
+	st   *State // the engine's state
+	// spec is the loop file in force (it changes when the loop file does).
+	spec func() *spec.Loop
+	// red is the redactor in force (it changes with the loop file).
+	red func() *redact.Redactor
+	// backoff is the wait before retry n (Options.Backoff).
+	backoff func(n int) time.Duration
+	emit    func(record.Event)
+	// stop is the engine's stop: an error that ends the loop with reason.
+	stop func(reason, summary string) error
+	// checkBudgets stops a run the wall or cost budget refuses.
+	checkBudgets func() error
+	store        *store
+	guard        *guard.Guard
+	judge        func() *judge.Judge
+	// enforceJudgedPlan puts plan.json back to the judged plan
+	// (judgedPlan.enforceJudgedPlan), for a run that died.
+	enforceJudgedPlan func(dead, who string) []string
+
+	sandbox string          // the sandbox kind in force
+	layer   *sandbox.Layer  // the copy-on-write layer over the loop folder, when in force
+	trees   []sandbox.Layer // the layers over HOME and caches, never applied
+}

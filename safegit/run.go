@@ -1,0 +1,103 @@
+package safegit
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/looprinter/looprinter/loopdir"
+)
+
+// ExcludeRecords keeps the engine's own files (transcripts, state, records)
+// out of every diff and snapshot: the reviewer never sees them.
+const ExcludeRecords = ":(exclude)" + loopdir.RecordsDir
+
+// Run runs git in dir and returns its standard output.
+// A command refused because another git process holds the index
+// (index.lock: an editor refreshing its status, the committer's update of
+// the index after a commit) is run again for up to 10 seconds.
+func Run(ctx context.Context, dir string, env []string, args ...string) (string, error) {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		cmd := exec.CommandContext(ctx, "git", Args(args...)...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0")
+		cmd.Env = append(cmd.Env, env...)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		if err == nil {
+			return out.String(), nil
+		}
+		msg := strings.TrimSpace(errb.String())
+		if IndexBusy(msg) && time.Now().Before(deadline) && ctx.Err() == nil {
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
+		if msg == "" {
+			msg = err.Error()
+		}
+		return out.String(), fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
+	}
+}
+
+// Line runs git in dir and returns its output without the surrounding
+// white space.
+func Line(ctx context.Context, dir string, args ...string) (string, error) {
+	out, err := Run(ctx, dir, nil, args...)
+	return strings.TrimSpace(out), err
+}
+
+// Head is the commit HEAD names, or "" in a repository without commits.
+func Head(ctx context.Context, dir string) string {
+	h, err := Line(ctx, dir, "rev-parse", "--verify", "-q", "HEAD^{commit}")
+	if err != nil {
+		return ""
+	}
+	return h
+}
+
+// SnapshotTree writes the working tree (tracked and untracked files, minus
+// ignored ones and working-records/) as a tree object, through a private
+// copy of the index: the user's index and files are not touched.
+func SnapshotTree(ctx context.Context, dir string) (string, error) {
+	idx, err := Line(ctx, dir, "rev-parse", "--git-path", "index")
+	if err != nil {
+		return "", err
+	}
+	if !filepath.IsAbs(idx) {
+		idx = filepath.Join(dir, idx)
+	}
+	// Beside the index, never in the temp folder: that may be inside the
+	// work tree ($TMPDIR under it), and the snapshot would take it in.
+	tmp, err := os.CreateTemp(filepath.Dir(idx), "looprinter-index-*")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name())
+	if src, err := os.Open(idx); err == nil {
+		io.Copy(tmp, src)
+		src.Close()
+	}
+	tmp.Close()
+	env := []string{"GIT_INDEX_FILE=" + tmp.Name()}
+	args := []string{"add", "-A", "--", "."}
+	if _, err := Run(ctx, dir, nil, "check-ignore", "-q", loopdir.RecordsDir); err != nil {
+		args = append(args, ExcludeRecords) // not ignored: keep it out (naming an ignored path is an error)
+	}
+	if _, err := Run(ctx, dir, env, args...); err != nil {
+		return "", err
+	}
+	// Records a user committed by mistake stay out of the snapshot too.
+	Run(ctx, dir, env, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", loopdir.RecordsDir)
+	return func() (string, error) {
+		out, err := Run(ctx, dir, env, "write-tree")
+		return strings.TrimSpace(out), err
+	}()
+}

@@ -1,0 +1,49 @@
+package safegit
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/looprinter/looprinter/loopdir"
+)
+
+// SnapshotTree takes the work tree as it is (an untracked file too)
+// without the loop's records, and leaves the user's index as it was.
+func TestSnapshotTreeLeavesRecordsAndIndex(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	for _, args := range [][]string{{"init", "-q"}, {"config", "user.email", "t@example.com"}, {"config", "user.name", "T"}} {
+		if _, err := Run(ctx, dir, nil, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, "a"), []byte("1"), 0o644)
+	Run(ctx, dir, nil, "add", "a")
+	if _, err := Run(ctx, dir, nil, "commit", "-qm", "one"); err != nil {
+		t.Fatal(err)
+	}
+	head := Head(ctx, dir)
+	if head == "" {
+		t.Fatal("no HEAD after a commit")
+	}
+	os.WriteFile(filepath.Join(dir, "b"), []byte("2"), 0o644)
+	os.MkdirAll(filepath.Join(dir, loopdir.RecordsDir), 0o755)
+	os.WriteFile(filepath.Join(dir, loopdir.RecordsDir, "state.json"), []byte("{}"), 0o644)
+	tree, err := SnapshotTree(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, err := Line(ctx, dir, "ls-tree", "--name-only", tree)
+	if err != nil || names != "a\nb" {
+		t.Errorf("snapshot holds %q (%v), want a and b, not %s", names, err, loopdir.RecordsDir)
+	}
+	if staged, _ := Line(ctx, dir, "diff", "--cached", "--name-only"); staged != "" {
+		t.Errorf("the snapshot staged %q in the user's index", staged)
+	}
+}
