@@ -51,11 +51,18 @@ func walkFiles(dir string, fn func(rel string, d fs.DirEntry)) error {
 
 // Tamper is one protected file the agent changed.
 type Tamper struct {
+	// Kind is "" for a protected file, TestAware for a change refused
+	// because its code asks whether it runs under a test or forges a
+	// runner's output (the judge's tells).
+	Kind string
 	File string
 	What string // modified | deleted | created | replaced … | changed from mode …
 	Rule string // the rule that protects it
 	Why  string // for the loop file: what the change weakened
 }
+
+// TestAware is the Tamper kind of a change refused for its tells.
+const TestAware = "test_aware_code"
 
 // fileStamp is what change detection compares.
 type fileStamp struct {

@@ -1,16 +1,20 @@
 package loop
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/looprinter/looprinter/guard"
+	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/safegit"
 	"github.com/looprinter/looprinter/sandbox"
 )
 
@@ -102,6 +106,82 @@ func (r *runner) resumeApply() error {
 	return nil
 }
 
+// testAwareRule is why a change with tells is refused.
+const testAwareRule = "no code the agent writes may decide a check's output"
+
+// layerTells is what a file the run wrote in its layer tells that the
+// folder's version did not ("" when nothing, or when the path is not
+// source the judge reads for tells): such a change is refused.
+func (r *runner) layerTells(rel string) string {
+	if !judge.ScansForTells(rel) || r.judge().TellsAllowed(rel) {
+		return ""
+	}
+	up := filepath.Join(r.layer.Upper, filepath.FromSlash(rel))
+	if fi, err := os.Lstat(up); err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	cur, err := guard.ReadBounded(up, 4<<20)
+	if err != nil {
+		return ""
+	}
+	old, err := guard.ReadBounded(filepath.Join(r.dir, filepath.FromSlash(rel)), 4<<20)
+	if err != nil {
+		old = nil
+	}
+	return judge.TellNote(judge.NewTells(rel, old, cur))
+}
+
+// folderTells judges, where no layer is in force, the files a run changed
+// for tells: each file with a new tell is put back as git's HEAD has it,
+// or removed when the run created it; where neither can be done it stays,
+// and the violation says so.
+func (r *runner) folderTells(changed, created []string) []guard.Tamper {
+	isNew := map[string]bool{}
+	for _, c := range created {
+		isNew[c] = true
+	}
+	var out []guard.Tamper
+	for _, rel := range changed {
+		if !judge.ScansForTells(rel) || r.judge().TellsAllowed(rel) {
+			continue
+		}
+		p := filepath.Join(r.dir, filepath.FromSlash(rel))
+		cur, err := guard.ReadBounded(p, 4<<20)
+		if err != nil {
+			continue
+		}
+		var old []byte
+		if !isNew[rel] {
+			if out, err := safegit.Run(context.Background(), r.dir, nil, "show", "HEAD:./"+rel); err == nil {
+				old = []byte(out)
+			}
+		}
+		note := judge.TellNote(judge.NewTells(rel, old, cur))
+		if note == "" {
+			continue
+		}
+		what := note
+		switch {
+		case isNew[rel]:
+			if os.Remove(p) != nil {
+				what += " (it could not be removed)"
+			}
+		case old != nil:
+			mode := os.FileMode(0o644)
+			if fi, err := os.Stat(p); err == nil {
+				mode = fi.Mode().Perm()
+			}
+			if guard.WriteFile(p, old, mode, false) != nil {
+				what += " (it could not be put back)"
+			}
+		default:
+			what += " (it stays: no earlier version is known; the checks will run it)"
+		}
+		out = append(out, guard.Tamper{Kind: guard.TestAware, File: rel, What: what, Rule: testAwareRule})
+	}
+	return out
+}
+
 // engineOwned says whether a path of the loop folder is the engine's (an
 // agent's change to it is never applied), and why. commits: the engine
 // commits to a .git in the loop folder (in a review the fixer commits its
@@ -147,13 +227,20 @@ func (r *runner) applyLayer(phase, task string) ([]guard.Tamper, error) {
 	}
 	commits := gitDir(r.spec()) != ""
 	held := map[string]bool{}
+	told := map[string]string{}
 	changes, err := sandbox.ApplyLayer(*r.layer, func(rel string) bool {
 		if r.judge().HoldoutPath(r.layer.Upper, rel) {
 			held[rel] = true
 			return false
 		}
-		_, owned := engineOwned(rel, commits)
-		return !owned
+		if _, owned := engineOwned(rel, commits); owned {
+			return false
+		}
+		if note := r.layerTells(rel); note != "" {
+			told[rel] = note
+			return false
+		}
+		return true
 	}, loopdir.PrivateOf(r.dir).LayerJournal("loop"))
 	var tamper []guard.Tamper
 	var git []string
@@ -163,6 +250,8 @@ func (r *runner) applyLayer(phase, task string) ([]guard.Tamper, error) {
 		}
 		why, owned := engineOwned(c.Path, commits)
 		switch {
+		case told[c.Path] != "":
+			tamper = append(tamper, guard.Tamper{Kind: guard.TestAware, File: c.Path, What: told[c.Path], Rule: testAwareRule})
 		case held[c.Path] && c.What == "removed" && slices.Contains(r.judge().Holdouts(), c.Path):
 			// The engine's own whiteout: the holdout file stayed hidden.
 		case held[c.Path] || r.judge().TouchesHoldout(c.Path):

@@ -235,6 +235,9 @@ func (r *runner) runAgent(ctx context.Context, phase string, post bool, task str
 	r.st.touched(changed)
 	tamper, gerr := r.guard.Check(changes, created, rules)
 	run.Tamper = append(layerTamper, tamper...)
+	if r.layer == nil {
+		run.Tamper = append(run.Tamper, r.folderTells(changed, created)...)
+	}
 	r.endRecord(phase, task, ran, res, run.Changed)
 	r.recordTamper(phase, task, run.Tamper)
 	r.afterOperator(ctx, phase, task, res, told)
@@ -280,6 +283,11 @@ func (r *runner) runAgent(ctx context.Context, phase string, post bool, task str
 // recordTamper writes a violation for each protected file a run changed.
 func (r *runner) recordTamper(phase, task string, ts []guard.Tamper) {
 	for _, t := range ts {
+		if t.Kind == guard.TestAware {
+			r.emit(record.Event{Event: record.Violation, Phase: phase, Task: task, Kind: guard.TestAware, File: t.File,
+				Message: fmt.Sprintf("%s: the change was refused: its code asks whether it runs under a test or forges a test runner's output (%s); %s", t.File, t.What, t.Rule)})
+			continue
+		}
 		msg := fmt.Sprintf("%s: a protected file was %s; it was restored", t.File, t.What)
 		if t.Rule != "" {
 			msg += " (protected by " + t.Rule + ")"
@@ -343,6 +351,10 @@ func killedNote(a spec.Agent, res agent.Result) string {
 func tamperNote(ts []guard.Tamper) string {
 	var b strings.Builder
 	for _, t := range ts {
+		if t.Kind == guard.TestAware {
+			fmt.Fprintf(&b, "VIOLATION: your change to %s was refused: code that asks whether it runs under a test, prints a test runner's output or exits before the tests do never decides a check (%s). The folder keeps the file as it was. Make the code work for every caller.\n", t.File, t.What)
+			continue
+		}
 		rule := ""
 		if t.Rule != "" {
 			rule = " by " + t.Rule
