@@ -67,6 +67,7 @@ func (e *Engine) judge() *judge.Judge {
 				},
 				Findings: e.auditFindings,
 				Touched:  func() []string { return e.st.Touched },
+				LeftOut:  func() int { return e.st.TouchedLeftOut },
 				Schema:   FindingsSchema,
 			},
 		}
@@ -254,30 +255,24 @@ func ProbeChecksTo(ctx context.Context, l *spec.Loop, logDir, prefix string) []C
 }
 
 // maxTouched bounds the files the audit is shown.
-const maxTouched = 2000
+const maxTouched = judge.MaxAuditFiles
 
-// touched adds what a run changed to the loop's list, for the audit.
+// touched adds what a run changed to the loop's list, for the audit: when
+// the list is full, code, tests and configuration stay before data files,
+// and what is left out is counted.
 func (e *Engine) touched(changed []string) {
-	if len(changed) == 0 {
+	var add []string
+	for _, f := range changed {
+		if first, _, _ := strings.Cut(f, "/"); first != loopdir.OutputDir && first != loopdir.RecordsDir {
+			add = append(add, f)
+		}
+	}
+	if len(add) == 0 {
 		return
 	}
-	set := map[string]bool{}
-	for _, f := range e.st.Touched {
-		set[f] = true
-	}
-	for _, f := range changed {
-		if len(set) >= maxTouched {
-			break
-		}
-		if first, _, _ := strings.Cut(f, "/"); first != loopdir.OutputDir && first != loopdir.RecordsDir {
-			set[f] = true
-		}
-	}
-	e.st.Touched = e.st.Touched[:0]
-	for f := range set {
-		e.st.Touched = append(e.st.Touched, f)
-	}
-	sort.Strings(e.st.Touched)
+	var dropped int
+	e.st.Touched, dropped = judge.KeepTouched(e.st.Touched, add, maxTouched)
+	e.st.TouchedLeftOut += dropped
 }
 
 // auditor is the agent of the audit: agents.auditor, else another model of

@@ -127,6 +127,10 @@ type State struct {
 	// Touched are the files the agent runs changed over the loop (sorted,
 	// at most maxTouched), for the audit.
 	Touched []string `json:"touched,omitempty"`
+	// TouchedLeftOut counts the changed file names Touched left out when
+	// it was full (judge.KeepTouched keeps code, tests and configuration
+	// first), for the audit to say so.
+	TouchedLeftOut int `json:"touched_left_out,omitempty"`
 	// AuditRuns counts the audits; AuditWarned is set once the auditor
 	// was found to be the builder's model.
 	AuditRuns   int  `json:"audit_runs,omitempty"`
