@@ -697,6 +697,7 @@ func (e *Engine) stepBaseline(ctx context.Context) error {
 		cmds := e.spec.GateChecks()
 		base := map[string][]string{}
 		baselineSignal := ""
+		var baselineChecks map[string]string
 		if len(cmds) > 0 {
 			results := e.runChecks(ctx, "baseline", cmds)
 			if ctx.Err() != nil {
@@ -708,6 +709,7 @@ func (e *Engine) stepBaseline(ctx context.Context) error {
 				}
 			}
 			baselineSignal = failureSignal(nil, results)
+			baselineChecks = judge.BaselineSignals(results)
 			e.emit(record.Event{Event: record.Baseline, Pass: record.Bool(allPass(results)), Checks: checksOf(results),
 				Message: fmt.Sprintf("%d of %d checks already fail before any agent run", len(base), len(cmds))})
 			e.noteCheckpoint(results, true)
@@ -718,6 +720,7 @@ func (e *Engine) stepBaseline(ctx context.Context) error {
 		}
 		e.st.Baseline = base
 		e.st.BaselineSignal = baselineSignal
+		e.st.BaselineChecks = baselineChecks
 		e.st.BaselineDone = true
 	}
 	switch e.spec.Shape {

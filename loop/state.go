@@ -61,6 +61,10 @@ type State struct {
 	// BaselineSignal is the failure signal of the checks that failed then,
 	// as the prompts show it.
 	BaselineSignal string `json:"baseline_signal,omitempty"`
+	// BaselineChecks is each failing check's part of BaselineSignal, by
+	// command: the prompts show the failures verify_baseline: new-only
+	// excuses apart, labelled.
+	BaselineChecks map[string]string `json:"baseline_checks,omitempty"`
 
 	// What the next plan/re-plan/build prompt must carry.
 	PendingErrors []string `json:"pending_errors,omitempty"` // cycle gate errors
