@@ -58,6 +58,8 @@ type Judge struct {
 	// was found to carry none of them.
 	holdouts          []string
 	holdoutGitChecked bool
+	// shared is a gate's results kept for the next gate (shared.go).
+	shared *sharedRun
 }
 
 func (j *Judge) spec() *spec.Loop {
@@ -251,6 +253,9 @@ func Evidence(gate string, rs []CheckResult, errs []string) []string {
 		extra := ""
 		if r.Baseline {
 			extra = " (baseline failure)"
+		}
+		if r.Shared {
+			extra += " (shared: in verify and objective_verify, run once for both)"
 		}
 		out = append(out, fmt.Sprintf("%s gate: `%s` exit %d %s%s (%dms)", gate, r.Command, r.ExitCode, mark, extra, r.DurationMS))
 	}

@@ -281,6 +281,9 @@ func (e *Engine) stepCycleGate(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return e.stop(ReasonInterrupted, "interrupted during the cycle gate")
 	}
+	// The objective gate comes next on the same tree: a check in both
+	// lists runs once.
+	e.judge().KeepForNextGate(e.gateKey(), results)
 	errs = append(errs, e.judge().Ratchet("cycle", results)...)
 	e.applyBaseline(results)
 	pass := len(errs) == 0 && allPass(results)
@@ -321,7 +324,7 @@ func (e *Engine) stepObjectiveGate(ctx context.Context) error {
 		e.st.Phase = PhasePost
 		return nil
 	}
-	results := e.runChecks(ctx, "objective", e.spec.ObjectiveVerify)
+	results := e.judge().RunGate(ctx, "objective", e.gateKey(), e.spec.ObjectiveVerify)
 	if ctx.Err() != nil {
 		return e.stop(ReasonInterrupted, "interrupted during the objective gate")
 	}
@@ -342,7 +345,7 @@ func (e *Engine) stepObjectiveGate(ctx context.Context) error {
 		}
 	}
 	e.emit(record.Event{Event: record.Verify, Gate: "objective", Pass: record.Bool(pass), Checks: checksOf(results),
-		FailureSignal: gap, Signature: sigIf(!pass, gap), CleanRoom: room})
+		FailureSignal: gap, Signature: sigIf(!pass, gap), CleanRoom: room, Message: strings.TrimPrefix(sharedNote(results), "; ")})
 	e.noteCheckpoint(results, false)
 	e.st.Evidence = append(e.st.Evidence, evidence("objective", results, nil)...)
 	if pass {

@@ -703,6 +703,7 @@ func (e *Engine) stepBaseline(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return e.stop(ReasonInterrupted, "interrupted during the baseline checks")
 			}
+			e.judge().MarkShared(results)
 			for _, r := range results {
 				if !r.Pass {
 					base[r.Command] = normalizeAll(r.Lines)
@@ -711,7 +712,7 @@ func (e *Engine) stepBaseline(ctx context.Context) error {
 			baselineSignal = failureSignal(nil, results)
 			baselineChecks = judge.BaselineSignals(results)
 			e.emit(record.Event{Event: record.Baseline, Pass: record.Bool(allPass(results)), Checks: checksOf(results),
-				Message: fmt.Sprintf("%d of %d checks already fail before any agent run", len(base), len(cmds))})
+				Message: fmt.Sprintf("%d of %d checks already fail before any agent run", len(base), len(cmds)) + sharedNote(results)})
 			e.noteCheckpoint(results, true)
 			if err := e.judgeBaseline(results); err != nil {
 				return err // the baseline runs again next time

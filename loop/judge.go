@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -81,6 +82,22 @@ func (e *Engine) runChecks(ctx context.Context, gate string, cmds []string) []Ch
 	return e.judge().RunChecks(ctx, gate, cmds)
 }
 
+// gateKey names the tree the gates judge: it changes with every agent run
+// (and cycle), so the objective gate takes the cycle gate's results of a
+// shared check only when no agent ran between them.
+func (e *Engine) gateKey() string {
+	return fmt.Sprintf("c%d-a%d-i%d", e.st.Cycle, e.st.AgentRuns, e.st.Iterations)
+}
+
+// sharedNote says how many checks one run answered for both verify and
+// objective_verify ("" when none), for a record's message.
+func sharedNote(results []CheckResult) string {
+	if n := judge.SharedCount(checksOf(results)); n > 0 {
+		return fmt.Sprintf("; shared gate: %d check(s) in both verify and objective_verify ran once for both", n)
+	}
+	return ""
+}
+
 // applyBaseline marks failing checks whose failure lines all failed before
 // the loop started, when verify_baseline is new-only.
 func (e *Engine) applyBaseline(results []CheckResult) {
@@ -112,15 +129,17 @@ func (e *Engine) judgeBaseline(results []CheckResult) error {
 		return e.stop(ReasonBlocked, cannot)
 	}
 	e.judge().NoteVacuous()
-	// The baseline ran verify, then objective_verify.
-	for i, r := range results {
+	// The baseline ran verify, then objective_verify (a command in both
+	// once, for both).
+	for _, r := range results {
 		if r.Pass {
 			continue
 		}
-		if i >= len(e.spec.Verify) || e.spec.Shape == spec.ShapeRalph {
+		inVerify := slices.Contains(e.spec.Verify, r.Command)
+		if !inVerify || e.spec.Shape == spec.ShapeRalph || slices.Contains(e.spec.ObjectiveVerify, r.Command) {
 			e.st.ObjectiveFailed = true
 		}
-		if i < len(e.spec.Verify) {
+		if inVerify {
 			e.st.CycleFailed = true
 		}
 	}

@@ -77,7 +77,11 @@ type Check struct {
 	Signal     string `json:"signal,omitempty"`   // failure signal of this check
 	Output     string `json:"output,omitempty"`   // where the full output was saved
 	Baseline   bool   `json:"baseline,omitempty"` // failed before the loop started too
-	TimedOut   bool   `json:"timed_out,omitempty"`
+	// Shared: the command is in both verify and objective_verify, and this
+	// one run stands for both (at the baseline; at the objective gate, the
+	// cycle gate's run on the same tree).
+	Shared   bool `json:"shared,omitempty"`
+	TimedOut bool `json:"timed_out,omitempty"`
 	// Tests are the test results the output showed (a runner the engine
 	// can read): the passing count may never drop below the baseline's.
 	Tests *TestCounts `json:"tests,omitempty"`

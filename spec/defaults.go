@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"text/template"
 	"time"
@@ -492,9 +493,23 @@ func checkCron(expr string) (err error) {
 }
 
 // GateChecks are every check of the gates, in the order the baseline runs
-// them: verify, then objective_verify.
+// them: verify, then objective_verify; a command in both is listed once.
 func (l *Loop) GateChecks() []string {
-	return append(append([]string{}, l.Verify...), l.ObjectiveVerify...)
+	out := make([]string, 0, len(l.Verify)+len(l.ObjectiveVerify))
+	seen := map[string]bool{}
+	for _, c := range append(append([]string{}, l.Verify...), l.ObjectiveVerify...) {
+		if !seen[c] {
+			seen[c] = true
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// SharedCheck says whether cmd is in both verify and objective_verify: one
+// run of it answers for both.
+func (l *Loop) SharedCheck(cmd string) bool {
+	return slices.Contains(l.Verify, cmd) && slices.Contains(l.ObjectiveVerify, cmd)
 }
 
 func (l *Loop) hasPostPhase(name string) bool {
