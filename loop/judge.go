@@ -53,6 +53,8 @@ func (e *Engine) judge() *judge.Judge {
 			AddEvidence:     func(s string) { e.st.Evidence = append(e.st.Evidence, s) },
 			SetAside:        e.setAside,
 			WriteFile:       WriteFileAtomic,
+			Flaky:           func() judge.FlakyTests { return e.st.Flaky },
+			NoteFlaky:       e.noteFlaky,
 			Auditor: judge.Auditor{
 				Agent: func() string { return agentName(e.auditor()) },
 				Next: func() (string, string) {
@@ -74,6 +76,42 @@ func (e *Engine) judge() *judge.Judge {
 		}
 	}
 	return e.jd
+}
+
+// noteFlaky keeps a check seen flaky, with the tests that flipped, in the
+// state: status and the report show it.
+func (e *Engine) noteFlaky(cmd string, tests []string) {
+	if e.st.Flaky == nil {
+		e.st.Flaky = map[string][]string{}
+	}
+	have := e.st.Flaky[cmd]
+	for _, t := range tests {
+		if !slices.Contains(have, t) {
+			have = append(have, t)
+		}
+	}
+	sort.Strings(have)
+	e.st.Flaky[cmd] = have
+}
+
+// FlakyLines are the flaky checks of a state, one line each, for status
+// and the report.
+func FlakyLines(st *State) []string {
+	if st == nil {
+		return nil
+	}
+	var out []string
+	for cmd, tests := range st.Flaky {
+		line := "`" + cmd + "`"
+		if len(tests) > 0 {
+			line += " (tests that flipped: " + strings.Join(tests, ", ") + ")"
+		} else {
+			line += " (no test named in its output)"
+		}
+		out = append(out, line)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // runChecks runs commands in order and saves each output under

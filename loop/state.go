@@ -135,6 +135,10 @@ type State struct {
 	// it was full (judge.KeepTouched keeps code, tests and configuration
 	// first), for the audit to say so.
 	TouchedLeftOut int `json:"touched_left_out,omitempty"`
+	// Flaky are the checks seen flaky (their result changed between two
+	// runs on the same tree): the tests that flipped, by command. Status
+	// and the report show them; flaky: quarantine leaves those tests out.
+	Flaky map[string][]string `json:"flaky,omitempty"`
 	// AuditRuns counts the audits; AuditWarned is set once the auditor
 	// was found to be the builder's model.
 	AuditRuns   int  `json:"audit_runs,omitempty"`

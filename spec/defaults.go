@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"text/template"
 	"time"
@@ -100,6 +101,9 @@ func (l *Loop) applyDefaults() {
 	}
 	if l.VerifyBaseline == "" {
 		l.VerifyBaseline = "all"
+	}
+	if strings.TrimSpace(l.Flaky) == "" {
+		l.Flaky = FlakyFail
 	}
 	if l.HoldoutFeedback == "" {
 		l.HoldoutFeedback = "count"
@@ -311,6 +315,9 @@ func (l *Loop) validate(nodes map[string]*yaml.Node) []Problem {
 	default:
 		at("verify_baseline", "verify_baseline: %q is not known (all or new-only)", l.VerifyBaseline)
 	}
+	if _, _, err := ParseFlaky(l.Flaky); err != nil {
+		at("flaky", "flaky: %v", err)
+	}
 	switch l.OnTimeout {
 	case OnTimeoutBlocked, OnTimeoutContinue:
 	default:
@@ -504,6 +511,46 @@ func (l *Loop) GateChecks() []string {
 		}
 	}
 	return out
+}
+
+// The flaky policies (flaky:).
+const (
+	FlakyFail       = "fail"
+	FlakyRerun      = "rerun"
+	FlakyQuarantine = "quarantine"
+	// MaxFlakyRuns bounds flaky: rerun N.
+	MaxFlakyRuns = 20
+)
+
+// ParseFlaky reads a flaky: value: fail, rerun N (2 to MaxFlakyRuns runs
+// in all) or quarantine; "" is fail.
+func ParseFlaky(v string) (mode string, runs int, err error) {
+	f := strings.Fields(v)
+	switch {
+	case len(f) == 0:
+		return FlakyFail, 1, nil
+	case len(f) == 1 && (f[0] == FlakyFail || f[0] == FlakyQuarantine):
+		return f[0], 1, nil
+	case f[0] == FlakyRerun:
+		if len(f) != 2 {
+			return "", 0, fmt.Errorf("%q: write `rerun N`, N the runs in all a check must pass (2 to %d)", v, MaxFlakyRuns)
+		}
+		n, err := strconv.Atoi(f[1])
+		if err != nil || n < 2 || n > MaxFlakyRuns {
+			return "", 0, fmt.Errorf("%q: N must be a whole number from 2 to %d (the runs in all a check must pass)", v, MaxFlakyRuns)
+		}
+		return FlakyRerun, n, nil
+	}
+	return "", 0, fmt.Errorf("%q is not known (fail, rerun N or quarantine)", v)
+}
+
+// FlakyRule is the flaky policy in force and, for rerun, the runs in all.
+func (l *Loop) FlakyRule() (mode string, runs int) {
+	mode, runs, err := ParseFlaky(l.Flaky)
+	if err != nil {
+		return FlakyFail, 1
+	}
+	return mode, runs
 }
 
 // SharedCheck says whether cmd is in both verify and objective_verify: one
