@@ -32,6 +32,11 @@ type CheckResult struct {
 	record.Check
 	Lines []string         // failure signal lines
 	Tests testcount.Counts // the test results its output shows, if any
+	// Failed names the failing tests its output shows (a runner's output
+	// the engine can read), for telling which tests flipped.
+	Failed []string
+	// FailedMore counts failing tests past those named.
+	FailedMore int
 }
 
 // RunCheck runs one shell command in dir, saving its whole output to
@@ -127,6 +132,10 @@ func RunCheck(ctx context.Context, dir, command, outPath string, timeout time.Du
 			// message, which the lines above often miss.
 			if fs, more := tests.Failures(); len(fs) > 0 {
 				lines = testFailureLines(fs, more, red)
+				for _, f := range fs {
+					res.Failed = append(res.Failed, red.String(f.Name))
+				}
+				res.FailedMore = more
 			}
 		}
 		if res.TimedOut {

@@ -13,6 +13,7 @@ import (
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/sandbox"
+	"github.com/looprinter/looprinter/spec"
 )
 
 // The clean room. A gate that would end the loop DONE (the objective gate,
@@ -189,6 +190,7 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 // evidence goes to AddEvidence.
 func (j *Judge) JudgeCleanRoom(ctx context.Context, gate string, cmds []string) (*record.CleanRoom, string) {
 	cr := j.cleanRoom(ctx, gate, cmds)
+	flaky := j.flakyInRoom(ctx, gate, &cr)
 	rec := cr.rec
 	if ctx.Err() != nil || rec.Pass {
 		j.addEvidence(cleanRoomEvidence(rec))
@@ -199,7 +201,10 @@ func (j *Judge) JudgeCleanRoom(ctx context.Context, gate string, cmds []string) 
 		b.WriteString("clean room: " + rec.Error + "\n")
 	}
 	if !AllPass(cr.results) {
-		if len(rec.SetAside) > 0 {
+		if len(flaky) > 0 {
+			mode, runs := j.spec().FlakyRule()
+			fmt.Fprintf(&b, "clean room: FLAKY: the checks passed in the loop folder, and %s failed when run again on the same tree in the clean room (nothing was set aside): the result changes between runs. %s\n", flaky, flakyAdvice(mode, runs))
+		} else if len(rec.SetAside) > 0 {
 			fmt.Fprintf(&b, "clean room: the checks pass in the loop folder, but fail once the test files and runner configuration the agent added are set aside (%s): the tests the loop started with decide DONE, and the work must pass them as they are.\n", strings.Join(rec.SetAside, ", "))
 		} else {
 			b.WriteString("clean room: the checks fail when run again in a clean copy of the loop folder.\n")
@@ -221,6 +226,44 @@ func (j *Judge) JudgeCleanRoom(ctx context.Context, gate string, cmds []string) 
 	}
 	j.addEvidence(cleanRoomEvidence(rec))
 	return &rec, signal
+}
+
+// flakyInRoom judges the clean room's run of checks that passed in the
+// loop folder: with nothing set aside the tree is the same, so a check
+// that fails there flipped: it is flaky. Under flaky: quarantine, the
+// tests that flipped are left out (and the room's verdict taken again).
+// It describes the flaky checks ("" when none).
+func (j *Judge) flakyInRoom(ctx context.Context, gate string, cr *cleanRoomResult) string {
+	if ctx.Err() != nil || cr.rec.Error != "" || len(cr.rec.SetAside) > 0 || AllPass(cr.results) {
+		return ""
+	}
+	mode, _ := j.spec().FlakyRule()
+	again := func() {
+		j.ApplyQuarantine(cr.results)
+		cr.rec.Checks = ChecksOf(cr.results)
+		cr.rec.Pass = AllPass(cr.results) && cr.rec.HoldoutFailed == 0
+	}
+	if mode == spec.FlakyQuarantine {
+		again() // the tests quarantined before
+	}
+	var names []string
+	for _, r := range cr.results {
+		if !r.Pass {
+			j.noteFlaky(gate, "clean_room", r.Command, r.Failed)
+			desc := "`" + r.Command + "`"
+			if len(r.Failed) > 0 {
+				desc += " (tests that flipped: " + strings.Join(r.Failed, ", ") + ")"
+			}
+			names = append(names, desc)
+		}
+	}
+	if mode == spec.FlakyQuarantine && len(names) > 0 {
+		again()
+	}
+	if AllPass(cr.results) {
+		return ""
+	}
+	return strings.Join(names, ", ")
 }
 
 // holdoutSignal is what a failing holdout check tells the next prompt, as

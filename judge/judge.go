@@ -50,6 +50,11 @@ type Judge struct {
 	SetAside func() ([]string, error)
 	// Auditor runs the audit's agent (audit.go).
 	Auditor Auditor
+	// Flaky gives the flaky checks the loop saw (flaky.go) and NoteFlaky
+	// keeps one more (with the tests that flipped); without them the judge
+	// keeps them itself, for its own life.
+	Flaky     func() FlakyTests
+	NoteFlaky func(cmd string, tests []string)
 	// WriteFile writes a file of the engine's whole or not at all, synced
 	// (os.WriteFile when nil).
 	WriteFile func(path string, data []byte) error
@@ -58,6 +63,10 @@ type Judge struct {
 	// was found to carry none of them.
 	holdouts          []string
 	holdoutGitChecked bool
+	// shared is a gate's results kept for the next gate (shared.go).
+	shared *sharedRun
+	// flaky is the flaky checks seen, when the engine keeps none.
+	flaky FlakyTests
 }
 
 func (j *Judge) spec() *spec.Loop {
@@ -134,9 +143,17 @@ func (j *Judge) RunChecks(ctx context.Context, gate string, cmds []string) []Che
 	os.MkdirAll(dir, 0o700)
 	stamp := time.Now().UTC().Format("20060102T150405.000")
 	cycle, iteration := j.stamp()
-	return j.runVisibleChecks(ctx, cmds, func(i int) string {
+	results := j.runVisibleChecks(ctx, cmds, func(i int) string {
 		return filepath.Join(dir, fmt.Sprintf("%s-c%d-i%d-%s-%d.log", stamp, cycle, iteration, gate, i+1))
 	})
+	if ctx.Err() == nil {
+		j.rerunFlaky(ctx, gate, results, j.rerunLog(stamp, gate))
+		if judgingGate(gate) {
+			j.ApplyQuarantine(results)
+			j.markKnownFlaky(results)
+		}
+	}
+	return results
 }
 
 // RunCheckList runs commands in order in the loop's folder, each output saved
@@ -251,6 +268,9 @@ func Evidence(gate string, rs []CheckResult, errs []string) []string {
 		extra := ""
 		if r.Baseline {
 			extra = " (baseline failure)"
+		}
+		if r.Shared {
+			extra += " (shared: in verify and objective_verify, run once for both)"
 		}
 		out = append(out, fmt.Sprintf("%s gate: `%s` exit %d %s%s (%dms)", gate, r.Command, r.ExitCode, mark, extra, r.DurationMS))
 	}

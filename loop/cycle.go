@@ -283,6 +283,9 @@ func (e *Engine) stepCycleGate(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return e.stop(ReasonInterrupted, "interrupted during the cycle gate")
 	}
+	// The objective gate comes next on the same tree: a check in both
+	// lists runs once.
+	e.judge().KeepForNextGate(e.gateKey(), results)
 	errs = append(errs, e.judge().Ratchet("cycle", results)...)
 	e.judge().ApplyBaseline(results, e.st.Baseline)
 	pass := len(errs) == 0 && judge.AllPass(results)
@@ -323,7 +326,7 @@ func (e *Engine) stepObjectiveGate(ctx context.Context) error {
 		e.st.Phase = PhasePost
 		return nil
 	}
-	results := e.judge().RunChecks(ctx, "objective", e.spec.ObjectiveVerify)
+	results := e.judge().RunGate(ctx, "objective", e.gateKey(), e.spec.ObjectiveVerify)
 	if ctx.Err() != nil {
 		return e.stop(ReasonInterrupted, "interrupted during the objective gate")
 	}
@@ -344,7 +347,7 @@ func (e *Engine) stepObjectiveGate(ctx context.Context) error {
 		}
 	}
 	e.emit(record.Event{Event: record.Verify, Gate: "objective", Pass: record.Bool(pass), Checks: judge.ChecksOf(results),
-		FailureSignal: gap, Signature: sigIf(!pass, gap), CleanRoom: room})
+		FailureSignal: gap, Signature: sigIf(!pass, gap), CleanRoom: room, Message: strings.TrimPrefix(sharedNote(results), "; ")})
 	e.roll.noteCheckpoint(results, false)
 	e.st.Evidence = append(e.st.Evidence, judge.Evidence("objective", results, nil)...)
 	if pass {

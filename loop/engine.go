@@ -536,19 +536,22 @@ func (e *Engine) stepBaseline(ctx context.Context) error {
 		cmds := e.spec.GateChecks()
 		base := map[string][]string{}
 		baselineSignal := ""
+		var baselineChecks map[string]string
 		if len(cmds) > 0 {
 			results := e.judge().RunChecks(ctx, "baseline", cmds)
 			if ctx.Err() != nil {
 				return e.stop(ReasonInterrupted, "interrupted during the baseline checks")
 			}
+			e.judge().MarkShared(results)
 			for _, r := range results {
 				if !r.Pass {
 					base[r.Command] = normalizeAll(r.Lines)
 				}
 			}
 			baselineSignal = judge.FailureSignal(nil, results)
+			baselineChecks = judge.BaselineSignals(results)
 			e.emit(record.Event{Event: record.Baseline, Pass: record.Bool(judge.AllPass(results)), Checks: judge.ChecksOf(results),
-				Message: fmt.Sprintf("%d of %d checks already fail before any agent run", len(base), len(cmds))})
+				Message: fmt.Sprintf("%d of %d checks already fail before any agent run", len(base), len(cmds)) + sharedNote(results)})
 			e.roll.noteCheckpoint(results, true)
 			if err := e.judgeBaseline(results); err != nil {
 				return err // the baseline runs again next time
@@ -557,6 +560,7 @@ func (e *Engine) stepBaseline(ctx context.Context) error {
 		}
 		e.st.Baseline = base
 		e.st.BaselineSignal = baselineSignal
+		e.st.BaselineChecks = baselineChecks
 		e.st.BaselineDone = true
 	}
 	switch e.spec.Shape {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -44,6 +45,8 @@ func (e *Engine) judge() *judge.Judge {
 			AddEvidence:     func(s string) { e.st.Evidence = append(e.st.Evidence, s) },
 			SetAside:        func() ([]string, error) { return setAside(e.dir, e.priv, e.spec, e.judge().IsHoldout) },
 			WriteFile:       WriteFileAtomic,
+			Flaky:           func() judge.FlakyTests { return e.st.Flaky },
+			NoteFlaky:       e.noteFlaky,
 			Auditor: judge.Auditor{
 				Agent: func() string { return review.AgentName(e.auditor()) },
 				Next: func() (string, string) {
@@ -59,11 +62,64 @@ func (e *Engine) judge() *judge.Judge {
 				},
 				Findings: e.auditFindings,
 				Touched:  func() []string { return e.st.Touched },
+				LeftOut:  func() int { return e.st.TouchedLeftOut },
 				Schema:   review.FindingsSchema,
 			},
 		}
 	}
 	return e.jd
+}
+
+// noteFlaky keeps a check seen flaky, with the tests that flipped, in the
+// state: status and the report show it.
+func (e *Engine) noteFlaky(cmd string, tests []string) {
+	if e.st.Flaky == nil {
+		e.st.Flaky = map[string][]string{}
+	}
+	have := e.st.Flaky[cmd]
+	for _, t := range tests {
+		if !slices.Contains(have, t) {
+			have = append(have, t)
+		}
+	}
+	sort.Strings(have)
+	e.st.Flaky[cmd] = have
+}
+
+// FlakyLines are the flaky checks of a state, one line each, for status
+// and the report.
+func FlakyLines(st *State) []string {
+	if st == nil {
+		return nil
+	}
+	var out []string
+	for cmd, tests := range st.Flaky {
+		line := "`" + cmd + "`"
+		if len(tests) > 0 {
+			line += " (tests that flipped: " + strings.Join(tests, ", ") + ")"
+		} else {
+			line += " (no test named in its output)"
+		}
+		out = append(out, line)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// gateKey names the tree the gates judge: it changes with every agent run
+// (and cycle), so the objective gate takes the cycle gate's results of a
+// shared check only when no agent ran between them.
+func (e *Engine) gateKey() string {
+	return fmt.Sprintf("c%d-a%d-i%d", e.st.Cycle, e.st.AgentRuns, e.st.Iterations)
+}
+
+// sharedNote says how many checks one run answered for both verify and
+// objective_verify ("" when none), for a record's message.
+func sharedNote(results []CheckResult) string {
+	if n := judge.SharedCount(judge.ChecksOf(results)); n > 0 {
+		return fmt.Sprintf("; shared gate: %d check(s) in both verify and objective_verify ran once for both", n)
+	}
+	return ""
 }
 
 // refreshVacuous brings the NOT VERIFIED notes about checks that cannot
@@ -85,15 +141,17 @@ func (e *Engine) judgeBaseline(results []CheckResult) error {
 		return e.stop(ReasonBlocked, cannot)
 	}
 	e.judge().NoteVacuous()
-	// The baseline ran verify, then objective_verify.
-	for i, r := range results {
+	// The baseline ran verify, then objective_verify (a command in both
+	// once, for both).
+	for _, r := range results {
 		if r.Pass {
 			continue
 		}
-		if i >= len(e.spec.Verify) || e.spec.Shape == spec.ShapeRalph {
+		inVerify := slices.Contains(e.spec.Verify, r.Command)
+		if !inVerify || e.spec.Shape == spec.ShapeRalph || slices.Contains(e.spec.ObjectiveVerify, r.Command) {
 			e.st.ObjectiveFailed = true
 		}
-		if i < len(e.spec.Verify) {
+		if inVerify {
 			e.st.CycleFailed = true
 		}
 	}
@@ -225,30 +283,24 @@ func ProbeChecksTo(ctx context.Context, l *spec.Loop, logDir, prefix string) []C
 }
 
 // maxTouched bounds the files the audit is shown.
-const maxTouched = 2000
+const maxTouched = judge.MaxAuditFiles
 
-// touched adds what a run changed to the loop's list, for the audit.
+// touched adds what a run changed to the loop's list, for the audit: when
+// the list is full, code, tests and configuration stay before data files,
+// and what is left out is counted.
 func (st *State) touched(changed []string) {
-	if len(changed) == 0 {
+	var add []string
+	for _, f := range changed {
+		if first, _, _ := strings.Cut(f, "/"); first != loopdir.OutputDir && first != loopdir.RecordsDir {
+			add = append(add, f)
+		}
+	}
+	if len(add) == 0 {
 		return
 	}
-	set := map[string]bool{}
-	for _, f := range st.Touched {
-		set[f] = true
-	}
-	for _, f := range changed {
-		if len(set) >= maxTouched {
-			break
-		}
-		if first, _, _ := strings.Cut(f, "/"); first != loopdir.OutputDir && first != loopdir.RecordsDir {
-			set[f] = true
-		}
-	}
-	st.Touched = st.Touched[:0]
-	for f := range set {
-		st.Touched = append(st.Touched, f)
-	}
-	sort.Strings(st.Touched)
+	var dropped int
+	st.Touched, dropped = judge.KeepTouched(st.Touched, add, maxTouched)
+	st.TouchedLeftOut += dropped
 }
 
 // auditor is the agent of the audit: agents.auditor, else another model of

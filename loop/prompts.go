@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"text/template"
+
+	"github.com/looprinter/looprinter/judge"
 )
 
 // PromptData is what every prompt template can use. docs/prompts.md lists
@@ -256,11 +258,16 @@ func parsedTemplate(phase, src string) (*template.Template, error) {
 }
 
 // baselinePrompt is the baseline's failure signal for the prompts, fenced:
-// what failed before any agent run. A state saved before the signal was
-// kept has only the failure lines, normalized, per check.
+// what failed before any agent run. Under verify_baseline: new-only, the
+// failures a gate tolerates are apart, labelled as not part of the
+// objective. A state saved before the signal was kept has only the failure
+// lines, normalized, per check.
 func (e *Engine) baselinePrompt() string {
 	signal := e.st.BaselineSignal
-	if signal == "" && len(e.st.Baseline) > 0 {
+	before := ""
+	if len(e.st.BaselineChecks) > 0 {
+		signal, before = judge.SplitBaseline(e.spec, e.st.BaselineChecks)
+	} else if signal == "" && len(e.st.Baseline) > 0 {
 		var b strings.Builder
 		for _, c := range e.spec.GateChecks() {
 			if lines, ok := e.st.Baseline[c]; ok {
@@ -268,9 +275,17 @@ func (e *Engine) baselinePrompt() string {
 			}
 		}
 		signal = strings.TrimRight(b.String(), "\n")
+	} else if e.spec.VerifyBaseline == "new-only" && signal != "" {
+		// A state of before the checks were kept apart: which failure is
+		// whose cannot be told, so none is shown as the work's.
+		signal, before = "", signal
 	}
-	if signal == "" {
-		return ""
+	var parts []string
+	if signal != "" {
+		parts = append(parts, fence("output of the checks before any agent run", signal))
 	}
-	return fence("output of the checks before any agent run", signal)
+	if before != "" {
+		parts = append(parts, judge.BeforeLoopNote+"\n"+fence(judge.BeforeLoopLabel, before))
+	}
+	return strings.Join(parts, "\n\n")
 }

@@ -61,6 +61,10 @@ type State struct {
 	// BaselineSignal is the failure signal of the checks that failed then,
 	// as the prompts show it.
 	BaselineSignal string `json:"baseline_signal,omitempty"`
+	// BaselineChecks is each failing check's part of BaselineSignal, by
+	// command: the prompts show the failures verify_baseline: new-only
+	// excuses apart, labelled.
+	BaselineChecks map[string]string `json:"baseline_checks,omitempty"`
 
 	// What the next plan/re-plan/build prompt must carry.
 	PendingErrors []string `json:"pending_errors,omitempty"` // cycle gate errors
@@ -127,6 +131,14 @@ type State struct {
 	// Touched are the files the agent runs changed over the loop (sorted,
 	// at most maxTouched), for the audit.
 	Touched []string `json:"touched,omitempty"`
+	// TouchedLeftOut counts the changed file names Touched left out when
+	// it was full (judge.KeepTouched keeps code, tests and configuration
+	// first), for the audit to say so.
+	TouchedLeftOut int `json:"touched_left_out,omitempty"`
+	// Flaky are the checks seen flaky (their result changed between two
+	// runs on the same tree): the tests that flipped, by command. Status
+	// and the report show them; flaky: quarantine leaves those tests out.
+	Flaky map[string][]string `json:"flaky,omitempty"`
 	// AuditRuns counts the audits; AuditWarned is set once the auditor
 	// was found to be the builder's model.
 	AuditRuns   int  `json:"audit_runs,omitempty"`

@@ -66,6 +66,9 @@ const (
 	// Land: a loop's branch brought into its base branch (or a pull
 	// request opened) after the gates passed on the merged tree.
 	Land = "land"
+	// Flaky: a check's result changed between two runs on the same tree
+	// (Kind: clean_room, rerun); Flipped names the tests that flipped.
+	Flaky = "flaky"
 )
 
 // Check is one verify command's result.
@@ -77,7 +80,11 @@ type Check struct {
 	Signal     string `json:"signal,omitempty"`   // failure signal of this check
 	Output     string `json:"output,omitempty"`   // where the full output was saved
 	Baseline   bool   `json:"baseline,omitempty"` // failed before the loop started too
-	TimedOut   bool   `json:"timed_out,omitempty"`
+	// Shared: the command is in both verify and objective_verify, and this
+	// one run stands for both (at the baseline; at the objective gate, the
+	// cycle gate's run on the same tree).
+	Shared   bool `json:"shared,omitempty"`
+	TimedOut bool `json:"timed_out,omitempty"`
 	// Tests are the test results the output showed (a runner the engine
 	// can read): the passing count may never drop below the baseline's.
 	Tests *TestCounts `json:"tests,omitempty"`
@@ -170,6 +177,9 @@ type Event struct {
 	NotVerified []string `json:"not_verified,omitempty"`
 	Evidence    []string `json:"evidence,omitempty"`
 	Changes     []string `json:"changes,omitempty"`
+	// Flipped are the tests whose result changed between two runs of a
+	// flaky check on the same tree.
+	Flipped []string `json:"flipped,omitempty"`
 
 	// CleanRoom is the verdict of the clean room beside a gate that
 	// would end the loop DONE.
@@ -496,6 +506,8 @@ func Describe(e Event) string {
 		return fmt.Sprintf("task %s passed", e.Task)
 	case Violation:
 		return fmt.Sprintf("VIOLATION %s: %s", e.Kind, e.Message)
+	case Flaky:
+		return "FLAKY: " + e.Message
 	case Warning:
 		if e.Kind == "sandbox" {
 			return e.Message // information: which sandbox is in force

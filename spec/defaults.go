@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"text/template"
 	"time"
@@ -99,6 +101,9 @@ func (l *Loop) applyDefaults() {
 	}
 	if l.VerifyBaseline == "" {
 		l.VerifyBaseline = "all"
+	}
+	if strings.TrimSpace(l.Flaky) == "" {
+		l.Flaky = FlakyFail
 	}
 	if l.HoldoutFeedback == "" {
 		l.HoldoutFeedback = "count"
@@ -310,6 +315,9 @@ func (l *Loop) validate(nodes map[string]*yaml.Node) []Problem {
 	default:
 		at("verify_baseline", "verify_baseline: %q is not known (all or new-only)", l.VerifyBaseline)
 	}
+	if _, _, err := ParseFlaky(l.Flaky); err != nil {
+		at("flaky", "flaky: %v", err)
+	}
 	switch l.OnTimeout {
 	case OnTimeoutBlocked, OnTimeoutContinue:
 	default:
@@ -492,9 +500,63 @@ func checkCron(expr string) (err error) {
 }
 
 // GateChecks are every check of the gates, in the order the baseline runs
-// them: verify, then objective_verify.
+// them: verify, then objective_verify; a command in both is listed once.
 func (l *Loop) GateChecks() []string {
-	return append(append([]string{}, l.Verify...), l.ObjectiveVerify...)
+	out := make([]string, 0, len(l.Verify)+len(l.ObjectiveVerify))
+	seen := map[string]bool{}
+	for _, c := range append(append([]string{}, l.Verify...), l.ObjectiveVerify...) {
+		if !seen[c] {
+			seen[c] = true
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// The flaky policies (flaky:).
+const (
+	FlakyFail       = "fail"
+	FlakyRerun      = "rerun"
+	FlakyQuarantine = "quarantine"
+	// MaxFlakyRuns bounds flaky: rerun N.
+	MaxFlakyRuns = 20
+)
+
+// ParseFlaky reads a flaky: value: fail, rerun N (2 to MaxFlakyRuns runs
+// in all) or quarantine; "" is fail.
+func ParseFlaky(v string) (mode string, runs int, err error) {
+	f := strings.Fields(v)
+	switch {
+	case len(f) == 0:
+		return FlakyFail, 1, nil
+	case len(f) == 1 && (f[0] == FlakyFail || f[0] == FlakyQuarantine):
+		return f[0], 1, nil
+	case f[0] == FlakyRerun:
+		if len(f) != 2 {
+			return "", 0, fmt.Errorf("%q: write `rerun N`, N the runs in all a check must pass (2 to %d)", v, MaxFlakyRuns)
+		}
+		n, err := strconv.Atoi(f[1])
+		if err != nil || n < 2 || n > MaxFlakyRuns {
+			return "", 0, fmt.Errorf("%q: N must be a whole number from 2 to %d (the runs in all a check must pass)", v, MaxFlakyRuns)
+		}
+		return FlakyRerun, n, nil
+	}
+	return "", 0, fmt.Errorf("%q is not known (fail, rerun N or quarantine)", v)
+}
+
+// FlakyRule is the flaky policy in force and, for rerun, the runs in all.
+func (l *Loop) FlakyRule() (mode string, runs int) {
+	mode, runs, err := ParseFlaky(l.Flaky)
+	if err != nil {
+		return FlakyFail, 1
+	}
+	return mode, runs
+}
+
+// SharedCheck says whether cmd is in both verify and objective_verify: one
+// run of it answers for both.
+func (l *Loop) SharedCheck(cmd string) bool {
+	return slices.Contains(l.Verify, cmd) && slices.Contains(l.ObjectiveVerify, cmd)
 }
 
 func (l *Loop) hasPostPhase(name string) bool {

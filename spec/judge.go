@@ -79,6 +79,8 @@ type judgeRule func(d fieldDiff, old, nu *Loop) string
 //	                                    outside the sandbox with the
 //	                                    engine's environment
 //	verify_baseline                   it becomes all
+//	flaky                             it becomes fail or rerun N (rerun:
+//	                                    N only goes up); never quarantine
 //	check_timeout                     never
 //	protect                           it only grows
 //	protect_defaults                  it is not turned off
@@ -162,6 +164,17 @@ var judgeRules = map[string]judgeRule{
 			return ""
 		}
 		return "verify_baseline may only become all"
+	},
+	"flaky": func(d fieldDiff, _, _ *Loop) string {
+		oldMode, oldRuns, _ := ParseFlaky(d.Old.String())
+		mode, runs, err := ParseFlaky(d.New.String())
+		switch {
+		case err != nil, mode == FlakyQuarantine:
+			return "flaky may only become fail or rerun N"
+		case mode == FlakyRerun && oldMode == FlakyRerun && runs < oldRuns:
+			return "flaky: rerun N may only go up"
+		}
+		return ""
 	},
 	"check_timeout":    refuse("a check's time limit may not change"),
 	"holdout":          refuse("the holdout set is the user's: it may not change"),

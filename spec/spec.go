@@ -47,9 +47,14 @@ type Loop struct {
 	Verify          []string         `yaml:"verify"`
 	ObjectiveVerify []string         `yaml:"objective_verify"`
 	VerifyBaseline  string           `yaml:"verify_baseline"` // all | new-only
-	CheckTimeout    Duration         `yaml:"check_timeout"`
-	Protect         []string         `yaml:"protect"`
-	ProtectDefaults *bool            `yaml:"protect_defaults"`
+	// Flaky is what a check whose result changes between two runs on the
+	// same tree counts as: fail (default: as failing), "rerun N" (a gate's
+	// check passes only if all N runs pass), quarantine (the tests that
+	// flipped are left out, and DONE is NOT VERIFIED for them).
+	Flaky           string   `yaml:"flaky"`
+	CheckTimeout    Duration `yaml:"check_timeout"`
+	Protect         []string `yaml:"protect"`
+	ProtectDefaults *bool    `yaml:"protect_defaults"`
 	// ProtectExcept are globs the user allows the agent to edit although a
 	// default rule protects them (a test file that is the deliverable).
 	ProtectExcept []string `yaml:"protect_except"`

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -126,5 +127,30 @@ func TestRedactField(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: got %v, want %q", src, err, want)
 		}
+	}
+}
+
+// flaky: fail, rerun N (2 to MaxFlakyRuns) or quarantine; anything else is
+// refused at its line and column.
+func TestFlakyPolicy(t *testing.T) {
+	for v, want := range map[string]string{"": "fail 1", "fail": "fail 1", "quarantine": "quarantine 1", "rerun 3": "rerun 3", " rerun  20 ": "rerun 20"} {
+		mode, runs, err := ParseFlaky(v)
+		if err != nil || fmt.Sprintf("%s %d", mode, runs) != want {
+			t.Errorf("ParseFlaky(%q) = %s %d %v, want %s", v, mode, runs, err, want)
+		}
+	}
+	for _, v := range []string{"rerun", "rerun 1", "rerun 21", "rerun x", "sometimes", "fail 2"} {
+		if _, _, err := ParseFlaky(v); err == nil {
+			t.Errorf("ParseFlaky(%q) accepted", v)
+		}
+		_, err := Parse([]byte("objective: x\nagent: {backend: command, command: x}\nverify: [\"true\"]\nflaky: "+v+"\n"), "loop.yaml")
+		var se *Error
+		if !errors.As(err, &se) || !strings.Contains(se.Error(), "loop.yaml:4:8: flaky: ") {
+			t.Errorf("flaky: %s: %v", v, err)
+		}
+	}
+	l, err := Parse([]byte("objective: x\nagent: {backend: command, command: x}\nverify: [\"true\"]\n"), "loop.yaml")
+	if err != nil || l.Flaky != FlakyFail {
+		t.Errorf("default flaky %q %v", l.Flaky, err)
 	}
 }

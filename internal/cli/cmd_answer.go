@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/looprinter/looprinter/internal/ops"
-	"github.com/looprinter/looprinter/spec"
 	"github.com/looprinter/looprinter/operator"
+	"github.com/looprinter/looprinter/spec"
 )
 
 func init() {

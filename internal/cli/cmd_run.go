@@ -244,6 +244,11 @@ func printReport(io *IO, l *spec.Loop, o *loop.Outcome) {
 	}
 	printList(w, "evidence:", o.Evidence)
 	printList(w, "NOT VERIFIED:", o.NotVerified)
+	var flaky []string
+	for _, f := range loop.FlakyLines(st) {
+		flaky = append(flaky, termtext.Clean(f))
+	}
+	printList(w, "flaky checks (a result that changed on the same tree; never trusted):", flaky)
 	printList(w, "tried without success (ruled out):", o.RuledOut)
 	printList(w, "kept off the branch (git refs):", loop.KeptLines(o.Kept))
 	printList(w, "next:", o.Next)

@@ -204,6 +204,9 @@ func statusOne(io *IO, e ops.Entry, asJSON bool) error {
 		for _, nv := range st.NotVerified {
 			fmt.Fprintf(w, "NOT VERIFIED: %s\n", nv)
 		}
+		for _, f := range loop.FlakyLines(st) {
+			fmt.Fprintf(w, "FLAKY:      %s\n", termtext.Clean(f))
+		}
 	}
 	printChannel(w, s)
 	if len(s.Tasks) > 0 {
