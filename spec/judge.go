@@ -86,6 +86,8 @@ type judgeRule func(d fieldDiff, old, nu *Loop) string
 //	protect_defaults                  it is not turned off
 //	protect_except                    it only shrinks
 //	sandbox                           never
+//	checks.network                    it becomes none
+//	checks.allow_tells                it only shrinks
 //	allow_passing                     it is turned off
 //	prompts.*, vars.*                 always: text for the agent
 //	post_phases.*.prompt              the phase stays (text for the agent)
@@ -202,6 +204,18 @@ var judgeRules = map[string]judgeRule{
 		return ""
 	},
 	"sandbox": refuse("the sandbox may not change"),
+	"checks.network": func(d fieldDiff, _, nu *Loop) string {
+		if nu.Checks.Network == ChecksNetworkNone {
+			return ""
+		}
+		return "the checks' network may only become none"
+	},
+	"checks.allow_tells": func(d fieldDiff, _, _ *Loop) string {
+		if !d.Old.IsValid() {
+			return "checks.allow_tells may only shrink"
+		}
+		return ""
+	},
 	// How test counts are read decides whether the passing count can drop.
 	"test_summaries.*.name":    refuse("how test results are read may not change"),
 	"test_summaries.*.passed":  refuse("how test results are read may not change"),
