@@ -41,7 +41,7 @@ func layerOf(dir, name, target string) sandbox.Layer {
 // treeLayers are the layers over the writable trees outside the loop
 // folder (HOME, caches, a CLI's own folder): one per tree that is not
 // inside another, each named by the tree's path.
-func treeLayers(dir string, trees []string) []sandbox.Layer {
+func treeLayers(dir string, trees []string, prefix string) []sandbox.Layer {
 	var out []sandbox.Layer
 	seen := map[string]bool{}
 	for _, t := range trees {
@@ -60,7 +60,7 @@ func treeLayers(dir string, trees []string) []sandbox.Layer {
 			continue
 		}
 		h := sha256.Sum256([]byte(t))
-		out = append(out, layerOf(dir, "tree-"+hex.EncodeToString(h[:6]), t))
+		out = append(out, layerOf(dir, prefix+hex.EncodeToString(h[:6]), t))
 	}
 	return out
 }

@@ -61,7 +61,7 @@ func (r *runner) runAgent(ctx context.Context, phase string, post bool, task str
 	if err != nil {
 		return nil, r.stop(ReasonBlocked, "cannot list the protected files: "+err.Error())
 	}
-	wrap, err := r.confinement(files)
+	wrap, err := r.confinement(files, phase)
 	if err != nil {
 		return nil, r.stop(ReasonBlocked, err.Error())
 	}

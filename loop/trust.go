@@ -24,7 +24,10 @@ import (
 
 // confinement resolves the loop's sandbox and returns how to wrap an agent's
 // command, or nil when the user turned the sandbox off.
-func (r *runner) confinement(files []guard.File) (func(string, []string) (string, []string, []string, error), error) {
+// The auditor gets HOME and cache layers of its own, emptied before each
+// audit (so it starts from the user's HOME and never loads what a builder
+// planted in its layer: ~/.claude/CLAUDE.md and the like).
+func (r *runner) confinement(files []guard.File, phase string) (func(string, []string) (string, []string, []string, error), error) {
 	p, err := policyFor(r.spec(), nil)
 	if err != nil {
 		return nil, err
@@ -34,10 +37,21 @@ func (r *runner) confinement(files []guard.File) (func(string, []string) (string
 		// One mount over the loop folder, whatever the number of protected
 		// files: they are judged when the layer is applied.
 		lay := loopLayer(r.dir)
-		r.trees = treeLayers(r.dir, p.Writable)
+		prefix := "tree-"
+		if phase == "auditor" {
+			prefix = "auditor-tree-"
+		}
+		r.trees = treeLayers(r.dir, p.Writable, prefix)
 		p.Layers = append([]sandbox.Layer{lay}, r.trees...)
 		if err := r.prepareLayers(p.Layers); err != nil {
 			return nil, err
+		}
+		if phase == "auditor" {
+			for _, l := range r.trees {
+				if err := sandbox.ClearLayer(l); err != nil {
+					return nil, fmt.Errorf("cannot empty the auditor's HOME layer: %w", err)
+				}
+			}
 		}
 		if err := sandbox.HideInLayer(lay, r.judge().Holdouts()); err != nil {
 			return nil, fmt.Errorf("cannot hide the holdout files from the agent: %w", err)
