@@ -205,6 +205,16 @@ func statusOne(io *IO, e ops.Entry, asJSON bool) error {
 			fmt.Fprintf(w, "NOT VERIFIED: %s\n", nv)
 		}
 	}
+	if pu := s.Private; pu != nil {
+		at := ""
+		if pu.Partial {
+			at = "at least "
+		}
+		fmt.Fprintf(w, "private:    %s%s of the agents' HOME and caches (budget %s) in %s\n", at, ops.Bytes(pu.Bytes), ops.Bytes(pu.Budget), pu.Folder)
+		if pu.Warning != "" {
+			fmt.Fprintf(w, "warning:    %s\n", pu.Warning)
+		}
+	}
 	printChannel(w, s)
 	if len(s.Tasks) > 0 {
 		fmt.Fprintln(w, "plan:")

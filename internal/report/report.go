@@ -49,6 +49,11 @@ type Loop struct {
 	Landings      []string `json:"landings,omitempty"`
 	Failovers     int      `json:"failovers,omitempty"`
 	Violations    []string `json:"violations,omitempty"`
+	// PrivateBytes is what the agents wrote to HOME and the caches (kept
+	// in the engine's private folder); PrivateWarning says it is over the
+	// loop file's private_budget.
+	PrivateBytes   int64  `json:"private_bytes,omitempty"`
+	PrivateWarning string `json:"private_warning,omitempty"`
 	// ViolationCount is how many violations the period had (Violations
 	// lists the last ones).
 	ViolationCount int      `json:"violation_count,omitempty"`
@@ -170,6 +175,9 @@ func loopOf(e ops.Entry, s ops.Status, since time.Time) (Loop, bool) {
 		l.ViolationCount = max(w.Counts[record.Violation], len(l.Violations))
 		l.Violations = more(l.Violations, record.Violation)
 	}
+	if s.Private != nil {
+		l.PrivateBytes, l.PrivateWarning = s.Private.Bytes, s.Private.Warning
+	}
 	l.urgency, l.NeedsHuman = needsHuman(l)
 	return l, true
 }
@@ -209,6 +217,8 @@ func needsHuman(l Loop) (int, string) {
 		return 4, loop.Title(l.Outcome) + ": raise the budget or sharpen the prompts"
 	case l.Outcome == loop.ReasonAlreadyPassing:
 		return 4, "ALREADY PASSING: sharpen the checks"
+	case l.PrivateWarning != "":
+		return 5, l.PrivateWarning
 	case l.State == ops.StateRunning || l.State == ops.StatePaused || l.State == ops.StateStarting:
 		return 5, ""
 	}
@@ -293,6 +303,7 @@ func (l Loop) fields() [][2]string {
 	for _, x := range l.NotVerified {
 		add("not verif.", x)
 	}
+	add("private", l.PrivateWarning)
 	add("dir", l.Dir)
 	return out
 }
