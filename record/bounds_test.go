@@ -289,4 +289,10 @@ func TestOverlongLinesSkippedAlike(t *testing.T) {
 	if !slices.EqualFunc(back, fwd, func(a, b Positioned) bool { return a.Off == b.Off }) {
 		t.Fatal("back and forth differ")
 	}
+	if evs, err := ReadFile(path); err != nil || len(evs) != len(want) {
+		t.Fatalf("ReadFile: %d %v, want %d", len(evs), err, len(want))
+	}
+	if evs := Follow(Glob(filepath.Dir(path)), true).Poll(); len(evs) != len(want) {
+		t.Fatalf("the follower: %d, want %d", len(evs), len(want))
+	}
 }
