@@ -72,7 +72,44 @@ func FuzzBackReaders(f *testing.F) {
 	f.Add(rec.Bytes(), int64(rec.Len()/2), 1000, int64(64))
 	f.Add(append(bytes.Repeat([]byte{0}, 3000), rec.Bytes()...), int64(1<<40), 3, int64(16))
 	f.Add(append(rec.Bytes(), bytes.Repeat([]byte("x"), 2000)...), int64(-5), -1, int64(0))
-	f.Fuzz(func(t *testing.T, data []byte, size int64, n int, chunk int64) {
+	f.Fuzz(checkBack)
+}
+
+// Random histories of every kind of line — records, torn ones, blank
+// ones, zeros, lines past the longest kept — read back with random sizes,
+// n and chunks: the fuzz test's property, run each time.
+func TestBackReadersRandom(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for round := 0; round < 300; round++ {
+		var b bytes.Buffer
+		for i, lines := 0, rng.Intn(60); i < lines; i++ {
+			switch rng.Intn(8) {
+			case 0:
+				b.WriteString(`{"event":"torn` + "\n")
+			case 1:
+				b.WriteString("\n")
+			case 2:
+				b.Write(make([]byte, rng.Intn(700)))
+				b.WriteString("\n")
+			default:
+				b.Write(mustLine(Event{TS: t0.Add(time.Duration(i) * time.Second), Event: Warning, Message: strings.Repeat("m", rng.Intn(500))}))
+			}
+		}
+		if rng.Intn(2) == 0 {
+			b.WriteString(`{"event":"warning","message":"unfinished`)
+		}
+		data := b.Bytes()
+		size := rng.Int63n(int64(len(data)) + 50)
+		if rng.Intn(4) == 0 {
+			size = int64(len(data))
+		}
+		checkBack(t, data, size, rng.Intn(70)-5, 1+rng.Int63n(900))
+	}
+}
+
+func checkBack(t *testing.T, data []byte, size int64, n int, chunk int64) {
+	{
 		defer func(c int64) { lineCap = c }(lineCap)
 		lineCap = 300
 		chunk = max(1, min(chunk, 1<<12)) // the readers' chunks, made small
@@ -112,7 +149,7 @@ func FuzzBackReaders(f *testing.F) {
 				t.Fatalf("ScanFromPos from %d = %d records %v, want %d", from, len(seen), err, len(w))
 			}
 		}
-	})
+	}
 }
 
 // bigHistory writes a sparse record file past 1 GB: a few records at its
