@@ -30,7 +30,7 @@ type Period struct {
 }
 
 // Note is one noted record: its time, kind, kind of violation and message
-// (cut to a few kilobytes).
+// (cut to maxNote bytes).
 type Note struct {
 	TS      time.Time `json:"ts"`
 	Event   string    `json:"event"`
@@ -77,7 +77,7 @@ func (tl *Timeline) addTime(e record.Event) {
 	if !noted(e.Event) {
 		return
 	}
-	n := Note{TS: e.TS.UTC(), Event: e.Event, Kind: cut(e.Kind), Message: cut(e.Message)}
+	n := Note{TS: e.TS.UTC(), Event: e.Event, Kind: cutNote(e.Kind), Message: cutNote(e.Message)}
 	i := sort.Search(len(tl.Notes), func(i int) bool { return n.before(tl.Notes[i]) })
 	tl.Notes = append(tl.Notes, Note{})
 	copy(tl.Notes[i+1:], tl.Notes[i:])
@@ -96,6 +96,25 @@ func (tl *Timeline) addTime(e record.Event) {
 			}
 		}
 	}
+}
+
+// maxNote is how much of a noted record's message is kept: the report
+// shows one line of it.
+const maxNote = 512
+
+// cutNote is s cut to maxNote bytes, not inside a character.
+func cutNote(s string) string {
+	if len(s) <= maxNote {
+		return s
+	}
+	s = s[:maxNote]
+	for len(s) > 0 && s[len(s)-1]&0xc0 == 0x80 {
+		s = s[:len(s)-1]
+	}
+	if len(s) > 0 && s[len(s)-1] >= 0xc0 {
+		s = s[:len(s)-1]
+	}
+	return s + "…"
 }
 
 func (n Note) before(m Note) bool {
