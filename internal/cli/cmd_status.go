@@ -141,7 +141,11 @@ func printStatusLines(w io.Writer, sts []ops.Status) {
 		sw = max(sw, len(s.State))
 	}
 	for _, s := range sts {
-		fmt.Fprintf(w, "%-*s  %-*s  %s\n", nw, termtext.Line(s.Name), sw, s.State, termtext.Line(s.Line))
+		line := s.Line
+		if s.Private != nil && s.Private.Warning != "" {
+			line += fmt.Sprintf(" Private folder over budget: %s of %s.", ops.Bytes(s.Private.Bytes), ops.Bytes(s.Private.Budget))
+		}
+		fmt.Fprintf(w, "%-*s  %-*s  %s\n", nw, termtext.Line(s.Name), sw, s.State, termtext.Line(line))
 	}
 }
 
