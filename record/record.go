@@ -344,9 +344,9 @@ func ReadFile(path string) ([]Event, error) {
 func Scan(r io.Reader, fn func(Event)) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	for {
-		line, err := br.ReadBytes('\n')
-		var e Event // a blank or torn line does not unmarshal
-		if json.Unmarshal(line, &e) == nil && e.Event != "" {
+		line, _, err := readLine(br) // a line past MaxLine is skipped
+		var e Event                  // a blank or torn line does not unmarshal
+		if line != nil && json.Unmarshal(line, &e) == nil && e.Event != "" {
 			fn(e)
 		}
 		if err == io.EOF {
@@ -399,13 +399,13 @@ func (fl *Follower) Poll() []Event {
 		}
 		br := bufio.NewReaderSize(countingReader{f}, 64<<10)
 		for {
-			line, err := br.ReadBytes('\n')
+			line, k, err := readLine(br) // a line past MaxLine is skipped
 			if err != nil {
 				break // incomplete line: keep it for later
 			}
-			off += int64(len(line))
+			off += k
 			var e Event
-			if json.Unmarshal(line, &e) == nil && e.Event != "" {
+			if line != nil && json.Unmarshal(line, &e) == nil && e.Event != "" {
 				out = append(out, e)
 			}
 		}

@@ -136,53 +136,19 @@ func tailFile(path string, n int, keep func(Event) bool) ([]Event, int64, error)
 // bytes at a time from the end, and no further back than it must to find
 // n kept events (n <= 0: all of them).
 func tailAt(r io.ReaderAt, size int64, n int, keep func(Event) bool) ([]Event, int64, error) {
-	var (
-		out   []Event // newest first
-		rest  []byte  // the start of a line whose beginning is not read yet
-		end   int64   // the offset after the last complete line
-		found bool    // end is known: a newline was read
-		pos   = size
-	)
-	for pos > 0 && (n <= 0 || len(out) < n) {
-		step := min(int64(tailChunk), pos)
-		pos -= step
-		buf := make([]byte, step, step+int64(len(rest)))
-		if _, err := r.ReadAt(buf, pos); err != nil && err != io.EOF {
-			return nil, 0, err
+	var out []Event // newest first
+	end, err := backLines(r, size, tailChunk, func(line []byte, _ int64) bool {
+		if n > 0 && len(out) >= n {
+			return false
 		}
-		buf = append(buf, rest...)
-		if !found {
-			// The end of the last complete line.
-			i := bytes.LastIndexByte(buf, '\n')
-			if i < 0 {
-				rest = buf
-				continue
-			}
-			end, found = pos+int64(i)+1, true
-			buf = buf[:i+1]
+		var e Event
+		if json.Unmarshal(line, &e) == nil && e.Event != "" && (keep == nil || keep(e)) {
+			out = append(out, e)
 		}
-		// Every line but the first is whole; the first is whole only at
-		// the file's start.
-		first := 0
-		if pos > 0 {
-			j := bytes.IndexByte(buf, '\n')
-			if j < 0 {
-				rest = buf
-				continue
-			}
-			first = j + 1
-		}
-		lines := bytes.Split(bytes.TrimRight(buf[first:], "\n"), []byte{'\n'})
-		for k := len(lines) - 1; k >= 0 && (n <= 0 || len(out) < n); k-- {
-			var e Event
-			if json.Unmarshal(lines[k], &e) != nil || e.Event == "" {
-				continue // a blank or torn line
-			}
-			if keep == nil || keep(e) {
-				out = append(out, e)
-			}
-		}
-		rest = append([]byte(nil), buf[:first]...)
+		return n <= 0 || len(out) < n
+	})
+	if err != nil {
+		return nil, 0, err
 	}
 	slices.Reverse(out)
 	return out, end, nil

@@ -58,7 +58,7 @@ func ScanFromPos(path string, offset int64, fn func(e Event, at int64) bool) (in
 		return offset, err
 	}
 	for {
-		line, err := br.ReadBytes('\n')
+		line, k, err := readLine(br)
 		if err != nil {
 			if err == io.EOF {
 				return offset, nil // an incomplete line is left for later
@@ -66,12 +66,12 @@ func ScanFromPos(path string, offset int64, fn func(e Event, at int64) bool) (in
 			return offset, err
 		}
 		var e Event
-		if json.Unmarshal(line, &e) == nil && e.Event != "" {
+		if line != nil && json.Unmarshal(line, &e) == nil && e.Event != "" {
 			if !fn(e, offset) {
 				return offset, nil
 			}
 		}
-		offset += int64(len(line))
+		offset += k
 	}
 }
 
@@ -157,55 +157,21 @@ func nthNewestPos(evs []Positioned, n int) time.Time {
 
 // tailPos is tailAt with each event's line start, for lines that end
 // (with a newline) within the first size bytes of r, reading chunk bytes
-// at a time.
+// at a time at most.
 func tailPos(r io.ReaderAt, size int64, n int, keep func(Event) bool, chunk int64) ([]Positioned, error) {
-	var (
-		out   []Positioned // newest first
-		rest  []byte
-		found bool
-		pos   = size
-		grow  = int64(8 << 10)
-	)
-	for pos > 0 && (n <= 0 || len(out) < n) {
-		step := min(chunk, pos, grow)
-		grow *= 4 // a small first read: most tails need a few lines
-		pos -= step
-		buf := make([]byte, step, step+int64(len(rest)))
-		if _, err := r.ReadAt(buf, pos); err != nil && err != io.EOF {
-			return nil, err
+	var out []Positioned // newest first
+	_, err := backLines(r, size, chunk, func(line []byte, at int64) bool {
+		if n > 0 && len(out) >= n {
+			return false
 		}
-		buf = append(buf, rest...)
-		if !found {
-			i := bytes.LastIndexByte(buf, '\n')
-			if i < 0 {
-				rest = buf
-				continue
-			}
-			found = true
-			buf = buf[:i+1]
+		var e Event
+		if json.Unmarshal(line, &e) == nil && e.Event != "" && (keep == nil || keep(e)) {
+			out = append(out, Positioned{Event: e, Off: at})
 		}
-		first := 0
-		if pos > 0 {
-			j := bytes.IndexByte(buf, '\n')
-			if j < 0 {
-				rest = buf
-				continue
-			}
-			first = j + 1
-		}
-		// The lines of buf[first:], each with its start.
-		body := buf[first:]
-		end := len(body)
-		for end > 0 && (n <= 0 || len(out) < n) {
-			start := bytes.LastIndexByte(body[:end-1], '\n') + 1
-			line := body[start:end]
-			var e Event
-			if json.Unmarshal(line, &e) == nil && e.Event != "" && (keep == nil || keep(e)) {
-				out = append(out, Positioned{Event: e, Off: pos + int64(first+start)})
-			}
-			end = start
-		}
-		rest = append([]byte(nil), buf[:first]...)
+		return n <= 0 || len(out) < n
+	})
+	if err != nil {
+		return nil, err
 	}
 	slices.Reverse(out)
 	return out, nil
@@ -271,6 +237,10 @@ func SeekTime(path string, since time.Time) (int64, error) {
 			if nl < 0 {
 				return size, true, nil // an unfinished line: the end
 			}
+			if nl-start > lineCap {
+				start = nl + 1 // too long: skipped, as by every reader
+				continue
+			}
 			line := make([]byte, nl-start)
 			if _, err := r.ReadAt(line, start); err != nil && err != io.EOF {
 				return size, true, err
@@ -310,15 +280,15 @@ func SeekTime(path string, since time.Time) (int64, error) {
 	}
 	br := bufio.NewReaderSize(io.NewSectionReader(r, start, size-start), 8<<10)
 	for {
-		line, err := br.ReadBytes('\n')
+		line, k, err := readLine(br)
 		if err != nil {
 			return start, nil // the end, or an unfinished line: nothing at or after since
 		}
 		var e Event
-		if json.Unmarshal(line, &e) == nil && e.Event != "" && !e.TS.Before(since) {
+		if line != nil && json.Unmarshal(line, &e) == nil && e.Event != "" && !e.TS.Before(since) {
 			return start, nil
 		}
-		start += int64(len(line))
+		start += k
 	}
 }
 
@@ -329,7 +299,10 @@ const linear = 16 << 10
 // findByte is the offset of the first newline at or after from, or -1.
 func findByte(r io.ReaderAt, from, size int64) (int64, error) {
 	buf := make([]byte, 1<<10)
-	for from < size {
+	for read := 0; from < size; read++ {
+		if read == 4 {
+			buf = make([]byte, 64<<10) // a long line: larger reads
+		}
 		n := min(int64(len(buf)), size-from)
 		k, err := r.ReadAt(buf[:n], from)
 		if i := bytes.IndexByte(buf[:k], '\n'); i >= 0 {
@@ -384,14 +357,14 @@ func ScanFromKinds(path string, offset int64, kinds []string, fn func(Event)) (i
 	}
 	escape := []byte(`\u`)
 	for {
-		line, err := br.ReadBytes('\n')
+		line, k, err := readLine(br)
 		if err != nil {
 			if err == io.EOF {
 				return offset, nil
 			}
 			return offset, err
 		}
-		offset += int64(len(line))
+		offset += k
 		named := bytes.Contains(line, escape)
 		for _, w := range words {
 			named = named || bytes.Contains(line, w)

@@ -48,6 +48,7 @@ go test ./internal/gitops -run '^$' -bench 'IterationCommits' -benchtime 40x -co
 echo "load $(load)" >> "$OUT/commit.txt"
 step "status, logs -n 20, cost at 10,000 iterations of records"
 go test ./internal/cli -run '^$' -bench 'ReadsAt10000Iterations' -benchtime 20x -count 1 | tee "$OUT/reads.txt"
+go test ./internal/cli -run '^$' -bench 'ReportSince' -benchtime 50x -count 1 -timeout 30m | tee -a "$OUT/reads.txt"
 echo "load $(load)" >> "$OUT/reads.txt"
 step "peak memory while an agent prints 1 GiB"
 go test ./internal/cli -run '^$' -bench 'FloodPeakRSS/(lines|no-newlines|json)$' -benchtime 1x -count 1 -timeout 30m | tee "$OUT/flood.txt"

@@ -111,6 +111,9 @@ func (l *Loop) applyDefaults() {
 	if l.Audit.Bar == "" {
 		l.Audit.Bar = "major"
 	}
+	if l.PrivateBudget == "" {
+		l.PrivateBudget = DefaultPrivateBudget
+	}
 	if l.Sandbox == "" {
 		l.Sandbox = "auto"
 	}
@@ -322,6 +325,9 @@ func (l *Loop) validate(nodes map[string]*yaml.Node) []Problem {
 	case OnTimeoutBlocked, OnTimeoutContinue:
 	default:
 		at("on_timeout", "on_timeout: %q is not known (blocked or continue): what happens when an agent's question is not answered within ask_timeout", l.OnTimeout)
+	}
+	if _, err := ParseSize(l.PrivateBudget); err != nil {
+		at("private_budget", "private_budget: %v", err)
 	}
 	switch l.Sandbox {
 	case "auto", "bwrap", "landlock", "seatbelt", "off":

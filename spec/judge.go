@@ -216,6 +216,13 @@ var judgeRules = map[string]judgeRule{
 		}
 		return ""
 	},
+	// A warning's threshold: lowering it warns sooner.
+	"private_budget": func(d fieldDiff, old, nu *Loop) string {
+		if nu.PrivateBudgetBytes() < old.PrivateBudgetBytes() {
+			return ""
+		}
+		return "private_budget may only go down"
+	},
 	// How test counts are read decides whether the passing count can drop.
 	"test_summaries.*.name":    refuse("how test results are read may not change"),
 	"test_summaries.*.passed":  refuse("how test results are read may not change"),

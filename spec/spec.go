@@ -61,6 +61,11 @@ type Loop struct {
 	// Sandbox confines every agent run: auto (default), bwrap, landlock
 	// (Linux), seatbelt (macOS), off.
 	Sandbox string `yaml:"sandbox"`
+	// PrivateBudget is the size above which the agents' HOME and cache
+	// layers in the engine's private folder are named by a warning in
+	// `status` and the report: a size such as 1GiB (the default), 500MB,
+	// 2G, or a number of bytes.
+	PrivateBudget string `yaml:"private_budget"`
 	// AllowPassing lets a loop start although every check already passes
 	// (the "keep it green" use); otherwise that stops the loop at once.
 	AllowPassing bool `yaml:"allow_passing"`

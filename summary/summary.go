@@ -27,7 +27,7 @@ import (
 
 // Version is the summary's format; a saved summary of another one is
 // folded again from the records.
-const Version = 1
+const Version = 2
 
 // The bounds of a summary.
 const (
@@ -76,6 +76,8 @@ type Summary struct {
 	Stop *record.Event `json:"stop,omitempty"`
 	// Rounds are the last review rounds' findings (the review record's data).
 	Rounds []json.RawMessage `json:"rounds,omitempty"`
+	// Timeline is the records by hour and by day, for windows of time.
+	Timeline Timeline `json:"timeline"`
 }
 
 // Mark is where agent run N's agent_start record is.
@@ -136,6 +138,7 @@ func (s *Summary) Add(e record.Event, file string, at int64) {
 	if t := e.TS.UnixNano(); !e.TS.IsZero() && (t > s.Last[file] || s.Last[file] == 0) {
 		s.Last[file] = t
 	}
+	s.Timeline.addTime(e)
 	switch e.Event {
 	case record.AgentStart:
 		s.Runs++
@@ -401,7 +404,7 @@ func (s *Summary) ok() bool {
 	if len(s.Recent) > KeepRecent {
 		return false
 	}
-	return true
+	return s.Timeline.ok()
 }
 
 // Save writes the summary to path (a new file renamed over the old one,

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/looprinter/looprinter/internal/histgen"
 	"github.com/looprinter/looprinter/internal/ops"
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/loopdir"
@@ -132,4 +133,48 @@ func BenchmarkReadsAt10000Iterations(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkReportSince times `report --since 24h` and `--since 7d` over a
+// loop of 60,000 build iterations, one a second and one every ten minutes
+// (all of it, or a sliver of it, in the window), its summary up to date
+// as the engine leaves it: the window is read from the summary's timeline,
+// so neither the history nor the window moves the time.
+func BenchmarkReportSince(b *testing.B) {
+	for _, every := range []time.Duration{time.Second, 10 * time.Minute} {
+		b.Run("every="+every.String(), func(b *testing.B) {
+			b.Setenv("LOOPRINTER_STATE_DIR", b.TempDir())
+			dir := b.TempDir()
+			if err := histgen.Write(dir, histgen.Options{Name: "h", Iterations: 60000, Every: every}); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := loopdir.Dir(dir).Summary(); err != nil {
+				b.Fatal(err)
+			}
+			for _, since := range []string{"24h", "7d"} {
+				b.Run("since="+since, func(b *testing.B) {
+					cpu0 := cpuTime()
+					b.ResetTimer()
+					for i := 0; i < b.N; i++ {
+						var out, errb bytes.Buffer
+						root := NewRoot(&IO{In: strings.NewReader(""), Out: &out, Err: &errb})
+						root.SetArgs([]string{"report", "--since", since})
+						root.SetOut(&out)
+						root.SetErr(&errb)
+						if err := root.Execute(); err != nil || !strings.Contains(out.String(), "rollback:") {
+							b.Fatalf("%v\n%s%s", err, out.String(), errb.String())
+						}
+					}
+					b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
+				})
+			}
+		})
+	}
+}
+
+// cpuTime is the CPU time this process has used (user and system).
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -16,11 +16,11 @@ import (
 func init() { register(newReportCmd) }
 
 func newReportCmd(io *IO) *cobra.Command {
-	var since time.Duration
+	var sinceText string
 	var asJSON, asMarkdown, digest, once bool
 	var file string
 	cmd := &cobra.Command{
-		Use:   "report [--since 12h] [--json|--markdown] [--digest [--once] -f loop.yaml]",
+		Use:   "report [--since 12h|7d] [--json|--markdown] [--digest [--once] -f loop.yaml]",
 		Short: "One page over every loop on this machine: how each ended, what needs a human first",
 		Long: `Print one page over every loop this machine ran in the period (and those
 running now): outcome and exit code, both gates, tasks passed, branch and
@@ -34,6 +34,7 @@ cron expression, staying in the foreground; with --once it sends it now
 and exits (what a crontab line calls).`,
 		Example: `  looprinter report
   looprinter report --since 24h --markdown
+  looprinter report --since 7d
   looprinter report --digest -f loop.yaml            # every day at notify.digest
   looprinter report --digest --once -f loop.yaml     # now`,
 		Args: cobra.NoArgs,
@@ -41,8 +42,9 @@ and exits (what a crontab line calls).`,
 			if asJSON && asMarkdown {
 				return &ExitError{Code: ExitUsage, Err: errors.New("--json and --markdown: choose one")}
 			}
-			if since <= 0 {
-				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--since %s: want a positive duration like 12h", since)}
+			since, err := report.ParseSince(sinceText)
+			if err != nil {
+				return &ExitError{Code: ExitUsage, Err: err}
 			}
 			if digest {
 				return runDigest(cmd, io, file, once)
@@ -66,7 +68,7 @@ and exits (what a crontab line calls).`,
 		},
 	}
 	f := cmd.Flags()
-	f.DurationVar(&since, "since", 12*time.Hour, "the period: loops that ran in the last DURATION")
+	f.StringVar(&sinceText, "since", "12h", "the period: loops that ran in the last PERIOD (12h, 90m, 7d, 2w)")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	f.BoolVar(&asMarkdown, "markdown", false, "print markdown")
 	f.BoolVar(&digest, "digest", false, "send the page through the loop file's notify channels at notify.digest")

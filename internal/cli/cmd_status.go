@@ -141,7 +141,11 @@ func printStatusLines(w io.Writer, sts []ops.Status) {
 		sw = max(sw, len(s.State))
 	}
 	for _, s := range sts {
-		fmt.Fprintf(w, "%-*s  %-*s  %s\n", nw, termtext.Line(s.Name), sw, s.State, termtext.Line(s.Line))
+		line := s.Line
+		if s.Private != nil && s.Private.Warning != "" {
+			line += fmt.Sprintf(" Private folder over budget: %s of %s.", ops.Bytes(s.Private.Bytes), ops.Bytes(s.Private.Budget))
+		}
+		fmt.Fprintf(w, "%-*s  %-*s  %s\n", nw, termtext.Line(s.Name), sw, s.State, termtext.Line(line))
 	}
 }
 
@@ -206,6 +210,16 @@ func statusOne(io *IO, e ops.Entry, asJSON bool) error {
 		}
 		for _, f := range loop.FlakyLines(st) {
 			fmt.Fprintf(w, "FLAKY:      %s\n", termtext.Clean(f))
+		}
+	}
+	if pu := s.Private; pu != nil {
+		at := ""
+		if pu.Partial {
+			at = "at least "
+		}
+		fmt.Fprintf(w, "private:    %s%s of the agents' HOME and caches (budget %s) in %s\n", at, ops.Bytes(pu.Bytes), ops.Bytes(pu.Budget), pu.Folder)
+		if pu.Warning != "" {
+			fmt.Fprintf(w, "warning:    %s\n", pu.Warning)
 		}
 	}
 	printChannel(w, s)

@@ -192,19 +192,14 @@ func (h *handlers) records(ctx context.Context, _ *mcp.CallToolRequest, in Recor
 		n = 20
 	}
 	n = min(n, 500)
-	evs, err := ops.ReadAll(dirOf(e))
+	// The last n, read from the records' end: not the whole history.
+	evs, _, err := loopdir.Dir(dirOf(e)).Tail(n, func(ev record.Event) bool { return in.Tools || ev.Event != record.ToolCall })
 	if err != nil && len(evs) == 0 {
 		return nil, RecordsOut{}, err
 	}
 	out := RecordsOut{Records: []RecordLine{}}
-	for i := len(evs) - 1; i >= 0 && len(out.Records) < n; i-- {
-		if evs[i].Event == record.ToolCall && !in.Tools {
-			continue
-		}
-		out.Records = append(out.Records, RecordLine{Text: ops.Summarize(evs[i]), Record: evs[i]})
-	}
-	for i, j := 0, len(out.Records)-1; i < j; i, j = i+1, j-1 {
-		out.Records[i], out.Records[j] = out.Records[j], out.Records[i]
+	for _, ev := range evs {
+		out.Records = append(out.Records, RecordLine{Text: ops.Summarize(ev), Record: ev})
 	}
 	return nil, out, nil
 }
@@ -394,12 +389,10 @@ func Report(e ops.Entry) string {
 		b.WriteString("\n## Review report\n\n")
 		b.Write(data)
 	}
-	evs, _ := ops.ReadAll(dirOf(e))
+	evs, _, _ := loopdir.Dir(dirOf(e)).Tail(10, func(ev record.Event) bool { return ev.Event != record.ToolCall })
 	var last []string
-	for i := len(evs) - 1; i >= 0 && len(last) < 10; i-- {
-		if evs[i].Event != record.ToolCall {
-			last = append([]string{ops.Summarize(evs[i])}, last...)
-		}
+	for _, ev := range evs {
+		last = append(last, ops.Summarize(ev))
 	}
 	if len(last) > 0 {
 		b.WriteString("\n## Last records\n\n```\n" + strings.ReplaceAll(strings.Join(last, "\n"), "```", "'''") + "\n```\n")

@@ -48,6 +48,9 @@ type Status struct {
 	// no agent run has acknowledged yet.
 	Question *loop.Question    `json:"question,omitempty"`
 	Guidance []PendingGuidance `json:"guidance,omitempty"`
+	// Private is what the agents wrote to HOME and the caches, in the
+	// engine's private folder, against private_budget.
+	Private *PrivateUse `json:"private,omitempty"`
 }
 
 // TaskStatus is one plan task as status shows it.
@@ -115,6 +118,10 @@ func Inspect(e Entry) Status {
 	s.Question, s.Guidance = c.Question, c.Guidance
 	s.Tasks = taskStatuses(s.Plan, st, s.State == StateRunning || s.State == StatePaused || s.State == StateWaiting)
 	s.Line = Line(st, s.Plan, s.State)
+	if started {
+		pu := PrivateUseOf(e)
+		s.Private = &pu
+	}
 	return s
 }
 

@@ -49,7 +49,15 @@ type Loop struct {
 	Landings      []string `json:"landings,omitempty"`
 	Failovers     int      `json:"failovers,omitempty"`
 	Violations    []string `json:"violations,omitempty"`
-	NotVerified   []string `json:"not_verified,omitempty"`
+	// PrivateBytes is what the agents wrote to HOME and the caches (kept
+	// in the engine's private folder); PrivateWarning says it is over the
+	// loop file's private_budget.
+	PrivateBytes   int64  `json:"private_bytes,omitempty"`
+	PrivateWarning string `json:"private_warning,omitempty"`
+	// ViolationCount is how many violations the period had (Violations
+	// lists the last ones).
+	ViolationCount int      `json:"violation_count,omitempty"`
+	NotVerified    []string `json:"not_verified,omitempty"`
 	// Question is the question the loop waits on (looprinter answer), and
 	// Guidance the operator's guidance no agent run has acknowledged yet.
 	Question string   `json:"question,omitempty"`
@@ -135,23 +143,40 @@ func loopOf(e ops.Entry, s ops.Status, since time.Time) (Loop, bool) {
 		l.Branch = gitops.CurrentBranch(dir)
 	}
 	l.Diffstat = diffstat(e.Dir, engineDir)
-	// Only the window is read: record files that end before it are
-	// skipped, and each other one is read from its first record in it.
-	var evs []record.Event
-	kinds := []string{record.Rollback, record.Land, record.AgentFailover, record.Violation}
-	loopdir.Dir(dir).RecordsSince(since, kinds, func(ev record.Event) { evs = append(evs, ev) })
-	sort.SliceStable(evs, func(i, j int) bool { return evs[i].TS.Before(evs[j].TS) })
-	for _, ev := range evs {
-		switch ev.Event {
-		case record.Rollback:
-			l.Rollbacks = append(l.Rollbacks, termtext.Line(ev.Message))
-		case record.Land:
-			l.Landings = append(l.Landings, termtext.Line(ev.Message))
-		case record.AgentFailover:
-			l.Failovers++
-		case record.Violation:
-			l.Violations = append(l.Violations, termtext.Line(ev.Kind+": "+ev.Message))
+	// The window is read from the loop's summary (its timeline by hour and
+	// by day, and the last records of each kind the page names), brought
+	// up to date with what was written since it was saved: what the page
+	// costs does not grow with the history or the window.
+	if sum, err := loopdir.Dir(dir).Summary(); err == nil && sum != nil {
+		w := sum.Window(since)
+		for _, n := range w.Notes {
+			switch n.Event {
+			case record.Rollback:
+				l.Rollbacks = append(l.Rollbacks, termtext.Line(n.Message))
+			case record.Land:
+				l.Landings = append(l.Landings, termtext.Line(n.Message))
+			case record.Violation:
+				l.Violations = append(l.Violations, termtext.Line(n.Kind+": "+n.Message))
+			}
 		}
+		l.Failovers = w.Counts[record.AgentFailover]
+		more := func(list []string, kind string) []string {
+			if k := w.Counts[kind] - len(list); k > 0 {
+				about := ""
+				if !w.Exact {
+					about = "about "
+				}
+				list = append([]string{fmt.Sprintf("… and %s%d earlier ones", about, k)}, list...)
+			}
+			return list
+		}
+		l.Rollbacks = more(l.Rollbacks, record.Rollback)
+		l.Landings = more(l.Landings, record.Land)
+		l.ViolationCount = max(w.Counts[record.Violation], len(l.Violations))
+		l.Violations = more(l.Violations, record.Violation)
+	}
+	if s.Private != nil {
+		l.PrivateBytes, l.PrivateWarning = s.Private.Bytes, s.Private.Warning
 	}
 	l.urgency, l.NeedsHuman = needsHuman(l)
 	return l, true
@@ -184,14 +209,16 @@ func needsHuman(l Loop) (int, string) {
 		return 1, "BLOCKED: " + firstLine(l.Summary)
 	case l.Outcome == loop.ReasonNoProgress:
 		return 2, "NO PROGRESS: the same failure kept coming back; the diagnosis needs a person"
-	case len(l.Violations) > 0:
-		return 3, fmt.Sprintf("%d violations by agents: read them before trusting the result", len(l.Violations))
+	case l.ViolationCount > 0:
+		return 3, fmt.Sprintf("%d violations by agents: read them before trusting the result", l.ViolationCount)
 	case l.Outcome == loop.ReasonNotVerified:
 		return 3, "NOT VERIFIED: the checks never failed, so they show nothing"
 	case l.Outcome == loop.ReasonBudget || l.Outcome == loop.ReasonTimeCost:
 		return 4, loop.Title(l.Outcome) + ": raise the budget or sharpen the prompts"
 	case l.Outcome == loop.ReasonAlreadyPassing:
 		return 4, "ALREADY PASSING: sharpen the checks"
+	case l.PrivateWarning != "":
+		return 5, l.PrivateWarning
 	case l.State == ops.StateRunning || l.State == ops.StatePaused || l.State == ops.StateStarting:
 		return 5, ""
 	}
@@ -276,6 +303,7 @@ func (l Loop) fields() [][2]string {
 	for _, x := range l.NotVerified {
 		add("not verif.", x)
 	}
+	add("private", l.PrivateWarning)
 	add("dir", l.Dir)
 	return out
 }

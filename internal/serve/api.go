@@ -100,11 +100,13 @@ func (s *Server) apiLoop(w http.ResponseWriter, r *http.Request) {
 	s.writeJSON(w, r, d)
 }
 
-// GET /api/loops/{name}/records: what `logs --json` prints; ?n=N keeps the
-// last N (read from the records' end), ?before=CURSOR the N before a
-// cursor (the X-Older-Cursor header of an answer names the one before its
-// first record), ?tools=0 leaves out tool calls, ?format=text prints `logs`
-// lines. With neither n nor before, every record.
+// GET /api/loops/{name}/records: what `logs --json` prints, a page at a
+// time: ?n=N keeps the last N (at most maxRecordsN; read from the records'
+// end), ?before=CURSOR the N before a cursor (the X-Older-Cursor header of
+// an answer names the one before its first record), ?tools=0 leaves out
+// tool calls, ?format=text prints `logs` lines. With neither n nor before,
+// the last page (pageRecords): what a request reads and holds does not grow
+// with the history.
 func (s *Server) apiRecords(w http.ResponseWriter, r *http.Request) {
 	e, ok := entry(w, r)
 	if !ok {
@@ -119,23 +121,23 @@ func (s *Server) apiRecords(w http.ResponseWriter, r *http.Request) {
 	n := 0
 	if v := q.Get("n"); v != "" {
 		var err error
-		if n, err = strconv.Atoi(v); err != nil || n < 1 {
-			httpError(w, r, http.StatusBadRequest, fmt.Sprintf("n=%q: give a number of records, 1 or more", v))
+		if n, err = strconv.Atoi(v); err != nil || n < 1 || n > maxRecordsN {
+			httpError(w, r, http.StatusBadRequest, fmt.Sprintf("n=%q: give a number of records from 1 to %d (older ones: page with before=, the X-Older-Cursor header)", v, maxRecordsN))
 			return
 		}
 	}
 	var evs []record.Event
-	if before := q.Get("before"); before != "" || n > 0 {
+	{
 		c := loopdir.Cursor{}
-		if before != "" {
+		if before := q.Get("before"); before != "" {
 			var err error
 			if c, err = decodeCursor(d, before); err != nil {
 				httpError(w, r, http.StatusBadRequest, err.Error())
 				return
 			}
-			if n == 0 {
-				n = pageRecords
-			}
+		}
+		if n == 0 {
+			n = pageRecords
 		}
 		sum, _ := d.Summary() // when each file's newest record was written
 		ps, err := d.RecordsBefore(c, sum, n, keep)
@@ -149,13 +151,6 @@ func (s *Server) apiRecords(w http.ResponseWriter, r *http.Request) {
 		sort.SliceStable(evs, func(i, j int) bool { return evs[i].TS.Before(evs[j].TS) })
 		if len(ps) > 0 {
 			w.Header().Set("X-Older-Cursor", encodeCursor(loopdir.At(ps[0])))
-		}
-	} else {
-		all, _ := d.ReadRecordsInOrder()
-		for _, ev := range all {
-			if keep == nil || keep(ev) {
-				evs = append(evs, ev)
-			}
 		}
 	}
 	if q.Get("format") == "text" {
@@ -523,7 +518,7 @@ func (s *Server) apiRecordsStream(w http.ResponseWriter, r *http.Request) {
 	noTools := r.URL.Query().Get("tools") == "0"
 	back := 200
 	if n, err := strconv.Atoi(r.URL.Query().Get("n")); err == nil && n >= 0 {
-		back = n
+		back = min(n, maxRecordsN)
 	}
 	after := -1
 	if id, err := strconv.Atoi(r.URL.Query().Get("after")); err == nil && id >= 0 {
@@ -550,7 +545,9 @@ func (s *Server) apiRecordsStream(w http.ResponseWriter, r *http.Request) {
 	}
 	need := back
 	if after >= 0 {
-		need = max(total-after, 0)
+		// At most maxRecordsN of the missed records are read (the last
+		// ones): a client that missed more is told how many it misses.
+		need = min(max(total-after, 0), maxRecordsN)
 	}
 	var backlog []record.Event
 	if need > 0 {
@@ -597,6 +594,13 @@ func (s *Server) apiRecordsStream(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		return true
+	}
+	if gap := total - len(backlog) - after; after >= 0 && gap > 0 && len(backlog) == maxRecordsN {
+		// The records between the client's last one and the backlog are
+		// not sent: it can page them with GET …/records?before=.
+		if !send("gap", "", []byte(fmt.Sprintf(`{"after":%d,"missed":%d}`, after, gap))) {
+			return
+		}
 	}
 	if !emit(backlog, true) {
 		return

@@ -207,6 +207,10 @@ type RoundView struct {
 const (
 	pageRuns    = 50
 	pageRecords = 300
+	// maxRecordsN is the most records one read of the API takes: ?n= of
+	// /records and of the stream, and the stream's backlog after ?after=
+	// or Last-Event-ID.
+	maxRecordsN = 2000
 )
 
 // LoopView is everything the loop page shows. Over the whole history it
