@@ -238,7 +238,7 @@ func (e *Engine) build(ctx context.Context, plan *Plan, task Task) error {
 	if passed {
 		e.st.TasksPassed++
 		e.emit(record.Event{Event: record.TaskPassed, Task: task.ID, File: task.TargetFile, Message: task.Title})
-		e.roll.noteCheckpoint(checked, false)
+		e.roll.noteCheckpoint(checked, false, nil)
 		e.st.LastFailure = ""
 		e.progressMade()
 	}
@@ -292,7 +292,7 @@ func (e *Engine) stepCycleGate(ctx context.Context) error {
 	signal := judge.FailureSignal(errs, results)
 	e.emit(record.Event{Event: record.Verify, Gate: "cycle", Pass: record.Bool(pass), Checks: judge.ChecksOf(results), Errors: errs,
 		FailureSignal: signal, Signature: sigIf(!pass, signal)})
-	e.roll.noteCheckpoint(results, false)
+	e.roll.noteCheckpoint(results, false, nil)
 	e.st.Evidence = judge.Evidence("cycle", results, errs)
 	if len(errs) == 0 && len(e.spec.Verify) == 0 {
 		e.st.addNotVerified("cycle gate: no verify checks configured; only the plan and progress files were checked")
@@ -348,7 +348,7 @@ func (e *Engine) stepObjectiveGate(ctx context.Context) error {
 	}
 	e.emit(record.Event{Event: record.Verify, Gate: "objective", Pass: record.Bool(pass), Checks: judge.ChecksOf(results),
 		FailureSignal: gap, Signature: sigIf(!pass, gap), CleanRoom: room, Message: strings.TrimPrefix(sharedNote(results), "; ")})
-	e.roll.noteCheckpoint(results, false)
+	e.roll.noteCheckpoint(results, false, room)
 	e.st.Evidence = append(e.st.Evidence, judge.Evidence("objective", results, nil)...)
 	if pass {
 		e.st.ObjectiveGate = "pass"
@@ -492,7 +492,7 @@ func (e *Engine) stepRalph(ctx context.Context) error {
 	}
 	e.emit(record.Event{Event: record.Verify, Gate: "verify", Pass: record.Bool(pass), Checks: judge.ChecksOf(results), Errors: problems,
 		FailureSignal: signal, Signature: sigIf(!pass, signal), CleanRoom: room})
-	e.roll.noteCheckpoint(results, false)
+	e.roll.noteCheckpoint(results, false, nil)
 	e.st.Evidence = judge.Evidence("verify", results, problems)
 	if pass {
 		e.st.CycleGate = "pass"

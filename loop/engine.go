@@ -265,6 +265,7 @@ func openEngine(l *spec.Loop, opts Options, runID string, fresh bool) (e *Engine
 	e.judged = &judgedPlan{dir: dir, st: st, emit: e.emit, readPlan: e.readPlan, noteWriteErr: e.store.noteWriteErr,
 		protectedFiles: func() ([]guard.File, *guard.ProtectRules, error) { return e.guard.Files(e.spec) }}
 	e.roll = &rollback{dir: dir, priv: priv, st: st, spec: inForce, emit: e.emit, judge: e.judge,
+		aside:       func() ([]string, error) { return setAside(e.dir, e.priv, e.spec, e.judge().IsHoldout) },
 		writeJudged: e.judged.writeJudged, noteWriteErr: e.store.noteWriteErr}
 	e.run = &runner{dir: dir, priv: priv, st: st, spec: inForce, red: func() *redact.Redactor { return e.red },
 		backoff: opts.Backoff, emit: e.emit, stop: e.stop, checkBudgets: e.checkBudgets, store: e.store, judge: e.judge,
@@ -552,7 +553,7 @@ func (e *Engine) stepBaseline(ctx context.Context) error {
 			baselineChecks = judge.BaselineSignals(results)
 			e.emit(record.Event{Event: record.Baseline, Pass: record.Bool(judge.AllPass(results)), Checks: judge.ChecksOf(results),
 				Message: fmt.Sprintf("%d of %d checks already fail before any agent run", len(base), len(cmds)) + sharedNote(results)})
-			e.roll.noteCheckpoint(results, true)
+			e.roll.noteCheckpoint(results, true, nil)
 			if err := e.judgeBaseline(results); err != nil {
 				return err // the baseline runs again next time
 			}

@@ -35,6 +35,11 @@ type Checkpoint struct {
 	Cycle     int             `json:"cycle"`
 	Iteration int             `json:"iteration"`
 	At        time.Time       `json:"at"`
+	// Gamed: the checks passed on a tree that holds runner files the
+	// agent added (tests, their support, runner configuration: what the
+	// clean room sets aside), and no clean room passed on it: its passes
+	// may be the agent's forgery, so it is never a state to go back to.
+	Gamed bool `json:"gamed,omitempty"`
 }
 
 // Score is the number of checks that passed on the checkpoint's tree.
@@ -64,10 +69,14 @@ type Ledger struct {
 	Kept        []KeptRef    `json:"kept,omitempty"`
 }
 
-// Best is the checkpoint where the most checks passed, the latest of equals.
+// Best is the checkpoint where the most checks passed, the latest of
+// equals; a gamed one (see Checkpoint.Gamed) is never chosen.
 func (l *Ledger) Best() (Checkpoint, bool) {
 	best, ok := Checkpoint{}, false
 	for _, c := range l.Checkpoints {
+		if c.Gamed {
+			continue
+		}
 		if !ok || c.Score() >= best.Score() {
 			best, ok = c, true
 		}
@@ -109,6 +118,9 @@ type rollback struct {
 	spec  func() *spec.Loop
 	emit  func(record.Event)
 	judge func() *judge.Judge // the engine's judge: it runs the gate checks
+	// aside lists the runner files the agent added (the clean room's
+	// set-aside list) on the tree as it is now.
+	aside func() ([]string, error)
 	// writeJudged writes plan.json from the judged plan (judgedPlan.writeJudged).
 	writeJudged  func() error
 	noteWriteErr func(error)
@@ -152,8 +164,10 @@ func (rb *rollback) judgedTasks() []string {
 // noteCheckpoint records the results of checks that just ran as a
 // checkpoint, when the work tree is exactly a commit of the engine's (its
 // last commit; at the baseline, before any agent ran, HEAD). Checks on the
-// same tree as the last checkpoint are merged into it.
-func (rb *rollback) noteCheckpoint(results []CheckResult, baseline bool) {
+// same tree as the last checkpoint are merged into it. room is the clean
+// room's verdict on this tree when one ran: a checkpoint is gamed unless a
+// clean room passed on it or the tree holds no runner file the agent added.
+func (rb *rollback) noteCheckpoint(results []CheckResult, baseline bool, room *record.CleanRoom) {
 	if len(results) == 0 || !rb.engineCommits() {
 		return
 	}
@@ -183,15 +197,26 @@ func (rb *rollback) noteCheckpoint(results []CheckResult, baseline bool) {
 	rb.st.Uncommitted = nil
 	led := loadLedger(rb.priv)
 	checks := map[string]bool{}
+	gamed := false
 	if n := len(led.Checkpoints); n > 0 && led.Checkpoints[n-1].Tree == tree {
 		checks = led.Checkpoints[n-1].Checks
+		gamed = led.Checkpoints[n-1].Gamed
 		led.Checkpoints = led.Checkpoints[:n-1]
 	}
 	for _, r := range results {
 		checks[r.Command] = r.Pass
 	}
+	switch {
+	case baseline:
+		gamed = false // before any agent ran: nothing of the agent's
+	case room != nil && room.Error == "":
+		gamed = !room.Pass
+	case !gamed && rb.aside != nil:
+		aside, err := rb.aside()
+		gamed = err != nil || len(aside) > 0
+	}
 	led.Checkpoints = append(led.Checkpoints, Checkpoint{Commit: commit, Tree: tree, Checks: checks, Tasks: rb.judgedTasks(),
-		Cycle: rb.st.Cycle, Iteration: rb.st.Iterations, At: time.Now().UTC()})
+		Cycle: rb.st.Cycle, Iteration: rb.st.Iterations, At: time.Now().UTC(), Gamed: gamed})
 	if err := led.save(rb.priv); err != nil {
 		rb.emit(record.Event{Event: record.Warning, Message: "cannot save the checkpoint ledger: " + err.Error()})
 	}
