@@ -51,6 +51,9 @@ type layerSpec struct {
 	Dir  string     `json:"dir,omitempty"`
 	Hide []string   `json:"hide,omitempty"`
 	Put  []ViewFile `json:"put,omitempty"`
+	// Root is the tree Hide and Put are in (default: the first layer's
+	// target, before the layers are sorted).
+	Root string `json:"root,omitempty"`
 }
 
 func init() {

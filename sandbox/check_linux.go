@@ -1,0 +1,422 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"syscall"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	llsyscall "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// EnvCheck marks a process started by a Landlock CheckBox: this package's
+// init function applies the check's ruleset (JSON) and executes the shell.
+const EnvCheck = "LOOPRINTER_SANDBOX_CHECK"
+
+// checkSpec is what the re-executed Landlock check helper needs.
+type checkSpec struct {
+	Exec    string   `json:"exec"`
+	RODirs  []string `json:"ro_dirs"`
+	ROFiles []string `json:"ro_files"`
+	RWDirs  []string `json:"rw_dirs"`
+	NoNet   bool     `json:"no_net"` // refuse TCP bind and connect (ABI 4+)
+}
+
+func init() {
+	if v, ok := os.LookupEnv(EnvCheck); ok {
+		os.Exit(checkHelperMain(v))
+	}
+}
+
+func checkHelperMain(v string) int {
+	os.Unsetenv(EnvCheck)
+	fail := func(code int, format string, a ...any) int {
+		fmt.Fprintf(os.Stderr, "looprinter check sandbox: "+format+"\n", a...)
+		return code
+	}
+	var s checkSpec
+	if err := json.Unmarshal([]byte(v), &s); err != nil {
+		return fail(126, "bad %s: %v", EnvCheck, err)
+	}
+	if len(os.Args) < 2 || s.Exec == "" {
+		return fail(126, "no command to run")
+	}
+	runtime.LockOSThread()
+	if err := restrictCheck(s); err != nil {
+		return fail(126, "%v", err)
+	}
+	err := syscall.Exec(s.Exec, os.Args[1:], os.Environ())
+	return fail(126, "cannot run %s: %v", s.Exec, err)
+}
+
+// restrictCheck applies a check's ruleset to the calling thread: read
+// where s says, write only to its fresh folders and the harmless devices,
+// no TCP unless the loop allows the network, no signal or abstract unix
+// socket out of the domain, no capability.
+func restrictCheck(s checkSpec) error {
+	cfg := landlock.Config{HandledAccessFS: fsRights, Scoped: llsyscall.ScopeSignal | llsyscall.ScopeAbstractUnixSocket}
+	if s.NoNet {
+		cfg.HandledAccessNet = landlock.AccessNetSet(llsyscall.AccessNetBindTCP | llsyscall.AccessNetConnectTCP)
+	}
+	cfg = cfg.BestEffort()
+	rules := []landlock.Rule{
+		landlock.RWFiles(deviceFiles...).WithIoctlDev().IgnoreIfMissing(),
+		landlock.RWDirs(deviceDirs...).WithIoctlDev().IgnoreIfMissing(),
+	}
+	if len(s.RODirs) > 0 {
+		rules = append(rules, landlock.RODirs(s.RODirs...).IgnoreIfMissing())
+	}
+	if len(s.ROFiles) > 0 {
+		rules = append(rules, landlock.ROFiles(s.ROFiles...).IgnoreIfMissing())
+	}
+	if len(s.RWDirs) > 0 {
+		rules = append(rules, landlock.RWDirs(s.RWDirs...).WithRefer().IgnoreIfMissing())
+	}
+	fd, flags, err := cfg.NewRulesetFD(rules...)
+	if err != nil {
+		return fmt.Errorf("landlock ruleset: %w", err)
+	}
+	if fd < 0 {
+		return errors.New("landlock is not available in this kernel")
+	}
+	defer unix.Close(fd)
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("no_new_privs: %w", err)
+	}
+	if err := llsyscall.LandlockRestrictSelf(fd, flags); err != nil {
+		return fmt.Errorf("landlock_restrict_self: %w", err)
+	}
+	return dropCapabilities()
+}
+
+// landlockABI is the kernel's Landlock ABI (0: none).
+func landlockABI() int {
+	if landlockProbe() != nil {
+		return 0
+	}
+	return landlockOnce.abi
+}
+
+// prepare makes the box's folder and works out, once, what every check
+// of the box gets.
+func (b *CheckBox) prepare() error {
+	switch b.opts.Kind {
+	case Bwrap:
+		if err := bwrapProbe(); err != nil {
+			return fmt.Errorf("sandbox: checks: bwrap: %w", err)
+		}
+		if err := LayerProbe(); err != nil {
+			return fmt.Errorf("sandbox: checks: bwrap needs copy-on-write layers to confine checks, and none can be laid here: %v (choose `sandbox: landlock`)", err)
+		}
+	case Landlock:
+		if err := landlockProbe(); err != nil {
+			return fmt.Errorf("sandbox: checks: landlock: %w", err)
+		}
+	}
+	if _, err := os.Executable(); err != nil {
+		return fmt.Errorf("sandbox: %w", errNoExe)
+	}
+	dir, err := os.MkdirTemp(b.opts.Scratch, "looprinter-check-")
+	if err != nil {
+		return fmt.Errorf("sandbox: the checks' scratch folder: %w", err)
+	}
+	if b.scratch, err = canonical(dir); err != nil {
+		os.RemoveAll(dir)
+		return err
+	}
+	if b.opts.Kind == Bwrap {
+		b.targets = layerTargets(append([]string{b.tree, "/tmp"}, cacheDirs(b.env)...))
+		for _, t := range b.targets {
+			if Within(b.scratch, t) && b.scratch != t {
+				continue
+			}
+			if Within(t, b.scratch) {
+				return fmt.Errorf("sandbox: the checks' scratch folder %s holds %s", b.scratch, t)
+			}
+		}
+	}
+	return nil
+}
+
+// layerTargets are the existing folders of paths, canonical, without
+// those inside another (its layer covers them) and without /.
+func layerTargets(paths []string) []string {
+	var out []string
+	for _, p := range existing(paths) { // shortest first
+		if p == "/" {
+			continue
+		}
+		if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
+			continue
+		}
+		if !covered(p, out) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Command returns the command that runs shellLine with /bin/sh -c in the
+// folder dir (Tree or a folder inside it) under the box, with env (the
+// check's environment; the box adds what it needs after it), and cleanup,
+// which the caller calls once the command has ended (after Wait, or when
+// Start failed): it ends every process the check left and removes what
+// the check wrote. The command's SysProcAttr puts it in a process group of
+// its own (and, where the machine allows, in a cgroup of its own): set
+// other fields on it, do not replace it. ctx kills the command as
+// exec.CommandContext does.
+func (b *CheckBox) Command(ctx context.Context, dir, shellLine string, env []string) (*exec.Cmd, func(), error) {
+	if !filepath.IsAbs(dir) {
+		return nil, nil, fmt.Errorf("sandbox: the check's folder %q is not an absolute path", dir)
+	}
+	cdir, err := canonical(dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sandbox: the check's folder: %w", err)
+	}
+	if !Within(cdir, b.tree) {
+		return nil, nil, fmt.Errorf("sandbox: the check's folder %s is outside the checks' tree %s", dir, b.tree)
+	}
+	if b.opts.Kind == Off {
+		cmd := exec.CommandContext(ctx, "/bin/sh", "-c", shellLine)
+		cmd.Dir, cmd.Env = dir, env
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		return cmd, func() {}, nil
+	}
+	if b.scratch == "" {
+		return nil, nil, errors.New("sandbox: the check box is closed")
+	}
+	c, err := os.MkdirTemp(b.scratch, "c-")
+	if err != nil {
+		return nil, nil, fmt.Errorf("sandbox: the check's scratch folder: %w", err)
+	}
+	var g *Cgroup
+	cleanup := func() {
+		if g != nil {
+			g.End()
+		}
+		removeAllWritable(c)
+	}
+	var cmd *exec.Cmd
+	if b.opts.Kind == Bwrap {
+		cmd, err = b.bwrapCommand(ctx, c, cdir, shellLine, env)
+	} else {
+		cmd, err = b.landlockCommand(ctx, c, cdir, shellLine, env)
+	}
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	cmd.Dir = cdir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if CgroupProbe() == nil {
+		if g, err = NewCgroup(strconv.Itoa(os.Getpid()) + "-check"); err == nil {
+			cmd.SysProcAttr.UseCgroupFD = true
+			cmd.SysProcAttr.CgroupFD = g.FD()
+		}
+	}
+	return cmd, cleanup, nil
+}
+
+// bwrapCommand: the layer helper lays a throw-away layer over the tree,
+// HOME, the caches and /tmp in a mount namespace of its own (their upper
+// folders in c), shapes the tree's view, and runs bubblewrap there.
+func (b *CheckBox) bwrapCommand(ctx context.Context, c, dir, shellLine string, env []string) (*exec.Cmd, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, errNoExe
+	}
+	var layers []Layer
+	for i, t := range b.targets {
+		l := Layer{Target: t, Upper: filepath.Join(c, strconv.Itoa(i), "u"), Work: filepath.Join(c, strconv.Itoa(i), "w")}
+		for _, d := range []string{l.Upper, l.Work} {
+			if err := os.MkdirAll(d, 0o700); err != nil {
+				return nil, err
+			}
+		}
+		layers = append(layers, l)
+	}
+	a := []string{"--die-with-parent", "--unshare-pid", "--new-session", "--unshare-user", "--cap-drop", "ALL"}
+	if uid := os.Getuid(); uid != 0 {
+		a = append(a, "--uid", strconv.Itoa(uid), "--gid", strconv.Itoa(os.Getgid()))
+	}
+	if b.opts.Network != CheckNetworkHost {
+		a = append(a, "--unshare-net")
+	}
+	a = append(a, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc")
+	for _, t := range b.targets {
+		a = append(a, "--bind", t, t)
+	}
+	hidden := false
+	for _, h := range b.hide {
+		if fi, err := os.Stat(h); err == nil && fi.IsDir() {
+			a = append(a, "--tmpfs", h)
+			hidden = hidden || Within(b.tree, h)
+		}
+	}
+	if !covered(b.scratch, b.hide) {
+		a = append(a, "--tmpfs", b.scratch)
+	}
+	if hidden || Within(b.tree, b.scratch) {
+		a = append(a, "--bind", b.tree, b.tree) // the tree inside a hidden folder stays the check's
+	}
+	for _, v := range b.views {
+		a = append(a, "--ro-bind", v, v)
+	}
+	a = append(a, "--chdir", dir, "--", "/bin/sh", "-c", shellLine)
+	s := layerSpec{Stage: 1, Layers: layers, Exec: bwrapOnce.path, Args: a, Root: b.tree, Put: append([]ViewFile(nil), b.opts.Put...)}
+	for _, r := range b.opts.Remove {
+		s.Hide = append(s.Hide, filepath.Join(b.tree, filepath.FromSlash(r)))
+	}
+	for i := range s.Put {
+		s.Put[i].To = filepath.Join(b.tree, filepath.FromSlash(s.Put[i].To))
+	}
+	spec, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, exe)
+	cmd.Env = append(append(append([]string(nil), env...), "TMPDIR=/tmp"), checkPythonEnv("/tmp/.looprinter-pycache")...)
+	cmd.Env = append(cmd.Env, EnvLayers+"="+string(spec))
+	return cmd, nil
+}
+
+// homeSeeds are the small files of the user's HOME a Landlock check's
+// fresh HOME starts with: git identity, registry and Go settings.
+var checkHomeSeeds = []string{".gitconfig", ".npmrc", ".config/git/config", ".config/go/env", ".config/pip/pip.conf", ".pypirc"}
+
+// landlockCommand: the check helper restricts itself and runs the shell;
+// HOME, TMPDIR and the writable caches are fresh folders in c.
+func (b *CheckBox) landlockCommand(ctx context.Context, c, dir, shellLine string, env []string) (*exec.Cmd, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, errNoExe
+	}
+	home, tmp, cache := filepath.Join(c, "home"), filepath.Join(c, "tmp"), filepath.Join(c, "cache")
+	for _, d := range []string{home, tmp, cache} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, err
+		}
+	}
+	get := func(k string) string { return lookupEnv(env, k) }
+	realHome := get("HOME")
+	if filepath.IsAbs(realHome) {
+		for _, rel := range checkHomeSeeds {
+			from := filepath.Join(realHome, rel)
+			if fi, err := os.Stat(from); err == nil && fi.Mode().IsRegular() && fi.Size() < 1<<20 {
+				to := filepath.Join(home, rel)
+				os.MkdirAll(filepath.Dir(to), 0o700)
+				CopyFile(from, to, 0o600)
+			}
+		}
+	}
+	// Go reads a build cache it cannot write and builds anyway: the
+	// user's stays warm and unwritten. The module cache too.
+	goCache := get("GOCACHE")
+	if !filepath.IsAbs(goCache) {
+		if x := get("XDG_CACHE_HOME"); filepath.IsAbs(x) {
+			goCache = filepath.Join(x, "go-build")
+		} else if filepath.IsAbs(realHome) {
+			goCache = filepath.Join(realHome, ".cache", "go-build")
+		}
+	}
+	extra := []string{
+		"HOME=" + home, "TMPDIR=" + tmp,
+		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
+		"XDG_DATA_HOME=" + filepath.Join(home, ".local", "share"),
+		"XDG_STATE_HOME=" + filepath.Join(home, ".local", "state"),
+		"XDG_CACHE_HOME=" + cache,
+		"GOENV=" + filepath.Join(home, ".config", "go", "env"),
+		"PIP_CACHE_DIR=" + filepath.Join(cache, "pip"),
+		"npm_config_cache=" + filepath.Join(cache, "npm"),
+	}
+	if goCache != "" {
+		extra = append(extra, "GOCACHE="+goCache)
+	}
+	if mc := goModCache(get, realHome); mc != "" {
+		extra = append(extra, "GOMODCACHE="+mc)
+	}
+	s := checkSpec{Exec: "/bin/sh", RWDirs: []string{c}, NoNet: b.opts.Network != CheckNetworkHost}
+	readAround("/", append(append([]string(nil), b.hide...), b.scratch), &s.RODirs, &s.ROFiles)
+	if covered(b.tree, b.hide) {
+		s.RODirs = append(s.RODirs, b.tree)
+	}
+	for _, v := range b.views {
+		if fi, err := os.Stat(v); err == nil && fi.IsDir() {
+			s.RODirs = append(s.RODirs, v)
+		} else if err == nil {
+			s.ROFiles = append(s.ROFiles, v)
+		}
+	}
+	spec, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, exe, "/bin/sh", "-c", shellLine)
+	cmd.Env = append(append(append(append([]string(nil), env...), extra...), checkPythonEnv(filepath.Join(tmp, "pycache"))...), EnvCheck+"="+string(spec))
+	return cmd, nil
+}
+
+// goModCache is where Go's module cache is: GOMODCACHE, else the first
+// GOPATH's pkg/mod, else HOME's go/pkg/mod.
+func goModCache(get func(string) string, home string) string {
+	if v := get("GOMODCACHE"); filepath.IsAbs(v) {
+		return v
+	}
+	if v := get("GOPATH"); v != "" {
+		if first := filepath.SplitList(v)[0]; filepath.IsAbs(first) {
+			return filepath.Join(first, "pkg", "mod")
+		}
+	}
+	if filepath.IsAbs(home) {
+		return filepath.Join(home, "go", "pkg", "mod")
+	}
+	return ""
+}
+
+// readAround lists what to grant read access to so that everything under
+// root is readable except the hidden paths: root itself when no hidden
+// path is inside it, else its entries one by one (symbolic links are not
+// followed; what they point to is granted where it lies).
+func readAround(root string, hidden []string, dirs, files *[]string) {
+	var inside []string
+	for _, h := range hidden {
+		if Within(root, h) {
+			return
+		}
+		if Within(h, root) {
+			inside = append(inside, h)
+		}
+	}
+	fi, err := os.Lstat(root)
+	if err != nil || fi.Mode()&os.ModeSymlink != 0 {
+		return
+	}
+	if !fi.IsDir() {
+		*files = append(*files, root)
+		return
+	}
+	if len(inside) == 0 {
+		*dirs = append(*dirs, root)
+		return
+	}
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		readAround(filepath.Join(root, e.Name()), inside, dirs, files)
+	}
+}
+
+// removeTree removes a scratch folder (overlayfs leaves mode 000 folders).
+func removeTree(p string) error { return removeAllWritable(p) }
