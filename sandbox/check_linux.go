@@ -3,16 +3,20 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsyscall "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -148,18 +152,18 @@ func (b *CheckBox) prepare() error {
 	return nil
 }
 
-// layerTargets are the existing folders of paths, canonical, without
-// those inside another (its layer covers them) and without /.
+// layerTargets are the existing folders of paths, canonical, shallowest
+// first, without /. One inside another gets a layer of its own all the
+// same: without privileges, overlayfs cannot copy up a folder on the way
+// that belongs to another user (the tree inside /tmp), so each tree is
+// written in its own layer, whose root is the user's.
 func layerTargets(paths []string) []string {
 	var out []string
-	for _, p := range existing(paths) { // shortest first
+	for _, p := range existing(paths) {
 		if p == "/" {
 			continue
 		}
-		if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
-			continue
-		}
-		if !covered(p, out) {
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
 			out = append(out, p)
 		}
 	}
@@ -200,15 +204,28 @@ func (b *CheckBox) Command(ctx context.Context, dir, shellLine string, env []str
 		return nil, nil, fmt.Errorf("sandbox: the check's scratch folder: %w", err)
 	}
 	var g *Cgroup
+	var info, infoW *os.File
 	cleanup := func() {
 		if g != nil {
 			g.End()
+		}
+		if info != nil {
+			infoW.Close()
+			waitPidNS(info)
+			info.Close()
 		}
 		removeAllWritable(c)
 	}
 	var cmd *exec.Cmd
 	if b.opts.Kind == Bwrap {
+		if info, infoW, err = os.Pipe(); err != nil {
+			cleanup()
+			return nil, nil, err
+		}
 		cmd, err = b.bwrapCommand(ctx, c, cdir, shellLine, env)
+		if cmd != nil {
+			cmd.ExtraFiles = []*os.File{infoW}
+		}
 	} else {
 		cmd, err = b.landlockCommand(ctx, c, cdir, shellLine, env)
 	}
@@ -245,7 +262,9 @@ func (b *CheckBox) bwrapCommand(ctx context.Context, c, dir, shellLine string, e
 		}
 		layers = append(layers, l)
 	}
-	a := []string{"--die-with-parent", "--unshare-pid", "--new-session", "--unshare-user", "--cap-drop", "ALL"}
+	// --info-fd 3: bubblewrap writes there the PID of its namespace's
+	// first process, which cleanup waits for (see waitPidNS).
+	a := []string{"--die-with-parent", "--unshare-pid", "--new-session", "--unshare-user", "--cap-drop", "ALL", "--info-fd", "3"}
 	if uid := os.Getuid(); uid != 0 {
 		a = append(a, "--uid", strconv.Itoa(uid), "--gid", strconv.Itoa(os.Getgid()))
 	}
@@ -273,7 +292,7 @@ func (b *CheckBox) bwrapCommand(ctx context.Context, c, dir, shellLine string, e
 		a = append(a, "--ro-bind", v, v)
 	}
 	a = append(a, "--chdir", dir, "--", "/bin/sh", "-c", shellLine)
-	s := layerSpec{Stage: 1, Layers: layers, Exec: bwrapOnce.path, Args: a, Root: b.tree, Put: append([]ViewFile(nil), b.opts.Put...)}
+	s := layerSpec{Stage: 1, Layers: layers, Exec: bwrapOnce.path, Args: a, Root: b.tree, FD3: true, Put: append([]ViewFile(nil), b.opts.Put...)}
 	for _, r := range b.opts.Remove {
 		s.Hide = append(s.Hide, filepath.Join(b.tree, filepath.FromSlash(r)))
 	}
@@ -420,3 +439,46 @@ func readAround(root string, hidden []string, dirs, files *[]string) {
 
 // removeTree removes a scratch folder (overlayfs leaves mode 000 folders).
 func removeTree(p string) error { return removeAllWritable(p) }
+
+// waitPidNS reads bubblewrap's info (the PID, in this PID namespace, of
+// the first process of the check's own) and waits, at most cgroupDrain,
+// until that process has ended: it ends last, once the kernel has killed
+// and reaped every other process of its namespace. bubblewrap itself may
+// exit a moment before, so without this wait a check's background process
+// could still be running when the check is over.
+func waitPidNS(info *os.File) {
+	info.SetReadDeadline(time.Now().Add(time.Second))
+	data, _ := io.ReadAll(io.LimitReader(info, 4096))
+	var v struct {
+		Pid int `json:"child-pid"`
+	}
+	if json.Unmarshal(bytes.TrimSpace(data), &v) != nil || v.Pid <= 0 {
+		return
+	}
+	deadline := time.Now().Add(cgroupDrain)
+	for time.Now().Before(deadline) {
+		st, err := os.ReadFile("/proc/" + strconv.Itoa(v.Pid) + "/status")
+		if err != nil || !nsInit(st) {
+			return // reaped (or the number went to a process of another kind)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// nsInit says whether a /proc/PID/status is of a live first process of a
+// PID namespace (its last NSpid is 1; a zombie has ended).
+func nsInit(status []byte) bool {
+	var state, nspid string
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "State:"); ok {
+			state = strings.TrimSpace(v)
+		}
+		if v, ok := strings.CutPrefix(line, "NSpid:"); ok {
+			f := strings.Fields(v)
+			if len(f) > 0 {
+				nspid = f[len(f)-1]
+			}
+		}
+	}
+	return nspid == "1" && !strings.HasPrefix(state, "Z") && !strings.HasPrefix(state, "X")
+}

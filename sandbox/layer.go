@@ -54,6 +54,9 @@ type layerSpec struct {
 	// Root is the tree Hide and Put are in (default: the first layer's
 	// target, before the layers are sorted).
 	Root string `json:"root,omitempty"`
+	// FD3: stage 1 passes its descriptor 3 on to stage 2, which leaves it
+	// open for Exec (a check box's bubblewrap --info-fd).
+	FD3 bool `json:"fd3,omitempty"`
 }
 
 func init() {
@@ -109,6 +112,9 @@ func layerMain(v string) int {
 	next, _ := json.Marshal(s)
 	cmd := exec.Command(exe)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if s.FD3 {
+		cmd.ExtraFiles = []*os.File{os.NewFile(3, "fd3")}
+	}
 	cmd.Env = append(withoutEnv(os.Environ(), EnvLayers), EnvLayers+"="+string(next))
 	cmd.SysProcAttr = attr
 	// SIGTERM and SIGINT go on to bubblewrap; the engine ends the whole
