@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // Networks a check may get (the loop file's `checks.network`).
@@ -65,6 +66,7 @@ type CheckBox struct {
 	hide    []string // canonical, existing
 	views   []string // canonical, existing
 	env     []string
+	pending sync.WaitGroup // the housekeeping of ended checks
 }
 
 // Kind is the kind in force for the box's checks.
@@ -123,6 +125,7 @@ func (b *CheckBox) Close() error {
 	if b == nil || b.scratch == "" {
 		return nil
 	}
+	b.pending.Wait()
 	err := removeTree(b.scratch)
 	b.scratch = ""
 	return err

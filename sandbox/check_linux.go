@@ -36,10 +36,50 @@ type checkSpec struct {
 	NoNet   bool     `json:"no_net"` // refuse TCP bind and connect (ABI 4+)
 }
 
+// EnvCheckLayers marks a process started by a bwrap CheckBox: this
+// package's init function lays the check's layers and runs bubblewrap
+// (checkLayerMain).
+const EnvCheckLayers = "LOOPRINTER_SANDBOX_CHECK_LAYERS"
+
 func init() {
 	if v, ok := os.LookupEnv(EnvCheck); ok {
 		os.Exit(checkHelperMain(v))
 	}
+	if v, ok := os.LookupEnv(EnvCheckLayers); ok {
+		os.Exit(checkLayerMain(v))
+	}
+}
+
+// checkLayerMain lays a check's layers and executes bubblewrap. As root it
+// does so in one process: this thread leaves for a mount namespace of its
+// own, mounts, and executes bubblewrap from there (one start of this
+// binary less than the layer helper's two stages, which a user without
+// privileges needs for the user namespace).
+func checkLayerMain(v string) int {
+	os.Unsetenv(EnvCheckLayers)
+	if os.Getuid() != 0 {
+		return layerMain(v)
+	}
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(os.Stderr, "looprinter check sandbox: "+format+"\n", a...)
+		return 126
+	}
+	var s layerSpec
+	if err := json.Unmarshal([]byte(v), &s); err != nil {
+		return fail("bad %s: %v", EnvCheckLayers, err)
+	}
+	runtime.LockOSThread() // never unlocked: the exec happens from this thread
+	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+		return fail("cannot make a mount namespace: %v", err)
+	}
+	if err := mountLayers(s.Layers, false); err != nil {
+		return fail("cannot lay the copy-on-write layers: %v", err)
+	}
+	if err := s.shapeView(); err != nil {
+		return fail("cannot make the view: %v", err)
+	}
+	err := syscall.Exec(s.Exec, append([]string{s.Exec}, s.Args...), os.Environ())
+	return fail("cannot run %s: %v", s.Exec, err)
 }
 
 func checkHelperMain(v string) int {
@@ -139,7 +179,7 @@ func (b *CheckBox) prepare() error {
 		return err
 	}
 	if b.opts.Kind == Bwrap {
-		b.targets = layerTargets(append([]string{b.tree, "/tmp"}, cacheDirs(b.env)...))
+		b.targets = layerTargets(append([]string{b.tree, "/tmp"}, cacheDirs(b.env)...), os.Getuid() == 0)
 		for _, t := range b.targets {
 			if Within(b.scratch, t) && b.scratch != t {
 				continue
@@ -153,14 +193,15 @@ func (b *CheckBox) prepare() error {
 }
 
 // layerTargets are the existing folders of paths, canonical, shallowest
-// first, without /. One inside another gets a layer of its own all the
-// same: without privileges, overlayfs cannot copy up a folder on the way
-// that belongs to another user (the tree inside /tmp), so each tree is
+// first, without /. With collapse (root), one inside another is left to
+// the other's layer (one mount less). Without privileges each gets a layer
+// of its own: overlayfs in a user namespace cannot copy up a folder on the
+// way that belongs to another user (the tree inside /tmp), so each tree is
 // written in its own layer, whose root is the user's.
-func layerTargets(paths []string) []string {
+func layerTargets(paths []string, collapse bool) []string {
 	var out []string
 	for _, p := range existing(paths) {
-		if p == "/" {
+		if p == "/" || (collapse && covered(p, out)) {
 			continue
 		}
 		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
@@ -206,15 +247,28 @@ func (b *CheckBox) Command(ctx context.Context, dir, shellLine string, env []str
 	var g *Cgroup
 	var info, infoW *os.File
 	cleanup := func() {
-		if g != nil {
-			g.End()
-		}
+		ended := false
 		if info != nil {
 			infoW.Close()
-			waitPidNS(info)
+			ended = waitPidNS(info)
 			info.Close()
 		}
-		removeAllWritable(c)
+		// Once bubblewrap's PID namespace is gone, every process of the
+		// check is: its cgroup and its layers are only housekeeping, done
+		// beside the next check (Close waits for them).
+		b.pending.Add(1)
+		later := func() {
+			defer b.pending.Done()
+			if g != nil {
+				g.End()
+			}
+			removeAllWritable(c)
+		}
+		if ended {
+			go later()
+		} else {
+			later()
+		}
 	}
 	var cmd *exec.Cmd
 	if b.opts.Kind == Bwrap {
@@ -305,7 +359,7 @@ func (b *CheckBox) bwrapCommand(ctx context.Context, c, dir, shellLine string, e
 	}
 	cmd := exec.CommandContext(ctx, exe)
 	cmd.Env = append(append(append([]string(nil), env...), "TMPDIR=/tmp"), checkPythonEnv("/tmp/.looprinter-pycache")...)
-	cmd.Env = append(cmd.Env, EnvLayers+"="+string(spec))
+	cmd.Env = append(cmd.Env, EnvCheckLayers+"="+string(spec))
 	return cmd, nil
 }
 
@@ -446,23 +500,26 @@ func removeTree(p string) error { return removeAllWritable(p) }
 // and reaped every other process of its namespace. bubblewrap itself may
 // exit a moment before, so without this wait a check's background process
 // could still be running when the check is over.
-func waitPidNS(info *os.File) {
+//
+// It says whether the namespace is known to be gone.
+func waitPidNS(info *os.File) bool {
 	info.SetReadDeadline(time.Now().Add(time.Second))
 	data, _ := io.ReadAll(io.LimitReader(info, 4096))
 	var v struct {
 		Pid int `json:"child-pid"`
 	}
 	if json.Unmarshal(bytes.TrimSpace(data), &v) != nil || v.Pid <= 0 {
-		return
+		return false
 	}
 	deadline := time.Now().Add(cgroupDrain)
 	for time.Now().Before(deadline) {
 		st, err := os.ReadFile("/proc/" + strconv.Itoa(v.Pid) + "/status")
 		if err != nil || !nsInit(st) {
-			return // reaped (or the number went to a process of another kind)
+			return true // ended (or the number went to a process of another kind)
 		}
-		time.Sleep(2 * time.Millisecond)
+		time.Sleep(time.Millisecond)
 	}
+	return false
 }
 
 // nsInit says whether a /proc/PID/status is of a live first process of a
