@@ -58,7 +58,7 @@ func BenchmarkCheckBox(b *testing.B) {
 						// what the machine charges for any bubblewrap start.
 						start := time.Now()
 						cmd := exec.Command(bwrapOnce.path, "--die-with-parent", "--unshare-pid", "--new-session", "--unshare-user", "--cap-drop", "ALL", "--unshare-net",
-							"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--chdir", tree, "--", "/bin/sh", "-c", check.line)
+							"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--bind", tree, tree, "--chdir", tree, "--", "/bin/sh", "-c", check.line)
 						if out, err := cmd.CombinedOutput(); err != nil {
 							b.Fatalf("bubblewrap alone: %v: %s", err, out)
 						}
