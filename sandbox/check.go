@@ -136,6 +136,27 @@ func (b *CheckBox) Close() error {
 // reports, `doctor` and the audit.
 func (b *CheckBox) Unconfined() []string { return CheckGaps(b.opts.Kind, b.opts.Network) }
 
+// CheckGuarantee says in one line what the checks' own sandbox of kind
+// guarantees with network ("" for off); for `looprinter doctor`.
+func CheckGuarantee(kind, network string) string {
+	net := "no network but a loopback of their own"
+	if network == CheckNetworkHost {
+		net = "the host's network (checks.network: host)"
+	}
+	switch kind {
+	case Bwrap:
+		return "checks run in a sandbox of the judge's own, never the agent's: the tree, HOME, the caches and /tmp are throw-away copy-on-write layers (nothing a check writes survives it), the engine's state folder and other loops are hidden, no capabilities, their own PID namespace, " + net + "; every process a check starts ends with it"
+	case Landlock:
+		if network != CheckNetworkHost && landlockABI() >= 4 {
+			net = "no TCP bind or connect"
+		} else if network != CheckNetworkHost {
+			net = "the host's network (Landlock below ABI 4 has no network rules)"
+		}
+		return "checks run under a Landlock ruleset of the judge's own: writes only to fresh folders made for the check (HOME, the temporary folder, the caches it may write), the tree and the user's caches read-only, the engine's state folder unreadable, no capabilities, " + net
+	}
+	return ""
+}
+
 // CheckGaps says what checks confined by kind with network are not kept
 // from, one line each.
 func CheckGaps(kind, network string) []string {
@@ -155,7 +176,7 @@ func CheckGaps(kind, network string) []string {
 		abi := landlockABI()
 		out = append(out,
 			"Landlock: the tree is read-only to a check (no throw-away layer): a runner that writes into it (caches, reports) fails",
-			"Landlock: HOME, the temporary folder and the build caches are fresh empty folders for every check (cold builds); the module cache is the user's, read-only",
+			"Landlock: HOME, the temporary folder and the caches are fresh empty folders for every check; the module cache is the user's, read-only (a module not downloaded yet cannot be); Go's build cache is the box's own, shared by its checks (cold at first; what one check's code writes there, a later check of the same box reads)",
 			"Landlock: no PID namespace: a check sees the host's processes in /proc",
 			"Landlock: the folders on the way to a hidden one (/, HOME…) cannot be listed by a check, and entries made in them after the check starts cannot be read",
 		)

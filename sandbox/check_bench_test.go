@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 )
@@ -25,6 +26,10 @@ func BenchmarkCheckBox(b *testing.B) {
 	if err != nil {
 		b.Skip("no go command")
 	}
+	gocache, err := exec.Command(goBin, "env", "GOCACHE").Output()
+	if err != nil {
+		b.Fatal(err)
+	}
 	kinds := []string{Off}
 	for _, k := range []string{Bwrap, Landlock} {
 		if _, err := Resolve(k); err == nil {
@@ -40,6 +45,7 @@ func BenchmarkCheckBox(b *testing.B) {
 			os.WriteFile(filepath.Join(sub, fmt.Sprintf("f%d.txt", i)), []byte("x\n"), 0o644)
 		}
 		priv := b.TempDir()
+		cache := strings.TrimSpace(string(gocache))
 		boxes := map[string]*CheckBox{}
 		for _, k := range kinds {
 			box, err := NewCheckBox(CheckBoxOptions{Kind: k, Tree: tree, Hide: []string{priv}})
@@ -58,7 +64,7 @@ func BenchmarkCheckBox(b *testing.B) {
 						// what the machine charges for any bubblewrap start.
 						start := time.Now()
 						cmd := exec.Command(bwrapOnce.path, "--die-with-parent", "--unshare-pid", "--new-session", "--unshare-user", "--cap-drop", "ALL", "--unshare-net",
-							"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--bind", tree, tree, "--chdir", tree, "--", "/bin/sh", "-c", check.line)
+							"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--bind", tree, tree, "--bind", cache, cache, "--chdir", tree, "--", "/bin/sh", "-c", check.line)
 						if out, err := cmd.CombinedOutput(); err != nil {
 							b.Fatalf("bubblewrap alone: %v: %s", err, out)
 						}

@@ -392,15 +392,12 @@ func (b *CheckBox) landlockCommand(ctx context.Context, c, dir, shellLine string
 			}
 		}
 	}
-	// Go reads a build cache it cannot write and builds anyway: the
-	// user's stays warm and unwritten. The module cache too.
-	goCache := get("GOCACHE")
-	if !filepath.IsAbs(goCache) {
-		if x := get("XDG_CACHE_HOME"); filepath.IsAbs(x) {
-			goCache = filepath.Join(x, "go-build")
-		} else if filepath.IsAbs(realHome) {
-			goCache = filepath.Join(realHome, ".cache", "go-build")
-		}
+	// Go's build cache must be writable (a read-only one fails a build
+	// that needs a new entry): the box keeps one of its own, shared by its
+	// checks, never the user's or the agent's.
+	goCache := filepath.Join(b.scratch, "gocache")
+	if err := os.MkdirAll(goCache, 0o700); err != nil {
+		return nil, err
 	}
 	extra := []string{
 		"HOME=" + home, "TMPDIR=" + tmp,
@@ -412,13 +409,11 @@ func (b *CheckBox) landlockCommand(ctx context.Context, c, dir, shellLine string
 		"PIP_CACHE_DIR=" + filepath.Join(cache, "pip"),
 		"npm_config_cache=" + filepath.Join(cache, "npm"),
 	}
-	if goCache != "" {
-		extra = append(extra, "GOCACHE="+goCache)
-	}
+	extra = append(extra, "GOCACHE="+goCache)
 	if mc := goModCache(get, realHome); mc != "" {
 		extra = append(extra, "GOMODCACHE="+mc)
 	}
-	s := checkSpec{Exec: "/bin/sh", RWDirs: []string{c}, NoNet: b.opts.Network != CheckNetworkHost}
+	s := checkSpec{Exec: "/bin/sh", RWDirs: []string{c, goCache}, NoNet: b.opts.Network != CheckNetworkHost}
 	readAround("/", append(append([]string(nil), b.hide...), b.scratch), &s.RODirs, &s.ROFiles)
 	if covered(b.tree, b.hide) {
 		s.RODirs = append(s.RODirs, b.tree)

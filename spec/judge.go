@@ -84,6 +84,7 @@ type judgeRule func(d fieldDiff, old, nu *Loop) string
 //	protect_defaults                  it is not turned off
 //	protect_except                    it only shrinks
 //	sandbox                           never
+//	checks.network                    it becomes none
 //	allow_passing                     it is turned off
 //	prompts.*, vars.*                 always: text for the agent
 //	post_phases.*.prompt              the phase stays (text for the agent)
@@ -189,6 +190,12 @@ var judgeRules = map[string]judgeRule{
 		return ""
 	},
 	"sandbox": refuse("the sandbox may not change"),
+	"checks.network": func(d fieldDiff, _, nu *Loop) string {
+		if nu.Checks.Network == ChecksNetworkNone {
+			return ""
+		}
+		return "the checks' network may only become none"
+	},
 	// How test counts are read decides whether the passing count can drop.
 	"test_summaries.*.name":    refuse("how test results are read may not change"),
 	"test_summaries.*.passed":  refuse("how test results are read may not change"),

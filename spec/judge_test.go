@@ -244,6 +244,7 @@ var judgeCases = []judgeCase{
 	{"protect_except", "protect_except grows", func(l *Loop) { l.ProtectExcept = append(l.ProtectExcept, "**/*_test.go") }, false, nil},
 	{"sandbox", "sandbox off", func(l *Loop) { l.Sandbox = "off" }, false, nil},
 	{"sandbox", "sandbox bwrap", func(l *Loop) { l.Sandbox = "bwrap" }, false, nil},
+	{"checks.network", "checks get the host's network", func(l *Loop) { l.Checks.Network = ChecksNetworkHost }, false, nil},
 	{"test_summaries.*.name", "test summary renamed", func(l *Loop) { l.TestSummaries[0].Name = "other" }, false, nil},
 	{"test_summaries.*.passed", "test summary passed pattern changed", func(l *Loop) { l.TestSummaries[0].Passed = `^(\d+) ok` }, false, nil},
 	{"test_summaries.*.failed", "test summary failed pattern changed", func(l *Loop) { l.TestSummaries[0].Failed = `^(\d+) bad` }, false, nil},

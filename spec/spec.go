@@ -73,6 +73,9 @@ type Loop struct {
 	// clean room passes, looking for test gaming: a finding at or above
 	// its bar keeps the loop from DONE.
 	Audit Audit `yaml:"audit"`
+	// Checks says how the judge's sandbox runs every check (verify,
+	// objective_verify, holdout_verify, setup, the clean room).
+	Checks Checks `yaml:"checks"`
 	// TestSummaries teach the passing-count rule another runner's summary
 	// line (the built-in runners need none).
 	TestSummaries []testcount.Pattern `yaml:"test_summaries"`
@@ -167,6 +170,20 @@ type Review struct {
 	Architecture []string `yaml:"architecture"`
 	Rules        string   `yaml:"rules"`
 	Writer       string   `yaml:"writer"` // prompt of the optional draft step
+}
+
+// Values of checks.network.
+const (
+	ChecksNetworkNone = "none"
+	ChecksNetworkHost = "host"
+)
+
+// Checks configures the checks' own sandbox.
+type Checks struct {
+	// Network: none (default: loopback of the check's own only) or host
+	// (the host's network and its loopback services, for integration
+	// tests that need a database or the like).
+	Network string `yaml:"network"`
 }
 
 // Audit configures the audit before DONE.

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/looprinter/looprinter/sandbox"
 )
 
 func write(t *testing.T, dir, rel, data string, mode os.FileMode) {
@@ -168,5 +170,33 @@ func TestOtherVersionHintPinsTestedVersion(t *testing.T) {
 	fs = checkCLI(context.Background(), c, nil, []string{"build"}, nil)
 	if fs[0].Level != OK || fs[0].Fix != "" || strings.Contains(fs[0].Message, "tested with") {
 		t.Errorf("the tested version: %+v", fs[0])
+	}
+}
+
+// What the checks' own sandbox gives and gives up is listed, and
+// `checks.network: host` is a warning that says what it exposes.
+func TestCheckFindings(t *testing.T) {
+	has := func(fs []Finding, level, part string) bool {
+		for _, f := range fs {
+			if f.Level == level && strings.Contains(f.Message, part) {
+				return true
+			}
+		}
+		return false
+	}
+	off := checkFindings(sandbox.Off, "none")
+	if !has(off, Warn, "checks: not guaranteed: checks run unconfined") {
+		t.Errorf("off: %+v", off)
+	}
+	host := checkFindings(sandbox.Bwrap, "host")
+	if !has(host, Warn, "checks.network is host") || !has(host, Info, "checks: guaranteed:") {
+		t.Errorf("bwrap, host: %+v", host)
+	}
+	ll := checkFindings(sandbox.Landlock, "none")
+	if !has(ll, Info, "no PID namespace") || !has(ll, Info, "the tree is read-only") {
+		t.Errorf("landlock: %+v", ll)
+	}
+	if has(checkFindings(sandbox.Bwrap, "none"), Warn, "checks.network") {
+		t.Error("a warning about the network without host")
 	}
 }
