@@ -46,6 +46,10 @@ type CheckBoxOptions struct {
 	// Network is CheckNetworkNone (the default when empty) or
 	// CheckNetworkHost.
 	Network string
+	// SetupNetwork is the network of SetupCommand: CheckNetworkHost (the
+	// default when empty: a setup downloads from the package registries)
+	// or CheckNetworkNone.
+	SetupNetwork string
 	// Env is the environment HOME and the caches are read from (default:
 	// this process's).
 	Env []string
@@ -67,6 +71,7 @@ type CheckBox struct {
 	views   []string // canonical, existing
 	env     []string
 	pending sync.WaitGroup // the housekeeping of ended checks
+	base    Layer          // bwrap: what setups wrote in the tree, under every check's layer
 }
 
 // Kind is the kind in force for the box's checks.
@@ -83,6 +88,13 @@ func NewCheckBox(o CheckBoxOptions) (*CheckBox, error) {
 	case CheckNetworkNone, CheckNetworkHost:
 	default:
 		return nil, fmt.Errorf("sandbox: checks network %q is not known (none or host)", o.Network)
+	}
+	switch o.SetupNetwork {
+	case "":
+		o.SetupNetwork = CheckNetworkHost
+	case CheckNetworkNone, CheckNetworkHost:
+	default:
+		return nil, fmt.Errorf("sandbox: setup network %q is not known (none or host)", o.SetupNetwork)
 	}
 	switch o.Kind {
 	case Bwrap, Landlock, Off:

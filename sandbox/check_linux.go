@@ -113,9 +113,10 @@ func restrictCheck(s checkSpec) error {
 		cfg.HandledAccessNet = landlock.AccessNetSet(llsyscall.AccessNetBindTCP | llsyscall.AccessNetConnectTCP)
 	}
 	cfg = cfg.BestEffort()
+	// The harmless devices only: not /dev/shm, which outlives the check
+	// and which an agent run could read.
 	rules := []landlock.Rule{
 		landlock.RWFiles(deviceFiles...).WithIoctlDev().IgnoreIfMissing(),
-		landlock.RWDirs(deviceDirs...).WithIoctlDev().IgnoreIfMissing(),
 	}
 	if len(s.RODirs) > 0 {
 		rules = append(rules, landlock.RODirs(s.RODirs...).IgnoreIfMissing())
@@ -179,7 +180,11 @@ func (b *CheckBox) prepare() error {
 		return err
 	}
 	if b.opts.Kind == Bwrap {
-		b.targets = layerTargets(append([]string{b.tree, "/tmp"}, cacheDirs(b.env)...), os.Getuid() == 0)
+		b.targets = layerTargets(append([]string{b.tree, "/tmp"}, cacheDirs(b.env)...), os.Getuid() == 0, b.tree)
+		b.base = Layer{Target: b.tree, Upper: filepath.Join(b.scratch, "base", "u"), Work: filepath.Join(b.scratch, "base", "w")}
+		if _, err := PrepareLayer(b.base); err != nil {
+			return err
+		}
 		for _, t := range b.targets {
 			if Within(b.scratch, t) && b.scratch != t {
 				continue
@@ -197,11 +202,12 @@ func (b *CheckBox) prepare() error {
 // the other's layer (one mount less). Without privileges each gets a layer
 // of its own: overlayfs in a user namespace cannot copy up a folder on the
 // way that belongs to another user (the tree inside /tmp), so each tree is
-// written in its own layer, whose root is the user's.
-func layerTargets(paths []string, collapse bool) []string {
+// written in its own layer, whose root is the user's. keep (the tree)
+// always gets a layer of its own.
+func layerTargets(paths []string, collapse bool, keep string) []string {
 	var out []string
 	for _, p := range existing(paths) {
-		if p == "/" || (collapse && covered(p, out)) {
+		if p == "/" || (collapse && p != keep && covered(p, out)) {
 			continue
 		}
 		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
@@ -221,6 +227,23 @@ func layerTargets(paths []string, collapse bool) []string {
 // other fields on it, do not replace it. ctx kills the command as
 // exec.CommandContext does.
 func (b *CheckBox) Command(ctx context.Context, dir, shellLine string, env []string) (*exec.Cmd, func(), error) {
+	return b.command(ctx, dir, shellLine, env, false)
+}
+
+// SetupCommand is Command for a setup command (`npm ci`, `pip install -r
+// requirements.txt`, `go mod download`): what it writes in the tree stays
+// for the box's later checks (under bwrap in a layer of the box's own,
+// under Landlock in the tree, which must then be the caller's copy), never
+// in the real tree; HOME, the caches and /tmp are thrown away as for any
+// check. It runs with the network of CheckBoxOptions.SetupNetwork and
+// without the files placed in the view (Put) or the Views: code a setup
+// runs (install scripts) never sees the holdout files. Run setups one at
+// a time, before the box's checks.
+func (b *CheckBox) SetupCommand(ctx context.Context, dir, shellLine string, env []string) (*exec.Cmd, func(), error) {
+	return b.command(ctx, dir, shellLine, env, true)
+}
+
+func (b *CheckBox) command(ctx context.Context, dir, shellLine string, env []string, setup bool) (*exec.Cmd, func(), error) {
 	if !filepath.IsAbs(dir) {
 		return nil, nil, fmt.Errorf("sandbox: the check's folder %q is not an absolute path", dir)
 	}
@@ -276,12 +299,12 @@ func (b *CheckBox) Command(ctx context.Context, dir, shellLine string, env []str
 			cleanup()
 			return nil, nil, err
 		}
-		cmd, err = b.bwrapCommand(ctx, c, cdir, shellLine, env)
+		cmd, err = b.bwrapCommand(ctx, c, cdir, shellLine, env, setup)
 		if cmd != nil {
 			cmd.ExtraFiles = []*os.File{infoW}
 		}
 	} else {
-		cmd, err = b.landlockCommand(ctx, c, cdir, shellLine, env)
+		cmd, err = b.landlockCommand(ctx, c, cdir, shellLine, env, setup)
 	}
 	if err != nil {
 		cleanup()
@@ -301,7 +324,10 @@ func (b *CheckBox) Command(ctx context.Context, dir, shellLine string, env []str
 // bwrapCommand: the layer helper lays a throw-away layer over the tree,
 // HOME, the caches and /tmp in a mount namespace of its own (their upper
 // folders in c), shapes the tree's view, and runs bubblewrap there.
-func (b *CheckBox) bwrapCommand(ctx context.Context, c, dir, shellLine string, env []string) (*exec.Cmd, error) {
+//
+// A setup writes the tree in the box's base layer; a check sees the base
+// under its own throw-away layer.
+func (b *CheckBox) bwrapCommand(ctx context.Context, c, dir, shellLine string, env []string, setup bool) (*exec.Cmd, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, errNoExe
@@ -309,6 +335,16 @@ func (b *CheckBox) bwrapCommand(ctx context.Context, c, dir, shellLine string, e
 	var layers []Layer
 	for i, t := range b.targets {
 		l := Layer{Target: t, Upper: filepath.Join(c, strconv.Itoa(i), "u"), Work: filepath.Join(c, strconv.Itoa(i), "w")}
+		switch {
+		case t == b.tree && setup:
+			if err := ClearWork(b.base); err != nil {
+				return nil, err
+			}
+			layers = append(layers, b.base)
+			continue
+		case t == b.tree:
+			l.Lower = []string{b.base.Upper}
+		}
 		for _, d := range []string{l.Upper, l.Work} {
 			if err := os.MkdirAll(d, 0o700); err != nil {
 				return nil, err
@@ -322,7 +358,7 @@ func (b *CheckBox) bwrapCommand(ctx context.Context, c, dir, shellLine string, e
 	if uid := os.Getuid(); uid != 0 {
 		a = append(a, "--uid", strconv.Itoa(uid), "--gid", strconv.Itoa(os.Getgid()))
 	}
-	if b.opts.Network != CheckNetworkHost {
+	if network := b.network(setup); network != CheckNetworkHost {
 		a = append(a, "--unshare-net")
 	}
 	a = append(a, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc")
@@ -342,11 +378,16 @@ func (b *CheckBox) bwrapCommand(ctx context.Context, c, dir, shellLine string, e
 	if hidden || Within(b.tree, b.scratch) {
 		a = append(a, "--bind", b.tree, b.tree) // the tree inside a hidden folder stays the check's
 	}
-	for _, v := range b.views {
-		a = append(a, "--ro-bind", v, v)
+	if !setup {
+		for _, v := range b.views {
+			a = append(a, "--ro-bind", v, v)
+		}
 	}
 	a = append(a, "--chdir", dir, "--", "/bin/sh", "-c", shellLine)
-	s := layerSpec{Stage: 1, Layers: layers, Exec: bwrapOnce.path, Args: a, Root: b.tree, FD3: true, Put: append([]ViewFile(nil), b.opts.Put...)}
+	s := layerSpec{Stage: 1, Layers: layers, Exec: bwrapOnce.path, Args: a, Root: b.tree, FD3: true}
+	if !setup {
+		s.Put = append([]ViewFile(nil), b.opts.Put...)
+	}
 	for _, r := range b.opts.Remove {
 		s.Hide = append(s.Hide, filepath.Join(b.tree, filepath.FromSlash(r)))
 	}
@@ -369,7 +410,7 @@ var checkHomeSeeds = []string{".gitconfig", ".npmrc", ".config/git/config", ".co
 
 // landlockCommand: the check helper restricts itself and runs the shell;
 // HOME, TMPDIR and the writable caches are fresh folders in c.
-func (b *CheckBox) landlockCommand(ctx context.Context, c, dir, shellLine string, env []string) (*exec.Cmd, error) {
+func (b *CheckBox) landlockCommand(ctx context.Context, c, dir, shellLine string, env []string, setup bool) (*exec.Cmd, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, errNoExe
@@ -413,12 +454,19 @@ func (b *CheckBox) landlockCommand(ctx context.Context, c, dir, shellLine string
 	if mc := goModCache(get, realHome); mc != "" {
 		extra = append(extra, "GOMODCACHE="+mc)
 	}
-	s := checkSpec{Exec: "/bin/sh", RWDirs: []string{c, goCache}, NoNet: b.opts.Network != CheckNetworkHost}
+	s := checkSpec{Exec: "/bin/sh", RWDirs: []string{c, goCache}, NoNet: b.network(setup) != CheckNetworkHost}
+	if setup {
+		s.RWDirs = append(s.RWDirs, b.tree)
+	}
 	readAround("/", append(append([]string(nil), b.hide...), b.scratch), &s.RODirs, &s.ROFiles)
 	if covered(b.tree, b.hide) {
 		s.RODirs = append(s.RODirs, b.tree)
 	}
-	for _, v := range b.views {
+	views := b.views
+	if setup {
+		views = nil
+	}
+	for _, v := range views {
 		if fi, err := os.Stat(v); err == nil && fi.IsDir() {
 			s.RODirs = append(s.RODirs, v)
 		} else if err == nil {
@@ -533,4 +581,12 @@ func nsInit(status []byte) bool {
 		}
 	}
 	return nspid == "1" && !strings.HasPrefix(state, "Z") && !strings.HasPrefix(state, "X")
+}
+
+// network is the network of a check, or of a setup.
+func (b *CheckBox) network(setup bool) string {
+	if setup {
+		return b.opts.SetupNetwork
+	}
+	return b.opts.Network
 }

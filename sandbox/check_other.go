@@ -31,3 +31,8 @@ func (b *CheckBox) Command(ctx context.Context, dir, shellLine string, env []str
 }
 
 func removeTree(p string) error { return os.RemoveAll(p) }
+
+// SetupCommand is Command here (off is the only kind).
+func (b *CheckBox) SetupCommand(ctx context.Context, dir, shellLine string, env []string) (*exec.Cmd, func(), error) {
+	return b.Command(ctx, dir, shellLine, env)
+}

@@ -112,9 +112,11 @@ func TestCheckBoxWritesVanish(t *testing.T) {
 			f := newBoxFixture(t)
 			b := f.box(t, kind, CheckBoxOptions{})
 			hostTmp := filepath.Join(os.TempDir(), fmt.Sprintf("looprinter-checkbox-test-%d-%s", os.Getpid(), kind))
-			t.Cleanup(func() { os.Remove(hostTmp) })
+			shm := fmt.Sprintf("/dev/shm/looprinter-checkbox-test-%d-%s", os.Getpid(), kind)
+			t.Cleanup(func() { os.Remove(hostTmp); os.Remove(shm) })
 			line := `echo x > "$HOME/x" 2>/dev/null; echo x > /tmp/` + filepath.Base(hostTmp) + ` 2>/dev/null; echo x > ` + hostTmp + ` 2>/dev/null
 echo forged > deliverable.txt 2>/dev/null
+echo x > ` + shm + ` 2>/dev/null
 mkdir -p "$HOME/.config/go" && echo 'GOFLAGS=-run=^TestNothing$' > "$HOME/.config/go/env" 2>/dev/null
 echo GOFLAGS=-run=x > ` + filepath.Join(f.home, ".config", "go", "env") + ` 2>/dev/null
 cat deliverable.txt; true`
@@ -126,6 +128,9 @@ cat deliverable.txt; true`
 			if _, err := os.Stat(hostTmp); err == nil {
 				survived = append(survived, hostTmp)
 			}
+			if _, err := os.Stat(shm); err == nil {
+				survived = append(survived, shm)
+			}
 			if b, _ := os.ReadFile(filepath.Join(f.tree, "deliverable.txt")); string(b) != "original\n" {
 				survived = append(survived, "the tree's file")
 			}
@@ -133,7 +138,7 @@ cat deliverable.txt; true`
 				survived = append(survived, "~/.config/go/env")
 			}
 			if kind == Off {
-				if len(survived) < 4 {
+				if len(survived) < 5 {
 					t.Fatalf("unconfined, the writes should have stayed; only %v did (output %q)", survived, out)
 				}
 				return
@@ -333,5 +338,47 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 func killPid(pid int) {
 	if p, err := os.FindProcess(pid); err == nil {
 		p.Kill()
+	}
+}
+
+// What a setup writes in the tree (rebuilt dependencies) is what the box's
+// later checks see, never the real tree under bwrap; what it writes in HOME
+// is gone; the holdout files placed in the view and the views are not
+// visible to it.
+func TestCheckBoxSetup(t *testing.T) {
+	for _, kind := range confinedKinds {
+		t.Run(kind, func(t *testing.T) {
+			f := newBoxFixture(t)
+			view := filepath.Join(f.priv, "engine", "holdout_view.txt")
+			os.WriteFile(view, []byte("holdout view\n"), 0o644)
+			o := CheckBoxOptions{Views: []string{view}}
+			if kind == Bwrap {
+				o.Put = []ViewFile{{From: f.secret, To: "holdout/h.txt", Mode: 0o644}}
+			}
+			b := f.box(t, kind, o)
+			cmd, cleanup, err := b.SetupCommand(context.Background(), f.tree, "mkdir -p deps && echo rebuilt > deps/lib.txt; echo x > \"$HOME/x\"; cat holdout/h.txt "+shellQuote(view)+" 2>&1; echo setup-ran", f.env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			setupOut, _ := cmd.CombinedOutput()
+			cleanup()
+			if !strings.Contains(string(setupOut), "setup-ran") || strings.Contains(string(setupOut), "TestSecret") || strings.Contains(string(setupOut), "holdout view") {
+				t.Fatalf("setup output %q", setupOut)
+			}
+			checkOut, _ := runBox(t, b, f.tree, "cat deps/lib.txt", f.env)
+			if !strings.Contains(checkOut, "rebuilt") {
+				t.Fatalf("a check after the setup does not see what it rebuilt: %q", checkOut)
+			}
+			if _, err := os.Stat(filepath.Join(f.home, "x")); err == nil {
+				t.Error("the setup's write to HOME survived it")
+			}
+			_, err = os.Stat(filepath.Join(f.tree, "deps", "lib.txt"))
+			if kind == Bwrap && err == nil {
+				t.Error("under bwrap the setup wrote the real tree")
+			}
+			if kind == Landlock && err != nil {
+				t.Error("under Landlock the setup writes the tree (the caller's copy)")
+			}
+		})
 	}
 }

@@ -32,6 +32,9 @@ type Layer struct {
 	Target string `json:"target"`
 	Upper  string `json:"upper"`
 	Work   string `json:"work"`
+	// Lower are more read-only folders laid over Target under Upper, the
+	// first uppermost (a check box's setup layer).
+	Lower []string `json:"lower,omitempty"`
 }
 
 // EnvLayers marks a process started by Wrap for bwrap with layers: this
@@ -164,7 +167,10 @@ func mountLayers(layers []Layer, userNS bool) error {
 	sort.SliceStable(layers, func(i, j int) bool {
 		return strings.Count(layers[i].Target, "/") < strings.Count(layers[j].Target, "/")
 	})
-	type fds struct{ lower, upper, work int }
+	type fds struct {
+		lower, upper, work int
+		extra              []int
+	}
 	open := func(p string) (int, error) {
 		fd, err := unix.Open(p, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
@@ -184,10 +190,21 @@ func mountLayers(layers []Layer, userNS bool) error {
 		if all[i].work, err = open(l.Work); err != nil {
 			return err
 		}
+		for _, x := range l.Lower {
+			fd, err := open(x)
+			if err != nil {
+				return err
+			}
+			all[i].extra = append(all[i].extra, fd)
+		}
 	}
 	fdPath := func(fd int) string { return "/proc/self/fd/" + strconv.Itoa(fd) }
 	for i, l := range layers {
-		opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s", fdPath(all[i].lower), fdPath(all[i].upper), fdPath(all[i].work))
+		lower := fdPath(all[i].lower)
+		for j := len(all[i].extra) - 1; j >= 0; j-- {
+			lower = fdPath(all[i].extra[j]) + ":" + lower
+		}
+		opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s", lower, fdPath(all[i].upper), fdPath(all[i].work))
 		if userNS {
 			opts += ",userxattr" // in a user namespace the trusted.* attributes cannot be written
 		}
