@@ -334,7 +334,7 @@ func (b *CheckBox) bwrapCommand(ctx context.Context, c, dir, shellLine string, e
 	}
 	var layers []Layer
 	for i, t := range b.targets {
-		l := Layer{Target: t, Upper: filepath.Join(c, strconv.Itoa(i), "u"), Work: filepath.Join(c, strconv.Itoa(i), "w")}
+		l := Layer{Target: t, Upper: filepath.Join(c, strconv.Itoa(i), "u"), Work: filepath.Join(c, strconv.Itoa(i), "w"), Volatile: true}
 		switch {
 		case t == b.tree && setup:
 			if err := ClearWork(b.base); err != nil {

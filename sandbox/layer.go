@@ -35,6 +35,11 @@ type Layer struct {
 	// Lower are more read-only folders laid over Target under Upper, the
 	// first uppermost (a check box's setup layer).
 	Lower []string `json:"lower,omitempty"`
+	// Volatile: what is written is thrown away, so the layer is mounted
+	// without syncs (overlayfs's volatile: its unmount does not write out
+	// the whole file system Upper is on, which costs milliseconds to
+	// seconds on a busy machine).
+	Volatile bool `json:"volatile,omitempty"`
 }
 
 // EnvLayers marks a process started by Wrap for bwrap with layers: this
@@ -207,6 +212,9 @@ func mountLayers(layers []Layer, userNS bool) error {
 		opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s", lower, fdPath(all[i].upper), fdPath(all[i].work))
 		if userNS {
 			opts += ",userxattr" // in a user namespace the trusted.* attributes cannot be written
+		}
+		if l.Volatile {
+			opts += ",volatile"
 		}
 		if err := unix.Mount("overlay", l.Target, "overlay", 0, opts); err != nil {
 			return fmt.Errorf("overlay on %s: %w", l.Target, err)
