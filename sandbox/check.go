@@ -157,7 +157,7 @@ func CheckGuarantee(kind, network string) string {
 	}
 	switch kind {
 	case Bwrap:
-		return "checks run in a sandbox of the judge's own, never the agent's: the tree, HOME, the caches and /tmp are throw-away copy-on-write layers (nothing a check writes survives it), the engine's state folder and other loops are hidden, no capabilities, their own PID namespace, " + net + "; every process a check starts ends with it"
+		return "checks run in a sandbox of the judge's own, never the agent's: the tree, HOME and the caches are throw-away copy-on-write layers (nothing a check writes survives it), /tmp an empty folder of the check's own, the engine's state folder and other loops hidden, no capabilities, their own PID namespace, " + net + " (without the network, /run's daemon sockets hidden too); every process a check starts ends with it"
 	case Landlock:
 		if network != CheckNetworkHost && landlockABI() >= 4 {
 			net = "no TCP bind or connect"
@@ -178,6 +178,10 @@ func CheckGaps(kind, network string) []string {
 	}
 	switch kind {
 	case Bwrap:
+		out = append(out, "bubblewrap: unix sockets under HOME or in the tree (a gpg or ssh agent's kept under HOME) stay reachable by path; programs installed in /tmp cannot run in a check (its /tmp is its own)")
+		if network == CheckNetworkHost {
+			out = append(out, "bubblewrap with checks.network host: /run's daemon sockets (databases, dbus) are reachable; only the container engines' are masked")
+		}
 		if err := LayerProbe(); err != nil {
 			out = append(out, "no copy-on-write layer can be laid here ("+err.Error()+"): checks cannot run in the judge's sandbox")
 		}
@@ -188,6 +192,7 @@ func CheckGaps(kind, network string) []string {
 		abi := landlockABI()
 		out = append(out,
 			"Landlock: the tree is read-only to a check (no throw-away layer): a runner that writes into it (caches, reports) fails",
+			"Landlock: unix sockets by path (the host's /tmp and /run: a terminal multiplexer's, an ssh agent's, docker's) stay reachable: Landlock does not cover them",
 			"Landlock: HOME, the temporary folder and the caches are fresh empty folders for every check; the module cache is the user's, read-only (a module not downloaded yet cannot be); Go's build cache is the box's own, shared by its checks (cold at first; what one check's code writes there, a later check of the same box reads)",
 			"Landlock: no PID namespace: a check sees the host's processes in /proc",
 			"Landlock: the folders on the way to a hidden one (/, HOME…) cannot be listed by a check, and entries made in them after the check starts cannot be read",

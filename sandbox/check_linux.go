@@ -180,7 +180,7 @@ func (b *CheckBox) prepare() error {
 		return err
 	}
 	if b.opts.Kind == Bwrap {
-		b.targets = layerTargets(append([]string{b.tree, "/tmp"}, cacheDirs(b.env)...), os.Getuid() == 0, b.tree)
+		b.targets = layerTargets(append([]string{b.tree}, cacheDirs(b.env)...), os.Getuid() == 0, b.tree)
 		b.base = Layer{Target: b.tree, Upper: filepath.Join(b.scratch, "base", "u"), Work: filepath.Join(b.scratch, "base", "w")}
 		if _, err := PrepareLayer(b.base); err != nil {
 			return err
@@ -361,7 +361,19 @@ func (b *CheckBox) bwrapCommand(ctx context.Context, c, dir, shellLine string, e
 	if network := b.network(setup); network != CheckNetworkHost {
 		a = append(a, "--unshare-net")
 	}
-	a = append(a, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc")
+	// /tmp is an empty tmpfs of the check's own, not a layer over the
+	// host's: the host's holds unix sockets (a terminal multiplexer's, an
+	// ssh agent's, the agents' network proxies) through which code would
+	// reach past every namespace. Without the network, /run (the daemons'
+	// sockets: docker, databases, dbus) is hidden too.
+	a = append(a, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp")
+	if b.network(setup) != CheckNetworkHost {
+		if fi, err := os.Stat("/run"); err == nil && fi.IsDir() {
+			a = append(a, "--tmpfs", "/run")
+		}
+	} else {
+		a = append(a, hostDaemonMasks()...)
+	}
 	for _, t := range b.targets {
 		a = append(a, "--bind", t, t)
 	}
@@ -372,7 +384,7 @@ func (b *CheckBox) bwrapCommand(ctx context.Context, c, dir, shellLine string, e
 			hidden = hidden || Within(b.tree, h)
 		}
 	}
-	if !covered(b.scratch, b.hide) {
+	if !covered(b.scratch, b.hide) && (!Within(b.scratch, "/tmp") || covered(b.scratch, b.targets)) {
 		a = append(a, "--tmpfs", b.scratch)
 	}
 	if hidden || Within(b.tree, b.scratch) {
@@ -589,4 +601,17 @@ func (b *CheckBox) network(setup bool) string {
 		return b.opts.SetupNetwork
 	}
 	return b.opts.Network
+}
+
+// hostDaemonMasks hide, from a check with the host's network, the sockets
+// through which a program takes over the host (container engines): an
+// empty file bound over a socket, an empty tmpfs over a folder of them.
+func hostDaemonMasks() []string {
+	var a []string
+	for _, p := range []string{"/run/docker.sock", "/run/podman/podman.sock", "/run/containerd/containerd.sock", "/run/crio/crio.sock", "/run/buildkit/buildkitd.sock"} {
+		if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSocket != 0 {
+			a = append(a, "--ro-bind", "/dev/null", p)
+		}
+	}
+	return a
 }

@@ -18,7 +18,11 @@ import (
 // binary doubles as the client, so no tool of the machine is needed.
 func init() {
 	if addr := os.Getenv("CHECKBOX_TEST_DIAL"); addr != "" {
-		c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+		network := "tcp"
+		if strings.HasPrefix(addr, "/") {
+			network = "unix"
+		}
+		c, err := net.DialTimeout(network, addr, 2*time.Second)
 		if err != nil {
 			fmt.Println("dial failed:", err)
 			os.Exit(3)
@@ -181,10 +185,17 @@ func TestCheckBoxNoHostNetwork(t *testing.T) {
 				}
 				f := newBoxFixture(t)
 				b := f.box(t, kind, CheckBoxOptions{Network: network})
+				// The dialer is a copy of the test binary in the tree: the
+				// check's /tmp is its own, where the go tool's build is not.
+				dialer := filepath.Join(f.tree, "dialer")
+				if err := CopyFile(exe, dialer, 0o755); err != nil {
+					t.Fatal(err)
+				}
 				env := append(f.env, "CHECKBOX_TEST_DIAL="+ln.Addr().String())
-				out, code := runBox(t, b, f.tree, shellQuote(exe), env)
+				out, code := runBox(t, b, f.tree, "./dialer", env)
 				connected := code == 0 && strings.Contains(out, "connected")
-				if want := kind == Off || network == CheckNetworkHost; connected != want {
+				refused := code == 3 && strings.Contains(out, "dial failed")
+				if want := kind == Off || network == CheckNetworkHost; connected != want || refused == want {
 					t.Fatalf("connected to the host's %s: %v, want %v (exit %d, output %q)", ln.Addr(), connected, want, code, out)
 				}
 			})
@@ -378,6 +389,49 @@ func TestCheckBoxSetup(t *testing.T) {
 			}
 			if kind == Landlock && err != nil {
 				t.Error("under Landlock the setup writes the tree (the caller's copy)")
+			}
+		})
+	}
+}
+
+// A check cannot reach a unix socket in the host's /tmp (a terminal
+// multiplexer's, an ssh agent's, an agent's network proxy): its /tmp is
+// its own. Landlock cannot refuse it (CheckGaps says so).
+func TestCheckBoxNoHostTmpSockets(t *testing.T) {
+	sockDir := t.TempDir() // in the host's /tmp, outside the tree
+	sock := filepath.Join(sockDir, "daemon.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range []string{Bwrap, Off} {
+		t.Run(kind, func(t *testing.T) {
+			f := newBoxFixture(t)
+			if !strings.HasPrefix(sock, "/tmp/") {
+				t.Skipf("the temporary folder is %s, not in /tmp", os.TempDir())
+			}
+			b := f.box(t, kind, CheckBoxOptions{Network: CheckNetworkHost})
+			if err := CopyFile(exe, filepath.Join(f.tree, "dialer"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			out, code := runBox(t, b, f.tree, "./dialer", append(f.env, "CHECKBOX_TEST_DIAL="+sock))
+			connected := code == 0 && strings.Contains(out, "connected")
+			if connected != (kind == Off) {
+				t.Fatalf("connected to %s: %v (exit %d, output %q)", sock, connected, code, out)
 			}
 		})
 	}
