@@ -55,7 +55,10 @@ type CheckBoxOptions struct {
 	Env []string
 	// Scratch is where the box keeps its throw-away layers and folders
 	// (default: the system's temporary folder); each box makes a folder of
-	// its own there, hidden from its checks, and Close removes it.
+	// its own there, hidden from its checks, and Close removes it. The
+	// judge gives a folder of the loop's private folder: the upper folders
+	// of a holdout box hold the holdout files while its checks run, and an
+	// agent must not be able to read them (agents see the host's /tmp).
 	Scratch string
 }
 

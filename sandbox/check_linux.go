@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -269,31 +270,38 @@ func (b *CheckBox) command(ctx context.Context, dir, shellLine string, env []str
 	}
 	var g *Cgroup
 	var info, infoW *os.File
-	cleanup := func() {
-		ended := false
-		if info != nil {
-			infoW.Close()
-			ended = waitPidNS(info)
-			info.Close()
-		}
-		// Once bubblewrap's PID namespace is gone, every process of the
-		// check is: its cgroup and its layers are only housekeeping, done
-		// beside the next check (Close waits for them).
-		b.pending.Add(1)
-		later := func() {
-			defer b.pending.Done()
-			if g != nil {
-				g.End()
-			}
-			removeAllWritable(c)
-		}
-		if ended {
-			go later()
-		} else {
-			later()
-		}
-	}
 	var cmd *exec.Cmd
+	var once sync.Once
+	cleanup := func() {
+		once.Do(func() {
+			ended := false
+			if info != nil {
+				infoW.Close()
+				ended = waitPidNS(info)
+				info.Close()
+			}
+			// Once bubblewrap's PID namespace is gone, every process of the
+			// check is: its cgroup and its layers are only housekeeping, done
+			// beside the next check (Close waits for them).
+			if !ended && g == nil && cmd != nil && cmd.Process != nil {
+				// No cgroup: what stayed in the check's process group at least.
+				syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			}
+			b.pending.Add(1)
+			later := func() {
+				defer b.pending.Done()
+				if g != nil {
+					g.End()
+				}
+				removeAllWritable(c)
+			}
+			if ended {
+				go later()
+			} else {
+				later()
+			}
+		})
+	}
 	if b.opts.Kind == Bwrap {
 		if info, infoW, err = os.Pipe(); err != nil {
 			cleanup()
@@ -322,8 +330,9 @@ func (b *CheckBox) command(ctx context.Context, dir, shellLine string, env []str
 }
 
 // bwrapCommand: the layer helper lays a throw-away layer over the tree,
-// HOME, the caches and /tmp in a mount namespace of its own (their upper
-// folders in c), shapes the tree's view, and runs bubblewrap there.
+// HOME and the caches in a mount namespace of its own (their upper folders
+// in c), shapes the tree's view, and runs bubblewrap there, with an empty
+// /tmp of the check's own.
 //
 // A setup writes the tree in the box's base layer; a check sees the base
 // under its own throw-away layer.
