@@ -32,6 +32,14 @@ type Layer struct {
 	Target string `json:"target"`
 	Upper  string `json:"upper"`
 	Work   string `json:"work"`
+	// Lower are more read-only folders laid over Target under Upper, the
+	// first uppermost (a check box's setup layer).
+	Lower []string `json:"lower,omitempty"`
+	// Volatile: what is written is thrown away, so the layer is mounted
+	// without syncs (overlayfs's volatile: its unmount does not write out
+	// the whole file system Upper is on, which costs milliseconds to
+	// seconds on a busy machine).
+	Volatile bool `json:"volatile,omitempty"`
 }
 
 // EnvLayers marks a process started by Wrap for bwrap with layers: this
@@ -51,6 +59,12 @@ type layerSpec struct {
 	Dir  string     `json:"dir,omitempty"`
 	Hide []string   `json:"hide,omitempty"`
 	Put  []ViewFile `json:"put,omitempty"`
+	// Root is the tree Hide and Put are in (default: the first layer's
+	// target, before the layers are sorted).
+	Root string `json:"root,omitempty"`
+	// FD3: stage 1 passes its descriptor 3 on to stage 2, which leaves it
+	// open for Exec (a check box's bubblewrap --info-fd).
+	FD3 bool `json:"fd3,omitempty"`
 }
 
 func init() {
@@ -106,6 +120,9 @@ func layerMain(v string) int {
 	next, _ := json.Marshal(s)
 	cmd := exec.Command(exe)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if s.FD3 {
+		cmd.ExtraFiles = []*os.File{os.NewFile(3, "fd3")}
+	}
 	cmd.Env = append(withoutEnv(os.Environ(), EnvLayers), EnvLayers+"="+string(next))
 	cmd.SysProcAttr = attr
 	// SIGTERM and SIGINT go on to bubblewrap; the engine ends the whole
@@ -155,7 +172,10 @@ func mountLayers(layers []Layer, userNS bool) error {
 	sort.SliceStable(layers, func(i, j int) bool {
 		return strings.Count(layers[i].Target, "/") < strings.Count(layers[j].Target, "/")
 	})
-	type fds struct{ lower, upper, work int }
+	type fds struct {
+		lower, upper, work int
+		extra              []int
+	}
 	open := func(p string) (int, error) {
 		fd, err := unix.Open(p, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
@@ -175,12 +195,26 @@ func mountLayers(layers []Layer, userNS bool) error {
 		if all[i].work, err = open(l.Work); err != nil {
 			return err
 		}
+		for _, x := range l.Lower {
+			fd, err := open(x)
+			if err != nil {
+				return err
+			}
+			all[i].extra = append(all[i].extra, fd)
+		}
 	}
 	fdPath := func(fd int) string { return "/proc/self/fd/" + strconv.Itoa(fd) }
 	for i, l := range layers {
-		opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s", fdPath(all[i].lower), fdPath(all[i].upper), fdPath(all[i].work))
+		lower := fdPath(all[i].lower)
+		for j := len(all[i].extra) - 1; j >= 0; j-- {
+			lower = fdPath(all[i].extra[j]) + ":" + lower
+		}
+		opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s", lower, fdPath(all[i].upper), fdPath(all[i].work))
 		if userNS {
 			opts += ",userxattr" // in a user namespace the trusted.* attributes cannot be written
+		}
+		if l.Volatile {
+			opts += ",volatile"
 		}
 		if err := unix.Mount("overlay", l.Target, "overlay", 0, opts); err != nil {
 			return fmt.Errorf("overlay on %s: %w", l.Target, err)

@@ -69,6 +69,9 @@ func (s layerSpec) shapeView() error {
 		return nil
 	}
 	root := s.Layers[0].Target
+	if s.Root != "" {
+		root = s.Root
+	}
 	for _, h := range s.Hide {
 		rel, ok := within(root, h)
 		if !ok || !realParent(root, rel) {

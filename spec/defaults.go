@@ -117,6 +117,9 @@ func (l *Loop) applyDefaults() {
 	if l.Sandbox == "" {
 		l.Sandbox = "auto"
 	}
+	if l.Checks.Network == "" {
+		l.Checks.Network = ChecksNetworkNone
+	}
 	if l.CheckTimeout == 0 {
 		l.CheckTimeout = Duration(DefaultCheckTimeout)
 	}
@@ -328,6 +331,11 @@ func (l *Loop) validate(nodes map[string]*yaml.Node) []Problem {
 	}
 	if _, err := ParseSize(l.PrivateBudget); err != nil {
 		at("private_budget", "private_budget: %v", err)
+	}
+	switch l.Checks.Network {
+	case ChecksNetworkNone, ChecksNetworkHost:
+	default:
+		at("checks.network", "checks.network: %q is not known (none or host): none gives every check a network of its own with only loopback; host lets checks reach the host's network and its services", l.Checks.Network)
 	}
 	switch l.Sandbox {
 	case "auto", "bwrap", "landlock", "seatbelt", "off":
@@ -591,6 +599,9 @@ func contains(list []string, s string) bool {
 	return false
 }
 
+// ChecksHostWarning says what `checks.network: host` gives up.
+const ChecksHostWarning = "checks.network is host: every check (and so the code the agent wrote, which the checks run) reaches the host's network and the services on its loopback — databases, the agent API's proxy, other loops' servers — and can send what it reads anywhere; keep it none unless the integration tests need a host service"
+
 // Warnings are things that are legal but weaken the loop.
 func (l *Loop) Warnings() []string {
 	var w []string
@@ -599,6 +610,9 @@ func (l *Loop) Warnings() []string {
 	}
 	if l.Shape == ShapeCycle && len(l.Verify) == 0 {
 		w = append(w, "no verify checks: the cycle gate checks only the plan and progress files")
+	}
+	if l.Checks.Network == ChecksNetworkHost {
+		w = append(w, ChecksHostWarning)
 	}
 	for _, g := range []struct {
 		key  string

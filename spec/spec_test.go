@@ -154,3 +154,39 @@ func TestFlakyPolicy(t *testing.T) {
 		t.Errorf("default flaky %q %v", l.Flaky, err)
 	}
 }
+
+// checks.network: none by default; host is a warning that says what it
+// gives up; anything else is an error at its line and column.
+func TestChecksNetwork(t *testing.T) {
+	l, err := Parse([]byte("objective: x\nverify: [go test -v ./...]\n"), "loop.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Checks.Network != ChecksNetworkNone {
+		t.Errorf("default checks.network %q", l.Checks.Network)
+	}
+	for _, w := range l.Warnings() {
+		if strings.Contains(w, "checks.network") {
+			t.Errorf("warning without host: %s", w)
+		}
+	}
+	l, err = Parse([]byte("objective: x\nverify: [go test -v ./...]\nchecks:\n  network: host\n"), "loop.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, w := range l.Warnings() {
+		found = found || strings.Contains(w, "checks.network is host") && strings.Contains(w, "loopback")
+	}
+	if !found {
+		t.Errorf("no warning for checks.network: host in %q", l.Warnings())
+	}
+	_, err = Parse([]byte("objective: x\nchecks:\n  network: bridge\n"), "loop.yaml")
+	var se *Error
+	if !errors.As(err, &se) || len(se.Problems) != 1 {
+		t.Fatalf("want one problem, got %v", err)
+	}
+	if p := se.Problems[0]; p.Line != 3 || p.Column != 12 || !strings.Contains(p.Msg, `checks.network: "bridge" is not known (none or host)`) {
+		t.Errorf("problem %+v", p)
+	}
+}

@@ -295,6 +295,26 @@ func checkSandbox(l *spec.Loop) []Finding {
 		}
 		out = append(out, f)
 	}
+	return append(out, checkFindings(kind, l.Checks.Network)...)
+}
+
+// checkFindings say what the checks' own sandbox guarantees, and what it
+// does not, for the kind in force and the loop's checks.network.
+func checkFindings(kind, network string) []Finding {
+	var out []Finding
+	if g := sandbox.CheckGuarantee(kind, network); g != "" {
+		out = append(out, Finding{Level: Info, Area: AreaSandbox, Message: "checks: guaranteed: " + g})
+	}
+	for _, gap := range sandbox.CheckGaps(kind, network) {
+		f := Finding{Level: Info, Area: AreaSandbox, Message: "checks: not guaranteed: " + gap}
+		switch {
+		case strings.HasPrefix(gap, "checks.network is host"):
+			f.Level, f.Fix = Warn, "write `checks: {network: none}` in the loop file unless the integration tests need a host service"
+		case kind == sandbox.Off:
+			f.Level = Warn
+		}
+		out = append(out, f)
+	}
 	return out
 }
 

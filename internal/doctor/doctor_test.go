@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/looprinter/looprinter/sandbox"
 )
 
 func write(t *testing.T, dir, rel, data string, mode os.FileMode) {
@@ -204,5 +206,33 @@ verify: ["python3 -m pytest -q", "npm run unit", ".venv/bin/python -m pytest"]
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Error("doctor ran a file of the loop's folder")
+	}
+}
+
+// What the checks' own sandbox gives and gives up is listed, and
+// `checks.network: host` is a warning that says what it exposes.
+func TestCheckFindings(t *testing.T) {
+	has := func(fs []Finding, level, part string) bool {
+		for _, f := range fs {
+			if f.Level == level && strings.Contains(f.Message, part) {
+				return true
+			}
+		}
+		return false
+	}
+	off := checkFindings(sandbox.Off, "none")
+	if !has(off, Warn, "checks: not guaranteed: checks run unconfined") {
+		t.Errorf("off: %+v", off)
+	}
+	host := checkFindings(sandbox.Bwrap, "host")
+	if !has(host, Warn, "checks.network is host") || !has(host, Info, "checks: guaranteed:") {
+		t.Errorf("bwrap, host: %+v", host)
+	}
+	ll := checkFindings(sandbox.Landlock, "none")
+	if !has(ll, Info, "no PID namespace") || !has(ll, Info, "the tree is read-only") {
+		t.Errorf("landlock: %+v", ll)
+	}
+	if has(checkFindings(sandbox.Bwrap, "none"), Warn, "checks.network") {
+		t.Error("a warning about the network without host")
 	}
 }

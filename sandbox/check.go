@@ -1,0 +1,257 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// Networks a check may get (the loop file's `checks.network`).
+const (
+	// CheckNetworkNone: a network namespace of the check's own with only
+	// loopback (bwrap); TCP bind and connect refused (Landlock ABI 4+).
+	CheckNetworkNone = "none"
+	// CheckNetworkHost: the host's network, its loopback services included.
+	CheckNetworkHost = "host"
+)
+
+// CheckBoxOptions say how the checks of one box run. A box is the judge's
+// own sandbox: it never shares a layer, a folder or a namespace with the
+// agent's.
+type CheckBoxOptions struct {
+	// Kind is a resolved kind (see Resolve): Bwrap, Landlock or Off.
+	// Seatbelt is not a check sandbox yet: NewCheckBox refuses it.
+	Kind string
+	// Tree is the folder the checks run in (the loop folder, or the clean
+	// room's copy of it); absolute. Under bwrap a check sees it as it is and
+	// writes to a throw-away layer; under Landlock it is read-only.
+	Tree string
+	// Remove are paths relative to Tree that checks do not see, and Put are
+	// files placed in their view of it (bwrap with overlayfs only: under
+	// Landlock and off the caller gives a prepared copy as Tree).
+	Remove []string
+	Put    []ViewFile
+	// Hide are folders checks cannot read: the engine's state root, other
+	// loops' folders. Under bwrap each is an empty tmpfs (Tree stays
+	// visible when it lies inside one); under Landlock they are left out of
+	// the read rules. Missing ones are skipped.
+	Hide []string
+	// Views are files or folders outside Tree that checks of this box see
+	// read-only although they lie inside a hidden folder (the holdout files
+	// kept in the engine's private folder).
+	Views []string
+	// Network is CheckNetworkNone (the default when empty) or
+	// CheckNetworkHost.
+	Network string
+	// SetupNetwork is the network of SetupCommand: CheckNetworkHost (the
+	// default when empty: a setup downloads from the package registries)
+	// or CheckNetworkNone.
+	SetupNetwork string
+	// Env is the environment HOME and the caches are read from (default:
+	// this process's).
+	Env []string
+	// Scratch is where the box keeps its throw-away layers and folders
+	// (default: the system's temporary folder); each box makes a folder of
+	// its own there, hidden from its checks, and Close removes it. The
+	// judge gives a folder of the loop's private folder: the upper folders
+	// of a holdout box hold the holdout files while its checks run, and an
+	// agent must not be able to read them (agents see the host's /tmp).
+	Scratch string
+}
+
+// A CheckBox runs checks confined: whatever a check's code writes is gone
+// when the check ends, and it cannot read the engine's state. Make one per
+// judge (NewCheckBox), call Command for every check, Close at the end.
+type CheckBox struct {
+	opts    CheckBoxOptions
+	tree    string   // canonical
+	scratch string   // the box's own folder (removed by Close)
+	targets []string // bwrap: the throw-away layers' targets, canonical, none inside another
+	hide    []string // canonical, existing
+	views   []string // canonical, existing
+	env     []string
+	pending sync.WaitGroup // the housekeeping of ended checks
+	base    Layer          // bwrap: what setups wrote in the tree, under every check's layer
+}
+
+// Kind is the kind in force for the box's checks.
+func (b *CheckBox) Kind() string { return b.opts.Kind }
+
+// Network is the network the box's checks get.
+func (b *CheckBox) Network() string { return b.opts.Network }
+
+// NewCheckBox checks the options and prepares the box's folder.
+func NewCheckBox(o CheckBoxOptions) (*CheckBox, error) {
+	switch o.Network {
+	case "":
+		o.Network = CheckNetworkNone
+	case CheckNetworkNone, CheckNetworkHost:
+	default:
+		return nil, fmt.Errorf("sandbox: checks network %q is not known (none or host)", o.Network)
+	}
+	switch o.SetupNetwork {
+	case "":
+		o.SetupNetwork = CheckNetworkHost
+	case CheckNetworkNone, CheckNetworkHost:
+	default:
+		return nil, fmt.Errorf("sandbox: setup network %q is not known (none or host)", o.SetupNetwork)
+	}
+	switch o.Kind {
+	case Bwrap, Landlock, Off:
+	case Seatbelt:
+		return nil, errors.New("sandbox: checks cannot be confined by seatbelt yet: choose bwrap, landlock or off")
+	default:
+		return nil, fmt.Errorf("sandbox: kind %q is not known (bwrap, landlock or off)", o.Kind)
+	}
+	if !filepath.IsAbs(o.Tree) {
+		return nil, fmt.Errorf("sandbox: the checks' tree %q is not an absolute path", o.Tree)
+	}
+	tree, err := canonical(o.Tree)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: the checks' tree: %w", err)
+	}
+	if o.Kind != Bwrap && (len(o.Remove) > 0 || len(o.Put) > 0) {
+		return nil, fmt.Errorf("sandbox: a view of the tree with files removed or placed needs bwrap; under %s give a prepared copy as the tree", o.Kind)
+	}
+	for _, r := range o.Remove {
+		if filepath.IsAbs(r) || r == ".." || strings.HasPrefix(filepath.ToSlash(r), "../") {
+			return nil, fmt.Errorf("sandbox: %q is not a path inside the checks' tree", r)
+		}
+	}
+	if o.Env == nil {
+		o.Env = os.Environ()
+	}
+	b := &CheckBox{opts: o, tree: tree, env: o.Env, hide: existing(o.Hide), views: existing(o.Views)}
+	if o.Kind == Off {
+		return b, nil
+	}
+	if err := b.prepare(); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// Close removes the box's folder; a box is not used after it.
+func (b *CheckBox) Close() error {
+	if b == nil || b.scratch == "" {
+		return nil
+	}
+	b.pending.Wait()
+	err := removeTree(b.scratch)
+	b.scratch = ""
+	return err
+}
+
+// Unconfined says what the box's checks are NOT kept from, one line each
+// (empty when the kind gives everything a check box promises); for the
+// reports, `doctor` and the audit.
+func (b *CheckBox) Unconfined() []string { return CheckGaps(b.opts.Kind, b.opts.Network) }
+
+// CheckGuarantee says in one line what the checks' own sandbox of kind
+// guarantees with network ("" for off); for `looprinter doctor`.
+func CheckGuarantee(kind, network string) string {
+	net := "no network but a loopback of their own"
+	if network == CheckNetworkHost {
+		net = "the host's network (checks.network: host)"
+	}
+	switch kind {
+	case Bwrap:
+		return "checks run in a sandbox of the judge's own, never the agent's: the tree, HOME and the caches are throw-away copy-on-write layers (nothing a check writes survives it), /tmp an empty folder of the check's own, the engine's state folder and other loops hidden, no capabilities, their own PID namespace, " + net + " (without the network, /run's daemon sockets hidden too); every process a check starts ends with it"
+	case Landlock:
+		if network != CheckNetworkHost && landlockABI() >= 4 {
+			net = "no TCP bind or connect"
+		} else if network != CheckNetworkHost {
+			net = "the host's network (Landlock below ABI 4 has no network rules)"
+		}
+		return "checks run under a Landlock ruleset of the judge's own: writes only to fresh folders made for the check (HOME, the temporary folder, the caches it may write), the tree and the user's caches read-only, the engine's state folder unreadable, no capabilities, " + net
+	}
+	return ""
+}
+
+// CheckGaps says what checks confined by kind with network are not kept
+// from, one line each.
+func CheckGaps(kind, network string) []string {
+	var out []string
+	if network == CheckNetworkHost && kind != Off {
+		out = append(out, "checks.network is host: a check reaches the host's network and every service on its loopback (databases, the agent API's proxy, other loops' servers); code the agent wrote can send what it reads anywhere")
+	}
+	switch kind {
+	case Bwrap:
+		out = append(out, "bubblewrap: unix sockets under HOME or in the tree (a gpg or ssh agent's kept under HOME) stay reachable by path; programs installed in /tmp cannot run in a check (its /tmp is its own)")
+		if network == CheckNetworkHost {
+			out = append(out, "bubblewrap with checks.network host: /run's daemon sockets (databases, dbus) are reachable; only the container engines' are masked")
+		}
+		if err := LayerProbe(); err != nil {
+			out = append(out, "no copy-on-write layer can be laid here ("+err.Error()+"): checks cannot run in the judge's sandbox")
+		}
+		if err := CgroupProbe(); err != nil {
+			out = append(out, "no cgroup here ("+err.Error()+"): a check's processes are ended with its PID namespace, not by the kernel's list")
+		}
+	case Landlock:
+		abi := landlockABI()
+		out = append(out,
+			"Landlock: the tree is read-only to a check (no throw-away layer): a runner that writes into it (caches, reports) fails",
+			"Landlock: unix sockets by path (the host's /tmp and /run: a terminal multiplexer's, an ssh agent's, docker's) stay reachable: Landlock does not cover them",
+			"Landlock: HOME, the temporary folder and the caches are fresh empty folders for every check; the module cache is the user's, read-only (a module not downloaded yet cannot be); Go's build cache is the box's own, shared by its checks (cold at first; what one check's code writes there, a later check of the same box reads)",
+			"Landlock: no PID namespace: a check sees the host's processes in /proc",
+			"Landlock: the folders on the way to a hidden one (/, HOME…) cannot be listed by a check, and entries made in them after the check starts cannot be read",
+		)
+		if network != CheckNetworkHost {
+			if abi >= 4 {
+				out = append(out, "Landlock: TCP bind and connect are refused to every port, loopback included (no network namespace): a check cannot run a local server; UDP and unix sockets by path are not covered")
+			} else {
+				out = append(out, fmt.Sprintf("Landlock ABI %d (below 4): checks have the host's network", abi))
+			}
+		}
+		if err := CgroupProbe(); err != nil {
+			out = append(out, "no cgroup here ("+err.Error()+"): a daemon a check started (setsid, double fork) can outlive it")
+		}
+	case Off:
+		out = append(out, "checks run unconfined: the agent's code runs at check time with the user's rights, HOME, caches, /tmp, network and the engine's state folder; what it writes stays")
+	}
+	return out
+}
+
+// checkEnv are the entries every confined check gets after the caller's:
+// no bytecode written, and a bytecode prefix of its own.
+func checkPythonEnv(pycache string) []string {
+	return []string{"PYTHONDONTWRITEBYTECODE=1", "PYTHONPYCACHEPREFIX=" + pycache}
+}
+
+// lookupEnv is the last value of key in env.
+func lookupEnv(env []string, key string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val
+		}
+	}
+	return v
+}
+
+// cacheDirs are HOME and the cache folders the environment names (absolute
+// ones only), HOME first.
+func cacheDirs(env []string) []string {
+	get := func(k string) string { return lookupEnv(env, k) }
+	var out []string
+	for _, k := range []string{"HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "GOCACHE", "GOMODCACHE", "PIP_CACHE_DIR", "npm_config_cache", "NPM_CONFIG_CACHE", "YARN_CACHE_FOLDER", "CARGO_HOME"} {
+		if v := get(k); filepath.IsAbs(v) && filepath.Clean(v) != "/" {
+			out = append(out, v)
+		}
+	}
+	if v := get("GOPATH"); v != "" {
+		for _, p := range filepath.SplitList(v) {
+			if filepath.IsAbs(p) && filepath.Clean(p) != "/" {
+				out = append(out, p)
+			}
+		}
+	}
+	if v := get("GOENV"); filepath.IsAbs(v) && filepath.Dir(v) != "/" {
+		out = append(out, filepath.Dir(v))
+	}
+	return out
+}
