@@ -107,7 +107,14 @@ func (l *Loop) applyDefaults() {
 		l.Audit.Bar = "major"
 	}
 	if l.Sandbox == "" {
+		l.Sandbox = l.SandboxOpts.Mode
+	}
+	if l.Sandbox == "" {
 		l.Sandbox = "auto"
+	}
+	l.SandboxOpts.Mode = l.Sandbox
+	if l.Network.Mode == "" {
+		l.Network.Mode = NetworkAllow
 	}
 	if l.CheckTimeout == 0 {
 		l.CheckTimeout = Duration(DefaultCheckTimeout)
@@ -320,6 +327,7 @@ func (l *Loop) validate(nodes map[string]*yaml.Node) []Problem {
 	default:
 		at("sandbox", "sandbox: %q is not known (auto, bwrap, landlock, seatbelt or off)", l.Sandbox)
 	}
+	l.validateNetwork(at)
 	for i, p := range l.Redact.Patterns {
 		if _, err := regexp.Compile(p); err != nil {
 			at(fmt.Sprintf("redact.patterns[%d]", i), "redact.patterns[%d]: %v", i, err)

@@ -188,7 +188,16 @@ var judgeRules = map[string]judgeRule{
 		}
 		return ""
 	},
-	"sandbox": refuse("the sandbox may not change"),
+	"sandbox.mode":       refuse("the sandbox may not change"),
+	"sandbox.allow_read": refuse("the paths let through the sandbox's masks may not change"),
+	"sandbox.deny_read": func(d fieldDiff, _, _ *Loop) string {
+		if !d.New.IsValid() {
+			return "sandbox.deny_read may only grow"
+		}
+		return ""
+	},
+	"network.mode":  refuse("the network policy may not change"),
+	"network.allow": refuse("the network allowlist may not change"),
 	// How test counts are read decides whether the passing count can drop.
 	"test_summaries.*.name":    refuse("how test results are read may not change"),
 	"test_summaries.*.passed":  refuse("how test results are read may not change"),

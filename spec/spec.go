@@ -54,8 +54,12 @@ type Loop struct {
 	// default rule protects them (a test file that is the deliverable).
 	ProtectExcept []string `yaml:"protect_except"`
 	// Sandbox confines every agent run: auto (default), bwrap, landlock
-	// (Linux), seatbelt (macOS), off.
-	Sandbox string `yaml:"sandbox"`
+	// (Linux), seatbelt (macOS), off; the mode of `sandbox:`, whose
+	// mapping form (SandboxOpts) also names paths to mask or let through.
+	Sandbox     string      `yaml:"-"`
+	SandboxOpts SandboxOpts `yaml:"sandbox"`
+	// Network is what agents may reach (see Network).
+	Network Network `yaml:"network"`
 	// AllowPassing lets a loop start although every check already passes
 	// (the "keep it green" use); otherwise that stops the loop at once.
 	AllowPassing bool `yaml:"allow_passing"`
