@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/looprinter/looprinter/netpolicy"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,6 +101,10 @@ type Hook func(ev record.Event, emit func(record.Event)) error
 
 // Engine runs one loop directory.
 type Engine struct {
+	// netProxy is the loop's network proxy (network.go), started at the
+	// first agent run.
+	netProxy   *netpolicy.Proxy
+	netStarted bool
 	// summarized is when the history's summary was last brought up to
 	// date (tally.go).
 	summarized time.Time
@@ -361,6 +366,7 @@ func (e *Engine) close() {
 		sandbox.RemoveTempDir(e.dir)
 	}
 	e.resetWatch()
+	e.closeNetwork()
 	e.rec.Close()
 	e.jr.close()
 	e.lock.Release()

@@ -335,6 +335,7 @@ func (e *Engine) retryRecord(phase, task string, ran spec.Agent, res agent.Resul
 }
 
 func (e *Engine) endRecord(phase, task string, a spec.Agent, res agent.Result, changed []string) {
+	e.flushNetwork()
 	e.emit(record.Event{Event: record.AgentEnd, Phase: phase, Task: task, Backend: a.Backend, Model: a.Model,
 		Status: string(res.Status), ExitCode: record.Int(res.ExitCode), Turns: res.Turns,
 		InputTokens: res.InputTokens, OutputTokens: res.OutputTokens, CachedTokens: res.CachedTokens,

@@ -42,6 +42,9 @@ func (e *Engine) confinement(files []protFile) (func(string, []string) (string, 
 			return nil, fmt.Errorf("cannot hide the holdout files from the agent: %w", err)
 		}
 		p.Hidden = append(p.Hidden, loopdir.Private(e.priv).HoldoutChecks())
+		if err := e.confineNetwork(&p); err != nil {
+			return nil, err
+		}
 		e.layer = &lay
 		e.confined(p.Kind + " with copy-on-write layers")
 		return p.Wrap, nil
@@ -88,6 +91,9 @@ func (e *Engine) confinement(files []protFile) (func(string, []string) (string, 
 	}
 	p.Writable = home.Writable
 	p.ReadOnly = append(p.ReadOnly, e.roFiles...)
+	if err := e.confineNetwork(&p); err != nil {
+		return nil, err
+	}
 	return func(path string, args []string) (string, []string, []string, error) {
 		np, na, env, err := p.Wrap(path, args)
 		return np, na, append(env, home.Env...), err

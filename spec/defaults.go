@@ -534,6 +534,9 @@ func contains(list []string, s string) bool {
 // Warnings are things that are legal but weaken the loop.
 func (l *Loop) Warnings() []string {
 	var w []string
+	if l.Network.Mode == NetworkOpen {
+		w = append(w, "network: open: agents reach the host's network and every service on its loopback (the engine's own API too), unconfined; write `network: {allow: [hosts]}` to confine them")
+	}
 	if l.Shape == ShapeCycle && len(l.ObjectiveVerify) == 0 {
 		w = append(w, "no objective_verify checks: the objective gate passes through and the objective is reported NOT VERIFIED")
 	}
