@@ -124,12 +124,19 @@ func (e *Engine) applyLayer(phase, task string) ([]Tamper, error) {
 	}
 	commits := gitDir(e.spec) != ""
 	held := map[string]bool{}
+	secrets := map[string]string{}
 	changes, err := sandbox.ApplyLayer(*e.layer, func(rel string) bool {
 		if e.holdoutPath(e.layer.Upper, rel) {
 			held[rel] = true
 			return false
 		}
 		_, owned := engineOwned(rel, commits)
+		if !owned {
+			if kinds := secretsIn(filepath.Join(e.layer.Upper, filepath.FromSlash(rel)), e.red); kinds != "" {
+				secrets[rel] = kinds
+				return false
+			}
+		}
 		return !owned
 	})
 	var tamper []Tamper
@@ -140,6 +147,8 @@ func (e *Engine) applyLayer(phase, task string) ([]Tamper, error) {
 		}
 		why, owned := engineOwned(c.Path, commits)
 		switch {
+		case secrets[c.Path] != "":
+			tamper = append(tamper, Tamper{File: c.Path, What: "refused: it holds " + secrets[c.Path], Rule: secretRule})
 		case held[c.Path] && c.What == "removed" && slices.Contains(e.holdouts, c.Path):
 			// The engine's own whiteout: the holdout file stayed hidden.
 		case held[c.Path] || e.touchesHoldout(c.Path):

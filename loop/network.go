@@ -1,7 +1,11 @@
 package loop
 
 import (
+	"fmt"
 	"os"
+	"strings"
+
+	"github.com/looprinter/looprinter/redact"
 
 	"github.com/looprinter/looprinter/netpolicy"
 	"github.com/looprinter/looprinter/record"
@@ -41,4 +45,28 @@ func (e *Engine) closeNetwork() {
 	e.netProxy.Close()
 	e.flushNetwork()
 	e.netProxy, e.netStarted = nil, false
+}
+
+// secretRule marks a Tamper that is a secret in a changed file.
+const secretRule = "secret_in_change"
+
+// maxScan bounds the size of a changed file scanned for secrets.
+const maxScan = 16 << 20
+
+// secretsIn says which secrets a changed regular file of a layer holds
+// ("" when none): the kinds and lines, never the values.
+func secretsIn(path string, r *redact.Redactor) string {
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxScan {
+		return ""
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	var parts []string
+	for _, f := range redact.Scan(r, data) {
+		parts = append(parts, fmt.Sprintf("%s on line %d", f.Kind, f.Line))
+	}
+	return strings.Join(parts, ", ")
 }

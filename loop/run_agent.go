@@ -298,6 +298,11 @@ func (e *Engine) runAgent(ctx context.Context, phase string, post bool, task str
 // recordTamper writes a violation for each protected file a run changed.
 func (e *Engine) recordTamper(phase, task string, ts []Tamper) {
 	for _, t := range ts {
+		if t.Rule == secretRule {
+			e.emit(record.Event{Event: record.Violation, Phase: phase, Task: task, Kind: "secret_in_change", File: t.File,
+				Message: fmt.Sprintf("%s was not applied to the loop folder: %s (the value is not repeated here); keep secrets out of the loop's files", t.File, t.What)})
+			continue
+		}
 		msg := fmt.Sprintf("%s: a protected file was %s; it was restored", t.File, t.What)
 		if t.Rule != "" {
 			msg += " (protected by " + t.Rule + ")"
