@@ -8,11 +8,14 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/looprinter/looprinter/netproxy"
 )
@@ -192,5 +195,67 @@ func TestNetworkEnv(t *testing.T) {
 		if !strings.Contains(env+" ", want) {
 			t.Errorf("%q missing from %s", want, env)
 		}
+	}
+}
+
+// BenchmarkNetworkStart starts /bin/true as the engine starts an agent,
+// with and without the network namespace and the relay to the loop's
+// proxy, with the copy-on-write layer (the default) and without,
+// interleaved so that a busy machine slows all alike; it reports each
+// median in ms.
+func BenchmarkNetworkStart(b *testing.B) {
+	need(b, Bwrap)
+	dir := b.TempDir()
+	defer os.RemoveAll(TempDir(dir))
+	state := b.TempDir()
+	lay := Layer{Target: dir, Upper: filepath.Join(state, "upper"), Work: filepath.Join(state, "work")}
+	PrepareLayer(lay)
+	sdir, _ := os.MkdirTemp("", "bnet")
+	defer os.RemoveAll(sdir)
+	p, err := netproxy.Listen(filepath.Join(sdir, "p.sock"), netproxy.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	n := &Network{Socket: filepath.Join(sdir, "p.sock"), Port: 3128}
+	modes := []struct {
+		name string
+		p    Policy
+	}{
+		{"bare", Policy{Kind: Off, Dir: dir}},
+		{"bwrap", Policy{Kind: Bwrap, Dir: dir}},
+		{"bwrap+net", Policy{Kind: Bwrap, Dir: dir, Net: n}},
+	}
+	if LayerProbe() == nil {
+		modes = append(modes,
+			struct {
+				name string
+				p    Policy
+			}{"layer", Policy{Kind: Bwrap, Dir: dir, Layers: []Layer{lay}}},
+			struct {
+				name string
+				p    Policy
+			}{"layer+net", Policy{Kind: Bwrap, Dir: dir, Layers: []Layer{lay}, Net: n}})
+	}
+	times := map[string][]float64{}
+	for i := 0; i < b.N; i++ {
+		for _, m := range modes {
+			start := time.Now()
+			path, args, extra, err := m.p.Wrap("/bin/true", nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			cmd := exec.Command(path, args...)
+			cmd.Env = append(os.Environ(), extra...)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				b.Fatalf("%s: %v: %s", m.name, err, out)
+			}
+			times[m.name] = append(times[m.name], float64(time.Since(start))/1e6)
+		}
+	}
+	for _, m := range modes {
+		d := times[m.name]
+		sort.Float64s(d)
+		b.ReportMetric(d[len(d)/2], m.name+"-median-ms")
 	}
 }
