@@ -26,7 +26,9 @@
 // starts (setsid, double fork, nohup) dies when the command exits or when
 // bubblewrap is killed, even by SIGKILL. bubblewrap does not forward
 // signals, so SIGTERM to the run ends the sandbox at once (no grace period).
-// The network is shared.
+// With Policy.Net set the run gets a network namespace of its own, whose
+// only way out is the relay to the loop's proxy (network.go); without it
+// the network is shared. Policy.Masked paths read as empty.
 //
 // landlock runs the command under a Landlock ruleset (Linux ≥ 5.13): read
 // and execute everywhere, write only to Dir, the writable trees and a
