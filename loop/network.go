@@ -18,6 +18,9 @@ import (
 func (e *Engine) confineNetwork(p *sandbox.Policy) error {
 	home, _ := os.UserHomeDir()
 	p.Masked = netpolicy.Masks(e.spec, home, e.dir)
+	if h := e.spec.Agent.Env["HOME"]; h != "" && h != home {
+		p.Masked = append(p.Masked, netpolicy.Masks(e.spec, h, e.dir)...)
+	}
 	if !e.netStarted {
 		x, err := netpolicy.Start(e.spec, p.Kind)
 		if err != nil {

@@ -99,7 +99,7 @@ func Masks(l *spec.Loop, home, dir string) []string {
 		}
 	}
 	for _, d := range l.SandboxOpts.DenyRead {
-		m = append(m, spec.ExpandHome(d))
+		m = append(m, expand(d, home))
 	}
 	var out []string
 	seen := map[string]bool{}
@@ -110,7 +110,7 @@ func Masks(l *spec.Loop, home, dir string) []string {
 		}
 		let := false
 		for _, a := range l.SandboxOpts.AllowRead {
-			let = let || sandbox.Within(p, filepath.Clean(spec.ExpandHome(a)))
+			let = let || sandbox.Within(p, filepath.Clean(expand(a, home)))
 		}
 		if !let {
 			seen[p] = true
@@ -122,6 +122,14 @@ func Masks(l *spec.Loop, home, dir string) []string {
 
 // A Line is one line of Describe: a label (network, masked) and its text.
 type Line struct{ Label, Text string }
+
+// expand makes a leading ~ home.
+func expand(p, home string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		return filepath.Join(home, p[1:])
+	}
+	return p
+}
 
 // Describe says, for validate and doctor, what the loop's network policy is
 // under kind and what is masked (the paths that exist on this machine);
