@@ -82,6 +82,15 @@ func layerMain(v string) int {
 	}
 	if s.Stage == 2 {
 		os.Unsetenv(EnvLayers)
+		if s.Net != nil && s.Net.Socket != "" {
+			// The proxy's socket is held before the layers are laid: one
+			// laid over the folder that holds it would hide it.
+			fd, err := unix.Open(s.Net.Socket, unix.O_PATH|unix.O_CLOEXEC, 0)
+			if err != nil {
+				return fail(126, "cannot reach the loop's network proxy: %v", err)
+			}
+			s.Net.Socket = "/proc/self/fd/" + strconv.Itoa(fd)
+		}
 		if err := mountLayers(s.Layers, s.UserNS); err != nil {
 			return fail(126, "cannot lay the copy-on-write layers: %v (choose `sandbox: landlock` in the loop file where overlayfs cannot be mounted)", err)
 		}

@@ -31,7 +31,7 @@ type netFixture struct {
 	reports         []netproxy.Conn
 }
 
-func newNetFixture(t *testing.T) *netFixture {
+func newNetFixture(t *testing.T, sockDir ...string) *netFixture {
 	t.Helper()
 	f := &netFixture{}
 	serve := func(body string) string {
@@ -55,7 +55,11 @@ func newNetFixture(t *testing.T) *netFixture {
 		f.reports = append(f.reports, c)
 		f.mu.Unlock()
 	}}
-	dir, err := os.MkdirTemp("", "sbxnet")
+	base := ""
+	if len(sockDir) > 0 {
+		base = sockDir[0]
+	}
+	dir, err := os.MkdirTemp(base, "sbxnet")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +147,9 @@ func TestBwrapNetworkAndMasks(t *testing.T) {
 			}
 			l := newLayout(t)
 			seedCredentials(t, l.home)
-			f := newNetFixture(t)
+			// The proxy's socket inside the layered HOME: the layer must
+			// not hide it from the relay.
+			f := newNetFixture(t, l.home)
 			p := l.policy(Bwrap)
 			p.Net = &Network{Socket: f.sock, Port: 3128}
 			p.Masked = Credentials(l.home)
