@@ -3,6 +3,7 @@ package loop
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/looprinter/looprinter/redact"
@@ -40,6 +41,9 @@ func (e *Engine) confineNetwork(p *sandbox.Policy) error {
 func (e *Engine) flushNetwork() {
 	for _, ev := range e.netProxy.Drain() {
 		e.emit(ev)
+		if ev.Event == record.NetRefused && len(e.st.NetRefused) < 20 && !slices.Contains(e.st.NetRefused, ev.To) {
+			e.st.NetRefused = append(e.st.NetRefused, ev.To)
+		}
 	}
 }
 

@@ -204,6 +204,9 @@ func statusOne(io *IO, e ops.Entry, asJSON bool) error {
 		for _, nv := range st.NotVerified {
 			fmt.Fprintf(w, "NOT VERIFIED: %s\n", nv)
 		}
+		if len(st.NetRefused) > 0 {
+			fmt.Fprintf(w, "network:    refused %s (add what the agent needs to network.allow)\n", strings.Join(st.NetRefused, ", "))
+		}
 	}
 	printChannel(w, s)
 	if len(s.Tasks) > 0 {
