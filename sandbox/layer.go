@@ -133,6 +133,11 @@ func layerMain(v string) int {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.Env = append(withoutEnv(os.Environ(), EnvLayers), EnvLayers+"="+string(next))
 	cmd.SysProcAttr = attr
+	if s.Net != nil {
+		return runChild(cmd, func(code int, format string, a ...any) int {
+			return fail(code, format+" (where a network namespace cannot be made here, write `network: open` in the loop file)", a...)
+		})
+	}
 	return runChild(cmd, fail)
 }
 
