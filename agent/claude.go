@@ -17,6 +17,8 @@ var claudeBackend = Backend{
 	New:     func() Adapter { return claudeAdapter{} },
 	Program: "claude", VersionArgs: []string{"--version"},
 	NPMPackage: "@anthropic-ai/claude-code", Version: "2.1.328",
+	APIHosts:   []string{"api.anthropic.com", "console.anthropic.com"},
+	APIBaseEnv: []string{"ANTHROPIC_BASE_URL"},
 	Login: Login{
 		Env:   []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX"},
 		Files: []string{"$CLAUDE_CONFIG_DIR/.credentials.json", ".claude/.credentials.json"},

@@ -18,6 +18,8 @@ var codexBackend = Backend{
 	New:     func() Adapter { return codexAdapter{} },
 	Program: "codex", VersionArgs: []string{"--version"},
 	NPMPackage: "@openai/codex", Version: "0.169.0",
+	APIHosts:   []string{"api.openai.com", "auth.openai.com", "chatgpt.com"},
+	APIBaseEnv: []string{CodexBaseURLEnv, "OPENAI_BASE_URL"},
 	Login: Login{
 		Env:   []string{"OPENAI_API_KEY", "CODEX_API_KEY"},
 		Files: []string{"$CODEX_HOME/auth.json", ".codex/auth.json"},

@@ -18,6 +18,8 @@ var geminiBackend = Backend{
 	New:     func() Adapter { return geminiAdapter{} },
 	Program: "gemini", VersionArgs: []string{"--version"},
 	NPMPackage: "@google/gemini-cli", Version: "0.61.0",
+	APIHosts:   []string{"generativelanguage.googleapis.com", "cloudcode-pa.googleapis.com", "oauth2.googleapis.com", "accounts.google.com"},
+	APIBaseEnv: []string{"GOOGLE_GEMINI_BASE_URL"},
 	Login: Login{
 		Env:   []string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_GCA"},
 		Files: []string{".gemini/oauth_creds.json"},

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -27,6 +28,13 @@ type Backend struct {
 	Version     string   // the version looprinter is tested with; the install hint pins it
 
 	Login Login
+
+	// APIHosts are the hosts its model API and login need: the loop's
+	// network proxy allows them by default (network.allow adds more).
+	// APIBaseEnv are the variables that point it at another endpoint (a
+	// URL); the endpoint's host:port is allowed when agent.env sets one.
+	APIHosts   []string
+	APIBaseEnv []string
 
 	// HomePaths are the folders (and the odd file) under HOME the CLI
 	// writes: settings, sessions, credentials, caches. Under bubblewrap the
@@ -194,4 +202,33 @@ func Backends() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// NetworkHosts are the hosts the loop's proxy allows an agent of backend
+// by default: its model API hosts and the host:port of an endpoint that
+// env (agent.env) points it at.
+func NetworkHosts(backend string, env map[string]string) []string {
+	b, _ := Find(backend)
+	out := append([]string(nil), b.APIHosts...)
+	for _, k := range b.APIBaseEnv {
+		if hp := endpointHost(env[k]); hp != "" {
+			out = append(out, hp)
+		}
+	}
+	return out
+}
+
+// endpointHost is the host:port of a URL ("" when it is not one).
+func endpointHost(raw string) string {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return ""
+	}
+	if u.Port() != "" {
+		return u.Host
+	}
+	if u.Scheme == "http" {
+		return u.Host + ":80"
+	}
+	return u.Host + ":443"
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/internal/fakeapi"
+	"github.com/looprinter/looprinter/sandbox"
 )
 
 var (
@@ -204,6 +205,8 @@ type event struct {
 	Transcript    string   `json:"transcript"`
 	WaitMS        int64    `json:"wait_ms"`
 	Reason        string   `json:"reason"`
+	To            string   `json:"to"`
+	BytesDown     int64    `json:"bytes_down"`
 	Error         string   `json:"error"`
 }
 
@@ -334,6 +337,7 @@ func TestLoopCycleEndToEnd(t *testing.T) {
 			t.Errorf("the report does not say DONE")
 		}
 		l.checkDone(t, k, "ok")
+		assertThroughProxy(t, l.records(t), srv.URL)
 		if n := srv.Remaining(); n != 0 {
 			t.Errorf("%d scripted replies unused", n)
 		}
@@ -463,4 +467,29 @@ func TestLoopServerDownBounded(t *testing.T) {
 		}
 		assertNoLeftovers(t, l.mark)
 	})
+}
+
+// assertThroughProxy: under bubblewrap (the default sandbox where it runs)
+// the CLI reached the model API only through the loop's proxy: every one of
+// its connections is a net_allowed record to the API's host:port with a
+// reply, and none was refused.
+func assertThroughProxy(t *testing.T, evs []event, url string) {
+	t.Helper()
+	if kind, err := sandbox.Resolve(sandbox.Auto); err != nil || kind != sandbox.Bwrap {
+		t.Logf("not under bubblewrap here (%s %v): the network is not confined, nothing to check", kind, err)
+		return
+	}
+	host := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(url, "http://"), "https://"), "/")
+	allowed := only(evs, "net_allowed")
+	if len(allowed) == 0 {
+		t.Fatalf("no net_allowed record: the CLI did not go through the loop's proxy to %s", host)
+	}
+	for _, e := range allowed {
+		if e.To != host || e.BytesDown == 0 {
+			t.Errorf("net_allowed to %q with %d bytes back, want %s with a reply", e.To, e.BytesDown, host)
+		}
+	}
+	for _, e := range only(evs, "net_refused") {
+		t.Errorf("the proxy refused %s: %s", e.To, e.Reason)
+	}
 }

@@ -319,6 +319,7 @@ func (e *Engine) close() {
 		sandbox.RemoveTempDir(e.dir)
 	}
 	e.guard.Close()
+	e.run.closeNetwork()
 	e.rec.Close()
 	e.store.jr.close()
 	e.lock.Release()

@@ -228,12 +228,17 @@ func (r *runner) applyLayer(phase, task string) ([]guard.Tamper, error) {
 	commits := gitDir(r.spec()) != ""
 	held := map[string]bool{}
 	told := map[string]string{}
+	secrets := map[string]string{}
 	changes, err := sandbox.ApplyLayer(*r.layer, func(rel string) bool {
 		if r.judge().HoldoutPath(r.layer.Upper, rel) {
 			held[rel] = true
 			return false
 		}
 		if _, owned := engineOwned(rel, commits); owned {
+			return false
+		}
+		if kinds := secretsIn(filepath.Join(r.layer.Upper, filepath.FromSlash(rel)), r.red()); kinds != "" {
+			secrets[rel] = kinds
 			return false
 		}
 		if note := r.layerTells(rel); note != "" {
@@ -252,6 +257,8 @@ func (r *runner) applyLayer(phase, task string) ([]guard.Tamper, error) {
 		switch {
 		case told[c.Path] != "":
 			tamper = append(tamper, guard.Tamper{Kind: guard.TestAware, File: c.Path, What: told[c.Path], Rule: testAwareRule})
+		case secrets[c.Path] != "":
+			tamper = append(tamper, guard.Tamper{File: c.Path, What: "refused: it holds " + secrets[c.Path], Rule: secretRule})
 		case held[c.Path] && c.What == "removed" && slices.Contains(r.judge().Holdouts(), c.Path):
 			// The engine's own whiteout: the holdout file stayed hidden.
 		case held[c.Path] || r.judge().TouchesHoldout(c.Path):

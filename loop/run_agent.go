@@ -283,6 +283,11 @@ func (r *runner) runAgent(ctx context.Context, phase string, post bool, task str
 // recordTamper writes a violation for each protected file a run changed.
 func (r *runner) recordTamper(phase, task string, ts []guard.Tamper) {
 	for _, t := range ts {
+		if t.Rule == secretRule {
+			r.emit(record.Event{Event: record.Violation, Phase: phase, Task: task, Kind: "secret_in_change", File: t.File,
+				Message: fmt.Sprintf("%s was not applied to the loop folder: %s (the value is not repeated here); keep secrets out of the loop's files", t.File, t.What)})
+			continue
+		}
 		if t.Kind == guard.TestAware {
 			r.emit(record.Event{Event: record.Violation, Phase: phase, Task: task, Kind: guard.TestAware, File: t.File,
 				Message: fmt.Sprintf("%s: the change was refused: its code asks whether it runs under a test or forges a test runner's output (%s); %s", t.File, t.What, t.Rule)})
@@ -325,6 +330,7 @@ func (r *runner) retryRecord(phase, task string, ran spec.Agent, res agent.Resul
 }
 
 func (r *runner) endRecord(phase, task string, a spec.Agent, res agent.Result, changed []string) {
+	r.flushNetwork()
 	r.emit(record.Event{Event: record.AgentEnd, Phase: phase, Task: task, Backend: a.Backend, Model: a.Model,
 		Status: string(res.Status), ExitCode: record.Int(res.ExitCode), Turns: res.Turns,
 		InputTokens: res.InputTokens, OutputTokens: res.OutputTokens, CachedTokens: res.CachedTokens,

@@ -5,6 +5,7 @@ import (
 
 	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/judge"
+	"github.com/looprinter/looprinter/netpolicy"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/redact"
 	"github.com/looprinter/looprinter/sandbox"
@@ -46,4 +47,8 @@ type runner struct {
 	sandbox string          // the sandbox kind in force
 	layer   *sandbox.Layer  // the copy-on-write layer over the loop folder, when in force
 	trees   []sandbox.Layer // the layers over HOME and caches, never applied
+	// netProxy is the loop's network proxy (network.go), started at the
+	// first agent run and closed with the engine.
+	netProxy   *netpolicy.Proxy
+	netStarted bool
 }

@@ -103,6 +103,10 @@ type State struct {
 	Evidence      []string `json:"evidence,omitempty"`
 	NotVerified   []string `json:"not_verified,omitempty"`
 	Warned80      []string `json:"warned_80,omitempty"` // budgets already notified at 80%
+	// NetRefused are the hosts (host:port) the loop's proxy refused an
+	// agent, at most 20, for status and the report: what to add to
+	// network.allow when the agent needs them.
+	NetRefused []string `json:"net_refused,omitempty"`
 
 	Review *review.State `json:"review,omitempty"` // the review shape's rounds and findings
 

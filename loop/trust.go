@@ -57,6 +57,9 @@ func (r *runner) confinement(files []guard.File, phase string) (func(string, []s
 			return nil, fmt.Errorf("cannot hide the holdout files from the agent: %w", err)
 		}
 		p.Hidden = append(p.Hidden, loopdir.Private(r.priv).HoldoutChecks())
+		if err := r.confineNetwork(&p); err != nil {
+			return nil, err
+		}
 		r.layer = &lay
 		r.confined(p.Kind + " with copy-on-write layers")
 		return p.Wrap, nil
@@ -93,6 +96,9 @@ func (r *runner) confinement(files []guard.File, phase string) (func(string, []s
 	}
 	p.Writable = home.Writable
 	p.ReadOnly = append(p.ReadOnly, roFiles...)
+	if err := r.confineNetwork(&p); err != nil {
+		return nil, err
+	}
 	return func(path string, args []string) (string, []string, []string, error) {
 		np, na, env, err := p.Wrap(path, args)
 		return np, na, append(env, home.Env...), err

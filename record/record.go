@@ -69,6 +69,12 @@ const (
 	// Flaky: a check's result changed between two runs on the same tree
 	// (Kind: clean_room, rerun); Flipped names the tests that flipped.
 	Flaky = "flaky"
+	// NetAllowed and NetRefused: one connection an agent made through the
+	// loop's network proxy, allowed (BytesUp, BytesDown, DurationMS) or
+	// refused (Reason); To is host:port, Kind the protocol (connect, http,
+	// socks5).
+	NetAllowed = "net_allowed"
+	NetRefused = "net_refused"
 )
 
 // Check is one verify command's result.
@@ -154,6 +160,8 @@ type Event struct {
 	Error         string   `json:"error,omitempty"`
 	Attempt       int      `json:"attempt,omitempty"`
 	WaitMS        int64    `json:"wait_ms,omitempty"`
+	BytesUp       int64    `json:"bytes_up,omitempty"`
+	BytesDown     int64    `json:"bytes_down,omitempty"`
 
 	Gate          string   `json:"gate,omitempty"`
 	Pass          *bool    `json:"pass,omitempty"`
@@ -508,6 +516,10 @@ func Describe(e Event) string {
 		return fmt.Sprintf("VIOLATION %s: %s", e.Kind, e.Message)
 	case Flaky:
 		return "FLAKY: " + e.Message
+	case NetAllowed:
+		return fmt.Sprintf("  network %s allowed (%s, %d bytes up, %d down, %.1fs)", e.To, e.Kind, e.BytesUp, e.BytesDown, float64(e.DurationMS)/1000)
+	case NetRefused:
+		return fmt.Sprintf("network %s REFUSED (%s): %s", e.To, e.Kind, e.Reason)
 	case Warning:
 		if e.Kind == "sandbox" {
 			return e.Message // information: which sandbox is in force

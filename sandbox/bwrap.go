@@ -132,6 +132,7 @@ func (p Policy) bwrapArgs(tmp, path string, args []string) []string {
 			a = append(a, "--tmpfs", h)
 		}
 	}
+	a = append(a, maskArgs(p.Masked)...)
 	a = append(a, "--chdir", p.Dir, "--", path)
 	return append(a, args...)
 }

@@ -25,6 +25,10 @@ type helperSpec struct {
 	Exec  string   `json:"exec"`  // the program to execute (argv is the helper's os.Args[1:])
 	Dirs  []string `json:"dirs"`  // writable directory trees
 	Files []string `json:"files"` // writable single files
+	// Net: TCP connect only to NetPort (0: none) where the kernel has
+	// Landlock ABI 4 or later.
+	Net     bool `json:"net,omitempty"`
+	NetPort int  `json:"net_port,omitempty"`
 }
 
 // fsRights are the filesystem rights the ruleset handles: everything up to
@@ -138,6 +142,9 @@ func (p Policy) wrapLandlock(path string, args []string) (string, []string, []st
 		return "", nil, nil, fmt.Errorf("sandbox: private temporary folder: %w", err)
 	}
 	s := helperSpec{Exec: path, Dirs: []string{p.Dir, tmp}}
+	if p.Net != nil {
+		s.Net, s.NetPort = true, p.Net.Port
+	}
 	// Read-only paths outside Dir are kept out of the writable trees that hold
 	// them; those inside Dir cannot be (Unenforced).
 	var outside []string
@@ -153,7 +160,8 @@ func (p Policy) wrapLandlock(path string, args []string) (string, []string, []st
 	if err != nil {
 		return "", nil, nil, err
 	}
-	return exe, append([]string{path}, args...), []string{"TMPDIR=" + tmp, EnvExec + "=" + string(spec)}, nil
+	env := append([]string{"TMPDIR=" + tmp, EnvExec + "=" + string(spec)}, p.Net.Env()...)
+	return exe, append([]string{path}, args...), env, nil
 }
 
 // grant adds w to the writable dirs or files, except the read-only paths in

@@ -15,7 +15,11 @@ import (
 // restrictThread applies the Landlock ruleset of s to the calling thread
 // (best effort across ABI versions; an error when Landlock is missing).
 func restrictThread(s helperSpec) error {
-	cfg := landlock.Config{HandledAccessFS: fsRights, Scoped: llsyscall.ScopeSignal}.BestEffort()
+	cfg := landlock.Config{HandledAccessFS: fsRights, Scoped: llsyscall.ScopeSignal}
+	if s.Net {
+		cfg.HandledAccessNet = llsyscall.AccessNetConnectTCP
+	}
+	cfg = cfg.BestEffort()
 	rules := []landlock.Rule{
 		landlock.RODirs("/"),
 		landlock.RWFiles(deviceFiles...).WithIoctlDev().IgnoreIfMissing(),
@@ -26,6 +30,9 @@ func restrictThread(s helperSpec) error {
 	}
 	if len(s.Files) > 0 {
 		rules = append(rules, landlock.RWFiles(s.Files...).IgnoreIfMissing())
+	}
+	if s.Net && s.NetPort > 0 && s.NetPort < 65536 {
+		rules = append(rules, landlock.ConnectTCP(uint16(s.NetPort)))
 	}
 	fd, flags, err := cfg.NewRulesetFD(rules...)
 	if err != nil {

@@ -65,6 +65,10 @@ type layerSpec struct {
 	// FD3: stage 1 passes its descriptor 3 on to stage 2, which leaves it
 	// open for Exec (a check box's bubblewrap --info-fd).
 	FD3 bool `json:"fd3,omitempty"`
+	// Net: stage 2 runs in a network namespace of its own (loopback
+	// only), serves the relay to the proxy there (Network), and starts
+	// bubblewrap as its child instead of becoming it.
+	Net *Network `json:"net,omitempty"`
 }
 
 func init() {
@@ -92,11 +96,29 @@ func layerMain(v string) int {
 	}
 	if s.Stage == 2 {
 		os.Unsetenv(EnvLayers)
+		if s.Net != nil && s.Net.Socket != "" {
+			// The proxy's socket is held before the layers are laid: one
+			// laid over the folder that holds it would hide it.
+			fd, err := unix.Open(s.Net.Socket, unix.O_PATH|unix.O_CLOEXEC, 0)
+			if err != nil {
+				return fail(126, "cannot reach the loop's network proxy: %v", err)
+			}
+			s.Net.Socket = "/proc/self/fd/" + strconv.Itoa(fd)
+		}
 		if err := mountLayers(s.Layers, s.UserNS); err != nil {
 			return fail(126, "cannot lay the copy-on-write layers: %v (choose `sandbox: landlock` in the loop file where overlayfs cannot be mounted)", err)
 		}
 		if err := s.shapeView(); err != nil {
 			return fail(126, "cannot make the view: %v", err)
+		}
+		if s.Net != nil {
+			if err := startRelay(s.Net); err != nil {
+				return fail(126, "cannot start the network relay: %v", err)
+			}
+			cmd := exec.Command(s.Exec, s.Args...)
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+			cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+			return runChild(cmd, fail)
 		}
 		err := syscall.Exec(s.Exec, append([]string{s.Exec}, s.Args...), os.Environ())
 		return fail(126, "cannot run %s: %v", s.Exec, err)
@@ -107,6 +129,9 @@ func layerMain(v string) int {
 	}
 	s.Stage = 2
 	attr := &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
+	if s.Net != nil {
+		attr.Cloneflags |= syscall.CLONE_NEWNET
+	}
 	if uid, gid := os.Getuid(), os.Getgid(); uid != 0 {
 		// The user is root in its namespace (and the user outside it):
 		// only a root keeps its capabilities across the exec of stage 2,
@@ -125,19 +150,28 @@ func layerMain(v string) int {
 	}
 	cmd.Env = append(withoutEnv(os.Environ(), EnvLayers), EnvLayers+"="+string(next))
 	cmd.SysProcAttr = attr
-	// SIGTERM and SIGINT go on to bubblewrap; the engine ends the whole
-	// process group anyway.
+	if s.Net != nil {
+		return runChild(cmd, func(code int, format string, a ...any) int {
+			return fail(code, format+" (where a network namespace cannot be made here, write `network: open` in the loop file)", a...)
+		})
+	}
+	return runChild(cmd, fail)
+}
+
+// runChild starts cmd, passes SIGTERM, SIGINT and SIGHUP on to it (the
+// engine ends the whole process group anyway) and returns its exit status.
+func runChild(cmd *exec.Cmd, fail func(int, string, ...any) int) int {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	if err := cmd.Start(); err != nil {
-		return fail(126, "cannot start the layer helper in a mount namespace of its own: %v", err)
+		return fail(126, "cannot start %s in namespaces of its own: %v", cmd.Path, err)
 	}
 	go func() {
 		for sig := range sigs {
 			cmd.Process.Signal(sig)
 		}
 	}()
-	err = cmd.Wait()
+	err := cmd.Wait()
 	var ee *exec.ExitError
 	switch {
 	case err == nil:

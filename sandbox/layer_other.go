@@ -28,6 +28,7 @@ type layerSpec struct {
 	Exec   string   `json:"exec"`
 	Args   []string `json:"args"`
 	UserNS bool     `json:"userns"`
+	Net    *Network `json:"net,omitempty"`
 }
 
 // A LayerChange is one path of a layer as ApplyLayer judged it.

@@ -26,7 +26,9 @@
 // starts (setsid, double fork, nohup) dies when the command exits or when
 // bubblewrap is killed, even by SIGKILL. bubblewrap does not forward
 // signals, so SIGTERM to the run ends the sandbox at once (no grace period).
-// The network is shared.
+// With Policy.Net set the run gets a network namespace of its own, whose
+// only way out is the relay to the loop's proxy (network.go); without it
+// the network is shared. Policy.Masked paths read as empty.
 //
 // landlock runs the command under a Landlock ruleset (Linux ≥ 5.13): read
 // and execute everywhere, write only to Dir, the writable trees and a
@@ -85,6 +87,12 @@ type Policy struct {
 	// Hidden are folders whose content the agent may not read (the
 	// holdout checks' output): under bwrap each is an empty tmpfs.
 	Hidden []string
+	// Masked are paths the agent may not read (credentials; see
+	// Credentials): under bwrap a folder is an empty tmpfs, a file an
+	// empty file. Landlock cannot mask a path inside a readable tree.
+	Masked []string
+	// Net confines the network (bwrap, landlock); nil: the network is open.
+	Net *Network
 }
 
 // Resolve picks the kind for a mode on this machine. auto is bwrap when
@@ -216,10 +224,11 @@ func (p Policy) Wrap(path string, args []string) (newPath string, newArgs []stri
 	if p.Kind == Seatbelt {
 		return p.wrapSeatbelt(dir, path, args)
 	}
-	if p.Kind == Bwrap && len(p.Layers) > 0 {
+	if p.Kind == Bwrap && (len(p.Layers) > 0 || p.Net != nil) {
+		// The network namespace and its relay are the layer helper's too.
 		return p.wrapLayered(dir, path, args)
 	}
-	q := Policy{Kind: p.Kind, Dir: dir, Writable: existing(p.Writable), ReadOnly: existing(p.ReadOnly), Hidden: p.Hidden}
+	q := Policy{Kind: p.Kind, Dir: dir, Writable: existing(p.Writable), ReadOnly: existing(p.ReadOnly), Hidden: p.Hidden, Masked: p.Masked, Net: p.Net}
 	if p.Kind == Bwrap {
 		return q.wrapBwrap(path, args)
 	}
@@ -263,7 +272,7 @@ func (p Policy) wrapLayered(dir, path string, args []string) (string, []string, 
 			ro = append(ro, r)
 		}
 	}
-	q := Policy{Kind: Bwrap, Dir: dir, Writable: existing(p.Writable), ReadOnly: existing(ro), Hidden: p.Hidden}
+	q := Policy{Kind: Bwrap, Dir: dir, Writable: existing(p.Writable), ReadOnly: existing(ro), Hidden: p.Hidden, Masked: p.Masked}
 	bw, bargs, extra, err := q.wrapBwrap(path, args)
 	if err != nil {
 		return "", nil, nil, err
@@ -273,10 +282,11 @@ func (p Policy) wrapLayered(dir, path string, args []string) (string, []string, 
 		// user again, as it would be without the layer.
 		bargs = append([]string{"--uid", strconv.Itoa(uid), "--gid", strconv.Itoa(os.Getgid())}, bargs...)
 	}
-	spec, err := json.Marshal(layerSpec{Stage: 1, Layers: layers, Exec: bw, Args: bargs})
+	spec, err := json.Marshal(layerSpec{Stage: 1, Layers: layers, Exec: bw, Args: bargs, Net: p.Net})
 	if err != nil {
 		return "", nil, nil, err
 	}
+	extra = append(extra, p.Net.Env()...)
 	return exe, nil, append(extra, EnvLayers+"="+string(spec)), nil
 }
 

@@ -56,6 +56,10 @@ echo "load $(load)" >> "$OUT/reads.txt"
 step "peak memory while an agent prints 1 GiB"
 go test ./internal/cli -run '^$' -bench 'FloodPeakRSS/(lines|no-newlines|json)$' -benchtime 1x -count 1 -timeout 30m | tee "$OUT/flood.txt"
 echo "load $(load)" >> "$OUT/flood.txt"
+step "the agent's network: a start with and without the namespace and relay; a stream through the proxy and direct"
+go test ./sandbox -run '^$' -bench 'NetworkStart' -benchtime 100x -count 1 -timeout 30m | tee "$OUT/net.txt"
+go test ./netproxy -run '^$' -bench 'Throughput' -benchtime 30x -count 1 | tee -a "$OUT/net.txt"
+echo "load $(load)" >> "$OUT/net.txt"
 step "done"
 
 # metric UNIT LINE: the value before UNIT on a benchmark's line, or "-".
@@ -101,5 +105,9 @@ grep -E '^BenchmarkReadsAt10000Iterations/' "$OUT/reads.txt" | awk '{name=$1; su
 echo
 echo "== Peak RSS of the engine while an agent prints 1 GiB (MB; target under 50; load $(tail -1 "$OUT/flood.txt" | cut -d' ' -f2-))"
 grep -E '^BenchmarkFloodPeakRSS/' "$OUT/flood.txt" | awk '{name=$1; sub(/^BenchmarkFloodPeakRSS\//, "", name); sub(/-[0-9]+$/, "", name); for (i = 2; i <= NF; i++) if ($i == "peak-rss-MB") printf "  %-20s %8.1f\n", name, $(i-1)}'
+echo
+echo "== The agent's network (start: median ms of /bin/true, interleaved; +net: the namespace and the relay to the loop's proxy; bar: +20 ms. Throughput: MB/s of a 16 MiB stream; bar: within 10%; load $(tail -1 "$OUT/net.txt" | cut -d' ' -f2-))"
+grep -E '^BenchmarkNetworkStart' "$OUT/net.txt" | awk '{for (i = 2; i <= NF; i++) if ($i ~ /-median-ms$/) { n=$i; sub(/-median-ms$/, "", n); printf "  start %-12s %8.1f\n", n, $(i-1) } }'
+grep -E '^BenchmarkThroughput/' "$OUT/net.txt" | awk '{n=$1; sub(/^BenchmarkThroughput\//, "", n); sub(/-[0-9]+$/, "", n); printf "  stream %-11s %8s MB/s\n", n, $(NF-1)}'
 echo
 echo "total $(($(date +%s) - t0)) s"

@@ -20,6 +20,8 @@ var (
 	typeDuration   = reflect.TypeOf(Duration(0))
 	typeStringList = reflect.TypeOf(StringList(nil))
 	typeRedact     = reflect.TypeOf(Redact{})
+	typeNetwork    = reflect.TypeOf(Network{})
+	typeSandbox    = reflect.TypeOf(SandboxOpts{})
 )
 
 // checker walks the YAML node tree against the Go types, so that every
@@ -69,6 +71,8 @@ func (c *checker) walk(n *yaml.Node, t reflect.Type, path string) {
 			c.add(n, "%s: %q is not known: write off, or a mapping with names and patterns", label, n.Value)
 		}
 		return
+	case (t == typeNetwork || t == typeSandbox) && n.Kind == yaml.ScalarNode:
+		return // the mode, checked with the rest of the meaning
 	case t == typeStringList:
 		if n.Kind == yaml.ScalarNode {
 			return

@@ -115,10 +115,17 @@ func (l *Loop) applyDefaults() {
 		l.PrivateBudget = DefaultPrivateBudget
 	}
 	if l.Sandbox == "" {
+		l.Sandbox = l.SandboxOpts.Mode
+	}
+	if l.Sandbox == "" {
 		l.Sandbox = "auto"
 	}
 	if l.Checks.Network == "" {
 		l.Checks.Network = ChecksNetworkNone
+	}
+	l.SandboxOpts.Mode = l.Sandbox
+	if l.Network.Mode == "" {
+		l.Network.Mode = NetworkAllow
 	}
 	if l.CheckTimeout == 0 {
 		l.CheckTimeout = Duration(DefaultCheckTimeout)
@@ -342,6 +349,7 @@ func (l *Loop) validate(nodes map[string]*yaml.Node) []Problem {
 	default:
 		at("sandbox", "sandbox: %q is not known (auto, bwrap, landlock, seatbelt or off)", l.Sandbox)
 	}
+	l.validateNetwork(at)
 	for i, p := range l.Redact.Patterns {
 		if _, err := regexp.Compile(p); err != nil {
 			at(fmt.Sprintf("redact.patterns[%d]", i), "redact.patterns[%d]: %v", i, err)
@@ -605,6 +613,9 @@ const ChecksHostWarning = "checks.network is host: every check (and so the code 
 // Warnings are things that are legal but weaken the loop.
 func (l *Loop) Warnings() []string {
 	var w []string
+	if l.Network.Mode == NetworkOpen {
+		w = append(w, "network: open: agents reach the host's network and every service on its loopback (the engine's own API too), unconfined; write `network: {allow: [hosts]}` to confine them")
+	}
 	if l.Shape == ShapeCycle && len(l.ObjectiveVerify) == 0 {
 		w = append(w, "no objective_verify checks: the objective gate passes through and the objective is reported NOT VERIFIED")
 	}

@@ -203,7 +203,16 @@ var judgeRules = map[string]judgeRule{
 		}
 		return ""
 	},
-	"sandbox": refuse("the sandbox may not change"),
+	"sandbox.mode":       refuse("the sandbox may not change"),
+	"sandbox.allow_read": refuse("the paths let through the sandbox's masks may not change"),
+	"sandbox.deny_read": func(d fieldDiff, _, _ *Loop) string {
+		if !d.New.IsValid() {
+			return "sandbox.deny_read may only grow"
+		}
+		return ""
+	},
+	"network.mode":  refuse("the network policy may not change"),
+	"network.allow": refuse("the network allowlist may not change"),
 	"checks.network": func(d fieldDiff, _, nu *Loop) string {
 		if nu.Checks.Network == ChecksNetworkNone {
 			return ""

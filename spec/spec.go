@@ -59,8 +59,12 @@ type Loop struct {
 	// default rule protects them (a test file that is the deliverable).
 	ProtectExcept []string `yaml:"protect_except"`
 	// Sandbox confines every agent run: auto (default), bwrap, landlock
-	// (Linux), seatbelt (macOS), off.
-	Sandbox string `yaml:"sandbox"`
+	// (Linux), seatbelt (macOS), off; the mode of `sandbox:`, whose
+	// mapping form (SandboxOpts) also names paths to mask or let through.
+	Sandbox     string      `yaml:"-"`
+	SandboxOpts SandboxOpts `yaml:"sandbox"`
+	// Network is what agents may reach (see Network).
+	Network Network `yaml:"network"`
 	// PrivateBudget is the size above which the agents' HOME and cache
 	// layers in the engine's private folder are named by a warning in
 	// `status` and the report: a size such as 1GiB (the default), 500MB,

@@ -250,6 +250,7 @@ func printReport(io *IO, l *spec.Loop, o *loop.Outcome) {
 	}
 	printList(w, "flaky checks (a result that changed on the same tree; never trusted):", flaky)
 	printList(w, "tried without success (ruled out):", o.RuledOut)
+	printList(w, "network refused (add a host to network.allow in the loop file if the agent needs it):", st.NetRefused)
 	printList(w, "kept off the branch (git refs):", loop.KeptLines(o.Kept))
 	printList(w, "next:", o.Next)
 	fmt.Fprintf(w, "records:   %s\n", relTo(l.Dir, o.Records))

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -10,7 +11,9 @@ import (
 	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/internal/doctor"
 	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/netpolicy"
 	"github.com/looprinter/looprinter/redact"
+	"github.com/looprinter/looprinter/sandbox"
 	"github.com/looprinter/looprinter/spec"
 )
 
@@ -90,6 +93,7 @@ func printEffective(io *IO, l *spec.Loop, maxProtected int) {
 	fmt.Fprintf(w, "baseline:   %s\n", map[string]string{"all": "every failure blocks", "new-only": "only failures that were not there before the loop block"}[l.VerifyBaseline])
 	printProtected(w, l, maxProtected)
 	printRedaction(w, l)
+	printNetwork(w, l)
 	fmt.Fprintln(w, "prompts:")
 	phases := []string{"plan", "build", "replan"}
 	user := map[string]string{"plan": l.Prompts.Plan, "build": l.Prompts.Build, "replan": l.Prompts.Replan, "ralph": l.Prompts.Ralph}
@@ -181,6 +185,23 @@ func firstContentLine(s string) string {
 		}
 	}
 	return ""
+}
+
+// printNetwork says what agents may reach and what is masked from them
+// under the sandbox in force here.
+func printNetwork(w io.Writer, l *spec.Loop) {
+	kind, err := sandbox.Resolve(l.Sandbox)
+	if err != nil {
+		kind = sandbox.Off
+	}
+	home, _ := os.UserHomeDir()
+	lines, warns := netpolicy.Describe(l, kind, home)
+	for _, line := range lines {
+		fmt.Fprintf(w, "%-11s %s\n", line.Label+":", line.Text)
+	}
+	for _, warn := range warns {
+		fmt.Fprintf(w, "warning:    %s\n", warn)
+	}
 }
 
 // printRedaction says what is redacted and where notifications go (masked).

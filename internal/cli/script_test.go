@@ -58,6 +58,9 @@ func ScriptParams() testscript.Params {
 				return canMountTmpfs(), nil
 			case "root":
 				return os.Geteuid() == 0, nil
+			case "landlocknet": // Landlock with network rules (ABI 4)
+				_, ok := sandbox.NetworkEnforced(sandbox.Landlock)
+				return ok, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},

@@ -23,6 +23,7 @@ import (
 	"github.com/looprinter/looprinter/detect"
 	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/netpolicy"
 	"github.com/looprinter/looprinter/sandbox"
 	"github.com/looprinter/looprinter/spec"
 )
@@ -294,6 +295,15 @@ func checkSandbox(l *spec.Loop) []Finding {
 			f.Fix = "remove `sandbox: off` from the loop file, so that agent runs are confined to the loop's folder"
 		}
 		out = append(out, f)
+	}
+	home, _ := os.UserHomeDir()
+	lines, warns := netpolicy.Describe(l, kind, home)
+	for _, line := range lines {
+		out = append(out, Finding{Level: Info, Area: AreaSandbox, Message: line.Label + ": " + line.Text})
+	}
+	for _, w := range warns {
+		out = append(out, Finding{Level: Warn, Area: AreaSandbox, Message: w,
+			Fix: "use bubblewrap (apt-get install bubblewrap), which confines the network and masks credentials, or a kernel with Landlock ABI 4 (Linux 6.7) for TCP"})
 	}
 	return append(out, checkFindings(kind, l.Checks.Network)...)
 }

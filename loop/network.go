@@ -1,0 +1,79 @@
+package loop
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/looprinter/looprinter/redact"
+
+	"github.com/looprinter/looprinter/netpolicy"
+	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/sandbox"
+)
+
+// confineNetwork puts the loop's network policy and masks in p: the
+// loop's proxy is started at the first agent run of the engine and closed
+// with it (closeNetwork).
+func (r *runner) confineNetwork(p *sandbox.Policy) error {
+	home, _ := os.UserHomeDir()
+	p.Masked = netpolicy.Masks(r.spec(), home, r.dir)
+	if h := r.spec().Agent.Env["HOME"]; h != "" && h != home {
+		p.Masked = append(p.Masked, netpolicy.Masks(r.spec(), h, r.dir)...)
+	}
+	if !r.netStarted {
+		x, err := netpolicy.Start(r.spec(), p.Kind)
+		if err != nil {
+			return err
+		}
+		r.netProxy, r.netStarted = x, true
+		if what, ok := sandbox.NetworkEnforced(p.Kind); x == nil && !ok && r.spec().Network.Mode != "open" {
+			// `network: open` is among the loop file's warnings already.
+			r.emit(record.Event{Event: record.Warning, Kind: "network_open", Message: "agents' network is open: " + what})
+		}
+	}
+	p.Net = r.netProxy.Network()
+	return nil
+}
+
+// flushNetwork records the connections the proxy saw since the last flush.
+func (r *runner) flushNetwork() {
+	for _, ev := range r.netProxy.Drain() {
+		r.emit(ev)
+		if ev.Event == record.NetRefused && len(r.st.NetRefused) < 20 && !slices.Contains(r.st.NetRefused, ev.To) {
+			r.st.NetRefused = append(r.st.NetRefused, ev.To)
+		}
+	}
+}
+
+// closeNetwork stops the loop's proxy and records what it saw last.
+func (r *runner) closeNetwork() {
+	r.netProxy.Close()
+	r.flushNetwork()
+	r.netProxy, r.netStarted = nil, false
+}
+
+// secretRule marks a Tamper that is a secret in a changed file.
+const secretRule = "secret_in_change"
+
+// maxScan bounds the size of a changed file scanned for secrets.
+const maxScan = 16 << 20
+
+// secretsIn says which secrets a changed regular file of a layer holds
+// ("" when none): the kinds and lines, never the values.
+func secretsIn(path string, r *redact.Redactor) string {
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxScan {
+		return ""
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	var parts []string
+	for _, f := range redact.Scan(r, data) {
+		parts = append(parts, fmt.Sprintf("%s on line %d", f.Kind, f.Line))
+	}
+	return strings.Join(parts, ", ")
+}
