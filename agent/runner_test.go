@@ -75,9 +75,18 @@ func TestEscapedGrandchildCannotHangWait(t *testing.T) {
 func TestContextCancelStopsTheGroup(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(300 * time.Millisecond); cancel() }()
 	ad, _ := Lookup("command")
 	pidFile := filepath.Join(dir, "child.pid")
+	// Cancelled once the child is running (on a loaded machine the shell
+	// starts late: a fixed delay could cancel it before it started one).
+	go func() {
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if b, err := os.ReadFile(pidFile); err == nil && strings.HasSuffix(string(b), "\n") {
+				break
+			}
+		}
+		cancel()
+	}()
 	res := Run(ctx, Request{Dir: dir, Command: `sh -c 'sleep 60 & echo $! > ` + pidFile + `; trap "" TERM; sleep 60'`,
 		Transcript: filepath.Join(dir, "t.log"), Grace: 200 * time.Millisecond}, ad, nil)
 	if res.Status != StatusInterrupted {
@@ -88,7 +97,9 @@ func TestContextCancelStopsTheGroup(t *testing.T) {
 	if pid == 0 {
 		t.Fatal("no child pid")
 	}
-	deadline := time.Now().Add(3 * time.Second)
+	// Gone once reaped, however late on a loaded machine; a survivor sleeps
+	// 60s, past the guard.
+	deadline := time.Now().Add(30 * time.Second)
 	for syscall.Kill(pid, 0) == nil && !zombie(pid) {
 		if time.Now().After(deadline) {
 			t.Fatalf("child %d survived the interrupt", pid)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path"
@@ -376,14 +377,45 @@ func readPrivate(dir string) (map[string][]byte, error) {
 	return out, nil
 }
 
+// keptOnWorker are the entries of the engine's private folder that stay on
+// the worker from step to step of a loop instead of being replaced by the
+// workflow's files: the agents' HOME and caches (the copy-on-write layers
+// over them under bubblewrap, the private HOME and caches elsewhere), which
+// hold an agent CLI's login refresh and sessions and which persist from run
+// to run of a loop, as they do locally. They are too big to travel with the
+// workflow: a step on another worker starts them afresh there.
+var keptOnWorker = map[string]bool{"layers": true, "home": true, "cache": true}
+
+// clearPrivate empties the engine's private folder priv but for what stays
+// on the worker (keptOnWorker). The loop folder's own layer goes too: what
+// a run of an earlier attempt wrote there is not on the branch the step
+// starts from.
+func clearPrivate(p loopdir.Private) error {
+	priv := string(p)
+	ents, err := os.ReadDir(priv)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	for _, e := range ents {
+		if keptOnWorker[e.Name()] && e.IsDir() {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(priv, e.Name())); err != nil {
+			return err
+		}
+	}
+	return os.RemoveAll(filepath.Dir(p.LayerUpper("loop")))
+}
+
 // install replaces the engine's private folder of dir with the workflow's
-// files and the public state.json with the trusted one. What failed
+// files and the public state.json with the trusted one, keeping the agents'
+// HOME and caches this worker holds for the loop (keptOnWorker). What failed
 // attempts of the step spent is folded into the state's counters (the
 // higher of each), and their run in flight is left for the engine to judge
 // as a run that died with its engine.
 func install(dir string, files map[string][]byte, spent *Spent) (*loop.State, error) {
 	priv := string(loopdir.PrivateOf(dir))
-	if err := os.RemoveAll(priv); err != nil {
+	if err := clearPrivate(loopdir.PrivateOf(dir)); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(priv, 0o700); err != nil {

@@ -377,3 +377,58 @@ func TestUnreportedPushIsReplaced(t *testing.T) {
 		t.Fatalf("records differ:\nfleet %q\nlocal %q", got, localEvents)
 	}
 }
+
+// The agents' HOME and caches (the copy-on-write layers over them, or the
+// private HOME where no layer can be made) persist from step to step of a
+// loop on the same worker, as from run to run of a local loop: an agent
+// CLI's login refresh and sessions are not lost at every step. The loop
+// folder's own layer, what an attempt's run left, is not kept.
+func TestAgentHomeKeptFromStepToStepOnAWorker(t *testing.T) {
+	_, remote := project(t)
+	f := newFleetRun(t, remote, 2)
+	if err := f.step(0); err != nil {
+		t.Fatal(err)
+	}
+	if f.out.Outcome != nil {
+		t.Fatalf("the loop stopped after one step: %+v", f.out.Outcome)
+	}
+	dir := filepath.Join(f.workers[0].Dir, safeName(f.in.WorkflowID), "repo")
+	p := loopdir.PrivateOf(dir)
+	plant := func(path string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte("session"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kept := []string{
+		filepath.Join(p.LayerUpper("tree-0123456789ab"), ".claude", ".credentials.json"),
+		filepath.Join(p.AgentHome(), ".codex", "auth.json"),
+		filepath.Join(p.AgentCache(), "go-build", "x"),
+	}
+	gone := filepath.Join(p.LayerUpper("loop"), "left-by-a-dead-run.txt")
+	for _, k := range append(kept, gone) {
+		plant(k)
+	}
+	if err := f.step(0); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range kept {
+		if b, err := os.ReadFile(k); err != nil || string(b) != "session" {
+			t.Errorf("the next step on the same worker lost %s: %q %v", k, b, err)
+		}
+	}
+	if _, err := os.Stat(gone); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the loop folder's layer of an earlier attempt was kept: %v", err)
+	}
+	if _, ok := f.out.Private["state.json"]; !ok {
+		t.Fatal("the step's private files lack the state")
+	}
+	for name := range f.out.Private {
+		if name == "layers" || name == "home" || name == "cache" {
+			t.Errorf("the workflow carries %s, which stays on the worker", name)
+		}
+	}
+}

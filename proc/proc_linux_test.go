@@ -64,7 +64,9 @@ func TestFindAndEndARealRun(t *testing.T) {
 		t.Fatalf("leader = %+v %v: not a session leader", leader, ok)
 	}
 	var members []Entry
-	for try := 0; try < 100; try++ {
+	// Until the child has called setsid, however late on a loaded machine;
+	// the minute only guards against a hang.
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); {
 		if members, err = Find(leader.PID, leader.Start, ""); err != nil {
 			t.Fatal(err)
 		}

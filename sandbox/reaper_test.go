@@ -34,6 +34,31 @@ func escapees(t *testing.T, token, script string) {
 	}
 }
 
+// waitProcs waits until at least n live processes carry the token (the
+// escapees start in the background: on a loaded machine they come late)
+// and returns them. The deadline only guards against a hang.
+func waitProcs(t *testing.T, token string, n int) []int {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if ps := tokenProcs(token); len(ps) >= n || time.Now().After(deadline) {
+			return ps
+		}
+	}
+}
+
+// waitGone waits until no live process carries the token and returns what
+// is left: a process a sweep missed lives on (the escapees sleep 30s or
+// fork forever), so what is left after the guard's minute is a survivor,
+// while a killed process is gone once the kernel has reaped it, however
+// long that takes on a loaded machine.
+func waitGone(token string) []int {
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if ps := tokenProcs(token); len(ps) == 0 || time.Now().After(deadline) {
+			return ps
+		}
+	}
+}
+
 func TestSweep(t *testing.T) {
 	if err := BecomeSubreaper(); err != nil {
 		t.Fatal(err)
@@ -43,8 +68,8 @@ func TestSweep(t *testing.T) {
 		t.Fatalf("Sweep with nothing to do = %v, want nil", got)
 	}
 	token := "sweep-" + strconv.Itoa(os.Getpid())
-	escapees(t, token, "setsid sh -c 'sleep 30' & ( ( sleep 30 ) & ) ; nohup sh -c 'trap \"\" HUP TERM; sleep 30' >/dev/null 2>&1 & (setsid sh -c '( sleep 30 & ) ; sleep 30' &) ; sleep 0.2")
-	before := tokenProcs(token)
+	escapees(t, token, "setsid sh -c 'sleep 30' & ( ( sleep 30 ) & ) ; nohup sh -c 'trap \"\" HUP TERM; sleep 30' >/dev/null 2>&1 & (setsid sh -c '( sleep 30 & ) ; sleep 30' &)")
+	before := waitProcs(t, token, 4)
 	if len(before) < 4 {
 		t.Fatalf("the escapees did not start: %v", before)
 	}
@@ -70,10 +95,12 @@ func TestSweepForker(t *testing.T) {
 	}
 	Sweep()
 	token := "forker-" + strconv.Itoa(os.Getpid())
-	escapees(t, token, "setsid sh -c 'while :; do sleep 30 & done' >/dev/null 2>&1 & sleep 0.2")
+	escapees(t, token, "setsid sh -c 'while :; do sleep 30 & done' >/dev/null 2>&1 &")
+	if ps := waitProcs(t, token, 3); len(ps) < 3 {
+		t.Fatalf("the forker did not start: %v", ps)
+	}
 	Sweep()
-	time.Sleep(50 * time.Millisecond)
-	if left := tokenProcs(token); len(left) > 0 {
+	if left := waitGone(token); len(left) > 0 {
 		t.Errorf("alive after Sweep: %d processes", len(left))
 		Sweep()
 	}
@@ -93,9 +120,8 @@ func TestSweepKeep(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer kept.Process.Kill()
-	escapees(t, token, "setsid sh -c 'sleep 30' & sleep 0.1")
-	time.Sleep(100 * time.Millisecond)
-	escaped := tokenProcs(token)
+	escapees(t, token, "setsid sleep 30 &") // one process: the PID setsid runs as becomes sleep
+	escaped := waitProcs(t, token, 1)
 	killed := Sweep(kept.Process.Pid)
 	if len(killed) != len(escaped) || len(killed) == 0 {
 		t.Errorf("Sweep(keep) killed %v, want the escapees %v", killed, escaped)

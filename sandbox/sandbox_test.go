@@ -157,7 +157,7 @@ func run(t *testing.T, p Policy, l layout, script string) string {
 	go func() { done <- cmd.Wait() }()
 	select {
 	case <-done:
-	case <-time.After(20 * time.Second):
+	case <-time.After(2 * time.Minute): // a guard against a hang only
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		t.Fatalf("the sandboxed command did not return; output:\n%s", out.String())
 	}
@@ -378,7 +378,7 @@ func TestBwrapEngineCrash(t *testing.T) {
 
 func waitFile(t *testing.T, f string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute) // a guard against a hang only
 	for time.Now().Before(deadline) {
 		if _, err := os.Stat(f); err == nil {
 			return

@@ -77,7 +77,7 @@ func startInitTmux(t *testing.T, width int, files map[string]string) initTmux {
 	// "┃ ".
 	until := func(what string, ok func(string) bool) {
 		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
+		deadline := time.Now().Add(2 * time.Minute) // a guard against a hang only
 		for {
 			s := screen()
 			if ok(s) {

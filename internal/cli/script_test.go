@@ -96,6 +96,12 @@ func ScriptParams() testscript.Params {
 // its condition holds).
 const waitDefault = 5 * time.Minute
 
+// goneGuard is how long `! procs` and pidgone wait for killed processes to
+// be gone (reaped, on a loaded machine, late): a process that was missed
+// lives on (the scripts' grandchildren and escapees sleep 60s or loop
+// forever), so the guard stays well below what they sleep.
+const goneGuard = 20 * time.Second
+
 // canMountTmpfs says whether a script can mount a small tmpfs of its own
 // (`unshare -m sh -c 'mount -t tmpfs …'`: root, or the capability, and
 // unshare): how the tests fill a disk without filling the machine's.
@@ -241,7 +247,7 @@ func cmdProcs(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		return
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(goneGuard)
 	for {
 		left := live()
 		if len(left) == 0 {
@@ -257,7 +263,7 @@ func cmdProcs(ts *testscript.TestScript, neg bool, args []string) {
 // pidgone PIDFILE: the process whose pid is in the file no longer exists.
 func cmdPIDGone(ts *testscript.TestScript, neg bool, args []string) {
 	pid := readPID(ts, args[0])
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(goneGuard)
 	for time.Now().Before(deadline) {
 		if !ops.Alive(pid) {
 			if neg {

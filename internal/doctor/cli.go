@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/google/shlex"
@@ -78,8 +79,12 @@ func checkCLI(ctx context.Context, c AgentCLI, l *spec.Loop, phases, fallbackFor
 			if len(phases) > 0 || len(fallbackFor) > 0 {
 				f.Level = Warn
 			}
-			f.Message = fmt.Sprintf("%s %s: %s%s: looprinter is tested with %s %s", c.Backend, v, path, usedBy, c.Program, c.Version)
+			than := map[string]string{"older": "older than", "newer": "newer than", "other": "not"}[olderOrNewer(other, c.Version)]
+			f.Message = fmt.Sprintf("%s %s: %s%s: %s the %s %s looprinter is tested with", c.Backend, v, path, usedBy, than, c.Program, c.Version)
 			f.Fix = install + " to run the tested version (another version may stream output looprinter reads wrongly)"
+			if olderOrNewer(other, c.Version) == "older" {
+				f.Fix = install + " to update it to the tested version (an older CLI may lack options and stream output looprinter reads wrongly)"
+			}
 		}
 	}
 	login, found := loginEvidence(c, agentEnv)
@@ -152,6 +157,29 @@ var semverRe = regexp.MustCompile(`\d+\.\d+\.\d+`)
 
 // otherVersion is the version a CLI printed (its --version line v) when it
 // is not the tested one; "" when it is, or when either cannot be read.
+// olderOrNewer says how version got (major.minor.patch) compares with
+// tested: "older", "newer", or "other" when either cannot be read.
+func olderOrNewer(got, tested string) string {
+	g, t := strings.Split(got, "."), strings.Split(semverRe.FindString(tested), ".")
+	if len(g) != 3 || len(t) != 3 {
+		return "other"
+	}
+	for i := range 3 {
+		a, errA := strconv.Atoi(g[i])
+		b, errB := strconv.Atoi(t[i])
+		if errA != nil || errB != nil {
+			return "other"
+		}
+		if a != b {
+			if a < b {
+				return "older"
+			}
+			return "newer"
+		}
+	}
+	return "other"
+}
+
 func otherVersion(v, tested string) string {
 	got := semverRe.FindString(v)
 	if got == "" || tested == "" || got == tested {

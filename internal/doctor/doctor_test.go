@@ -156,12 +156,19 @@ func TestOtherVersionHintPinsTestedVersion(t *testing.T) {
 	write(t, bin, c.Program, "#!/bin/sh\necho 'codex-cli 0.1.2'\n", 0o755)
 	fs := checkCLI(context.Background(), c, nil, []string{"build"}, nil)
 	if len(fs) == 0 || fs[0].Level != Warn || !strings.Contains(fs[0].Message, "codex-cli 0.1.2") ||
-		!strings.Contains(fs[0].Message, "looprinter is tested with codex "+c.Version) {
-		t.Fatalf("another version: %+v", fs)
+		!strings.Contains(fs[0].Message, "older than the codex "+c.Version+" looprinter is tested with") {
+		t.Fatalf("an older version: %+v", fs)
 	}
-	if !strings.HasPrefix(fs[0].Fix, "npm install -g "+c.NPM+"@"+c.Version+" to run the tested version") {
+	if !strings.HasPrefix(fs[0].Fix, "npm install -g "+c.NPM+"@"+c.Version+" to update it to the tested version") {
 		t.Errorf("fix: %q", fs[0].Fix)
 	}
+	write(t, bin, c.Program, "#!/bin/sh\necho 'codex-cli 999.0.0'\n", 0o755)
+	fs = checkCLI(context.Background(), c, nil, []string{"build"}, nil)
+	if fs[0].Level != Warn || !strings.Contains(fs[0].Message, "newer than the codex "+c.Version) ||
+		!strings.HasPrefix(fs[0].Fix, "npm install -g "+c.NPM+"@"+c.Version+" to run the tested version") {
+		t.Errorf("a newer version: %+v", fs[0])
+	}
+	write(t, bin, c.Program, "#!/bin/sh\necho 'codex-cli 0.1.2'\n", 0o755)
 	// Not used by the loop: only information.
 	if fs := checkCLI(context.Background(), c, nil, nil, nil); fs[0].Level != Info || fs[0].Fix == "" {
 		t.Errorf("unused, another version: %+v", fs[0])

@@ -24,10 +24,12 @@ import (
 
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/server/temporaltest"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	historypb "go.temporal.io/api/history/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
 
 	"github.com/looprinter/looprinter/fleet"
 	"github.com/looprinter/looprinter/internal/fleettest"
@@ -129,6 +131,47 @@ func (e *env) submitRun(name, remote string, p fleettest.Project, perRun int) {
 		TaskQueue: "looprinter", HeartbeatTimeout: 10 * time.Second, StepsPerRun: perRun}
 	if _, err := fleet.Submit(context.Background(), e.c, "looprinter", in); err != nil {
 		e.t.Fatal(err)
+	}
+}
+
+// pending is the loop's step activity under way, nil when none is.
+func (e *env) pending(name string) *workflowpb.PendingActivityInfo {
+	e.t.Helper()
+	d, err := e.c.DescribeWorkflowExecution(context.Background(), fleet.WorkflowID(name), "")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if pa := d.GetPendingActivities(); len(pa) > 0 {
+		return pa[0]
+	}
+	return nil
+}
+
+// heartbeat waits until the loop's step under way has sent a heartbeat
+// whose spend satisfies ok. The deadline only guards against a hang.
+func (e *env) heartbeat(name string, ok func(*fleet.Spent) bool) {
+	e.t.Helper()
+	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		if pa := e.pending(name); pa != nil && pa.GetHeartbeatDetails() != nil {
+			var s fleet.Spent
+			if err := converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &s); err == nil && ok(&s) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("no heartbeat of %s told the spend awaited", name)
+		}
+	}
+}
+
+// noStep waits until no step of the loop is under way. The deadline only
+// guards against a hang.
+func (e *env) noStep(name string) {
+	e.t.Helper()
+	for deadline := time.Now().Add(3 * time.Minute); e.pending(name) != nil; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			e.t.Fatalf("a step of %s is still under way", name)
+		}
 	}
 }
 
@@ -295,7 +338,9 @@ func TestKillWorkerMidBuild(t *testing.T) {
 	if victim == "" {
 		t.Fatal("no build started")
 	}
-	time.Sleep(2500 * time.Millisecond) // the agent is asleep in its build run; a heartbeat has told its spend
+	// The agent is asleep in its build run: killed once a heartbeat has
+	// told the server the run in flight (however late on a loaded machine).
+	e.heartbeat("slow", func(s *fleet.Spent) bool { return s.InFlight != nil })
 	e.mu.Lock()
 	e.killed[victim] = true
 	e.mu.Unlock()
@@ -417,14 +462,15 @@ func TestPauseResumeStopStatusList(t *testing.T) {
 	if s == nil || !s.Paused {
 		t.Fatalf("status %+v", s)
 	}
-	// The step under way when the pause came finishes; no other starts.
-	time.Sleep(6 * time.Second)
+	// The step under way when the pause came finishes (however long it
+	// takes on a loaded machine); no other starts.
+	e.noStep("held")
 	s1, _ := fleet.LoopStatus(ctx, e.c, "held")
 	if s1.Steps > s.Steps+1 {
 		t.Fatalf("steps ran while paused: %d at the pause, %d later", s.Steps, s1.Steps)
 	}
 	time.Sleep(2 * time.Second)
-	if s2, _ := fleet.LoopStatus(ctx, e.c, "held"); s2.Steps != s1.Steps || !s2.Paused {
+	if s2, _ := fleet.LoopStatus(ctx, e.c, "held"); s2.Steps != s1.Steps || !s2.Paused || e.pending("held") != nil {
 		t.Fatalf("steps ran while paused: %d then %d", s1.Steps, s2.Steps)
 	}
 	ls, err := fleet.List(ctx, e.c)

@@ -26,7 +26,7 @@ func TestSchedulerRefusesWhileLocked(t *testing.T) {
 	sch, _ := Parse(20*time.Millisecond, "")
 	var got []Firing
 	s := &Scheduler{Loop: l, Schedule: sch, Log: filepath.Join(dir, "log"), Count: 2, OnFire: func(f Firing) { got = append(got, f) }}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a guard against a hang only
 	defer cancel()
 	if n := s.Run(ctx); n != 2 {
 		t.Fatalf("%d firings", n)

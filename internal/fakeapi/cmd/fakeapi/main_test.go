@@ -60,7 +60,7 @@ func TestProgram(t *testing.T) {
 	go func() { done <- cmd.Wait() }()
 	select {
 	case <-done:
-	case <-time.After(5 * time.Second):
+	case <-time.After(time.Minute): // a guard against a hang only
 		t.Fatal("fakeapi did not stop on SIGTERM")
 	}
 	b, _ := os.ReadFile(logFile)
