@@ -56,7 +56,12 @@ func (r *runner) confinement(files []guard.File, phase string) (func(string, []s
 		if err := sandbox.HideInLayer(lay, r.judge().Holdouts()); err != nil {
 			return nil, fmt.Errorf("cannot hide the holdout files from the agent: %w", err)
 		}
+		// The engine's state folder is hidden, not only read-only: every
+		// loop's private folder (holdout check logs, HOME layers where CLI
+		// logins live) reads as empty. The loop's own layers are mounted
+		// before, so they stay in force.
 		p.Hidden = append(p.Hidden, loopdir.Private(r.priv).HoldoutChecks())
+		p.Hidden = append(p.Hidden, readOnlyAround(loopdir.StateRoot(), r.dir)...)
 		if err := r.confineNetwork(&p); err != nil {
 			return nil, err
 		}
