@@ -45,14 +45,42 @@ type CheckResult struct {
 // (testcount.Failures); else the lines matching FAIL, Error or not ok (up
 // to SignalLines), else the last SignalLines lines.
 func RunCheck(ctx context.Context, dir, command, outPath string, timeout time.Duration, env []string, summaries []testcount.Pattern, red *redact.Redactor) CheckResult {
-	start := time.Now()
+	return runCheck(ctx, nil, dir, command, outPath, timeout, env, summaries, red)
+}
+
+// Starter makes the process of a check: the shell line run in dir with env,
+// confined (sandbox.CheckBox.Command); cleanup runs after it ended.
+type Starter func(ctx context.Context, dir, line string, env []string) (cmd *exec.Cmd, cleanup func(), err error)
+
+// runCheck is RunCheck with the check's process made by start (nil: the
+// shell line run as this process's user, unconfined).
+func runCheck(ctx context.Context, start Starter, dir, command, outPath string, timeout time.Duration, env []string, summaries []testcount.Pattern, red *redact.Redactor) CheckResult {
+	began := time.Now()
 	res := CheckResult{Check: record.Check{Command: command, Output: outPath}}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(cctx, "/bin/sh", "-c", command)
-	cmd.Dir = dir
-	cmd.Env = env
-	cmd.SysProcAttr = proc.GroupAttr()
+	var cmd *exec.Cmd
+	if start == nil {
+		cmd = exec.CommandContext(cctx, "/bin/sh", "-c", command)
+		cmd.Dir = dir
+		cmd.Env = env
+		cmd.SysProcAttr = proc.GroupAttr()
+	} else {
+		c, cleanup, err := start(cctx, dir, command, env)
+		if err != nil {
+			// Fails closed: a check that cannot be confined does not run.
+			res.ExitCode = 127
+			res.Lines = []string{"the check's sandbox cannot be made: " + err.Error()}
+			res.Signal = res.Lines[0]
+			res.DurationMS = time.Since(began).Milliseconds()
+			return res
+		}
+		defer cleanup()
+		cmd = c
+		if cmd.SysProcAttr == nil {
+			cmd.SysProcAttr = proc.GroupAttr()
+		}
+	}
 	cmd.Cancel = func() error { return proc.KillGroup(cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second
 	pr, pw := io.Pipe()
@@ -98,7 +126,7 @@ func RunCheck(ctx context.Context, dir, command, outPath string, timeout time.Du
 	if out != nil {
 		out.Close()
 	}
-	res.DurationMS = time.Since(start).Milliseconds()
+	res.DurationMS = time.Since(began).Milliseconds()
 	res.ExitCode = 0
 	if err != nil {
 		var ee *exec.ExitError

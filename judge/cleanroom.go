@@ -117,69 +117,14 @@ func holdoutCounts(rs []CheckResult) (passed, failed int, tests bool) {
 	return passed, failed, tests
 }
 
-// inView runs cmds in a view of the loop folder with hide hidden, or in a
-// copy of it where no view can be made.
+// inView runs cmds in the judge's sandbox over the loop folder with hide
+// out of its view (a view under bubblewrap, a copy elsewhere).
 func (j *Judge) inView(ctx context.Context, hide, cmds []string, logPath func(int) string) ([]CheckResult, error) {
 	if len(cmds) == 0 {
 		return nil, nil
 	}
-	if sandbox.LayerProbe() != nil {
-		return j.inCleanCopy(ctx, hide, cmds, logPath)
-	}
-	p := loopdir.PrivateOf(j.Dir)
-	l := sandbox.Layer{Target: j.Dir, Upper: p.LayerUpper("cleanroom"), Work: p.LayerWork("cleanroom")}
-	if _, err := sandbox.PrepareLayer(l); err != nil {
-		return nil, err
-	}
-	if err := sandbox.ClearLayer(l); err != nil {
-		return nil, err
-	}
-	defer sandbox.ClearLayer(l)
-	// Each check runs `exec HELPER` with the view in its environment: the
-	// helper lays the view in a mount namespace of its own and runs the
-	// check's own command there.
-	v := sandbox.View{Layer: l, Hide: hide}
-	var out []CheckResult
-	ls := j.spec()
-	red := j.redactor(ls)
-	for i, c := range cmds {
-		prog, _, env, err := v.Command([]string{"/bin/sh", "-c", c}, j.Dir)
-		if err != nil {
-			return nil, err
-		}
-		r := RunCheck(ctx, j.Dir, "exec "+shellQuote(prog), logPath(i), ls.CheckTimeout.D(), append(j.checkEnv(), env), ls.TestSummaries, red)
-		r.Command, r.Check.Command = c, c
-		out = append(out, r)
-		if ctx.Err() != nil {
-			break
-		}
-		if err := sandbox.ClearLayer(l); err != nil {
-			return out, err
-		}
-	}
-	return out, nil
-}
-
-// inCleanCopy is the clean room without copy-on-write layers: a copy of
-// the loop folder (without the engine's records and what is set aside) in
-// a temporary folder, removed afterwards.
-func (j *Judge) inCleanCopy(ctx context.Context, aside, cmds []string, logPath func(int) string) ([]CheckResult, error) {
-	tmp, err := os.MkdirTemp("", "looprinter-clean-room-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp)
-	room := filepath.Join(tmp, filepath.Base(j.Dir))
-	skip := map[string]bool{loopdir.RecordsDir: true}
-	for _, a := range aside {
-		skip[a] = true
-	}
-	if err := sandbox.CopyTree(j.Dir, room, skip); err != nil {
-		return nil, fmt.Errorf("copy the loop folder: %w", err)
-	}
-	l := *j.spec()
-	l.Dir = room
-	return RunCheckList(ctx, &l, cmds, j.checkEnv(), j.redactor(&l), logPath), nil
+	l := j.spec()
+	return confinedChecks(ctx, l, j.Dir, hide, cmds, j.checkEnv(), j.redactor(l), logPath, j.noteConfinement), nil
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

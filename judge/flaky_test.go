@@ -46,7 +46,7 @@ func TestFlipped(t *testing.T) {
 // result changes is recorded flaky with the test that flipped, and its
 // signal says so; a check that fails for real is not called flaky.
 func TestRerunFlaky(t *testing.T) {
-	j, evs := newJudge(t, &spec.Loop{Flaky: "rerun 3"})
+	j, evs := newJudge(t, &spec.Loop{Flaky: "rerun 3", Sandbox: "off"}) // off: the checks count their runs in the tree
 	stable := `echo run >> stable.txt`
 	broken := `echo run >> broken.txt; echo "--- FAIL: TestBroken (0.00s)"; exit 1`
 	rs := j.RunChecks(context.Background(), "objective", []string{stable, flakyCheck, broken})
@@ -85,7 +85,7 @@ func TestRerunFlaky(t *testing.T) {
 func TestCleanRoomFlaky(t *testing.T) {
 	for _, mode := range []string{"fail", "quarantine"} {
 		t.Run(mode, func(t *testing.T) {
-			j, evs := newJudge(t, &spec.Loop{Flaky: mode})
+			j, evs := newJudge(t, &spec.Loop{Flaky: mode, Sandbox: "off"})
 			var nv []string
 			j.AddNotVerified = func(s string) { nv = append(nv, s) }
 			j.SetAside = func() ([]string, error) { return nil, nil }

@@ -148,7 +148,7 @@ func (j *Judge) HoldoutPath(upper, rel string) bool {
 func (j *Judge) runVisibleChecks(ctx context.Context, cmds []string, logPath func(int) string) []CheckResult {
 	if len(j.holdouts) == 0 {
 		l := j.spec()
-		return RunCheckList(ctx, l, cmds, j.checkEnv(), j.redactor(l), logPath)
+		return confinedChecks(ctx, l, j.Dir, nil, cmds, j.checkEnv(), j.redactor(l), logPath, j.noteConfinement)
 	}
 	out, err := j.inView(ctx, j.holdouts, cmds, logPath)
 	if err != nil {

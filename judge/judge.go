@@ -143,9 +143,17 @@ func (j *Judge) RunChecks(ctx context.Context, gate string, cmds []string) []Che
 	os.MkdirAll(dir, 0o700)
 	stamp := time.Now().UTC().Format("20060102T150405.000")
 	cycle, iteration := j.stamp()
-	results := j.runVisibleChecks(ctx, cmds, func(i int) string {
+	logPath := func(i int) string {
 		return filepath.Join(dir, fmt.Sprintf("%s-c%d-i%d-%s-%d.log", stamp, cycle, iteration, gate, i+1))
-	})
+	}
+	if gate == "setup" {
+		// setup: runs once, before any agent run, on the user's own tree,
+		// and what it installs must reach the folder: it is the user's
+		// command, not the agent's code.
+		l := j.spec()
+		return unconfinedChecks(ctx, l, cmds, j.checkEnv(), j.redactor(l), logPath)
+	}
+	results := j.runVisibleChecks(ctx, cmds, logPath)
 	if ctx.Err() == nil {
 		j.rerunFlaky(ctx, gate, results, j.rerunLog(stamp, gate))
 		if judgingGate(gate) {
@@ -158,7 +166,14 @@ func (j *Judge) RunChecks(ctx context.Context, gate string, cmds []string) []Che
 
 // RunCheckList runs commands in order in the loop's folder, each output saved
 // at logPath(i), until the context ends; red redacts what they print.
+// The checks run in the judge's own sandbox (box.go).
 func RunCheckList(ctx context.Context, l *spec.Loop, cmds, env []string, red *redact.Redactor, logPath func(i int) string) []CheckResult {
+	return confinedChecks(ctx, l, l.Dir, nil, cmds, env, red, logPath, nil)
+}
+
+// unconfinedChecks runs cmds as the user: only `setup:` at the loop's
+// start, before any agent ran, whose writes must reach the folder.
+func unconfinedChecks(ctx context.Context, l *spec.Loop, cmds, env []string, red *redact.Redactor, logPath func(i int) string) []CheckResult {
 	var out []CheckResult
 	for i, c := range cmds {
 		out = append(out, RunCheck(ctx, l.Dir, c, logPath(i), l.CheckTimeout.D(), env, l.TestSummaries, red))

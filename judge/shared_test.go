@@ -16,7 +16,7 @@ import (
 // tree (another key) or once the kept results were used.
 func TestRunGateShares(t *testing.T) {
 	shared := `echo run >> runs.txt; exit 0`
-	l := &spec.Loop{Verify: []string{shared, "true"}, ObjectiveVerify: []string{shared, `echo obj >> runs.txt`}}
+	l := &spec.Loop{Sandbox: "off", Verify: []string{shared, "true"}, ObjectiveVerify: []string{shared, `echo obj >> runs.txt`}} // off: the checks count their runs in the tree
 	j, _ := newJudge(t, l)
 	if got := l.GateChecks(); len(got) != 3 {
 		t.Fatalf("GateChecks lists the shared command twice: %q", got)

@@ -128,6 +128,10 @@ func (p Private) LayerWork(name string) string {
 	return filepath.Join(string(p), "layers", name, "work")
 }
 
+// CheckScratch is where the judge's check sandboxes keep their throw-away
+// layers while checks run (no agent's sandbox shows the state folder).
+func (p Private) CheckScratch() string { return p.join("check-scratch") }
+
 // LayerJournal is where the apply of layer name keeps its plan and
 // progress until the layer is wholly applied.
 func (p Private) LayerJournal(name string) string {

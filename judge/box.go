@@ -1,0 +1,152 @@
+package judge
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/looprinter/looprinter/loopdir"
+	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/redact"
+	"github.com/looprinter/looprinter/sandbox"
+	"github.com/looprinter/looprinter/spec"
+)
+
+// Every check runs in the judge's own sandbox (sandbox.CheckBox), never the
+// agent's and never as the user: the tree read-only with writes going to a
+// throw-away layer, HOME and the caches as throw-away layers over the
+// user's, an empty /tmp, the engine's state folder hidden, no
+// capabilities, no network but a loopback of its own unless
+// checks.network says host. What the checks run of the agent's code can
+// neither change what a later check reads nor leave anything behind.
+
+// checkKind is the kind of the checks' sandbox for a loop: the kind its
+// agents are confined by, where it can confine checks (bwrap needs
+// copy-on-write layers for the tree; seatbelt does not confine checks
+// yet), else Landlock where it runs, else off. why says what was given up
+// ("" when nothing).
+func checkKind(l *spec.Loop) (kind, why string) {
+	kind, err := sandbox.Resolve(l.Sandbox)
+	if err != nil {
+		return sandbox.Off, "the sandbox cannot run here: " + err.Error()
+	}
+	switch kind {
+	case sandbox.Off:
+		return sandbox.Off, ""
+	case sandbox.Bwrap:
+		if err := sandbox.LayerProbe(); err == nil {
+			return sandbox.Bwrap, ""
+		} else if k, lerr := sandbox.Resolve(sandbox.Landlock); lerr == nil && k == sandbox.Landlock {
+			return sandbox.Landlock, "no copy-on-write layer for the checks' tree here (" + err.Error() + "): checks are confined by Landlock"
+		} else {
+			return sandbox.Off, "no copy-on-write layer for the checks' tree here (" + err.Error() + ") and no Landlock: checks run unconfined"
+		}
+	case sandbox.Landlock:
+		return sandbox.Landlock, ""
+	}
+	return sandbox.Off, "checks cannot be confined by " + kind + " yet: they run unconfined"
+}
+
+// warnedKinds keeps "checks run less confined" from repeating in a process.
+var warnedKinds sync.Map
+
+// confinedChecks runs cmds in order in the judge's sandbox over tree (the
+// loop folder, a copy of it, or a merged tree), with remove (paths
+// relative to tree) out of its view, until the context ends. A check that
+// cannot be confined fails closed.
+func confinedChecks(ctx context.Context, l *spec.Loop, tree string, remove, cmds, env []string, red *redact.Redactor, logPath func(int) string, note func(string)) []CheckResult {
+	if len(cmds) == 0 {
+		return nil
+	}
+	kind, why := checkKind(l)
+	if why != "" && note != nil {
+		if _, seen := warnedKinds.LoadOrStore(l.Dir+"\x00"+why, true); !seen {
+			note(why)
+		}
+	}
+	if len(remove) > 0 && kind != sandbox.Bwrap {
+		// Only a bwrap box lays a view with paths removed: elsewhere the
+		// checks get a copy of the tree without them.
+		tmp, err := os.MkdirTemp("", "looprinter-checks-")
+		if err != nil {
+			return failAll(cmds, logPath, "the checks' copy of the tree cannot be made: "+err.Error())
+		}
+		defer os.RemoveAll(tmp)
+		cp := filepath.Join(tmp, filepath.Base(tree))
+		skip := map[string]bool{loopdir.RecordsDir: true}
+		for _, r := range remove {
+			skip[filepath.ToSlash(r)] = true
+		}
+		if err := sandbox.CopyTree(tree, cp, skip); err != nil {
+			return failAll(cmds, logPath, "the checks' copy of the tree cannot be made: "+err.Error())
+		}
+		tree, remove = cp, nil
+	}
+	scratch := ""
+	if p := loopdir.PrivateOf(l.Dir); dirExists(string(p)) {
+		scratch = p.CheckScratch()
+		if err := os.MkdirAll(scratch, 0o700); err != nil {
+			scratch = ""
+		}
+	}
+	network := l.Checks.Network
+	if network == "" {
+		network = sandbox.CheckNetworkNone
+	}
+	box, err := sandbox.NewCheckBox(sandbox.CheckBoxOptions{Kind: kind, Tree: tree, Remove: remove,
+		Hide: []string{loopdir.StateRoot()}, Network: network, Env: env, Scratch: scratch})
+	if err != nil {
+		return failAll(cmds, logPath, "the checks' sandbox cannot be made: "+err.Error())
+	}
+	defer box.Close()
+	var out []CheckResult
+	for i, c := range cmds {
+		out = append(out, runCheck(ctx, box.Command, tree, c, logPath(i), l.CheckTimeout.D(), env, l.TestSummaries, red))
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return out
+}
+
+// failAll is every command failed for one reason, closed: nothing ran.
+func failAll(cmds []string, logPath func(int) string, why string) []CheckResult {
+	var out []CheckResult
+	for i, c := range cmds {
+		r := CheckResult{}
+		r.Command, r.Output, r.ExitCode = c, logPath(i), 127
+		r.Lines = []string{why}
+		r.Signal = why
+		out = append(out, r)
+	}
+	return out
+}
+
+func dirExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// CheckConfinement says in one line how the judge confines a loop's
+// checks, for the records and `validate`.
+func CheckConfinement(l *spec.Loop) string {
+	kind, why := checkKind(l)
+	s := fmt.Sprintf("checks are confined by %s", kind)
+	if kind == sandbox.Off {
+		s = "checks run unconfined (sandbox: off)"
+	}
+	if why != "" {
+		s += ": " + why
+	}
+	return s
+}
+
+// noteConfinement records, once per process and loop, that the checks run
+// less confined than the loop's sandbox promises, as a warning and a NOT
+// VERIFIED note.
+func (j *Judge) noteConfinement(why string) {
+	j.emit(record.Event{Event: record.Warning, Kind: "checks_confinement", Message: why})
+	j.addNotVerified("checks: " + why)
+}
