@@ -57,6 +57,15 @@ var warnedKinds sync.Map
 // relative to tree) out of its view, until the context ends. A check that
 // cannot be confined fails closed.
 func confinedChecks(ctx context.Context, l *spec.Loop, tree string, remove, cmds, env []string, red *redact.Redactor, logPath func(int) string, note func(string)) []CheckResult {
+	return confinedView(ctx, l, tree, remove, nil, nil, cmds, env, red, logPath, note)
+}
+
+// confinedView is confinedChecks with files put into the view too (put:
+// From a file outside, To a path relative to tree).
+// setup, when not empty, runs first in the box (its writes stay for the
+// box's checks, never the tree): the loop's `setup:` rebuilding the
+// dependencies an agent changed; a setup that fails fails every check.
+func confinedView(ctx context.Context, l *spec.Loop, tree string, remove []string, put []sandbox.ViewFile, setup, cmds, env []string, red *redact.Redactor, logPath func(int) string, note func(string)) []CheckResult {
 	if len(cmds) == 0 {
 		return nil
 	}
@@ -66,7 +75,7 @@ func confinedChecks(ctx context.Context, l *spec.Loop, tree string, remove, cmds
 			note(why)
 		}
 	}
-	if len(remove) > 0 && kind != sandbox.Bwrap {
+	if (len(remove) > 0 || len(put) > 0) && kind != sandbox.Bwrap {
 		// Only a bwrap box lays a view with paths removed: elsewhere the
 		// checks get a copy of the tree without them.
 		tmp, err := os.MkdirTemp("", "looprinter-checks-")
@@ -82,7 +91,14 @@ func confinedChecks(ctx context.Context, l *spec.Loop, tree string, remove, cmds
 		if err := sandbox.CopyTree(tree, cp, skip); err != nil {
 			return failAll(cmds, logPath, "the checks' copy of the tree cannot be made: "+err.Error())
 		}
-		tree, remove = cp, nil
+		for _, f := range put {
+			to := filepath.Join(cp, filepath.FromSlash(f.To))
+			os.MkdirAll(filepath.Dir(to), 0o755)
+			if err := sandbox.CopyFile(f.From, to, f.Mode); err != nil {
+				return failAll(cmds, logPath, "the checks' copy of the tree cannot be made: "+err.Error())
+			}
+		}
+		tree, remove, put = cp, nil, nil
 	}
 	scratch := ""
 	if p := loopdir.PrivateOf(l.Dir); dirExists(string(p)) {
@@ -95,12 +111,18 @@ func confinedChecks(ctx context.Context, l *spec.Loop, tree string, remove, cmds
 	if network == "" {
 		network = sandbox.CheckNetworkNone
 	}
-	box, err := sandbox.NewCheckBox(sandbox.CheckBoxOptions{Kind: kind, Tree: tree, Remove: remove,
+	box, err := sandbox.NewCheckBox(sandbox.CheckBoxOptions{Kind: kind, Tree: tree, Remove: remove, Put: put,
 		Hide: []string{loopdir.StateRoot()}, Network: network, Env: env, Scratch: scratch})
 	if err != nil {
 		return failAll(cmds, logPath, "the checks' sandbox cannot be made: "+err.Error())
 	}
 	defer box.Close()
+	for i, c := range setup {
+		r := runCheck(ctx, box.SetupCommand, tree, c, logPath(-1-i), l.CheckTimeout.D(), env, l.TestSummaries, red)
+		if !r.Pass {
+			return failAll(cmds, logPath, fmt.Sprintf("setup `%s` failed in the checks' sandbox (exit %d), rebuilding the dependencies the agent changed: %s", c, r.ExitCode, r.Signal))
+		}
+	}
 	var out []CheckResult
 	for i, c := range cmds {
 		out = append(out, runCheck(ctx, box.Command, tree, c, logPath(i), l.CheckTimeout.D(), env, l.TestSummaries, red))

@@ -70,14 +70,17 @@ func (j *Judge) cleanRoom(ctx context.Context, gate string, cmds []string) clean
 	// The gate's checks see neither what is set aside nor the holdout
 	// files (their output may reach a prompt); the holdout checks see
 	// the holdout files.
-	hidden := append(append([]string{}, aside...), j.holdouts...)
-	if cr.results, err = j.inView(ctx, hidden, cmds, logAt(logs, "clean-room")); err != nil {
+	// Dependency folders and caches as they were at the loop's start.
+	premove, put, pchanged := j.Pristine().View()
+	cr.rec.Pristine = pchanged[:min(len(pchanged), 100)]
+	hidden := append(append(append([]string{}, aside...), j.holdouts...), premove...)
+	if cr.results, err = j.inViewPut(ctx, hidden, put, cmds, logAt(logs, "clean-room")); err != nil {
 		cr.rec.Error = "the clean room cannot be made: " + err.Error()
 		return cr
 	}
 	cr.rec.Checks = ChecksOf(cr.results)
 	if l := j.spec(); len(l.HoldoutVerify) > 0 && ctx.Err() == nil {
-		if cr.holdout, err = j.inView(ctx, aside, l.HoldoutVerify, logAt(held, "holdout")); err != nil {
+		if cr.holdout, err = j.inViewPut(ctx, append(append([]string{}, aside...), premove...), put, l.HoldoutVerify, logAt(held, "holdout")); err != nil {
 			cr.rec.Error = "the clean room cannot be made: " + err.Error()
 			return cr
 		}
@@ -115,6 +118,34 @@ func holdoutCounts(rs []CheckResult) (passed, failed int, tests bool) {
 		}
 	}
 	return passed, failed, tests
+}
+
+// inViewPut is inView with files put into the view.
+// Where the agent changed dependencies and the loop file has `setup:`, the
+// setup rebuilds them in the view first.
+func (j *Judge) inViewPut(ctx context.Context, hide []string, put []sandbox.ViewFile, cmds []string, logPath func(int) string) ([]CheckResult, error) {
+	if len(cmds) == 0 {
+		return nil, nil
+	}
+	l := j.spec()
+	var setup []string
+	if _, _, changed := j.Pristine().View(); len(changed) > 0 && dependencyChanged(changed) {
+		setup = l.Setup
+	}
+	return confinedView(ctx, l, j.Dir, hide, put, setup, cmds, j.checkEnv(), j.redactor(l), logPath, j.noteConfinement), nil
+}
+
+// dependencyChanged says whether a path under a dependency folder (not
+// only a cache) is among changed.
+func dependencyChanged(changed []string) bool {
+	for _, rel := range changed {
+		for _, part := range strings.Split(rel, "/") {
+			if dependencyDirs[part] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // inView runs cmds in the judge's sandbox over the loop folder with hide

@@ -63,10 +63,22 @@ type Judge struct {
 	// was found to carry none of them.
 	holdouts          []string
 	holdoutGitChecked bool
+	// pristine is what agent runs changed under dependency folders and
+	// caches (pristine.go), opened on first use.
+	pristine *Pristine
 	// shared is a gate's results kept for the next gate (shared.go).
 	shared *sharedRun
 	// flaky is the flaky checks seen, when the engine keeps none.
 	flaky FlakyTests
+}
+
+// Pristine is the loop's record of the dependency and cache paths agent
+// runs changed (see pristine.go).
+func (j *Judge) Pristine() *Pristine {
+	if j.pristine == nil {
+		j.pristine = OpenPristine(j.Dir)
+	}
+	return j.pristine
 }
 
 func (j *Judge) spec() *spec.Loop {

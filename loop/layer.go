@@ -229,6 +229,7 @@ func (r *runner) applyLayer(phase, task string) ([]guard.Tamper, error) {
 	held := map[string]bool{}
 	told := map[string]string{}
 	secrets := map[string]string{}
+	var pristineErr error
 	changes, err := sandbox.ApplyLayer(*r.layer, func(rel string) bool {
 		if r.judge().HoldoutPath(r.layer.Upper, rel) {
 			held[rel] = true
@@ -244,6 +245,15 @@ func (r *runner) applyLayer(phase, task string) ([]guard.Tamper, error) {
 		if note := r.layerTells(rel); note != "" {
 			told[rel] = note
 			return false
+		}
+		if judge.PristinePath(rel) {
+			// The clean room sees dependency folders and caches as at the
+			// loop's start: the original is kept before it is replaced.
+			if fi, err := os.Lstat(filepath.Join(r.layer.Upper, filepath.FromSlash(rel))); err == nil && !fi.IsDir() {
+				if err := r.judge().Pristine().Keep(rel); err != nil {
+					pristineErr = err
+				}
+			}
 		}
 		return true
 	}, loopdir.PrivateOf(r.dir).LayerJournal("loop"))
@@ -271,6 +281,10 @@ func (r *runner) applyLayer(phase, task string) ([]guard.Tamper, error) {
 			r.emit(record.Event{Event: record.Warning, Phase: phase, Task: task, Kind: "layer_discarded", File: c.Path,
 				Message: fmt.Sprintf("%s (%s) was not applied to the loop folder: %s", c.Path, c.What, c.Why)})
 		}
+	}
+	if pristineErr != nil {
+		r.emit(record.Event{Event: record.Warning, Phase: phase, Task: task, Kind: "pristine",
+			Message: "cannot keep the original of a dependency file the run changed (the clean room will leave it out): " + pristineErr.Error()})
 	}
 	if len(git) > 0 {
 		r.emit(record.Event{Event: record.Warning, Phase: phase, Task: task, Kind: "git_discarded",

@@ -128,6 +128,12 @@ func (p Private) LayerWork(name string) string {
 	return filepath.Join(string(p), "layers", name, "work")
 }
 
+// Pristine keeps the originals of the files under dependency folders that
+// agent runs changed (pristine/files/REL) and the list of those paths
+// (pristine/manifest.json): the clean room sees those folders as they were
+// when the loop started.
+func (p Private) Pristine() string { return p.join("pristine") }
+
 // CheckScratch is where the judge's check sandboxes keep their throw-away
 // layers while checks run (no agent's sandbox shows the state folder).
 func (p Private) CheckScratch() string { return p.join("check-scratch") }

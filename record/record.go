@@ -101,9 +101,12 @@ type Check struct {
 // added set aside, and the holdout checks beside them. Holdout checks are
 // counted, never quoted: the records are readable by the agent.
 type CleanRoom struct {
-	Pass           bool     `json:"pass"`
-	Mode           string   `json:"mode,omitempty"`      // view (a copy-on-write view at the folder's path) | copy
-	SetAside       []string `json:"set_aside,omitempty"` // files the agent added that a test runner loads
+	Pass     bool     `json:"pass"`
+	Mode     string   `json:"mode,omitempty"`      // view (a copy-on-write view at the folder's path) | copy
+	SetAside []string `json:"set_aside,omitempty"` // files the agent added that a test runner loads
+	// Pristine are paths under dependency folders and caches the agent
+	// changed, seen in the clean room as at the loop's start (at most 100).
+	Pristine       []string `json:"pristine,omitempty"`
 	Checks         []Check  `json:"checks,omitempty"`
 	HoldoutPassed  int      `json:"holdout_passed,omitempty"`
 	HoldoutFailed  int      `json:"holdout_failed,omitempty"`

@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"errors"
+	"os"
 	"runtime"
 )
 
@@ -71,7 +72,7 @@ type View struct {
 type ViewFile struct {
 	From string
 	To   string
-	Mode uint32
+	Mode os.FileMode
 }
 
 // Command fails: there are no views here.
