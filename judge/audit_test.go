@@ -152,3 +152,18 @@ func TestFileKind(t *testing.T) {
 		}
 	}
 }
+
+// The audit's prompt carries the changes the judge refused for their tells,
+// quoted: the auditor looks for the same intent where no reading sees it.
+func TestAuditPromptCarriesTells(t *testing.T) {
+	j, _ := newJudge(t, &spec.Loop{Objective: "solve", Verify: []string{"go test ./..."}, Audit: spec.Audit{On: true, Bar: "major"}})
+	var prompt string
+	j.Auditor = fakeAuditor(true, nil, &prompt)
+	j.Auditor.Tells = func() []string { return []string{"zz_init.go: 10:5: asks_if_under_test: \"testing.Testing\""} }
+	if _, err := j.Audit(context.Background(), "verify"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(prompt, "# Changes the judge refused for their tells") || !strings.Contains(prompt, `- "zz_init.go: 10:5: asks_if_under_test: \"testing.Testing\""`) {
+		t.Fatalf("the prompt does not carry the tells:\n%s", prompt)
+	}
+}

@@ -49,6 +49,7 @@ func (e *Engine) judge() *judge.Judge {
 			NoteFlaky:       e.noteFlaky,
 			Auditor: judge.Auditor{
 				Agent: func() string { return review.AgentName(e.auditor()) },
+				Tells: func() []string { return e.st.Tells },
 				Next: func() (string, string) {
 					e.st.AuditRuns++
 					keep := review.RecordPath(fmt.Sprintf("audit-%d-findings.json", e.st.AuditRuns))

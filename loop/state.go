@@ -139,6 +139,9 @@ type State struct {
 	// it was full (judge.KeepTouched keeps code, tests and configuration
 	// first), for the audit to say so.
 	TouchedLeftOut int `json:"touched_left_out,omitempty"`
+	// Tells are the changes the judge refused for their tells (file: what),
+	// the last 50, for the audit.
+	Tells []string `json:"tells,omitempty"`
 	// Flaky are the checks seen flaky (their result changed between two
 	// runs on the same tree): the tests that flipped, by command. Status
 	// and the report show them; flaky: quarantine leaves those tests out.
