@@ -228,13 +228,14 @@ func (r *runner) runAgent(ctx context.Context, phase string, post bool, task str
 	// Nothing the agent started outlives its run; only then are files judged.
 	r.sweep()
 	r.endCgroup(cgroup)
+	gitTamper := r.restoreGit()
 	r.st.AgentPGID = 0
 	run := &AgentRun{Result: res}
 	changed, created, layerTamper, werr := r.endRun(phase, task, changes)
 	run.Changed = changed
 	r.st.touched(changed)
 	tamper, gerr := r.guard.Check(changes, created, rules)
-	run.Tamper = append(layerTamper, tamper...)
+	run.Tamper = append(append(layerTamper, tamper...), gitTamper...)
 	if r.layer == nil {
 		run.Tamper = append(run.Tamper, r.folderTells(changed, created)...)
 		if err := r.judge().Pristine().Lost(created, changed); err != nil {
@@ -281,6 +282,25 @@ func (r *runner) runAgent(ctx context.Context, phase string, post bool, task str
 		return nil, err
 	}
 	return run, nil
+}
+
+// restoreGit puts .git's control files back as they were before a Landlock
+// run, each change it undid a refused change.
+func (r *runner) restoreGit() []guard.Tamper {
+	g := r.gitGuard
+	if g == nil {
+		return nil
+	}
+	r.gitGuard = nil
+	undone, err := g.Restore()
+	if err != nil {
+		r.emit(record.Event{Event: record.Warning, Kind: "git_guard", Message: "cannot put the repository's control files back after the run: " + err.Error()})
+	}
+	var out []guard.Tamper
+	for _, p := range undone {
+		out = append(out, guard.Tamper{File: ".git/" + p, What: "changed", Rule: "the repository's control files (config, hooks, info) are the user's"})
+	}
+	return out
 }
 
 // recordTamper writes a violation for each protected file a run changed.

@@ -49,6 +49,9 @@ type runner struct {
 	trees   []sandbox.Layer // the layers over HOME and caches, never applied
 	// netProxy is the loop's network proxy (network.go), started at the
 	// first agent run and closed with the engine.
-	netProxy   *netpolicy.Proxy
+	netProxy *netpolicy.Proxy
+	// gitGuard is the snapshot of .git's control files taken before a
+	// Landlock run (nil under other sandboxes).
+	gitGuard   *sandbox.GitGuard
 	netStarted bool
 }

@@ -83,6 +83,18 @@ func (r *runner) confinement(files []guard.File, phase string) (func(string, []s
 		r.confined(what)
 	case sandbox.Landlock:
 		r.confined(what + " (a private HOME)")
+		// Landlock only grants: .git's control files (config, hooks, info)
+		// cannot be kept read-only inside a writable folder, so they are
+		// snapshot here and put back after the run (a hook or a
+		// core.hooksPath would run unconfined at the user's next commit).
+		r.gitGuard = nil
+		if g := repoGitDir(r.dir); g != "" {
+			gg, err := sandbox.GuardGit(g)
+			if err != nil {
+				return nil, fmt.Errorf("cannot keep the repository's control files from the agent: %w", err)
+			}
+			r.gitGuard = gg
+		}
 	default:
 		// Seatbelt: HOME stays the user's (a macOS CLI keeps its login in
 		// the keychain, under the real HOME).
@@ -204,6 +216,19 @@ func readOnlyBeside(cur string, ways [][]string) []string {
 
 // gitDir is the repository folder the engine commits to, when it does:
 // agents may not rewrite the history the engine's commits live in.
+// repoGitDir is the .git folder of the repository dir is in ("" when none),
+// whoever commits to it.
+func repoGitDir(dir string) string {
+	for d := dir; ; d = filepath.Dir(d) {
+		if fi, err := os.Lstat(filepath.Join(d, ".git")); err == nil && fi.IsDir() {
+			return filepath.Join(d, ".git")
+		}
+		if filepath.Dir(d) == d {
+			return ""
+		}
+	}
+}
+
 func gitDir(l *spec.Loop) string {
 	if l.Shape == spec.ShapeReview || (l.Git.Commit != nil && !*l.Git.Commit) {
 		return "" // in a review the fixer commits its fixes
