@@ -78,12 +78,14 @@ func (j *Judge) cleanRoom(ctx context.Context, gate string, cmds []string) clean
 		cr.rec.Error = "the clean room cannot be made: " + err.Error()
 		return cr
 	}
+	j.forgedGo(cr.results)
 	cr.rec.Checks = ChecksOf(cr.results)
 	if l := j.spec(); len(l.HoldoutVerify) > 0 && ctx.Err() == nil {
 		if cr.holdout, err = j.inViewPut(ctx, append(append([]string{}, aside...), premove...), put, l.HoldoutVerify, logAt(held, "holdout")); err != nil {
 			cr.rec.Error = "the clean room cannot be made: " + err.Error()
 			return cr
 		}
+		j.forgedGo(cr.holdout)
 		cr.rec.HoldoutPassed, cr.rec.HoldoutFailed, cr.rec.HoldoutOfTests = holdoutCounts(cr.holdout)
 	}
 	cr.rec.Mode = "view"

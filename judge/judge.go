@@ -48,6 +48,10 @@ type Judge struct {
 	// (IsHoldout) left out: the clean room sets them aside. Without it the
 	// clean room cannot be made, and fails.
 	SetAside func() ([]string, error)
+	// StartFiles lists the runner files the loop started with (its test
+	// files among them), for the clean room's reading of Go runs
+	// (goframing.go).
+	StartFiles func() []string
 	// Auditor runs the audit's agent (audit.go).
 	Auditor Auditor
 	// Flaky gives the flaky checks the loop saw (flaky.go) and NoteFlaky

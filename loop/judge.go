@@ -44,9 +44,13 @@ func (e *Engine) judge() *judge.Judge {
 			DropNotVerified: e.st.dropNotVerified,
 			AddEvidence:     func(s string) { e.st.Evidence = append(e.st.Evidence, s) },
 			SetAside:        func() ([]string, error) { return setAside(e.dir, e.priv, e.spec, e.judge().IsHoldout) },
-			WriteFile:       WriteFileAtomic,
-			Flaky:           func() judge.FlakyTests { return e.st.Flaky },
-			NoteFlaky:       e.noteFlaky,
+			StartFiles: func() []string {
+				rf, _ := runnerStart(e.priv)
+				return rf.Files
+			},
+			WriteFile: WriteFileAtomic,
+			Flaky:     func() judge.FlakyTests { return e.st.Flaky },
+			NoteFlaky: e.noteFlaky,
 			Auditor: judge.Auditor{
 				Agent: func() string { return review.AgentName(e.auditor()) },
 				Tells: func() []string { return e.st.Tells },
