@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/looprinter/looprinter/loopdir"
@@ -112,7 +113,7 @@ func confinedView(ctx context.Context, l *spec.Loop, tree string, remove []strin
 		network = sandbox.CheckNetworkNone
 	}
 	box, err := sandbox.NewCheckBox(sandbox.CheckBoxOptions{Kind: kind, Tree: tree, Remove: remove, Put: put,
-		Hide: []string{loopdir.StateRoot()}, Network: network, Env: env, Scratch: scratch})
+		Hide: []string{loopdir.StateRoot()}, Views: gitDirsOf(tree), Network: network, Env: env, Scratch: scratch})
 	if err != nil {
 		return failAll(cmds, logPath, "the checks' sandbox cannot be made: "+err.Error())
 	}
@@ -129,6 +130,34 @@ func confinedView(ctx context.Context, l *spec.Loop, tree string, remove []strin
 		if ctx.Err() != nil {
 			break
 		}
+	}
+	return out
+}
+
+// gitDirsOf is the repository a worktree tree belongs to (its .git is a
+// file naming a folder elsewhere: the worktree's git folder and the
+// repository's common one), which its checks must see, read-only, even
+// where it lies in a folder they do not see (/tmp, the state folder).
+func gitDirsOf(tree string) []string {
+	data, err := os.ReadFile(filepath.Join(tree, ".git"))
+	if err != nil {
+		return nil // a folder (or none): it is in the tree itself
+	}
+	line, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
+	if !ok {
+		return nil
+	}
+	gd := strings.TrimSpace(line)
+	if !filepath.IsAbs(gd) {
+		gd = filepath.Join(tree, gd)
+	}
+	out := []string{gd}
+	if c, err := os.ReadFile(filepath.Join(gd, "commondir")); err == nil {
+		cd := strings.TrimSpace(string(c))
+		if !filepath.IsAbs(cd) {
+			cd = filepath.Join(gd, cd)
+		}
+		out = append(out, filepath.Clean(cd))
 	}
 	return out
 }

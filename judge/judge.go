@@ -187,6 +187,13 @@ func RunCheckList(ctx context.Context, l *spec.Loop, cmds, env []string, red *re
 	return confinedChecks(ctx, l, l.Dir, nil, cmds, env, red, logPath, nil)
 }
 
+// RunCheckListWithout is RunCheckList with the paths remove (relative to
+// l.Dir) out of the checks' view: a clean room over another tree (the
+// landing's merged tree).
+func RunCheckListWithout(ctx context.Context, l *spec.Loop, remove, cmds, env []string, red *redact.Redactor, logPath func(i int) string) []CheckResult {
+	return confinedChecks(ctx, l, l.Dir, remove, cmds, env, red, logPath, nil)
+}
+
 // unconfinedChecks runs cmds as the user: only `setup:` at the loop's
 // start, before any agent ran, whose writes must reach the folder.
 func unconfinedChecks(ctx context.Context, l *spec.Loop, cmds, env []string, red *redact.Redactor, logPath func(i int) string) []CheckResult {

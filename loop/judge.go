@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/bmatcuk/doublestar/v4"
 	"os"
 	"path/filepath"
 	"slices"
@@ -278,13 +279,34 @@ func ProbeChecks(ctx context.Context, l *spec.Loop) []CheckResult {
 // that stay after the checks' folder is gone (the landing's gates on the
 // merged tree keep theirs with the loop's records).
 func ProbeChecksTo(ctx context.Context, l *spec.Loop, logDir, prefix string) []CheckResult {
+	rs, _ := LandChecksTo(ctx, l, "", logDir, prefix)
+	return rs
+}
+
+// LandChecksTo runs the loop's gate checks on a merged tree (l.Dir) as the
+// clean room does: in the judge's sandbox, with the runner files the loop
+// did not start with set aside (known from the engine's folder of the loop
+// that ran in runDir; nothing is set aside when runDir is "" or the engine
+// kept no list). aside is what was set aside.
+func LandChecksTo(ctx context.Context, l *spec.Loop, runDir, logDir, prefix string) (results []CheckResult, aside []string) {
 	if err := os.MkdirAll(logDir, 0o700); err != nil {
-		return nil
+		return nil, nil
+	}
+	if runDir != "" {
+		isHoldout := func(rel string) bool {
+			for _, g := range l.Holdout {
+				if ok, _ := doublestar.Match(strings.TrimPrefix(g, "./"), rel); ok {
+					return true
+				}
+			}
+			return false
+		}
+		aside, _ = setAside(l.Dir, string(loopdir.PrivateOf(runDir)), l, isHoldout)
 	}
 	env := append(os.Environ(), "LOOPRINTER_DIR="+l.Dir, "LOOPRINTER_CYCLE=0")
-	return judge.RunCheckList(ctx, l, l.GateChecks(), env, Redactor(l), func(i int) string {
+	return judge.RunCheckListWithout(ctx, l, aside, l.GateChecks(), env, Redactor(l), func(i int) string {
 		return filepath.Join(logDir, fmt.Sprintf("%s-%d.log", prefix, i+1))
-	})
+	}), aside
 }
 
 // maxTouched bounds the files the audit is shown.

@@ -181,7 +181,15 @@ func Land(ctx context.Context, l *spec.Loop, o LandOptions) (*LandResult, error)
 		if o.Records != "" {
 			gateRuns++
 			prefix := fmt.Sprintf("%s-land-%d", time.Now().UTC().Format("20060102T150405.000"), gateRuns)
-			rs = loop.ProbeChecksTo(ctx, &c, loopdir.Dir(o.Records).Checks(), prefix)
+			runDir := o.RunDir
+			if runDir == "" {
+				runDir = l.Dir
+			}
+			var aside []string
+			rs, aside = loop.LandChecksTo(ctx, &c, runDir, loopdir.Dir(o.Records).Checks(), prefix)
+			if len(aside) > 0 {
+				emit(record.Event{Event: record.Warning, Kind: "land_set_aside", Message: fmt.Sprintf("the gates on the merged tree ran as in the clean room: %d runner file(s) the loop did not start with were set aside (%s)", len(aside), strings.Join(aside[:min(len(aside), 5)], ", "))})
+			}
 			for i := range rs {
 				if r, err := filepath.Rel(o.Records, rs[i].Output); err == nil {
 					rs[i].Output = r
