@@ -237,7 +237,7 @@ func (e *Engine) build(ctx context.Context, plan *Plan, task Task) error {
 	e.lastPlan = clonePlan(e.st.Judged)
 	if passed {
 		e.st.TasksPassed++
-		e.emit(record.Event{Event: record.TaskPassed, Task: task.ID, File: task.TargetFile, Message: task.Title})
+		e.emit(record.Event{Event: record.TaskPassed, Task: task.ID, File: task.TargetFile, Message: task.Title, Checks: judge.ChecksOf(checked)})
 		e.roll.noteCheckpoint(checked, false, nil)
 		e.st.LastFailure = ""
 		e.progressMade()
