@@ -403,10 +403,15 @@ func (rb *rollback) rollbackTo(ctx context.Context, led *Ledger, to Checkpoint, 
 	// the ref), then the branch. The records stay as they are, and so do
 	// the user's files (State.Outside).
 	co := []string{"checkout", "-q", "-f", "HEAD", "--", ".", safegit.ExcludeRecords}
-	clean := []string{"clean", "-fdq", "-e", "/" + loopdir.RecordsDir + "/"}
+	clean := []string{"clean", "-fdq", "-e", loopdir.RecordsDir + "/"}
+	top := ""
+	if len(rb.st.Outside) > 0 {
+		// git clean's patterns are read from the top of the work tree.
+		top, _ = safegit.Line(ctx, rb.dir, "rev-parse", "--show-prefix")
+	}
 	for _, f := range rb.st.Outside {
 		co = append(co, ":(exclude,literal)"+f)
-		clean = append(clean, "-e", "/"+gitignoreEscape(f))
+		clean = append(clean, "-e", "/"+gitignoreEscape(top+f))
 	}
 	if _, err := safegit.Line(ctx, rb.dir, co...); err != nil {
 		return nil, err
@@ -534,11 +539,11 @@ func resetKeepRecords(ctx context.Context, dir, commit string) error {
 }
 
 // snapshotFailed keeps why the work tree could not be snapshotted at a gate
-// (no checkpoint then) and warns the first time: a stop says why it cannot
-// roll back.
+// (no checkpoint then) and warns the first time since the last snapshot
+// that worked: a stop says why it cannot roll back.
 func (rb *rollback) snapshotFailed(err error) {
 	msg := err.Error()
-	if msg != rb.st.SnapshotErr {
+	if rb.st.SnapshotErr == "" {
 		rb.emit(record.Event{Event: record.Warning, Kind: "checkpoint_failed",
 			Message: "no checkpoint of the checks just run: the work tree cannot be snapshotted (" + msg + "); a stop will not be able to go back to the best state"})
 	}
