@@ -237,7 +237,7 @@ func (e *Engine) build(ctx context.Context, plan *Plan, task Task) error {
 	e.lastPlan = clonePlan(e.st.Judged)
 	if passed {
 		e.st.TasksPassed++
-		e.emit(record.Event{Event: record.TaskPassed, Task: task.ID, File: task.TargetFile, Message: task.Title})
+		e.emit(record.Event{Event: record.TaskPassed, Task: task.ID, File: task.TargetFile, Message: task.Title, Checks: judge.ChecksOf(checked)})
 		e.roll.noteCheckpoint(checked, false, nil)
 		e.st.LastFailure = ""
 		e.progressMade()
@@ -349,7 +349,7 @@ func (e *Engine) stepObjectiveGate(ctx context.Context) error {
 	e.emit(record.Event{Event: record.Verify, Gate: "objective", Pass: record.Bool(pass), Checks: judge.ChecksOf(results),
 		FailureSignal: gap, Signature: sigIf(!pass, gap), CleanRoom: room, Message: strings.TrimPrefix(sharedNote(results), "; ")})
 	e.roll.noteCheckpoint(results, false, room)
-	e.st.Evidence = append(e.st.Evidence, judge.Evidence("objective", results, nil)...)
+	e.st.Evidence = append(e.st.Evidence, gateEvidence("objective", results, nil, pass, gap)...)
 	if pass {
 		e.st.ObjectiveGate = "pass"
 		e.judge().SaveTestBase(results, true)
@@ -493,7 +493,7 @@ func (e *Engine) stepRalph(ctx context.Context) error {
 	e.emit(record.Event{Event: record.Verify, Gate: "verify", Pass: record.Bool(pass), Checks: judge.ChecksOf(results), Errors: problems,
 		FailureSignal: signal, Signature: sigIf(!pass, signal), CleanRoom: room})
 	e.roll.noteCheckpoint(results, false, nil)
-	e.st.Evidence = judge.Evidence("verify", results, problems)
+	e.st.Evidence = gateEvidence("verify", results, problems, pass, signal)
 	if pass {
 		e.st.CycleGate = "pass"
 		e.judge().SaveTestBase(results, true)

@@ -167,6 +167,7 @@ func Run(ctx context.Context, l *spec.Loop, opts Options) (*Outcome, error) {
 	if err := e.holdoutStart(); err != nil {
 		return e.finish(e.outcome(ReasonBlocked, err.Error())), nil
 	}
+	e.roll.noteOutside(ctx)
 	for _, w := range l.Warnings() {
 		e.emit(record.Event{Event: record.Warning, Message: w})
 	}

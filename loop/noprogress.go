@@ -6,6 +6,7 @@ import (
 
 	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/spec"
 )
 
 // No-progress detection (docs/stopping.md): the same failure coming back
@@ -51,7 +52,15 @@ func (e *Engine) noteRepeat(last *string, count *int, triedList *[]string, gate,
 		e.emit(record.Event{Event: record.SameFailure, Gate: gate, Signature: sig, Repeats: *count, FailureSignal: signal})
 	}
 	if *count >= e.spec.Budget.SameFailure {
-		return e.stop(ReasonNoProgress, fmt.Sprintf("the same failure came back %d times in a row (signature %s)", *count, sig))
+		o := e.outcome(ReasonNoProgress, fmt.Sprintf("the same failure came back %d times in a row (signature %s)", *count, sig))
+		if gate == "" && e.spec.Shape != spec.ShapeRalph {
+			// Build runs that failed the engine's own rules (a task marked
+			// done without a change, a run that never marked it): no
+			// verify check ran on them, so none is to be read.
+			o.Next = []string{"the same failure repeated: the diagnosis is wrong, not the effort",
+				"no check ran on these build runs: the engine refused them each time for the same reason (the `same_failure` record and `looprinter logs` name it: " + truncate(firstSignalLine(signal), 120) + "); change the prompt's approach or split the task, then run again"}
+		}
+		return &errStop{o}
 	}
 	return nil
 }

@@ -179,14 +179,21 @@ func (rb *rollback) noteCheckpoint(results []CheckResult, baseline bool, room *r
 	if commit == "" {
 		return
 	}
-	tree, err := workTreeOf(ctx, rb.dir, commit)
+	tree, err := workTreeOf(ctx, rb.dir, commit, rb.st.Outside)
 	if err != nil {
+		rb.snapshotFailed(err)
 		return
 	}
-	if work, err := safegit.SnapshotTree(ctx, rb.dir); err != nil || work != tree {
+	work, err := safegit.SnapshotTreeExcept(ctx, rb.dir, rb.st.Outside)
+	if err != nil {
+		rb.snapshotFailed(err)
+		return
+	}
+	rb.st.SnapshotErr = ""
+	if work != tree {
 		// The checks ran on work that is not (yet) committed. Which files
 		// differ is kept: a stop with no checkpoint says why.
-		if err == nil {
+		{
 			if out, derr := safegit.Line(ctx, rb.dir, "diff", "--name-only", tree, work); derr == nil && out != "" {
 				names := strings.Split(out, "\n")
 				rb.st.Uncommitted = names[:min(len(names), 5)]
@@ -283,6 +290,12 @@ func (rb *rollback) settleBest(o *Outcome) *KeptRef {
 	led := loadLedger(rb.priv)
 	best, ok := led.Best()
 	if !ok {
+		if rb.st.SnapshotErr != "" {
+			msg := "the stop cannot go back to the best state: the engine could not take its checkpoints (" + rb.st.SnapshotErr + "); the work is left as it is"
+			rb.emit(record.Event{Event: record.Warning, Kind: "rollback_skipped", Message: msg})
+			o.Next = append(o.Next, msg)
+			return nil
+		}
 		if len(rb.st.Uncommitted) > 0 {
 			msg := fmt.Sprintf("the stop did not go back to the best state: no state the checks judged was ever the committed state, because %s changed outside the engine's commits (a file `looprinter run > FILE` writes, a check's output); list such files in .gitignore and the next stop can roll back",
 				strings.Join(rb.st.Uncommitted, ", "))
@@ -296,11 +309,14 @@ func (rb *rollback) settleBest(o *Outcome) *KeptRef {
 	if tip == "" {
 		tip = best.Commit
 	}
-	work, err := safegit.SnapshotTree(ctx, rb.dir)
+	work, err := safegit.SnapshotTreeExcept(ctx, rb.dir, rb.st.Outside)
 	if err != nil {
+		msg := "the stop cannot go back to the best state: the work tree cannot be snapshotted (" + err.Error() + "); the work is left as it is"
+		rb.emit(record.Event{Event: record.Warning, Kind: "rollback_skipped", Message: msg})
+		o.Next = append(o.Next, msg)
 		return nil
 	}
-	tipTree, _ := workTreeOf(ctx, rb.dir, tip)
+	tipTree, _ := workTreeOf(ctx, rb.dir, tip, rb.st.Outside)
 	if tip == best.Commit && work == tipTree {
 		return nil // already at the best state
 	}
@@ -339,12 +355,12 @@ func (rb *rollback) rollbackTo(ctx context.Context, led *Ledger, to Checkpoint, 
 	if tip == "" {
 		tip = to.Commit
 	}
-	work, err := safegit.SnapshotTree(ctx, rb.dir)
+	work, err := safegit.SnapshotTreeExcept(ctx, rb.dir, rb.st.Outside)
 	if err != nil {
 		return nil, err
 	}
 	keep := tip
-	tipTree, _ := workTreeOf(ctx, rb.dir, tip)
+	tipTree, _ := workTreeOf(ctx, rb.dir, tip, rb.st.Outside)
 	if work != tipTree {
 		// Uncommitted work of the run: committed on top of the tip, on the ref only.
 		msg := fmt.Sprintf("looprinter %s: work undone by a rollback\n\n%s", rb.spec().Name, why)
@@ -384,11 +400,23 @@ func (rb *rollback) rollbackTo(ctx context.Context, led *Ledger, to Checkpoint, 
 		commits = strings.Split(out, "\n")
 	}
 	// Back to the checkpoint: the loop folder first (its changes are on
-	// the ref), then the branch. The records stay as they are.
-	if _, err := safegit.Line(ctx, rb.dir, "checkout", "-q", "-f", "HEAD", "--", ".", safegit.ExcludeRecords); err != nil {
+	// the ref), then the branch. The records stay as they are, and so do
+	// the user's files (State.Outside).
+	co := []string{"checkout", "-q", "-f", "HEAD", "--", ".", safegit.ExcludeRecords}
+	clean := []string{"clean", "-fdq", "-e", loopdir.RecordsDir + "/"}
+	top := ""
+	if len(rb.st.Outside) > 0 {
+		// git clean's patterns are read from the top of the work tree.
+		top, _ = safegit.Line(ctx, rb.dir, "rev-parse", "--show-prefix")
+	}
+	for _, f := range rb.st.Outside {
+		co = append(co, ":(exclude,literal)"+f)
+		clean = append(clean, "-e", "/"+gitignoreEscape(top+f))
+	}
+	if _, err := safegit.Line(ctx, rb.dir, co...); err != nil {
 		return nil, err
 	}
-	if _, err := safegit.Line(ctx, rb.dir, "clean", "-fdq", "-e", loopdir.RecordsDir+"/", "--", "."); err != nil {
+	if _, err := safegit.Line(ctx, rb.dir, append(clean, "--", ".")...); err != nil {
 		return nil, err
 	}
 	if err := resetKeepRecords(ctx, rb.dir, to.Commit); err != nil {
@@ -448,15 +476,16 @@ func KeptLines(kept []KeptRef) []string {
 }
 
 // workTreeOf is the tree of commit as snapshotTree sees a work tree: without
-// the loop's records. Records are committed where the branch carries them (a
+// the loop's records and the files in except (State.Outside). Records are committed where the branch carries them (a
 // fleet loop's, or a user's by mistake); the engine's own commits keep
 // them as they were at HEAD.
-func workTreeOf(ctx context.Context, dir, commit string) (string, error) {
+func workTreeOf(ctx context.Context, dir, commit string, except []string) (string, error) {
 	tree, err := safegit.Line(ctx, dir, "rev-parse", "--verify", "-q", commit+"^{tree}")
 	if err != nil {
 		return "", err
 	}
-	if out, _ := safegit.Line(ctx, dir, "ls-tree", "--name-only", commit, "--", loopdir.RecordsDir); out == "" {
+	names := append([]string{"--literal-pathspecs", "ls-tree", "-r", "--name-only", commit, "--", loopdir.RecordsDir}, except...)
+	if out, _ := safegit.Line(ctx, dir, names...); out == "" {
 		return tree, nil
 	}
 	idx, err := os.CreateTemp(string(loopdir.PrivateOf(dir)), ".tree-index-*")
@@ -469,7 +498,7 @@ func workTreeOf(ctx context.Context, dir, commit string) (string, error) {
 	if _, err := safegit.Run(ctx, dir, env, "read-tree", commit); err != nil {
 		return "", err
 	}
-	if _, err := safegit.Run(ctx, dir, env, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", loopdir.RecordsDir); err != nil {
+	if _, err := safegit.Run(ctx, dir, env, append([]string{"--literal-pathspecs", "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", loopdir.RecordsDir}, except...)...); err != nil {
 		return "", err
 	}
 	out, err := safegit.Run(ctx, dir, env, "write-tree")
@@ -507,4 +536,80 @@ func resetKeepRecords(ctx context.Context, dir, commit string) error {
 		return err
 	}
 	return back()
+}
+
+// snapshotFailed keeps why the work tree could not be snapshotted at a gate
+// (no checkpoint then) and warns the first time since the last snapshot
+// that worked: a stop says why it cannot roll back.
+func (rb *rollback) snapshotFailed(err error) {
+	msg := err.Error()
+	if rb.st.SnapshotErr == "" {
+		rb.emit(record.Event{Event: record.Warning, Kind: "checkpoint_failed",
+			Message: "no checkpoint of the checks just run: the work tree cannot be snapshotted (" + msg + "); a stop will not be able to go back to the best state"})
+	}
+	rb.st.SnapshotErr = msg
+}
+
+// gitignoreEscape quotes a path for a gitignore pattern (git clean -e).
+func gitignoreEscape(p string) string {
+	var b strings.Builder
+	for _, r := range p {
+		if strings.ContainsRune(`\*?[]!# `, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// noteOutside finds, when a run starts and before any agent run of it,
+// the files of the loop folder that are changed or untracked and not
+// ignored (a `looprinter run > run.log` the shell just made, a user's
+// edit): they are the user's. The engine warns about them now, leaves
+// them out of its commits and checkpoints, and a rollback leaves them as
+// they are. They are remembered across runs.
+func (rb *rollback) noteOutside(ctx context.Context) {
+	if !rb.engineCommits() || safegit.Head(ctx, rb.dir) == "" {
+		return
+	}
+	seen := map[string]bool{}
+	for _, f := range rb.st.Outside {
+		seen[f] = true
+	}
+	// What the agent runs changed is the loop's work, not the user's,
+	// even when a run was cut short before the engine committed it.
+	for _, f := range rb.st.Touched {
+		seen[f] = true
+	}
+	var found []string
+	add := func(out string) {
+		for _, f := range strings.Split(out, "\x00") {
+			if first, _, _ := strings.Cut(f, "/"); f == "" || first == loopdir.RecordsDir || first == loopdir.OutputDir || first == ".." {
+				continue
+			}
+			if !seen[f] {
+				seen[f] = true
+				found = append(found, f)
+			}
+		}
+	}
+	if out, err := safegit.Run(ctx, rb.dir, nil, "diff", "-z", "--name-only", "--no-renames", "--relative", "HEAD", "--", "."); err == nil {
+		add(out)
+	}
+	if out, err := safegit.Run(ctx, rb.dir, nil, "ls-files", "-z", "--others", "--exclude-standard", "--", "."); err == nil {
+		add(out)
+	}
+	sort.Strings(found)
+	rb.st.Outside = append(rb.st.Outside, found...)
+	if len(rb.st.Outside) == 0 {
+		return
+	}
+	names := rb.st.Outside
+	more := ""
+	if len(names) > 10 {
+		names, more = names[:10], fmt.Sprintf(" and %d more", len(rb.st.Outside)-10)
+	}
+	rb.emit(record.Event{Event: record.Warning, Kind: "outside_files", Changes: rb.st.Outside,
+		Message: fmt.Sprintf("%s%s changed outside the loop's work (untracked or uncommitted, and not in .gitignore): the engine leaves them as they are, never commits them and never rolls them back; commit them first if the agent should build on them, or list them in .gitignore",
+			strings.Join(names, ", "), more)})
 }

@@ -321,6 +321,10 @@ func (r *runner) recordTamper(phase, task string, ts []guard.Tamper) {
 			continue
 		}
 		msg := fmt.Sprintf("%s: a protected file was %s; it was restored", t.File, t.What)
+		if t.What == "created" {
+			// Nothing was there to restore: the new file was removed.
+			msg = fmt.Sprintf("%s: a new protected file was created; it was removed", t.File)
+		}
 		if t.Rule != "" {
 			msg += " (protected by " + t.Rule + ")"
 		}
@@ -392,7 +396,11 @@ func tamperNote(ts []guard.Tamper) string {
 		if t.Rule != "" {
 			rule = " by " + t.Rule
 		}
-		fmt.Fprintf(&b, "VIOLATION: %s is protected%s and must not be edited (it was %s; the engine restored it). Change the code, not the checks.\n", t.File, rule, t.What)
+		if t.What == "created" {
+			fmt.Fprintf(&b, "VIOLATION: %s is protected%s and must not be created (the engine removed it). Change the code, not the checks.\n", t.File, rule)
+		} else {
+			fmt.Fprintf(&b, "VIOLATION: %s is protected%s and must not be edited (it was %s; the engine restored it). Change the code, not the checks.\n", t.File, rule, t.What)
+		}
 		if t.Why != "" {
 			fmt.Fprintf(&b, "  The change weakened the loop: %s\n", t.Why)
 		}

@@ -132,6 +132,16 @@ type State struct {
 	// when a gate's checks ran (no checkpoint then): what a stop that
 	// cannot roll back names.
 	Uncommitted []string `json:"uncommitted,omitempty"`
+	// Outside are the files (relative to the loop folder) that were
+	// changed or untracked, and not ignored, when a run started, before
+	// any agent run of it: the user's (`looprinter run > run.log`). The
+	// engine never commits them, never rolls them back, and its
+	// checkpoints compare the work tree without them.
+	Outside []string `json:"outside,omitempty"`
+	// SnapshotErr is why the work tree could not be snapshotted at the
+	// last gate (no checkpoint then): what a stop that cannot roll back
+	// says.
+	SnapshotErr string `json:"snapshot_error,omitempty"`
 	// Touched are the files the agent runs changed over the loop (sorted,
 	// at most maxTouched), for the audit.
 	Touched []string `json:"touched,omitempty"`

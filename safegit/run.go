@@ -67,6 +67,14 @@ func Head(ctx context.Context, dir string) string {
 // ignored ones and working-records/) as a tree object, through a private
 // copy of the index: the user's index and files are not touched.
 func SnapshotTree(ctx context.Context, dir string) (string, error) {
+	return SnapshotTreeExcept(ctx, dir, nil)
+}
+
+// SnapshotTreeExcept is SnapshotTree without the paths in except (files
+// relative to dir that changed outside the loop's work, left to the user):
+// they are not in the tree, whatever git tracks. working-records/ is kept
+// out by the engine itself, tracked or not, ignored or not.
+func SnapshotTreeExcept(ctx context.Context, dir string, except []string) (string, error) {
 	idx, err := Line(ctx, dir, "rev-parse", "--git-path", "index")
 	if err != nil {
 		return "", err
@@ -88,16 +96,30 @@ func SnapshotTree(ctx context.Context, dir string) (string, error) {
 	tmp.Close()
 	env := []string{"GIT_INDEX_FILE=" + tmp.Name()}
 	args := []string{"add", "-A", "--", "."}
-	if _, err := Run(ctx, dir, nil, "check-ignore", "-q", loopdir.RecordsDir); err != nil {
-		args = append(args, ExcludeRecords) // not ignored: keep it out (naming an ignored path is an error)
+	// Whether .gitignore's rules name the records, whatever git tracks
+	// (--no-index): where they do, git add takes no new file in them, and
+	// naming them, even to exclude them, is an error to git add once a
+	// records file is tracked. Where they do not, they are excluded by name.
+	if _, err := Run(ctx, dir, nil, "check-ignore", "-q", "--no-index", loopdir.RecordsDir); err != nil {
+		args = append(args, ExcludeRecords)
 	}
 	if _, err := Run(ctx, dir, env, args...); err != nil {
-		return "", err
+		// The rules changed between the two commands, or git reads them
+		// otherwise: the whole folder, the records taken out below.
+		if _, err2 := Run(ctx, dir, env, "add", "-A", "--", "."); err2 != nil {
+			return "", err
+		}
 	}
 	// Records a user committed by mistake stay out of the snapshot too.
-	Run(ctx, dir, env, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", loopdir.RecordsDir)
-	return func() (string, error) {
-		out, err := Run(ctx, dir, env, "write-tree")
-		return strings.TrimSpace(out), err
-	}()
+	if _, err := Run(ctx, dir, env, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", loopdir.RecordsDir); err != nil {
+		return "", err
+	}
+	if len(except) > 0 {
+		rm := append([]string{"--literal-pathspecs", "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--"}, except...)
+		if _, err := Run(ctx, dir, env, rm...); err != nil {
+			return "", err
+		}
+	}
+	out, err := Run(ctx, dir, env, "write-tree")
+	return strings.TrimSpace(out), err
 }

@@ -47,3 +47,54 @@ func TestSnapshotTreeLeavesRecordsAndIndex(t *testing.T) {
 		t.Errorf("the snapshot staged %q in the user's index", staged)
 	}
 }
+
+// The snapshot does not depend on what git tracks or ignores: with
+// working-records/ in .gitignore and a records file tracked all the same
+// (the fleet commits them; a user may by mistake), it still succeeds and
+// leaves the records out; the files in except are left out too, tracked or
+// not.
+func TestSnapshotTreeTrackedRecords(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	for _, args := range [][]string{{"init", "-q"}, {"config", "user.email", "t@example.com"}, {"config", "user.name", "T"}} {
+		if _, err := Run(ctx, dir, nil, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs := filepath.Join(dir, loopdir.RecordsDir)
+	os.MkdirAll(recs, 0o755)
+	os.WriteFile(filepath.Join(dir, ".gitignore"), []byte(loopdir.RecordsDir+"/\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "a"), []byte("1"), 0o644)
+	os.WriteFile(filepath.Join(dir, "run.log"), []byte("committed"), 0o644)
+	os.WriteFile(filepath.Join(recs, "old.jsonl"), []byte("{}\n"), 0o644)
+	Run(ctx, dir, nil, "add", ".gitignore", "a", "run.log")
+	if _, err := Run(ctx, dir, nil, "add", "-f", loopdir.RecordsDir+"/old.jsonl"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(ctx, dir, nil, "commit", "-qm", "one"); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(recs, "old.jsonl"), []byte("{}\n{}\n"), 0o644)
+	os.WriteFile(filepath.Join(recs, "new.jsonl"), []byte("{}\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "b"), []byte("2"), 0o644)
+	os.WriteFile(filepath.Join(dir, "run.log"), []byte("the run's output"), 0o644)
+	os.WriteFile(filepath.Join(dir, "out.txt"), []byte("untracked"), 0o644)
+	tree, err := SnapshotTree(ctx, dir)
+	if err != nil {
+		t.Fatalf("snapshot with a tracked records file: %v", err)
+	}
+	names, err := Line(ctx, dir, "ls-tree", "--name-only", tree)
+	if err != nil || names != ".gitignore\na\nb\nout.txt\nrun.log" {
+		t.Errorf("snapshot holds %q (%v), want .gitignore a b out.txt run.log, not %s", names, err, loopdir.RecordsDir)
+	}
+	tree, err = SnapshotTreeExcept(ctx, dir, []string{"run.log", "out.txt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names, _ := Line(ctx, dir, "ls-tree", "--name-only", tree); names != ".gitignore\na\nb" {
+		t.Errorf("snapshot without the user's files holds %q", names)
+	}
+}

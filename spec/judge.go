@@ -279,6 +279,8 @@ var judgeRules = map[string]judgeRule{
 	"git.base":     refuse("landing moves the base branch"),
 	"git.land_fix": refuse("a landing fix is one more agent run"),
 
+	"git.gate_commits": refuse("git settings may not change"),
+
 	"notify.command": refuse("a notify command runs outside the agent's sandbox"),
 	"notify.webhook": refuse("notifications may not change"),
 	"notify.on":      refuse("notifications may not change"),

@@ -312,6 +312,7 @@ var judgeCases = []judgeCase{
 	{"git.land", "land on", func(l *Loop) { l.Git.Land = "merge" }, false, nil},
 	{"git.base", "base moved", func(l *Loop) { l.Git.Base = "release" }, false, nil},
 	{"git.land_fix", "land fix on", func(l *Loop) { l.Git.LandFix = true }, false, nil},
+	{"git.gate_commits", "gate commits on", func(l *Loop) { l.Git.GateCommits = true }, false, nil},
 	{"notify.digest", "digest", func(l *Loop) { l.Notify.Digest = "0 7 * * *" }, false, nil},
 	{"agent.fallback.*.backend", "fallback added", func(l *Loop) { l.Agent.Fallback = []Fallback{{Backend: "codex"}} }, false, nil},
 	{"agent.fallback.*.model", "fallback model", func(l *Loop) { l.Agent.Fallback[0].Model = "x" }, false, func(l *Loop) { l.Agent.Fallback = []Fallback{{Backend: "codex"}} }},

@@ -222,6 +222,10 @@ type Git struct {
 	// that passed before (default "": only the stop goes back to the best
 	// state).
 	Rollback string `yaml:"rollback"`
+	// GateCommits: a commit after every gate, empty when nothing changed,
+	// so the history shows every verdict (default: a gate commits only
+	// work not committed yet; its verdict is in the records).
+	GateCommits bool `yaml:"gate_commits"`
 	// Land: "merge", "rebase" or "pr" brings a DONE loop's branch into
 	// Base after the gates passed again on the merged tree ("" never).
 	Land string `yaml:"land"`

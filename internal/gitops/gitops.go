@@ -171,6 +171,14 @@ type Committer struct {
 	// indexUpdate is the update of the index a commit by name started in
 	// the background (see treeByName and settle).
 	indexUpdate chan error
+	// outside are the user's files (the engine's outside_files warning at
+	// the start of a run): never committed.
+	outside map[string]bool
+	// gateCommits: git.gate_commits, a commit after every gate even when
+	// nothing changed. Without it a gate commits only work not committed
+	// yet, and its verdict goes in a note (refs/notes/looprinter) on the
+	// commit it judged.
+	gateCommits bool
 }
 
 // maxPending is the most changed paths a commit stages by name; past it,
@@ -183,7 +191,7 @@ func NewCommitter(l *spec.Loop) *Committer {
 	if !CommitEnabled(l) || TopLevel(l.Dir) == "" {
 		return nil
 	}
-	c := &Committer{Dir: l.Dir, Name: l.Name, Push: l.Git.Push, Remote: l.Git.Remote, agentsCommit: l.Shape == spec.ShapeReview}
+	c := &Committer{Dir: l.Dir, Name: l.Name, Push: l.Git.Push, Remote: l.Git.Remote, agentsCommit: l.Shape == spec.ShapeReview, gateCommits: l.Git.GateCommits}
 	// Under bubblewrap with copy-on-write layers an agent's writes to .git
 	// stay in its layer and are discarded: no run can move HEAD, and the
 	// look at HEAD around each run (two git processes) is not needed.
@@ -232,7 +240,25 @@ func (c *Committer) Hook() loop.Hook {
 			emit(record.Event{Event: record.Violation, Kind: "history_rewritten", Message: why})
 			return fmt.Errorf("git: %s; the loop's work cannot be trusted to be the work it judged", why)
 		}
-		hash, err := c.commitOn(head, subject, body)
+		tree, err := c.stage(head)
+		if err == nil && ev.Event == record.Verify && !c.gateCommits && head != "" {
+			// A gate's verdict is no reason for a commit of its own: an
+			// empty one is not made (the verdict goes in a note on the
+			// commit it judged); work not committed yet still is.
+			if headTree, terr := Git(c.Dir, "rev-parse", "--verify", "--quiet", head+"^{tree}"); terr == nil && headTree == tree {
+				c.noteVerdict(head, subject, body)
+				// The engine's last commit is head (a loop's first gate
+				// may judge a commit it never made).
+				if data, rerr := os.ReadFile(c.lastCommitPath()); rerr != nil || strings.TrimSpace(string(data)) == "" {
+					loop.WriteFileAtomic(c.lastCommitPath(), []byte(head+"\n"))
+				}
+				return nil
+			}
+		}
+		hash := ""
+		if err == nil {
+			hash, err = c.commitTree(head, tree, subject, body)
+		}
 		if err == nil && c.Push {
 			rec.Kind = "push"
 			err = c.PushBranch()
@@ -253,15 +279,37 @@ func (c *Committer) message(ev record.Event) (subject, body string, ok bool) {
 	prefix := "looprinter " + c.Name + ": "
 	switch {
 	case ev.Event == record.TaskPassed:
-		subject = prefix + ev.Task + " passed"
+		// The engine judged the build run done (the task marked, its
+		// target changed); the gates judge the work later. The subject
+		// says what the checks said when they ran after the run
+		// (git.rollback: task), never "passed" before any check did.
+		verdict := "built, gates not run yet"
+		if n := len(ev.Checks); n > 0 {
+			ok := 0
+			for _, ch := range ev.Checks {
+				if ch.Pass {
+					ok++
+				}
+			}
+			verdict = fmt.Sprintf("built, %d of %d checks pass", ok, n)
+			if ok == n {
+				verdict = "built, checks PASS"
+			}
+		}
+		subject = prefix + ev.Task + " " + verdict
 		if ev.Message != "" {
 			subject += " — " + ev.Message
 		}
-		body = fmt.Sprintf("Task %s passed in cycle %d, build run %d.", ev.Task, ev.Cycle, ev.Iteration)
+		body = fmt.Sprintf("Build run %d of cycle %d marked %s done and changed its target.", ev.Iteration, ev.Cycle, ev.Task)
 		if ev.File != "" {
 			body += "\nTarget: " + ev.File
 		}
-		return subject, body, true
+		if len(ev.Checks) > 0 {
+			body += "\n\nChecks after the run:\n" + checkLines(ev.Checks)
+		} else {
+			body += "\n\nThe gates had not run on it: their verdict is in the records (and in a note, git log --notes=looprinter)."
+		}
+		return subject, strings.TrimSpace(body), true
 	case ev.Event == record.PostPhaseEnd:
 		// A post phase's work (docs, a changelog) is the loop's work too:
 		// committed, so that it lands.
@@ -287,13 +335,7 @@ func (c *Committer) message(ev record.Event) (subject, body string, ok bool) {
 			subject = fmt.Sprintf("%sattempt %d %s %s", prefix, ev.Iteration, gate, result)
 		}
 		var b strings.Builder
-		for _, ch := range ev.Checks {
-			mark := "pass"
-			if !ch.Pass {
-				mark = fmt.Sprintf("FAIL (exit %d)", ch.ExitCode)
-			}
-			fmt.Fprintf(&b, "%s: %s\n", ch.Command, mark)
-		}
+		b.WriteString(checkLines(ev.Checks))
 		for _, e := range ev.Errors {
 			fmt.Fprintf(&b, "%s\n", e)
 		}
@@ -302,9 +344,29 @@ func (c *Committer) message(ev record.Event) (subject, body string, ok bool) {
 	return "", "", false
 }
 
+// checkLines is one line per check: its command and its result.
+func checkLines(checks []record.Check) string {
+	var b strings.Builder
+	for _, ch := range checks {
+		mark := "pass"
+		if !ch.Pass {
+			mark = fmt.Sprintf("FAIL (exit %d)", ch.ExitCode)
+		}
+		fmt.Fprintf(&b, "%s: %s\n", ch.Command, mark)
+	}
+	return b.String()
+}
+
 // note keeps what an agent run changed for the next commit.
 func (c *Committer) note(ev record.Event) {
 	switch ev.Event {
+	case record.Warning:
+		if ev.Kind == "outside_files" {
+			c.outside = map[string]bool{}
+			for _, f := range ev.Changes {
+				c.outside[f] = true
+			}
+		}
 	case record.AgentEnd:
 		if c.pending == nil {
 			c.pending = map[string]bool{}
@@ -334,6 +396,15 @@ func (c *Committer) Commit(subject, body string) (string, error) {
 	return c.commitOn(head, subject, body)
 }
 
+// commitOn commits the loop's changes on parent, HEAD as just read.
+func (c *Committer) commitOn(parent, subject, body string) (string, error) {
+	tree, err := c.stage(parent)
+	if err != nil {
+		return "", err
+	}
+	return c.commitTree(parent, tree, subject, body)
+}
+
 // headAndBranch reads HEAD's commit ("" before the first) and the branch
 // it is on ("" when detached), with one git process.
 func (c *Committer) headAndBranch() (head, branch string) {
@@ -348,8 +419,8 @@ func (c *Committer) headAndBranch() (head, branch string) {
 	return strings.TrimSpace(head), strings.TrimSpace(branch)
 }
 
-// commitOn commits the loop's changes on parent, HEAD as just read.
-func (c *Committer) commitOn(parent, subject, body string) (string, error) {
+// stage is the tree of the loop's changes on parent, HEAD as just read.
+func (c *Committer) stage(parent string) (string, error) {
 	tree := ""
 	if !c.scanned {
 		if err := c.scan(); err != nil {
@@ -371,6 +442,11 @@ func (c *Committer) commitOn(parent, subject, body string) (string, error) {
 		}
 		tree = t
 	}
+	return tree, nil
+}
+
+// commitTree commits tree on parent and moves HEAD to it.
+func (c *Committer) commitTree(parent, tree, subject, body string) (string, error) {
 	msg := subject
 	if body != "" {
 		msg += "\n\n" + body
@@ -404,11 +480,16 @@ func (c *Committer) scan() error {
 	if _, err := Git(c.Dir, "add", "-A", "--", "."); err != nil {
 		return err
 	}
-	// The records are the loop's own bookkeeping, never part of its work.
+	// The records are the loop's own bookkeeping, never part of its work,
+	// and the user's files (outside) are the user's.
+	out := []string{loopdir.RecordsDir}
+	for f := range c.outside {
+		out = append(out, f)
+	}
 	if _, err := Git(c.Dir, "rev-parse", "--verify", "--quiet", "HEAD"); err == nil {
-		Git(c.Dir, "reset", "-q", "--", loopdir.RecordsDir)
+		Git(c.Dir, append([]string{"--literal-pathspecs", "reset", "-q", "--"}, out...)...)
 	} else {
-		Git(c.Dir, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", loopdir.RecordsDir)
+		Git(c.Dir, append([]string{"--literal-pathspecs", "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--"}, out...)...)
 	}
 	c.scanned, c.pending = true, nil
 	return nil
@@ -420,7 +501,7 @@ func (c *Committer) scan() error {
 func (c *Committer) namedPaths() []string {
 	var paths []string
 	for p := range c.pending {
-		if first, _, _ := strings.Cut(p, "/"); first == loopdir.RecordsDir || p == "" || strings.HasPrefix(p, "../") {
+		if first, _, _ := strings.Cut(p, "/"); first == loopdir.RecordsDir || p == "" || strings.HasPrefix(p, "../") || c.outside[p] {
 			continue
 		}
 		paths = append(paths, p)
@@ -596,4 +677,16 @@ func subcommand(args []string) string {
 		}
 	}
 	return strings.Join(args, " ")
+}
+
+// noteVerdict puts a gate's verdict in a note on the commit it judged
+// (refs/notes/looprinter; `git log --notes=looprinter` shows it), instead
+// of an empty commit. The records hold the verdict either way: a note
+// that cannot be written is no failure.
+func (c *Committer) noteVerdict(commit, subject, body string) {
+	msg := subject
+	if body != "" {
+		msg += "\n\n" + body
+	}
+	Git(c.Dir, append(append([]string{}, c.ident...), "notes", "--ref=looprinter", "append", "-m", msg, commit)...)
 }

@@ -10,8 +10,15 @@ import (
 func TestMessages(t *testing.T) {
 	c := &Committer{Name: "api"}
 	s, body, ok := c.message(record.Event{Event: record.TaskPassed, Task: "T-003", Message: "Add the parser", Cycle: 2, Iteration: 7, File: "p.go"})
-	if !ok || s != "looprinter api: T-003 passed — Add the parser" || !strings.Contains(body, "Task T-003 passed in cycle 2, build run 7.") || !strings.Contains(body, "Target: p.go") {
+	if !ok || s != "looprinter api: T-003 built, gates not run yet — Add the parser" || !strings.Contains(body, "Build run 7 of cycle 2 marked T-003 done") || !strings.Contains(body, "Target: p.go") {
 		t.Fatalf("task: %q %q", s, body)
+	}
+	// A task whose checks ran after its build run (git.rollback: task):
+	// the subject says what they said, never "passed" when one failed.
+	s, body, _ = c.message(record.Event{Event: record.TaskPassed, Task: "T-003", Message: "Add the parser",
+		Checks: []record.Check{{Command: "go vet ./...", Pass: true}, {Command: "go test ./...", ExitCode: 1}}})
+	if s != "looprinter api: T-003 built, 1 of 2 checks pass — Add the parser" || strings.Contains(s, "passed") || !strings.Contains(body, "go test ./...: FAIL (exit 1)") {
+		t.Fatalf("task with checks: %q %q", s, body)
 	}
 	s, body, ok = c.message(record.Event{Event: record.Verify, Gate: "cycle", Cycle: 2, Pass: record.Bool(false),
 		Checks: []record.Check{{Command: "go test ./...", ExitCode: 1}}, Errors: []string{"task T-004 is not done"}})

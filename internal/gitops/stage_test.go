@@ -71,7 +71,7 @@ func TestCommitStagesWhatRunsChanged(t *testing.T) {
 	if got != "M\td000/f00001.txt\nD\tgone.txt\nA\tnew.txt" {
 		t.Fatalf("second commit:\n%s", got)
 	}
-	if s := gitT(t, dir, "log", "-1", "--format=%s %an"); s != "looprinter t: T-002 passed looprinter" {
+	if s := gitT(t, dir, "log", "-1", "--format=%s %an"); s != "looprinter t: T-002 built, gates not run yet looprinter" {
 		t.Fatalf("message: %q", s)
 	}
 	last, _ := os.ReadFile(c.lastCommitPath())
