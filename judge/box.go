@@ -58,7 +58,7 @@ var warnedKinds sync.Map
 // relative to tree) out of its view, until the context ends. A check that
 // cannot be confined fails closed.
 func confinedChecks(ctx context.Context, l *spec.Loop, tree string, remove, cmds, env []string, red *redact.Redactor, logPath func(int) string, note func(string)) []CheckResult {
-	return confinedView(ctx, l, tree, remove, nil, nil, cmds, env, red, logPath, note)
+	return confinedView(ctx, l, tree, remove, nil, nil, false, cmds, env, red, logPath, note)
 }
 
 // confinedView is confinedChecks with files put into the view too (put:
@@ -66,7 +66,9 @@ func confinedChecks(ctx context.Context, l *spec.Loop, tree string, remove, cmds
 // setup, when not empty, runs first in the box (its writes stay for the
 // box's checks, never the tree): the loop's `setup:` rebuilding the
 // dependencies an agent changed; a setup that fails fails every check.
-func confinedView(ctx context.Context, l *spec.Loop, tree string, remove []string, put []sandbox.ViewFile, setup, cmds, env []string, red *redact.Redactor, logPath func(int) string, note func(string)) []CheckResult {
+// room: the checks never run in the tree itself (the clean room): where no
+// bwrap box lays a view, they get a copy of it.
+func confinedView(ctx context.Context, l *spec.Loop, tree string, remove []string, put []sandbox.ViewFile, setup []string, room bool, cmds, env []string, red *redact.Redactor, logPath func(int) string, note func(string)) []CheckResult {
 	if len(cmds) == 0 {
 		return nil
 	}
@@ -76,16 +78,24 @@ func confinedView(ctx context.Context, l *spec.Loop, tree string, remove []strin
 			note(why)
 		}
 	}
-	if (len(remove) > 0 || len(put) > 0) && kind != sandbox.Bwrap {
+	if (room || len(remove) > 0 || len(put) > 0) && kind != sandbox.Bwrap {
 		// Only a bwrap box lays a view with paths removed: elsewhere the
 		// checks get a copy of the tree without them.
-		tmp, err := os.MkdirTemp("", "looprinter-checks-")
+		base := ""
+		if p := loopdir.PrivateOf(l.Dir); dirExists(string(p)) {
+			base = p.CheckScratch()
+			os.MkdirAll(base, 0o700)
+		}
+		tmp, err := os.MkdirTemp(base, "looprinter-checks-")
 		if err != nil {
 			return failAll(cmds, logPath, "the checks' copy of the tree cannot be made: "+err.Error())
 		}
 		defer os.RemoveAll(tmp)
 		cp := filepath.Join(tmp, filepath.Base(tree))
 		skip := map[string]bool{loopdir.RecordsDir: true}
+		if rel, err := filepath.Rel(tree, tmp); err == nil && !strings.HasPrefix(rel, "..") {
+			skip[filepath.ToSlash(rel)] = true // the copy never copies itself
+		}
 		for _, r := range remove {
 			skip[filepath.ToSlash(r)] = true
 		}

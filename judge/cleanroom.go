@@ -134,7 +134,7 @@ func (j *Judge) inViewPut(ctx context.Context, hide []string, put []sandbox.View
 	if _, _, changed := j.Pristine().View(); len(changed) > 0 && dependencyChanged(changed) {
 		setup = l.Setup
 	}
-	return confinedView(ctx, l, j.Dir, hide, put, setup, cmds, j.checkEnv(), j.redactor(l), logPath, j.noteConfinement), nil
+	return confinedView(ctx, l, j.Dir, hide, put, setup, true, cmds, j.checkEnv(), j.redactor(l), logPath, j.noteConfinement), nil
 }
 
 // dependencyChanged says whether a path under a dependency folder (not
@@ -150,6 +150,13 @@ func dependencyChanged(changed []string) bool {
 	return false
 }
 
+// inViewGate runs a gate's checks with hide out of their view (the holdout
+// files): a view under bubblewrap, a copy elsewhere.
+func (j *Judge) inViewGate(ctx context.Context, hide, cmds []string, logPath func(int) string) ([]CheckResult, error) {
+	l := j.spec()
+	return confinedChecks(ctx, l, j.Dir, hide, cmds, j.checkEnv(), j.redactor(l), logPath, j.noteConfinement), nil
+}
+
 // inView runs cmds in the judge's sandbox over the loop folder with hide
 // out of its view (a view under bubblewrap, a copy elsewhere).
 func (j *Judge) inView(ctx context.Context, hide, cmds []string, logPath func(int) string) ([]CheckResult, error) {
@@ -157,7 +164,7 @@ func (j *Judge) inView(ctx context.Context, hide, cmds []string, logPath func(in
 		return nil, nil
 	}
 	l := j.spec()
-	return confinedChecks(ctx, l, j.Dir, hide, cmds, j.checkEnv(), j.redactor(l), logPath, j.noteConfinement), nil
+	return confinedView(ctx, l, j.Dir, hide, nil, nil, true, cmds, j.checkEnv(), j.redactor(l), logPath, j.noteConfinement), nil
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -150,7 +150,7 @@ func (j *Judge) runVisibleChecks(ctx context.Context, cmds []string, logPath fun
 		l := j.spec()
 		return confinedChecks(ctx, l, j.Dir, nil, cmds, j.checkEnv(), j.redactor(l), logPath, j.noteConfinement)
 	}
-	out, err := j.inView(ctx, j.holdouts, cmds, logPath)
+	out, err := j.inViewGate(ctx, j.holdouts, cmds, logPath)
 	if err != nil {
 		// Fails closed: a check that could not run without the holdout
 		// files in sight does not pass.
