@@ -118,6 +118,9 @@ func (g *Guard) Snapshot(rc *RunChanges, files []File) error {
 		g.snapshotTaken(files, s)
 	}
 	rc.snap = s
+	if g.watch != nil {
+		g.watch.follow() // the run's events are read as they come: the kernel's queue never overflows
+	}
 	return nil
 }
 
