@@ -9,7 +9,9 @@ package guard
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
+	"sort"
 
 	gitignore "github.com/sabhiram/go-gitignore"
 
@@ -95,6 +97,35 @@ func (g *Guard) ReadOnly(files []File) []string {
 		g.roFor = first
 	}
 	return g.roFiles
+}
+
+// Links are the absolute paths of the protected files (of files, the list
+// Files returned) that are symbolic links. Landlock cannot keep a file
+// inside the loop folder read-only (the check after the run restores it),
+// but it keeps the place a protected link leads to out of the writable
+// trees outside the folder: that is all it needs of the protected set. With
+// the watch, the list is kept up to date from the changes (its cost does not
+// grow with the number of protected files); without it, each file is
+// looked at.
+func (g *Guard) Links(files []File) []string {
+	if c := g.prot; c != nil && g.watch != nil && len(files) > 0 && len(c.sorted()) == len(files) && &files[0] == &c.sorted()[0] {
+		if c.abs == nil {
+			c.abs = make([]string, 0, len(c.links))
+			for p := range c.links {
+				c.abs = append(c.abs, filepath.Join(g.dir, filepath.FromSlash(p)))
+			}
+			sort.Strings(c.abs)
+		}
+		return c.abs
+	}
+	var out []string
+	for _, f := range files {
+		p := filepath.Join(g.dir, filepath.FromSlash(f.Path))
+		if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // Begin is called just before an agent starts: what changed before (the

@@ -50,7 +50,10 @@ func (e *Engine) confinement(files []protFile) (func(string, []string) (string, 
 	if len(e.judge().Holdouts()) > 0 {
 		return nil, e.judge().HoldoutReady(false)
 	}
-	roFiles := e.guard.ReadOnly(files)
+	var roFiles []string
+	if p.Kind != sandbox.Landlock {
+		roFiles = e.guard.ReadOnly(files)
+	}
 	switch what := p.Kind; p.Kind {
 	case sandbox.Off:
 		e.confined(what)
@@ -61,6 +64,10 @@ func (e *Engine) confinement(files []protFile) (func(string, []string) (string, 
 		e.confined(what)
 	case sandbox.Landlock:
 		e.confined(what + " (a private HOME)")
+		// Landlock cannot keep a file inside the loop folder read-only
+		// (the check after the run restores it): of the protected files it
+		// needs only the links, whose targets it keeps read-only.
+		roFiles = e.guard.Links(files)
 	default:
 		// Seatbelt: HOME stays the user's (a macOS CLI keeps its login in
 		// the keychain, under the real HOME).
