@@ -247,8 +247,12 @@ func applyOne(l Layer, op applyOp) error {
 		}
 		return err
 	case "written":
-		if _, err := os.Lstat(src); errors.Is(err, os.ErrNotExist) {
+		sfi, serr := os.Lstat(src)
+		if errors.Is(serr, os.ErrNotExist) {
 			return nil // moved before the kill
+		}
+		if serr == nil && sfi.Mode().Perm() == op.Mode && os.Rename(src, dst) == nil {
+			return nil // the common case in one call: no chmod, no look at dst (a folder there fails it)
 		}
 		if dfi, lerr := os.Lstat(dst); lerr == nil && dfi.IsDir() {
 			err = os.RemoveAll(dst)
