@@ -203,7 +203,11 @@ protect: ["**/*_test.go"]
 	var starts []time.Time
 	var cpus []time.Duration
 	var syncs []int64
+	walks := 0 // runs judged by a full walk (the watch lost their changes)
 	sub := func(e record.Event) {
+		if e.Kind == "change_watch" && len(starts) > 0 {
+			walks++
+		}
 		if e.Event == record.AgentStart {
 			starts = append(starts, time.Now())
 			cpus = append(cpus, cpuTime())
@@ -228,6 +232,7 @@ protect: ["**/*_test.go"]
 		b.ReportMetric(float64(cpus[len(cpus)-1]-cpus[0])/float64(time.Millisecond)/float64(len(cpus)-1), "engine-cpu-ms/iter")
 		b.ReportMetric(float64(starts[0].Sub(t0))/float64(time.Millisecond), "setup-ms")
 		b.ReportMetric(float64(syncs[len(syncs)-1]-syncs[0])/float64(len(syncs)-1), "state-syncs/iter")
+		b.ReportMetric(float64(walks), "watch-walks")
 	}
 	if want := ReasonBudget; (out.Reason != want && !(git && out.Reason == ReasonDone)) || out.State.Iterations != b.N {
 		b.Fatalf("outcome %s after %d iterations, want %s after %d", out.Reason, out.State.Iterations, want, b.N)
