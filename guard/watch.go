@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -194,6 +195,9 @@ func (w *treeWatch) follow() {
 				return
 			}
 			if fds[0].Revents&unix.POLLIN != 0 {
+				// A moment for the events to gather: one read for a batch,
+				// not a wake-up per event (the queue holds thousands).
+				time.Sleep(2 * time.Millisecond)
 				w.drain()
 			} else if fds[0].Revents != 0 {
 				return
