@@ -9,7 +9,6 @@ package guard
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"sort"
 
@@ -103,29 +102,38 @@ func (g *Guard) ReadOnly(files []File) []string {
 // Files returned) that are symbolic links. Landlock cannot keep a file
 // inside the loop folder read-only (the check after the run restores it),
 // but it keeps the place a protected link leads to out of the writable
-// trees outside the folder: that is all it needs of the protected set. With
+// trees outside the folder: that is all it needs of the protected set (with
+// the gate programs and the loop file, which may be reached through a
+// linked folder). With
 // the watch, the list is kept up to date from the changes (its cost does not
-// grow with the number of protected files); without it, each file is
-// looked at.
+// grow with the number of protected files); without it, it is every
+// protected file (ReadOnly).
 func (g *Guard) Links(files []File) []string {
 	if c := g.prot; c != nil && g.watch != nil && len(files) > 0 && len(c.sorted()) == len(files) && &files[0] == &c.sorted()[0] {
 		if c.abs == nil {
-			c.abs = make([]string, 0, len(c.links))
+			// And the gate programs and the loop file, which may sit in
+			// a folder the walk did not enter (a link to a folder).
+			add := map[string]bool{}
 			for p := range c.links {
-				c.abs = append(c.abs, filepath.Join(g.dir, filepath.FromSlash(p)))
+				add[p] = true
+			}
+			for p := range c.rules.programs {
+				add[p] = c.files[p] != ""
+			}
+			if p := c.rules.loopFile; p != "" {
+				add[p] = c.files[p] != ""
+			}
+			c.abs = make([]string, 0, len(add))
+			for p, ok := range add {
+				if ok {
+					c.abs = append(c.abs, filepath.Join(g.dir, filepath.FromSlash(p)))
+				}
 			}
 			sort.Strings(c.abs)
 		}
 		return c.abs
 	}
-	var out []string
-	for _, f := range files {
-		p := filepath.Join(g.dir, filepath.FromSlash(f.Path))
-		if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
-			out = append(out, p)
-		}
-	}
-	return out
+	return g.ReadOnly(files) // without the watch: every one, as for a sandbox that binds them
 }
 
 // Begin is called just before an agent starts: what changed before (the
