@@ -195,9 +195,8 @@ func carryOut(l Layer, ops []applyOp, done map[int]bool, jf *os.File, out []Laye
 		if i := strings.LastIndexByte(op.Rel, '/'); i >= 0 {
 			parent = op.Rel[:i]
 		}
-		if parent != "" && real[parent] {
-			// checked for an earlier file of the same folder
-		} else if !realParent(l.Target, op.Rel) {
+		// (real: checked for an earlier file of the same folder)
+		if !(parent != "" && real[parent]) && !realParent(l.Target, op.Rel) {
 			out = append(out, LayerChange{Path: op.Rel, What: op.What, Why: "a folder on its way is a symbolic link or missing in the loop folder"})
 		} else if err := applyOne(l, op); err != nil {
 			if errors.Is(err, errSpecial) {

@@ -162,16 +162,21 @@ func TestCarryOutChecksTheWayAgainAfterALink(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(lay.Upper, "d", "a"), []byte("a"), 0o644)
 	os.WriteFile(filepath.Join(lay.Upper, "d", "b"), []byte("b"), 0o644)
+	os.WriteFile(filepath.Join(lay.Upper, "d", "c"), []byte("c"), 0o644)
 	os.Symlink(outside, filepath.Join(lay.Upper, "e"))
 	ops := []applyOp{
 		{Rel: "d/a", What: "written", Mode: 0o644, Keep: true},
+		{Rel: "d/c", What: "written", Mode: 0o644, Keep: true}, // the way known: applied all the same
 		{Rel: "e", What: "link", Keep: true},
 		{Rel: "d/b", What: "written", Mode: 0o644, Keep: true},
 	}
 	// Between the steps the folder d becomes a link out (as a crafted
 	// step would make it): the link step clears what was known of the way.
 	dieBefore = func(i int) bool {
-		if i == 2 {
+		if i == 3 {
+			if b, err := os.ReadFile(filepath.Join(target, "d", "c")); err != nil || string(b) != "c" {
+				t.Errorf("d/c before the swap = %q, %v; want it applied", b, err)
+			}
 			os.RemoveAll(filepath.Join(target, "d"))
 			os.Symlink(outside, filepath.Join(target, "d"))
 		}
@@ -185,7 +190,7 @@ func TestCarryOutChecksTheWayAgainAfterALink(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(outside, "b")); err == nil {
 		t.Fatal("the apply wrote d/b through a link")
 	}
-	if len(out) != 3 || !out[0].Applied || out[2].Applied {
-		t.Fatalf("changes %+v, want d/a applied and d/b refused", out)
+	if len(out) != 4 || !out[0].Applied || !out[1].Applied || out[3].Applied {
+		t.Fatalf("changes %+v, want d/a and d/c applied and d/b refused", out)
 	}
 }
