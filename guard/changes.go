@@ -29,6 +29,22 @@ type protCache struct {
 	start map[string]bool
 	files map[string]string // protected path → rule
 	list  []File            // sorted; nil when files changed since
+	links map[string]bool   // the protected paths that are symbolic links
+	abs   []string          // links as absolute paths, sorted; nil when links changed since
+}
+
+// noteLink keeps links up to date for one protected path (fi nil: gone or
+// no longer protected).
+func (c *protCache) noteLink(rel string, fi os.FileInfo) {
+	is := fi != nil && fi.Mode()&os.ModeSymlink != 0
+	if is != c.links[rel] {
+		if is {
+			c.links[rel] = true
+		} else {
+			delete(c.links, rel)
+		}
+		c.abs = nil
+	}
 }
 
 func (c *protCache) sorted() []File {
@@ -54,6 +70,11 @@ func (c *protCache) update(dir, rel string, created bool) {
 		if p, ok := c.rules.rule(rel, true); ok && (!p.Default || c.start[rel]) {
 			rule = p.Rule
 		}
+	}
+	if rule != "" {
+		c.noteLink(rel, fi)
+	} else {
+		c.noteLink(rel, nil)
 	}
 	if old, ok := c.files[rel]; ok && old == rule {
 		return
@@ -350,10 +371,13 @@ func (g *Guard) resolveProtected(l *spec.Loop) (*protCache, error) {
 			return nil, err
 		}
 	}
-	c := &protCache{spec: l, rules: rules, start: start, files: map[string]string{}}
+	c := &protCache{spec: l, rules: rules, start: start, files: map[string]string{}, links: map[string]bool{}}
 	for _, p := range all {
 		if !p.Default || start[p.Path] {
 			c.files[p.Path] = p.Rule
+			if fi, err := os.Lstat(filepath.Join(g.dir, filepath.FromSlash(p.Path))); err == nil {
+				c.noteLink(p.Path, fi)
+			}
 		}
 	}
 	return c, nil

@@ -10,6 +10,7 @@ package guard
 import (
 	"errors"
 	"path/filepath"
+	"sort"
 
 	gitignore "github.com/sabhiram/go-gitignore"
 
@@ -97,6 +98,44 @@ func (g *Guard) ReadOnly(files []File) []string {
 	return g.roFiles
 }
 
+// Links are the absolute paths of the protected files (of files, the list
+// Files returned) that are symbolic links. Landlock cannot keep a file
+// inside the loop folder read-only (the check after the run restores it),
+// but it keeps the place a protected link leads to out of the writable
+// trees outside the folder: that is all it needs of the protected set (with
+// the gate programs and the loop file, which may be reached through a
+// linked folder). With
+// the watch, the list is kept up to date from the changes (its cost does not
+// grow with the number of protected files); without it, it is every
+// protected file (ReadOnly).
+func (g *Guard) Links(files []File) []string {
+	if c := g.prot; c != nil && g.watch != nil && len(files) > 0 && len(c.sorted()) == len(files) && &files[0] == &c.sorted()[0] {
+		if c.abs == nil {
+			// And the gate programs and the loop file, which may sit in
+			// a folder the walk did not enter (a link to a folder).
+			add := map[string]bool{}
+			for p := range c.links {
+				add[p] = true
+			}
+			for p := range c.rules.programs {
+				add[p] = c.files[p] != ""
+			}
+			if p := c.rules.loopFile; p != "" {
+				add[p] = c.files[p] != ""
+			}
+			c.abs = make([]string, 0, len(add))
+			for p, ok := range add {
+				if ok {
+					c.abs = append(c.abs, filepath.Join(g.dir, filepath.FromSlash(p)))
+				}
+			}
+			sort.Strings(c.abs)
+		}
+		return c.abs
+	}
+	return g.ReadOnly(files) // without the watch: every one, as for a sandbox that binds them
+}
+
 // Begin is called just before an agent starts: what changed before (the
 // engine's own writes, the gates) is not the run's.
 func (g *Guard) Begin() (*RunChanges, error) { return g.beginChanges() }
@@ -118,6 +157,9 @@ func (g *Guard) Snapshot(rc *RunChanges, files []File) error {
 		g.snapshotTaken(files, s)
 	}
 	rc.snap = s
+	if g.watch != nil {
+		g.watch.follow() // the run's events are read as they come: the kernel's queue never overflows
+	}
 	return nil
 }
 

@@ -177,3 +177,91 @@ func TestGuardRestoreSavedAfterADeadEngine(t *testing.T) {
 		t.Fatalf("no snapshot: tamper %+v (%v), want nothing", ts, err)
 	}
 }
+
+// A run that changes more files than the kernel's event queue holds
+// (fs.inotify.max_queued_events) is still listed from the watch, file by
+// file, without a full walk: the events are read while the run goes on.
+// And the protected file it edited among them is put back.
+func TestManyChangesKeepTheWatch(t *testing.T) {
+	dir, _, l, g, evs := guardLoop(t)
+	n := 17000
+	if data, err := os.ReadFile("/proc/sys/fs/inotify/max_queued_events"); err == nil {
+		var q int
+		if _, err := fmt.Sscan(string(data), &q); err == nil && q > 0 {
+			n = q/2 + 1000 // each append below is two events (modify, close)
+		}
+	}
+	if n > 100000 {
+		t.Skipf("the kernel queues %d events: too many files to make here", 2*(n-1000))
+	}
+	for i := 0; i < n; i++ {
+		write(t, dir, fmt.Sprintf("gen/d%03d/f%05d.txt", i/500, i), "a")
+	}
+	rc, rules := snapshotForRun(t, g, l)
+	for i := 0; i < n; i++ {
+		p := filepath.Join(dir, "gen", fmt.Sprintf("d%03d", i/500), fmt.Sprintf("f%05d.txt", i))
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString("b")
+		f.Close()
+	}
+	write(t, dir, "add_test.go", "package x // PASS\n")
+	changed, created, err := g.End(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range *evs {
+		if ev.Kind == "change_watch" {
+			t.Fatalf("the watch lost the run's changes: %s", ev.Message)
+		}
+	}
+	if len(changed) != n+1 || len(created) != 0 {
+		t.Fatalf("%d changed, %d created; want %d changed, none created", len(changed), len(created), n+1)
+	}
+	ts, err := g.Check(rc, created, rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ts) != 1 || ts[0].File != "add_test.go" || ts[0].What != "modified" {
+		t.Fatalf("tamper %v, want add_test.go modified", ts)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "add_test.go")); string(b) != "package x // FAIL\n" {
+		t.Fatalf("add_test.go after the check: %q", b)
+	}
+}
+
+// Links lists the protected files that are symbolic links, kept up to date
+// from the watch: a link made over a protected file between two runs is
+// in the next list, and one put back to a file leaves it.
+func TestLinksFollowTheChanges(t *testing.T) {
+	dir, _, l, g, _ := guardLoop(t)
+	files, _, err := g.Files(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "add_test.go")
+	if got := g.Links(files); slices.Contains(got, p) || len(got) > 2 {
+		t.Fatalf("links %v, want at most the loop file and a gate program", got)
+	}
+	base := len(g.Links(files))
+	os.Remove(p)
+	if err := os.Symlink("/etc/hostname", p); err != nil {
+		t.Fatal(err)
+	}
+	if files, _, err = g.Files(l); err != nil {
+		t.Fatal(err)
+	}
+	if got := g.Links(files); !slices.Contains(got, p) || len(got) != base+1 {
+		t.Fatalf("links %v, want %s among them", got, p)
+	}
+	os.Remove(p)
+	write(t, dir, "add_test.go", "package x // FAIL\n")
+	if files, _, err = g.Files(l); err != nil {
+		t.Fatal(err)
+	}
+	if got := g.Links(files); slices.Contains(got, p) || len(got) != base {
+		t.Fatalf("links %v after the file is back, want %s gone", got, p)
+	}
+}

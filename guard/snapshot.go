@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -268,14 +269,18 @@ func (g *snapshot) check(dir, priv string, keep func(rel string, old, cur []byte
 		}
 		out = append(out, Tamper{File: e.Path, What: what, Why: why, Rule: e.Rule})
 	}
-	known := map[string]bool{}
+	known := map[string]bool{} // the snapshot's paths
+	onWay := map[string]bool{} // the folders on the way to one of them
 	if len(created) > 0 {
 		for _, e := range g.Entries {
 			known[e.Path] = true
+			for d := path.Dir(e.Path); d != "." && d != "/" && !onWay[d]; d = path.Dir(d) {
+				onWay[d] = true
+			}
 		}
 	}
 	for _, rel := range created {
-		if known[rel] || protectNew == nil || holdsKnown(rel, known) {
+		if known[rel] || protectNew == nil || onWay[rel] {
 			continue // a path the restore above has just made again
 		}
 		rule, ok := protectNew(rel)
@@ -289,16 +294,6 @@ func (g *snapshot) check(dir, priv string, keep func(rel string, old, cur []byte
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].File < out[j].File })
 	return out, nil
-}
-
-// holdsKnown says whether rel is a folder on the way to a protected file.
-func holdsKnown(rel string, known map[string]bool) bool {
-	for k := range known {
-		if strings.HasPrefix(k, rel+"/") {
-			return true
-		}
-	}
-	return false
 }
 
 // put recreates one protected file as the snapshot has it.

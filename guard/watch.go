@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -42,6 +43,12 @@ type treeWatch struct {
 	// link from outside the folder reaches only the file's own watch.
 	files  map[int32][]string // file watch → protected paths (hard links share one)
 	fileWd map[string]int32
+	// While an agent runs, a goroutine reads the events as they come
+	// (follow), so that a run changing more files than the kernel's queue
+	// holds (fs.inotify.max_queued_events, 16,384 by default) does not
+	// overflow it. Nothing else touches the watch until unfollow returns.
+	stopFd int           // eventfd that ends the follower; -1 when none runs
+	done   chan struct{} // closed when the follower has ended
 }
 
 const (
@@ -64,7 +71,7 @@ func newTreeWatch(dir string, skip func(rel, name string) bool) (*treeWatch, err
 	}
 	w := &treeWatch{dir: dir, fd: fd, skip: skip, wds: map[int32]string{}, dirs: map[string]int32{},
 		dirty: map[string]uint8{}, gone: map[string]bool{}, buf: make([]byte, 64<<10),
-		files: map[int32][]string{}, fileWd: map[string]int32{}}
+		files: map[int32][]string{}, fileWd: map[string]int32{}, stopFd: -1}
 	if err := w.addTree("", false); err != nil {
 		w.close()
 		return nil, err
@@ -77,6 +84,7 @@ func newTreeWatch(dir string, skip func(rel, name string) bool) (*treeWatch, err
 }
 
 func (w *treeWatch) close() {
+	w.unfollow()
 	if w != nil && w.fd >= 0 {
 		unix.Close(w.fd)
 		w.fd = -1
@@ -158,6 +166,58 @@ func (w *treeWatch) mark(rel string, how uint8) {
 		return
 	}
 	w.dirty[rel] = old | dirtyChanged
+}
+
+// follow starts reading the events in a goroutine as they are queued, until
+// unfollow. Until then no other method of w may be called. Without an
+// eventfd it does nothing: the events are read at the take, as before.
+func (w *treeWatch) follow() {
+	if w == nil || w.fd < 0 || w.stopFd >= 0 {
+		return
+	}
+	efd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
+	if err != nil {
+		return
+	}
+	w.stopFd, w.done = efd, make(chan struct{})
+	go func() {
+		defer close(w.done)
+		fds := []unix.PollFd{{Fd: int32(w.fd), Events: unix.POLLIN}, {Fd: int32(efd), Events: unix.POLLIN}}
+		for {
+			fds[0].Revents, fds[1].Revents = 0, 0
+			if _, err := unix.Poll(fds, -1); err != nil {
+				if errors.Is(err, unix.EINTR) {
+					continue
+				}
+				return // the take drains what is left
+			}
+			if fds[1].Revents != 0 {
+				return
+			}
+			if fds[0].Revents&unix.POLLIN != 0 {
+				// A moment for the events to gather: one read for a batch,
+				// not a wake-up per event (the queue holds thousands).
+				time.Sleep(2 * time.Millisecond)
+				w.drain()
+			} else if fds[0].Revents != 0 {
+				return
+			}
+		}
+	}()
+}
+
+// unfollow ends the follower and waits for it: what it read is w's again.
+func (w *treeWatch) unfollow() {
+	if w == nil || w.stopFd < 0 {
+		return
+	}
+	var one [8]byte
+	one[0] = 1 // the eventfd's counter is host-endian; any non-zero value wakes it
+	one[7] = 1
+	unix.Write(w.stopFd, one[:])
+	<-w.done
+	unix.Close(w.stopFd)
+	w.stopFd, w.done = -1, nil
 }
 
 // drain reads every event the kernel has queued. It never blocks: events
@@ -263,6 +323,7 @@ const fileMask = unix.IN_MODIFY | unix.IN_ATTRIB | unix.IN_CLOSE_WRITE | unix.IN
 // watch to the file now at the path. false when it cannot be watched (the
 // watch limit): the engine then compares it by stat every time.
 func (w *treeWatch) watchFile(rel string) bool {
+	w.unfollow()
 	p := filepath.Join(w.dir, filepath.FromSlash(rel))
 	if fi, err := os.Lstat(p); err != nil || fi.IsDir() {
 		w.unwatchFile(rel)
@@ -289,6 +350,7 @@ func (w *treeWatch) watchFile(rel string) bool {
 
 // unwatchFile stops watching a path that is no longer protected.
 func (w *treeWatch) unwatchFile(rel string) {
+	w.unfollow()
 	wd, ok := w.fileWd[rel]
 	if !ok {
 		return
@@ -305,6 +367,7 @@ func (w *treeWatch) unwatchFile(rel string) {
 
 // watchesFile says whether a protected path has its own watch.
 func (w *treeWatch) watchesFile(rel string) bool {
+	w.unfollow()
 	_, ok := w.fileWd[rel]
 	return ok
 }
@@ -330,6 +393,7 @@ type watchTake struct {
 
 // take drains the events and returns what changed since the last take.
 func (w *treeWatch) take() watchTake {
+	w.unfollow()
 	w.drain()
 	t := watchTake{Lost: w.lost}
 	if t.Lost == "" {

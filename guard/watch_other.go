@@ -27,6 +27,8 @@ func newTreeWatch(string, func(rel, name string) bool) (*treeWatch, error) {
 }
 
 func (w *treeWatch) close()                  {}
+func (w *treeWatch) follow()                 {}
+func (w *treeWatch) unfollow()               {}
 func (w *treeWatch) take() watchTake         { return watchTake{Lost: "no watch"} }
 func (w *treeWatch) watchFile(string) bool   { return false }
 func (w *treeWatch) unwatchFile(string)      {}

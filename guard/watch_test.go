@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/looprinter/looprinter/spec"
+	"golang.org/x/sys/unix"
 )
 
 // The watch sees a folder made and filled in one go: files written before
@@ -68,5 +69,25 @@ func TestTreeWatchTemporaryFileIsNoChange(t *testing.T) {
 		if p != "div.sh" {
 			t.Fatalf("created = %v: %s was gone by the take", tk.Created, p)
 		}
+	}
+}
+
+// The kernel's word that its queue overflowed, read by the follower while
+// a run goes on or at the take, makes the take say its lists are
+// incomplete: the engine then walks.
+func TestWatchOverflowIsLost(t *testing.T) {
+	w, err := newTreeWatch(t.TempDir(), func(string, string) bool { return false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.close()
+	w.follow()
+	w.unfollow()
+	w.event(-1, unix.IN_Q_OVERFLOW, "")
+	if tk := w.take(); tk.Lost == "" {
+		t.Fatal("an overflowed queue was not reported as lost")
+	}
+	if tk := w.take(); tk.Lost != "" {
+		t.Fatalf("the next take is still lost: %s", tk.Lost)
 	}
 }

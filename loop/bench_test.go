@@ -29,6 +29,10 @@ type timedAdapter struct {
 	start time.Time
 	spent []time.Duration
 	touch bool // write the task's target (t/TASK.txt) as the run starts: its work
+	// change, when not 0, is the number of files the agent changes in each
+	// run, from inside its sandbox (one byte appended to each of the first
+	// change non-test .go files of generateCheckout's checkout).
+	change int
 }
 
 func (a *timedAdapter) Name() string { return "bench" }
@@ -39,6 +43,10 @@ func (a *timedAdapter) Invocation(req agent.Request) (agent.Invocation, error) {
 	a.mu.Unlock()
 	if a.touch && req.Task != "" {
 		os.WriteFile(filepath.Join(req.Dir, "t", req.Task+".txt"), []byte(req.Task), 0o644)
+	}
+	if a.change > 0 {
+		prog := fmt.Sprintf(`BEGIN { for (i = 1; n < %d; i++) if (i %% 10) { f = sprintf("pkg/p%%04d/f%%05d.go", int(i / 100), i); printf "x" >> f; close(f); n++ } }`, a.change)
+		return agent.Invocation{Path: "/usr/bin/awk", Args: []string{prog}, Env: []string{}}, nil
 	}
 	return agent.Invocation{Path: "/bin/true", Env: []string{}}, nil
 }
@@ -78,6 +86,30 @@ func BenchmarkBuildIterationSandbox(b *testing.B) {
 		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) { benchBuildIteration(b, n, "auto", false) })
 	}
 	b.Run("git-files=50000", func(b *testing.B) { benchBuildIteration(b, 50000, "auto", true) })
+}
+
+// BenchmarkIterationChanged measures an iteration whose agent changes K
+// files (a formatter over the repository, generated code) in a
+// 100,000-file checkout, under the default sandbox (bubblewrap with
+// copy-on-write layers), Landlock and off: the engine's work after a run
+// must follow the number of files it changed (docs/design.md, "The cost
+// of an iteration"). overhead-ms is the time between two runs' starts
+// minus the agent's own run (its writes included); engine-cpu-ms the
+// engine's CPU time per iteration, its children's excluded.
+// LOOPRINTER_BENCH_FILES sets another checkout size.
+func BenchmarkIterationChanged(b *testing.B) {
+	files := 100000
+	if v, err := strconv.Atoi(os.Getenv("LOOPRINTER_BENCH_FILES")); err == nil {
+		files = v
+	}
+	for _, mode := range []string{"auto", "landlock", "off"} {
+		for _, k := range []int{1, 100, 1000, 10000} {
+			b.Run(fmt.Sprintf("sandbox=%s/changed=%d", mode, k), func(b *testing.B) {
+				b.Setenv("LOOPRINTER_BENCH_ENGINE_ONLY", "1")
+				benchIteration(b, files, mode, false, k)
+			})
+		}
+	}
 }
 
 // generateCheckout writes n files under dir: a go.mod, then folders of 100
@@ -121,10 +153,14 @@ func probePass(b *testing.B) bool {
 }
 
 func benchBuildIteration(b *testing.B, files int, sandboxMode string, git bool) {
+	benchIteration(b, files, sandboxMode, git, 0)
+}
+
+func benchIteration(b *testing.B, files int, sandboxMode string, git bool, change int) {
 	if probePass(b) {
 		return
 	}
-	ad := &timedAdapter{touch: git}
+	ad := &timedAdapter{touch: git, change: change}
 	agent.Register("bench", func() agent.Adapter { return ad })
 	dir := b.TempDir()
 	b.Setenv("LOOPRINTER_STATE_DIR", b.TempDir())
@@ -167,7 +203,11 @@ protect: ["**/*_test.go"]
 	var starts []time.Time
 	var cpus []time.Duration
 	var syncs []int64
+	walks := 0 // runs judged by a full walk (the watch lost their changes)
 	sub := func(e record.Event) {
+		if e.Kind == "change_watch" && len(starts) > 0 {
+			walks++
+		}
 		if e.Event == record.AgentStart {
 			starts = append(starts, time.Now())
 			cpus = append(cpus, cpuTime())
@@ -192,6 +232,7 @@ protect: ["**/*_test.go"]
 		b.ReportMetric(float64(cpus[len(cpus)-1]-cpus[0])/float64(time.Millisecond)/float64(len(cpus)-1), "engine-cpu-ms/iter")
 		b.ReportMetric(float64(starts[0].Sub(t0))/float64(time.Millisecond), "setup-ms")
 		b.ReportMetric(float64(syncs[len(syncs)-1]-syncs[0])/float64(len(syncs)-1), "state-syncs/iter")
+		b.ReportMetric(float64(walks), "watch-walks")
 	}
 	if want := ReasonBudget; (out.Reason != want && !(git && out.Reason == ReasonDone)) || out.State.Iterations != b.N {
 		b.Fatalf("outcome %s after %d iterations, want %s after %d", out.Reason, out.State.Iterations, want, b.N)

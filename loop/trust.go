@@ -72,7 +72,10 @@ func (r *runner) confinement(files []guard.File, phase string) (func(string, []s
 	if len(r.judge().Holdouts()) > 0 {
 		return nil, r.judge().HoldoutReady(false)
 	}
-	roFiles := r.guard.ReadOnly(files)
+	var roFiles []string
+	if p.Kind != sandbox.Landlock {
+		roFiles = r.guard.ReadOnly(files)
+	}
 	switch what := p.Kind; p.Kind {
 	case sandbox.Off:
 		r.confined(what)
@@ -95,6 +98,10 @@ func (r *runner) confinement(files []guard.File, phase string) (func(string, []s
 			}
 			r.gitGuard = gg
 		}
+		// Landlock cannot keep a file inside the loop folder read-only
+		// (the check after the run restores it): of the protected files it
+		// needs only the links, whose targets it keeps read-only.
+		roFiles = r.guard.Links(files)
 	default:
 		// Seatbelt: HOME stays the user's (a macOS CLI keeps its login in
 		// the keychain, under the real HOME).

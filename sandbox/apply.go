@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 )
 
 // Applying a layer is all or nothing. ApplyLayer first judges every path
@@ -175,7 +176,14 @@ func readJournal(data []byte) (ops []applyOp, done map[int]bool, ok bool) {
 // carryOut applies the plan's steps not in done, marking each in jf (when
 // not nil) once it is done, and lists every step in out.
 func carryOut(l Layer, ops []applyOp, done map[int]bool, jf *os.File, out []LayerChange) ([]LayerChange, error) {
+	// The folders found real on the way to a written file, until a step
+	// that makes, removes or replaces something other than a file (only
+	// such a step can turn a folder on a later step's way into a link).
+	real := map[string]bool{}
 	for i, op := range ops {
+		if op.What != "written" {
+			clear(real)
+		}
 		if dieBefore != nil && dieBefore(i) {
 			return out, errDied
 		}
@@ -183,7 +191,12 @@ func carryOut(l Layer, ops []applyOp, done map[int]bool, jf *os.File, out []Laye
 			out = append(out, LayerChange{Path: op.Rel, What: op.What, Applied: true})
 			continue
 		}
-		if !realParent(l.Target, op.Rel) {
+		parent := ""
+		if i := strings.LastIndexByte(op.Rel, '/'); i >= 0 {
+			parent = op.Rel[:i]
+		}
+		// (real: checked for an earlier file of the same folder)
+		if !(parent != "" && real[parent]) && !realParent(l.Target, op.Rel) {
 			out = append(out, LayerChange{Path: op.Rel, What: op.What, Why: "a folder on its way is a symbolic link or missing in the loop folder"})
 		} else if err := applyOne(l, op); err != nil {
 			if errors.Is(err, errSpecial) {
@@ -193,6 +206,9 @@ func carryOut(l Layer, ops []applyOp, done map[int]bool, jf *os.File, out []Laye
 			}
 		} else {
 			out = append(out, LayerChange{Path: op.Rel, What: op.What, Applied: true})
+			if op.What == "written" && parent != "" {
+				real[parent] = true
+			}
 		}
 		if jf != nil {
 			if _, err := jf.WriteString(strconv.Itoa(i) + "\n"); err != nil {
@@ -247,8 +263,12 @@ func applyOne(l Layer, op applyOp) error {
 		}
 		return err
 	case "written":
-		if _, err := os.Lstat(src); errors.Is(err, os.ErrNotExist) {
+		sfi, serr := os.Lstat(src)
+		if errors.Is(serr, os.ErrNotExist) {
 			return nil // moved before the kill
+		}
+		if serr == nil && sfi.Mode().Perm() == op.Mode && os.Rename(src, dst) == nil {
+			return nil // the common case in one call: no chmod, no look at dst (a folder there fails it)
 		}
 		if dfi, lerr := os.Lstat(dst); lerr == nil && dfi.IsDir() {
 			err = os.RemoveAll(dst)

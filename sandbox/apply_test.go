@@ -147,3 +147,50 @@ func TestResumeApplyTornPlan(t *testing.T) {
 		t.Errorf("no journal: found %v, %v", found, err)
 	}
 }
+
+// The apply checks the folders on a written file's way once per folder,
+// and again after any step that is not a file's: a plan whose folder is
+// turned into a link between two of its files never writes through it.
+func TestCarryOutChecksTheWayAgainAfterALink(t *testing.T) {
+	root := t.TempDir()
+	target, outside := filepath.Join(root, "t"), filepath.Join(root, "outside")
+	lay := Layer{Target: target, Upper: filepath.Join(root, "u"), Work: filepath.Join(root, "w")}
+	for _, d := range []string{filepath.Join(target, "d"), outside, filepath.Join(lay.Upper, "d")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(lay.Upper, "d", "a"), []byte("a"), 0o644)
+	os.WriteFile(filepath.Join(lay.Upper, "d", "b"), []byte("b"), 0o644)
+	os.WriteFile(filepath.Join(lay.Upper, "d", "c"), []byte("c"), 0o644)
+	os.Symlink(outside, filepath.Join(lay.Upper, "e"))
+	ops := []applyOp{
+		{Rel: "d/a", What: "written", Mode: 0o644, Keep: true},
+		{Rel: "d/c", What: "written", Mode: 0o644, Keep: true}, // the way known: applied all the same
+		{Rel: "e", What: "link", Keep: true},
+		{Rel: "d/b", What: "written", Mode: 0o644, Keep: true},
+	}
+	// Between the steps the folder d becomes a link out (as a crafted
+	// step would make it): the link step clears what was known of the way.
+	dieBefore = func(i int) bool {
+		if i == 3 {
+			if b, err := os.ReadFile(filepath.Join(target, "d", "c")); err != nil || string(b) != "c" {
+				t.Errorf("d/c before the swap = %q, %v; want it applied", b, err)
+			}
+			os.RemoveAll(filepath.Join(target, "d"))
+			os.Symlink(outside, filepath.Join(target, "d"))
+		}
+		return false
+	}
+	defer func() { dieBefore = nil }()
+	out, err := carryOut(lay, ops, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "b")); err == nil {
+		t.Fatal("the apply wrote d/b through a link")
+	}
+	if len(out) != 4 || !out[0].Applied || !out[1].Applied || out[3].Applied {
+		t.Fatalf("changes %+v, want d/a and d/c applied and d/b refused", out)
+	}
+}

@@ -8,6 +8,9 @@
 #     the same folder), the engine above the floor, and a bash loop doing a
 #     template loop.sh's per-iteration steps in the same folder (not at
 #     100,000 files), with the ratios;
+#   - an iteration whose agent changed K = 1 … 10,000 files of a 100,000-file
+#     checkout, under the default sandbox, Landlock and off (CHANGED_ITER=N
+#     runs each, default 3);
 #   - status NAME, logs -n 20 and cost on a loop with 10,000 iterations of
 #     records (target: under 20 ms each);
 #   - peak RSS while an agent floods 1 GiB of output (target: < 50 MB).
@@ -38,6 +41,9 @@ echo "load $(load)" >> "$OUT/start.txt"
 step "build iterations under the default sandbox: empty, 10,000 and 100,000 files, a 50,000-file git checkout"
 go test ./loop -run '^$' -bench 'BuildIterationSandbox' -benchtime "${ITER}x" -count 1 -timeout 60m | tee "$OUT/iter-sandbox.txt"
 echo "load $(load)" >> "$OUT/iter-sandbox.txt"
+step "many changed files in one run: K = 1, 100, 1,000, 10,000 of 100,000 files, under the default sandbox, Landlock and off"
+go test ./loop -run '^$' -bench 'IterationChanged' -benchtime "${CHANGED_ITER:-3}x" -count 1 -timeout 90m | tee "$OUT/changed.txt"
+echo "load $(load)" >> "$OUT/changed.txt"
 step "the clean room: the set-aside list at 10,000 files, a view's start"
 go test ./loop -run '^$' -bench 'SetAside' -benchtime 5x -benchmem -count 1 | tee "$OUT/cleanroom.txt"
 go test ./sandbox -run '^$' -bench 'ViewStart' -benchtime 20x -count 1 | tee -a "$OUT/cleanroom.txt"
@@ -92,6 +98,12 @@ echo "== A build iteration under the default sandbox (median ms; load $(tail -1 
 grep -E '^BenchmarkBuildIterationSandbox/' "$OUT/iter-sandbox.txt" | while read -r line; do
 	name=$(awk '{n=$1; sub(/^BenchmarkBuildIterationSandbox\//, "", n); sub(/-[0-9]+$/, "", n); print n}' <<<"$line")
 	printf '  %-20s iteration %8s  engine-CPU %6s  setup %8s\n' "$name" "$(metric 'iter-ms(median)' "$line")" "$(metric engine-cpu-ms/iter "$line")" "$(metric setup-ms "$line")"
+done
+echo
+echo "== An iteration whose agent changed K files of 100,000 (engine CPU and overhead above the agent's run, ms per iteration; runs judged by a walk; load $(tail -1 "$OUT/changed.txt" | cut -d' ' -f2-))"
+grep -E '^BenchmarkIterationChanged/' "$OUT/changed.txt" | while read -r line; do
+	name=$(awk '{n=$1; sub(/^BenchmarkIterationChanged\//, "", n); sub(/-[0-9]+$/, "", n); print n}' <<<"$line")
+	printf '  %-32s engine-CPU %8s  overhead %8s  walks %s\n' "$name" "$(metric engine-cpu-ms/iter "$line")" "$(metric 'overhead-ms/iter(median)' "$line")" "$(metric watch-walks "$line")"
 done
 echo
 echo "== The clean room and commits (ns per op; load $(tail -1 "$OUT/commit.txt" | cut -d' ' -f2-))"
