@@ -1,0 +1,65 @@
+package loop
+
+import (
+	"fmt"
+
+	"github.com/looprinter/looprinter/loopdir"
+	"github.com/looprinter/looprinter/sandbox"
+)
+
+// Scaffolding of parallel build runs (spec.ParallelAvailable is false: no
+// engine path calls this yet): which ready tasks a wave starts, within the
+// free slots and the budgets, and the layer of each slot.
+
+// waveBudget is what the budgets leave for the runs of a wave.
+type waveBudget struct {
+	// IterationsLeft is the build runs the iteration budget still allows,
+	// not counting the runs in flight (each was counted when it started).
+	IterationsLeft int
+	// CostLeft is the cost budget less what was spent; PerRun the reserve
+	// of one run (its agent's max_budget_usd where set, else the mean cost
+	// of the loop's build runs so far, else 0).
+	CostLeft, PerRun float64
+}
+
+// pickWave lists, in plan order, the ready tasks to start now: none already
+// in flight, at most the free slots, at most the runs the iteration budget
+// allows, and past the first run in flight only runs whose reserve the cost
+// budget still covers with every run in flight reserved. With nothing in
+// flight its first pick is the task Plan.Next names and it is started as
+// today: the budgets decide it as they decide any single run (runAgent).
+func pickWave(p *Plan, inFlight map[string]bool, slots int, b waveBudget) []Task {
+	running := len(inFlight)
+	var out []Task
+	for _, t := range p.Ready() {
+		if inFlight[t.ID] {
+			continue
+		}
+		if running >= slots || b.IterationsLeft-len(out) <= 0 {
+			break
+		}
+		if running > 0 && b.CostLeft-float64(running+1)*b.PerRun < 0 {
+			break
+		}
+		out = append(out, t)
+		running++
+	}
+	return out
+}
+
+// slotLayerName is the name of the loop folder's layer of a run in slot k
+// (0-based): slot 0 keeps today's "loop", so that a loop with parallel: 1
+// and its resume after a crash find their layer where they always did.
+func slotLayerName(k int) string {
+	if k <= 0 {
+		return "loop"
+	}
+	return fmt.Sprintf("loop-%d", k+1)
+}
+
+// slotLayer is the layer over the loop folder of the run in slot k, and
+// the journal of its apply.
+func slotLayer(dir string, k int) (sandbox.Layer, string) {
+	name := slotLayerName(k)
+	return layerOf(dir, name, dir), loopdir.PrivateOf(dir).LayerJournal(name)
+}
