@@ -2,6 +2,7 @@ package loop
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/sandbox"
@@ -62,4 +63,23 @@ func slotLayerName(k int) string {
 func slotLayer(dir string, k int) (sandbox.Layer, string) {
 	name := slotLayerName(k)
 	return layerOf(dir, name, dir), loopdir.PrivateOf(dir).LayerJournal(name)
+}
+
+// parallelSaving is the wall time running build runs at once saved: the
+// sum of the loop's agent run times less the loop's wall time, and the
+// line the report shows for it ("" when nothing was saved: runs one at a
+// time never overlap, so their sum never exceeds the wall time).
+func parallelSaving(runs []time.Duration, wall time.Duration) (time.Duration, string) {
+	var sum time.Duration
+	for _, d := range runs {
+		if d > 0 {
+			sum += d
+		}
+	}
+	saved := sum - wall
+	if wall <= 0 || saved <= 0 {
+		return 0, ""
+	}
+	return saved, fmt.Sprintf("running builds at once saved %s of wall time: the agent runs took %s in sum, the loop %s (%.1f× faster)",
+		saved.Round(time.Second), sum.Round(time.Second), wall.Round(time.Second), float64(sum)/float64(wall))
 }

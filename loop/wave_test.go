@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/looprinter/looprinter/sandbox"
 )
@@ -102,5 +103,20 @@ func TestSlotLayers(t *testing.T) {
 				t.Fatalf("slot %d's layer is inside slot %d's folder", i, j)
 			}
 		}
+	}
+}
+
+func TestParallelSaving(t *testing.T) {
+	s := time.Second
+	// One at a time: the runs never sum past the wall time.
+	if saved, line := parallelSaving([]time.Duration{2 * s, 2 * s, 2 * s}, 7*s); saved != 0 || line != "" {
+		t.Fatalf("sequential runs saved %v %q", saved, line)
+	}
+	saved, line := parallelSaving([]time.Duration{2 * s, 2 * s, 2 * s, 2 * s, 2 * s, 2 * s}, 5*s)
+	if saved != 7*s || !strings.Contains(line, "saved 7s of wall time: the agent runs took 12s in sum, the loop 5s (2.4× faster)") {
+		t.Fatalf("saved %v %q", saved, line)
+	}
+	if saved, line := parallelSaving([]time.Duration{-5 * s, 3 * s}, 0); saved != 0 || line != "" {
+		t.Fatalf("no wall time: %v %q", saved, line)
 	}
 }
