@@ -25,6 +25,7 @@ func TestLayerSlotsIsolated(t *testing.T) {
 	}
 	l := newLayout(t)
 	os.WriteFile(filepath.Join(l.dir, "shared.txt"), []byte("base\n"), 0o644)
+	os.WriteFile(filepath.Join(l.dir, "gone.txt"), []byte("x\n"), 0o644)
 	slot := func(name string) Layer {
 		d := filepath.Join(l.state, "engine", "layers", name)
 		lay := Layer{Target: l.dir, Upper: filepath.Join(d, "upper"), Work: filepath.Join(d, "work")}
@@ -38,6 +39,7 @@ func TestLayerSlotsIsolated(t *testing.T) {
 	os.WriteFile(filepath.Join(b.Upper, "mine.txt"), []byte("b's work\n"), 0o644)
 	honest := `set -e
 echo B > shared.txt
+rm gone.txt
 sleep 1
 echo done`
 	hostile := `echo A > shared.txt
@@ -90,5 +92,28 @@ echo done`
 	}
 	if got := read(filepath.Join(l.dir, "shared.txt")); got != "base\n" {
 		t.Errorf("the loop folder changed while the runs ran: %q", got)
+	}
+
+	// A run that starts after the honest one ended sees its work with the
+	// folder untouched: the finished layer laid under the new run's own
+	// (Lower), its removal included. The folder never changes while a run
+	// is mounted over it, as overlayfs requires.
+	c := slot("loop-3")
+	c.Lower = []string{b.Upper}
+	p := l.policy(Bwrap)
+	p.Layers = []Layer{c}
+	cmd, err := wrapped(p, `cat shared.txt mine.txt; [ -e gone.txt ] && echo "gone.txt is back"; echo C > shared.txt; echo done`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil || string(out) != "B\nb's work\ndone\n" {
+		t.Fatalf("the run over the finished layer: %v: %q", err, out)
+	}
+	if read(filepath.Join(c.Upper, "shared.txt")) != "C\n" || read(filepath.Join(b.Upper, "shared.txt")) != "B\n" || read(filepath.Join(l.dir, "shared.txt")) != "base\n" {
+		t.Error("the new run's write reached the finished layer or the folder")
+	}
+	if _, err := os.Stat(filepath.Join(l.dir, "gone.txt")); err != nil {
+		t.Error("the folder lost gone.txt before any layer was applied")
 	}
 }
