@@ -154,3 +154,20 @@ func TestPlanDiffsDependsOn(t *testing.T) {
 		t.Fatalf("same plan differs: %v %v", s, m)
 	}
 }
+
+// The build prompt names the tasks the task comes after; a task without
+// dependencies gets no such line.
+func TestBuildPromptNamesDependencies(t *testing.T) {
+	d := PromptData{Phase: "build", Objective: "o", Task: Task{ID: "T-003", Title: "c", TargetFile: "c.txt", DependsOn: []string{"T-001", "T-002"}}}
+	out, err := Render(Builtin("build"), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "Its target file: c.txt\n   It comes after T-001, T-002, which pass: build on their work.\n") {
+		t.Fatalf("the build prompt:\n%s", out)
+	}
+	d.Task.DependsOn = nil
+	if out, _ := Render(Builtin("build"), d); strings.Contains(out, "comes after") || !strings.Contains(out, "Its target file: c.txt\n3.") {
+		t.Fatalf("a task without dependencies:\n%s", out)
+	}
+}

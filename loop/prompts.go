@@ -140,7 +140,8 @@ const buildTpl = headerTpl + checksTpl + `
 1. Read {{.Paths.Plan}} and {{.Paths.Progress}} first.
 2. Execute exactly one task: the first one whose "passes" is false and whose "depends_on" tasks all pass. That is {{.Task.ID}}: {{.Task.Title}}
    {{.Task.Description}}
-   Its target file: {{.Task.TargetFile}}
+   Its target file: {{.Task.TargetFile}}{{with .Task.DependsOn}}
+   It comes after {{range $i, $d := .}}{{if $i}}, {{end}}{{$d}}{{end}}, which pass: build on their work.{{end}}
 3. When it is really done, set "passes": true on {{.Task.ID}} only, in {{.Paths.Plan}}. Do not change any other task.
 4. Append what you did, what you found and what you ruled out to {{.Paths.Progress}} (append; never rewrite it).
 5. Stop. The next run takes the next task.
