@@ -23,6 +23,8 @@ func (l *Loop) parallelProblem() string {
 		return ""
 	case l.Shape != ShapeCycle:
 		return fmt.Sprintf("parallel: %d: only the cycle shape runs build runs at once (over the plan's tasks whose depends_on have passed); the %s shape runs one agent at a time, so set parallel: 1 or remove it", n, l.Shape)
+	case l.Sandbox != "auto" && l.Sandbox != "bwrap":
+		return fmt.Sprintf("parallel: %d: sandbox: %s gives no run a copy-on-write layer of its own (only bwrap does), so build runs cannot run at once there; set parallel: 1 or remove it", n, l.Sandbox)
 	case !ParallelAvailable:
 		return fmt.Sprintf("parallel: %d: this version runs build runs one at a time: running them at once needs each run confined to a copy-on-write layer of its own (bubblewrap), with its own protected-file watch and budget reservation, which the engine does not keep per run yet; set parallel: 1 or remove it. A plan's depends_on already orders the tasks", n)
 	}

@@ -21,6 +21,8 @@ func TestParallel(t *testing.T) {
 	problemAt(t, "objective: x\nparallel: 99\n", 2, 11, "parallel: 99: at most 16 build runs")
 	problemAt(t, "objective: x\nparallel: many\n", 2, 11, "parallel")
 	problemAt(t, "objective: x\nshape: ralph\nverify: [\"true\"]\nparallel: 2\n", 4, 11, "only the cycle shape runs build runs at once")
+	problemAt(t, "objective: x\nsandbox: landlock\nparallel: 2\n", 3, 11, "parallel: 2: sandbox: landlock gives no run a copy-on-write layer of its own")
+	problemAt(t, "objective: x\nsandbox: {mode: \"off\"}\nparallel: 2\n", 3, 11, "parallel: 2: sandbox: off gives no run")
 	if !ParallelAvailable {
 		problemAt(t, "objective: x\nparallel: 3\n", 2, 11, "parallel: 3: this version runs build runs one at a time")
 	}
