@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/looprinter/looprinter/safegit"
 )
@@ -90,15 +91,24 @@ func binaryText(b []byte) bool {
 // against: a run started when the log held n entries sees the folder as
 // those n runs left it.
 type applyLog struct {
-	applied [][]string // the paths each applied run changed, in apply order
+	applied []appliedRun // in apply order
+}
+
+// appliedRun is what one applied run changed: paths written, created or
+// removed, and folders it replaced whole (an opaque folder in its layer:
+// removed and made again), which change every path under them.
+type appliedRun struct {
+	paths    []string
+	replaced []string
 }
 
 // mark is where a run that starts now begins: its position in the log.
 func (l *applyLog) mark() int { return len(l.applied) }
 
-// add notes the paths of a run just applied.
-func (l *applyLog) add(paths []string) {
-	l.applied = append(l.applied, append([]string(nil), paths...))
+// add notes the paths of a run just applied, and the folders it replaced
+// whole.
+func (l *applyLog) add(paths []string, replaced ...string) {
+	l.applied = append(l.applied, appliedRun{append([]string(nil), paths...), append([]string(nil), replaced...)})
 }
 
 // touchedSince lists, sorted, the paths of mine that a run applied after
@@ -114,9 +124,16 @@ func (l *applyLog) touchedSince(mark int, mine []string) []string {
 	}
 	hit := map[string]bool{}
 	for _, run := range l.applied[mark:] {
-		for _, p := range run {
+		for _, p := range run.paths {
 			if want[p] {
 				hit[p] = true
+			}
+		}
+		for _, d := range run.replaced {
+			for p := range want {
+				if p == d || strings.HasPrefix(p, d+"/") {
+					hit[p] = true
+				}
 			}
 		}
 	}

@@ -61,4 +61,10 @@ func TestApplyLogTouchedSince(t *testing.T) {
 	if got := strings.Join(l.touchedSince(99, []string{"a.go"}), ","); got != "a.go" {
 		t.Fatalf("an unknown start is judged against every applied run: %q", got)
 	}
+	// A folder replaced whole touches every path under it, and no path
+	// that merely shares its prefix.
+	l.add([]string{"pkg"}, "pkg")
+	if got := strings.Join(l.touchedSince(3, []string{"pkg/x.go", "pkg/sub/y.go", "pkgs/z.go", "pkg"}), ","); got != "pkg,pkg/sub/y.go,pkg/x.go" {
+		t.Fatalf("under a replaced folder: %q", got)
+	}
 }
