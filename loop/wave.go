@@ -23,6 +23,20 @@ type waveBudget struct {
 	CostLeft, PerRun float64
 }
 
+// runReserve is what a run reserves of the cost budget while it runs:
+// its agent's max_budget_usd where set (a cap the CLI itself holds), else
+// the mean cost of the loop's build runs so far, else 0 (nothing known yet:
+// the first runs are decided as a single run is).
+func runReserve(maxBudgetUSD, buildCostUSD float64, builds int) float64 {
+	switch {
+	case maxBudgetUSD > 0:
+		return maxBudgetUSD
+	case builds > 0 && buildCostUSD > 0:
+		return buildCostUSD / float64(builds)
+	}
+	return 0
+}
+
 // pickWave lists, in plan order, the ready tasks to start now: none already
 // in flight, at most the free slots, at most the runs the iteration budget
 // allows, and past the first run in flight only runs whose reserve the cost

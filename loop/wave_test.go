@@ -120,3 +120,22 @@ func TestParallelSaving(t *testing.T) {
 		t.Fatalf("no wall time: %v %q", saved, line)
 	}
 }
+
+func TestRunReserve(t *testing.T) {
+	for _, c := range []struct {
+		max, cost float64
+		builds    int
+		want      float64
+	}{
+		{2, 9, 3, 2},  // the CLI's own cap
+		{0, 9, 3, 3},  // the mean so far
+		{0, 0, 0, 0},  // nothing known
+		{0, 5, 0, 0},  // cost without a build run (plan runs only)
+		{0, -1, 2, 0}, // never negative
+		{0.5, 0, 0, .5},
+	} {
+		if got := runReserve(c.max, c.cost, c.builds); got != c.want {
+			t.Errorf("runReserve(%v, %v, %d) = %v, want %v", c.max, c.cost, c.builds, got, c.want)
+		}
+	}
+}
