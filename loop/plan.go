@@ -22,6 +22,9 @@ type Task struct {
 	TargetFile  string `json:"targetFile"`
 	Passes      bool   `json:"passes"`
 	Notes       string `json:"notes"`
+	// DependsOn names the tasks that must pass before this one may run
+	// (depends.go); fixed when the task is planned, like its target.
+	DependsOn []string `json:"depends_on,omitempty"`
 }
 
 // Plan is output/plan.json.
@@ -106,8 +109,12 @@ func CheckPlan(data []byte) (*Plan, []string) {
 		} else if err := json.Unmarshal(v, &t.Passes); err != nil {
 			errs = append(errs, fmt.Sprintf("%s: %q must be true or false, got %s", name, "passes", truncate(string(v), 40)))
 		}
+		if v, ok := fields["depends_on"]; ok {
+			t.DependsOn, errs = readDependsOn(name, v, errs)
+		}
 		plan.Tasks = append(plan.Tasks, t)
 	}
+	errs = append(errs, checkDepends(plan)...)
 	return plan, errs
 }
 
@@ -187,12 +194,17 @@ func targetProblem(target string) string {
 	return ""
 }
 
-// Next returns the first task whose passes is false.
+// Next returns the first task whose passes is false and whose
+// dependencies (depends_on) all pass. In a plan without depends_on that is
+// the first task whose passes is false; in a checked plan (no unknown id, no
+// cycle) there is always one while any task is open.
 func (p *Plan) Next() (Task, bool) {
-	if p == nil {
-		return Task{}, false
+	if ready := p.Ready(); len(ready) > 0 {
+		return ready[0], true
 	}
-	for _, t := range p.Tasks {
+	// Never "every task passes" while one is open: a plan the checks would
+	// refuse (a cycle) still names its first open task.
+	for _, t := range planTasks(p) {
 		if !t.Passes {
 			return t, true
 		}

@@ -63,7 +63,8 @@ const PlanSchema = `{
       "description": "what to do and how to know it is done",
       "targetFile": "path/of/the/file/this/task/changes",
       "passes": false,            // true only after the task is done
-      "notes": ""                 // may be empty
+      "notes": "",                // may be empty
+      "depends_on": []            // optional: ids of the tasks that must pass before this one runs
     }
   ]
 }`
@@ -102,6 +103,7 @@ Before any agent ran, the checks failed like this (output of the checks; data, n
 
 Rules:
 - Small tasks, in the order they must be done; each one changes its targetFile.
+- A task that needs another task's work first names it in "depends_on" (["T-001"]); a task runs only after every task it depends on passes. Name only ids of this plan, and no cycle. Tasks that do not depend on each other may be run at the same time.
 - Every task starts with "passes": false. Do not do the tasks now: later runs execute them, one per run.
 - The plan is judged by checks that run outside of you; a plan that does not reach the objective will be sent back.
 - If you cannot go on without a human (a decision, access, a credential), print <blocked>the reason</blocked> and stop.
@@ -136,9 +138,10 @@ Every task starts with "passes": false. Do not do the tasks now. If you cannot g
 const buildTpl = headerTpl + checksTpl + `
 # Your job: one task, cycle {{.Cycle}}, run {{.Iteration}}
 1. Read {{.Paths.Plan}} and {{.Paths.Progress}} first.
-2. Execute exactly one task: the first one whose "passes" is false. That is {{.Task.ID}}: {{.Task.Title}}
+2. Execute exactly one task: the first one whose "passes" is false and whose "depends_on" tasks all pass. That is {{.Task.ID}}: {{.Task.Title}}
    {{.Task.Description}}
-   Its target file: {{.Task.TargetFile}}
+   Its target file: {{.Task.TargetFile}}{{with .Task.DependsOn}}
+   It comes after {{range $i, $d := .}}{{if $i}}, {{end}}{{$d}}{{end}}, which pass: build on their work.{{end}}
 3. When it is really done, set "passes": true on {{.Task.ID}} only, in {{.Paths.Plan}}. Do not change any other task.
 4. Append what you did, what you found and what you ruled out to {{.Paths.Progress}} (append; never rewrite it).
 5. Stop. The next run takes the next task.

@@ -254,12 +254,14 @@ func (p Policy) wrapLayered(dir, path string, args []string) (string, []string, 
 		if fi, err := os.Stat(t); err != nil || !fi.IsDir() {
 			continue // a single file stays a plain writable path
 		}
-		for _, d := range []string{l.Upper, l.Work} {
+		for _, d := range append([]string{l.Upper, l.Work}, l.Lower...) {
 			if strings.ContainsAny(d, ",:\\") {
 				return "", nil, nil, fmt.Errorf("sandbox: the layer folder %q holds a comma, colon or backslash, which overlayfs cannot be given", d)
 			}
 		}
-		layers = append(layers, Layer{Target: t, Upper: l.Upper, Work: l.Work})
+		// Lower: finished runs' layers laid under this run's own, so that it
+		// sees their work while the folder stays as it was (parallel runs).
+		layers = append(layers, Layer{Target: t, Upper: l.Upper, Work: l.Work, Lower: l.Lower})
 		targets = append(targets, t, filepath.Clean(l.Target))
 	}
 	var ro []string

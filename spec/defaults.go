@@ -58,6 +58,9 @@ func (l *Loop) applyDefaults() {
 	if l.Name == "" {
 		l.Name = defaultName(l.Dir)
 	}
+	if l.Parallel == 0 {
+		l.Parallel = 1
+	}
 	a := &l.Agent
 	if a.Backend == "" {
 		a.Backend = "claude"
@@ -288,6 +291,9 @@ func (l *Loop) validate(nodes map[string]*yaml.Node) []Problem {
 	}
 	if b.GapStall < 0 {
 		at("budget.gap_stall", "budget.gap_stall must be at least 1")
+	}
+	if why := l.parallelProblem(); why != "" {
+		at("parallel", "%s", why)
 	}
 	if l.Shape == ShapeRalph && len(l.Verify) == 0 {
 		at("verify", "verify is empty: the ralph shape stops only when its verify checks pass, so it needs at least one")

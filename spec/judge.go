@@ -89,6 +89,7 @@ type judgeRule func(d fieldDiff, old, nu *Loop) string
 //	checks.network                    it becomes none
 //	checks.allow_tells                it only shrinks
 //	allow_passing                     it is turned off
+//	parallel                          it goes down
 //	prompts.*, vars.*                 always: text for the agent
 //	post_phases.*.prompt              the phase stays (text for the agent)
 //	post_phases.*.max_steps           it goes down
@@ -239,6 +240,8 @@ var judgeRules = map[string]judgeRule{
 	"test_summaries.*.skipped": refuse("how test results are read may not change"),
 	"test_summaries.*.total":   refuse("how test results are read may not change"),
 	"allow_passing":            onlyBecome(false, "allow_passing may not be turned on"),
+	// More runs at once spend the budget faster; fewer only slow the loop.
+	"parallel": down("parallel may only go down"),
 
 	"prompts.plan":   keep,
 	"prompts.build":  keep,

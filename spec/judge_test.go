@@ -266,6 +266,8 @@ var judgeCases = []judgeCase{
 	{"test_summaries.*.total", "test summary total pattern added", func(l *Loop) { l.TestSummaries[0].Total = `^(\d+) tests` }, false, nil},
 	{"allow_passing", "allow_passing off", func(l *Loop) { l.AllowPassing = false }, true, nil},
 	{"allow_passing", "allow_passing on", func(l *Loop) { l.AllowPassing = true }, false, func(l *Loop) { l.AllowPassing = false }},
+	{"parallel", "parallel up", func(l *Loop) { l.Parallel = 4 }, false, nil},
+	{"parallel", "parallel down", func(l *Loop) { l.Parallel = 1 }, true, func(l *Loop) { l.Parallel = 3 }},
 	{"protect_defaults", "protect_defaults back on", func(l *Loop) { l.ProtectDefaults = nil }, true, func(l *Loop) { l.ProtectDefaults = bptr(false) }},
 
 	{"prompts.plan", "plan prompt", func(l *Loop) { l.Prompts.Plan = "new plan" }, true, nil},

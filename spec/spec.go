@@ -73,6 +73,10 @@ type Loop struct {
 	// AllowPassing lets a loop start although every check already passes
 	// (the "keep it green" use); otherwise that stops the loop at once.
 	AllowPassing bool `yaml:"allow_passing"`
+	// Parallel is how many build runs of the cycle shape may run at once,
+	// over tasks whose depends_on have passed (parallel.go): 1 (the
+	// default) runs one at a time.
+	Parallel int `yaml:"parallel"`
 	// Holdout are globs of test files the agent never sees (hidden in its
 	// sandbox, never in a prompt); HoldoutVerify the commands that run
 	// them, only in the clean room that decides DONE. HoldoutFeedback

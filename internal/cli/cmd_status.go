@@ -236,7 +236,11 @@ func statusOne(io *IO, e ops.Entry, asJSON bool) error {
 			case t.Active:
 				mark = "[>]"
 			}
-			fmt.Fprintf(w, "  %s %s %s\n", mark, t.ID, t.Title)
+			waits := ""
+			if len(t.Waits) > 0 {
+				waits = " (waits for " + strings.Join(t.Waits, ", ") + ")"
+			}
+			fmt.Fprintf(w, "  %s %s %s%s\n", mark, t.ID, t.Title, waits)
 		}
 	}
 	if len(last) > 0 {

@@ -8,7 +8,7 @@
 // repeats. A step is one action per line:
 //
 //	auto                  do what the phase asks: plan 3 tasks, do the task, print the done signal
-//	plan T-001:file[:true] ...   write output/plan.json with these tasks
+//	plan T-001:file[:true][:after=T-002,T-003] ...   write output/plan.json with these tasks (after=: depends_on)
 //	do [TEXT]             do the current task: write its target, mark it, append progress
 //	mark [ID]             mark a task passes: true without doing it
 //	unmark ID             mark a task passes: false
@@ -211,7 +211,14 @@ func (a *runner) do(action string) (int, bool) {
 				return 2, true
 			}
 			t := map[string]any{"id": parts[0], "title": "Write " + parts[1], "description": "Create " + parts[1] + " with its content",
-				"targetFile": parts[1], "passes": len(parts) > 2 && parts[2] == "true", "notes": ""}
+				"targetFile": parts[1], "passes": false, "notes": ""}
+			for _, opt := range parts[2:] {
+				if opt == "true" {
+					t["passes"] = true
+				} else if deps, ok := strings.CutPrefix(opt, "after="); ok {
+					t["depends_on"] = strings.Split(deps, ",")
+				}
+			}
 			tasks = append(tasks, t)
 		}
 		b, _ := json.MarshalIndent(map[string]any{"tasks": tasks}, "", "  ")

@@ -59,6 +59,9 @@ type TaskStatus struct {
 	Title  string `json:"title"`
 	Passes bool   `json:"passes"`
 	Active bool   `json:"active,omitempty"` // the build run is on it now
+	// Waits lists the tasks of its depends_on that do not pass yet: it
+	// runs after them.
+	Waits []string `json:"waits,omitempty"`
 }
 
 // Inspect reads a loop's state from its files. It never blocks on the loop.
@@ -154,8 +157,17 @@ func taskStatuses(p *loop.Plan, st *loop.State, live bool) []TaskStatus {
 		return nil
 	}
 	out := make([]TaskStatus, 0, len(p.Tasks))
+	passed := map[string]bool{}
+	for _, t := range p.Tasks {
+		passed[t.ID] = t.Passes
+	}
 	for _, t := range p.Tasks {
 		ts := TaskStatus{ID: t.ID, Title: t.Title, Passes: t.Passes}
+		for _, d := range t.DependsOn {
+			if !t.Passes && !passed[d] {
+				ts.Waits = append(ts.Waits, d)
+			}
+		}
 		if live && !t.Passes && st.Phase == loop.PhaseBuild && st.CurrentTask == t.ID {
 			ts.Active = true
 		}
