@@ -140,6 +140,9 @@ func (e *Engine) judgeBaseline(results []CheckResult) error {
 	if cannot := e.judge().CannotRun(results); cannot != "" {
 		return e.stop(ReasonBlocked, cannot)
 	}
+	if cannot := e.judge().RunnerCannotStart(results); cannot != "" {
+		return e.stop(ReasonBlocked, cannot)
+	}
 	e.judge().NoteVacuous()
 	// The baseline ran verify, then objective_verify (a command in both
 	// once, for both).
