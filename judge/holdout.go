@@ -9,9 +9,11 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
 
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/safegit"
 	"github.com/looprinter/looprinter/sandbox"
 )
@@ -174,4 +176,30 @@ func (j *Judge) TouchesHoldout(rel string) bool {
 		}
 	}
 	return false
+}
+
+// BaselineHoldout runs the holdout checks before any agent run, when every
+// visible check already passes: the objective is met only if they pass
+// too (a holdout file may hold the only test that fails). It returns how
+// many of them (tests where their runners say, else commands) pass and
+// fail, their results (kept in the engine's private folder: the agent
+// never reads them) and an error when they could not run.
+func (j *Judge) BaselineHoldout(ctx context.Context) (passed, failed int, results []CheckResult, err error) {
+	l := j.spec()
+	if len(l.HoldoutVerify) == 0 {
+		return 0, 0, nil, nil
+	}
+	held := loopdir.Private(j.Priv).HoldoutChecks()
+	if err := os.MkdirAll(held, 0o700); err != nil {
+		return 0, 0, nil, err
+	}
+	stamp := time.Now().UTC().Format("20060102T150405.000")
+	results, err = j.inView(ctx, nil, l.HoldoutVerify, func(i int) string {
+		return filepath.Join(held, fmt.Sprintf("%s-baseline-holdout-%d.log", stamp, i+1))
+	})
+	if err != nil {
+		return 0, 0, results, err
+	}
+	passed, failed, _ = holdoutCounts(results)
+	return passed, failed, results, nil
 }
