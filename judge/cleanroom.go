@@ -139,6 +139,11 @@ func (j *Judge) inView(ctx context.Context, hide, cmds []string, logPath func(in
 	// helper lays the view in a mount namespace of its own and runs the
 	// check's own command there.
 	v := sandbox.View{Layer: l, Hide: hide}
+	if gh := j.HiddenGit(); gh != nil {
+		// git holds holdout files: no check sees the repository.
+		v.Hide = append(append([]string{}, hide...), gh.InTree...)
+		v.Cover = append(append([]string{}, gh.Dirs...), gh.Files...)
+	}
 	var out []CheckResult
 	ls := j.spec()
 	red := j.redactor(ls)

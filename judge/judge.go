@@ -60,9 +60,10 @@ type Judge struct {
 	WriteFile func(path string, data []byte) error
 
 	// holdouts are the holdout files; holdoutGitChecked is set once git
-	// was found to carry none of them.
+	// was judged (gitHide: git holds some of them, and is hidden).
 	holdouts          []string
 	holdoutGitChecked bool
+	gitHide           *GitHide
 	// shared is a gate's results kept for the next gate (shared.go).
 	shared *sharedRun
 	// flaky is the flaky checks seen, when the engine keeps none.

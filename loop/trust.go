@@ -9,6 +9,7 @@ import (
 
 	"github.com/looprinter/looprinter/agent"
 	"github.com/looprinter/looprinter/guard"
+	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/sandbox"
@@ -55,6 +56,13 @@ func (r *runner) confinement(files []guard.File, phase string) (func(string, []s
 		}
 		if err := sandbox.HideInLayer(lay, r.judge().Holdouts()); err != nil {
 			return nil, fmt.Errorf("cannot hide the holdout files from the agent: %w", err)
+		}
+		if gh := r.judge().HiddenGit(); gh != nil {
+			// git holds holdout files: the agent sees no repository.
+			if err := hideGit(lay, gh); err != nil {
+				return nil, fmt.Errorf("cannot hide the repository (it holds the holdout files) from the agent: %w", err)
+			}
+			p.Masked = append(append(p.Masked, gh.Dirs...), gh.Files...)
 		}
 		p.Hidden = append(p.Hidden, loopdir.Private(r.priv).HoldoutChecks())
 		if err := r.confineNetwork(&p); err != nil {
@@ -103,6 +111,16 @@ func (r *runner) confinement(files []guard.File, phase string) (func(string, []s
 		np, na, env, err := p.Wrap(path, args)
 		return np, na, append(env, home.Env...), err
 	}, nil
+}
+
+// hideGit lays the repository's hiding in the agent's layer: git's note
+// at .git (every git command the agent runs fails, saying why) and the
+// repository's other paths in the loop folder removed.
+func hideGit(lay sandbox.Layer, gh *judge.GitHide) error {
+	if err := sandbox.HideInLayer(lay, gh.InTree[1:]); err != nil {
+		return err
+	}
+	return sandbox.PlaceInLayer(lay, gh.InTree[0], []byte(judge.GitHiddenNote))
 }
 
 // confined records the sandbox in force when it changes.
