@@ -62,11 +62,14 @@ func (r *runner) confinement(files []guard.File, phase string) (func(string, []s
 			if err := hideGit(lay, gh); err != nil {
 				return nil, fmt.Errorf("cannot hide the repository (it holds the holdout files) from the agent: %w", err)
 			}
-			p.Masked = append(append(p.Masked, gh.Dirs...), gh.Files...)
 		}
 		p.Hidden = append(p.Hidden, loopdir.Private(r.priv).HoldoutChecks())
 		if err := r.confineNetwork(&p); err != nil {
 			return nil, err
+		}
+		if gh := r.judge().HiddenGit(); gh != nil {
+			// After the network's masks, which replace the list.
+			p.Masked = append(append(p.Masked, gh.Dirs...), gh.Files...)
 		}
 		r.layer = &lay
 		r.confined(p.Kind + " with copy-on-write layers")
