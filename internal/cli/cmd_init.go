@@ -85,7 +85,7 @@ ever tracked are refused: the agent reads the repository (see docs/stopping.md,
       --protect "**/*_test.go" --backend claude --model sonnet \
       --iterations 20 --cost 10 --wall 2h
 
-  # set 20% of the project's (untracked) test files aside as holdout tests
+  # set 20% of the project's test files aside as holdout tests
   looprinter init --yes --objective "go test ./... passes" \
       --objective-verify "go test ./..." --holdout 20%
 
