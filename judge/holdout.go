@@ -170,6 +170,21 @@ func gitHideFor(dir string, files []string) (*GitHide, error) {
 			}
 		}
 	}
+	// A folder inside another hidden one is hidden with it (a linked work
+	// tree's folder is inside the common one).
+	var dirs []string
+	for _, d := range gh.Dirs {
+		inside := false
+		for _, o := range gh.Dirs {
+			if o != d && strings.HasPrefix(d, o+string(filepath.Separator)) {
+				inside = true
+			}
+		}
+		if !inside {
+			dirs = append(dirs, d)
+		}
+	}
+	gh.Dirs = dirs
 	top := canon(gitTop(dir))
 	out, _ := gitOut(dir, "worktree", "list", "--porcelain")
 	for _, line := range strings.Split(out, "\n") {
