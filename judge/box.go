@@ -58,7 +58,7 @@ var warnedKinds sync.Map
 // relative to tree) out of its view, until the context ends. A check that
 // cannot be confined fails closed.
 func confinedChecks(ctx context.Context, l *spec.Loop, tree string, remove, cmds, env []string, red *redact.Redactor, logPath func(int) string, note func(string)) []CheckResult {
-	return confinedView(ctx, l, tree, remove, nil, nil, false, cmds, env, red, logPath, note)
+	return confinedView(ctx, l, tree, remove, nil, nil, false, nil, cmds, env, red, logPath, note)
 }
 
 // confinedView is confinedChecks with files put into the view too (put:
@@ -68,7 +68,9 @@ func confinedChecks(ctx context.Context, l *spec.Loop, tree string, remove, cmds
 // dependencies an agent changed; a setup that fails fails every check.
 // room: the checks never run in the tree itself (the clean room): where no
 // bwrap box lays a view, they get a copy of it.
-func confinedView(ctx context.Context, l *spec.Loop, tree string, remove []string, put []sandbox.ViewFile, setup []string, room bool, cmds, env []string, red *redact.Redactor, logPath func(int) string, note func(string)) []CheckResult {
+// hideDirs are more folders the checks do not see (a repository that holds
+// the holdout files: see Judge.HiddenGit).
+func confinedView(ctx context.Context, l *spec.Loop, tree string, remove []string, put []sandbox.ViewFile, setup []string, room bool, hideDirs []string, cmds, env []string, red *redact.Redactor, logPath func(int) string, note func(string)) []CheckResult {
 	if len(cmds) == 0 {
 		return nil
 	}
@@ -118,12 +120,16 @@ func confinedView(ctx context.Context, l *spec.Loop, tree string, remove []strin
 			scratch = ""
 		}
 	}
+	var views []string
+	if len(hideDirs) == 0 {
+		views = gitDirsOf(tree)
+	}
 	network := l.Checks.Network
 	if network == "" {
 		network = sandbox.CheckNetworkNone
 	}
 	box, err := sandbox.NewCheckBox(sandbox.CheckBoxOptions{Kind: kind, Tree: tree, Remove: remove, Put: put,
-		Hide: []string{loopdir.StateRoot()}, Views: gitDirsOf(tree), Network: network, Env: env, Scratch: scratch})
+		Hide: append([]string{loopdir.StateRoot()}, hideDirs...), Views: views, Network: network, Env: env, Scratch: scratch})
 	if err != nil {
 		return failAll(cmds, logPath, "the checks' sandbox cannot be made: "+err.Error())
 	}
@@ -170,6 +176,18 @@ func gitDirsOf(tree string) []string {
 		out = append(out, filepath.Clean(cd))
 	}
 	return out
+}
+
+// gitHidden adds to remove the repository's paths in the loop folder, and
+// names the folders outside it to hide, when git holds holdout files (no
+// check whose output can reach a prompt sees the repository; a holdout
+// copy in another worktree, a file, stays visible to them).
+func (j *Judge) gitHidden(remove []string) ([]string, []string) {
+	gh := j.HiddenGit()
+	if gh == nil {
+		return remove, nil
+	}
+	return append(append([]string{}, remove...), gh.InTree...), gh.Dirs
 }
 
 // failAll is every command failed for one reason, closed: nothing ran.

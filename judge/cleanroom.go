@@ -134,7 +134,8 @@ func (j *Judge) inViewPut(ctx context.Context, hide []string, put []sandbox.View
 	if _, _, changed := j.Pristine().View(); len(changed) > 0 && dependencyChanged(changed) {
 		setup = l.Setup
 	}
-	return confinedView(ctx, l, j.Dir, hide, put, setup, true, cmds, j.checkEnv(), j.redactor(l), logPath, j.noteConfinement), nil
+	hide, dirs := j.gitHidden(hide)
+	return confinedView(ctx, l, j.Dir, hide, put, setup, true, dirs, cmds, j.checkEnv(), j.redactor(l), logPath, j.noteConfinement), nil
 }
 
 // dependencyChanged says whether a path under a dependency folder (not
@@ -154,7 +155,8 @@ func dependencyChanged(changed []string) bool {
 // files): a view under bubblewrap, a copy elsewhere.
 func (j *Judge) inViewGate(ctx context.Context, hide, cmds []string, logPath func(int) string) ([]CheckResult, error) {
 	l := j.spec()
-	return confinedChecks(ctx, l, j.Dir, hide, cmds, j.checkEnv(), j.redactor(l), logPath, j.noteConfinement), nil
+	hide, dirs := j.gitHidden(hide)
+	return confinedView(ctx, l, j.Dir, hide, nil, nil, false, dirs, cmds, j.checkEnv(), j.redactor(l), logPath, j.noteConfinement), nil
 }
 
 // inView runs cmds in the judge's sandbox over the loop folder with hide
@@ -164,7 +166,8 @@ func (j *Judge) inView(ctx context.Context, hide, cmds []string, logPath func(in
 		return nil, nil
 	}
 	l := j.spec()
-	return confinedView(ctx, l, j.Dir, hide, nil, nil, true, cmds, j.checkEnv(), j.redactor(l), logPath, j.noteConfinement), nil
+	hide, dirs := j.gitHidden(hide)
+	return confinedView(ctx, l, j.Dir, hide, nil, nil, true, dirs, cmds, j.checkEnv(), j.redactor(l), logPath, j.noteConfinement), nil
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

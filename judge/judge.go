@@ -64,12 +64,13 @@ type Judge struct {
 	WriteFile func(path string, data []byte) error
 
 	// holdouts are the holdout files; holdoutGitChecked is set once git
-	// was found to carry none of them.
+	// was judged (gitHide: git holds some of them, and is hidden).
 	holdouts          []string
 	holdoutGitChecked bool
 	// pristine is what agent runs changed under dependency folders and
 	// caches (pristine.go), opened on first use.
 	pristine *Pristine
+	gitHide           *GitHide
 	// shared is a gate's results kept for the next gate (shared.go).
 	shared *sharedRun
 	// flaky is the flaky checks seen, when the engine keeps none.

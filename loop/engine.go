@@ -556,8 +556,12 @@ func (e *Engine) stepBaseline(ctx context.Context) error {
 			e.emit(record.Event{Event: record.Baseline, Pass: record.Bool(judge.AllPass(results)), Checks: judge.ChecksOf(results),
 				Message: fmt.Sprintf("%d of %d checks already fail before any agent run", len(base), len(cmds)) + sharedNote(results)})
 			e.roll.noteCheckpoint(results, true, nil)
-			if err := e.judgeBaseline(results); err != nil {
+			holdoutSignal, err := e.judgeBaseline(ctx, results)
+			if err != nil {
 				return err // the baseline runs again next time
+			}
+			if baselineSignal == "" {
+				baselineSignal = holdoutSignal
 			}
 			e.judge().SaveTestBase(results, false)
 		}

@@ -139,12 +139,17 @@ func (e *Engine) refreshVacuous() {
 	}
 }
 
-// judgeBaseline judges the baseline results: checks that cannot run block
-// the loop, checks that all pass stop it, and checks that cannot fail are
-// named. It returns a stop, or nil to go on.
-func (e *Engine) judgeBaseline(results []CheckResult) error {
+// judgeBaseline judges the baseline results: checks that cannot run (or
+// whose runner cannot start) block the loop, checks that all pass stop it
+// unless a holdout check fails, and checks that cannot fail are named. It
+// returns a stop, or nil to go on, with what the first prompt is to say of
+// failing holdout checks ("" when none).
+func (e *Engine) judgeBaseline(ctx context.Context, results []CheckResult) (holdoutSignal string, err error) {
 	if cannot := e.judge().CannotRun(results); cannot != "" {
-		return e.stop(ReasonBlocked, cannot)
+		return "", e.stop(ReasonBlocked, cannot)
+	}
+	if cannot := e.judge().RunnerCannotStart(results); cannot != "" {
+		return "", e.stop(ReasonBlocked, cannot)
 	}
 	e.judge().NoteVacuous()
 	// The baseline ran verify, then objective_verify (a command in both
@@ -161,16 +166,38 @@ func (e *Engine) judgeBaseline(results []CheckResult) error {
 			e.st.CycleFailed = true
 		}
 	}
+	holdoutNote := ""
+	if len(results) > 0 && judge.AllPass(results) && e.spec.Shape != spec.ShapeReview && len(e.spec.HoldoutVerify) > 0 {
+		// The visible checks pass: the objective is met only if the
+		// holdout checks pass too (a holdout file may hold the only test
+		// that fails), so they run before anything is decided.
+		passed, failed, _, herr := e.judge().BaselineHoldout(ctx)
+		if ctx.Err() != nil {
+			return "", e.stop(ReasonInterrupted, "interrupted during the baseline's holdout checks")
+		}
+		if herr != nil {
+			return "", e.stop(ReasonBlocked, "the holdout checks cannot run at the baseline: "+herr.Error())
+		}
+		msg := fmt.Sprintf("the visible checks pass before any agent run; holdout checks: %d of %d fail", failed, passed+failed)
+		e.emit(record.Event{Event: record.Baseline, Kind: "holdout", Pass: record.Bool(failed == 0), Message: msg})
+		if failed > 0 {
+			// Not met: the objective gate fails until the holdout checks
+			// pass (they run in its clean room).
+			e.st.ObjectiveFailed = true
+			return fmt.Sprintf("%d of %d holdout checks fail before any agent run, although the visible checks pass: the objective is not met (those checks are not shown to you; make the work meet the objective, not only the visible tests).", failed, passed+failed), nil
+		}
+		holdoutNote = fmt.Sprintf(" (the holdout checks pass too: %d of %d)", passed, passed+failed)
+	}
 	if len(results) > 0 && judge.AllPass(results) && e.spec.Shape != spec.ShapeReview && e.spec.AllowPassing {
 		// Keep it green: green is the expected answer, and nothing is to do.
 		e.st.Evidence = judge.Evidence("baseline", results, nil)
 		e.st.CycleGate, e.st.ObjectiveGate = "pass", "pass"
-		return e.stop(ReasonDone, "every check already passes before any agent run (allow_passing: true): the loop is green, no agent ran")
+		return "", e.stop(ReasonDone, "every check already passes before any agent run (allow_passing: true)"+holdoutNote+": the loop is green, no agent ran")
 	}
 	if len(results) > 0 && judge.AllPass(results) && e.spec.Shape != spec.ShapeReview {
-		return e.stop(ReasonAlreadyPassing, "the checks already pass before any agent run: either the objective is met or the checks cannot fail. No agent ran. Sharpen the checks so they fail until the work is done, or set allow_passing: true to keep a passing loop green")
+		return "", e.stop(ReasonAlreadyPassing, "the checks already pass before any agent run"+holdoutNote+": either the objective is met or the checks cannot fail. No agent ran. Sharpen the checks so they fail until the work is done, or set allow_passing: true to keep a passing loop green")
 	}
-	return nil
+	return "", nil
 }
 
 // runnerStart is what the clean room keeps: the runner files and top-level

@@ -227,12 +227,17 @@ func (r *runner) applyLayer(phase, task string) ([]guard.Tamper, error) {
 	}
 	commits := gitDir(r.spec()) != ""
 	held := map[string]bool{}
+	hiddenGit := map[string]bool{} // a hidden path of the repository → whether it is the engine's note
 	told := map[string]string{}
 	secrets := map[string]string{}
 	var pristineErr error
 	changes, err := sandbox.ApplyLayer(*r.layer, func(rel string) bool {
 		if r.judge().HoldoutPath(r.layer.Upper, rel) {
 			held[rel] = true
+			return false
+		}
+		if gitHidden(r.judge().HiddenGit(), rel) {
+			hiddenGit[rel] = r.ownGitNote(rel)
 			return false
 		}
 		if _, owned := engineOwned(rel, commits); owned {
@@ -271,6 +276,10 @@ func (r *runner) applyLayer(phase, task string) ([]guard.Tamper, error) {
 			tamper = append(tamper, guard.Tamper{File: c.Path, What: "refused: it holds " + secrets[c.Path], Rule: secretRule})
 		case held[c.Path] && c.What == "removed" && slices.Contains(r.judge().Holdouts(), c.Path):
 			// The engine's own whiteout: the holdout file stayed hidden.
+		case gitHidden(r.judge().HiddenGit(), c.Path) && (hiddenGit[c.Path] && c.What == "written" || c.What == "removed" && slices.Contains(r.judge().HiddenGit().InTree[1:], c.Path)):
+			// The engine's own: the repository stayed hidden.
+		case gitHidden(r.judge().HiddenGit(), c.Path):
+			git = append(git, c.Path)
 		case held[c.Path] || r.judge().TouchesHoldout(c.Path):
 			tamper = append(tamper, guard.Tamper{File: c.Path, What: c.What + " where a holdout file is", Rule: "holdout: the user's hidden tests, never the agent's to see or change"})
 		case owned && strings.HasPrefix(c.Path, ".git"):
@@ -294,4 +303,34 @@ func (r *runner) applyLayer(phase, task string) ([]guard.Tamper, error) {
 		return tamper, fmt.Errorf("cannot apply the agent's layer to the loop folder: %w", err)
 	}
 	return tamper, nil
+}
+
+// gitHidden says whether a path of the agent's layer is one of the
+// repository's paths hidden from the agent, or inside one.
+func gitHidden(gh *judge.GitHide, rel string) bool {
+	if gh == nil {
+		return false
+	}
+	for _, g := range gh.InTree {
+		if rel == g || strings.HasPrefix(rel, g+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// ownGitNote says whether the layer's file at rel is the engine's note
+// at .git, as it laid it (read before the layer is emptied).
+func (r *runner) ownGitNote(rel string) bool {
+	gh := r.judge().HiddenGit()
+	if rel != gh.InTree[0] {
+		return false
+	}
+	p := filepath.Join(r.layer.Upper, filepath.FromSlash(rel))
+	fi, err := os.Lstat(p)
+	if err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	data, err := os.ReadFile(p)
+	return err == nil && string(data) == judge.GitHiddenNote
 }

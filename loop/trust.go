@@ -9,6 +9,7 @@ import (
 
 	"github.com/looprinter/looprinter/agent"
 	"github.com/looprinter/looprinter/guard"
+	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/sandbox"
@@ -56,6 +57,12 @@ func (r *runner) confinement(files []guard.File, phase string) (func(string, []s
 		if err := sandbox.HideInLayer(lay, r.judge().Holdouts()); err != nil {
 			return nil, fmt.Errorf("cannot hide the holdout files from the agent: %w", err)
 		}
+		if gh := r.judge().HiddenGit(); gh != nil {
+			// git holds holdout files: the agent sees no repository.
+			if err := hideGit(lay, gh); err != nil {
+				return nil, fmt.Errorf("cannot hide the repository (it holds the holdout files) from the agent: %w", err)
+			}
+		}
 		// The engine's state folder is hidden, not only read-only: every
 		// loop's private folder (holdout check logs, HOME layers where CLI
 		// logins live) reads as empty. The loop's own layers are mounted
@@ -64,6 +71,10 @@ func (r *runner) confinement(files []guard.File, phase string) (func(string, []s
 		p.Hidden = append(p.Hidden, readOnlyAround(loopdir.StateRoot(), r.dir)...)
 		if err := r.confineNetwork(&p); err != nil {
 			return nil, err
+		}
+		if gh := r.judge().HiddenGit(); gh != nil {
+			// After the network's masks, which replace the list.
+			p.Masked = append(append(p.Masked, gh.Dirs...), gh.Files...)
 		}
 		r.layer = &lay
 		r.confined(p.Kind + " with copy-on-write layers")
@@ -127,6 +138,16 @@ func (r *runner) confinement(files []guard.File, phase string) (func(string, []s
 		np, na, env, err := p.Wrap(path, args)
 		return np, na, append(env, home.Env...), err
 	}, nil
+}
+
+// hideGit lays the repository's hiding in the agent's layer: git's note
+// at .git (every git command the agent runs fails, saying why) and the
+// repository's other paths in the loop folder removed.
+func hideGit(lay sandbox.Layer, gh *judge.GitHide) error {
+	if err := sandbox.HideInLayer(lay, gh.InTree[1:]); err != nil {
+		return err
+	}
+	return sandbox.PlaceInLayer(lay, gh.InTree[0], []byte(judge.GitHiddenNote))
 }
 
 // confined records the sandbox in force when it changes.

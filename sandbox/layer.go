@@ -59,6 +59,8 @@ type layerSpec struct {
 	Dir  string     `json:"dir,omitempty"`
 	Hide []string   `json:"hide,omitempty"`
 	Put  []ViewFile `json:"put,omitempty"`
+	// Cover are paths outside the view's tree shown empty (View.Cover).
+	Cover []string `json:"cover,omitempty"`
 	// Root is the tree Hide and Put are in (default: the first layer's
 	// target, before the layers are sorted).
 	Root string `json:"root,omitempty"`

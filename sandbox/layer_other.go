@@ -66,6 +66,7 @@ type View struct {
 	Layer Layer
 	Hide  []string
 	Put   []ViewFile
+	Cover []string
 }
 
 // ViewFile is one file placed in a view (see view.go).
@@ -82,6 +83,9 @@ func (v View) Command(argv []string, dir string) (string, []string, string, erro
 
 // HideInLayer fails: there are no layers here.
 func HideInLayer(Layer, []string) error { return errNoLayers }
+
+// PlaceInLayer fails: there are no layers here.
+func PlaceInLayer(Layer, string, []byte) error { return errNoLayers }
 
 // Opaque is false: there are no layers here.
 func Opaque(string) bool { return false }

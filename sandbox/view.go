@@ -23,6 +23,10 @@ type View struct {
 	Layer Layer      // Target is the tree; Upper and Work a scratch layer the caller owns
 	Hide  []string   // paths relative to Target removed from the view
 	Put   []ViewFile // files placed in the view
+	// Cover are paths outside the tree (absolute) shown empty to the
+	// command: a folder as an empty one, a file as an empty file (the
+	// repository folders of a loop whose git holds holdout files).
+	Cover []string
 }
 
 // ViewFile is one file placed in a view: the content of From (a file
@@ -46,7 +50,7 @@ func (v View) Command(argv []string, dir string) (prog string, args []string, en
 	if err != nil {
 		return "", nil, "", errNoExe
 	}
-	s := layerSpec{Stage: 1, Layers: []Layer{v.Layer}, Exec: argv[0], Args: argv[1:], Dir: dir, Put: v.Put}
+	s := layerSpec{Stage: 1, Layers: []Layer{v.Layer}, Exec: argv[0], Args: argv[1:], Dir: dir, Put: v.Put, Cover: v.Cover}
 	for _, h := range v.Hide {
 		s.Hide = append(s.Hide, filepath.Join(v.Layer.Target, filepath.FromSlash(h)))
 	}
@@ -96,8 +100,57 @@ func (s layerSpec) shapeView() error {
 			return fmt.Errorf("place %s: %w", rel, err)
 		}
 	}
+	for _, c := range s.Cover {
+		if err := coverPath(c); err != nil {
+			return fmt.Errorf("cover %s: %w", c, err)
+		}
+	}
 	if s.Dir != "" {
 		return os.Chdir(s.Dir)
+	}
+	return nil
+}
+
+// coverPath shows p empty in this mount namespace: a folder as an empty
+// tmpfs, a file as /dev/null. A missing path is left alone.
+func coverPath(p string) error {
+	fi, err := os.Stat(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		return unix.Mount("tmpfs", p, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=16k,mode=0700")
+	}
+	return unix.Mount("/dev/null", p, "", unix.MS_BIND, "")
+}
+
+// PlaceInLayer puts a file holding data at rel in a layer's upper folder
+// (the folders on its way plain folders of the same mode as the target's),
+// over whatever the target holds there: whoever works on the layer finds
+// it instead (a folder of the target below it is hidden whole). ApplyLayer
+// then finds it like a written file: the caller refuses it.
+func PlaceInLayer(l Layer, rel string, data []byte) error {
+	parts := strings.Split(rel, "/")
+	cur := ""
+	for _, p := range parts[:len(parts)-1] {
+		cur = joinRel(cur, p)
+		fi, err := os.Lstat(filepath.Join(l.Target, filepath.FromSlash(cur)))
+		if err != nil || !fi.IsDir() {
+			return fmt.Errorf("place %s: %s is not a folder", rel, cur)
+		}
+		if err := os.Mkdir(filepath.Join(l.Upper, filepath.FromSlash(cur)), fi.Mode().Perm()); err != nil && !errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("place %s: %w", rel, err)
+		}
+	}
+	w := filepath.Join(l.Upper, filepath.FromSlash(rel))
+	if err := os.RemoveAll(w); err != nil {
+		return fmt.Errorf("place %s: %w", rel, err)
+	}
+	if err := os.WriteFile(w, data, 0o444); err != nil {
+		return fmt.Errorf("place %s: %w", rel, err)
 	}
 	return nil
 }

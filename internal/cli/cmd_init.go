@@ -85,7 +85,7 @@ ever tracked are refused: the agent reads the repository (see docs/stopping.md,
       --protect "**/*_test.go" --backend claude --model sonnet \
       --iterations 20 --cost 10 --wall 2h
 
-  # set 20% of the project's (untracked) test files aside as holdout tests
+  # set 20% of the project's test files aside as holdout tests
   looprinter init --yes --objective "go test ./... passes" \
       --objective-verify "go test ./..." --holdout 20%
 
@@ -109,7 +109,7 @@ ever tracked are refused: the agent reads the repository (see docs/stopping.md,
 	f.StringArrayVar(&a.Verify, "verify", nil, "3. cycle gate check, a shell command that exits 0 on success (repeatable)")
 	f.StringArrayVar(&a.ObjectiveVerify, "objective-verify", nil, "3. objective gate check: exits 0 only when the objective is met (repeatable)")
 	f.StringArrayVar(&a.Setup, "setup", nil, "3. command run once before the first cycle (repeatable)")
-	f.StringVar(&a.HoldoutShare, "holdout", "", "3. set this share of the project's test files aside as holdout tests the agent never sees, like 20% or 2 (they must not be in git)")
+	f.StringVar(&a.HoldoutShare, "holdout", "", "3. set this share of the project's test files aside as holdout tests the agent never sees, like 20% or 2 (when git tracks them, the agent sees no repository while the loop runs)")
 	f.StringArrayVar(&a.Protect, "protect", nil, "4. glob of files the agent must not change (repeatable)")
 	f.StringArrayVar(&a.Constraints, "constraint", nil, "4. a rule for the agent, carried to the prompts (repeatable)")
 	f.StringVar(&a.Backend, "backend", a.Backend, "agent backend: "+strings.Join(spec.Backends, ", "))
@@ -225,6 +225,9 @@ func runInit(stdio *IO, o *initOptions, cmd *cobra.Command) error {
 			return fmt.Errorf("keeping the holdout tests out of git: %w; add them to .git/info/exclude yourself (the loop stops BLOCKED while git can carry them)", err)
 		}
 		fmt.Fprintf(stdio.Out, "Set aside %d holdout test file(s): %s\n", len(a.Holdout), strings.Join(a.Holdout, ", "))
+		for _, n := range a.HoldoutNotes {
+			fmt.Fprintf(stdio.Out, "Holdout: %s\n", n)
+		}
 		if len(added) > 0 {
 			fmt.Fprintf(stdio.Out, "Added %s to .git/info/exclude\n", strings.Join(added, ", "))
 		}

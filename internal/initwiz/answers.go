@@ -34,6 +34,7 @@ type Answers struct {
 	HoldoutShare  string
 	Holdout       []string
 	HoldoutVerify []string
+	HoldoutNotes  []string // what the user must know of the pick (PlanHoldout)
 	TestFiles     []string
 	// 4. Constraints
 	Protect     []string
@@ -335,6 +336,9 @@ func (a Answers) Summary(path string) string {
 	if len(a.Holdout) > 0 {
 		list("Holdout tests (set aside: the agent never sees them)", a.Holdout, "none")
 		list("Holdout checks (holdout_verify, in the clean room)", a.HoldoutVerify, "none")
+		if len(a.HoldoutNotes) > 0 {
+			list("Holdout notes", a.HoldoutNotes, "none")
+		}
 	}
 	list("Protected files", a.Protect, "the engine's defaults")
 	list("Constraints", a.Constraints, "none")

@@ -135,7 +135,7 @@ func Interview(start Answers, path string, in io.Reader, out io.Writer) (a Answe
 		huh.NewGroup(
 			huh.NewInput().Title("Holdout tests").
 				Description(fmt.Sprintf("The project has %d test files. Set a share of them aside as holdout tests: the agent never sees them, "+
-					"and only the clean room that decides DONE runs them (they must not be in git). Like 20%% or 2; empty: none.", len(start.TestFiles))).
+					"and only the clean room that decides DONE runs them (when git tracks them, the agent sees no repository while the loop runs). Like 20%% or 2; empty: none.", len(start.TestFiles))).
 				Value(&v.holdout).
 				Validate(func(s string) error {
 					_, err := HoldoutCount(s, len(start.TestFiles))

@@ -1,6 +1,7 @@
 package initwiz
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,10 +11,12 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/looprinter/looprinter/detect"
 	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/safegit"
 )
@@ -22,9 +25,10 @@ import (
 // existing test files aside as holdout files (`holdout:`), which the agent
 // never sees and which only the clean room runs (`holdout_verify:`). A
 // file stays where it is, since a Go test file compiles only in its
-// package's folder and a Python test imports from where it sits; what
-// changes is that the loop hides it from the agent and git never carries
-// it (.git/info/exclude).
+// package's folder and a Python or JavaScript test imports from where it
+// sits; what changes is that the loop hides it from the agent: an
+// untracked one is kept out of git (.git/info/exclude); when git tracks
+// one, the loop hides the whole repository from the agent.
 
 // skipWalk are folders that hold no test of the project's own.
 var skipWalk = map[string]bool{".git": true, "vendor": true, "node_modules": true, ".venv": true, "venv": true,
@@ -33,9 +37,53 @@ var skipWalk = map[string]bool{".git": true, "vendor": true, "node_modules": tru
 
 var goTestFunc = regexp.MustCompile(`(?m)^func (Test[A-Z0-9_]\w*|Test)\(\s*\w+\s+\*testing\.T\s*\)`)
 
+// jsTestCall is a JavaScript or TypeScript test declared: it(…), test(…),
+// and their .only/.each/.concurrent forms, at the start of a line.
+var jsTestCall = regexp.MustCompile("(?m)^\\s*(?:it|test)(?:\\.\\w+)*\\s*\\(\\s*['\"`]")
+
+// jsTestExt are the extensions of JavaScript and TypeScript test files.
+var jsTestExt = []string{".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts"}
+
+// jsTestFile says whether a path (relative, with slashes) names a
+// JavaScript or TypeScript test file by its name or folder.
+func jsTestFile(rel string) bool {
+	ext := path.Ext(rel)
+	if !slices.Contains(jsTestExt, ext) || strings.HasSuffix(rel, ".d.ts") {
+		return false
+	}
+	stem := strings.TrimSuffix(path.Base(rel), ext)
+	if strings.HasSuffix(stem, ".test") || strings.HasSuffix(stem, ".spec") {
+		return true
+	}
+	parts := strings.Split(rel, "/")
+	for _, d := range parts[:len(parts)-1] {
+		switch d {
+		case "fixtures", "fixture", "helpers", "support", "__mocks__", "__fixtures__":
+			return false
+		}
+	}
+	for _, d := range parts[:len(parts)-1] {
+		if d == "test" || d == "tests" || d == "__tests__" {
+			return true
+		}
+	}
+	return false
+}
+
+// jsTests are the tests a JavaScript or TypeScript file declares.
+func jsTests(file string) []string {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil
+	}
+	return jsTestCall.FindAllString(string(data), -1)
+}
+
 // TestFiles lists the project's test files under dir (relative, with
 // slashes, sorted) that a holdout set can take: Go test files with at
-// least one test function, and Python test_*.py and *_test.py files.
+// least one test function, Python test_*.py and *_test.py files, and
+// JavaScript and TypeScript test files (*.test.*, *.spec.*, and files in
+// a test, tests or __tests__ folder) that declare a test (it, test).
 func TestFiles(dir string) ([]string, error) {
 	var out []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -63,6 +111,8 @@ func TestFiles(dir string) ([]string, error) {
 				out = append(out, rel)
 			}
 		case strings.HasSuffix(name, ".py") && (strings.HasPrefix(name, "test_") || strings.HasSuffix(name, "_test.py")):
+			out = append(out, rel)
+		case jsTestFile(rel) && len(jsTests(p)) > 0:
 			out = append(out, rel)
 		}
 		return nil
@@ -134,11 +184,12 @@ func PickHoldout(files []string, k int) []string {
 // HoldoutVerify writes the commands that run the holdout files and only
 // them: for Go, `go test -v -run` with their test functions, one command a
 // package; for Python, pytest over them when the checks or the project use
-// pytest, else unittest.
+// pytest, else unittest; for JavaScript and TypeScript, the project's
+// runner over them (nodeRunner).
 func HoldoutVerify(dir string, files []string, checks []string) []string {
 	var out []string
 	byPkg := map[string][]string{}
-	var pkgs, py []string
+	var pkgs, py, js []string
 	for _, f := range files {
 		if strings.HasSuffix(f, ".go") {
 			d := path.Dir(f)
@@ -146,6 +197,8 @@ func HoldoutVerify(dir string, files []string, checks []string) []string {
 				pkgs = append(pkgs, d)
 			}
 			byPkg[d] = append(byPkg[d], goTests(filepath.Join(dir, filepath.FromSlash(f)))...)
+		} else if slices.Contains(jsTestExt, path.Ext(f)) {
+			js = append(js, f)
 		} else {
 			py = append(py, f)
 		}
@@ -163,7 +216,43 @@ func HoldoutVerify(dir string, files []string, checks []string) []string {
 	if len(py) > 0 {
 		out = append(out, pythonRunner(dir, checks)+" -v "+strings.Join(py, " "))
 	}
+	if len(js) > 0 {
+		out = append(out, nodeRunner(dir, checks)+" "+strings.Join(js, " "))
+	}
 	return out
+}
+
+// nodeRunner is the start of a command that runs the JavaScript or
+// TypeScript test files named after it, with the runner the project's
+// checks or its package.json test script start (vitest, jest, mocha,
+// node --test; node --test when none is named), through the package
+// manager of the lockfile.
+func nodeRunner(dir string, checks []string) string {
+	runner := ""
+	for _, c := range checks {
+		if runner = detect.NodeRunner(c); runner != "" {
+			break
+		}
+	}
+	if runner == "" {
+		var pj struct {
+			Scripts map[string]string `json:"scripts"`
+		}
+		if data, err := os.ReadFile(filepath.Join(dir, "package.json")); err == nil && json.Unmarshal(data, &pj) == nil {
+			runner = detect.NodeRunner(pj.Scripts["test"])
+		}
+	}
+	pm, _ := detect.PackageManager(dir)
+	x := map[string]string{"npm": "npx", "pnpm": "pnpm exec", "yarn": "yarn", "bun": "bunx"}[pm]
+	switch runner {
+	case "vitest":
+		return x + " vitest run"
+	case "jest":
+		return x + " jest --runTestsByPath"
+	case "mocha":
+		return x + " mocha"
+	}
+	return "node --test"
 }
 
 // pythonRunner is the test runner of the project's checks, as they start
@@ -192,17 +281,6 @@ func pythonRunner(dir string, checks []string) string {
 	return "python3 -m unittest"
 }
 
-// ErrHoldoutTracked is a chosen holdout file git carries or once carried.
-type ErrHoldoutTracked struct{ Files []string }
-
-func (e ErrHoldoutTracked) Error() string {
-	return fmt.Sprintf("cannot set aside %s as holdout tests: git tracks them or once did, and the agent reads the repository, "+
-		"history included, so it would see them. Taking test files out of git is your decision, not init's: to make them holdout files, "+
-		"remove them from the index (git rm --cached FILE) and from the history (e.g. git filter-repo --invert-paths --path FILE), then run init again; "+
-		"or write new holdout tests that never go into git and name them in holdout: and holdout_verify: yourself; "+
-		"or run init without --holdout", strings.Join(e.Files, ", "))
-}
-
 // gitTop is the top of the git work tree holding dir, "" when none.
 func gitTop(dir string) string {
 	out, err := git(dir, "rev-parse", "--show-toplevel")
@@ -219,17 +297,8 @@ func git(dir string, args ...string) (string, error) {
 	return strings.TrimSpace(string(out)), err
 }
 
-// CheckHoldoutUntracked refuses holdout files that git tracks, has staged
-// or has in its history.
-func CheckHoldoutUntracked(dir string, files []string) error {
-	if tracked := judge.HoldoutTracked(dir, files); len(tracked) > 0 {
-		return ErrHoldoutTracked{tracked}
-	}
-	return nil
-}
-
-// ExcludeHoldout keeps the holdout files out of git: it adds those git does
-// not ignore yet to .git/info/exclude (not .gitignore, which the agent
+// ExcludeHoldout keeps the untracked holdout files out of git: it adds
+// those git does not ignore yet to .git/info/exclude (not .gitignore, which the agent
 // reads and a commit carries). It returns the lines added; nothing outside
 // a git work tree.
 func ExcludeHoldout(dir string, files []string) ([]string, error) {
@@ -252,6 +321,9 @@ func ExcludeHoldout(dir string, files []string) ([]string, error) {
 		}
 		if _, err := git(top, "check-ignore", "-q", "--", abs); err == nil {
 			continue
+		}
+		if o, _ := git(top, "ls-files", "--", abs); o != "" {
+			continue // tracked: the loop hides the repository instead
 		}
 		rel, err := filepath.Rel(top, abs)
 		if err != nil || strings.HasPrefix(rel, "..") {
@@ -286,10 +358,14 @@ func ExcludeHoldout(dir string, files []string) ([]string, error) {
 }
 
 // PlanHoldout fills in a.Holdout and a.HoldoutVerify from a.HoldoutShare
-// and the test files of dir: it picks the files and refuses files git
-// carries. It changes nothing on disk.
+// and the test files of dir, and a.HoldoutNotes with what the user must
+// know of the pick. It never picks a test file that may hold the loop's
+// failing target (FailingTargets): one changed since the last commit or
+// not committed, or one the checks name. Files git tracks may be picked:
+// the loop then hides the whole repository from the agent. It changes
+// nothing on disk.
 func PlanHoldout(dir string, a *Answers) error {
-	a.Holdout, a.HoldoutVerify = nil, nil
+	a.Holdout, a.HoldoutVerify, a.HoldoutNotes = nil, nil, nil
 	if strings.TrimSpace(a.HoldoutShare) == "" {
 		return nil
 	}
@@ -304,11 +380,125 @@ func PlanHoldout(dir string, a *Answers) error {
 	if k == 0 {
 		return nil
 	}
-	picked := PickHoldout(files, k)
-	if err := CheckHoldoutUntracked(dir, picked); err != nil {
-		return err
+	checks := append(append([]string{}, a.Verify...), a.ObjectiveVerify...)
+	target := FailingTargets(dir, files, checks)
+	var free []string
+	for _, f := range files {
+		if target[f] == "" {
+			free = append(free, f)
+		}
+	}
+	if len(target) > 0 {
+		var kept []string
+		for _, f := range files {
+			if target[f] != "" {
+				kept = append(kept, f+" ("+target[f]+")")
+			}
+		}
+		a.HoldoutNotes = append(a.HoldoutNotes, "kept in sight, since it may hold the loop's failing target: "+strings.Join(kept, ", "))
+	}
+	if k > len(free) {
+		return fmt.Errorf("--holdout %s: of the %d test files, %d may hold the loop's failing target (%s) and stay in sight; %d can be set aside: set aside fewer", a.HoldoutShare, len(files), len(files)-len(free), strings.Join(keys(target), ", "), len(free))
+	}
+	picked := PickHoldout(free, k)
+	if tracked := judge.HoldoutTracked(dir, picked); len(tracked) > 0 {
+		a.HoldoutNotes = append(a.HoldoutNotes, fmt.Sprintf("git tracks %s: while the loop runs, the agent sees no repository at all (its git commands fail; history and objects hold every version of a tracked file), and the checks whose output it reads do not either", strings.Join(tracked, ", ")))
 	}
 	a.Holdout = picked
-	a.HoldoutVerify = HoldoutVerify(dir, picked, append(append([]string{}, a.Verify...), a.ObjectiveVerify...))
+	a.HoldoutVerify = HoldoutVerify(dir, picked, checks)
 	return nil
+}
+
+func keys(m map[string]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// FailingTargets are the test files (of files, relative to dir) that may
+// hold the loop's failing target, each with why: a file with changes git
+// has not committed, or that git does not track where it tracks the other
+// test files (the test a user writes for the bug), and a file a check names (its path, or for Go a test
+// function a check's -run pattern names).
+func FailingTargets(dir string, files []string, checks []string) map[string]string {
+	out := map[string]string{}
+	if top := gitTop(dir); top != "" {
+		untracked := map[string]bool{}
+		anyTracked := false
+		for _, f := range files {
+			abs := filepath.Join(dir, filepath.FromSlash(f))
+			st, err := git(top, "status", "--porcelain", "--", abs)
+			switch {
+			case err != nil:
+			case strings.HasPrefix(st, "??"):
+				untracked[f] = true
+			case st != "":
+				anyTracked = true
+				out[f] = "changed since the last commit"
+			default:
+				if o, _ := git(top, "ls-files", "--", abs); o != "" {
+					anyTracked = true // else ignored: kept out of git on purpose
+				}
+			}
+		}
+		// Where git tracks the tests, an untracked one is new: the
+		// user's test for the work. Where it tracks none, the tests are
+		// kept out of git on purpose.
+		for f := range untracked {
+			if anyTracked {
+				out[f] = "not committed, where git tracks the other tests"
+			}
+		}
+	}
+	for _, f := range files {
+		if out[f] != "" {
+			continue
+		}
+		for _, c := range checks {
+			if checkNames(c, f) {
+				out[f] = "a check names it"
+				break
+			}
+		}
+		if out[f] == "" && strings.HasSuffix(f, ".go") {
+			for _, fn := range goTests(filepath.Join(dir, filepath.FromSlash(f))) {
+				for _, c := range checks {
+					if runNames(c, fn) {
+						out[f] = "a check runs " + fn
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// checkNames says whether a check's line names the file f (a word of it
+// is f, ./f, or a path that ends in /f).
+func checkNames(check, f string) bool {
+	for _, w := range strings.Fields(check) {
+		w = strings.Trim(w, `'"`)
+		w, _, _ = strings.Cut(w, "::") // pytest's file::test
+		if w == f || w == "./"+f || strings.HasSuffix(w, "/"+f) {
+			return true
+		}
+	}
+	return false
+}
+
+// runNames says whether a Go test function is named in a check's -run
+// pattern (as a word of it).
+var runFlag = regexp.MustCompile(`-(?:test\.)?run[= ]+('[^']*'|"[^"]*"|\S+)`)
+
+func runNames(check, fn string) bool {
+	for _, m := range runFlag.FindAllStringSubmatch(check, -1) {
+		pat := strings.Trim(m[1], `'"`)
+		if regexp.MustCompile(`(^|[^\w])` + regexp.QuoteMeta(fn) + `([^\w]|$)`).MatchString(pat) {
+			return true
+		}
+	}
+	return false
 }

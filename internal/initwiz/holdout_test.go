@@ -112,3 +112,43 @@ func TestTestFilesAndHoldoutVerify(t *testing.T) {
 		t.Errorf("summary:\n%s", a.Summary("loop.yaml"))
 	}
 }
+
+// JavaScript and TypeScript test files are told by name or folder, and
+// must declare a test; helpers, fixtures and type declarations are not.
+func TestJSTestFile(t *testing.T) {
+	for rel, want := range map[string]bool{
+		"src/a.test.ts": true, "src/a.spec.tsx": true, "lib/x.test.mjs": true, "test/serialize.js": true,
+		"tests/unit/a.cjs": true, "src/__tests__/b.js": true,
+		"test/fixtures/a.js": false, "test/helpers/x.js": false, "src/a.ts": false, "test/types.d.ts": false,
+		"test/data.json": false, "src/__mocks__/fs.js": false,
+	} {
+		if got := jsTestFile(rel); got != want {
+			t.Errorf("jsTestFile(%q) = %v, want %v", rel, got, want)
+		}
+	}
+	for line, want := range map[string]bool{
+		"  it('works', () => {})": true, `test("adds", () => {})`: true, "it.only(`x`, f)": true,
+		"const it = 3": false, "// see the test file": false,
+	} {
+		if got := jsTestCall.MatchString(line); got != want {
+			t.Errorf("jsTestCall on %q = %v, want %v", line, got, want)
+		}
+	}
+}
+
+// A check that names a test file, or a Go test function in its -run
+// pattern, marks the file as holding the loop's failing target.
+func TestCheckNamesTarget(t *testing.T) {
+	if !checkNames("python3 -m pytest tests/test_bug.py::test_x -q", "tests/test_bug.py") || !checkNames("npx mocha ./test/a.js", "test/a.js") {
+		t.Error("checkNames misses a named file")
+	}
+	if checkNames("python3 -m pytest tests/", "tests/test_bug.py") {
+		t.Error("checkNames: a folder is not the file")
+	}
+	if !runNames("go test -run 'TestBug|TestOther' ./...", "TestBug") || !runNames("go test -run=^TestBug$ .", "TestBug") {
+		t.Error("runNames misses a test function")
+	}
+	if runNames("go test -run TestBugs ./...", "TestBug") {
+		t.Error("runNames: TestBugs is not TestBug")
+	}
+}
