@@ -113,12 +113,15 @@ func confinedView(ctx context.Context, l *spec.Loop, tree string, remove []strin
 		}
 		tree, remove, put = cp, nil, nil
 	}
-	scratch := ""
+	// The box's throw-away folders live in the engine's state folder, which
+	// no check or agent sees (never in the temporary folder, which may be
+	// inside the tree or read by agents).
+	scratch := filepath.Join(loopdir.StateRoot(), "check-scratch")
 	if p := loopdir.PrivateOf(l.Dir); dirExists(string(p)) {
 		scratch = p.CheckScratch()
-		if err := os.MkdirAll(scratch, 0o700); err != nil {
-			scratch = ""
-		}
+	}
+	if err := os.MkdirAll(scratch, 0o700); err != nil {
+		scratch = ""
 	}
 	var views []string
 	if len(hideDirs) == 0 {
