@@ -108,6 +108,7 @@ func (l *Loop) applyDefaults() {
 	if l.HoldoutFeedback == "" {
 		l.HoldoutFeedback = "count"
 	}
+	l.strengthDefaults()
 	if l.Audit.Bar == "" {
 		l.Audit.Bar = "major"
 	}
@@ -292,6 +293,7 @@ func (l *Loop) validate(nodes map[string]*yaml.Node) []Problem {
 	if l.Shape == ShapeRalph && len(l.Verify) == 0 {
 		at("verify", "verify is empty: the ralph shape stops only when its verify checks pass, so it needs at least one")
 	}
+	l.validateStrength(at)
 	switch l.Audit.Bar {
 	case "critical", "major", "minor":
 	default:

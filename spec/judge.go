@@ -81,6 +81,9 @@ type judgeRule func(d fieldDiff, old, nu *Loop) string
 //	verify_baseline                   it becomes all
 //	flaky                             it becomes fail or rerun N (rerun:
 //	                                    N only goes up); never quarantine
+//	verify_strength.on                it is turned on
+//	verify_strength.min, budget,      they go up
+//	  max_mutants
 //	check_timeout                     never
 //	protect                           it only grows
 //	protect_defaults                  it is not turned off
@@ -178,13 +181,17 @@ var judgeRules = map[string]judgeRule{
 		}
 		return ""
 	},
-	"check_timeout":    refuse("a check's time limit may not change"),
-	"holdout":          refuse("the holdout set is the user's: it may not change"),
-	"holdout_verify":   refuse("the holdout checks are the user's: they may not change"),
-	"holdout_feedback": refuse("what a holdout check tells the agent may not change"),
-	"audit.on":         onlyBecome(true, "the audit may not be turned off"),
-	"audit.bar":        refuse("the audit's bar may not change"),
-	"audit.prompt":     refuse("what the auditor is asked may not change"),
+	"check_timeout":               refuse("a check's time limit may not change"),
+	"holdout":                     refuse("the holdout set is the user's: it may not change"),
+	"holdout_verify":              refuse("the holdout checks are the user's: they may not change"),
+	"holdout_feedback":            refuse("what a holdout check tells the agent may not change"),
+	"audit.on":                    onlyBecome(true, "the audit may not be turned off"),
+	"verify_strength.on":          onlyBecome(true, "verify_strength may not be turned off"),
+	"verify_strength.min":         up("verify_strength.min may only go up"),
+	"verify_strength.budget":      up("verify_strength.budget may only go up"),
+	"verify_strength.max_mutants": up("verify_strength.max_mutants may only go up"),
+	"audit.bar":                   refuse("the audit's bar may not change"),
+	"audit.prompt":                refuse("what the auditor is asked may not change"),
 	"protect": func(d fieldDiff, _, _ *Loop) string {
 		if !d.New.IsValid() {
 			return "protect may only grow"
@@ -335,6 +342,16 @@ func number(v reflect.Value) float64 {
 		return v.Float()
 	}
 	return math.NaN() // never compares as lower
+}
+
+// up keeps a number that goes up (or appears).
+func up(why string) judgeRule {
+	return func(d fieldDiff, _, _ *Loop) string {
+		if d.New.IsValid() && (!d.Old.IsValid() || number(d.New) > number(d.Old)) {
+			return ""
+		}
+		return why
+	}
 }
 
 // down keeps a number that goes down.

@@ -87,6 +87,10 @@ type Loop struct {
 	// clean room passes, looking for test gaming: a finding at or above
 	// its bar keeps the loop from DONE.
 	Audit Audit `yaml:"audit"`
+	// VerifyStrength, when on, mutates the lines the loop changed once the
+	// clean room passes and runs the DONE gate's checks on each mutant
+	// (strength.go).
+	VerifyStrength VerifyStrength `yaml:"verify_strength"`
 	// Checks says how the judge's sandbox runs every check (verify,
 	// objective_verify, holdout_verify, setup, the clean room).
 	Checks Checks `yaml:"checks"`
