@@ -81,11 +81,17 @@ func SnapshotTree(ctx context.Context, dir string) (string, error) {
 		return "", err
 	}
 	defer os.Remove(tmp.Name())
-	if src, err := os.Open(idx); err == nil {
+	src, err := os.Open(idx)
+	if err == nil {
 		io.Copy(tmp, src)
 		src.Close()
 	}
 	tmp.Close()
+	if err != nil {
+		// No index yet (a repository nothing was added to): git reads a
+		// missing index as empty, an empty file as corrupt.
+		os.Remove(tmp.Name())
+	}
 	env := []string{"GIT_INDEX_FILE=" + tmp.Name()}
 	args := []string{"add", "-A", "--", "."}
 	if _, err := Run(ctx, dir, nil, "check-ignore", "-q", loopdir.RecordsDir); err != nil {
