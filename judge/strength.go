@@ -56,6 +56,9 @@ type StrengthOptions struct {
 	// Budget bounds the whole pass; MaxMutants the mutants made.
 	Budget     time.Duration
 	MaxMutants int
+	// Paths are the files the loop changed, when the engine knows them
+	// all (nil: the whole tree is compared with Base).
+	Paths []string
 	// Workers run mutants at once (0: from the machine's CPUs, at most 4).
 	Workers int
 	// Skip says a changed file is not mutated (the clean room's set-aside
@@ -68,22 +71,50 @@ type StrengthOptions struct {
 // since the tree base: file → lines (1-based, ascending), test files left
 // out. It costs git's write of the tree (a stat of the tracked files) and a
 // diff of two trees, which skips every subtree whose hash is equal.
-func ChangedLines(ctx context.Context, dir, base string) (map[string][]int, error) {
-	now, err := safegit.SnapshotTree(ctx, dir)
-	if err != nil {
-		return nil, fmt.Errorf("the tree as it is now: %w", err)
+//
+// With paths (the files the agent's runs changed, which the engine keeps),
+// only those are read from the working tree and compared: git stats and
+// diffs them alone, and the cost grows with the change, not the checkout.
+// When one of them cannot be taken (an ignored path, a file made and
+// removed again) the whole tree is.
+func ChangedLines(ctx context.Context, dir, base string, paths []string) (map[string][]int, error) {
+	var now string
+	var err error
+	if paths != nil {
+		now, err = safegit.SnapshotPaths(ctx, dir, paths)
 	}
-	return DiffLines(ctx, dir, base, now)
+	if paths == nil || err != nil {
+		paths = nil
+		if now, err = safegit.SnapshotTree(ctx, dir); err != nil {
+			return nil, fmt.Errorf("the tree as it is now: %w", err)
+		}
+	}
+	return DiffLines(ctx, dir, base, now, paths)
 }
 
-// DiffLines lists the lines added or changed from tree a to tree b, test
-// files left out.
-func DiffLines(ctx context.Context, dir, a, b string) (map[string][]int, error) {
-	out, err := safegit.Run(ctx, dir, nil, "diff", "--no-color", "--no-ext-diff", "--no-renames", "--unified=0", "--diff-filter=AM", "--src-prefix=a/", "--dst-prefix=b/", a, b)
+// DiffLines lists the lines added or changed from tree a to tree b (only
+// in paths, when given), test files left out.
+func DiffLines(ctx context.Context, dir, a, b string, paths []string) (map[string][]int, error) {
+	args := []string{"diff", "--no-color", "--no-ext-diff", "--no-renames", "--unified=0", "--diff-filter=AM", "--src-prefix=a/", "--dst-prefix=b/", a, b}
+	if paths != nil {
+		if len(paths) == 0 {
+			return map[string][]int{}, nil
+		}
+		args = append(append(args, "--"), literalPaths(paths)...)
+	}
+	out, err := safegit.Run(ctx, dir, nil, args...)
 	if err != nil {
 		return nil, err
 	}
 	return parseDiffLines(out), nil
+}
+
+func literalPaths(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = ":(literal)" + p
+	}
+	return out
 }
 
 var hunkHead = regexp.MustCompile(`^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@`)
@@ -195,7 +226,7 @@ func (j *Judge) Strength(ctx context.Context, o StrengthOptions) *record.Strengt
 	if o.MaxMutants <= 0 {
 		o.MaxMutants = mutate.DefaultMax
 	}
-	changed, err := ChangedLines(ctx, j.Dir, o.Base)
+	changed, err := ChangedLines(ctx, j.Dir, o.Base, o.Paths)
 	if err != nil {
 		rec.Error = "the changed lines: " + err.Error()
 		return rec

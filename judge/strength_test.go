@@ -19,7 +19,7 @@ import (
 
 func gitIn(t testing.TB, dir string, args ...string) {
 	t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
+	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "gc.auto=0", "-c", "maintenance.auto=false"}, args...)...)
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("git %v: %v\n%s", args, err, out)
@@ -51,13 +51,20 @@ func strengthLoop(t *testing.T) (*Judge, *[]record.Event, string) {
 
 func TestChangedLinesLeaveTestsOut(t *testing.T) {
 	j, _, base := strengthLoop(t)
-	got, err := ChangedLines(context.Background(), j.Dir, base)
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := map[string][]int{"calc.py": {2, 3, 4, 5, 6}}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("changed lines %v, want %v (test files left out)", got, want)
+	for _, paths := range [][]string{nil, {"calc.py", "test_calc.py"}, {"calc.py", "gone.py"}} {
+		got, err := ChangedLines(context.Background(), j.Dir, base, paths)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("paths %v: changed lines %v, want %v (test files left out)", paths, got, want)
+		}
+	}
+	// Only the paths named are compared.
+	got, err := ChangedLines(context.Background(), j.Dir, base, []string{"test_calc.py"})
+	if err != nil || len(got) != 0 {
+		t.Errorf("changed lines %v, %v; want none", got, err)
 	}
 }
 

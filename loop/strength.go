@@ -39,9 +39,15 @@ func (e *Engine) strengthVerdict(ctx context.Context, cmds []string) (string, er
 		return "", nil
 	}
 	kind, _ := sandbox.Resolve(e.spec.Sandbox)
+	// The files the agent runs changed, when the list holds them all: only
+	// they are compared with the starting tree (O(change)).
+	var paths []string
+	if e.st.TouchedLeftOut == 0 && len(e.st.Touched) > 0 {
+		paths = append(paths, e.st.Touched...)
+	}
 	s := e.judge().Strength(ctx, judge.StrengthOptions{
 		Base: e.st.StrengthBase, Cmds: cmds, Kind: kind, Min: vs.Min, Budget: vs.Budget.D(), MaxMutants: vs.MaxMutants,
-		Skip: e.judge().IsHoldout,
+		Skip: e.judge().IsHoldout, Paths: paths,
 	})
 	if ctx.Err() != nil {
 		return "", e.stop(ReasonInterrupted, "interrupted during the verify_strength pass")

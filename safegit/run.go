@@ -67,6 +67,22 @@ func Head(ctx context.Context, dir string) string {
 // ignored ones and working-records/) as a tree object, through a private
 // copy of the index: the user's index and files are not touched.
 func SnapshotTree(ctx context.Context, dir string) (string, error) {
+	return snapshot(ctx, dir, nil)
+}
+
+// SnapshotPaths is SnapshotTree with only the given paths (relative to
+// dir, literal) taken from the working tree; every other path is as the
+// index has it. Its cost grows with the paths, not the tree: git stats only
+// them. A path that is ignored, or neither in the tree nor in the index, is
+// an error.
+func SnapshotPaths(ctx context.Context, dir string, paths []string) (string, error) {
+	if len(paths) == 0 {
+		paths = []string{}
+	}
+	return snapshot(ctx, dir, paths)
+}
+
+func snapshot(ctx context.Context, dir string, paths []string) (string, error) {
 	idx, err := Line(ctx, dir, "rev-parse", "--git-path", "index")
 	if err != nil {
 		return "", err
@@ -94,11 +110,19 @@ func SnapshotTree(ctx context.Context, dir string) (string, error) {
 	}
 	env := []string{"GIT_INDEX_FILE=" + tmp.Name()}
 	args := []string{"add", "-A", "--", "."}
-	if _, err := Run(ctx, dir, nil, "check-ignore", "-q", loopdir.RecordsDir); err != nil {
+	switch {
+	case paths != nil && len(paths) == 0:
+		args = nil
+	case paths != nil:
+		args = append([]string{"add", "-A", "--"}, literal(paths)...)
+	}
+	if _, err := Run(ctx, dir, nil, "check-ignore", "-q", loopdir.RecordsDir); err != nil && args != nil {
 		args = append(args, ExcludeRecords) // not ignored: keep it out (naming an ignored path is an error)
 	}
-	if _, err := Run(ctx, dir, env, args...); err != nil {
-		return "", err
+	if args != nil {
+		if _, err := Run(ctx, dir, env, args...); err != nil {
+			return "", err
+		}
 	}
 	// Records a user committed by mistake stay out of the snapshot too.
 	Run(ctx, dir, env, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", loopdir.RecordsDir)
@@ -106,4 +130,13 @@ func SnapshotTree(ctx context.Context, dir string) (string, error) {
 		out, err := Run(ctx, dir, env, "write-tree")
 		return strings.TrimSpace(out), err
 	}()
+}
+
+// literal marks paths as literal pathspecs (no glob, no magic).
+func literal(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = ":(literal)" + p
+	}
+	return out
 }
