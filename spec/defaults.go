@@ -458,6 +458,25 @@ func (l *Loop) validateAgent(path string, a Agent, at func(string, string, ...an
 			at(p+".command", "%s.command is empty: the command backend needs the program to run", p)
 		}
 	}
+	last := 0
+	for i, e := range a.Escalate {
+		p := fmt.Sprintf("%s.escalate[%d]", path, i)
+		if e.After < 1 {
+			at(p+".after", "%s.after: want the failures after which the stronger agent takes over (1 or more), got %d", p, e.After)
+		} else if e.After <= last {
+			at(p+".after", "%s.after: %d must be more than the step before's %d (steps go up)", p, e.After, last)
+		}
+		last = max(last, e.After)
+		if e.Backend != "" && !contains(Backends, e.Backend) {
+			at(p+".backend", "%s.backend: %q is not a backend (%s)", p, e.Backend, strings.Join(Backends, ", "))
+		}
+		if e.Backend == "" && e.Model == "" && e.Command == "" {
+			at(p, "%s: name the stronger agent: a model, or a backend and model", p)
+		}
+		if e.Backend == "command" && strings.TrimSpace(e.Command) == "" {
+			at(p+".command", "%s.command is empty: the command backend needs the program to run", p)
+		}
+	}
 	if a.FallbackAfter < 0 {
 		at(path+".fallback_after", "%s.fallback_after must not be negative", path)
 	}

@@ -67,6 +67,7 @@ type judgeRule func(d fieldDiff, old, nu *Loop) string
 //	agent.timeout, idle_timeout,      it goes down (0 is unlimited, so
 //	  grace, max_turns, max_budget_usd  going to 0 is a raise)
 //	agent.fallback.*, fallback_after  never: another agent would run
+//	agent.escalate.*                  never: another agent would run
 //	agents.*.<same>                   as agent.<same>, on the phase's
 //	                                    effective value (agents.<phase>
 //	                                    over agent); never adds or removes
@@ -135,6 +136,10 @@ var judgeRules = map[string]judgeRule{
 	"agent.fallback.*.model":   refuse("the model is the user's choice"),
 	"agent.fallback.*.command": refuse("a new command would run"),
 	"agent.fallback_after":     refuse("which agent runs is the user's choice"),
+	"agent.escalate.*.after":   refuse("which agent runs is the user's choice"),
+	"agent.escalate.*.backend": refuse("the agent program is the user's choice"),
+	"agent.escalate.*.model":   refuse("the model is the user's choice"),
+	"agent.escalate.*.command": refuse("a new command would run"),
 
 	"agents.*.backend":        phaseAgent(refuse("the agent program is the user's choice")),
 	"agents.*.model":          phaseAgent(refuse("the model is the user's choice")),
@@ -152,6 +157,10 @@ var judgeRules = map[string]judgeRule{
 	"agents.*.fallback.*.model":   phaseAgent(refuse("the model is the user's choice")),
 	"agents.*.fallback.*.command": phaseAgent(refuse("a new command would run")),
 	"agents.*.fallback_after":     phaseAgent(refuse("which agent runs is the user's choice")),
+	"agents.*.escalate.*.after":   phaseAgent(refuse("which agent runs is the user's choice")),
+	"agents.*.escalate.*.backend": phaseAgent(refuse("the agent program is the user's choice")),
+	"agents.*.escalate.*.model":   phaseAgent(refuse("the model is the user's choice")),
+	"agents.*.escalate.*.command": phaseAgent(refuse("a new command would run")),
 
 	"budget.iterations":   down("a budget may only go down"),
 	"budget.cycles":       down("a budget may only go down"),

@@ -322,6 +322,22 @@ var judgeCases = []judgeCase{
 	{"agent.fallback.*.backend", "fallback added", func(l *Loop) { l.Agent.Fallback = []Fallback{{Backend: "codex"}} }, false, nil},
 	{"agent.fallback.*.model", "fallback model", func(l *Loop) { l.Agent.Fallback[0].Model = "x" }, false, func(l *Loop) { l.Agent.Fallback = []Fallback{{Backend: "codex"}} }},
 	{"agent.fallback.*.command", "fallback command", func(l *Loop) { l.Agent.Fallback[0].Command = "evil" }, false, func(l *Loop) { l.Agent.Fallback = []Fallback{{Backend: "command", Command: "a"}} }},
+	{"agent.escalate.*.model", "escalation added", func(l *Loop) { l.Agent.Escalate = []Escalation{{After: 2, Model: "opus"}} }, false, nil},
+	{"agent.escalate.*.after", "escalation sooner", func(l *Loop) { l.Agent.Escalate[0].After = 1 }, false, func(l *Loop) { l.Agent.Escalate = []Escalation{{After: 2, Model: "opus"}} }},
+	{"agent.escalate.*.backend", "escalation backend", func(l *Loop) { l.Agent.Escalate[0].Backend = "codex" }, false, func(l *Loop) { l.Agent.Escalate = []Escalation{{After: 2, Model: "opus"}} }},
+	{"agent.escalate.*.command", "escalation command", func(l *Loop) { l.Agent.Escalate[0].Command = "evil" }, false, func(l *Loop) { l.Agent.Escalate = []Escalation{{After: 2, Backend: "command", Command: "a"}} }},
+	{"agents.*.escalate.*.after", "phase escalation", func(l *Loop) {
+		agentsEntry(l, "build", func(a *Agent) { a.Escalate = []Escalation{{After: 2, Model: "opus"}} })
+	}, false, nil},
+	{"agents.*.escalate.*.model", "phase escalation model", func(l *Loop) { l.Agents["build"].Escalate[0].Model = "y" }, false, func(l *Loop) {
+		agentsEntry(l, "build", func(a *Agent) { a.Escalate = []Escalation{{After: 2, Model: "opus"}} })
+	}},
+	{"agents.*.escalate.*.backend", "phase escalation backend", func(l *Loop) { l.Agents["build"].Escalate[0].Backend = "codex" }, false, func(l *Loop) {
+		agentsEntry(l, "build", func(a *Agent) { a.Escalate = []Escalation{{After: 2, Model: "opus"}} })
+	}},
+	{"agents.*.escalate.*.command", "phase escalation command", func(l *Loop) { l.Agents["build"].Escalate[0].Command = "evil" }, false, func(l *Loop) {
+		agentsEntry(l, "build", func(a *Agent) { a.Escalate = []Escalation{{After: 2, Backend: "command", Command: "a"}} })
+	}},
 	{"agent.fallback_after", "fallback after", func(l *Loop) { l.Agent.FallbackAfter = Duration(time.Hour) }, false, nil},
 	{"agents.*.fallback.*.backend", "phase fallback", func(l *Loop) { agentsEntry(l, "build", func(a *Agent) { a.Fallback = []Fallback{{Backend: "codex"}} }) }, false, nil},
 	{"agents.*.fallback.*.model", "phase fallback model", func(l *Loop) { l.Agents["build"].Fallback[0].Model = "y" }, false, func(l *Loop) { agentsEntry(l, "build", func(a *Agent) { a.Fallback = []Fallback{{Backend: "codex"}} }) }},

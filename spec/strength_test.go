@@ -47,3 +47,24 @@ func TestVerifyStrengthBadInput(t *testing.T) {
 		}
 	}
 }
+
+func TestEscalateBadInput(t *testing.T) {
+	head := "objective: x\nverify: [\"go test ./...\"]\nagent:\n  backend: claude\n  escalate:\n"
+	cases := []struct{ body, want string }{
+		{"    - {after: 0, model: opus}\n", "6:15: agent.escalate[0].after: want the failures"},
+		{"    - {after: 2, backend: nope, model: x}\n", "agent.escalate[0].backend: \"nope\" is not a backend"},
+		{"    - {after: 2}\n", "agent.escalate[0]: name the stronger agent"},
+		{"    - {after: 2, model: a}\n    - {after: 2, model: b}\n", "agent.escalate[1].after: 2 must be more than the step before's 2"},
+		{"    - {after: two, model: a}\n", "agent.escalate[0].after: want a whole number"},
+	}
+	for _, c := range cases {
+		_, err := Parse([]byte(head+c.body), "/tmp/x/loop.yaml")
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: got %v, want %q", c.body, err, c.want)
+		}
+	}
+	l, err := Parse([]byte(head+"    - {after: 2, model: opus}\n    - {after: 4, backend: codex, model: gpt-5}\n"), "/tmp/x/loop.yaml")
+	if err != nil || len(l.Agent.Escalate) != 2 || l.Agent.Escalate[1] != (Escalation{After: 4, Backend: "codex", Model: "gpt-5"}) {
+		t.Fatalf("%+v, %v", l, err)
+	}
+}
