@@ -109,6 +109,9 @@ type State struct {
 	NetRefused []string `json:"net_refused,omitempty"`
 	// StrengthBase is the loop folder's git tree before the first agent
 	// run (verify_strength on); Strength the last verify_strength pass.
+	// Escalation: the tasks whose runs went to a stronger agent
+	// (escalate.go).
+	Escalation   *EscalationState `json:"escalation,omitempty"`
 	StrengthBase string           `json:"strength_base,omitempty"`
 	Strength     *record.Strength `json:"strength,omitempty"`
 

@@ -235,6 +235,9 @@ func merge(base, o Agent) Agent {
 	if o.FallbackAfter != 0 {
 		base.FallbackAfter = o.FallbackAfter
 	}
+	if o.Escalate != nil {
+		base.Escalate = o.Escalate
+	}
 	return base
 }
 
