@@ -8,7 +8,9 @@ import (
 )
 
 // Escalation on repeated failure (agent.escalate). A build run of a task
-// (a ralph attempt: the loop's one task) that already failed After times,
+// (a ralph attempt: the loop's one task; the review shape's fixer, whose
+// every run follows a review that found something) that already failed
+// After times,
 // or whose last failures were the same one After times in a row, goes to
 // the escalation step's stronger agent; the highest step reached holds for
 // the task's later runs. A task's runs are counted per cycle; the next task
@@ -66,7 +68,10 @@ func escalatedAgent(a spec.Agent, e spec.Escalation) spec.Agent {
 // phase's agent after failover), or the escalation step the task's
 // failures reached. Only build runs and ralph attempts escalate.
 func (r *runner) escalate(phase, task string, first, a spec.Agent) spec.Agent {
-	if len(first.Escalate) == 0 || (phase != "build" && phase != "ralph") {
+	if phase == "reviewer" {
+		return r.reviewerOffEscalated(a)
+	}
+	if len(first.Escalate) == 0 || (phase != "build" && phase != "ralph" && phase != "fixer") {
 		return a
 	}
 	es := r.escalation()
@@ -118,6 +123,36 @@ func (r *runner) escalate(phase, task string, first, a spec.Agent) spec.Agent {
 	// The review's reviewer and the failover keep off the agent in use.
 	r.failover().InUse[phase] = agentKey(chosen)
 	return chosen
+}
+
+// reviewerOffEscalated keeps the review's reviewer on another model than
+// the fixer's and writer's after an escalation: a reviewer that would run
+// on the agent a fixer was escalated to runs on the fixer's base agent
+// instead (an escalated record of kind reviewer says so).
+func (r *runner) reviewerOffEscalated(a spec.Agent) spec.Agent {
+	es := r.st.Escalation
+	if es == nil || es.Escalated == "" {
+		return a
+	}
+	fs := r.failover()
+	for _, p := range []string{"fixer", "writer"} {
+		if k, ok := fs.InUse[p]; ok && k == agentKey(a) {
+			base := r.spec().AgentFor(p, false)
+			if agentKey(base) == agentKey(a) {
+				return a
+			}
+			b := a
+			b.Backend, b.Model, b.Command = base.Backend, base.Model, base.Command
+			if base.Backend != a.Backend {
+				b.Args = nil
+			}
+			r.emit(record.Event{Event: record.Escalated, Kind: "reviewer", Phase: "reviewer", From: agentKey(a), To: agentKey(b), Backend: b.Backend, Model: b.Model,
+				Message: fmt.Sprintf("the reviewer runs on %s: the %s was escalated to %s, and a review is never by the model under review", agentKey(b), p, k)})
+			fs.InUse["reviewer"] = agentKey(b)
+			return b
+		}
+	}
+	return a
 }
 
 // EscalationLines are the escalations of a state, for status and the
