@@ -81,6 +81,14 @@ func ChangedLines(ctx context.Context, dir, base string, paths []string) (map[st
 	var now string
 	var err error
 	if paths != nil {
+		// Removed files have no line to mutate.
+		var there []string
+		for _, p := range paths {
+			if fi, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(p))); err == nil && fi.Mode().IsRegular() {
+				there = append(there, p)
+			}
+		}
+		paths = there
 		now, err = safegit.SnapshotPaths(ctx, dir, paths)
 	}
 	if paths == nil || err != nil {
@@ -267,7 +275,11 @@ func (j *Judge) Strength(ctx context.Context, o StrengthOptions) *record.Strengt
 	if judged := rec.Caught + len(rec.Survivors); judged > 0 {
 		rec.Score = float64(rec.Caught) / float64(judged)
 	}
-	rec.Pass = rec.Error == "" && (o.Min <= 0 || rec.Caught+len(rec.Survivors) == 0 || rec.Score >= o.Min)
+	// Under a minimum, a pass that judged no mutant fails closed: a change
+	// in a language without operators, or one the checks could not run on,
+	// shows nothing of the checks' strength.
+	judged := rec.Caught + len(rec.Survivors)
+	rec.Pass = rec.Error == "" && (o.Min <= 0 || (judged > 0 && rec.Score >= o.Min))
 	return rec
 }
 

@@ -61,8 +61,15 @@ func TestChangedLinesLeaveTestsOut(t *testing.T) {
 			t.Errorf("paths %v: changed lines %v, want %v (test files left out)", paths, got, want)
 		}
 	}
+	// A changed file git was told to ignore since is still compared.
+	os.WriteFile(filepath.Join(j.Dir, ".gitignore"), []byte("calc.py\n"), 0o644)
+	got, err := ChangedLines(context.Background(), j.Dir, base, []string{"calc.py", ".gitignore"})
+	if err != nil || !reflect.DeepEqual(got["calc.py"], want["calc.py"]) {
+		t.Errorf("an ignored changed file: %v, %v", got, err)
+	}
+	os.Remove(filepath.Join(j.Dir, ".gitignore"))
 	// Only the paths named are compared.
-	got, err := ChangedLines(context.Background(), j.Dir, base, []string{"test_calc.py"})
+	got, err = ChangedLines(context.Background(), j.Dir, base, []string{"test_calc.py"})
 	if err != nil || len(got) != 0 {
 		t.Errorf("changed lines %v, %v; want none", got, err)
 	}
@@ -148,6 +155,24 @@ func TestStrengthBudget(t *testing.T) {
 	}
 	if !strings.Contains(record.StrengthLine(s), "5 not run: budget spent") {
 		t.Errorf("line %q", record.StrengthLine(s))
+	}
+}
+
+// Under a minimum, nothing judged fails closed: all mutants not compiled,
+// or no mutant at all.
+func TestStrengthNothingJudged(t *testing.T) {
+	j, _, base := strengthLoop(t)
+	s := j.Strength(context.Background(), StrengthOptions{Base: base, Cmds: []string{"echo '[build failed]'; exit 1"}, Kind: sandbox.Off, Min: 0.5})
+	if s.NotCompiled != 5 || s.Pass {
+		t.Errorf("strength %+v", s)
+	}
+	s = j.Strength(context.Background(), StrengthOptions{Base: base, Cmds: []string{"true"}, Kind: sandbox.Off, Min: 0.5, Paths: []string{"test_calc.py"}})
+	if s.Mutants != 0 || s.Pass {
+		t.Errorf("strength %+v", s)
+	}
+	s = j.Strength(context.Background(), StrengthOptions{Base: base, Cmds: []string{"true"}, Kind: sandbox.Off, Paths: []string{"test_calc.py"}})
+	if !s.Pass {
+		t.Errorf("without a minimum nothing to judge is no failure: %+v", s)
 	}
 }
 

@@ -66,6 +66,11 @@ func (e *Engine) strengthVerdict(ctx context.Context, cmds []string) (string, er
 	if s.Pass {
 		return "", nil
 	}
+	if len(s.Survivors) == 0 {
+		// Nothing judged (no mutant of the changed lines, or none the
+		// checks could run on): min cannot be shown to hold.
+		return "", e.stop(ReasonNotVerified, line+": no mutant of the changed lines was judged, so verify_strength.min cannot be shown to hold (a change in a language without mutation operators, or mutants that did not build or were not run)")
+	}
 	better := prev == nil || prev.Error != "" || s.Score > prev.Score
 	if e.st.Iterations < e.spec.Budget.Iterations && better {
 		return judge.StrengthPrompt(s, 20), nil

@@ -73,8 +73,8 @@ func SnapshotTree(ctx context.Context, dir string) (string, error) {
 // SnapshotPaths is SnapshotTree with only the given paths (relative to
 // dir, literal) taken from the working tree; every other path is as the
 // index has it. Its cost grows with the paths, not the tree: git stats only
-// them. A path that is ignored, or neither in the tree nor in the index, is
-// an error.
+// them; a path named is taken even when git ignores it. A path neither in
+// the tree nor in the index is an error.
 func SnapshotPaths(ctx context.Context, dir string, paths []string) (string, error) {
 	if len(paths) == 0 {
 		paths = []string{}
@@ -114,7 +114,9 @@ func snapshot(ctx context.Context, dir string, paths []string) (string, error) {
 	case paths != nil && len(paths) == 0:
 		args = nil
 	case paths != nil:
-		args = append([]string{"add", "-A", "--"}, literal(paths)...)
+		// -f: a path named is taken even when ignored (a .gitignore
+		// written since cannot hide a changed file).
+		args = append([]string{"add", "-A", "-f", "--"}, literal(paths)...)
 	}
 	if _, err := Run(ctx, dir, nil, "check-ignore", "-q", loopdir.RecordsDir); err != nil && args != nil {
 		args = append(args, ExcludeRecords) // not ignored: keep it out (naming an ignored path is an error)
