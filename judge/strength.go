@@ -299,6 +299,29 @@ func (j *Judge) runMutants(ctx context.Context, o StrengthOptions, ms []mutate.M
 		return fmt.Errorf("the pass's scratch folder: %w", err)
 	}
 	defer os.RemoveAll(scratch)
+	runners := make([]func(mutate.Mutant) mutantResult, 0, workers)
+	for w := 0; w < workers; w++ {
+		run, done, err := j.mutantRunner(ctx, o, filepath.Join(scratch, strconv.Itoa(w)), view)
+		if err != nil {
+			return err
+		}
+		defer done()
+		runners = append(runners, run)
+	}
+	// The control: the checks must pass on the tree as it is, in the same
+	// kind of tree and sandbox, or every failure would count as caught.
+	control := ms[0]
+	orig, err := os.ReadFile(filepath.Join(j.Dir, filepath.FromSlash(control.Path)))
+	if err != nil {
+		return err
+	}
+	control.Source = orig
+	if r := runners[0](control); r != mutantSurvived {
+		if ctx.Err() != nil {
+			return nil // the budget ran out: the mutants are not run
+		}
+		return errors.New("the checks fail on the unmutated tree in the pass's own tree and sandbox: no mutant can be judged there")
+	}
 	next := make(chan int)
 	go func() {
 		defer close(next)
@@ -311,29 +334,17 @@ func (j *Judge) runMutants(ctx context.Context, o StrengthOptions, ms []mutate.M
 		}
 	}()
 	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var firstErr error
-	for w := 0; w < workers; w++ {
+	for _, run := range runners {
 		wg.Add(1)
-		go func(w int) {
+		go func(run func(mutate.Mutant) mutantResult) {
 			defer wg.Done()
-			run, done, err := j.mutantRunner(ctx, o, filepath.Join(scratch, strconv.Itoa(w)), view)
-			if err != nil {
-				mu.Lock()
-				if firstErr == nil {
-					firstErr = err
-				}
-				mu.Unlock()
-				return
-			}
-			defer done()
 			for i := range next {
 				results[i] = run(ms[i])
 			}
-		}(w)
+		}(run)
 	}
 	wg.Wait()
-	return firstErr
+	return nil
 }
 
 // mutantRunner gives a worker its way of running the checks on a mutant.

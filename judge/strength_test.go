@@ -162,7 +162,7 @@ func TestStrengthBudget(t *testing.T) {
 // or no mutant at all.
 func TestStrengthNothingJudged(t *testing.T) {
 	j, _, base := strengthLoop(t)
-	s := j.Strength(context.Background(), StrengthOptions{Base: base, Cmds: []string{"echo '[build failed]'; exit 1"}, Kind: sandbox.Off, Min: 0.5})
+	s := j.Strength(context.Background(), StrengthOptions{Base: base, Cmds: []string{`if grep -q 'None\|>=\|<=' calc.py; then echo '[build failed]'; exit 1; fi`}, Kind: sandbox.Off, Min: 0.5})
 	if s.NotCompiled != 5 || s.Pass {
 		t.Errorf("strength %+v", s)
 	}
@@ -173,6 +173,17 @@ func TestStrengthNothingJudged(t *testing.T) {
 	s = j.Strength(context.Background(), StrengthOptions{Base: base, Cmds: []string{"true"}, Kind: sandbox.Off, Paths: []string{"test_calc.py"}})
 	if !s.Pass {
 		t.Errorf("without a minimum nothing to judge is no failure: %+v", s)
+	}
+}
+
+// Checks that fail on the unmutated tree in the pass's tree (a broken
+// sandbox, a check that depends on the loop folder's path) judge nothing:
+// the pass is an error, never "every mutant caught".
+func TestStrengthControlRun(t *testing.T) {
+	j, _, base := strengthLoop(t)
+	s := j.Strength(context.Background(), StrengthOptions{Base: base, Cmds: []string{"test \"$PWD\" = " + j.Dir}, Kind: sandbox.Off, Min: 0.5})
+	if s.Error == "" || s.Caught != 0 || s.Pass || !strings.Contains(s.Error, "unmutated tree") {
+		t.Errorf("strength %+v", s)
 	}
 }
 
