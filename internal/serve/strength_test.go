@@ -45,9 +45,6 @@ func TestLoopPageShowsStrength(t *testing.T) {
 	rec := httptest.NewRecorder()
 	s.ServeHTTP(rec, httptest.NewRequest("GET", "http://127.0.0.1/loops/strong", nil))
 	body := rec.Body.String()
-	if os.Getenv("DUMP") != "" {
-		os.WriteFile("/tmp/strength-page.html", []byte(body), 0o644)
-	}
 	for _, want := range []string{"Verifier strength", "caught <b>3</b> of the 6 mutants", "score 0.75, minimum 0.80: <b>NOT met</b>", "1 did not compile",
 		"<code>calc.py:2:10</code> flip &lt; to &gt;="} {
 		if !strings.Contains(body, want) {
