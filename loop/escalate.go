@@ -28,6 +28,8 @@ type EscalationState struct {
 	Level map[string]int `json:"level,omitempty"`
 	// Escalated is the task whose runs are on a stronger agent ("" none).
 	Escalated string `json:"escalated,omitempty"`
+	// InUse is, per phase, the agent an escalating phase's last run used.
+	InUse map[string]string `json:"in_use,omitempty"`
 	// Notes say which task needed which agent and why, for the report.
 	Notes []string `json:"notes,omitempty"`
 }
@@ -45,6 +47,9 @@ func (r *runner) escalation() *EscalationState {
 	}
 	if es.Level == nil {
 		es.Level = map[string]int{}
+	}
+	if es.InUse == nil {
+		es.InUse = map[string]string{}
 	}
 	return es
 }
@@ -80,8 +85,13 @@ func (r *runner) escalate(phase, task string, first, a spec.Agent) spec.Agent {
 		name = "the task"
 	}
 	key := fmt.Sprintf("c%d/%s", r.st.Cycle, task)
-	if task == "" {
+	if task == "" || phase == "fixer" {
+		// The fixer's runs are one task: its rounds (round-1, round-2 …)
+		// each follow a review that found something.
 		key = fmt.Sprintf("c%d/%s", r.st.Cycle, phase)
+	}
+	if phase == "fixer" {
+		name = "the fix"
 	}
 	tries := es.Tries[key] // the task's runs before this one: each failed
 	es.Tries[key]++
@@ -120,8 +130,8 @@ func (r *runner) escalate(phase, task string, first, a spec.Agent) spec.Agent {
 			Message: fmt.Sprintf("%s runs on the base agent %s (the escalation of %s ended)", name, agentKey(chosen), from)})
 		es.Escalated = ""
 	}
-	// The review's reviewer and the failover keep off the agent in use.
-	r.failover().InUse[phase] = agentKey(chosen)
+	// The review's reviewer keeps off the agent in use.
+	es.InUse[phase] = agentKey(chosen)
 	return chosen
 }
 
@@ -131,12 +141,11 @@ func (r *runner) escalate(phase, task string, first, a spec.Agent) spec.Agent {
 // instead (an escalated record of kind reviewer says so).
 func (r *runner) reviewerOffEscalated(a spec.Agent) spec.Agent {
 	es := r.st.Escalation
-	if es == nil || es.Escalated == "" {
+	if es == nil {
 		return a
 	}
-	fs := r.failover()
 	for _, p := range []string{"fixer", "writer"} {
-		if k, ok := fs.InUse[p]; ok && k == agentKey(a) {
+		if k, ok := es.InUse[p]; ok && k == agentKey(a) && es.Level[fmt.Sprintf("c%d/%s", r.st.Cycle, p)] > 0 {
 			base := r.spec().AgentFor(p, false)
 			if agentKey(base) == agentKey(a) {
 				return a
@@ -148,7 +157,7 @@ func (r *runner) reviewerOffEscalated(a spec.Agent) spec.Agent {
 			}
 			r.emit(record.Event{Event: record.Escalated, Kind: "reviewer", Phase: "reviewer", From: agentKey(a), To: agentKey(b), Backend: b.Backend, Model: b.Model,
 				Message: fmt.Sprintf("the reviewer runs on %s: the %s was escalated to %s, and a review is never by the model under review", agentKey(b), p, k)})
-			fs.InUse["reviewer"] = agentKey(b)
+			r.failover().InUse["reviewer"] = agentKey(b)
 			return b
 		}
 	}

@@ -74,8 +74,8 @@ func TestEscalatedFixerKeepsReviewerOff(t *testing.T) {
 	r, evs := failoverRunner(t) // writer and fixer on command/a, reviewer command/b
 	fixer := r.spec().AgentFor("fixer", false)
 	fixer.Escalate = []spec.Escalation{{After: 1, Model: "b"}}
-	r.escalate("fixer", "", fixer, fixer)
-	if got := agentKey(r.escalate("fixer", "", fixer, fixer)); got != "command/b" {
+	r.escalate("fixer", "round-1", fixer, fixer)
+	if got := agentKey(r.escalate("fixer", "round-2", fixer, fixer)); got != "command/b" {
 		t.Fatalf("second fixer run on %s, want command/b", got)
 	}
 	rev := r.spec().AgentFor("reviewer", false)

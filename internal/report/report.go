@@ -61,6 +61,8 @@ type Loop struct {
 	// Strength is the loop's last verify_strength pass in one line, or the
 	// advice to turn it on for a loop that ended DONE without one.
 	Strength string `json:"strength,omitempty"`
+	// Escalations say which task needed a stronger agent, and why.
+	Escalations []string `json:"escalations,omitempty"`
 	// Question is the question the loop waits on (looprinter answer), and
 	// Guidance the operator's guidance no agent run has acknowledged yet.
 	Question string   `json:"question,omitempty"`
@@ -182,6 +184,9 @@ func loopOf(e ops.Entry, s ops.Status, since time.Time) (Loop, bool) {
 		l.PrivateBytes, l.PrivateWarning = s.Private.Bytes, s.Private.Warning
 	}
 	l.Strength = strengthLine(st, s.Outcome, e.LoopFile)
+	for _, n := range loop.EscalationLines(st) {
+		l.Escalations = append(l.Escalations, termtext.Line(n))
+	}
 	l.urgency, l.NeedsHuman = needsHuman(l)
 	return l, true
 }
@@ -308,6 +313,9 @@ func (l Loop) fields() [][2]string {
 		add("not verif.", x)
 	}
 	add("strength", l.Strength)
+	for _, x := range l.Escalations {
+		add("escalated", x)
+	}
 	add("private", l.PrivateWarning)
 	add("dir", l.Dir)
 	return out
