@@ -103,7 +103,8 @@ func ChangedLines(ctx context.Context, dir, base string, paths []string) (map[st
 // DiffLines lists the lines added or changed from tree a to tree b (only
 // in paths, when given), test files left out.
 func DiffLines(ctx context.Context, dir, a, b string, paths []string) (map[string][]int, error) {
-	args := []string{"diff", "--no-color", "--no-ext-diff", "--no-renames", "--unified=0", "--diff-filter=AM", "--src-prefix=a/", "--dst-prefix=b/", a, b}
+	// --relative: a loop folder inside a repository sees its own paths.
+	args := []string{"diff", "--relative", "--no-color", "--no-ext-diff", "--no-renames", "--unified=0", "--diff-filter=AM", "--src-prefix=a/", "--dst-prefix=b/", a, b}
 	if paths != nil {
 		if len(paths) == 0 {
 			return map[string][]int{}, nil

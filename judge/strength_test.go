@@ -75,6 +75,29 @@ func TestChangedLinesLeaveTestsOut(t *testing.T) {
 	}
 }
 
+// A loop folder inside a repository: paths are the folder's own.
+func TestChangedLinesInSubfolder(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "sub")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(root, "other.py"), []byte("x = 1\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "calc.py"), []byte(clampBase), 0o644)
+	gitIn(t, root, "init", "-q")
+	ctx := context.Background()
+	base, err := safegit.SnapshotTree(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "calc.py"), []byte(clampDone), 0o644)
+	os.WriteFile(filepath.Join(root, "other.py"), []byte("x = 2\n"), 0o644)
+	for _, paths := range [][]string{nil, {"calc.py"}} {
+		got, err := ChangedLines(ctx, dir, base, paths)
+		if err != nil || !reflect.DeepEqual(got, map[string][]int{"calc.py": {2, 3, 4, 5, 6}}) {
+			t.Errorf("paths %v: %v, %v", paths, got, err)
+		}
+	}
+}
+
 func TestParseDiffLines(t *testing.T) {
 	diff := "diff --git a/x.go b/x.go\n--- a/x.go\n+++ b/x.go\n@@ -3 +3 @@\n-a\n+b\n@@ -10,0 +11,2 @@\n+c\n+d\n@@ -20,2 +22,0 @@\n-e\n-f\n" +
 		"diff --git a/new.py b/new.py\n--- /dev/null\n+++ b/new.py\n@@ -0,0 +1,2 @@\n+x\n+y\n" +
