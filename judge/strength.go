@@ -361,6 +361,7 @@ func (j *Judge) mutantRunner(ctx context.Context, o StrengthOptions, scratch str
 		}
 		hide = append(hide, aside...)
 	}
+	network := j.spec().Checks.Network // the loop's checks.network, as for every check
 	if view {
 		return func(m mutate.Mutant) mutantResult {
 			from := filepath.Join(scratch, "mutant")
@@ -371,7 +372,7 @@ func (j *Judge) mutantRunner(ctx context.Context, o StrengthOptions, scratch str
 			if err := os.WriteFile(from, m.Source, 0o600); err != nil {
 				return mutantNotRun
 			}
-			box, err := sandbox.NewCheckBox(sandbox.CheckBoxOptions{Kind: sandbox.Bwrap, Tree: j.Dir, Remove: hide,
+			box, err := sandbox.NewCheckBox(sandbox.CheckBoxOptions{Kind: sandbox.Bwrap, Tree: j.Dir, Remove: hide, Network: network,
 				Put: []sandbox.ViewFile{{From: from, To: m.Path, Mode: mode}}, Hide: []string{j.Priv}, Scratch: scratch})
 			if err != nil {
 				return mutantNotRun
@@ -394,7 +395,7 @@ func (j *Judge) mutantRunner(ctx context.Context, o StrengthOptions, scratch str
 	if o.Kind == sandbox.Landlock {
 		kind = sandbox.Landlock
 	}
-	box, err := sandbox.NewCheckBox(sandbox.CheckBoxOptions{Kind: kind, Tree: room, Hide: []string{j.Priv}, Scratch: scratch})
+	box, err := sandbox.NewCheckBox(sandbox.CheckBoxOptions{Kind: kind, Tree: room, Hide: []string{j.Priv}, Scratch: scratch, Network: network})
 	if err != nil {
 		return nil, nil, err
 	}
