@@ -536,6 +536,7 @@ func (e *Engine) stepSetup(ctx context.Context) error {
 // what already fails; it stops the loop when the checks cannot judge it.
 func (e *Engine) stepBaseline(ctx context.Context) error {
 	if !e.st.BaselineDone {
+		e.noteStrengthBase(ctx)
 		cmds := e.spec.GateChecks()
 		base := map[string][]string{}
 		baselineSignal := ""

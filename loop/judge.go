@@ -272,7 +272,10 @@ func (e *Engine) doneVerdict(ctx context.Context, gate string, cmds []string) (*
 	if ctx.Err() != nil {
 		return room, "", e.stop(ReasonInterrupted, "interrupted during the audit")
 	}
-	return room, sig, nil
+	if sig == "" {
+		sig, err = e.strengthVerdict(ctx, cmds)
+	}
+	return room, sig, err
 }
 
 // holdoutStart finds the holdout files before any check runs and says why

@@ -52,7 +52,7 @@ func (r *runner) runAgent(ctx context.Context, phase string, post bool, task str
 		return nil, r.stop(ReasonBudget, msg)
 	}
 	first := r.spec().AgentFor(phase, post)
-	a := r.chooseAgent(phase, task, first)
+	a := r.escalate(phase, task, first, r.chooseAgent(phase, task, first))
 	ad, err := agent.Lookup(a.Backend)
 	if err != nil {
 		return nil, r.stop(ReasonBlocked, err.Error())

@@ -107,6 +107,13 @@ type State struct {
 	// agent, at most 20, for status and the report: what to add to
 	// network.allow when the agent needs them.
 	NetRefused []string `json:"net_refused,omitempty"`
+	// StrengthBase is the loop folder's git tree before the first agent
+	// run (verify_strength on); Strength the last verify_strength pass.
+	// Escalation: the tasks whose runs went to a stronger agent
+	// (escalate.go).
+	Escalation   *EscalationState `json:"escalation,omitempty"`
+	StrengthBase string           `json:"strength_base,omitempty"`
+	Strength     *record.Strength `json:"strength,omitempty"`
 
 	Review *review.State `json:"review,omitempty"` // the review shape's rounds and findings
 

@@ -104,6 +104,10 @@ func (p Private) RunnerFilesAtStart() string { return p.join("runner-files-at-st
 // which the agent can read.
 func (p Private) HoldoutChecks() string { return p.join("holdout-checks") }
 
+// StrengthScratch holds the trees and mutated files of a verify_strength
+// pass while it runs (the mutants' checks never see it).
+func (p Private) StrengthScratch() string { return p.join("strength") }
+
 // TestsBaseline holds, per check command, the test results at the
 // baseline (raised when a gate passes with more): the passing-count ratchet.
 func (p Private) TestsBaseline() string { return p.join("tests-baseline.json") }

@@ -75,7 +75,42 @@ const (
 	// socks5).
 	NetAllowed = "net_allowed"
 	NetRefused = "net_refused"
+	// VerifyStrength: the DONE gate's checks run on mutants of the lines
+	// the loop changed (Strength).
+	VerifyStrength = "verify_strength"
+	// Escalated: the next agent run of a task goes to a stronger agent
+	// (From → To) after repeated failures (Reason), or back (Kind: back).
+	Escalated = "escalated"
 )
+
+// Strength is a verify_strength pass: the mutants of the changed lines,
+// how many the checks caught, and the survivors.
+type Strength struct {
+	Mutants     int `json:"mutants"`
+	Caught      int `json:"caught"`
+	NotCompiled int `json:"not_compiled,omitempty"` // the mutant did not build: neither caught nor survived
+	NotRun      int `json:"not_run,omitempty"`      // left when the budget ran out
+	// Score is Caught over the mutants judged (caught and survived).
+	Score     float64    `json:"score"`
+	Min       float64    `json:"min,omitempty"`
+	Pass      bool       `json:"pass"`
+	Survivors []Survivor `json:"survivors,omitempty"`
+	// Files and Lines are the changed files and lines mutated.
+	Files      int    `json:"files,omitempty"`
+	Lines      int    `json:"lines,omitempty"`
+	Mode       string `json:"mode,omitempty"` // view | copy: how each mutant's tree was made
+	DurationMS int64  `json:"duration_ms"`
+	Error      string `json:"error,omitempty"` // the pass could not be made
+}
+
+// Survivor is a mutant the checks did not catch.
+type Survivor struct {
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	Column   int    `json:"column,omitempty"`
+	Op       string `json:"op"`
+	Mutation string `json:"mutation"`
+}
 
 // Check is one verify command's result.
 type Check struct {
@@ -195,6 +230,8 @@ type Event struct {
 	// CleanRoom is the verdict of the clean room beside a gate that
 	// would end the loop DONE.
 	CleanRoom *CleanRoom `json:"clean_room,omitempty"`
+	// Strength is a verify_strength pass.
+	Strength *Strength `json:"strength,omitempty"`
 
 	// Data carries shape-specific payloads (review findings, supervisor diffs).
 	Data json.RawMessage `json:"data,omitempty"`
@@ -519,6 +556,10 @@ func Describe(e Event) string {
 		return fmt.Sprintf("VIOLATION %s: %s", e.Kind, e.Message)
 	case Flaky:
 		return "FLAKY: " + e.Message
+	case VerifyStrength:
+		return StrengthLine(e.Strength)
+	case Escalated:
+		return "escalated: " + e.Message
 	case NetAllowed:
 		return fmt.Sprintf("  network %s allowed (%s, %d bytes up, %d down, %.1fs)", e.To, e.Kind, e.BytesUp, e.BytesDown, float64(e.DurationMS)/1000)
 	case NetRefused:
@@ -573,4 +614,39 @@ func orDash(s string) string {
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	return s
+}
+
+// StrengthLine says a verify_strength pass in one line: "verifier strength:
+// the checks caught K of M mutants of the changed lines (S%)".
+func StrengthLine(s *Strength) string {
+	if s == nil {
+		return "verifier strength: not measured"
+	}
+	if s.Error != "" {
+		return "verifier strength: not measured: " + s.Error
+	}
+	line := fmt.Sprintf("verifier strength: the checks caught %d of %d mutants of the changed lines (%.0f%%)", s.Caught, s.Caught+len(s.Survivors), s.Score*100)
+	var more []string
+	if s.NotCompiled > 0 {
+		more = append(more, fmt.Sprintf("%d did not compile", s.NotCompiled))
+	}
+	if s.NotRun > 0 {
+		more = append(more, fmt.Sprintf("%d not run: budget spent", s.NotRun))
+	}
+	if len(more) > 0 {
+		line += "; " + strings.Join(more, ", ")
+	}
+	if s.Min > 0 {
+		if s.Pass {
+			line += fmt.Sprintf("; at least the minimum %.0f%%", s.Min*100)
+		} else {
+			line += fmt.Sprintf("; BELOW the minimum %.0f%%", s.Min*100)
+		}
+	}
+	return line
+}
+
+// String is "file:line:col: mutation".
+func (s Survivor) String() string {
+	return fmt.Sprintf("%s:%d:%d: %s", s.File, s.Line, s.Column, s.Mutation)
 }

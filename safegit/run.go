@@ -67,7 +67,7 @@ func Head(ctx context.Context, dir string) string {
 // ignored ones and working-records/) as a tree object, through a private
 // copy of the index: the user's index and files are not touched.
 func SnapshotTree(ctx context.Context, dir string) (string, error) {
-	return SnapshotTreeExcept(ctx, dir, nil)
+	return snapshot(ctx, dir, nil, nil)
 }
 
 // SnapshotTreeExcept is SnapshotTree without the paths in except (files
@@ -75,6 +75,22 @@ func SnapshotTree(ctx context.Context, dir string) (string, error) {
 // they are not in the tree, whatever git tracks. working-records/ is kept
 // out by the engine itself, tracked or not, ignored or not.
 func SnapshotTreeExcept(ctx context.Context, dir string, except []string) (string, error) {
+	return snapshot(ctx, dir, nil, except)
+}
+
+// SnapshotPaths is SnapshotTree with only the given paths (relative to
+// dir, literal) taken from the working tree; every other path is as the
+// index has it. Its cost grows with the paths, not the tree: git stats only
+// them; a path named is taken even when git ignores it. A path neither in
+// the tree nor in the index is an error.
+func SnapshotPaths(ctx context.Context, dir string, paths []string) (string, error) {
+	if len(paths) == 0 {
+		paths = []string{}
+	}
+	return snapshot(ctx, dir, paths, nil)
+}
+
+func snapshot(ctx context.Context, dir string, paths, except []string) (string, error) {
 	idx, err := Line(ctx, dir, "rev-parse", "--git-path", "index")
 	if err != nil {
 		return "", err
@@ -89,25 +105,44 @@ func SnapshotTreeExcept(ctx context.Context, dir string, except []string) (strin
 		return "", err
 	}
 	defer os.Remove(tmp.Name())
-	if src, err := os.Open(idx); err == nil {
+	src, err := os.Open(idx)
+	if err == nil {
 		io.Copy(tmp, src)
 		src.Close()
 	}
 	tmp.Close()
+	if err != nil {
+		// No index yet (a repository nothing was added to): git reads a
+		// missing index as empty, an empty file as corrupt.
+		os.Remove(tmp.Name())
+	}
 	env := []string{"GIT_INDEX_FILE=" + tmp.Name()}
 	args := []string{"add", "-A", "--", "."}
+	switch {
+	case paths != nil && len(paths) == 0:
+		args = nil
+	case paths != nil:
+		// -f: a path named is taken even when ignored (a .gitignore
+		// written since cannot hide a changed file).
+		args = append([]string{"add", "-A", "-f", "--"}, literal(paths)...)
+	}
 	// Whether .gitignore's rules name the records, whatever git tracks
 	// (--no-index): where they do, git add takes no new file in them, and
 	// naming them, even to exclude them, is an error to git add once a
 	// records file is tracked. Where they do not, they are excluded by name.
-	if _, err := Run(ctx, dir, nil, "check-ignore", "-q", "--no-index", loopdir.RecordsDir); err != nil {
+	if _, err := Run(ctx, dir, nil, "check-ignore", "-q", "--no-index", loopdir.RecordsDir); err != nil && args != nil {
 		args = append(args, ExcludeRecords)
 	}
-	if _, err := Run(ctx, dir, env, args...); err != nil {
-		// The rules changed between the two commands, or git reads them
-		// otherwise: the whole folder, the records taken out below.
-		if _, err2 := Run(ctx, dir, env, "add", "-A", "--", "."); err2 != nil {
-			return "", err
+	if args != nil {
+		if _, err := Run(ctx, dir, env, args...); err != nil {
+			if paths != nil {
+				return "", err
+			}
+			// The rules changed between the two commands, or git reads
+			// them otherwise: the whole folder, the records taken out below.
+			if _, err2 := Run(ctx, dir, env, "add", "-A", "--", "."); err2 != nil {
+				return "", err
+			}
 		}
 	}
 	// Records a user committed by mistake stay out of the snapshot too.
@@ -122,4 +157,13 @@ func SnapshotTreeExcept(ctx context.Context, dir string, except []string) (strin
 	}
 	out, err := Run(ctx, dir, env, "write-tree")
 	return strings.TrimSpace(out), err
+}
+
+// literal marks paths as literal pathspecs (no glob, no magic).
+func literal(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = ":(literal)" + p
+	}
+	return out
 }

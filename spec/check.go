@@ -22,6 +22,7 @@ var (
 	typeRedact     = reflect.TypeOf(Redact{})
 	typeNetwork    = reflect.TypeOf(Network{})
 	typeSandbox    = reflect.TypeOf(SandboxOpts{})
+	typeStrength   = reflect.TypeOf(VerifyStrength{})
 )
 
 // checker walks the YAML node tree against the Go types, so that every
@@ -70,6 +71,8 @@ func (c *checker) walk(n *yaml.Node, t reflect.Type, path string) {
 		default:
 			c.add(n, "%s: %q is not known: write off, or a mapping with names and patterns", label, n.Value)
 		}
+		return
+	case t == typeStrength && c.walkStrength(n, path):
 		return
 	case (t == typeNetwork || t == typeSandbox) && n.Kind == yaml.ScalarNode:
 		return // the mode, checked with the rest of the meaning

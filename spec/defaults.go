@@ -111,6 +111,7 @@ func (l *Loop) applyDefaults() {
 	if l.HoldoutFeedback == "" {
 		l.HoldoutFeedback = "count"
 	}
+	l.strengthDefaults()
 	if l.Audit.Bar == "" {
 		l.Audit.Bar = "major"
 	}
@@ -237,6 +238,9 @@ func merge(base, o Agent) Agent {
 	if o.FallbackAfter != 0 {
 		base.FallbackAfter = o.FallbackAfter
 	}
+	if o.Escalate != nil {
+		base.Escalate = o.Escalate
+	}
 	return base
 }
 
@@ -298,6 +302,7 @@ func (l *Loop) validate(nodes map[string]*yaml.Node) []Problem {
 	if l.Shape == ShapeRalph && len(l.Verify) == 0 {
 		at("verify", "verify is empty: the ralph shape stops only when its verify checks pass, so it needs at least one")
 	}
+	l.validateStrength(at)
 	switch l.Audit.Bar {
 	case "critical", "major", "minor":
 	default:
@@ -459,6 +464,25 @@ func (l *Loop) validateAgent(path string, a Agent, at func(string, string, ...an
 			at(p+".backend", "%s.backend: %q is not a backend (%s)", p, f.Backend, strings.Join(Backends, ", "))
 		}
 		if f.Backend == "command" && strings.TrimSpace(f.Command) == "" {
+			at(p+".command", "%s.command is empty: the command backend needs the program to run", p)
+		}
+	}
+	last := 0
+	for i, e := range a.Escalate {
+		p := fmt.Sprintf("%s.escalate[%d]", path, i)
+		if e.After < 1 {
+			at(p+".after", "%s.after: want the failures after which the stronger agent takes over (1 or more), got %d", p, e.After)
+		} else if e.After <= last {
+			at(p+".after", "%s.after: %d must be more than the step before's %d (steps go up)", p, e.After, last)
+		}
+		last = max(last, e.After)
+		if e.Backend != "" && !contains(Backends, e.Backend) {
+			at(p+".backend", "%s.backend: %q is not a backend (%s)", p, e.Backend, strings.Join(Backends, ", "))
+		}
+		if e.Backend == "" && e.Model == "" && e.Command == "" {
+			at(p, "%s: name the stronger agent: a model, or a backend and model", p)
+		}
+		if e.Backend == "command" && strings.TrimSpace(e.Command) == "" {
 			at(p+".command", "%s.command is empty: the command backend needs the program to run", p)
 		}
 	}

@@ -67,6 +67,7 @@ type judgeRule func(d fieldDiff, old, nu *Loop) string
 //	agent.timeout, idle_timeout,      it goes down (0 is unlimited, so
 //	  grace, max_turns, max_budget_usd  going to 0 is a raise)
 //	agent.fallback.*, fallback_after  never: another agent would run
+//	agent.escalate.*                  never: another agent would run
 //	agents.*.<same>                   as agent.<same>, on the phase's
 //	                                    effective value (agents.<phase>
 //	                                    over agent); never adds or removes
@@ -81,6 +82,9 @@ type judgeRule func(d fieldDiff, old, nu *Loop) string
 //	verify_baseline                   it becomes all
 //	flaky                             it becomes fail or rerun N (rerun:
 //	                                    N only goes up); never quarantine
+//	verify_strength.on                it is turned on
+//	verify_strength.min, budget,      they go up
+//	  max_mutants
 //	check_timeout                     never
 //	protect                           it only grows
 //	protect_defaults                  it is not turned off
@@ -133,6 +137,10 @@ var judgeRules = map[string]judgeRule{
 	"agent.fallback.*.model":   refuse("the model is the user's choice"),
 	"agent.fallback.*.command": refuse("a new command would run"),
 	"agent.fallback_after":     refuse("which agent runs is the user's choice"),
+	"agent.escalate.*.after":   refuse("which agent runs is the user's choice"),
+	"agent.escalate.*.backend": refuse("the agent program is the user's choice"),
+	"agent.escalate.*.model":   refuse("the model is the user's choice"),
+	"agent.escalate.*.command": refuse("a new command would run"),
 
 	"agents.*.backend":        phaseAgent(refuse("the agent program is the user's choice")),
 	"agents.*.model":          phaseAgent(refuse("the model is the user's choice")),
@@ -150,6 +158,10 @@ var judgeRules = map[string]judgeRule{
 	"agents.*.fallback.*.model":   phaseAgent(refuse("the model is the user's choice")),
 	"agents.*.fallback.*.command": phaseAgent(refuse("a new command would run")),
 	"agents.*.fallback_after":     phaseAgent(refuse("which agent runs is the user's choice")),
+	"agents.*.escalate.*.after":   phaseAgent(refuse("which agent runs is the user's choice")),
+	"agents.*.escalate.*.backend": phaseAgent(refuse("the agent program is the user's choice")),
+	"agents.*.escalate.*.model":   phaseAgent(refuse("the model is the user's choice")),
+	"agents.*.escalate.*.command": phaseAgent(refuse("a new command would run")),
 
 	"budget.iterations":   down("a budget may only go down"),
 	"budget.cycles":       down("a budget may only go down"),
@@ -179,13 +191,17 @@ var judgeRules = map[string]judgeRule{
 		}
 		return ""
 	},
-	"check_timeout":    refuse("a check's time limit may not change"),
-	"holdout":          refuse("the holdout set is the user's: it may not change"),
-	"holdout_verify":   refuse("the holdout checks are the user's: they may not change"),
-	"holdout_feedback": refuse("what a holdout check tells the agent may not change"),
-	"audit.on":         onlyBecome(true, "the audit may not be turned off"),
-	"audit.bar":        refuse("the audit's bar may not change"),
-	"audit.prompt":     refuse("what the auditor is asked may not change"),
+	"check_timeout":               refuse("a check's time limit may not change"),
+	"holdout":                     refuse("the holdout set is the user's: it may not change"),
+	"holdout_verify":              refuse("the holdout checks are the user's: they may not change"),
+	"holdout_feedback":            refuse("what a holdout check tells the agent may not change"),
+	"audit.on":                    onlyBecome(true, "the audit may not be turned off"),
+	"verify_strength.on":          onlyBecome(true, "verify_strength may not be turned off"),
+	"verify_strength.min":         up("verify_strength.min may only go up"),
+	"verify_strength.budget":      up("verify_strength.budget may only go up"),
+	"verify_strength.max_mutants": up("verify_strength.max_mutants may only go up"),
+	"audit.bar":                   refuse("the audit's bar may not change"),
+	"audit.prompt":                refuse("what the auditor is asked may not change"),
 	"protect": func(d fieldDiff, _, _ *Loop) string {
 		if !d.New.IsValid() {
 			return "protect may only grow"
@@ -340,6 +356,16 @@ func number(v reflect.Value) float64 {
 		return v.Float()
 	}
 	return math.NaN() // never compares as lower
+}
+
+// up keeps a number that goes up (or appears).
+func up(why string) judgeRule {
+	return func(d fieldDiff, _, _ *Loop) string {
+		if d.New.IsValid() && (!d.Old.IsValid() || number(d.New) > number(d.Old)) {
+			return ""
+		}
+		return why
+	}
 }
 
 // down keeps a number that goes down.

@@ -238,6 +238,12 @@ var judgeCases = []judgeCase{
 	{"holdout", "a holdout glob dropped", func(l *Loop) { l.Holdout = nil }, false, nil},
 	{"holdout_verify", "a holdout check dropped", func(l *Loop) { l.HoldoutVerify = nil }, false, nil},
 	{"audit.on", "audit turned off", func(l *Loop) { l.Audit.On = false }, false, nil},
+	{"verify_strength.on", "strength turned on", func(l *Loop) { l.VerifyStrength.On = true }, true, nil},
+	{"verify_strength.on", "strength turned off", func(l *Loop) { l.VerifyStrength.On = false }, false, func(l *Loop) { l.VerifyStrength.On = true }},
+	{"verify_strength.min", "strength min raised", func(l *Loop) { l.VerifyStrength.Min = 0.8 }, true, func(l *Loop) { l.VerifyStrength.Min = 0.6 }},
+	{"verify_strength.min", "strength min lowered", func(l *Loop) { l.VerifyStrength.Min = 0.2 }, false, func(l *Loop) { l.VerifyStrength.Min = 0.6 }},
+	{"verify_strength.max_mutants", "fewer mutants", func(l *Loop) { l.VerifyStrength.MaxMutants = 1 }, false, func(l *Loop) { l.VerifyStrength.MaxMutants = 40 }},
+	{"verify_strength.budget", "smaller strength budget", func(l *Loop) { l.VerifyStrength.Budget = Duration(time.Second) }, false, func(l *Loop) { l.VerifyStrength.Budget = Duration(time.Minute) }},
 	{"audit.bar", "audit bar raised", func(l *Loop) { l.Audit.Bar = "critical" }, false, nil},
 	{"audit.prompt", "audit prompt changed", func(l *Loop) { l.Audit.Prompt = "nothing to see" }, false, nil},
 	{"holdout_feedback", "holdout feedback opened", func(l *Loop) { l.HoldoutFeedback = "full" }, false, nil},
@@ -319,6 +325,22 @@ var judgeCases = []judgeCase{
 	{"agent.fallback.*.backend", "fallback added", func(l *Loop) { l.Agent.Fallback = []Fallback{{Backend: "codex"}} }, false, nil},
 	{"agent.fallback.*.model", "fallback model", func(l *Loop) { l.Agent.Fallback[0].Model = "x" }, false, func(l *Loop) { l.Agent.Fallback = []Fallback{{Backend: "codex"}} }},
 	{"agent.fallback.*.command", "fallback command", func(l *Loop) { l.Agent.Fallback[0].Command = "evil" }, false, func(l *Loop) { l.Agent.Fallback = []Fallback{{Backend: "command", Command: "a"}} }},
+	{"agent.escalate.*.model", "escalation added", func(l *Loop) { l.Agent.Escalate = []Escalation{{After: 2, Model: "opus"}} }, false, nil},
+	{"agent.escalate.*.after", "escalation sooner", func(l *Loop) { l.Agent.Escalate[0].After = 1 }, false, func(l *Loop) { l.Agent.Escalate = []Escalation{{After: 2, Model: "opus"}} }},
+	{"agent.escalate.*.backend", "escalation backend", func(l *Loop) { l.Agent.Escalate[0].Backend = "codex" }, false, func(l *Loop) { l.Agent.Escalate = []Escalation{{After: 2, Model: "opus"}} }},
+	{"agent.escalate.*.command", "escalation command", func(l *Loop) { l.Agent.Escalate[0].Command = "evil" }, false, func(l *Loop) { l.Agent.Escalate = []Escalation{{After: 2, Backend: "command", Command: "a"}} }},
+	{"agents.*.escalate.*.after", "phase escalation", func(l *Loop) {
+		agentsEntry(l, "build", func(a *Agent) { a.Escalate = []Escalation{{After: 2, Model: "opus"}} })
+	}, false, nil},
+	{"agents.*.escalate.*.model", "phase escalation model", func(l *Loop) { l.Agents["build"].Escalate[0].Model = "y" }, false, func(l *Loop) {
+		agentsEntry(l, "build", func(a *Agent) { a.Escalate = []Escalation{{After: 2, Model: "opus"}} })
+	}},
+	{"agents.*.escalate.*.backend", "phase escalation backend", func(l *Loop) { l.Agents["build"].Escalate[0].Backend = "codex" }, false, func(l *Loop) {
+		agentsEntry(l, "build", func(a *Agent) { a.Escalate = []Escalation{{After: 2, Model: "opus"}} })
+	}},
+	{"agents.*.escalate.*.command", "phase escalation command", func(l *Loop) { l.Agents["build"].Escalate[0].Command = "evil" }, false, func(l *Loop) {
+		agentsEntry(l, "build", func(a *Agent) { a.Escalate = []Escalation{{After: 2, Backend: "command", Command: "a"}} })
+	}},
 	{"agent.fallback_after", "fallback after", func(l *Loop) { l.Agent.FallbackAfter = Duration(time.Hour) }, false, nil},
 	{"agents.*.fallback.*.backend", "phase fallback", func(l *Loop) { agentsEntry(l, "build", func(a *Agent) { a.Fallback = []Fallback{{Backend: "codex"}} }) }, false, nil},
 	{"agents.*.fallback.*.model", "phase fallback model", func(l *Loop) { l.Agents["build"].Fallback[0].Model = "y" }, false, func(l *Loop) { agentsEntry(l, "build", func(a *Agent) { a.Fallback = []Fallback{{Backend: "codex"}} }) }},

@@ -91,6 +91,10 @@ type Loop struct {
 	// clean room passes, looking for test gaming: a finding at or above
 	// its bar keeps the loop from DONE.
 	Audit Audit `yaml:"audit"`
+	// VerifyStrength, when on, mutates the lines the loop changed once the
+	// clean room passes and runs the DONE gate's checks on each mutant
+	// (strength.go).
+	VerifyStrength VerifyStrength `yaml:"verify_strength"`
 	// Checks says how the judge's sandbox runs every check (verify,
 	// objective_verify, holdout_verify, setup, the clean room).
 	Checks Checks `yaml:"checks"`
@@ -135,6 +139,20 @@ type Agent struct {
 	// reports a usage limit that resets later than FallbackAfter.
 	Fallback      []Fallback `yaml:"fallback"`
 	FallbackAfter Duration   `yaml:"fallback_after"`
+	// Escalate are stronger agents a task's next run goes to after it
+	// failed After times (or the same failure came back After times), in
+	// order; the task's runs go back to this agent once it passes.
+	Escalate []Escalation `yaml:"escalate"`
+}
+
+// Escalation is a stronger agent for a task that keeps failing: After
+// failed tries of the task (or the same failure After times in a row), the
+// next run uses Model (on Backend, when given; else the agent's backend).
+type Escalation struct {
+	After   int    `yaml:"after"`
+	Backend string `yaml:"backend"`
+	Model   string `yaml:"model"`
+	Command string `yaml:"command"`
 }
 
 // Fallback is an agent that takes over when the one before it is limited.

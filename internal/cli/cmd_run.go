@@ -249,6 +249,16 @@ func printReport(io *IO, l *spec.Loop, o *loop.Outcome) {
 		flaky = append(flaky, termtext.Clean(f))
 	}
 	printList(w, "flaky checks (a result that changed on the same tree; never trusted):", flaky)
+	var strength []string
+	for _, l := range loop.StrengthLines(st, 20) {
+		strength = append(strength, termtext.Clean(l))
+	}
+	printList(w, "verifier strength (mutants of the changed lines):", strength)
+	var esc []string
+	for _, l := range loop.EscalationLines(st) {
+		esc = append(esc, termtext.Clean(l))
+	}
+	printList(w, "escalated (agent.escalate):", esc)
 	printList(w, "tried without success (ruled out):", o.RuledOut)
 	printList(w, "network refused (add a host to network.allow in the loop file if the agent needs it):", st.NetRefused)
 	printList(w, "kept off the branch (git refs):", loop.KeptLines(o.Kept))

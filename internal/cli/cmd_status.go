@@ -211,6 +211,12 @@ func statusOne(io *IO, e ops.Entry, asJSON bool) error {
 		for _, f := range loop.FlakyLines(st) {
 			fmt.Fprintf(w, "FLAKY:      %s\n", termtext.Clean(f))
 		}
+		for _, l := range loop.EscalationLines(st) {
+			fmt.Fprintf(w, "escalated:  %s\n", termtext.Clean(l))
+		}
+		for _, l := range loop.StrengthLines(st, 10) {
+			fmt.Fprintf(w, "strength:   %s\n", termtext.Clean(l))
+		}
 		if len(st.NetRefused) > 0 {
 			fmt.Fprintf(w, "network:    refused %s (add what the agent needs to network.allow)\n", strings.Join(st.NetRefused, ", "))
 		}

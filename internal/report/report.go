@@ -58,6 +58,11 @@ type Loop struct {
 	// lists the last ones).
 	ViolationCount int      `json:"violation_count,omitempty"`
 	NotVerified    []string `json:"not_verified,omitempty"`
+	// Strength is the loop's last verify_strength pass in one line, or the
+	// advice to turn it on for a loop that ended DONE without one.
+	Strength string `json:"strength,omitempty"`
+	// Escalations say which task needed a stronger agent, and why.
+	Escalations []string `json:"escalations,omitempty"`
 	// Question is the question the loop waits on (looprinter answer), and
 	// Guidance the operator's guidance no agent run has acknowledged yet.
 	Question string   `json:"question,omitempty"`
@@ -177,6 +182,10 @@ func loopOf(e ops.Entry, s ops.Status, since time.Time) (Loop, bool) {
 	}
 	if s.Private != nil {
 		l.PrivateBytes, l.PrivateWarning = s.Private.Bytes, s.Private.Warning
+	}
+	l.Strength = strengthLine(st, s.Outcome, e.LoopFile)
+	for _, n := range loop.EscalationLines(st) {
+		l.Escalations = append(l.Escalations, termtext.Line(n))
 	}
 	l.urgency, l.NeedsHuman = needsHuman(l)
 	return l, true
@@ -303,6 +312,10 @@ func (l Loop) fields() [][2]string {
 	for _, x := range l.NotVerified {
 		add("not verif.", x)
 	}
+	add("strength", l.Strength)
+	for _, x := range l.Escalations {
+		add("escalated", x)
+	}
 	add("private", l.PrivateWarning)
 	add("dir", l.Dir)
 	return out
@@ -332,4 +345,23 @@ func readFile(p string) string {
 		return ""
 	}
 	return string(data)
+}
+
+// strengthLine is a loop's last verify_strength pass, or, for a DONE loop
+// whose loop file has it off, the advice to turn it on.
+func strengthLine(st *loop.State, outcome, loopFile string) string {
+	if st.Strength != nil {
+		line := record.StrengthLine(st.Strength)
+		if n := len(st.Strength.Survivors); n > 0 {
+			line += "; first survivor " + st.Strength.Survivors[0].String()
+		}
+		return termtext.Line(line)
+	}
+	if outcome != loop.ReasonDone {
+		return ""
+	}
+	if sp, err := spec.Load(loopFile); err == nil && !sp.VerifyStrength.On {
+		return "not measured: set `verify_strength: on` in the loop file to learn how many mutants of the changed lines the checks catch (with {min: 0.6}, a weaker result is NOT VERIFIED)"
+	}
+	return ""
 }

@@ -1,0 +1,54 @@
+package serve
+
+import (
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/looprinter/looprinter/internal/ops"
+	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
+	"github.com/looprinter/looprinter/record"
+)
+
+// The loop page shows the last verify_strength pass: the figures and each
+// survivor with file:line:column, escaped.
+func TestLoopPageShowsStrength(t *testing.T) {
+	t.Setenv("LOOPRINTER_STATE_DIR", t.TempDir())
+	dir := t.TempDir()
+	os.WriteFile(dir+"/loop.yaml", []byte("version: 1\nname: strong\nobjective: x\nverify: [\"true\"]\n"), 0o644)
+	w, err := loopdir.Dir(dir).CreateRecords("r", "command", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	st, err := loop.LoadState(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.StartedAt = time.Now()
+	st.Strength = &record.Strength{Mutants: 6, Caught: 3, NotCompiled: 1, Score: 0.75, Min: 0.8,
+		Survivors: []record.Survivor{{File: "calc.py", Line: 2, Column: 10, Op: "flip_comparison", Mutation: "flip < to >="}}}
+	if err := st.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := ops.Save(ops.Entry{Name: "strong", LoopFile: dir + "/loop.yaml", Dir: dir, RunDir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	tk, _, _ := OpenTokens(t.TempDir() + "/t.json")
+	s, err := New(Config{Addr: "127.0.0.1:0", Tokens: tk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, httptest.NewRequest("GET", "http://127.0.0.1/loops/strong", nil))
+	body := rec.Body.String()
+	for _, want := range []string{"Verifier strength", "caught <b>3</b> of the 6 mutants", "score 0.75, minimum 0.80: <b>NOT met</b>", "1 did not compile",
+		"<code>calc.py:2:10</code> flip &lt; to &gt;="} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+}
