@@ -70,7 +70,7 @@ type Judge struct {
 	// pristine is what agent runs changed under dependency folders and
 	// caches (pristine.go), opened on first use.
 	pristine *Pristine
-	gitHide           *GitHide
+	gitHide  *GitHide
 	// shared is a gate's results kept for the next gate (shared.go).
 	shared *sharedRun
 	// flaky is the flaky checks seen, when the engine keeps none.

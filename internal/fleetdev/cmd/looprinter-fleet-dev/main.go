@@ -8,9 +8,9 @@ package main
 import (
 	"os"
 
-	"github.com/looprinter/looprinter/internal/fleetdev"
 	"github.com/looprinter/looprinter/internal/cli"
 	"github.com/looprinter/looprinter/internal/fleetcmd"
+	"github.com/looprinter/looprinter/internal/fleetdev"
 )
 
 func main() {
