@@ -14,9 +14,11 @@ import (
 
 // A Layer is a copy-on-write view of the tree Target (see layer.go).
 type Layer struct {
-	Target string `json:"target"`
-	Upper  string `json:"upper"`
-	Work   string `json:"work"`
+	Target   string   `json:"target"`
+	Upper    string   `json:"upper"`
+	Work     string   `json:"work"`
+	Lower    []string `json:"lower,omitempty"`
+	Volatile bool     `json:"volatile,omitempty"`
 }
 
 // EnvLayers marks the layer helper (see layer.go); unused here.
