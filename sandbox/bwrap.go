@@ -129,7 +129,8 @@ func (p Policy) bwrapArgs(tmp, path string, args []string) []string {
 	}
 	for _, h := range p.Hidden {
 		if fi, err := os.Stat(h); err == nil && fi.IsDir() {
-			a = append(a, "--tmpfs", h)
+			// Empty and read-only: nothing to read, nowhere to write.
+			a = append(a, "--tmpfs", h, "--remount-ro", h)
 		}
 	}
 	a = append(a, maskArgs(p.Masked)...)
