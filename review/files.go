@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/looprinter/looprinter/guard"
 )
 
 func dirExists(p string) bool {
@@ -20,46 +22,8 @@ func shortSHA(s string) string {
 }
 
 // writeFileAtomic replaces a file so that readers see the old or the new
-// contents, never a part: a temporary file beside it, synced, then renamed,
-// and the folder synced.
-func writeFileAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	d, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
+// contents, never a part (guard.WriteFileAtomic).
+func writeFileAtomic(path string, data []byte) error { return guard.WriteFileAtomic(path, data) }
 
 // uniquePath is p, or p with a number before its extension when p exists.
 func uniquePath(p string) string {
