@@ -498,7 +498,12 @@ func workTreeOf(ctx context.Context, dir, commit string, except []string) (strin
 	if _, err := safegit.Run(ctx, dir, env, "read-tree", commit); err != nil {
 		return "", err
 	}
-	if _, err := safegit.Run(ctx, dir, env, append([]string{"--literal-pathspecs", "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", loopdir.RecordsDir}, except...)...); err != nil {
+	// -f: the index is this function's own, read from commit. Without it
+	// git refuses an entry that differs from both HEAD and the file, which
+	// is every record of a commit older than HEAD where the branch carries
+	// the records (a fleet's task commit under the steps' commits): no
+	// checkpoint would ever be taken there.
+	if _, err := safegit.Run(ctx, dir, env, append([]string{"--literal-pathspecs", "rm", "-r", "-q", "--cached", "-f", "--ignore-unmatch", "--", loopdir.RecordsDir}, except...)...); err != nil {
 		return "", err
 	}
 	out, err := safegit.Run(ctx, dir, env, "write-tree")

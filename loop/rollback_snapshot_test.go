@@ -69,3 +69,58 @@ func TestSnapshotFailureSaid(t *testing.T) {
 		t.Fatalf("no rollback_skipped record: %+v", last)
 	}
 }
+
+// A checkpoint is taken at the engine's last commit when the branch
+// carries the records (a fleet commits them at every step) and commits of
+// records came after it: the tree of that commit without its records is
+// the work tree's, though its records differ from both HEAD's and the
+// files (git rm --cached refuses them without -f).
+func TestCheckpointAtCommitBelowRecordsCommits(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	dir := t.TempDir()
+	git := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	state := filepath.Join(dir, loopdir.RecordsDir, "state.json")
+	git("init", "-q")
+	os.MkdirAll(filepath.Dir(state), 0o755)
+	os.WriteFile(state, []byte("1"), 0o644)
+	git("add", "-A")
+	git("commit", "-qm", "step 1")
+	os.WriteFile(filepath.Join(dir, "hello.txt"), []byte("hello"), 0o644)
+	git("add", "hello.txt")
+	git("commit", "-qm", "task")
+	task := git("rev-parse", "HEAD")
+	os.WriteFile(state, []byte("2"), 0o644)
+	git("add", "-A")
+	git("commit", "-qm", "step 2")
+	os.WriteFile(state, []byte("3"), 0o644)
+	priv := string(loopdir.PrivateOf(dir))
+	os.MkdirAll(priv, 0o700)
+	if err := os.WriteFile(loopdir.PrivateOf(dir).LastCommit(), []byte(task+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l := &spec.Loop{Name: "fleet", Dir: dir}
+	st := &State{}
+	var events []record.Event
+	rb := &rollback{dir: dir, priv: priv, st: st,
+		spec: func() *spec.Loop { return l }, emit: func(ev record.Event) { events = append(events, ev) },
+		writeJudged: func() error { return nil }, noteWriteErr: func(error) {}}
+	rb.noteCheckpoint([]CheckResult{{Check: record.Check{Command: "grep -q hello hello.txt", Pass: true}}}, false, nil)
+	if st.SnapshotErr != "" {
+		t.Fatalf("no checkpoint: %s", st.SnapshotErr)
+	}
+	led := loadLedger(priv)
+	if len(led.Checkpoints) != 1 || led.Checkpoints[0].Commit != task {
+		t.Fatalf("checkpoints %+v, want one at the task commit %s (events %+v)", led.Checkpoints, task, events)
+	}
+}

@@ -146,11 +146,14 @@ func snapshot(ctx context.Context, dir string, paths, except []string) (string, 
 		}
 	}
 	// Records a user committed by mistake stay out of the snapshot too.
-	if _, err := Run(ctx, dir, env, "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", loopdir.RecordsDir); err != nil {
+	// -f: the index is a private copy; git's check that an entry matches
+	// HEAD or the file (a records file or a user's file staged, then
+	// written again) guards nothing here and would fail every snapshot.
+	if _, err := Run(ctx, dir, env, "rm", "-r", "-q", "--cached", "-f", "--ignore-unmatch", "--", loopdir.RecordsDir); err != nil {
 		return "", err
 	}
 	if len(except) > 0 {
-		rm := append([]string{"--literal-pathspecs", "rm", "-r", "-q", "--cached", "--ignore-unmatch", "--"}, except...)
+		rm := append([]string{"--literal-pathspecs", "rm", "-r", "-q", "--cached", "-f", "--ignore-unmatch", "--"}, except...)
 		if _, err := Run(ctx, dir, env, rm...); err != nil {
 			return "", err
 		}

@@ -98,3 +98,49 @@ func TestSnapshotTreeTrackedRecords(t *testing.T) {
 		t.Errorf("snapshot without the user's files holds %q", names)
 	}
 }
+
+// A snapshot goes through when the user's index holds a records file and a
+// user's file staged and then written again (the index then differs from
+// both HEAD and the file, which git rm --cached refuses without -f): both
+// are left out, and the user's index is left as it was.
+func TestSnapshotTreeStagedThenChanged(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	for _, args := range [][]string{{"init", "-q"}, {"config", "user.email", "t@example.com"}, {"config", "user.name", "T"}} {
+		if _, err := Run(ctx, dir, nil, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs := filepath.Join(dir, loopdir.RecordsDir)
+	os.MkdirAll(recs, 0o755)
+	os.WriteFile(filepath.Join(dir, "a"), []byte("1"), 0o644)
+	os.WriteFile(filepath.Join(dir, "run.log"), []byte("one"), 0o644)
+	os.WriteFile(filepath.Join(recs, "state.json"), []byte("{}"), 0o644)
+	if _, err := Run(ctx, dir, nil, "add", "-A"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(ctx, dir, nil, "commit", "-qm", "one"); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"run.log", filepath.Join(loopdir.RecordsDir, "state.json")} {
+		os.WriteFile(filepath.Join(dir, f), []byte("two"), 0o644)
+		if _, err := Run(ctx, dir, nil, "add", "--", f); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, f), []byte("three"), 0o644)
+	}
+	staged, _ := Line(ctx, dir, "diff", "--cached", "--name-only")
+	tree, err := SnapshotTreeExcept(ctx, dir, []string{"run.log"})
+	if err != nil {
+		t.Fatalf("snapshot with files staged and changed again: %v", err)
+	}
+	if names, _ := Line(ctx, dir, "ls-tree", "--name-only", tree); names != "a" {
+		t.Errorf("snapshot holds %q, want a alone", names)
+	}
+	if after, _ := Line(ctx, dir, "diff", "--cached", "--name-only"); after != staged {
+		t.Errorf("the user's index changed: staged %q, was %q", after, staged)
+	}
+}
