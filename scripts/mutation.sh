@@ -1,43 +1,47 @@
 #!/usr/bin/env bash
-# Mutation testing of the packages that judge agents: spec, record, cost and
-# loop. Each package is mutated by gremlins (pinned below) and only its own
-# tests run against each mutant. Prints one table row a package and fails
-# when a package falls under the thresholds, or when a mutant lives in code
-# that decides a budget, a cap, a permission, a protection, the judge or an
-# exit code and is not listed as equivalent in docs/design.md ("Mutation
-# testing").
+# Mutation testing of the packages that judge agents: spec, record, cost,
+# guard, judge and loop. Each package is mutated by gremlins (pinned below)
+# and only its own tests run against each mutant. Prints one table row a
+# package (or part) and fails when one falls under the thresholds, or when
+# a mutant lives in code that decides a budget, a cap, a permission, a
+# protection, the judge or an exit code and is not listed as equivalent in
+# docs/design.md ("Mutation testing"). An entry of the critical list that
+# names a file or function that does not exist fails it before anything
+# runs (exit 2).
 #
 #   scripts/mutation.sh              what changed since the last full
 #                                    measurement (CI; see below)
 #   scripts/mutation.sh spec cost    only these
-#   scripts/mutation.sh loop/budgets one part of loop's critical code
+#   scripts/mutation.sh loop/budgets one part of a package's critical code
 #   scripts/mutation.sh --full       the full measurement: spec, record and
-#                                    cost in full, loop in its critical
-#                                    code (two parts); records the base
+#                                    cost in full; guard, judge and loop in
+#                                    their critical parts; records the base
 #   scripts/mutation.sh --all loop   every mutant of loop (about an hour)
 #
-# loop's tests run an engine per test and take minutes, once per mutant:
-# mutating all of loop does not fit CI, so only the functions and files of
-# loop in the critical list below are mutated (gremlins v0.5.0 has no file
-# filter: the rest of loop is marked unchanged through its --diff, see
-# scope_to). loop's tests run with -short there (the 60,000-file scale test
-# and the 20,000-file event-queue flood are left out).
+# guard, judge and loop are mutated in parts: only the functions and files
+# of the critical list below (gremlins v0.5.0 has no file filter: the rest
+# of the package is marked unchanged through its --diff, see scope_to).
+# loop's tests run an engine per test and take minutes, once per mutant,
+# and run with -short there (the 60,000-file scale test and the 20,000-file
+# event-queue flood are left out). guard's and judge's tests take seconds,
+# but the rest of those packages is pinned by loop's engine tests, which
+# gremlins cannot run against another package's mutants.
 #
 # Diff mode (the default): scripts/mutation-base holds, a line a package,
 # the commit of the package's last full measurement (--full writes it when
 # the package passes and its files are committed). Only the lines of the
 # package that changed since that commit are mutated, and every entry of
 # the critical list whose code changed (or that joined the list since) is
-# mutated whole; for loop, only such critical entries. A package falls back
-# to its full measurement, saying why, when no base is recorded, the base
-# is not in this clone (a shallow clone is deepened by a fetch of that one
-# commit first), or its tests lost lines since (a weaker test could let a
-# mutant of unchanged code live). The same thresholds hold over the
+# mutated whole; for a package in parts, only such critical entries. A
+# package falls back to its full measurement, saying why, when no base is
+# recorded, the base is not in this clone (a shallow clone is deepened by a
+# fetch of that one commit first), or its tests lost lines since (a weaker
+# test could let a mutant of unchanged code live). The same thresholds hold over the
 # mutants run; see "Thresholds" in docs/design.md for a diff with few
 # mutants.
 #
 # MUTATION_WORKERS (default 2) sets gremlins' workers. The logs are in
-# .cache/mutation/PACKAGE.log.
+# .cache/mutation/PACKAGE.log (PACKAGE-PART.log for a part).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
