@@ -76,6 +76,9 @@ critical=(
   "guard/protect_ecosystems.go:*"
   "guard/protect_config.go:*"
   "guard/snapshot.go:*"
+  "guard/guard.go:Snapshot"
+  "guard/guard.go:Check"
+  "guard/guard.go:RestoreSaved"
   "judge/gates.go:CannotRun"
   "judge/gates.go:SaveTestBase"
   "judge/gates.go:Ratchet"
@@ -101,7 +104,7 @@ critical=(
 # cannot run against another package's mutants). loop: its tests take
 # minutes. `--all PACKAGE` mutates all of it against all its tests.
 parts=(
-  "guard/protection||guard/protect.go:* guard/protect_rules.go:* guard/protect_ecosystems.go:* guard/protect_config.go:* guard/snapshot.go:*"
+  "guard/protection||guard/protect.go:* guard/protect_rules.go:* guard/protect_ecosystems.go:* guard/protect_config.go:* guard/snapshot.go:* guard/guard.go:Snapshot guard/guard.go:Check guard/guard.go:RestoreSaved"
   "judge/verdict||judge/gates.go:CannotRun judge/gates.go:SaveTestBase judge/gates.go:Ratchet judge/cleanroom.go:JudgeCleanRoom judge/cleanroom.go:holdoutCounts judge/cleanroom.go:holdoutSignal judge/holdout.go:*"
   "loop/budgets|^Test(Pin|Engine|APIErrors|RateLimits|EndlessRateLimits|Failover)|loop/run_agent.go:runAgent loop/run_agent.go:keepLoopFileEdit loop/engine.go:checkBudgets loop/engine.go:outcome loop/engine.go:finish"
   "loop/judged|^Test(Judged|EngineProtected|EngineLoopFileEdits|Crash|Watch|Hardlink|Renamed|Gitignored|LoadTrusted|TargetProblems|ReadOnly)|loop/judged.go:* loop/trust.go:keepEdit"
