@@ -433,3 +433,21 @@ func TestPinVisibleChecksHideHoldouts(t *testing.T) {
 		t.Fatalf("the holdout file was in sight: %+v", rs)
 	}
 }
+
+// A loop being stopped cuts the visible checks short: the checks after the
+// one cut are not run, and none is reported as unable to run.
+func TestPinVisibleChecksStopWithTheLoop(t *testing.T) {
+	j, _ := newJudge(t, &spec.Loop{})
+	os.WriteFile(filepath.Join(j.Dir, "h_test.sh"), []byte("exit 0\n"), 0o644)
+	j.holdouts = []string{"h_test.sh"}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	logs := t.TempDir()
+	rs := j.runVisibleChecks(ctx, []string{"true", "true", "true"}, func(i int) string { return filepath.Join(logs, strings.Repeat("x", i+1)+".log") })
+	if len(rs) != 1 {
+		t.Fatalf("%d results after the loop stopped, want the one cut short: %+v", len(rs), rs)
+	}
+	if strings.Contains(rs[0].Signal, "holdout files in sight") {
+		t.Errorf("a check cut short reads as unable to run: %q", rs[0].Signal)
+	}
+}
