@@ -311,6 +311,9 @@ func TestPinHoldoutReadyWithGit(t *testing.T) {
 	for _, f := range []string{"b_test.go", "a_test.go"} {
 		os.WriteFile(filepath.Join(j.Dir, "hidden", f), []byte("package h\n"), 0o644)
 	}
+	// Git looks no higher than the test's own folders, wherever the
+	// temporary folder is.
+	t.Setenv("GIT_CEILING_DIRECTORIES", filepath.Dir(filepath.Dir(j.Dir)))
 	// No git: nothing to check.
 	if err := j.HoldoutReady(true); err != nil {
 		t.Fatalf("outside git: %v", err)
