@@ -1,43 +1,47 @@
 #!/usr/bin/env bash
-# Mutation testing of the packages that judge agents: spec, record, cost and
-# loop. Each package is mutated by gremlins (pinned below) and only its own
-# tests run against each mutant. Prints one table row a package and fails
-# when a package falls under the thresholds, or when a mutant lives in code
-# that decides a budget, a cap, a permission, a protection, the judge or an
-# exit code and is not listed as equivalent in docs/design.md ("Mutation
-# testing").
+# Mutation testing of the packages that judge agents: spec, record, cost,
+# guard, judge and loop. Each package is mutated by gremlins (pinned below)
+# and only its own tests run against each mutant. Prints one table row a
+# package (or part) and fails when one falls under the thresholds, or when
+# a mutant lives in code that decides a budget, a cap, a permission, a
+# protection, the judge or an exit code and is not listed as equivalent in
+# docs/design.md ("Mutation testing"). An entry of the critical list that
+# names a file or function that does not exist fails it before anything
+# runs (exit 2).
 #
 #   scripts/mutation.sh              what changed since the last full
 #                                    measurement (CI; see below)
 #   scripts/mutation.sh spec cost    only these
-#   scripts/mutation.sh loop/budgets one part of loop's critical code
+#   scripts/mutation.sh loop/budgets one part of a package's critical code
 #   scripts/mutation.sh --full       the full measurement: spec, record and
-#                                    cost in full, loop in its critical
-#                                    code (two parts); records the base
+#                                    cost in full; guard, judge and loop in
+#                                    their critical parts; records the base
 #   scripts/mutation.sh --all loop   every mutant of loop (about an hour)
 #
-# loop's tests run an engine per test and take minutes, once per mutant:
-# mutating all of loop does not fit CI, so only the functions and files of
-# loop in the critical list below are mutated (gremlins v0.5.0 has no file
-# filter: the rest of loop is marked unchanged through its --diff, see
-# scope_to). loop's tests run with -short there (the 60,000-file scale test
-# and the 20,000-file event-queue flood are left out).
+# guard, judge and loop are mutated in parts: only the functions and files
+# of the critical list below (gremlins v0.5.0 has no file filter: the rest
+# of the package is marked unchanged through its --diff, see scope_to).
+# loop's tests run an engine per test and take minutes, once per mutant,
+# and run with -short there (the 60,000-file scale test and the 20,000-file
+# event-queue flood are left out). guard's and judge's tests take seconds,
+# but the rest of those packages is pinned by loop's engine tests, which
+# gremlins cannot run against another package's mutants.
 #
 # Diff mode (the default): scripts/mutation-base holds, a line a package,
 # the commit of the package's last full measurement (--full writes it when
 # the package passes and its files are committed). Only the lines of the
 # package that changed since that commit are mutated, and every entry of
 # the critical list whose code changed (or that joined the list since) is
-# mutated whole; for loop, only such critical entries. A package falls back
-# to its full measurement, saying why, when no base is recorded, the base
-# is not in this clone (a shallow clone is deepened by a fetch of that one
-# commit first), or its tests lost lines since (a weaker test could let a
-# mutant of unchanged code live). The same thresholds hold over the
+# mutated whole; for a package in parts, only such critical entries. A
+# package falls back to its full measurement, saying why, when no base is
+# recorded, the base is not in this clone (a shallow clone is deepened by a
+# fetch of that one commit first), or its tests lost lines since (a weaker
+# test could let a mutant of unchanged code live). The same thresholds hold over the
 # mutants run; see "Thresholds" in docs/design.md for a diff with few
 # mutants.
 #
 # MUTATION_WORKERS (default 2) sets gremlins' workers. The logs are in
-# .cache/mutation/PACKAGE.log.
+# .cache/mutation/PACKAGE.log (PACKAGE-PART.log for a part).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -57,7 +61,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 packages=("$@")
-[ ${#packages[@]} -gt 0 ] || packages=(spec record cost loop)
+[ ${#packages[@]} -gt 0 ] || packages=(spec record cost guard judge loop)
 base_file=scripts/mutation-base
 
 # Code where no mutant may live: FILE:FUNCTION (FUNCTION * for the whole
@@ -67,46 +71,47 @@ critical=(
   "spec/judge.go:*"
   "spec/defaults.go:AgentFor"
   "spec/defaults.go:merge"
+  "guard/protect.go:*"
+  "guard/protect_rules.go:*"
+  "guard/protect_ecosystems.go:*"
+  "guard/protect_config.go:*"
+  "guard/snapshot.go:*"
+  "guard/guard.go:Snapshot"
+  "guard/guard.go:Check"
+  "guard/guard.go:RestoreSaved"
+  "judge/gates.go:CannotRun"
+  "judge/gates.go:SaveTestBase"
+  "judge/gates.go:Ratchet"
+  "judge/cleanroom.go:JudgeCleanRoom"
+  "judge/cleanroom.go:holdoutCounts"
+  "judge/cleanroom.go:holdoutSignal"
+  "judge/holdout.go:*"
   "loop/run_agent.go:runAgent"
   "loop/run_agent.go:keepLoopFileEdit"
   "loop/engine.go:checkBudgets"
   "loop/engine.go:outcome"
   "loop/engine.go:finish"
-  "loop/protect.go:*"
-  "loop/protect_rules.go:*"
-  "loop/guard.go:*"
   "loop/judged.go:*"
   "loop/trust.go:keepEdit"
   "cost/loop.go:EstimateLoop"
 )
-# What CI mutates of loop: its critical code only, in two parts, each
-# against the tests that exercise it (a `go test -run` pattern): NAME,
-# PATTERN, then the entries of the list above. `--full` mutates all of loop
-# against all its tests.
-loop_parts=(
-  "budgets|^Test(Pin|Engine|APIErrors|RateLimits|EndlessRateLimits|Failover)|loop/run_agent.go:runAgent loop/run_agent.go:keepLoopFileEdit loop/engine.go:checkBudgets loop/engine.go:outcome loop/engine.go:finish"
-  "protection|^Test(Protect|Guard|Watch|Hardlink|Renamed|Gitignored|TreeWatch|KeepTestConfig|LoadTrusted|TargetProblems|ReadOnly|EngineProtected|EngineLoopFileEdits|Judged|Crash)|loop/protect.go:* loop/protect_rules.go:* loop/guard.go:* loop/judged.go:* loop/trust.go:keepEdit"
+# The packages mutated in their critical code only, in parts, each against
+# the tests that exercise it (a `go test -run` pattern; empty: all of the
+# package's tests): PACKAGE/NAME, PATTERN, then entries of the list above.
+# guard and judge: their tests are seconds, but only the critical code is
+# held to the thresholds (the watch and the list of changes, the checks'
+# runner and the audit are pinned by loop's engine tests, which gremlins
+# cannot run against another package's mutants). loop: its tests take
+# minutes. `--all PACKAGE` mutates all of it against all its tests.
+parts=(
+  "guard/protection||guard/protect.go:* guard/protect_rules.go:* guard/protect_ecosystems.go:* guard/protect_config.go:* guard/snapshot.go:* guard/guard.go:Snapshot guard/guard.go:Check guard/guard.go:RestoreSaved"
+  "judge/verdict||judge/gates.go:CannotRun judge/gates.go:SaveTestBase judge/gates.go:Ratchet judge/cleanroom.go:JudgeCleanRoom judge/cleanroom.go:holdoutCounts judge/cleanroom.go:holdoutSignal judge/holdout.go:*"
+  "loop/budgets|^Test(Pin|Engine|APIErrors|RateLimits|EndlessRateLimits|Failover)|loop/run_agent.go:runAgent loop/run_agent.go:keepLoopFileEdit loop/engine.go:checkBudgets loop/engine.go:outcome loop/engine.go:finish"
+  "loop/judged|^Test(Judged|EngineProtected|EngineLoopFileEdits|Crash|Watch|Hardlink|Renamed|Gitignored|LoadTrusted|TargetProblems|ReadOnly)|loop/judged.go:* loop/trust.go:keepEdit"
 )
 # The equivalent mutants left alive, one a line in docs/design.md:
 #   - `FILE` `FUNCTION` MUTATOR on `SOURCE LINE`: why
 allowed=docs/design.md
-
-bin=$root/.cache/bin/gremlins
-if ! go version -m "$bin" 2>/dev/null | grep -q "mod[[:space:]]*$GREMLINS[[:space:]]*$GREMLINS_VERSION"; then
-  echo "installing gremlins $GREMLINS_VERSION into .cache/bin"
-  GOBIN=$root/.cache/bin go install "$GREMLINS/cmd/gremlins@$GREMLINS_VERSION"
-fi
-
-# gremlins copies the whole module folder once per worker: mutate a copy of
-# the project's own files (tracked and new, not ignored), not .cache or .git.
-work=$(mktemp -d "${TMPDIR:-/tmp}/looprinter-mutation-XXXXXX")
-trap 'rm -rf "$work"' EXIT
-git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' f; do
-  [ -f "$f" ] && printf '%s\0' "$f"
-done | xargs -0 cp --parents -t "$work"
-
-logs=$root/.cache/mutation
-mkdir -p "$logs"
 
 # strip_funcs "FN ...": Go source on stdin without these top-level
 # functions (a function runs from its `func` line to the next `}` at the
@@ -356,6 +361,63 @@ mutate() {
   fi
 }
 
+# has_parts PKG: whether PKG is mutated in parts (its critical code only).
+has_parts() {
+  local part
+  for part in "${parts[@]}"; do
+    [[ ${part%%|*} == "$1"/* ]] && return 0
+  done
+  return 1
+}
+
+# Every entry must name code that exists: an entry left behind by a move or
+# a rename would otherwise mutate nothing, and its part pass on no mutant.
+missing=()
+for c in "${critical[@]}"; do
+  file=${c%%:*} fn=${c#*:}
+  if [ ! -f "$file" ]; then
+    missing+=("$c: no file $file")
+  elif [ "$fn" != "*" ] && [ -z "$(func_text "$fn" <"$file")" ]; then
+    missing+=("$c: no top-level function $fn in $file")
+  fi
+done
+for part in "${parts[@]}"; do
+  read -r -a entries <<<"${part##*|}"
+  for c in "${entries[@]}"; do
+    [[ " ${critical[*]} " == *" $c "* ]] || missing+=("${part%%|*}: $c is not in the critical list")
+  done
+done
+for pkg in "${packages[@]}"; do
+  p=${pkg%%/*}
+  if [ ! -d "$p" ]; then
+    missing+=("$pkg: no package folder $p")
+  elif [ "$pkg" != "$p" ] && ! [[ " ${parts[*]%%|*} " == *" $pkg "* ]]; then
+    missing+=("$pkg: no such part (parts: ${parts[*]%%|*})")
+  fi
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "scripts/mutation.sh: its critical list names code that does not exist (moved or renamed? update the list):" >&2
+  printf '  %s\n' "${missing[@]}" >&2
+  exit 2
+fi
+
+bin=$root/.cache/bin/gremlins
+if ! go version -m "$bin" 2>/dev/null | grep -q "mod[[:space:]]*$GREMLINS[[:space:]]*$GREMLINS_VERSION"; then
+  echo "installing gremlins $GREMLINS_VERSION into .cache/bin"
+  GOBIN=$root/.cache/bin go install "$GREMLINS/cmd/gremlins@$GREMLINS_VERSION"
+fi
+
+# gremlins copies the whole module folder once per worker: mutate a copy of
+# the project's own files (tracked and new, not ignored), not .cache or .git.
+work=$(mktemp -d "${TMPDIR:-/tmp}/looprinter-mutation-XXXXXX")
+trap 'rm -rf "$work"' EXIT
+git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' f; do
+  [ -f "$f" ] && printf '%s\0' "$f"
+done | xargs -0 cp --parents -t "$work"
+
+logs=$root/.cache/mutation
+mkdir -p "$logs"
+
 started=$(date +%s)
 for pkg in "${packages[@]}"; do
   base="" why=""
@@ -373,25 +435,27 @@ for pkg in "${packages[@]}"; do
       echo "$pkg: $why; its full measurement runs instead"
     fi
   fi
-  if [[ $pkg == loop || $pkg == loop/* ]] && [ $all = 0 ]; then
-    for part in "${loop_parts[@]}"; do
+  p=${pkg%%/*}
+  if has_parts "$p" && [ $all = 0 ]; then
+    for part in "${parts[@]}"; do
       name=${part%%|*}
-      [[ $pkg == loop || $pkg == "loop/$name" ]] || continue
+      [[ $name == "$p"/* ]] || continue
+      [[ $pkg == "$p" || $pkg == "$name" ]] || continue
       pattern=${part#*|}
       pattern=${pattern%|*} # the pattern holds | too
       read -r -a entries <<<"${part##*|}"
       if [ -z "$base" ]; then
-        mutate loop "loop/$name" critical "$pattern" "" "${entries[@]}"
+        mutate "$p" "$name" critical "$pattern" "" "${entries[@]}"
         continue
       fi
       mapfile -t changed < <(changed_entries "$base" "${entries[@]}")
       if [ ${#changed[@]} = 0 ]; then
-        echo "loop/$name: none of its critical code changed since ${base:0:12}"
-        rows+=("$(printf '%-16s %-9s %7d %6d %12d %10d %10s %10s %6ss' "loop/$name" changed 0 0 0 0 - - 0)")
+        echo "$name: none of its critical code changed since ${base:0:12}"
+        rows+=("$(printf '%-16s %-9s %7d %6d %12d %10d %10s %10s %6ss' "$name" changed 0 0 0 0 - - 0)")
         continue
       fi
-      echo "loop/$name: changed since ${base:0:12}: ${changed[*]}"
-      mutate loop "loop/$name" changed "$pattern" "" "${changed[@]}"
+      echo "$name: changed since ${base:0:12}: ${changed[*]}"
+      mutate "$p" "$name" changed "$pattern" "" "${changed[@]}"
     done
   elif [ -n "$base" ]; then
     entries=()
