@@ -52,3 +52,47 @@ func TestLoopPageShowsStrength(t *testing.T) {
 		}
 	}
 }
+
+// The loop page names the hosts the loop's proxy refused (what to add to
+// network.allow) and the flaky checks with the tests that flipped,
+// escaped: an agent chose those names.
+func TestLoopPageShowsRefusedHostsAndFlaky(t *testing.T) {
+	t.Setenv("LOOPRINTER_STATE_DIR", t.TempDir())
+	dir := t.TempDir()
+	os.WriteFile(dir+"/loop.yaml", []byte("version: 1\nname: netty\nobjective: x\nverify: [\"true\"]\n"), 0o644)
+	w, err := loopdir.Dir(dir).CreateRecords("r", "command", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	st, err := loop.LoadState(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.StartedAt = time.Now()
+	st.NetRefused = []string{"evil.example:443", "<script>x</script>:80"}
+	st.Flaky = map[string][]string{"go test ./...": {"TestFlaky"}}
+	if err := st.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := ops.Save(ops.Entry{Name: "netty", LoopFile: dir + "/loop.yaml", Dir: dir, RunDir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	tk, _, _ := OpenTokens(t.TempDir() + "/t.json")
+	s, err := New(Config{Addr: "127.0.0.1:0", Tokens: tk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, httptest.NewRequest("GET", "http://127.0.0.1/loops/netty", nil))
+	body := rec.Body.String()
+	for _, want := range []string{"Network: refused hosts", "<code>evil.example:443</code>", "&lt;script&gt;x&lt;/script&gt;:80", "network.allow",
+		"Flaky checks", "<code>go test ./...</code>: tests that flipped <code>TestFlaky</code>"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	if strings.Contains(body, "<script>x</script>") {
+		t.Error("a host name reached the page unescaped")
+	}
+}
