@@ -222,8 +222,16 @@ func (j *Judge) JudgeCleanRoom(ctx context.Context, gate string, cmds []string) 
 // tests that flipped are left out (and the room's verdict taken again).
 // It describes the flaky checks ("" when none).
 func (j *Judge) flakyInRoom(ctx context.Context, gate string, cr *cleanRoomResult) string {
-	if ctx.Err() != nil || cr.rec.Error != "" || len(cr.rec.SetAside) > 0 || AllPass(cr.results) {
+	// A room that differs from the folder by design (dependency folders
+	// seen as at the start, the repository hidden) explains a failure:
+	// that is no flake.
+	if ctx.Err() != nil || cr.rec.Error != "" || len(cr.rec.SetAside) > 0 || len(cr.rec.Pristine) > 0 || j.HiddenGit() != nil || AllPass(cr.results) {
 		return ""
+	}
+	for _, r := range cr.results {
+		if !r.Pass && len(r.Lines) > 0 && strings.HasPrefix(r.Lines[0], forgedGoHead) {
+			return "" // output printed by code under test: no flake either
+		}
 	}
 	mode, _ := j.spec().FlakyRule()
 	again := func() {

@@ -17,6 +17,9 @@ import (
 // testing package: the check fails there. (Forged output that names only
 // real tests is not seen here; the tells of the code that prints it are.)
 
+// forgedGoHead starts the line of a run whose output named unknown tests.
+const forgedGoHead = "the run names tests that"
+
 // maxGoLog bounds the check log read for forged names.
 const maxGoLog = 16 << 20
 
@@ -48,7 +51,7 @@ func (j *Judge) forgedGo(results []CheckResult) {
 			}
 			names = append(names, fmt.Sprintf("%s (%s, line %d of its output)", f.Test, f.Action, f.Line))
 		}
-		why := "the run names tests that no test file of the loop (as it started) or of the holdout declares: " + strings.Join(names, ", ") + ": that output was printed by code under test, not by Go's testing package"
+		why := forgedGoHead + " no test file of the loop (as it started) or of the holdout declares: " + strings.Join(names, ", ") + ": that output was printed by code under test, not by Go's testing package"
 		r.Pass, r.Check.Pass = false, false
 		r.Lines = append([]string{why}, r.Lines...)
 		r.Signal = strings.TrimSpace(why + "\n" + r.Signal)

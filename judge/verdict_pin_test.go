@@ -234,14 +234,18 @@ func TestPinCleanRoomVerdict(t *testing.T) {
 	}
 
 	ev = nil
+	// With nothing set aside and nothing of the tree made pristine, a gate
+	// that passed in the folder and fails in the room is flaky: a flaky
+	// record, no violation.
 	rec, signal = j.JudgeCleanRoom(context.Background(), "objective", []string{"exit 1"})
-	if rec.Pass || !strings.HasPrefix(signal, "clean room: the checks fail when run again in a clean copy of the loop folder.\n") ||
-		strings.Contains(signal, "holdout") || len(*evs) != 0 {
+	if rec.Pass || !strings.HasPrefix(signal, "clean room: FLAKY: the checks passed in the loop folder") ||
+		strings.Contains(signal, "holdout") || len(*evs) != 1 || (*evs)[0].Event != record.Flaky {
 		t.Fatalf("failing again: %+v, signal %q, records %+v", rec, signal, *evs)
 	}
-	if len(ev) != 1 || ev[0] != "clean room: FAIL" {
+	if len(ev) != 2 || ev[len(ev)-1] != "clean room: FAIL" || !strings.Contains(ev[0], "FLAKY `exit 1`") {
 		t.Errorf("evidence %q", ev)
 	}
+	*evs = nil
 
 	// The gate's checks pass; a holdout check fails.
 	hj, hevs := newJudge(t, &spec.Loop{HoldoutVerify: []string{"true", "exit 1"}})
@@ -334,9 +338,11 @@ func TestPinHoldoutReadyWithGit(t *testing.T) {
 	if err := j2.HoldoutReady(true); err == nil || !strings.Contains(err.Error(), "hidden/b_test.go is not ignored") {
 		t.Fatalf("one not ignored: %v", err)
 	}
+	// A holdout file git holds can be set aside: the agent then sees no
+	// repository at all.
 	git(t, j2.Dir, "add", "-f", "hidden/b_test.go")
-	if err := j2.HoldoutReady(true); err == nil || !strings.Contains(err.Error(), "holdout file hidden/b_test.go is tracked by git") {
-		t.Fatalf("staged: %v", err)
+	if err := j2.HoldoutReady(true); err != nil || j2.HiddenGit() == nil {
+		t.Fatalf("staged: %v, the repository hidden: %v", err, j2.HiddenGit() != nil)
 	}
 	git(t, j2.Dir, "commit", "-qm", "b")
 	git(t, j2.Dir, "rm", "-q", "--cached", "hidden/b_test.go")
