@@ -183,6 +183,7 @@ func Run(ctx context.Context, l *spec.Loop, opts Options) (*Outcome, error) {
 		return nil, err
 	}
 	o := e.loop(ctx)
+	e.run.closeNetwork() // every connection's record (and refused host) before the final state
 	out := e.finish(o)
 	e.store.tallySpend()
 	return out, nil
