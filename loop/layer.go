@@ -213,6 +213,14 @@ func (r *runner) endRun(phase, task string, rc *guard.RunChanges) (changed, crea
 	if lerr != nil {
 		err = lerr
 	}
+	if r.layer == nil {
+		// No layer judged the run's files before they reached the folder:
+		// they are judged where they are.
+		tamper = append(tamper, r.folderTells(changed, created)...)
+		if perr := r.judge().Pristine().Lost(created, changed); perr != nil {
+			r.emit(record.Event{Event: record.Warning, Phase: phase, Task: task, Kind: "pristine", Message: "cannot note the dependency files the run changed: " + perr.Error()})
+		}
+	}
 	return changed, created, tamper, err
 }
 

@@ -236,12 +236,6 @@ func (r *runner) runAgent(ctx context.Context, phase string, post bool, task str
 	r.st.touched(changed)
 	tamper, gerr := r.guard.Check(changes, created, rules)
 	run.Tamper = append(append(layerTamper, tamper...), gitTamper...)
-	if r.layer == nil {
-		run.Tamper = append(run.Tamper, r.folderTells(changed, created)...)
-		if err := r.judge().Pristine().Lost(created, changed); err != nil {
-			r.emit(record.Event{Event: record.Warning, Phase: phase, Task: task, Kind: "pristine", Message: "cannot note the dependency files the run changed: " + err.Error()})
-		}
-	}
 	r.endRecord(phase, task, ran, res, run.Changed)
 	r.recordTamper(phase, task, run.Tamper)
 	r.afterOperator(ctx, phase, task, res, told)
