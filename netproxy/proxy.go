@@ -63,7 +63,9 @@ func Listen(path string, opt Options) (*Proxy, error) {
 	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSocket != 0 {
 		os.Remove(path)
 	}
-	ln, err := net.Listen("unix", path)
+	addr, done := sockAddr(path)
+	ln, err := net.Listen("unix", addr)
+	done()
 	if err != nil {
 		return nil, fmt.Errorf("netproxy: %w", err)
 	}

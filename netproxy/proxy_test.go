@@ -365,3 +365,25 @@ func TestParseAllow(t *testing.T) {
 		}
 	}
 }
+
+// A socket whose path is longer than a socket address holds (a user's
+// long HOME, a test's folder) still listens and is reached.
+func TestLongSocketPath(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), strings.Repeat("long-folder-name-", 8))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "p.sock")
+	p, err := Listen(sock, Options{})
+	if err != nil {
+		t.Fatalf("a %d-byte socket path: %v", len(sock), err)
+	}
+	defer p.Close()
+	addr, done := sockAddr(sock)
+	c, err := net.Dial("unix", addr)
+	done()
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	c.Close()
+}

@@ -27,7 +27,9 @@ func Relay(ln net.Listener, socket string) error {
 		go func() {
 			defer wg.Done()
 			defer c.Close()
-			up, err := net.Dial("unix", socket)
+			addr, release := sockAddr(socket)
+			up, err := net.Dial("unix", addr)
+			release()
 			if err != nil {
 				io.WriteString(c, "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\nlooprinter: the loop's network proxy is not running\n")
 				return
