@@ -24,6 +24,9 @@ func TestLayerSlotsIsolated(t *testing.T) {
 		t.Skipf("no copy-on-write layer here: %v", err)
 	}
 	l := newLayout(t)
+	// overlayfs leaves a mode-000 folder in a work folder: emptied before
+	// the test's folders are removed (as an ordinary user too).
+	t.Cleanup(func() { removeAllWritable(filepath.Join(l.state, "engine", "layers")) })
 	os.WriteFile(filepath.Join(l.dir, "shared.txt"), []byte("base\n"), 0o644)
 	os.WriteFile(filepath.Join(l.dir, "gone.txt"), []byte("x\n"), 0o644)
 	slot := func(name string) Layer {
