@@ -460,3 +460,23 @@ func TestPinVisibleChecksStopWithTheLoop(t *testing.T) {
 		t.Errorf("a check cut short reads as unable to run: %q", rs[0].Signal)
 	}
 }
+
+// flaky: quarantine: the quarantined tests leave the ratchet's baseline
+// count, so a run where only they stopped passing is no drop; one more
+// lost test is.
+func TestPinRatchetLeavesQuarantinedOut(t *testing.T) {
+	j, _ := newJudge(t, &spec.Loop{Flaky: "quarantine"})
+	j.Flaky = func() FlakyTests { return FlakyTests{"go test ./...": {"TestFlaky"}} }
+	run := func(passed int) CheckResult {
+		r := CheckResult{Tests: testcount.Counts{Known: true, Runner: "go", Passed: passed}}
+		r.Command, r.Pass = "go test ./...", true
+		return r
+	}
+	j.SaveTestBase([]CheckResult{run(3)}, true)
+	if errs := j.Ratchet("cycle", []CheckResult{run(2)}); len(errs) != 0 {
+		t.Fatalf("only the quarantined test stopped passing: %q", errs)
+	}
+	if errs := j.Ratchet("cycle", []CheckResult{run(1)}); len(errs) == 0 {
+		t.Fatal("a real test stopped passing, and the ratchet let it through")
+	}
+}
