@@ -138,3 +138,29 @@ agents:
 		t.Errorf("plan's fallback: %+v after %s, want codex after 2h (inherited)", plan.Fallback, plan.FallbackAfter.D())
 	}
 }
+
+// A phase's agent keeps the loop's escalation unless it names its own.
+func TestPinAgentForEscalation(t *testing.T) {
+	l, err := Parse([]byte(`objective: x
+verify: ["true"]
+agent:
+  backend: claude
+  escalate:
+    - {after: 2, model: opus}
+agents:
+  build:
+    escalate:
+      - {after: 3, model: sonnet}
+  plan:
+    model: haiku
+`), "loop.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := l.AgentFor("build", false).Escalate; len(e) != 1 || e[0].Model != "sonnet" || e[0].After != 3 {
+		t.Errorf("build's escalation: %+v, want its own (sonnet after 3)", e)
+	}
+	if e := l.AgentFor("plan", false).Escalate; len(e) != 1 || e[0].Model != "opus" || e[0].After != 2 {
+		t.Errorf("plan's escalation: %+v, want the loop's (opus after 2, inherited)", e)
+	}
+}

@@ -242,9 +242,10 @@ var judgeRules = map[string]judgeRule{
 		}
 		return ""
 	},
-	// A warning's threshold: lowering it warns sooner.
+	// A warning's threshold: lowering it warns sooner; the same size
+	// written another way (or the default written out) changes nothing.
 	"private_budget": func(d fieldDiff, old, nu *Loop) string {
-		if nu.PrivateBudgetBytes() < old.PrivateBudgetBytes() {
+		if nu.PrivateBudgetBytes() <= old.PrivateBudgetBytes() {
 			return ""
 		}
 		return "private_budget may only go down"

@@ -255,6 +255,7 @@ var judgeCases = []judgeCase{
 	{"protect_except", "protect_except grows", func(l *Loop) { l.ProtectExcept = append(l.ProtectExcept, "**/*_test.go") }, false, nil},
 	{"private_budget", "private budget lowered", func(l *Loop) { l.PrivateBudget = "512MiB" }, true, nil},
 	{"private_budget", "private budget raised", func(l *Loop) { l.PrivateBudget = "8GiB" }, false, nil},
+	{"private_budget", "the same size another way", func(l *Loop) { l.PrivateBudget = "1024MiB" }, true, func(l *Loop) { l.PrivateBudget = "1GiB" }},
 	{"checks.network", "checks get the host's network", func(l *Loop) { l.Checks.Network = ChecksNetworkHost }, false, nil},
 	{"checks.allow_tells", "allow_tells grows", func(l *Loop) { l.Checks.AllowTells = append(l.Checks.AllowTells, "**/*.go") }, false, nil},
 	{"checks.allow_tells", "allow_tells shrinks", func(l *Loop) { l.Checks.AllowTells = l.Checks.AllowTells[:1] }, true, func(l *Loop) { l.Checks.AllowTells = []string{"a.go", "b.go"} }},
