@@ -98,6 +98,19 @@ func testTool(pkg string) bool {
 	return false
 }
 
+// MissingModule is the Python module a failed check's output says could
+// not be imported at its top ("No module named calc" gives calc), "" when
+// it says none.
+func MissingModule(output string) string {
+	if len(output) > 1<<20 {
+		output = output[:1<<20]
+	}
+	if m := noModule.FindStringSubmatch(output); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
 // RunnerMissingLog is RunnerMissing on a check's saved output (its log
 // file): the first MiB, where a runner that could not start says so.
 func RunnerMissingLog(path string, exit int) (missing bool, hint string) {

@@ -152,3 +152,24 @@ func TestJudgeHoldoutReady(t *testing.T) {
 		t.Error("TouchesHoldout")
 	}
 }
+
+// A module the objective names as a word is the work's, not a runner's.
+func TestNamesWord(t *testing.T) {
+	for _, c := range []struct {
+		text, word string
+		want       bool
+	}{
+		{"write the calc module", "calc", true},
+		{"calc: add and sub", "calc", true},
+		{"fix calc.py", "calc", true},
+		{"write a calculator", "calc", false},
+		{"the my_calc tool", "calc", false},
+		{"the tests pass", "nosuchrunner", false},
+		{"anything", "", false},
+		{"calcs and calc", "calc", true},
+	} {
+		if got := namesWord(c.text, c.word); got != c.want {
+			t.Errorf("namesWord(%q, %q) = %v, want %v", c.text, c.word, got, c.want)
+		}
+	}
+}

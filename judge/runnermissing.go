@@ -2,6 +2,8 @@ package judge
 
 import (
 	"fmt"
+	"io"
+	"os"
 	"strings"
 
 	"github.com/looprinter/looprinter/checkcmd"
@@ -24,10 +26,55 @@ func (j *Judge) RunnerCannotStart(results []CheckResult) string {
 		if !missing {
 			continue
 		}
+		if mod := missingModuleLog(r.Output); mod != "" {
+			top, _, _ := strings.Cut(mod, ".")
+			if j.Spec != nil && namesWord(j.Spec().Objective, top) {
+				// `python3 -m calc` where the work is to write calc: the
+				// objective names it, so its absence is the work's.
+				continue
+			}
+			hint += fmt.Sprintf("; if the loop's work is to write the module %s, name it in the objective", top)
+		}
 		cannot = append(cannot, fmt.Sprintf("the check `%s` cannot start its test runner (exit %d): %s", r.Command, r.ExitCode, hint))
 	}
 	if len(cannot) == 0 {
 		return ""
 	}
 	return strings.Join(cannot, "\n") + "\n(no agent ran: a check whose runner cannot start judges nothing, and no change to the code can fix it; fix the environment and run again)"
+}
+
+// missingModuleLog is checkcmd.MissingModule on a check's saved output.
+func missingModuleLog(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	n, _ := io.ReadFull(f, buf)
+	return checkcmd.MissingModule(string(buf[:n]))
+}
+
+// namesWord says whether text holds word as a word of its own (letters,
+// digits and underscores on neither side): "write calc.py" names calc,
+// "calculator" does not.
+func namesWord(text, word string) bool {
+	if word == "" {
+		return false
+	}
+	isWord := func(c byte) bool {
+		return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+	}
+	for i := 0; ; {
+		k := strings.Index(text[i:], word)
+		if k < 0 {
+			return false
+		}
+		k += i
+		end := k + len(word)
+		if (k == 0 || !isWord(text[k-1])) && (end == len(text) || !isWord(text[end])) {
+			return true
+		}
+		i = k + 1
+	}
 }
