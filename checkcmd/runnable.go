@@ -92,6 +92,42 @@ func RunFix(prog, why, key string) string {
 	return fmt.Sprintf("install %s, or change the check under %s: in the loop file", prog, key)
 }
 
+// NegatedCannotRun says why a negated check (`! grep -q TODO a.txt`)
+// that passed judged nothing: a program one of its negated commands
+// starts is not there (a shell's 127 negated is 0, a pass). prog is the
+// program, why "" when every negated program was found.
+func NegatedCannotRun(line, dir, pathEnv string) (prog, why string) {
+	p, err := parse(line, "", 0)
+	if err != nil {
+		return "", ""
+	}
+	for i, c := range p.cmds {
+		if !c.Bang || c.Nested {
+			continue
+		}
+		// Every command of the negated pipeline: a missing program
+		// anywhere in it can flip its status.
+		for j := i; j < len(p.cmds); j++ {
+			pc := p.cmds[j]
+			if j > i && (pc.Nested || pc.Op != "|") {
+				break
+			}
+			w := Unwrap(pc.Words)
+			if len(w) == 0 || w[0].Dynamic || strings.ContainsAny(w[0].Text, "$`") || shellBuiltins[w[0].Text] {
+				continue
+			}
+			if _, err := FindProgram(w[0].Text, dir, pathEnv); err != nil {
+				what := "program " + w[0].Text + " not found"
+				if strings.Contains(w[0].Text, "/") {
+					what = w[0].Text + " does not exist or is not executable (relative to " + dir + ")"
+				}
+				return w[0].Text, what + ", and `!` turns its failure into a pass"
+			}
+		}
+	}
+	return "", ""
+}
+
 // ExitHint explains a check that exited 127 (command not found) or 126
 // (not executable): the check could not run, which is not a failure of the
 // work. ok is false for other exit codes.

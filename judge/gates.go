@@ -56,12 +56,18 @@ func (j *Judge) CannotRun(results []CheckResult) string {
 	l := j.spec()
 	var cannot []string
 	for _, r := range results {
-		if r.ExitCode != 126 && r.ExitCode != 127 {
-			continue
-		}
 		key := "verify"
 		if !slices.Contains(l.Verify, r.Command) {
 			key = "objective_verify"
+		}
+		if r.Pass {
+			if prog, why := checkcmd.NegatedCannotRun(r.Command, j.Dir, os.Getenv("PATH")); why != "" {
+				cannot = append(cannot, fmt.Sprintf("the check `%s` cannot run: %s\nfix: %s", r.Command, why, checkcmd.RunFix(prog, "program "+prog+" not found on PATH", key)))
+			}
+			continue
+		}
+		if r.ExitCode != 126 && r.ExitCode != 127 {
+			continue
 		}
 		why, fix, ok := checkcmd.ExitHint(r.Command, j.Dir, os.Getenv("PATH"), r.ExitCode, key)
 		if !ok {
