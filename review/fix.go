@@ -229,6 +229,18 @@ func (s *Shape) reviewFinal(ctx context.Context, rs *State) error {
 			pass, signal = false, crs
 		}
 	}
+	var strengthLine, weak string
+	if pass && room != nil && room.Pass {
+		// The fixer's lines, mutated: do the final checks catch them?
+		var hold bool
+		strengthLine, hold, weak = s.h.Strength(ctx, rs.BaseSHA)
+		if ctx.Err() != nil {
+			return s.h.Stop(ReasonInterrupted, "interrupted during the verify_strength pass")
+		}
+		if hold {
+			weak = ""
+		}
+	}
 	if len(results) > 0 {
 		s.h.Emit(record.Event{Event: record.Verify, Gate: "review-final", Pass: record.Bool(pass), Checks: results,
 			FailureSignal: signal, Signature: s.sigIf(!pass, signal), CleanRoom: room})
@@ -236,11 +248,17 @@ func (s *Shape) reviewFinal(ctx context.Context, rs *State) error {
 		s.h.NotVerified("no verify checks: the change was judged by the reviewer alone")
 	}
 	rs.FinalChecks = c.Evidence
+	if strengthLine != "" {
+		rs.FinalChecks = append(append([]string{}, c.Evidence...), strengthLine)
+	}
 	rs.Open = s.reviewOpen(rs)
 	ev := append([]string{}, rs.FinalChecks...)
 	rounds := len(rs.Rounds)
 	var reason, summary string
 	switch {
+	case len(rs.Open) == 0 && pass && weak != "":
+		reason = ReasonNotVerified
+		summary = fmt.Sprintf("no finding at or above the bar (%s) is open after %d round(s) and the checks pass, but %s", s.spec().Review.Bar, rounds, weak)
 	case len(rs.Open) == 0 && pass:
 		reason = ReasonDone
 		how := fmt.Sprintf("round %d's review found none", rounds)

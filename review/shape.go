@@ -37,6 +37,7 @@ const (
 	ReasonNoProgress  = "no_progress"
 	ReasonBlocked     = "blocked"
 	ReasonInterrupted = "interrupted"
+	ReasonNotVerified = "not_verified"
 )
 
 // Host is what the review shape needs from the engine that runs it: the
@@ -82,6 +83,11 @@ type Host interface {
 	Render(phase, objective, src string) (string, error)
 	// Signature is the short signature of a failure signal.
 	Signature(signal string) string
+	// Strength runs the verify_strength pass (when the loop file turns it
+	// on) over the lines changed since base: line is its evidence ("" when
+	// off), hold false when it ends the review NOT VERIFIED (fewer mutants
+	// caught than verify_strength.min, or none judged), with why.
+	Strength(ctx context.Context, base string) (line string, hold bool, why string)
 }
 
 // AgentRun is what the review reads of one agent run.

@@ -32,6 +32,9 @@ type fakeHost struct {
 	checks  Checks
 	reason  string
 	summary string
+	// weak, when set, is what the strength pass says to end NOT VERIFIED.
+	weak      string
+	strengths []string // the bases the strength pass was asked about
 }
 
 var outputFile = regexp.MustCompile(`Output file: (\S+)`)
@@ -51,6 +54,13 @@ func (h *fakeHost) RunChecks(ctx context.Context, gate string) Checks {
 }
 func (h *fakeHost) CleanRoom(ctx context.Context, gate string) (*record.CleanRoom, string) {
 	return &record.CleanRoom{Pass: true}, ""
+}
+func (h *fakeHost) Strength(ctx context.Context, base string) (string, bool, string) {
+	h.strengths = append(h.strengths, base)
+	if h.weak != "" {
+		return "verify_strength: the checks caught 1 of 4 mutants", false, h.weak
+	}
+	return "", true, ""
 }
 func (h *fakeHost) ProtectedFiles() ([]ProtectedFile, error) { return nil, nil }
 func (h *fakeHost) Render(phase, objective, src string) (string, error) {
@@ -208,5 +218,32 @@ func TestShapeFailingChecksAreAFinding(t *testing.T) {
 	r := h.rs.Rounds[0]
 	if len(r.Findings) != 1 || r.Findings[0].ID != ChecksFindingID || r.Findings[0].Severity != "critical" || h.rs.Step != "fix" {
 		t.Fatalf("findings %+v, next step %q; want the CHECKS finding sent to the fixer", r.Findings, h.rs.Step)
+	}
+}
+
+// The final checks get a verify_strength pass over the lines changed since
+// the review's base: a weak one ends the review NOT VERIFIED, never DONE,
+// with the pass's line in the evidence.
+func TestShapeWeakFinalChecksNotVerified(t *testing.T) {
+	dir := reviewRepo(t)
+	h := &fakeHost{dir: dir, spec: reviewLoop(1), checks: passing(), weak: "the checks caught 1 of 4 mutants, under verify_strength.min 0.6",
+		answers: map[string]string{"round-1": `{"findings":[]}`}}
+	s := New(dir, h)
+	runSteps(t, s, h, 10)
+	if h.reason != ReasonNotVerified || !strings.Contains(h.summary, "caught 1 of 4") {
+		t.Fatalf("stopped %s (%s), want not_verified naming the pass", h.reason, h.summary)
+	}
+	if len(h.strengths) != 1 || h.strengths[0] == "" || h.strengths[0] != h.rs.BaseSHA {
+		t.Errorf("strength asked about %q, want the review's base %q once", h.strengths, h.rs.BaseSHA)
+	}
+	if !strings.Contains(strings.Join(h.ev, "\n"), "verify_strength: the checks caught 1 of 4 mutants") {
+		t.Errorf("evidence %q lacks the strength line", h.ev)
+	}
+	// Strong enough: DONE as before.
+	dir = reviewRepo(t)
+	h = &fakeHost{dir: dir, spec: reviewLoop(1), checks: passing(), answers: map[string]string{"round-1": `{"findings":[]}`}}
+	runSteps(t, New(dir, h), h, 10)
+	if h.reason != ReasonDone || len(h.strengths) != 1 {
+		t.Fatalf("stopped %s (%s) after %d strength passes, want done after 1", h.reason, h.summary, len(h.strengths))
 	}
 }
