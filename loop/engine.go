@@ -352,6 +352,13 @@ func (e *Engine) recover() error {
 	if err := e.run.resumeApply(); err != nil {
 		return err
 	}
+	if ts := e.run.recoverGit(); len(ts) > 0 {
+		task := ""
+		if st.InFlight != nil {
+			task = st.InFlight.Task
+		}
+		e.run.recordTamper("build", task, ts)
+	}
 	if st.InFlight != nil {
 		return e.run.judgeDeadRun()
 	}

@@ -286,15 +286,7 @@ func (r *runner) restoreGit() []guard.Tamper {
 		return nil
 	}
 	r.gitGuard = nil
-	undone, err := g.Restore()
-	if err != nil {
-		r.emit(record.Event{Event: record.Warning, Kind: "git_guard", Message: "cannot put the repository's control files back after the run: " + err.Error()})
-	}
-	var out []guard.Tamper
-	for _, p := range undone {
-		out = append(out, guard.Tamper{File: ".git/" + p, What: "changed", Rule: "the repository's control files (config, hooks, info) are the user's"})
-	}
-	return out
+	return r.putGitBack(g, "after the run")
 }
 
 // recordTamper writes a violation for each protected file a run changed.

@@ -1,7 +1,9 @@
 package loop
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -104,6 +106,11 @@ func (r *runner) confinement(files []guard.File, phase string) (func(string, []s
 		r.gitGuard = nil
 		if g := repoGitDir(r.dir); g != "" {
 			gg, err := sandbox.GuardGit(g)
+			if err == nil {
+				// On disk too: a crash before the run's end leaves it for
+				// the restart to put back (recoverGit).
+				err = gg.Save(loopdir.Private(r.priv).GitGuard())
+			}
 			if err != nil {
 				return nil, fmt.Errorf("cannot keep the repository's control files from the agent: %w", err)
 			}
@@ -405,4 +412,34 @@ func (r *runner) judgeDeadRun() error {
 	}
 	r.st.InFlight = nil
 	return r.store.checkpoint()
+}
+
+// recoverGit puts .git's control files back after a crash in the middle
+// of a Landlock run, from the snapshot saved before it: the restart's
+// first act on the repository.
+func (r *runner) recoverGit() []guard.Tamper {
+	g, err := sandbox.LoadGitGuard(loopdir.Private(r.priv).GitGuard())
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			r.emit(record.Event{Event: record.Warning, Kind: "git_guard", Message: "cannot read the snapshot of the repository's control files left by a run that crashed: " + err.Error()})
+		}
+		return nil
+	}
+	return r.putGitBack(g, "after a run that crashed")
+}
+
+// putGitBack restores a snapshot of .git's control files and drops its
+// copy on disk; each path it put back is a refused change.
+func (r *runner) putGitBack(g *sandbox.GitGuard, when string) []guard.Tamper {
+	undone, err := g.Restore()
+	if err != nil {
+		r.emit(record.Event{Event: record.Warning, Kind: "git_guard", Message: "cannot put the repository's control files back " + when + ": " + err.Error()})
+	} else {
+		os.Remove(loopdir.Private(r.priv).GitGuard())
+	}
+	var out []guard.Tamper
+	for _, p := range undone {
+		out = append(out, guard.Tamper{File: ".git/" + p, What: "changed", Rule: "the repository's control files (config, hooks, info) are the user's"})
+	}
+	return out
 }

@@ -119,6 +119,11 @@ func (p Private) Operator() string { return p.join("operator") }
 // private files from worker to worker).
 func (p Private) FleetStart() string { return p.join("fleet-start") }
 
+// GitGuard is the snapshot of the repository's control files taken
+// before a Landlock run, kept until the run's end puts them back: a crash
+// between the two leaves it for the restart to put them back.
+func (p Private) GitGuard() string { return p.join("git-guard.json") }
+
 // LayerUpper and LayerWork are the upper and work folders of one
 // copy-on-write layer of the loop's agent runs: "loop" for the loop
 // folder's, one per tree for the agent's HOME and caches, which persist

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -77,6 +78,74 @@ func GuardGit(gitDir string) (*GitGuard, error) {
 		if err != nil {
 			return nil, fmt.Errorf("sandbox: snapshot of %s: %w", gitDir, err)
 		}
+	}
+	return g, nil
+}
+
+// savedGuard is a GitGuard on disk.
+type savedGuard struct {
+	GitDir string                `json:"git_dir"`
+	Files  map[string]savedEntry `json:"files"`
+}
+
+type savedEntry struct {
+	Dir  bool        `json:"dir,omitempty"`
+	Mode fs.FileMode `json:"mode"`
+	Data []byte      `json:"data,omitempty"`
+}
+
+// Save writes the snapshot to path, synced, so that a restart after a
+// crash in the middle of the run can still put the control paths back
+// (LoadGitGuard, then Restore).
+func (g *GitGuard) Save(path string) error {
+	sg := savedGuard{GitDir: g.gitDir, Files: make(map[string]savedEntry, len(g.files))}
+	for rel, e := range g.files {
+		sg.Files[rel] = savedEntry{Dir: e.dir, Mode: e.mode, Data: e.data}
+	}
+	data, err := json.Marshal(sg)
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err = f.Write(data); err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
+
+// LoadGitGuard reads a snapshot Save wrote.
+func LoadGitGuard(path string) (*GitGuard, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var sg savedGuard
+	if err := json.Unmarshal(data, &sg); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if sg.GitDir == "" || !filepath.IsAbs(sg.GitDir) {
+		return nil, fmt.Errorf("%s: no repository folder", path)
+	}
+	g := &GitGuard{gitDir: sg.GitDir, files: make(map[string]gitEntry, len(sg.Files))}
+	for rel, e := range sg.Files {
+		clean := filepath.ToSlash(filepath.Clean(filepath.FromSlash(rel)))
+		if clean != rel || strings.HasPrefix(rel, "../") || rel == ".." || filepath.IsAbs(rel) {
+			return nil, fmt.Errorf("%s: %q is not a path inside the repository folder", path, rel)
+		}
+		g.files[rel] = gitEntry{dir: e.Dir, mode: e.Mode.Perm(), data: e.Data}
 	}
 	return g, nil
 }

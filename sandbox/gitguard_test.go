@@ -143,3 +143,38 @@ func TestGuardGitLinksAndRemovals(t *testing.T) {
 		t.Error("a control path that is a link was snapshotted")
 	}
 }
+
+// A snapshot saved and read back restores as the one taken; a saved file
+// naming paths outside the repository folder is refused.
+func TestGuardGitSavedAndLoaded(t *testing.T) {
+	gitDir := filepath.Join(t.TempDir(), ".git")
+	os.MkdirAll(filepath.Join(gitDir, "hooks"), 0o755)
+	os.WriteFile(filepath.Join(gitDir, "config"), []byte("[core]\n"), 0o644)
+	g, err := GuardGit(gitDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := filepath.Join(t.TempDir(), "guard.json")
+	if err := g.Save(saved); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(gitDir, "config"), []byte("[core]\n\thooksPath = /tmp/evil\n"), 0o644)
+	os.WriteFile(filepath.Join(gitDir, "hooks", "pre-commit"), []byte("#!/bin/sh\n"), 0o755)
+	back, err := LoadGitGuard(saved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	undone, err := back.Restore()
+	if err != nil || strings.Join(undone, ",") != "config,hooks/pre-commit" {
+		t.Fatalf("restored %v (%v), want config and hooks/pre-commit", undone, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(gitDir, "config")); string(b) != "[core]\n" {
+		t.Errorf("config %q", b)
+	}
+	for _, bad := range []string{`{"git_dir":"` + gitDir + `","files":{"../x":{"mode":420}}}`, `{"git_dir":"rel","files":{}}`, `{`} {
+		os.WriteFile(saved, []byte(bad), 0o600)
+		if _, err := LoadGitGuard(saved); err == nil {
+			t.Errorf("%s: read without an error", bad)
+		}
+	}
+}
