@@ -132,9 +132,9 @@ func (r *runner) layerTells(rel string) string {
 }
 
 // folderTells judges, where no layer is in force, the files a run changed
-// for tells: each file with a new tell is put back as git's HEAD has it,
-// or removed when the run created it; where neither can be done it stays,
-// and the violation says so.
+// for tells and for secrets: each file with a new tell or a secret is put
+// back as git's HEAD has it, or removed when the run created it; where
+// neither can be done it stays, and the violation says so.
 func (r *runner) folderTells(changed, created []string) []guard.Tamper {
 	isNew := map[string]bool{}
 	for _, c := range created {
@@ -142,12 +142,10 @@ func (r *runner) folderTells(changed, created []string) []guard.Tamper {
 	}
 	var out []guard.Tamper
 	for _, rel := range changed {
-		if !judge.ScansForTells(rel) || r.judge().TellsAllowed(rel) {
-			continue
-		}
 		p := filepath.Join(r.dir, filepath.FromSlash(rel))
-		cur, err := guard.ReadBounded(p, 4<<20)
-		if err != nil {
+		secret := secretsIn(p, r.red())
+		tells := judge.ScansForTells(rel) && !r.judge().TellsAllowed(rel)
+		if secret == "" && !tells {
 			continue
 		}
 		var old []byte
@@ -156,15 +154,22 @@ func (r *runner) folderTells(changed, created []string) []guard.Tamper {
 				old = []byte(out)
 			}
 		}
-		note := judge.TellNote(judge.NewTells(rel, old, cur))
-		if note == "" {
-			continue
+		t := guard.Tamper{File: rel, What: "refused: it holds " + secret, Rule: secretRule}
+		if secret == "" {
+			cur, err := guard.ReadBounded(p, 4<<20)
+			if err != nil {
+				continue
+			}
+			note := judge.TellNote(judge.NewTells(rel, old, cur))
+			if note == "" {
+				continue
+			}
+			t = guard.Tamper{Kind: guard.TestAware, File: rel, What: note, Rule: testAwareRule}
 		}
-		what := note
 		switch {
 		case isNew[rel]:
 			if os.Remove(p) != nil {
-				what += " (it could not be removed)"
+				t.What += " (it could not be removed)"
 			}
 		case old != nil:
 			mode := os.FileMode(0o644)
@@ -172,12 +177,14 @@ func (r *runner) folderTells(changed, created []string) []guard.Tamper {
 				mode = fi.Mode().Perm()
 			}
 			if guard.WriteFile(p, old, mode, false) != nil {
-				what += " (it could not be put back)"
+				t.What += " (it could not be put back)"
 			}
+		case t.Rule == testAwareRule:
+			t.What += " (it stays: no earlier version is known; the checks will run it)"
 		default:
-			what += " (it stays: no earlier version is known; the checks will run it)"
+			t.What += " (it stays: no earlier version is known)"
 		}
-		out = append(out, guard.Tamper{Kind: guard.TestAware, File: rel, What: what, Rule: testAwareRule})
+		out = append(out, t)
 	}
 	return out
 }
