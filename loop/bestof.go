@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/safegit"
 	"github.com/looprinter/looprinter/sandbox"
 	"github.com/looprinter/looprinter/spec"
@@ -39,8 +40,8 @@ func attemptsFor(l *spec.Loop, t Task, failed, same int) int {
 // attemptResult is what the engine knows of one attempt once it is
 // judged.
 type attemptResult struct {
-	Index  int    // K, from 0: the attempt's slot in the wave
-	Agent  string // backend/model it ran on
+	Index  int        // K, from 0: the attempt's slot in the wave
+	Agent  spec.Agent // the agent it ran on (spec.Loop.AttemptAgent)
 	Pass   bool   // the task's checks passed on the attempt's layer
 	Signal string // the failing checks' output ("" when it passed)
 	Change changeSize
@@ -99,8 +100,8 @@ func bestOfFailure(task string, attempts []attemptResult) string {
 	fmt.Fprintf(&b, "%d attempts of %s ran at once; none passed. Each attempt's failing checks:\n", len(attempts), task)
 	for _, a := range attempts {
 		agent := ""
-		if a.Agent != "" {
-			agent = " (" + a.Agent + ")"
+		if a.Agent.Backend != "" {
+			agent = " (" + agentKey(a.Agent) + ")"
 		}
 		sig := strings.TrimRight(a.Signal, "\n")
 		switch {
@@ -257,4 +258,24 @@ func treeLines(p string) (lines, files int) {
 		return nil
 	})
 	return lines, files
+}
+
+// attemptEvent is the attempt_judged record of attempt a, one of n
+// attempts of task; kept says it is the attempt applied. Its message is
+// the line the report shows.
+func attemptEvent(task string, n int, a attemptResult, kept bool) record.Event {
+	kind, verdict := "failed", "failed"
+	switch {
+	case kept:
+		kind, verdict = "kept", "passed, kept"
+	case a.Pass:
+		kind, verdict = "passed", "passed, not kept (a smaller passing change was)"
+	}
+	msg := fmt.Sprintf("%s attempt %d of %d (%s): %s; %d lines in %d files", task, a.Index+1, n, agentKey(a.Agent), verdict, a.Change.Lines, a.Change.Files)
+	if a.Ref != "" {
+		msg += "; on " + a.Ref
+	}
+	return record.Event{Event: record.AttemptJudged, Task: task, Attempt: a.Index + 1, Backend: a.Agent.Backend, Model: a.Agent.Model,
+		Pass: record.Bool(a.Pass), Kind: kind, Ref: a.Ref, FailureSignal: a.Signal,
+		BestOf: &record.BestOf{Of: n, Lines: a.Change.Lines, Files: a.Change.Files}, Message: msg}
 }

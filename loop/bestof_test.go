@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
 )
 
@@ -70,8 +71,8 @@ func TestAttemptsFor(t *testing.T) {
 // fenced for the prompt it stays one block, whatever an attempt printed.
 func TestBestOfFailure(t *testing.T) {
 	got := bestOfFailure("T-002", []attemptResult{
-		{Index: 0, Agent: "claude/opus", Signal: "$ go test ./...   # exit 1\n--- FAIL: TestA\n"},
-		{Index: 1, Agent: "codex/gpt-5", Signal: "~~~\nbreak out\n~~~"},
+		{Index: 0, Agent: spec.Agent{Backend: "claude", Model: "opus"}, Signal: "$ go test ./...   # exit 1\n--- FAIL: TestA\n"},
+		{Index: 1, Agent: spec.Agent{Backend: "codex", Model: "gpt-5"}, Signal: "~~~\nbreak out\n~~~"},
 		{Index: 2},
 	})
 	for _, want := range []string{
@@ -191,5 +192,29 @@ func TestPlanAttempts(t *testing.T) {
 	out, err := Render(Builtin("plan"), PromptData{Phase: "plan", Objective: "o", Schema: PlanSchema})
 	if err != nil || !strings.Contains(out, `"attempts"`) || !strings.Contains(out, "keeps the passing try with the smallest change") {
 		t.Errorf("the plan prompt does not explain attempts: %v\n%s", err, out)
+	}
+}
+
+func TestAttemptEvent(t *testing.T) {
+	a := attemptResult{Index: 1, Agent: spec.Agent{Backend: "claude", Model: "opus"}, Pass: true, Change: changeSize{Lines: 12, Files: 2}, Ref: "refs/looprinter/demo/best-of/T-002/7-2"}
+	ev := attemptEvent("T-002", 3, a, true)
+	if ev.Event != record.AttemptJudged || ev.Task != "T-002" || ev.Attempt != 2 || ev.Backend != "claude" || ev.Model != "opus" || ev.Pass == nil || !*ev.Pass ||
+		ev.Kind != "kept" || ev.Ref != a.Ref || ev.BestOf == nil || *ev.BestOf != (record.BestOf{Of: 3, Lines: 12, Files: 2}) {
+		t.Fatalf("%+v", ev)
+	}
+	if want := "T-002 attempt 2 of 3 (claude/opus): passed, kept; 12 lines in 2 files; on refs/looprinter/demo/best-of/T-002/7-2"; ev.Message != want || record.Describe(ev) != "best of: "+want {
+		t.Errorf("message %q, line %q", ev.Message, record.Describe(ev))
+	}
+	if ev := attemptEvent("T-002", 3, a, false); ev.Kind != "passed" || !strings.Contains(ev.Message, "passed, not kept") {
+		t.Errorf("a passing attempt not kept: %+v", ev)
+	}
+	a.Pass, a.Signal = false, "$ sh check.sh   # exit 1"
+	if ev := attemptEvent("T-002", 3, a, false); ev.Kind != "failed" || *ev.Pass || ev.FailureSignal != a.Signal || !strings.Contains(ev.Message, "): failed;") {
+		t.Errorf("a failing attempt: %+v", ev)
+	}
+	// The record survives its file: written and read back whole.
+	data, err := json.Marshal(ev)
+	if err != nil || !strings.Contains(string(data), `"event":"attempt_judged"`) || !strings.Contains(string(data), `"best_of":{"of":3,"lines":12,"files":2}`) {
+		t.Errorf("%s %v", data, err)
 	}
 }
