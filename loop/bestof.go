@@ -42,8 +42,8 @@ func attemptsFor(l *spec.Loop, t Task, failed, same int) int {
 type attemptResult struct {
 	Index  int        // K, from 0: the attempt's slot in the wave
 	Agent  spec.Agent // the agent it ran on (spec.Loop.AttemptAgent)
-	Pass   bool   // the task's checks passed on the attempt's layer
-	Signal string // the failing checks' output ("" when it passed)
+	Pass   bool       // the task's checks passed on the attempt's layer
+	Signal string     // the failing checks' output ("" when it passed)
 	Change changeSize
 	Ref    string // where its layer was committed ("" when not)
 }
