@@ -14,6 +14,13 @@ import (
 // MaxBestOf bounds best_of and a task's attempts.
 const MaxBestOf = 10
 
+// BestOfAvailable says whether this version runs a task's attempts at
+// once (it needs the engine's waves of build runs, each on a layer of its
+// own). Until it does, retry.best_of above 1 is refused by validation with
+// the reason, rather than accepted and run once in silence. A variable only
+// so that tests can run the rest of the validation.
+var BestOfAvailable = false
+
 // Values of retry.after.
 const (
 	RetryAfterFailed      = "failed"
@@ -55,6 +62,9 @@ func (l *Loop) validateRetry(at func(path, format string, args ...any)) {
 	case RetryAfterFailed, RetryAfterSameFailure:
 	default:
 		at("retry.after", "retry.after: %q is not known (failed: after a task's first failed try; same_failure: after the same failure twice)", r.After)
+	}
+	if r.BestOf > 1 && r.BestOf <= MaxBestOf && !BestOfAvailable {
+		at("retry.best_of", "retry.best_of: %d: this version runs a task's tries one at a time: running them at once needs the engine's waves of build runs, each on a copy-on-write layer of its own, which it does not run yet; set best_of: 1 or remove retry", r.BestOf)
 	}
 	if r.BestOf > 1 && l.Shape != ShapeCycle {
 		at("retry.best_of", "retry.best_of: %d: only the cycle shape runs a task's attempts at once; the %s shape has no tasks, so remove retry", r.BestOf, l.Shape)

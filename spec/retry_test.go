@@ -5,7 +5,30 @@ import (
 	"testing"
 )
 
+// availableBestOf lets a test validate best_of above 1 as a version that
+// runs attempts at once would.
+func availableBestOf(t *testing.T) {
+	old := BestOfAvailable
+	BestOfAvailable = true
+	t.Cleanup(func() { BestOfAvailable = old })
+}
+
+// Until the engine runs waves, best_of above 1 is refused with the reason.
+func TestRetryRefusedUntilAvailable(t *testing.T) {
+	_, err := Parse([]byte("objective: x\nverify: [\"true\"]\nretry:\n  best_of: 3\n"), "/tmp/x/loop.yaml")
+	if BestOfAvailable {
+		t.Skip("this version runs attempts at once")
+	}
+	if err == nil || !strings.Contains(err.Error(), "4:12: retry.best_of: 3: this version runs a task's tries one at a time") {
+		t.Fatalf("got %v", err)
+	}
+	if _, err := Parse([]byte("objective: x\nverify: [\"true\"]\nretry: {best_of: 1}\n"), "/tmp/x/loop.yaml"); err != nil {
+		t.Fatalf("best_of 1: %v", err)
+	}
+}
+
 func TestRetryBadInput(t *testing.T) {
+	availableBestOf(t)
 	head := "objective: x\nverify: [\"go test ./...\"]\nagent:\n  backend: claude\nretry:\n"
 	cases := []struct{ body, want string }{
 		{"  best_of: 11\n", "6:12: retry.best_of: 11: want the attempts of a failed task run at once, from 2 to 10"},
@@ -31,6 +54,7 @@ func TestRetryBadInput(t *testing.T) {
 }
 
 func TestRetryDefaultsAndAgents(t *testing.T) {
+	availableBestOf(t)
 	l, err := Parse([]byte("objective: x\nverify: [\"true\"]\nagent: {backend: claude, model: sonnet}\n"), "/tmp/x/loop.yaml")
 	if err != nil {
 		t.Fatal(err)
