@@ -151,3 +151,34 @@ func TestJudgeAttemptWithoutLayer(t *testing.T) {
 		t.Fatalf("%+v", v)
 	}
 }
+
+// An attempt is judged by its checks alone: none, nothing fails; a check
+// cut short by the end of the context does not pass.
+func TestJudgeAttemptNoChecksAndCancel(t *testing.T) {
+	j, _ := newJudge(t, &spec.Loop{Sandbox: sandbox.Off})
+	up := t.TempDir()
+	if v := j.JudgeAttempt(context.Background(), AttemptOptions{Task: "T-001", Upper: up}); !v.Pass || v.Signal != "" {
+		t.Errorf("no checks: %+v", v)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if v := j.JudgeAttempt(ctx, AttemptOptions{Task: "T-001", Upper: up, Cmds: []string{"true", "true"}}); v.Pass || v.Signal == "" {
+		t.Errorf("cancelled: %+v", v)
+	}
+}
+
+// Under verify_baseline: new-only a check failing only as it failed before
+// the loop passes for the attempt; a new failure does not.
+func TestJudgeAttemptBaseline(t *testing.T) {
+	j, _ := newJudge(t, &spec.Loop{Sandbox: sandbox.Off, VerifyBaseline: "new-only"})
+	up := t.TempDir()
+	cmd := `echo "--- FAIL: TestOld"; test -e new.txt && echo "--- FAIL: TestNew"; exit 1`
+	base := map[string][]string{cmd: {Normalize("--- FAIL: TestOld")}}
+	if v := j.JudgeAttempt(context.Background(), AttemptOptions{Task: "T-001", Upper: up, Cmds: []string{cmd}, Baseline: base}); !v.Pass {
+		t.Errorf("only the old failure: %+v", v)
+	}
+	os.WriteFile(filepath.Join(up, "new.txt"), []byte("x\n"), 0o644)
+	if v := j.JudgeAttempt(context.Background(), AttemptOptions{Task: "T-001", Upper: up, Cmds: []string{cmd}, Baseline: base}); v.Pass || !strings.Contains(v.Signal, "TestNew") || len(v.Results) != 1 || strings.Join(v.Results[0].Lines, "|") != "--- FAIL: TestNew" {
+		t.Errorf("a new failure: %+v", v)
+	}
+}
