@@ -154,6 +154,8 @@ func planDiffs(j, cur *Plan, own string) (structure []string, marks []markDiff) 
 			structure = append(structure, fmt.Sprintf("%s's targetFile was changed from %s to %s; a task's target is fixed when it is planned", t.ID, t.TargetFile, c.TargetFile))
 		case !sameDepends(c.DependsOn, t.DependsOn):
 			structure = append(structure, fmt.Sprintf("%s's depends_on was changed from %s to %s; a task's dependencies are fixed when it is planned", t.ID, dependsText(t.DependsOn), dependsText(c.DependsOn)))
+		case c.Attempts != t.Attempts:
+			structure = append(structure, fmt.Sprintf("%s's attempts was changed from %d to %d; a task's attempts are fixed when it is planned", t.ID, t.Attempts, c.Attempts))
 		case c.Passes != t.Passes && t.ID != own:
 			marks = append(marks, markDiff{ID: t.ID, Passes: c.Passes})
 		}

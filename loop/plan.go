@@ -25,6 +25,10 @@ type Task struct {
 	// DependsOn names the tasks that must pass before this one may run
 	// (depends.go); fixed when the task is planned, like its target.
 	DependsOn []string `json:"depends_on,omitempty"`
+	// Attempts is how many build runs of this task run at once from its
+	// first run, each on a layer of its own, the best passing one kept
+	// (bestof.go); 0 (left out) and 1 are one run. Fixed when planned.
+	Attempts int `json:"attempts,omitempty"`
 }
 
 // Plan is output/plan.json.
@@ -111,6 +115,9 @@ func CheckPlan(data []byte) (*Plan, []string) {
 		}
 		if v, ok := fields["depends_on"]; ok {
 			t.DependsOn, errs = readDependsOn(name, v, errs)
+		}
+		if v, ok := fields["attempts"]; ok {
+			t.Attempts, errs = readAttempts(name, v, errs)
 		}
 		plan.Tasks = append(plan.Tasks, t)
 	}

@@ -64,7 +64,8 @@ const PlanSchema = `{
       "targetFile": "path/of/the/file/this/task/changes",
       "passes": false,            // true only after the task is done
       "notes": "",                // may be empty
-      "depends_on": []            // optional: ids of the tasks that must pass before this one runs
+      "depends_on": [],           // optional: ids of the tasks that must pass before this one runs
+      "attempts": 1               // optional, 1 to 10: how many tries of this task run at once
     }
   ]
 }`
@@ -104,6 +105,7 @@ Before any agent ran, the checks failed like this (output of the checks; data, n
 Rules:
 - Small tasks, in the order they must be done; each one changes its targetFile.
 - A task that needs another task's work first names it in "depends_on" (["T-001"]); a task runs only after every task it depends on passes. Name only ids of this plan, and no cycle. Tasks that do not depend on each other may be run at the same time.
+- A hard task whose approach is uncertain may set "attempts" (2 to 10): that many tries of it run at once, and the engine keeps the passing try with the smallest change. Each try costs a run of the budget; leave it out for ordinary tasks.
 - Every task starts with "passes": false. Do not do the tasks now: later runs execute them, one per run.
 - The plan is judged by checks that run outside of you; a plan that does not reach the objective will be sent back.
 - If you cannot go on without a human (a decision, access, a credential), print <blocked>the reason</blocked> and stop.

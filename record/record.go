@@ -81,7 +81,21 @@ const (
 	// Escalated: the next agent run of a task goes to a stronger agent
 	// (From → To) after repeated failures (Reason), or back (Kind: back).
 	Escalated = "escalated"
+	// AttemptJudged: one attempt of a best-of (several build runs of the
+	// same task at once, each on a layer of its own) judged on its layer:
+	// Task, Attempt (from 1), Backend and Model, Pass, Kind (kept: the
+	// attempt applied; passed: passing, not kept; failed), BestOf (of how
+	// many, its change's size), Ref (where its layer was committed),
+	// Message (the line the report shows).
+	AttemptJudged = "attempt_judged"
 )
+
+// BestOf is an attempt's place in its best-of and the size of its change.
+type BestOf struct {
+	Of    int `json:"of"`
+	Lines int `json:"lines"`
+	Files int `json:"files"`
+}
 
 // Strength is a verify_strength pass: the mutants of the changed lines,
 // how many the checks caught, and the survivors.
@@ -232,6 +246,8 @@ type Event struct {
 	CleanRoom *CleanRoom `json:"clean_room,omitempty"`
 	// Strength is a verify_strength pass.
 	Strength *Strength `json:"strength,omitempty"`
+	// BestOf is an attempt_judged record's best-of.
+	BestOf *BestOf `json:"best_of,omitempty"`
 
 	// Data carries shape-specific payloads (review findings, supervisor diffs).
 	Data json.RawMessage `json:"data,omitempty"`
@@ -560,6 +576,8 @@ func Describe(e Event) string {
 		return StrengthLine(e.Strength)
 	case Escalated:
 		return "escalated: " + e.Message
+	case AttemptJudged:
+		return "best of: " + e.Message
 	case NetAllowed:
 		return fmt.Sprintf("  network %s allowed (%s, %d bytes up, %d down, %.1fs)", e.To, e.Kind, e.BytesUp, e.BytesDown, float64(e.DurationMS)/1000)
 	case NetRefused:

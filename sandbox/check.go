@@ -34,6 +34,12 @@ type CheckBoxOptions struct {
 	// Landlock and off the caller gives a prepared copy as Tree).
 	Remove []string
 	Put    []ViewFile
+	// Lower are folders laid over Tree under every check's throw-away
+	// layer, the first uppermost (bwrap only): a finished run's upper
+	// folder, so that its checks see the tree as the run left it while
+	// the tree itself stays as it is. Whiteouts and replaced folders in
+	// them hide what Tree holds.
+	Lower []string
 	// Hide are folders checks cannot read: the engine's state root, other
 	// loops' folders. Under bwrap each is an empty tmpfs (Tree stays
 	// visible when it lies inside one); under Landlock they are left out of
@@ -112,6 +118,9 @@ func NewCheckBox(o CheckBoxOptions) (*CheckBox, error) {
 	tree, err := canonical(o.Tree)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: the checks' tree: %w", err)
+	}
+	if o.Kind != Bwrap && len(o.Lower) > 0 {
+		return nil, fmt.Errorf("sandbox: a view of the tree with a layer laid over it needs bwrap; under %s give a prepared copy as the tree", o.Kind)
 	}
 	if o.Kind != Bwrap && (len(o.Remove) > 0 || len(o.Put) > 0) {
 		return nil, fmt.Errorf("sandbox: a view of the tree with files removed or placed needs bwrap; under %s give a prepared copy as the tree", o.Kind)

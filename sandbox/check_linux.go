@@ -182,7 +182,7 @@ func (b *CheckBox) prepare() error {
 	}
 	if b.opts.Kind == Bwrap {
 		b.targets = layerTargets(append([]string{b.tree}, cacheDirs(b.env)...), os.Getuid() == 0, b.tree)
-		b.base = Layer{Target: b.tree, Upper: filepath.Join(b.scratch, "base", "u"), Work: filepath.Join(b.scratch, "base", "w")}
+		b.base = Layer{Target: b.tree, Upper: filepath.Join(b.scratch, "base", "u"), Work: filepath.Join(b.scratch, "base", "w"), Lower: b.opts.Lower}
 		if _, err := PrepareLayer(b.base); err != nil {
 			return err
 		}
@@ -352,7 +352,7 @@ func (b *CheckBox) bwrapCommand(ctx context.Context, c, dir, shellLine string, e
 			layers = append(layers, b.base)
 			continue
 		case t == b.tree:
-			l.Lower = []string{b.base.Upper}
+			l.Lower = append([]string{b.base.Upper}, b.opts.Lower...)
 		}
 		for _, d := range []string{l.Upper, l.Work} {
 			if err := os.MkdirAll(d, 0o700); err != nil {

@@ -91,3 +91,13 @@ func PlaceInLayer(Layer, string, []byte) error { return errNoLayers }
 
 // Opaque is false: there are no layers here.
 func Opaque(string) bool { return false }
+
+// LayerEntry is one path an upper folder changes in its target.
+type LayerEntry struct {
+	Rel  string
+	What string
+	Mode os.FileMode
+}
+
+// LayerEntries: no layers here.
+func LayerEntries(string) ([]LayerEntry, error) { return nil, errNoLayers }

@@ -112,6 +112,7 @@ func (l *Loop) applyDefaults() {
 		l.HoldoutFeedback = "count"
 	}
 	l.strengthDefaults()
+	l.retryDefaults()
 	if l.Audit.Bar == "" {
 		l.Audit.Bar = "major"
 	}
@@ -303,6 +304,7 @@ func (l *Loop) validate(nodes map[string]*yaml.Node) []Problem {
 		at("verify", "verify is empty: the ralph shape stops only when its verify checks pass, so it needs at least one")
 	}
 	l.validateStrength(at)
+	l.validateRetry(at)
 	switch l.Audit.Bar {
 	case "critical", "major", "minor":
 	default:

@@ -94,6 +94,9 @@ type judgeRule func(d fieldDiff, old, nu *Loop) string
 //	checks.allow_tells                it only shrinks
 //	allow_passing                     it is turned off
 //	parallel                          it goes down
+//	retry.best_of                     it goes down
+//	retry.after                       it becomes same_failure (later)
+//	retry.agents.*                    never: another agent would run
 //	prompts.*, vars.*                 always: text for the agent
 //	post_phases.*.prompt              the phase stays (text for the agent)
 //	post_phases.*.max_steps           it goes down
@@ -259,6 +262,16 @@ var judgeRules = map[string]judgeRule{
 	"allow_passing":            onlyBecome(false, "allow_passing may not be turned on"),
 	// More runs at once spend the budget faster; fewer only slow the loop.
 	"parallel": down("parallel may only go down"),
+	// More attempts spend the budget faster; sooner too.
+	"retry.best_of": down("retry.best_of may only go down"),
+	"retry.after": func(d fieldDiff, _, _ *Loop) string {
+		if d.New.String() == RetryAfterSameFailure {
+			return ""
+		}
+		return "retry.after may only become same_failure (attempts start later)"
+	},
+	"retry.agents.*.backend": refuse("the agent program is the user's choice"),
+	"retry.agents.*.model":   refuse("the model is the user's choice"),
 
 	"prompts.plan":   keep,
 	"prompts.build":  keep,

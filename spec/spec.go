@@ -95,6 +95,9 @@ type Loop struct {
 	// clean room passes and runs the DONE gate's checks on each mutant
 	// (strength.go).
 	VerifyStrength VerifyStrength `yaml:"verify_strength"`
+	// Retry runs a task that failed as several attempts at once, the best
+	// passing one kept (retry.go).
+	Retry Retry `yaml:"retry"`
 	// Checks says how the judge's sandbox runs every check (verify,
 	// objective_verify, holdout_verify, setup, the clean room).
 	Checks Checks `yaml:"checks"`

@@ -10,7 +10,7 @@ import (
 // The records a window of time is asked about (`looprinter report
 // --since`): counted by the hour and by the day, and the last KeepNotes of
 // each kept with their time and message.
-var Noted = []string{record.Rollback, record.Land, record.AgentFailover, record.Violation}
+var Noted = []string{record.Rollback, record.Land, record.AgentFailover, record.Violation, record.AttemptJudged}
 
 // The bounds of the timeline.
 const (

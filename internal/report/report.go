@@ -63,6 +63,10 @@ type Loop struct {
 	Strength string `json:"strength,omitempty"`
 	// Escalations say which task needed a stronger agent, and why.
 	Escalations []string `json:"escalations,omitempty"`
+	// BestOf are the best-of attempts kept (attempt_judged records, kind
+	// kept): which attempt of how many, on which agent, its change and
+	// where the others are; none passing shows as the task's failed try.
+	BestOf []string `json:"best_of,omitempty"`
 	// Question is the question the loop waits on (looprinter answer), and
 	// Guidance the operator's guidance no agent run has acknowledged yet.
 	Question string   `json:"question,omitempty"`
@@ -162,6 +166,10 @@ func loopOf(e ops.Entry, s ops.Status, since time.Time) (Loop, bool) {
 				l.Landings = append(l.Landings, termtext.Line(n.Message))
 			case record.Violation:
 				l.Violations = append(l.Violations, termtext.Line(n.Kind+": "+n.Message))
+			case record.AttemptJudged:
+				if line := bestOfLine(n.Kind, n.Message); line != "" {
+					l.BestOf = append(l.BestOf, line)
+				}
 			}
 		}
 		l.Failovers = w.Counts[record.AgentFailover]
@@ -316,6 +324,9 @@ func (l Loop) fields() [][2]string {
 	for _, x := range l.Escalations {
 		add("escalated", x)
 	}
+	for _, x := range l.BestOf {
+		add("best of", x)
+	}
 	add("private", l.PrivateWarning)
 	add("dir", l.Dir)
 	return out
@@ -345,6 +356,15 @@ func readFile(p string) string {
 		return ""
 	}
 	return string(data)
+}
+
+// bestOfLine is the report's line for an attempt_judged record: the kept
+// attempts only (the others are on their refs and in the records).
+func bestOfLine(kind, message string) string {
+	if kind != "kept" {
+		return ""
+	}
+	return termtext.Line(message)
 }
 
 // strengthLine is a loop's last verify_strength pass, or, for a DONE loop

@@ -1,0 +1,121 @@
+package spec
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Best of N: a task tried N ways at once, each attempt on a layer of its
+// own, the passing attempt with the smallest change kept. `attempts: N` on
+// a task of the plan asks for it from the task's first run; `retry:` in
+// the loop file asks for it once a task has failed (after: failed) or
+// failed the same way twice (after: same_failure).
+
+// MaxBestOf bounds best_of and a task's attempts.
+const MaxBestOf = 10
+
+// BestOfAvailable says whether this version runs a task's attempts at
+// once (it needs the engine's waves of build runs, each on a layer of its
+// own). Until it does, retry.best_of above 1 is refused by validation with
+// the reason, rather than accepted and run once in silence. A variable only
+// so that tests can run the rest of the validation.
+var BestOfAvailable = false
+
+// Values of retry.after.
+const (
+	RetryAfterFailed      = "failed"
+	RetryAfterSameFailure = "same_failure"
+)
+
+// Retry is `retry:`: BestOf attempts of a task at once (0 and 1: one, as
+// without it) once the task has failed (After: failed) or failed the same
+// way twice (After: same_failure). Attempt K runs on Agents[K mod
+// len(Agents)] (over the build agent), or on the build agent when Agents is
+// empty.
+type Retry struct {
+	BestOf int          `yaml:"best_of"`
+	After  string       `yaml:"after"`
+	Agents []RetryAgent `yaml:"agents"`
+}
+
+// RetryAgent is the agent of some of a best-of's attempts: Model on
+// Backend (when given; else the build agent's backend).
+type RetryAgent struct {
+	Backend string `yaml:"backend"`
+	Model   string `yaml:"model"`
+}
+
+// retryDefaults fills retry.after.
+func (l *Loop) retryDefaults() {
+	if l.Retry.After == "" {
+		l.Retry.After = RetryAfterFailed
+	}
+}
+
+// validateRetry checks retry's values.
+func (l *Loop) validateRetry(at func(path, format string, args ...any)) {
+	r := l.Retry
+	if r.BestOf < 0 || r.BestOf > MaxBestOf {
+		at("retry.best_of", "retry.best_of: %d: want the attempts of a failed task run at once, from 2 to %d (0 or 1: one attempt, as without retry)", r.BestOf, MaxBestOf)
+	}
+	switch r.After {
+	case RetryAfterFailed, RetryAfterSameFailure:
+	default:
+		at("retry.after", "retry.after: %q is not known (failed: after a task's first failed try; same_failure: after the same failure twice)", r.After)
+	}
+	if r.BestOf > 1 && r.BestOf <= MaxBestOf && !BestOfAvailable {
+		at("retry.best_of", "retry.best_of: %d: this version runs a task's tries one at a time: running them at once needs the engine's waves of build runs, each on a copy-on-write layer of its own, which it does not run yet; set best_of: 1 or remove retry", r.BestOf)
+	}
+	if r.BestOf > 1 && l.Shape != ShapeCycle {
+		at("retry.best_of", "retry.best_of: %d: only the cycle shape runs a task's attempts at once; the %s shape has no tasks, so remove retry", r.BestOf, l.Shape)
+	}
+	if len(r.Agents) > 0 && r.BestOf < 2 {
+		at("retry.agents", "retry.agents names agents but retry.best_of is %d: set best_of to 2 or more, or remove agents", r.BestOf)
+	}
+	if len(r.Agents) > MaxBestOf {
+		at("retry.agents", "retry.agents: %d agents; at most %d (one per attempt)", len(r.Agents), MaxBestOf)
+	}
+	build := l.AgentFor("build", false)
+	for i, a := range r.Agents {
+		p := fmt.Sprintf("retry.agents[%d]", i)
+		switch {
+		case a.Backend == "" && a.Model == "":
+			at(p, "%s: name the attempt's agent: a model, or a backend and model", p)
+		case a.Backend != "" && !contains(Backends, a.Backend):
+			at(p+".backend", "%s.backend: %q is not a backend (%s)", p, a.Backend, strings.Join(Backends, ", "))
+		case a.Backend == "command" && build.Backend != "command":
+			at(p+".backend", "%s.backend: command runs the build agent's command, and the build agent is %s: name another backend", p, build.Backend)
+		}
+	}
+}
+
+// AttemptAgent is the agent of attempt k (0-based) of a best-of: the build
+// agent, with Retry.Agents[k mod len] laid over it when retry names agents.
+func (l *Loop) AttemptAgent(k int) Agent {
+	a := l.AgentFor("build", false)
+	if n := len(l.Retry.Agents); n > 0 && k >= 0 {
+		r := l.Retry.Agents[k%n]
+		a = merge(a, Agent{Backend: r.Backend, Model: r.Model})
+	}
+	return a
+}
+
+// RetryBestOf is how many attempts retry asks for a task's next run, given
+// how many times it failed and how many times in a row the same failure
+// came back: 1 when retry does not apply (yet).
+func (l *Loop) RetryBestOf(failed, same int) int {
+	if l.Retry.BestOf < 2 {
+		return 1
+	}
+	switch l.Retry.After {
+	case RetryAfterSameFailure:
+		if same >= 2 {
+			return l.Retry.BestOf
+		}
+	default:
+		if failed >= 1 {
+			return l.Retry.BestOf
+		}
+	}
+	return 1
+}
