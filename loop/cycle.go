@@ -45,7 +45,7 @@ func (e *Engine) archivePending() {
 		return
 	}
 	if _, err := os.Stat(e.planPath()); err == nil {
-		to := uniquePath(loopdir.Dir(e.dir).InRecords(e.st.PendingArchive))
+		to := loopdir.UniquePath(loopdir.Dir(e.dir).InRecords(e.st.PendingArchive))
 		if err := os.Rename(e.planPath(), to); err == nil {
 			e.st.PlanArchive = filepath.Base(to)
 			e.emit(record.Event{Event: record.PlanArchived, From: loopdir.OutputDir + "/plan.json", To: rel(e.dir, to), Reason: e.st.PendingReason})

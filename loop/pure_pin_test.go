@@ -118,15 +118,15 @@ func TestPinRecordHelpers(t *testing.T) {
 	}
 	dir := t.TempDir()
 	p := filepath.Join(dir, "x.log")
-	if uniquePath(p) != p {
+	if loopdir.UniquePath(p) != p {
 		t.Error("uniquePath of a new path")
 	}
 	os.WriteFile(p, nil, 0o644)
-	if got := uniquePath(p); got != filepath.Join(dir, "x.2.log") {
+	if got := loopdir.UniquePath(p); got != filepath.Join(dir, "x.2.log") {
 		t.Errorf("uniquePath = %s", got)
 	}
 	os.WriteFile(filepath.Join(dir, "x.2.log"), nil, 0o644)
-	if got := uniquePath(p); got != filepath.Join(dir, "x.3.log") {
+	if got := loopdir.UniquePath(p); got != filepath.Join(dir, "x.3.log") {
 		t.Errorf("uniquePath = %s", got)
 	}
 	if got := rel(dir, p); got != "x.log" {

@@ -91,7 +91,7 @@ func (r *runner) runAgent(ctx context.Context, phase string, post bool, task str
 	// The prompt carries failure signals, progress and guidance: what an
 	// agent or a check printed goes to the model provider only redacted.
 	prompt = r.red().String(prompt)
-	promptFile := uniquePath(filepath.Join(tdir, base+".prompt.md"))
+	promptFile := loopdir.UniquePath(filepath.Join(tdir, base+".prompt.md"))
 	os.WriteFile(promptFile, []byte(prompt), 0o600)
 
 	req := agent.Request{
@@ -145,9 +145,9 @@ func (r *runner) runAgent(ctx context.Context, phase string, post bool, task str
 		}
 	}
 	for try := 1; ; try++ {
-		req.Transcript = uniquePath(filepath.Join(tdir, fmt.Sprintf("%s.try%d.log", base, try)))
+		req.Transcript = loopdir.UniquePath(filepath.Join(tdir, fmt.Sprintf("%s.try%d.log", base, try)))
 		if try == 1 {
-			req.Transcript = uniquePath(filepath.Join(tdir, base+".log"))
+			req.Transcript = loopdir.UniquePath(filepath.Join(tdir, base+".log"))
 		}
 		r.st.InFlight.Transcript = req.Transcript
 		res, ran = agent.Run(ctx, req, ad, onTool), a
@@ -392,20 +392,6 @@ func tamperNote(ts []guard.Tamper) string {
 		}
 	}
 	return strings.TrimRight(b.String(), "\n")
-}
-
-func uniquePath(p string) string {
-	if _, err := os.Stat(p); os.IsNotExist(err) {
-		return p
-	}
-	ext := filepath.Ext(p)
-	stem := strings.TrimSuffix(p, ext)
-	for i := 2; ; i++ {
-		q := fmt.Sprintf("%s.%d%s", stem, i, ext)
-		if _, err := os.Stat(q); os.IsNotExist(err) {
-			return q
-		}
-	}
 }
 
 func rel(dir, p string) string {

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/looprinter/looprinter/record"
@@ -84,4 +86,20 @@ func (d Dir) Follow(fromStart bool) *record.Follower { return record.Follow(d.li
 // FollowAt follows the loop's records from the offsets Tail returned.
 func (d Dir) FollowAt(offsets map[string]int64) *record.Follower {
 	return record.FollowAt(d.lister(), offsets)
+}
+
+// UniquePath is p, or p with a number before its extension (x.2.log,
+// x.3.log …) when p exists: a file of the records is never overwritten.
+func UniquePath(p string) string {
+	if _, err := os.Stat(p); os.IsNotExist(err) {
+		return p
+	}
+	ext := filepath.Ext(p)
+	stem := strings.TrimSuffix(p, ext)
+	for i := 2; ; i++ {
+		q := fmt.Sprintf("%s.%d%s", stem, i, ext)
+		if _, err := os.Stat(q); os.IsNotExist(err) {
+			return q
+		}
+	}
 }

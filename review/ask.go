@@ -34,7 +34,7 @@ func (s *Shape) AskJSON(ctx context.Context, phase, task, prompt, keepRel string
 	os.MkdirAll(filepath.Dir(s.path(keepRel)), 0o700)
 	for attempt := 1; attempt <= 2; attempt++ {
 		if _, err := os.Stat(out); err == nil {
-			os.Rename(out, uniquePath(strings.TrimSuffix(out, ".json")+".stale.json"))
+			os.Rename(out, loopdir.UniquePath(strings.TrimSuffix(out, ".json")+".stale.json"))
 		}
 		p, t := prompt, task
 		if attempt == 2 {
@@ -69,7 +69,7 @@ func (s *Shape) AskJSON(ctx context.Context, phase, task, prompt, keepRel string
 		}
 		invalid = errs
 		if len(data) > 0 {
-			os.WriteFile(uniquePath(strings.TrimSuffix(s.path(keepRel), ".json")+fmt.Sprintf(".invalid-%d.txt", attempt)), s.h.Redactor().Bytes(data), 0o600)
+			os.WriteFile(loopdir.UniquePath(strings.TrimSuffix(s.path(keepRel), ".json")+fmt.Sprintf(".invalid-%d.txt", attempt)), s.h.Redactor().Bytes(data), 0o600)
 			os.Remove(out)
 		}
 		s.h.Emit(record.Event{Event: record.Review, Kind: "invalid", Phase: phase, Task: t, Attempt: attempt, Errors: errs,

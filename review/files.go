@@ -3,7 +3,6 @@ package review
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/looprinter/looprinter/guard"
@@ -24,33 +23,6 @@ func shortSHA(s string) string {
 // writeFileAtomic replaces a file so that readers see the old or the new
 // contents, never a part (guard.WriteFileAtomic).
 func writeFileAtomic(path string, data []byte) error { return guard.WriteFileAtomic(path, data) }
-
-// uniquePath is p, or p with a number before its extension when p exists.
-func uniquePath(p string) string {
-	if _, err := os.Stat(p); os.IsNotExist(err) {
-		return p
-	}
-	ext := filepath.Ext(p)
-	stem := strings.TrimSuffix(p, ext)
-	for i := 2; ; i++ {
-		q := fmt.Sprintf("%s.%d%s", stem, i, ext)
-		if _, err := os.Stat(q); os.IsNotExist(err) {
-			return q
-		}
-	}
-}
-
-// relInside is target relative to dir, slash-separated, when it is inside.
-func relInside(dir, target string) (string, bool) {
-	if !filepath.IsAbs(target) {
-		target = filepath.Join(dir, target)
-	}
-	rel, err := filepath.Rel(dir, target)
-	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", false
-	}
-	return filepath.ToSlash(rel), true
-}
 
 func truncate(s string, n int) string {
 	if len(s) <= n {
@@ -74,3 +46,6 @@ func oneLine(s string) string {
 	}
 	return truncate(s, 200)
 }
+
+// relInside is target relative to dir, slash-separated, when it is inside.
+func relInside(dir, target string) (string, bool) { return guard.RelInside(dir, target) }
