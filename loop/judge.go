@@ -309,7 +309,7 @@ func ProbeChecks(ctx context.Context, l *spec.Loop) []CheckResult {
 // that stay after the checks' folder is gone (the landing's gates on the
 // merged tree keep theirs with the loop's records).
 func ProbeChecksTo(ctx context.Context, l *spec.Loop, logDir, prefix string) []CheckResult {
-	rs, _ := LandChecksTo(ctx, l, "", logDir, prefix)
+	rs, _, _ := LandChecksTo(ctx, l, "", logDir, prefix, nil)
 	return rs
 }
 
@@ -317,10 +317,13 @@ func ProbeChecksTo(ctx context.Context, l *spec.Loop, logDir, prefix string) []C
 // clean room does: in the judge's sandbox, with the runner files the loop
 // did not start with set aside (known from the engine's folder of the loop
 // that ran in runDir; nothing is set aside when runDir is "" or the engine
-// kept no list). aside is what was set aside.
-func LandChecksTo(ctx context.Context, l *spec.Loop, runDir, logDir, prefix string) (results []CheckResult, aside []string) {
+// kept no list), only those fromBranch names when it is not nil (the paths
+// the loop's branch changed: what reached the base meanwhile is the
+// user's). aside is what was set aside; err says why the runner
+// files could not be known (the gates then did not run: fail closed).
+func LandChecksTo(ctx context.Context, l *spec.Loop, runDir, logDir, prefix string, fromBranch func(rel string) bool) (results []CheckResult, aside []string, err error) {
 	if err := os.MkdirAll(logDir, 0o700); err != nil {
-		return nil, nil
+		return nil, nil, err
 	}
 	if runDir != "" {
 		isHoldout := func(rel string) bool {
@@ -331,12 +334,23 @@ func LandChecksTo(ctx context.Context, l *spec.Loop, runDir, logDir, prefix stri
 			}
 			return false
 		}
-		aside, _ = setAside(l.Dir, string(loopdir.PrivateOf(runDir)), l, isHoldout)
+		// Without the list of the files the loop started with, the runner
+		// files it added cannot be set aside: the gates would run the
+		// agent's runner files as trusted. Fail closed.
+		all, err := setAside(l.Dir, string(loopdir.PrivateOf(runDir)), l, isHoldout)
+		if err != nil {
+			return nil, nil, fmt.Errorf("the gates cannot run as in the clean room: %w", err)
+		}
+		for _, f := range all {
+			if fromBranch == nil || fromBranch(f) {
+				aside = append(aside, f)
+			}
+		}
 	}
 	env := append(os.Environ(), "LOOPRINTER_DIR="+l.Dir, "LOOPRINTER_CYCLE=0")
 	return judge.RunCheckListWithout(ctx, l, aside, l.GateChecks(), env, Redactor(l), func(i int) string {
 		return filepath.Join(logDir, fmt.Sprintf("%s-%d.log", prefix, i+1))
-	}), aside
+	}), aside, nil
 }
 
 // maxTouched bounds the files the audit is shown.

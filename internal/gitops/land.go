@@ -172,8 +172,31 @@ func Land(ctx context.Context, l *spec.Loop, o LandOptions) (*LandResult, error)
 	if o.RunDir != "" && strings.HasPrefix(rel, "..") {
 		rel, _ = filepath.Rel(realPath(top), realPath(o.RunDir))
 	}
+	// The paths the loop's branch changed since it left the base: only
+	// runner files among them are the loop's to set aside; a test that
+	// reached the base meanwhile is the user's, and runs.
+	fromBranch := func(string) bool { return true }
+	if mb, err := Git(top, "merge-base", baseOld, tip); err == nil {
+		if out, err := gitIn(top, "", "diff", "--name-only", "-z", "--no-renames", mb, tip); err == nil {
+			changed := map[string]bool{}
+			for _, p := range strings.Split(out, "\x00") {
+				if p == "" {
+					continue
+				}
+				if r, ok := strings.CutPrefix(p, filepath.ToSlash(rel)+"/"); ok || rel == "." || rel == "" {
+					if rel == "." || rel == "" {
+						r = p
+					}
+					changed[r] = true
+				}
+			}
+			fromBranch = func(p string) bool { return changed[p] }
+		}
+	}
 	gateRuns := 0
+	gateErr := "" // why the gates could not run as in the clean room
 	gates := func() ([]judge.CheckResult, bool) {
+		gateErr = ""
 		c := *l
 		c.Dir = filepath.Join(tmp, rel)
 		c.Path = filepath.Join(c.Dir, filepath.Base(l.Path))
@@ -186,7 +209,14 @@ func Land(ctx context.Context, l *spec.Loop, o LandOptions) (*LandResult, error)
 				runDir = l.Dir
 			}
 			var aside []string
-			rs, aside = loop.LandChecksTo(ctx, &c, runDir, loopdir.Dir(o.Records).Checks(), prefix)
+			var err error
+			rs, aside, err = loop.LandChecksTo(ctx, &c, runDir, loopdir.Dir(o.Records).Checks(), prefix, fromBranch)
+			if err != nil {
+				gateErr = err.Error()
+				emit(record.Event{Event: record.Verify, Gate: "land", Pass: record.Bool(false), Error: gateErr,
+					Message: fmt.Sprintf("the gates on %s merged into %s (%s)", o.Branch, res.Base, mode)})
+				return nil, false
+			}
 			if len(aside) > 0 {
 				emit(record.Event{Event: record.Warning, Kind: "land_set_aside", Message: fmt.Sprintf("the gates on the merged tree ran as in the clean room: %d runner file(s) the loop did not start with were set aside (%s)", len(aside), strings.Join(aside[:min(len(aside), 5)], ", "))})
 			}
@@ -215,6 +245,9 @@ func Land(ctx context.Context, l *spec.Loop, o LandOptions) (*LandResult, error)
 	} else if rs, ok := gates(); !ok {
 		res.Checks = rs
 		problem = fmt.Sprintf("a gate fails on %s merged into %s: %s", o.Branch, res.Base, failing(rs))
+		if gateErr != "" {
+			problem = fmt.Sprintf("the gates on %s merged into %s did not run: %s", o.Branch, res.Base, gateErr)
+		}
 	} else {
 		res.Checks = rs
 	}
@@ -239,6 +272,9 @@ func Land(ctx context.Context, l *spec.Loop, o LandOptions) (*LandResult, error)
 				} else {
 					res.Checks = rs
 					problem = fmt.Sprintf("after the fix run a gate still fails on the merged tree: %s", failing(rs))
+					if gateErr != "" {
+						problem = "after the fix run the gates on the merged tree did not run: " + gateErr
+					}
 				}
 			}
 		}
