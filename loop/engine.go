@@ -352,10 +352,37 @@ func (e *Engine) recover() error {
 	if err := e.run.resumeApply(); err != nil {
 		return err
 	}
+	if st.InFlight != nil || len(st.InFlightMore) > 0 {
+		e.killWave()
+	}
 	if st.InFlight != nil {
-		return e.run.judgeDeadRun()
+		if err := e.run.judgeDeadRun(); err != nil {
+			return err
+		}
+	}
+	// The other runs of a wave the engine died in: each judged as one
+	// that died (its layer, not applied, is dropped at its slot's next run).
+	for len(st.InFlightMore) > 0 {
+		st.InFlight, st.InFlightMore = st.InFlightMore[0], st.InFlightMore[1:]
+		if err := e.run.judgeDeadRun(); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// killWave ends what is left of the runs of a wave the engine died in:
+// each has its own cgroup and process group.
+func (e *Engine) killWave() {
+	for _, f := range append([]*InFlight{e.st.InFlight}, e.st.InFlightMore...) {
+		if f == nil || (f.PGID == 0 && f.Cgroup == "") {
+			continue
+		}
+		if n := len(KillOrphans(e.dir, &State{AgentPGID: f.PGID, AgentCgroup: f.Cgroup})); n > 0 {
+			e.emit(record.Event{Event: record.Warning, AgentRun: f.Run, Message: fmt.Sprintf("stopped %s of the run for %s that crashed", plural(n, "leftover agent process"), f.Task)})
+		}
+		f.PGID, f.Cgroup = 0, ""
+	}
 }
 
 func previousNote(outcome string) string {
