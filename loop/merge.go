@@ -45,10 +45,11 @@ func mergeText(ctx context.Context, tmp string, base, ours, theirs []byte) (merg
 			return nil, true, nil
 		}
 	}
-	if bytes.HasPrefix(ours, base) && bytes.HasPrefix(theirs, base) {
-		// Both only appended (each run's findings at the end of
-		// progress.txt): ours, then what this run added. git would call
-		// the two tails a conflict.
+	if len(base) > 0 && bytes.HasPrefix(ours, base) && bytes.HasPrefix(theirs, base) {
+		// Both only appended to a file that was there (each run's
+		// findings at the end of progress.txt): ours, then what this run
+		// added. git would call the two tails a conflict. Two new files
+		// of different text still conflict.
 		return append(append([]byte(nil), ours...), theirs[len(base):]...), false, nil
 	}
 	dir, err := os.MkdirTemp(tmp, "merge-")

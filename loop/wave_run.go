@@ -572,8 +572,13 @@ func (w *waveApply) prepare(ctx context.Context, dir, priv string, l sandbox.Lay
 		case mine.absent || cur.absent:
 			return fmt.Sprintf("%s was removed on one side and changed on the other", rel), nil
 		}
-		merged, conflict, err := mergeText(ctx, tmp, base.data, cur.data, mine.data)
-		if err != nil {
+		var merged []byte
+		var conflict bool
+		if base.absent && rel == loopdir.OutputDir+"/progress.txt" {
+			// Both runs began the progress file: each one's findings, in
+			// plan order.
+			merged = append(append([]byte(nil), cur.data...), mine.data...)
+		} else if merged, conflict, err = mergeText(ctx, tmp, base.data, cur.data, mine.data); err != nil {
 			return "", err
 		}
 		if conflict {
