@@ -171,7 +171,7 @@ func (e *Engine) build(ctx context.Context, plan *Plan, task Task) error {
 	if rerr != nil || len(errs) > 0 {
 		after = nil
 	}
-	return e.judgeBuild(ctx, task, run, after)
+	return e.judgeBuild(ctx, task, run, e.st.Judged, after)
 }
 
 // buildPrompt notes the task's target before its first attempt and
@@ -196,16 +196,16 @@ func (e *Engine) buildPrompt(plan *Plan, task Task) (string, error) {
 	return e.render("build", e.spec.Prompts.Build, d)
 }
 
-// judgeBuild judges a build run on task that ended: after is the plan it
-// left (nil when it left none that reads), of which only its own task's
-// mark counts.
-func (e *Engine) judgeBuild(ctx context.Context, task Task, run *AgentRun, after *Plan) error {
+// judgeBuild judges a build run on task that ended: seen is the judged
+// plan it started from, after the plan it left (nil when it left none
+// that reads), of which only its own task's mark counts.
+func (e *Engine) judgeBuild(ctx context.Context, task Task, run *AgentRun, seen, after *Plan) error {
 	target := e.path(filepath.FromSlash(task.TargetFile))
 	var problems []string
 	if note := killedNote(e.spec.AgentFor("build", false), run.Result); note != "" {
 		problems = append(problems, note)
 	}
-	structure, marks := planDiffs(e.st.Judged, after, task.ID)
+	structure, marks := planDiffs(seen, after, task.ID)
 	done := false
 	if after != nil && len(structure) == 0 {
 		t, _ := after.Find(task.ID)

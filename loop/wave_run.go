@@ -133,7 +133,7 @@ func (e *Engine) buildWave(ctx context.Context, plan *Plan, tasks []Task) error 
 	for _, rn := range runs {
 		r.endCgroup(rn.cgroup)
 	}
-	w := &waveApply{base: map[string]baseFile{}}
+	w := &waveApply{base: map[string]baseFile{}, seen: clonePlan(e.st.Judged)}
 	for _, rn := range runs {
 		if err := e.finishWaveRun(ctx, rn, w); err != nil && pending == nil {
 			pending = err
@@ -419,7 +419,7 @@ func (e *Engine) finishWaveRun(ctx context.Context, rn *waveRun, w *waveApply) e
 	if err := r.asked("build", task, run, rn.prompt, rn.seq); err != nil {
 		return err
 	}
-	return e.judgeBuild(ctx, rn.task, run, after)
+	return e.judgeBuild(ctx, rn.task, run, w.seen, after)
 }
 
 // dropInFlight takes a judged run of a wave out of the state's runs in
@@ -469,6 +469,7 @@ func takeLayerPlan(l sandbox.Layer) *Plan {
 // O(change)), the base of each merge.
 type waveApply struct {
 	log             applyLog
+	seen            *Plan // the judged plan every run of the wave started from
 	base            map[string]baseFile
 	paths, replaced []string // the run being applied: its paths, and the folders it replaced or removed
 }
