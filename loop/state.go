@@ -174,6 +174,9 @@ type State struct {
 	// N; slot 0's is InFlight), each with its own process group and
 	// cgroup: a restart ends and judges every one.
 	InFlightMore []*InFlight `json:"in_flight_more,omitempty"`
+	// AgentMS is the sum of the loop's agent run times, against its wall
+	// time for what running builds at once saved (ParallelSaving).
+	AgentMS int64 `json:"agent_ms,omitempty"`
 
 	// The operator channel (operator.go): the question the loop waits on,
 	// the answer the next agent run's prompt carries, guidance shown to runs
