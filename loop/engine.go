@@ -128,6 +128,11 @@ type Engine struct {
 
 	hookMu  sync.Mutex
 	hookErr error
+
+	// waveRun and waveSlot tag every record written while a run of a wave
+	// is judged (its agent_run and slot).
+	waveRun  string
+	waveSlot int
 }
 
 // errStop carries an outcome out of a step.
@@ -502,6 +507,9 @@ func nextSteps(reason string, l *spec.Loop) []string {
 }
 
 func (e *Engine) emit(ev record.Event) {
+	if ev.AgentRun == "" && e.waveRun != "" {
+		ev.AgentRun, ev.Slot = e.waveRun, e.waveSlot
+	}
 	if ev.Cycle == 0 && e.spec.Shape == spec.ShapeCycle {
 		ev.Cycle = e.st.Cycle
 	}

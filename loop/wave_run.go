@@ -326,13 +326,9 @@ func (r *runner) waveTries(ctx context.Context, rn *waveRun) {
 // carries the run's id.
 func (e *Engine) finishWaveRun(ctx context.Context, rn *waveRun, w *waveApply) error {
 	r := e.run
-	emit := r.emit
-	r.emit = func(ev record.Event) {
-		ev.AgentRun, ev.Slot = rn.id, rn.slot+1
-		emit(ev)
-	}
+	e.waveRun, e.waveSlot = rn.id, rn.slot+1
 	r.slot, r.layer, r.trees = rn.slot, &rn.layer, rn.trees
-	defer func() { r.emit, r.slot, r.layer, r.trees = emit, 0, nil, nil }()
+	defer func() { e.waveRun, e.waveSlot, r.slot, r.layer, r.trees = "", 0, 0, nil, nil }()
 	task := rn.task.ID
 	if rn.onlyLimits {
 		r.st.Iterations-- // every try hit a usage limit: not an attempt
