@@ -369,8 +369,12 @@ func (e *Engine) recover() error {
 	// that died (its layer, not applied, is dropped at its slot's next run).
 	for len(st.InFlightMore) > 0 {
 		st.InFlight, st.InFlightMore = st.InFlightMore[0], st.InFlightMore[1:]
+		slot := st.InFlight.Slot
 		if err := e.run.judgeDeadRun(); err != nil {
 			return err
+		}
+		if l, _ := slotLayer(e.dir, slot); slot > 0 {
+			sandbox.ClearLayer(l) // what it wrote never reaches the folder
 		}
 	}
 	return nil

@@ -138,7 +138,9 @@ func (e *Engine) buildWave(ctx context.Context, plan *Plan, tasks []Task) error 
 		if err := e.finishWaveRun(ctx, rn, w); err != nil && pending == nil {
 			pending = err
 		}
-		r.store.note()
+		if err := r.store.note(); err != nil && pending == nil {
+			pending = err
+		}
 	}
 	return pending
 }
@@ -382,10 +384,10 @@ func (e *Engine) finishWaveRun(ctx context.Context, rn *waveRun, w *waveApply) e
 	r.endRecord("build", task, rn.ran, rn.res, run.Changed)
 	r.recordTamper("build", task, run.Tamper)
 	r.afterOperator(ctx, "build", task, rn.res, rn.told)
+	// Out of flight with its verdict in the same save (buildWave's, after
+	// this): a crash before it judges the run again as one that died (its
+	// applied work stays; its task runs again), never loses a verdict.
 	r.dropInFlight(rn.fl)
-	if err := r.store.note(); err != nil {
-		return err
-	}
 	if gerr != nil {
 		return r.stop(ReasonBlocked, gerr.Error())
 	}
