@@ -82,7 +82,7 @@ func (e *Engine) stepPlanOrBuild(ctx context.Context) error {
 		e.lastPlan = plan
 		if next, ok := plan.Next(); ok {
 			e.st.Phase = PhaseBuild
-			if wave := e.waveTasks(plan); wave != nil {
+			if wave := e.run.waveTasks(plan); wave != nil {
 				return e.buildWave(ctx, plan, wave)
 			}
 			return e.build(ctx, plan, next)

@@ -358,7 +358,7 @@ func (e *Engine) recover() error {
 		return err
 	}
 	if st.InFlight != nil || len(st.InFlightMore) > 0 {
-		e.killWave()
+		e.run.killWave()
 	}
 	if st.InFlight != nil {
 		if err := e.run.judgeDeadRun(); err != nil {
@@ -378,20 +378,6 @@ func (e *Engine) recover() error {
 		}
 	}
 	return nil
-}
-
-// killWave ends what is left of the runs of a wave the engine died in:
-// each has its own cgroup and process group.
-func (e *Engine) killWave() {
-	for _, f := range append([]*InFlight{e.st.InFlight}, e.st.InFlightMore...) {
-		if f == nil || (f.PGID == 0 && f.Cgroup == "") {
-			continue
-		}
-		if n := len(KillOrphans(e.dir, &State{AgentPGID: f.PGID, AgentCgroup: f.Cgroup})); n > 0 {
-			e.emit(record.Event{Event: record.Warning, AgentRun: f.Run, Message: fmt.Sprintf("stopped %s of the run for %s that crashed", plural(n, "leftover agent process"), f.Task)})
-		}
-		f.PGID, f.Cgroup = 0, ""
-	}
 }
 
 func previousNote(outcome string) string {

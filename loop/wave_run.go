@@ -59,20 +59,21 @@ type waveRun struct {
 
 // waveTasks is the wave the engine starts now: nil when builds run one at
 // a time (parallel: 1, no copy-on-write layer here, one ready task).
-func (e *Engine) waveTasks(plan *Plan) []Task {
-	if e.spec.Parallel < 2 || e.spec.Shape != spec.ShapeCycle || !e.layersInForce() {
+func (r *runner) waveTasks(plan *Plan) []Task {
+	l := r.spec()
+	if l.Parallel < 2 || l.Shape != spec.ShapeCycle || !r.layersInForce() {
 		return nil
 	}
-	b := waveBudget{IterationsLeft: e.spec.Budget.Iterations - e.st.Iterations, CostLeft: math.Inf(1)}
-	if e.spec.Budget.CostUSD > 0 {
-		b.CostLeft = e.spec.Budget.CostUSD - e.st.CostUSD
+	b := waveBudget{IterationsLeft: l.Budget.Iterations - r.st.Iterations, CostLeft: math.Inf(1)}
+	if l.Budget.CostUSD > 0 {
+		b.CostLeft = l.Budget.CostUSD - r.st.CostUSD
 	}
 	// The mean cost of the loop's runs so far (plan runs too: a cautious
 	// reserve), unless the agent caps its own.
-	b.PerRun = runReserve(e.spec.AgentFor("build", false).MaxBudgetUSD, e.st.CostUSD, e.st.AgentRuns)
+	b.PerRun = runReserve(l.AgentFor("build", false).MaxBudgetUSD, r.st.CostUSD, r.st.AgentRuns)
 	// pickWave reserves for the runs in flight past the first; here the
 	// wave starts from none, so its first run is decided as today.
-	w := pickWave(plan, nil, e.spec.Parallel, b)
+	w := pickWave(plan, nil, l.Parallel, b)
 	if len(w) < 2 {
 		return nil
 	}
@@ -81,8 +82,8 @@ func (e *Engine) waveTasks(plan *Plan) []Task {
 
 // layersInForce says whether agent runs get a copy-on-write layer here
 // (bubblewrap with layers): only then can runs work at once.
-func (e *Engine) layersInForce() bool {
-	p, err := policyFor(e.spec, nil)
+func (r *runner) layersInForce() bool {
+	p, err := policyFor(r.spec(), nil)
 	return err == nil && p.Kind == sandbox.Bwrap && sandbox.LayerProbe() == nil
 }
 
@@ -135,7 +136,14 @@ func (e *Engine) buildWave(ctx context.Context, plan *Plan, tasks []Task) error 
 	}
 	w := &waveApply{base: map[string]baseFile{}, seen: clonePlan(e.st.Judged)}
 	for _, rn := range runs {
-		if err := e.finishWaveRun(ctx, rn, w); err != nil && pending == nil {
+		// Every record written while the run is judged carries its id.
+		e.waveRun, e.waveSlot = rn.id, rn.slot+1
+		run, after, err := r.finishWaveRun(ctx, rn, w)
+		if err == nil && run != nil {
+			err = e.judgeBuild(ctx, rn.task, run, w.seen, after)
+		}
+		e.waveRun, e.waveSlot = "", 0
+		if err != nil && pending == nil {
 			pending = err
 		}
 		if err := r.store.note(); err != nil && pending == nil {
@@ -323,14 +331,13 @@ func (r *runner) waveTries(ctx context.Context, rn *waveRun) {
 	}
 }
 
-// finishWaveRun judges and applies one run of a wave that ended, then its
-// task, as runAgent and build do for a single run. Every record it writes
-// carries the run's id.
-func (e *Engine) finishWaveRun(ctx context.Context, rn *waveRun, w *waveApply) error {
-	r := e.run
-	e.waveRun, e.waveSlot = rn.id, rn.slot+1
+// finishWaveRun judges and applies one run of a wave that ended, as
+// runAgent does for a single run, and returns it with the plan it left
+// for its task's verdict (judgeBuild); no run when it conflicted with a
+// run applied before it (a task_conflict: nothing of it applied).
+func (r *runner) finishWaveRun(ctx context.Context, rn *waveRun, w *waveApply) (*AgentRun, *Plan, error) {
 	r.slot, r.layer, r.trees = rn.slot, &rn.layer, rn.trees
-	defer func() { e.waveRun, e.waveSlot, r.slot, r.layer, r.trees = "", 0, 0, nil, nil }()
+	defer func() { r.slot, r.layer, r.trees = 0, nil, nil }()
 	task := rn.task.ID
 	if rn.onlyLimits {
 		r.st.Iterations-- // every try hit a usage limit: not an attempt
@@ -355,16 +362,16 @@ func (e *Engine) finishWaveRun(ctx context.Context, rn *waveRun, w *waveApply) e
 		r.dropInFlight(rn.fl)
 		switch {
 		case rn.stop != nil:
-			return rn.stop
+			return nil, nil, rn.stop
 		case ctx.Err() != nil:
-			return r.stop(ReasonInterrupted, "interrupted during the build runs; the agents were stopped")
+			return nil, nil, r.stop(ReasonInterrupted, "interrupted during the build runs; the agents were stopped")
 		case derr != nil:
-			return r.stop(ReasonBlocked, "cannot drop a conflicting run's layer: "+derr.Error())
+			return nil, nil, r.stop(ReasonBlocked, "cannot drop a conflicting run's layer: "+derr.Error())
 		}
 		msg := fmt.Sprintf("the run for %s was not applied: %s; %s runs again on the tree the wave left", task, conflict, task)
 		r.emit(record.Event{Event: record.TaskConflict, Phase: "build", Task: task, Message: msg})
-		e.st.LastFailure = msg
-		return nil
+		r.st.LastFailure = msg
+		return nil, nil, nil
 	}
 	changes, err := r.guard.Begin()
 	if err == nil {
@@ -372,7 +379,7 @@ func (e *Engine) finishWaveRun(ctx context.Context, rn *waveRun, w *waveApply) e
 	}
 	if err != nil {
 		r.dropInFlight(rn.fl)
-		return r.stop(ReasonBlocked, err.Error())
+		return nil, nil, r.stop(ReasonBlocked, err.Error())
 	}
 	run := &AgentRun{Result: rn.res}
 	changed, created, layerTamper, werr := r.endRun("build", task, changes)
@@ -389,10 +396,10 @@ func (e *Engine) finishWaveRun(ctx context.Context, rn *waveRun, w *waveApply) e
 	// applied work stays; its task runs again), never loses a verdict.
 	r.dropInFlight(rn.fl)
 	if gerr != nil {
-		return r.stop(ReasonBlocked, gerr.Error())
+		return nil, nil, r.stop(ReasonBlocked, gerr.Error())
 	}
 	if werr != nil {
-		return r.stop(ReasonBlocked, werr.Error())
+		return nil, nil, r.stop(ReasonBlocked, werr.Error())
 	}
 	switch res := rn.res; res.Status {
 	case agent.StatusBlocked, agent.StatusFailed, agent.StatusInterrupted:
@@ -409,15 +416,29 @@ func (e *Engine) finishWaveRun(ctx context.Context, rn *waveRun, w *waveApply) e
 		if res.Fix != "" {
 			msg += "\nfix: " + res.Fix
 		}
-		return r.stop(ReasonBlocked, "build run for "+task+": "+msg)
+		return nil, nil, r.stop(ReasonBlocked, "build run for "+task+": "+msg)
 	}
 	if rn.res.Blocked != "" {
-		return r.stop(ReasonBlocked, fmt.Sprintf("build run for %s: the agent asked for a human: %s", task, rn.res.Blocked))
+		return nil, nil, r.stop(ReasonBlocked, fmt.Sprintf("build run for %s: the agent asked for a human: %s", task, rn.res.Blocked))
 	}
 	if err := r.asked("build", task, run, rn.prompt, rn.seq); err != nil {
-		return err
+		return nil, nil, err
 	}
-	return e.judgeBuild(ctx, rn.task, run, w.seen, after)
+	return run, after, nil
+}
+
+// killWave ends what is left of the runs of a wave the engine died in:
+// each has its own cgroup and process group.
+func (r *runner) killWave() {
+	for _, f := range append([]*InFlight{r.st.InFlight}, r.st.InFlightMore...) {
+		if f == nil || (f.PGID == 0 && f.Cgroup == "") {
+			continue
+		}
+		if n := len(KillOrphans(r.dir, &State{AgentPGID: f.PGID, AgentCgroup: f.Cgroup})); n > 0 {
+			r.emit(record.Event{Event: record.Warning, AgentRun: f.Run, Message: fmt.Sprintf("stopped %s of the run for %s that crashed", plural(n, "leftover agent process"), f.Task)})
+		}
+		f.PGID, f.Cgroup = 0, ""
+	}
 }
 
 // dropInFlight takes a judged run of a wave out of the state's runs in
