@@ -74,6 +74,7 @@ type loopOpts struct {
 	timeout, idle string // agent.timeout, agent.idle_timeout
 	maxTurns      int
 	budget        string // the lines under budget:, indented
+	extra         string // more lines of the loop file
 }
 
 // newLoop writes loop.yaml for a two-task cycle run by k's CLI.
@@ -126,7 +127,7 @@ agent:
   - test -s out/two.txt
 objective_verify:
   - test "$(cat out/one.txt)" = one && test "$(cat out/two.txt)" = two
-`, k.backend, k.model, k.bin, o.timeout, o.idle, o.maxTurns, envYAML.String(), o.budget)
+%s`, k.backend, k.model, k.bin, o.timeout, o.idle, o.maxTurns, envYAML.String(), o.budget, o.extra)
 	if err := os.WriteFile(filepath.Join(dir, "loop.yaml"), []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -187,27 +188,30 @@ func (l *loopEnv) run(t *testing.T, timeout time.Duration) (code int, stdout, st
 
 // event is the part of a record line the tests read.
 type event struct {
-	Event         string   `json:"event"`
-	Phase         string   `json:"phase"`
-	Task          string   `json:"task"`
-	Backend       string   `json:"backend"`
-	Model         string   `json:"model"`
-	Status        string   `json:"status"`
-	ExitCode      *int     `json:"exit_code"`
-	Turns         int      `json:"turns"`
-	InputTokens   int64    `json:"input_tokens"`
-	OutputTokens  int64    `json:"output_tokens"`
-	CachedTokens  int64    `json:"cached_tokens"`
-	CostUSD       float64  `json:"cost_usd"`
-	CostEstimated bool     `json:"cost_estimated"`
-	SessionID     string   `json:"session_id"`
-	Tools         []string `json:"tools"`
-	Transcript    string   `json:"transcript"`
-	WaitMS        int64    `json:"wait_ms"`
-	Reason        string   `json:"reason"`
-	To            string   `json:"to"`
-	BytesDown     int64    `json:"bytes_down"`
-	Error         string   `json:"error"`
+	Event         string    `json:"event"`
+	Phase         string    `json:"phase"`
+	Task          string    `json:"task"`
+	Backend       string    `json:"backend"`
+	Model         string    `json:"model"`
+	Status        string    `json:"status"`
+	ExitCode      *int      `json:"exit_code"`
+	Turns         int       `json:"turns"`
+	InputTokens   int64     `json:"input_tokens"`
+	OutputTokens  int64     `json:"output_tokens"`
+	CachedTokens  int64     `json:"cached_tokens"`
+	CostUSD       float64   `json:"cost_usd"`
+	CostEstimated bool      `json:"cost_estimated"`
+	SessionID     string    `json:"session_id"`
+	Tools         []string  `json:"tools"`
+	Transcript    string    `json:"transcript"`
+	WaitMS        int64     `json:"wait_ms"`
+	Reason        string    `json:"reason"`
+	To            string    `json:"to"`
+	BytesDown     int64     `json:"bytes_down"`
+	Error         string    `json:"error"`
+	TS            time.Time `json:"ts"`
+	DurationMS    int64     `json:"duration_ms"`
+	AgentRun      string    `json:"agent_run"`
 }
 
 func (l *loopEnv) records(t *testing.T) []event {
@@ -349,6 +353,64 @@ func TestLoopCycleEndToEnd(t *testing.T) {
 		reqs := srv.ModelRequests()
 		if len(reqs) < 4 || !strings.Contains(reqs[2].Body, "T-001") {
 			t.Errorf("the first build request does not name T-001")
+		}
+		assertNoLeftovers(t, l.mark)
+	})
+}
+
+// parallel: 2 with a genuine CLI: the two tasks' build runs work at once,
+// each in its own layer, each conversation answered by the fake API by
+// its task (a reply matches only the prompt that names it); both apply
+// (the progress file keeps both findings), both gates pass, exit 0.
+func TestLoopParallelEndToEnd(t *testing.T) {
+	eachCLI(t, func(t *testing.T, k kit) {
+		looprinter(t)
+		srv := startAPI(t)
+		l := newLoop(t, k, srv.URL, loopOpts{extra: "parallel: 2\n"})
+		srv.Add(planReplies(k, l.dir)...)
+		for _, b := range [][2]string{{"T-001", "one"}, {"T-002", "two"}} {
+			for _, r := range buildReplies(k, l.dir, b[0], b[1]) {
+				r.Match = "That is " + b[0] + ":"
+				srv.Add(r)
+			}
+		}
+		code, _, _, _ := l.run(t, 12*time.Minute)
+		if code != 0 {
+			t.Fatalf("exit %d, want 0 (DONE)", code)
+		}
+		evs := l.records(t)
+		var starts, ends []event
+		for _, e := range evs {
+			if e.Phase == "build" && e.Event == "agent_start" {
+				starts = append(starts, e)
+			}
+			if e.Phase == "build" && e.Event == "agent_end" {
+				ends = append(ends, e)
+			}
+		}
+		if len(starts) != 2 || len(ends) != 2 || starts[0].AgentRun == "" || starts[1].AgentRun == "" {
+			t.Fatalf("build runs %+v / %+v, want two of one wave", starts, ends)
+		}
+		// Under way at once: each started before the other ended.
+		for i := range starts {
+			other := starts[1-i]
+			for _, e := range ends {
+				if e.AgentRun == starts[i].AgentRun && !other.TS.Before(starts[i].TS.Add(time.Duration(e.DurationMS)*time.Millisecond)) {
+					t.Errorf("the run for %s started after the run for %s ended", other.Task, starts[i].Task)
+				}
+			}
+		}
+		if n := len(only(evs, "task_conflict")); n != 0 {
+			t.Errorf("%d task_conflict records, want none", n)
+		}
+		progress, _ := os.ReadFile(filepath.Join(l.dir, "output", "progress.txt"))
+		for _, want := range []string{"T-001: wrote out/one.txt", "T-002: wrote out/two.txt"} {
+			if !strings.Contains(string(progress), want) {
+				t.Errorf("progress.txt lacks %q:\n%s", want, progress)
+			}
+		}
+		if st := l.state(t); st["iterations"] != float64(2) {
+			t.Errorf("state iterations %v, want 2", st["iterations"])
 		}
 		assertNoLeftovers(t, l.mark)
 	})
