@@ -75,10 +75,6 @@ func (h reviewHost) RunChecks(ctx context.Context, gate string) review.Checks {
 	}
 }
 
-func (h reviewHost) Strength(ctx context.Context, base string) (string, bool, string) {
-	return h.e.reviewStrength(ctx, base)
-}
-
 func (h reviewHost) CleanRoom(ctx context.Context, gate string) (*record.CleanRoom, string) {
 	return h.e.judge().JudgeCleanRoom(ctx, gate, h.e.spec.GateChecks())
 }

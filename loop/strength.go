@@ -82,11 +82,12 @@ func (e *Engine) strengthVerdict(ctx context.Context, cmds []string) (string, er
 	return "", e.stop(ReasonNotVerified, fmt.Sprintf("%s; %s. Survivors: %s", line, why, survivorList(s, 5)))
 }
 
-// reviewStrength is the verify_strength pass of the review shape's final
+// Strength is the verify_strength pass of the review shape's final
 // checks, over the lines changed since the review's base commit: the
 // review has no next prompt, so a pass below verify_strength.min ends it
 // NOT VERIFIED with the survivors named.
-func (e *Engine) reviewStrength(ctx context.Context, base string) (line string, hold bool, why string) {
+func (h reviewHost) Strength(ctx context.Context, base string) (line string, hold bool, why string) {
+	e := h.e
 	vs := e.spec.VerifyStrength
 	if !vs.On {
 		return "", true, ""
