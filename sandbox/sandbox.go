@@ -58,6 +58,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/looprinter/looprinter/sandbox/nshelper"
 )
 
 // Modes and kinds.
@@ -284,7 +286,11 @@ func (p Policy) wrapLayered(dir, path string, args []string) (string, []string, 
 		// user again, as it would be without the layer.
 		bargs = append([]string{"--uid", strconv.Itoa(uid), "--gid", strconv.Itoa(os.Getgid())}, bargs...)
 	}
-	spec, err := json.Marshal(layerSpec{Stage: 1, Layers: layers, Exec: bw, Args: bargs, Net: p.Net})
+	s := layerSpec{Stage: 1, Layers: layers, Exec: bw, Args: bargs}
+	if p.Net != nil {
+		s.Net = &nshelper.Net{Socket: p.Net.Socket, Port: p.Net.Port}
+	}
+	spec, err := json.Marshal(s)
 	if err != nil {
 		return "", nil, nil, err
 	}
