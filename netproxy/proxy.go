@@ -15,8 +15,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/looprinter/looprinter/netproxy/relay"
 )
 
 // A Conn is one connection the proxy allowed or refused, reported when it
@@ -263,7 +261,13 @@ func (p *Proxy) pipe(c net.Conn, br *bufio.Reader, up net.Conn, rec Conn, start 
 	p.report(rec)
 }
 
-func closeWrite(c net.Conn) { relay.CloseWrite(c) }
+func closeWrite(c net.Conn) {
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		cw.CloseWrite()
+	} else {
+		c.Close()
+	}
+}
 
 func (p *Proxy) http(c net.Conn, br *bufio.Reader) {
 	start := time.Now()

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -18,7 +17,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/looprinter/looprinter/netproxy/relay"
 	"golang.org/x/sys/unix"
 )
 
@@ -238,42 +236,6 @@ func mountLayers(layers []Layer, userNS bool) error {
 		}
 	}
 	return nil
-}
-
-// startRelay runs in stage 2, in the run's new network namespace: it
-// brings the loopback up and, when there is a proxy, serves the relay on
-// 127.0.0.1:Port to its socket for as long as the helper lives (the helper
-// outlives bubblewrap and everything the agent started).
-func startRelay(n *Net) error {
-	if err := loopbackUp(); err != nil {
-		return fmt.Errorf("bring the loopback up: %w", err)
-	}
-	if n.Socket == "" || n.Port == 0 {
-		return nil
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(n.Port))
-	if err != nil {
-		return err
-	}
-	go relay.Serve(ln, n.Socket)
-	return nil
-}
-
-func loopbackUp() error {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(fd)
-	ifr, err := unix.NewIfreq("lo")
-	if err != nil {
-		return err
-	}
-	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
-		return err
-	}
-	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
-	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
 }
 
 // shapeView runs in stage 2 once the layers are laid: it removes and
