@@ -120,3 +120,16 @@ echo done`
 		t.Error("the folder lost gone.txt before any layer was applied")
 	}
 }
+
+// TestLayerHelperAlone runs the layer tests with the helper making its
+// namespaces itself, as it does for a caller that does not call
+// nshelper.Direct (a view, the probe): as root on one thread of its own,
+// as a user without privileges by starting itself again.
+func TestLayerHelperAlone(t *testing.T) {
+	helperAlone = true
+	defer func() { helperAlone = false }()
+	t.Run("layered", TestLayeredBwrap)
+	t.Run("slots", TestLayerSlotsIsolated)
+	t.Run("network", TestBwrapNetworkAndMasks)
+	t.Run("network-off", TestBwrapNetworkOff)
+}
