@@ -155,8 +155,8 @@ func BenchmarkAgentStart(b *testing.B) {
 // the helper making them itself. Each reports its median CPU and wall
 // time; "above-bwrap-cpu-ms" is the median of layer minus bwrap, pair by
 // pair. The helper is this test binary, smaller than the engine's (its
-// init function runs at the same point, before the heavy packages), or
-// the binary LOOPRINTER_BENCH_HELPER names.
+// init function runs at the same point, before the heavy packages), and
+// the binaries LOOPRINTER_BENCH_HELPER names.
 func BenchmarkConfinedFloor(b *testing.B) {
 	if _, err := Resolve(Bwrap); err != nil {
 		b.Skip(err)
@@ -183,21 +183,29 @@ func BenchmarkConfinedFloor(b *testing.B) {
 	layered := Policy{Kind: Bwrap, Dir: dir, Writable: []string{home},
 		Layers: []Layer{lay("dir", dir), lay("home", home)},
 		Net:    &Network{Socket: sock, Port: 3128}}
-	modes := []struct {
+	type mode struct {
 		name   string
 		p      Policy
 		direct bool
-	}{
-		{"bwrap", Policy{Kind: Bwrap, Dir: dir, Writable: []string{home}}, false},
-		{"layer", layered, true},
-		{"alone", layered, false},
+		helper string
 	}
-	// LOOPRINTER_BENCH_HELPER: another binary as the helper (the engine's:
-	// go build -o /tmp/looprinter ./cmd/looprinter).
-	helper := os.Getenv("LOOPRINTER_BENCH_HELPER")
+	modes := []mode{
+		{"bwrap", Policy{Kind: Bwrap, Dir: dir, Writable: []string{home}}, false, ""},
+		{"layer", layered, true, ""},
+		{"alone", layered, false, ""},
+	}
+	// LOOPRINTER_BENCH_HELPER: more binaries as the helper, separated by
+	// colons, each two modes named after its file, started as "layer" and
+	// as "alone" are (the engine's, go build -o
+	// /tmp/b/looprinter ./cmd/looprinter, and the small helper's, go build
+	// -o /tmp/b/looprinter-sandbox ./cmd/looprinter-sandbox).
+	for _, h := range filepath.SplitList(os.Getenv("LOOPRINTER_BENCH_HELPER")) {
+		modes = append(modes, mode{filepath.Base(h), layered, true, h}, mode{filepath.Base(h) + "-alone", layered, false, h})
+	}
 	cpu := map[string][]time.Duration{}
 	wall := map[string][]time.Duration{}
 	var above []time.Duration
+	aboveBy := map[string][]time.Duration{}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		var bare time.Duration
@@ -206,8 +214,8 @@ func BenchmarkConfinedFloor(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if m.name != "bwrap" && helper != "" {
-				path = helper
+			if m.helper != "" {
+				path = m.helper
 			}
 			cmd := exec.Command(path, args...)
 			cmd.Dir = dir
@@ -231,6 +239,9 @@ func BenchmarkConfinedFloor(b *testing.B) {
 			case "layer":
 				above = append(above, c-bare)
 			}
+			if m.helper != "" {
+				aboveBy[m.name] = append(aboveBy[m.name], c-bare)
+			}
 		}
 	}
 	median := func(d []time.Duration) float64 {
@@ -242,4 +253,7 @@ func BenchmarkConfinedFloor(b *testing.B) {
 		b.ReportMetric(median(wall[m.name]), m.name+"-wall-ms")
 	}
 	b.ReportMetric(median(above), "above-bwrap-cpu-ms")
+	for name, d := range aboveBy {
+		b.ReportMetric(median(d), name+"-above-bwrap-cpu-ms")
+	}
 }

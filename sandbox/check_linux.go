@@ -308,7 +308,7 @@ func (b *CheckBox) command(ctx context.Context, dir, shellLine string, env []str
 // A setup writes the tree in the box's base layer; a check sees the base
 // under its own throw-away layer.
 func (b *CheckBox) bwrapCommand(ctx context.Context, c, dir, shellLine string, env []string, setup bool) (*exec.Cmd, error) {
-	exe, err := os.Executable()
+	exe, err := nshelper.Path()
 	if err != nil {
 		return nil, errNoExe
 	}

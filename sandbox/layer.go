@@ -65,7 +65,7 @@ func probeLayer() error {
 			return err
 		}
 	}
-	exe, err := os.Executable()
+	exe, err := nshelper.Path()
 	if err != nil {
 		return errNoExe
 	}

@@ -242,7 +242,7 @@ func (p Policy) Wrap(path string, args []string) (newPath string, newArgs []stri
 // p.Dir, canonical. Read-only paths inside a layered target are left out
 // (the engine judges the layer), before anything resolves them.
 func (p Policy) wrapLayered(dir, path string, args []string) (string, []string, []string, error) {
-	exe, err := os.Executable()
+	exe, err := nshelper.Path()
 	if err != nil {
 		return "", nil, nil, fmt.Errorf("sandbox: %w", errNoExe)
 	}

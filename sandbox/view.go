@@ -43,7 +43,7 @@ func (v View) Command(argv []string, dir string) (prog string, args []string, en
 	if len(argv) == 0 {
 		return "", nil, "", errors.New("no command")
 	}
-	exe, err := os.Executable()
+	exe, err := nshelper.Path()
 	if err != nil {
 		return "", nil, "", errNoExe
 	}

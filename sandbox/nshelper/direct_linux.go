@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // Direct makes cmd, when it starts the layer helper's stage 1 (its
@@ -15,7 +17,8 @@ import (
 // start stage 2 at once: the clone that starts the process makes its
 // namespaces (a mount namespace, a network namespace when the Spec has
 // one, and for a user without privileges a user namespace in which the
-// user is root), so the helper's binary starts once, not twice. Call it
+// user is root, where this process is dumpable), so the helper's binary
+// starts once, not twice. Call it
 // once cmd.Env and cmd.SysProcAttr are set, just before cmd.Start; a
 // command that is not the helper's is left as it is. Without it, the
 // helper makes the namespaces itself (as root on one thread, else by
@@ -40,6 +43,18 @@ func Direct(cmd *exec.Cmd) error {
 	if s.Stage != 1 {
 		return nil
 	}
+	uid, gid := os.Getuid(), os.Getgid()
+	if uid != 0 {
+		// The user namespace's mappings are written by this process into
+		// the new one's /proc files, which belong to root while this
+		// process is not dumpable (an engine never is: sandbox.Undumpable,
+		// so that agents cannot read its memory): then the helper makes
+		// its namespaces itself, its first start writing the second's
+		// mappings.
+		if d, err := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0); err != nil || d != 1 {
+			return nil
+		}
+	}
 	attr := cmd.SysProcAttr
 	if attr == nil {
 		attr = &syscall.SysProcAttr{}
@@ -48,7 +63,7 @@ func Direct(cmd *exec.Cmd) error {
 	if s.Net != nil {
 		attr.Cloneflags |= syscall.CLONE_NEWNET
 	}
-	if uid, gid := os.Getuid(), os.Getgid(); uid != 0 {
+	if uid != 0 {
 		// Root in its namespace, the user outside it (only a root keeps
 		// its capabilities across the exec, and mounting needs them);
 		// files keep the user as their owner.

@@ -21,6 +21,10 @@ import (
 )
 
 func init() {
+	if _, ok := os.LookupEnv(EnvProbe); ok {
+		os.Stdout.WriteString(Fingerprint() + "\n")
+		os.Exit(0)
+	}
 	if v, ok := os.LookupEnv(EnvCheckLayers); ok {
 		os.Unsetenv(EnvCheckLayers)
 		os.Exit(layerMain(v, "looprinter check sandbox: "))
@@ -164,16 +168,6 @@ func runChild(cmd *exec.Cmd, fail func(int, string, ...any) int) int {
 		return ee.ExitCode()
 	}
 	return fail(126, "%v", err)
-}
-
-func withoutEnv(env []string, key string) []string {
-	out := env[:0:0]
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, key+"=") {
-			out = append(out, kv)
-		}
-	}
-	return out
 }
 
 // mountLayers lays each layer over its target, shallowest first (a loop
