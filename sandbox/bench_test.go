@@ -145,7 +145,8 @@ func BenchmarkAgentStart(b *testing.B) {
 
 // BenchmarkConfinedFloor is the confined floor: the CPU time (user and
 // system, of the whole process tree: the started process's rusage, which
-// counts every descendant it waited for) of starting /bin/true as the
+// counts every descendant it waited for, and this process's own during
+// the start and the wait) of starting /bin/true as the
 // engine starts an agent under the default sandbox (copy-on-write layers
 // over the loop folder and HOME, a network namespace with the relay to a
 // proxy's socket), against bare bubblewrap (the same bwrap flags, no
@@ -226,12 +227,15 @@ func BenchmarkConfinedFloor(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			self0 := selfCPU()
 			start := time.Now()
 			if out, err := cmd.CombinedOutput(); err != nil {
 				b.Fatalf("%s: %v: %s", m.name, err, out)
 			}
 			wall[m.name] = append(wall[m.name], time.Since(start))
-			c := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+			// The starter's share counts too: with Direct the clone that
+			// makes the namespaces is this process's system call.
+			c := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime() + selfCPU() - self0
 			cpu[m.name] = append(cpu[m.name], c)
 			switch m.name {
 			case "bwrap":
@@ -256,4 +260,11 @@ func BenchmarkConfinedFloor(b *testing.B) {
 	for name, d := range aboveBy {
 		b.ReportMetric(median(d), name+"-above-bwrap-cpu-ms")
 	}
+}
+
+// selfCPU is this process's user and system time so far.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
