@@ -18,7 +18,6 @@ import (
 
 	"github.com/looprinter/looprinter/proc"
 	"github.com/looprinter/looprinter/redact"
-	"github.com/looprinter/looprinter/sandbox/nshelper"
 )
 
 // MaxLine is the longest line handed to a parser; the transcript always gets
@@ -163,15 +162,6 @@ func Run(ctx context.Context, req Request, ad Adapter, onTool func(ToolEvent)) R
 	cmd.SysProcAttr = proc.SessionAttr()
 	proc.IntoCgroup(cmd.SysProcAttr, req.CgroupFD)
 	proc.DieWithParent(cmd.SysProcAttr)
-	// Under the layer helper: its namespaces made by this start, so that
-	// the helper starts once.
-	if err := nshelper.Direct(cmd); err != nil {
-		outR.Close()
-		outW.Close()
-		errR.Close()
-		errW.Close()
-		return finish(Exit{Code: -1, StartErr: err}, 0)
-	}
 	// The stdin copy goroutine must not outlive the process by much.
 	cmd.WaitDelay = pipeDrain
 	keepOnlyStdio()

@@ -291,12 +291,6 @@ func (b *CheckBox) command(ctx context.Context, dir, shellLine string, env []str
 			cmd.SysProcAttr.CgroupFD = g.FD()
 		}
 	}
-	if b.opts.Kind == Bwrap {
-		if err := nshelper.Direct(cmd); err != nil {
-			cleanup()
-			return nil, nil, err
-		}
-	}
 	return cmd, cleanup, nil
 }
 

@@ -11,25 +11,21 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/looprinter/looprinter/sandbox/nshelper"
 )
 
 // BenchmarkConfinedFloor is the confined floor: the CPU time (user and
 // system, of the whole process tree: the started process's rusage, which
 // counts every descendant it waited for, and this process's own during
-// the start and the wait) of starting /bin/true as the
-// engine starts an agent under the default sandbox (copy-on-write layers
-// over the loop folder and HOME, a network namespace with the relay to a
-// proxy's socket), against bare bubblewrap (the same bwrap flags, no
-// layer, no network namespace). The modes run in turn, so a busy machine
-// slows them alike: "bwrap" bare bubblewrap, "layer" the engine's start
-// (the helper's namespaces made by the start, nshelper.Direct), "alone"
-// the helper making them itself. Each reports its median CPU and wall
-// time; "above-bwrap-cpu-ms" is the median of layer minus bwrap, pair by
-// pair. The helper is this test binary, smaller than the engine's (its
-// init function runs at the same point, before the heavy packages), and
-// the binaries LOOPRINTER_BENCH_HELPER names.
+// the start and the wait) of starting /bin/true as the engine starts an
+// agent under the default sandbox (copy-on-write layers over the loop
+// folder and HOME, a network namespace with the relay to a proxy's
+// socket), against bare bubblewrap (the same bwrap flags, no layer, no
+// network namespace). The modes run in turn, so a busy machine slows them
+// alike: "bwrap" bare bubblewrap, "layer" the agent's start with this test
+// binary as the helper (smaller than the engine's; its init function runs
+// at the same point, before the heavy packages), and one mode for each
+// binary LOOPRINTER_BENCH_HELPER names. Each reports its median CPU and
+// wall time, and its median CPU above bare bubblewrap, pair by pair.
 func BenchmarkConfinedFloor(b *testing.B) {
 	if _, err := Resolve(Bwrap); err != nil {
 		b.Skip(err)
@@ -59,21 +55,18 @@ func BenchmarkConfinedFloor(b *testing.B) {
 	type mode struct {
 		name   string
 		p      Policy
-		direct bool
 		helper string
 	}
 	modes := []mode{
-		{"bwrap", Policy{Kind: Bwrap, Dir: dir, Writable: []string{home}}, false, ""},
-		{"layer", layered, true, ""},
-		{"alone", layered, false, ""},
+		{"bwrap", Policy{Kind: Bwrap, Dir: dir, Writable: []string{home}}, ""},
+		{"layer", layered, ""},
 	}
 	// LOOPRINTER_BENCH_HELPER: more binaries as the helper, separated by
-	// colons, each two modes named after its file, started as "layer" and
-	// as "alone" are (the engine's, go build -o
+	// colons, each a mode named after its file (the engine's, go build -o
 	// /tmp/b/looprinter ./cmd/looprinter, and the small helper's, go build
 	// -o /tmp/b/looprinter-sandbox ./cmd/looprinter-sandbox).
 	for _, h := range filepath.SplitList(os.Getenv("LOOPRINTER_BENCH_HELPER")) {
-		modes = append(modes, mode{filepath.Base(h), layered, true, h}, mode{filepath.Base(h) + "-alone", layered, false, h})
+		modes = append(modes, mode{filepath.Base(h), layered, h})
 	}
 	cpu := map[string][]time.Duration{}
 	wall := map[string][]time.Duration{}
@@ -94,19 +87,13 @@ func BenchmarkConfinedFloor(b *testing.B) {
 			cmd.Dir = dir
 			cmd.Env = append(os.Environ(), extra...)
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-			if m.direct {
-				if err := nshelper.Direct(cmd); err != nil {
-					b.Fatal(err)
-				}
-			}
 			self0 := selfCPU()
 			start := time.Now()
 			if out, err := cmd.CombinedOutput(); err != nil {
 				b.Fatalf("%s: %v: %s", m.name, err, out)
 			}
 			wall[m.name] = append(wall[m.name], time.Since(start))
-			// The starter's share counts too: with Direct the clone that
-			// makes the namespaces is this process's system call.
+			// The starter's share counts too (its fork, its wait).
 			c := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime() + selfCPU() - self0
 			cpu[m.name] = append(cpu[m.name], c)
 			switch m.name {

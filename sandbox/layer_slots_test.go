@@ -124,19 +124,6 @@ echo done`
 	}
 }
 
-// TestLayerHelperAlone runs the layer tests with the helper making its
-// namespaces itself, as it does for a caller that does not call
-// nshelper.Direct (a view, the probe): as root on one thread of its own,
-// as a user without privileges by starting itself again.
-func TestLayerHelperAlone(t *testing.T) {
-	helperAlone = true
-	defer func() { helperAlone = false }()
-	t.Run("layered", TestLayeredBwrap)
-	t.Run("slots", TestLayerSlotsIsolated)
-	t.Run("network", TestBwrapNetworkAndMasks)
-	t.Run("network-off", TestBwrapNetworkOff)
-}
-
 // TestSmallHelper runs the layer tests again with the small helper binary
 // (cmd/looprinter-sandbox) beside the running binary, as `go install
 // ./cmd/...` places it: a copy of this test binary in a folder with the
@@ -173,7 +160,7 @@ func TestSmallHelper(t *testing.T) {
 	if err := os.WriteFile(copyExe, data, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(copyExe, "-test.count=1", "-test.v", "-test.run", "^(TestHelperIsSmall|TestLayeredBwrap|TestLayerSlotsIsolated|TestBwrapNetworkAndMasks|TestBwrapNetworkOff|TestLayerHelperAlone|TestCheckBox.*|TestView.*)$")
+	cmd := exec.Command(copyExe, "-test.count=1", "-test.v", "-test.run", "^(TestHelperIsSmall|TestLayeredBwrap|TestLayerSlotsIsolated|TestBwrapNetworkAndMasks|TestBwrapNetworkOff|TestCheckBox.*|TestView.*)$")
 	cmd.Env = append(os.Environ(), "SANDBOX_TEST_SMALL_HELPER="+helper)
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "--- PASS: TestHelperIsSmall") {

@@ -14,8 +14,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/looprinter/looprinter/sandbox/nshelper"
 )
 
 // TestMain doubles as a fake engine (SANDBOX_TEST_ENGINE): it starts a
@@ -141,19 +139,8 @@ func wrapped(p Policy, script string, env []string) (*exec.Cmd, error) {
 	cmd.Dir = p.Dir
 	cmd.Env = append(append(os.Environ(), env...), extra...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if !helperAlone {
-		// As the engine starts an agent: the helper's namespaces made by
-		// this start (TestLayerHelperAlone runs the tests without).
-		if err := nshelper.Direct(cmd); err != nil {
-			return nil, err
-		}
-	}
 	return cmd, nil
 }
-
-// helperAlone: wrapped leaves the layer helper to make its namespaces
-// itself (as a caller that does not call nshelper.Direct).
-var helperAlone bool
 
 func run(t *testing.T, p Policy, l layout, script string) string {
 	t.Helper()
