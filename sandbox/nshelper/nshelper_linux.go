@@ -245,8 +245,8 @@ func (s Spec) shapeView() error {
 		root = s.Root
 	}
 	for _, h := range s.Hide {
-		rel, ok := Within(root, h)
-		if !ok || !RealParent(root, rel) {
+		rel, ok := within(root, h)
+		if !ok || !realParent(root, rel) {
 			continue // not in the tree as a real path: nothing of the tree to hide
 		}
 		if err := os.RemoveAll(h); err != nil {
@@ -254,7 +254,7 @@ func (s Spec) shapeView() error {
 		}
 	}
 	for _, p := range s.Put {
-		rel, ok := Within(root, p.To)
+		rel, ok := within(root, p.To)
 		if !ok {
 			return fmt.Errorf("%s is outside the view", p.To)
 		}

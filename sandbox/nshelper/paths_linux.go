@@ -1,3 +1,5 @@
+//go:build linux
+
 package nshelper
 
 import (
@@ -6,8 +8,8 @@ import (
 	"strings"
 )
 
-// Within returns p relative to root, with slashes, when p is inside it.
-func Within(root, p string) (string, bool) {
+// within returns p relative to root, with slashes, when p is inside it.
+func within(root, p string) (string, bool) {
 	rel, err := filepath.Rel(root, p)
 	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
 		return "", false
@@ -15,9 +17,9 @@ func Within(root, p string) (string, bool) {
 	return filepath.ToSlash(rel), true
 }
 
-// RealParent says whether every folder on the way to rel inside target is
+// realParent says whether every folder on the way to rel inside target is
 // a real folder (not a link).
-func RealParent(target, rel string) bool {
+func realParent(target, rel string) bool {
 	cur := target
 	parts := strings.Split(rel, "/")
 	for _, p := range parts[:len(parts)-1] {
