@@ -21,6 +21,7 @@ import (
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsyscall "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"github.com/looprinter/looprinter/sandbox/nshelper"
 	"golang.org/x/sys/unix"
 )
 
@@ -37,50 +38,14 @@ type checkSpec struct {
 	NoNet   bool     `json:"no_net"` // refuse TCP bind and connect (ABI 4+)
 }
 
-// EnvCheckLayers marks a process started by a bwrap CheckBox: this
-// package's init function lays the check's layers and runs bubblewrap
-// (checkLayerMain).
-const EnvCheckLayers = "LOOPRINTER_SANDBOX_CHECK_LAYERS"
+// EnvCheckLayers marks a process started by a bwrap CheckBox: package
+// nshelper's init function lays the check's layers and runs bubblewrap.
+const EnvCheckLayers = nshelper.EnvCheckLayers
 
 func init() {
 	if v, ok := os.LookupEnv(EnvCheck); ok {
 		os.Exit(checkHelperMain(v))
 	}
-	if v, ok := os.LookupEnv(EnvCheckLayers); ok {
-		os.Exit(checkLayerMain(v))
-	}
-}
-
-// checkLayerMain lays a check's layers and executes bubblewrap. As root it
-// does so in one process: this thread leaves for a mount namespace of its
-// own, mounts, and executes bubblewrap from there (one start of this
-// binary less than the layer helper's two stages, which a user without
-// privileges needs for the user namespace).
-func checkLayerMain(v string) int {
-	os.Unsetenv(EnvCheckLayers)
-	if os.Getuid() != 0 {
-		return layerMain(v)
-	}
-	fail := func(format string, a ...any) int {
-		fmt.Fprintf(os.Stderr, "looprinter check sandbox: "+format+"\n", a...)
-		return 126
-	}
-	var s layerSpec
-	if err := json.Unmarshal([]byte(v), &s); err != nil {
-		return fail("bad %s: %v", EnvCheckLayers, err)
-	}
-	runtime.LockOSThread() // never unlocked: the exec happens from this thread
-	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
-		return fail("cannot make a mount namespace: %v", err)
-	}
-	if err := mountLayers(s.Layers, false); err != nil {
-		return fail("cannot lay the copy-on-write layers: %v", err)
-	}
-	if err := s.shapeView(); err != nil {
-		return fail("cannot make the view: %v", err)
-	}
-	err := syscall.Exec(s.Exec, append([]string{s.Exec}, s.Args...), os.Environ())
-	return fail("cannot run %s: %v", s.Exec, err)
 }
 
 func checkHelperMain(v string) int {
@@ -337,7 +302,7 @@ func (b *CheckBox) command(ctx context.Context, dir, shellLine string, env []str
 // A setup writes the tree in the box's base layer; a check sees the base
 // under its own throw-away layer.
 func (b *CheckBox) bwrapCommand(ctx context.Context, c, dir, shellLine string, env []string, setup bool) (*exec.Cmd, error) {
-	exe, err := os.Executable()
+	exe, err := nshelper.Path()
 	if err != nil {
 		return nil, errNoExe
 	}

@@ -8,184 +8,27 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
-	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 
+	"github.com/looprinter/looprinter/sandbox/nshelper"
 	"golang.org/x/sys/unix"
 )
 
 // A Layer is a copy-on-write view of the tree Target: inside the sandbox
-// the agent sees Target, but everything it writes there (new and changed
-// files, removals as whiteouts, opaque folders) lands in Upper, an
-// overlayfs upper folder the engine owns; Work is overlayfs's work folder
-// on the same file system as Upper. Target itself is never written while
-// the agent runs. After the run the engine reads Upper, the exact list of
-// what the run changed, and applies what it accepts (ApplyLayer) or keeps
-// it for the next run of the same loop without ever applying it (the
-// agent's HOME and caches).
-type Layer struct {
-	Target string `json:"target"`
-	Upper  string `json:"upper"`
-	Work   string `json:"work"`
-	// Lower are more read-only folders laid over Target under Upper, the
-	// first uppermost (a check box's setup layer).
-	Lower []string `json:"lower,omitempty"`
-	// Volatile: what is written is thrown away, so the layer is mounted
-	// without syncs (overlayfs's volatile: its unmount does not write out
-	// the whole file system Upper is on, which costs milliseconds to
-	// seconds on a busy machine).
-	Volatile bool `json:"volatile,omitempty"`
-}
+// the agent sees Target, but everything it writes there lands in Upper
+// (see nshelper.Layer, where it is defined for the layer helper).
+type Layer = nshelper.Layer
 
-// EnvLayers marks a process started by Wrap for bwrap with layers: this
-// package's init function lays them in a mount namespace of its own and
-// executes bubblewrap there (layerMain).
-const EnvLayers = "LOOPRINTER_SANDBOX_LAYERS"
+// EnvLayers marks a process started by Wrap for bwrap with layers: package
+// nshelper's init function lays them in a mount namespace of its own and
+// executes bubblewrap there.
+const EnvLayers = nshelper.EnvLayers
 
-// layerSpec is what the layer helper needs.
-type layerSpec struct {
-	Stage  int      `json:"stage"` // 1: start stage 2 in new namespaces; 2: mount and exec
-	Layers []Layer  `json:"layers"`
-	Exec   string   `json:"exec"`   // bubblewrap
-	Args   []string `json:"args"`   // its arguments
-	UserNS bool     `json:"userns"` // stage 2 runs in a user namespace of its own
-	// A view (view.go): once the layers are laid, stage 2 changes to Dir,
-	// removes Hide and places Put in the layered tree, then executes Exec.
-	Dir  string     `json:"dir,omitempty"`
-	Hide []string   `json:"hide,omitempty"`
-	Put  []ViewFile `json:"put,omitempty"`
-	// Cover are paths outside the view's tree shown empty (View.Cover).
-	Cover []string `json:"cover,omitempty"`
-	// Root is the tree Hide and Put are in (default: the first layer's
-	// target, before the layers are sorted).
-	Root string `json:"root,omitempty"`
-	// FD3: stage 1 passes its descriptor 3 on to stage 2, which leaves it
-	// open for Exec (a check box's bubblewrap --info-fd).
-	FD3 bool `json:"fd3,omitempty"`
-	// Net: stage 2 runs in a network namespace of its own (loopback
-	// only), serves the relay to the proxy there (Network), and starts
-	// bubblewrap as its child instead of becoming it.
-	Net *Network `json:"net,omitempty"`
-}
-
-func init() {
-	if v, ok := os.LookupEnv(EnvLayers); ok {
-		os.Exit(layerMain(v))
-	}
-}
-
-// layerMain runs in the re-executed binary. Stage 1 starts stage 2 in a new
-// mount namespace (and, for a user without privileges, a new user namespace
-// in which it maps to itself, so that files keep their owner) and passes
-// on its exit status; stage 2 makes every mount private, lays each layer
-// over its target and executes bubblewrap, which binds the layered trees
-// like any other. When bubblewrap's PID namespace ends, so does the mount
-// namespace: no process the agent left behind can reach a layer, let alone
-// the real tree.
-func layerMain(v string) int {
-	fail := func(code int, format string, a ...any) int {
-		fmt.Fprintf(os.Stderr, "looprinter sandbox: "+format+"\n", a...)
-		return code
-	}
-	var s layerSpec
-	if err := json.Unmarshal([]byte(v), &s); err != nil {
-		return fail(126, "bad %s: %v", EnvLayers, err)
-	}
-	if s.Stage == 2 {
-		os.Unsetenv(EnvLayers)
-		if s.Net != nil && s.Net.Socket != "" {
-			// The proxy's socket is held before the layers are laid: one
-			// laid over the folder that holds it would hide it.
-			fd, err := unix.Open(s.Net.Socket, unix.O_PATH|unix.O_CLOEXEC, 0)
-			if err != nil {
-				return fail(126, "cannot reach the loop's network proxy: %v", err)
-			}
-			s.Net.Socket = "/proc/self/fd/" + strconv.Itoa(fd)
-		}
-		if err := mountLayers(s.Layers, s.UserNS); err != nil {
-			return fail(126, "cannot lay the copy-on-write layers: %v (choose `sandbox: landlock` in the loop file where overlayfs cannot be mounted)", err)
-		}
-		if err := s.shapeView(); err != nil {
-			return fail(126, "cannot make the view: %v", err)
-		}
-		if s.Net != nil {
-			if err := startRelay(s.Net); err != nil {
-				return fail(126, "cannot start the network relay: %v", err)
-			}
-			cmd := exec.Command(s.Exec, s.Args...)
-			cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-			cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-			return runChild(cmd, fail)
-		}
-		err := syscall.Exec(s.Exec, append([]string{s.Exec}, s.Args...), os.Environ())
-		return fail(126, "cannot run %s: %v", s.Exec, err)
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return fail(126, "%v", errNoExe)
-	}
-	s.Stage = 2
-	attr := &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
-	if s.Net != nil {
-		attr.Cloneflags |= syscall.CLONE_NEWNET
-	}
-	if uid, gid := os.Getuid(), os.Getgid(); uid != 0 {
-		// The user is root in its namespace (and the user outside it):
-		// only a root keeps its capabilities across the exec of stage 2,
-		// and mounting needs them. Files keep the user as their owner.
-		s.UserNS = true
-		attr.Cloneflags |= syscall.CLONE_NEWUSER
-		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: uid, Size: 1}}
-		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: gid, Size: 1}}
-		attr.GidMappingsEnableSetgroups = false
-	}
-	next, _ := json.Marshal(s)
-	cmd := exec.Command(exe)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	if s.FD3 {
-		cmd.ExtraFiles = []*os.File{os.NewFile(3, "fd3")}
-	}
-	cmd.Env = append(withoutEnv(os.Environ(), EnvLayers), EnvLayers+"="+string(next))
-	cmd.SysProcAttr = attr
-	if s.Net != nil {
-		return runChild(cmd, func(code int, format string, a ...any) int {
-			return fail(code, format+" (where a network namespace cannot be made here, write `network: open` in the loop file)", a...)
-		})
-	}
-	return runChild(cmd, fail)
-}
-
-// runChild starts cmd, passes SIGTERM, SIGINT and SIGHUP on to it (the
-// engine ends the whole process group anyway) and returns its exit status.
-func runChild(cmd *exec.Cmd, fail func(int, string, ...any) int) int {
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	if err := cmd.Start(); err != nil {
-		return fail(126, "cannot start %s in namespaces of its own: %v", cmd.Path, err)
-	}
-	go func() {
-		for sig := range sigs {
-			cmd.Process.Signal(sig)
-		}
-	}()
-	err := cmd.Wait()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &ee):
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal())
-		}
-		return ee.ExitCode()
-	}
-	return fail(126, "%v", err)
-}
+// layerSpec is what the layer helper needs (nshelper reads it).
+type layerSpec = nshelper.Spec
 
 func withoutEnv(env []string, key string) []string {
 	out := env[:0:0]
@@ -195,68 +38,6 @@ func withoutEnv(env []string, key string) []string {
 		}
 	}
 	return out
-}
-
-// mountLayers lays each layer over its target, shallowest first (a loop
-// folder inside HOME is laid over the HOME layer). Every folder is opened
-// before the first mount and named to overlayfs by its descriptor, so a
-// layer's own folders are never looked up through another layer.
-func mountLayers(layers []Layer, userNS bool) error {
-	if err := unix.Mount("none", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("make the mounts private: %w", err)
-	}
-	sort.SliceStable(layers, func(i, j int) bool {
-		return strings.Count(layers[i].Target, "/") < strings.Count(layers[j].Target, "/")
-	})
-	type fds struct {
-		lower, upper, work int
-		extra              []int
-	}
-	open := func(p string) (int, error) {
-		fd, err := unix.Open(p, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return -1, fmt.Errorf("open %s: %w", p, err)
-		}
-		return fd, nil
-	}
-	all := make([]fds, len(layers))
-	for i, l := range layers {
-		var err error
-		if all[i].lower, err = open(l.Target); err != nil {
-			return err
-		}
-		if all[i].upper, err = open(l.Upper); err != nil {
-			return err
-		}
-		if all[i].work, err = open(l.Work); err != nil {
-			return err
-		}
-		for _, x := range l.Lower {
-			fd, err := open(x)
-			if err != nil {
-				return err
-			}
-			all[i].extra = append(all[i].extra, fd)
-		}
-	}
-	fdPath := func(fd int) string { return "/proc/self/fd/" + strconv.Itoa(fd) }
-	for i, l := range layers {
-		lower := fdPath(all[i].lower)
-		for j := len(all[i].extra) - 1; j >= 0; j-- {
-			lower = fdPath(all[i].extra[j]) + ":" + lower
-		}
-		opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s", lower, fdPath(all[i].upper), fdPath(all[i].work))
-		if userNS {
-			opts += ",userxattr" // in a user namespace the trusted.* attributes cannot be written
-		}
-		if l.Volatile {
-			opts += ",volatile"
-		}
-		if err := unix.Mount("overlay", l.Target, "overlay", 0, opts); err != nil {
-			return fmt.Errorf("overlay on %s: %w", l.Target, err)
-		}
-	}
-	return nil
 }
 
 var layerOnce struct {
@@ -284,7 +65,7 @@ func probeLayer() error {
 			return err
 		}
 	}
-	exe, err := os.Executable()
+	exe, err := nshelper.Path()
 	if err != nil {
 		return errNoExe
 	}

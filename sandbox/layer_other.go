@@ -4,35 +4,23 @@ package sandbox
 
 import (
 	"errors"
-	"os"
 	"runtime"
+
+	"github.com/looprinter/looprinter/sandbox/nshelper"
 )
 
 // Copy-on-write layers are overlayfs in a mount namespace: Linux only.
 // Elsewhere LayerProbe says so and the engine never lays one; the rest of
 // the API only keeps the callers building. The types mirror layer.go's.
 
-// A Layer is a copy-on-write view of the tree Target (see layer.go).
-type Layer struct {
-	Target   string   `json:"target"`
-	Upper    string   `json:"upper"`
-	Work     string   `json:"work"`
-	Lower    []string `json:"lower,omitempty"`
-	Volatile bool     `json:"volatile,omitempty"`
-}
+// A Layer is a copy-on-write view of the tree Target (see nshelper.Layer).
+type Layer = nshelper.Layer
 
 // EnvLayers marks the layer helper (see layer.go); unused here.
-const EnvLayers = "LOOPRINTER_SANDBOX_LAYERS"
+const EnvLayers = nshelper.EnvLayers
 
 // layerSpec is what the layer helper needs (see layer.go).
-type layerSpec struct {
-	Stage  int      `json:"stage"`
-	Layers []Layer  `json:"layers"`
-	Exec   string   `json:"exec"`
-	Args   []string `json:"args"`
-	UserNS bool     `json:"userns"`
-	Net    *Network `json:"net,omitempty"`
-}
+type layerSpec = nshelper.Spec
 
 // A LayerChange is one path of a layer as ApplyLayer judged it.
 type LayerChange struct {
@@ -72,11 +60,7 @@ type View struct {
 }
 
 // ViewFile is one file placed in a view (see view.go).
-type ViewFile struct {
-	From string
-	To   string
-	Mode os.FileMode
-}
+type ViewFile = nshelper.ViewFile
 
 // Command fails: there are no views here.
 func (v View) Command(argv []string, dir string) (string, []string, string, error) {

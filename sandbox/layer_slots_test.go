@@ -5,9 +5,12 @@ package sandbox
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/looprinter/looprinter/sandbox/nshelper"
 )
 
 // Two runs at once over the same loop folder, each under bwrap with a
@@ -118,5 +121,66 @@ echo done`
 	}
 	if _, err := os.Stat(filepath.Join(l.dir, "gone.txt")); err != nil {
 		t.Error("the folder lost gone.txt before any layer was applied")
+	}
+}
+
+// TestSmallHelper runs the layer tests again with the small helper binary
+// (cmd/looprinter-sandbox) beside the running binary, as `go install
+// ./cmd/...` places it: a copy of this test binary in a folder with the
+// helper built from the same source, where nshelper.Path must pick the
+// helper, and every layer test must pass with it.
+func TestSmallHelper(t *testing.T) {
+	need(t, Bwrap)
+	needLayers(t)
+	if os.Getenv("SANDBOX_TEST_SMALL_HELPER") != "" {
+		t.Skip("already the copy")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to build the helper")
+	}
+	d := t.TempDir()
+	helper := filepath.Join(d, nshelper.HelperName)
+	build := exec.Command(goBin, "build", "-o", helper, "github.com/looprinter/looprinter/cmd/looprinter-sandbox")
+	if out, err := build.CombinedOutput(); err != nil {
+		if os.Getenv("CI") != "" && os.Getuid() == 0 {
+			t.Fatalf("build the helper: %v: %s", err, out)
+		}
+		t.Skipf("cannot build the helper here (outside the module?): %v: %s", err, out)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyExe := filepath.Join(d, "sandbox.test")
+	if err := os.WriteFile(copyExe, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(copyExe, "-test.count=1", "-test.v", "-test.run", "^(TestHelperIsSmall|TestLayeredBwrap|TestLayerSlotsIsolated|TestBwrapNetworkAndMasks|TestBwrapNetworkOff|TestCheckBox.*|TestView.*)$")
+	cmd.Env = append(os.Environ(), "SANDBOX_TEST_SMALL_HELPER="+helper)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestHelperIsSmall") {
+		t.Fatalf("the layer tests with the small helper: %v\n%s", err, out)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(line, "--- ") {
+			t.Log(line)
+		}
+	}
+}
+
+// TestHelperIsSmall: in TestSmallHelper's copy, the helper started is the
+// small one.
+func TestHelperIsSmall(t *testing.T) {
+	want := os.Getenv("SANDBOX_TEST_SMALL_HELPER")
+	if want == "" {
+		t.Skip("run by TestSmallHelper")
+	}
+	if got, err := nshelper.Path(); err != nil || got != want {
+		t.Fatalf("helper %q (%v), want %q", got, err, want)
 	}
 }

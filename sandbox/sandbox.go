@@ -58,6 +58,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/looprinter/looprinter/sandbox/nshelper"
 )
 
 // Modes and kinds.
@@ -240,7 +242,7 @@ func (p Policy) Wrap(path string, args []string) (newPath string, newArgs []stri
 // p.Dir, canonical. Read-only paths inside a layered target are left out
 // (the engine judges the layer), before anything resolves them.
 func (p Policy) wrapLayered(dir, path string, args []string) (string, []string, []string, error) {
-	exe, err := os.Executable()
+	exe, err := nshelper.Path()
 	if err != nil {
 		return "", nil, nil, fmt.Errorf("sandbox: %w", errNoExe)
 	}
@@ -284,7 +286,11 @@ func (p Policy) wrapLayered(dir, path string, args []string) (string, []string, 
 		// user again, as it would be without the layer.
 		bargs = append([]string{"--uid", strconv.Itoa(uid), "--gid", strconv.Itoa(os.Getgid())}, bargs...)
 	}
-	spec, err := json.Marshal(layerSpec{Stage: 1, Layers: layers, Exec: bw, Args: bargs, Net: p.Net})
+	s := layerSpec{Stage: 1, Layers: layers, Exec: bw, Args: bargs}
+	if p.Net != nil {
+		s.Net = &nshelper.Net{Socket: p.Net.Socket, Port: p.Net.Port}
+	}
+	spec, err := json.Marshal(s)
 	if err != nil {
 		return "", nil, nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/looprinter/looprinter/sandbox/nshelper"
 	"golang.org/x/sys/unix"
 )
 
@@ -31,11 +32,7 @@ type View struct {
 
 // ViewFile is one file placed in a view: the content of From (a file
 // outside the tree) at To (relative to the tree), with Mode.
-type ViewFile struct {
-	From string      `json:"from"`
-	To   string      `json:"to"`
-	Mode os.FileMode `json:"mode"`
-}
+type ViewFile = nshelper.ViewFile
 
 // Command returns the program, its arguments and the one environment entry
 // that run argv with its working folder dir (inside the tree) in the view.
@@ -46,7 +43,7 @@ func (v View) Command(argv []string, dir string) (prog string, args []string, en
 	if len(argv) == 0 {
 		return "", nil, "", errors.New("no command")
 	}
-	exe, err := os.Executable()
+	exe, err := nshelper.Path()
 	if err != nil {
 		return "", nil, "", errNoExe
 	}
@@ -62,69 +59,6 @@ func (v View) Command(argv []string, dir string) (prog string, args []string, en
 		return "", nil, "", err
 	}
 	return exe, nil, EnvLayers + "=" + string(data), nil
-}
-
-// shapeView runs in stage 2 once the layers are laid: it removes and
-// places the view's files, never through a link (a link on the way is
-// replaced by a folder in the view, which the tree never sees), and
-// changes to the working folder.
-func (s layerSpec) shapeView() error {
-	if len(s.Layers) == 0 {
-		return nil
-	}
-	root := s.Layers[0].Target
-	if s.Root != "" {
-		root = s.Root
-	}
-	for _, h := range s.Hide {
-		rel, ok := within(root, h)
-		if !ok || !realParent(root, rel) {
-			continue // not in the tree as a real path: nothing of the tree to hide
-		}
-		if err := os.RemoveAll(h); err != nil {
-			return fmt.Errorf("hide %s: %w", rel, err)
-		}
-	}
-	for _, p := range s.Put {
-		rel, ok := within(root, p.To)
-		if !ok {
-			return fmt.Errorf("%s is outside the view", p.To)
-		}
-		if err := realFolders(root, rel); err != nil {
-			return err
-		}
-		if err := os.RemoveAll(p.To); err != nil {
-			return err
-		}
-		if err := CopyFile(p.From, p.To, p.Mode.Perm()); err != nil {
-			return fmt.Errorf("place %s: %w", rel, err)
-		}
-	}
-	for _, c := range s.Cover {
-		if err := coverPath(c); err != nil {
-			return fmt.Errorf("cover %s: %w", c, err)
-		}
-	}
-	if s.Dir != "" {
-		return os.Chdir(s.Dir)
-	}
-	return nil
-}
-
-// coverPath shows p empty in this mount namespace: a folder as an empty
-// tmpfs, a file as /dev/null. A missing path is left alone.
-func coverPath(p string) error {
-	fi, err := os.Stat(p)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if fi.IsDir() {
-		return unix.Mount("tmpfs", p, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=16k,mode=0700")
-	}
-	return unix.Mount("/dev/null", p, "", unix.MS_BIND, "")
 }
 
 // PlaceInLayer puts a file holding data at rel in a layer's upper folder
@@ -151,38 +85,6 @@ func PlaceInLayer(l Layer, rel string, data []byte) error {
 	}
 	if err := os.WriteFile(w, data, 0o444); err != nil {
 		return fmt.Errorf("place %s: %w", rel, err)
-	}
-	return nil
-}
-
-// within returns p relative to root, with slashes, when p is inside it.
-func within(root, p string) (string, bool) {
-	rel, err := filepath.Rel(root, p)
-	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
-		return "", false
-	}
-	return filepath.ToSlash(rel), true
-}
-
-// realFolders makes every folder on the way to rel inside root a real
-// folder of the view.
-func realFolders(root, rel string) error {
-	cur := root
-	parts := strings.Split(rel, "/")
-	for _, p := range parts[:len(parts)-1] {
-		cur = filepath.Join(cur, p)
-		fi, err := os.Lstat(cur)
-		if err == nil && fi.IsDir() {
-			continue
-		}
-		if err == nil {
-			if err := os.Remove(cur); err != nil {
-				return err
-			}
-		}
-		if err := os.Mkdir(cur, 0o755); err != nil {
-			return err
-		}
 	}
 	return nil
 }

@@ -13,7 +13,10 @@
 #     runs each, default 3);
 #   - status NAME, logs -n 20 and cost on a loop with 10,000 iterations of
 #     records (target: under 20 ms each);
-#   - peak RSS while an agent floods 1 GiB of output (target: < 50 MB).
+#   - peak RSS while an agent floods 1 GiB of output (target: < 50 MB);
+#   - the confined floor: an agent's start under the default sandbox, CPU
+#     above bare bubblewrap (target: 5 ms), the engine's binary and the
+#     small helper (cmd/looprinter-sandbox) as the helper.
 # Every benchmark writes only in its own temporary folders (its loop
 # folders, and LOOPRINTER_STATE_DIR for the registry and engine folders).
 # ITER=N sets the build iterations per size (default 100).
@@ -38,6 +41,12 @@ echo "load $(load)" >> "$OUT/iter.txt"
 step "agent start under the default sandbox at 0, 1,000 and 10,000 protected files"
 go test ./sandbox -run '^$' -bench 'AgentStart' -benchtime 20x -count 1 -timeout 30m | tee "$OUT/start.txt"
 echo "load $(load)" >> "$OUT/start.txt"
+step "the confined floor: an agent's start under the default sandbox above bare bubblewrap (CPU), with this test binary, the engine's and the small helper as the helper"
+mkdir -p "$OUT/bin"
+go build -o "$OUT/bin/looprinter" ./cmd/looprinter
+go build -o "$OUT/bin/looprinter-sandbox" ./cmd/looprinter-sandbox
+LOOPRINTER_BENCH_HELPER="$OUT/bin/looprinter:$OUT/bin/looprinter-sandbox" go test ./sandbox -run '^$' -bench 'ConfinedFloor' -benchtime 50x -count 1 -timeout 30m | tee "$OUT/floor.txt"
+echo "load $(load)" >> "$OUT/floor.txt"
 step "build iterations under the default sandbox: empty, 10,000 and 100,000 files, a 50,000-file git checkout"
 go test ./loop -run '^$' -bench 'BuildIterationSandbox' -benchtime "${ITER}x" -count 1 -timeout 60m | tee "$OUT/iter-sandbox.txt"
 echo "load $(load)" >> "$OUT/iter-sandbox.txt"
@@ -91,6 +100,8 @@ echo "  above-floor; the file system's cost, not the engine's); syncs: the state
 echo "  a template loop.sh's steps (python3 plan checks, prompt, agent, git status, a log line) in the same"
 echo "  folder; bash/eng: bash-loop / iteration; bash/eng>flr: the same, both less the floor (goal: 20 or more at 10,000)."
 echo
+echo "== The confined floor: CPU of /bin/true's start under the default sandbox (two layers, a network namespace) above bare bubblewrap (median ms; layer: as the engine starts it, this test binary the helper; looprinter, looprinter-sandbox: those binaries the helper; -alone: the helper making its namespaces itself, as an engine without privileges does; load $(tail -1 "$OUT/floor.txt" | cut -d' ' -f2-))"
+grep -E '^BenchmarkConfinedFloor' "$OUT/floor.txt" | awk '{for (i = 2; i <= NF; i++) if ($i ~ /above-bwrap-cpu-ms$/) { n=$i; sub(/-?above-bwrap-cpu-ms$/, "", n); if (n == "") n = "layer"; printf "  %-28s %8.1f\n", n, $(i-1) } else if ($i == "bwrap-cpu-ms") printf "  %-28s %8.1f (itself)\n", "bare bubblewrap", $(i-1) }'
 echo "== Agent start (/bin/true) under the default sandbox (median ms; layer: the default, one copy-on-write layer; binds: one read-only bind per protected file, where no layer can be made; bare: unconfined; load $(tail -1 "$OUT/start.txt" | cut -d' ' -f2-))"
 grep -E '^BenchmarkAgentStart/' "$OUT/start.txt" | awk '{name=$1; sub(/^BenchmarkAgentStart\//, "", name); sub(/-[0-9]+$/, "", name); for (i = 2; i <= NF; i++) if ($i == "median-ms") printf "  %-20s %10.1f\n", name, $(i-1)}'
 echo
