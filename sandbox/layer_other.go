@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"errors"
+	"os"
 	"runtime"
 
 	"github.com/looprinter/looprinter/sandbox/nshelper"
