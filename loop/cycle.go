@@ -82,6 +82,9 @@ func (e *Engine) stepPlanOrBuild(ctx context.Context) error {
 		e.lastPlan = plan
 		if next, ok := plan.Next(); ok {
 			e.st.Phase = PhaseBuild
+			if wave := e.waveTasks(plan); wave != nil {
+				return e.buildWave(ctx, plan, wave)
+			}
 			return e.build(ctx, plan, next)
 		}
 		if e.st.Phase == PhaseBuild {
@@ -153,6 +156,27 @@ func (e *Engine) plan(ctx context.Context) error {
 // unchanged, its target changed since before the task's first attempt, no
 // protected file touched.
 func (e *Engine) build(ctx context.Context, plan *Plan, task Task) error {
+	prompt, err := e.buildPrompt(plan, task)
+	if err != nil {
+		return err
+	}
+	run, err := e.run.runAgent(ctx, "build", false, task.ID, prompt, true)
+	if err != nil {
+		// A run cut short never counts as done, whatever it wrote into the
+		// plan before it was stopped: the task runs again on resume.
+		e.judged.enforceJudgedPlan(task.ID, "the build run that was cut short")
+		return err
+	}
+	after, errs, rerr := e.readPlan()
+	if rerr != nil || len(errs) > 0 {
+		after = nil
+	}
+	return e.judgeBuild(ctx, task, run, e.st.Judged, after)
+}
+
+// buildPrompt notes the task's target before its first attempt and
+// renders the prompt of a build run on it.
+func (e *Engine) buildPrompt(plan *Plan, task Task) (string, error) {
 	e.st.CurrentTask = task.ID
 	target := e.path(filepath.FromSlash(task.TargetFile))
 	if e.st.TaskBase == nil {
@@ -169,26 +193,19 @@ func (e *Engine) build(ctx context.Context, plan *Plan, task Task) error {
 	if e.st.LastFailure != "" {
 		d.Failure = fence("output of the checks on the last attempt", e.st.LastFailure)
 	}
-	prompt, err := e.render("build", e.spec.Prompts.Build, d)
-	if err != nil {
-		return err
-	}
-	run, err := e.run.runAgent(ctx, "build", false, task.ID, prompt, true)
-	if err != nil {
-		// A run cut short never counts as done, whatever it wrote into the
-		// plan before it was stopped: the task runs again on resume.
-		e.judged.enforceJudgedPlan(task.ID, "the build run that was cut short")
-		return err
-	}
+	return e.render("build", e.spec.Prompts.Build, d)
+}
+
+// judgeBuild judges a build run on task that ended: seen is the judged
+// plan it started from, after the plan it left (nil when it left none
+// that reads), of which only its own task's mark counts.
+func (e *Engine) judgeBuild(ctx context.Context, task Task, run *AgentRun, seen, after *Plan) error {
+	target := e.path(filepath.FromSlash(task.TargetFile))
 	var problems []string
 	if note := killedNote(e.spec.AgentFor("build", false), run.Result); note != "" {
 		problems = append(problems, note)
 	}
-	after, errs, rerr := e.readPlan()
-	if rerr != nil || len(errs) > 0 {
-		after = nil
-	}
-	structure, marks := planDiffs(e.st.Judged, after, task.ID)
+	structure, marks := planDiffs(seen, after, task.ID)
 	done := false
 	if after != nil && len(structure) == 0 {
 		t, _ := after.Find(task.ID)

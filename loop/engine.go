@@ -128,6 +128,11 @@ type Engine struct {
 
 	hookMu  sync.Mutex
 	hookErr error
+
+	// waveRun and waveSlot tag every record written while a run of a wave
+	// is judged (its agent_run and slot).
+	waveRun  string
+	waveSlot int
 }
 
 // errStop carries an outcome out of a step.
@@ -359,10 +364,41 @@ func (e *Engine) recover() error {
 		}
 		e.run.recordTamper("build", task, ts)
 	}
+	if st.InFlight != nil || len(st.InFlightMore) > 0 {
+		e.killWave()
+	}
 	if st.InFlight != nil {
-		return e.run.judgeDeadRun()
+		if err := e.run.judgeDeadRun(); err != nil {
+			return err
+		}
+	}
+	// The other runs of a wave the engine died in: each judged as one
+	// that died (its layer, not applied, is dropped at its slot's next run).
+	for len(st.InFlightMore) > 0 {
+		st.InFlight, st.InFlightMore = st.InFlightMore[0], st.InFlightMore[1:]
+		slot := st.InFlight.Slot
+		if err := e.run.judgeDeadRun(); err != nil {
+			return err
+		}
+		if l, _ := slotLayer(e.dir, slot); slot > 0 {
+			sandbox.ClearLayer(l) // what it wrote never reaches the folder
+		}
 	}
 	return nil
+}
+
+// killWave ends what is left of the runs of a wave the engine died in:
+// each has its own cgroup and process group.
+func (e *Engine) killWave() {
+	for _, f := range append([]*InFlight{e.st.InFlight}, e.st.InFlightMore...) {
+		if f == nil || (f.PGID == 0 && f.Cgroup == "") {
+			continue
+		}
+		if n := len(KillOrphans(e.dir, &State{AgentPGID: f.PGID, AgentCgroup: f.Cgroup})); n > 0 {
+			e.emit(record.Event{Event: record.Warning, AgentRun: f.Run, Message: fmt.Sprintf("stopped %s of the run for %s that crashed", plural(n, "leftover agent process"), f.Task)})
+		}
+		f.PGID, f.Cgroup = 0, ""
+	}
 }
 
 func previousNote(outcome string) string {
@@ -482,6 +518,9 @@ func nextSteps(reason string, l *spec.Loop) []string {
 }
 
 func (e *Engine) emit(ev record.Event) {
+	if ev.AgentRun == "" && e.waveRun != "" {
+		ev.AgentRun, ev.Slot = e.waveRun, e.waveSlot
+	}
 	if ev.Cycle == 0 && e.spec.Shape == spec.ShapeCycle {
 		ev.Cycle = e.st.Cycle
 	}

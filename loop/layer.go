@@ -16,6 +16,7 @@ import (
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/safegit"
 	"github.com/looprinter/looprinter/sandbox"
+	"github.com/looprinter/looprinter/spec"
 )
 
 // The layer. Under bubblewrap an agent never writes the loop folder, its
@@ -89,7 +90,18 @@ func (r *runner) prepareLayers(layers []sandbox.Layer) error {
 // was done): the folder gets all of that run's judged changes, never a
 // part of them, and the run is then judged like any run that died.
 func (r *runner) resumeApply() error {
-	changes, found, err := sandbox.ResumeApply(loopLayer(r.dir), loopdir.PrivateOf(r.dir).LayerJournal("loop"))
+	for k := 0; k < spec.MaxParallel; k++ {
+		if err := r.resumeApplySlot(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// resumeApplySlot is resumeApply for the layer of slot k (parallel: N).
+func (r *runner) resumeApplySlot(k int) error {
+	l, journal := slotLayer(r.dir, k)
+	changes, found, err := sandbox.ResumeApply(l, journal)
 	if !found {
 		return err
 	}
@@ -276,7 +288,7 @@ func (r *runner) applyLayer(phase, task string) ([]guard.Tamper, error) {
 			}
 		}
 		return true
-	}, loopdir.PrivateOf(r.dir).LayerJournal("loop"))
+	}, loopdir.PrivateOf(r.dir).LayerJournal(slotLayerName(r.slot)))
 	var tamper []guard.Tamper
 	var git []string
 	for _, c := range changes {

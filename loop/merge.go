@@ -14,8 +14,7 @@ import (
 	"github.com/looprinter/looprinter/safegit"
 )
 
-// Scaffolding of parallel build runs (spec.ParallelAvailable is false: no
-// engine path calls this yet). When several build runs work at once, each
+// When several build runs work at once, each
 // on its own layer over the tree as it was when it started, the engine
 // applies a run's layer whole when none of its paths were changed by a run
 // applied since it started (applyLog.touchedSince); a path both changed is
@@ -45,6 +44,13 @@ func mergeText(ctx context.Context, tmp string, base, ours, theirs []byte) (merg
 		if len(side) > maxMergeBytes || binaryText(side) {
 			return nil, true, nil
 		}
+	}
+	if len(base) > 0 && bytes.HasPrefix(ours, base) && bytes.HasPrefix(theirs, base) {
+		// Both only appended to a file that was there (each run's
+		// findings at the end of progress.txt): ours, then what this run
+		// added. git would call the two tails a conflict. Two new files
+		// of different text still conflict.
+		return append(append([]byte(nil), ours...), theirs[len(base):]...), false, nil
 	}
 	dir, err := os.MkdirTemp(tmp, "merge-")
 	if err != nil {

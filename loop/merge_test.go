@@ -19,6 +19,7 @@ func TestMergeTextThreeWay(t *testing.T) {
 		{"only ours changed", "a\nb\nC\nd\ne\nf\n", base, "a\nb\nC\nd\ne\nf\n", false},
 		{"only theirs changed", base, "a\nb\nc\nD\ne\nf\n", "a\nb\nc\nD\ne\nf\n", false},
 		{"same line two ways", "a\nb\nX\nd\ne\nf\n", "a\nb\nY\nd\ne\nf\n", "", true},
+		{"both appended", base + "x\n", base + "y\n", base + "x\ny\n", false},
 		{"binary on one side", "a\x00b\n", "a\nb\nc\nd\ne\nF\n", "", true},
 	}
 	for _, c := range cases {

@@ -340,14 +340,20 @@ func (r *runner) keepLoopFileEdit(rel string, old, cur []byte) (bool, string) {
 // retryRecord writes the agent_retry of a try that will be retried after
 // wait (0: at once, on another agent), naming the agent that ran it.
 func (r *runner) retryRecord(phase, task string, ran spec.Agent, res agent.Result, try int, wait time.Duration) {
-	r.emit(record.Event{Event: record.AgentRetry, Phase: phase, Task: task, Backend: ran.Backend, Model: ran.Model,
+	r.emit(r.retryEvent(phase, task, ran, res, try, wait))
+}
+
+// retryEvent is the agent_retry record of a try.
+func (r *runner) retryEvent(phase, task string, ran spec.Agent, res agent.Result, try int, wait time.Duration) record.Event {
+	return record.Event{Event: record.AgentRetry, Phase: phase, Task: task, Backend: ran.Backend, Model: ran.Model,
 		Status: string(res.Status), Attempt: try, WaitMS: wait.Milliseconds(), Error: res.Error, Transcript: res.Transcript,
 		InputTokens: res.InputTokens, OutputTokens: res.OutputTokens, CachedTokens: res.CachedTokens,
-		CostUSD: res.CostUSD, CostEstimated: res.CostEstimated})
+		CostUSD: res.CostUSD, CostEstimated: res.CostEstimated}
 }
 
 func (r *runner) endRecord(phase, task string, a spec.Agent, res agent.Result, changed []string) {
 	r.flushNetwork()
+	r.st.AgentMS += res.Duration.Milliseconds()
 	r.emit(record.Event{Event: record.AgentEnd, Phase: phase, Task: task, Backend: a.Backend, Model: a.Model,
 		Status: string(res.Status), ExitCode: record.Int(res.ExitCode), Turns: res.Turns,
 		InputTokens: res.InputTokens, OutputTokens: res.OutputTokens, CachedTokens: res.CachedTokens,

@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"sync"
 	"time"
 
 	"github.com/looprinter/looprinter/guard"
@@ -43,6 +44,13 @@ type runner struct {
 	// enforceJudgedPlan puts plan.json back to the judged plan
 	// (judgedPlan.enforceJudgedPlan), for a run that died.
 	enforceJudgedPlan func(dead, who string) []string
+
+	// slot is the slot of the run being prepared or judged (0 but in a
+	// wave of parallel build runs): its layer is slotLayer's.
+	slot int
+	// mu orders what the runs of a wave do at once (records, retries,
+	// failover); a single run never waits on it.
+	mu sync.Mutex
 
 	sandbox string          // the sandbox kind in force
 	layer   *sandbox.Layer  // the copy-on-write layer over the loop folder, when in force

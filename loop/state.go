@@ -170,6 +170,13 @@ type State struct {
 	// InFlight is the agent run under way, saved before it starts: a restart
 	// that finds it judges whatever that run did before going on.
 	InFlight *InFlight `json:"in_flight,omitempty"`
+	// InFlightMore are the other build runs of a wave under way (parallel:
+	// N; slot 0's is InFlight), each with its own process group and
+	// cgroup: a restart ends and judges every one.
+	InFlightMore []*InFlight `json:"in_flight_more,omitempty"`
+	// AgentMS is the sum of the loop's agent run times, against its wall
+	// time for what running builds at once saved (ParallelSaving).
+	AgentMS int64 `json:"agent_ms,omitempty"`
 
 	// The operator channel (operator.go): the question the loop waits on,
 	// the answer the next agent run's prompt carries, guidance shown to runs
@@ -197,6 +204,16 @@ type InFlight struct {
 
 	Transcript string `json:"transcript"`
 	PromptFile string `json:"prompt_file"`
+
+	// A run of a wave (parallel: N): its id (the records' agent_run), its
+	// slot (0-based; its layer is slotLayer's), its backend, when it
+	// started, and its own process group and cgroup.
+	Run     string    `json:"run,omitempty"`
+	Slot    int       `json:"slot,omitempty"`
+	Backend string    `json:"backend,omitempty"`
+	Started time.Time `json:"started,omitempty"`
+	PGID    int       `json:"pgid,omitempty"`
+	Cgroup  string    `json:"cgroup,omitempty"`
 }
 
 func freshState() *State {

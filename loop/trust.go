@@ -39,10 +39,15 @@ func (r *runner) confinement(files []guard.File, phase string) (func(string, []s
 	if p.Kind == sandbox.Bwrap && sandbox.LayerProbe() == nil {
 		// One mount over the loop folder, whatever the number of protected
 		// files: they are judged when the layer is applied.
-		lay := loopLayer(r.dir)
+		lay, _ := slotLayer(r.dir, r.slot)
 		prefix := "tree-"
 		if phase == "auditor" {
 			prefix = "auditor-tree-"
+		}
+		if r.slot > 0 {
+			// Runs at once never share an upper folder (overlayfs refuses
+			// it): each slot has its own HOME and cache layers.
+			prefix = fmt.Sprintf("slot%d-%s", r.slot+1, prefix)
 		}
 		r.trees = treeLayers(r.dir, p.Writable, prefix)
 		p.Layers = append([]sandbox.Layer{lay}, r.trees...)

@@ -8,9 +8,8 @@ import (
 	"github.com/looprinter/looprinter/sandbox"
 )
 
-// Scaffolding of parallel build runs (spec.ParallelAvailable is false: no
-// engine path calls this yet): which ready tasks a wave starts, within the
-// free slots and the budgets, and the layer of each slot.
+// Parallel build runs (wave_run.go): which ready tasks a wave starts,
+// within the free slots and the budgets, and the layer of each slot.
 
 // waveBudget is what the budgets leave for the runs of a wave.
 type waveBudget struct {
@@ -96,4 +95,29 @@ func parallelSaving(runs []time.Duration, wall time.Duration) (time.Duration, st
 	}
 	return saved, fmt.Sprintf("running builds at once saved %s of wall time: the agent runs took %s in sum, the loop %s (%.1f× faster)",
 		saved.Round(time.Second), sum.Round(time.Second), wall.Round(time.Second), float64(sum)/float64(wall))
+}
+
+// ParallelSaving is the report's line on what running builds at once
+// saved in a loop ("" when nothing was).
+func ParallelSaving(st *State) string {
+	if st == nil {
+		return ""
+	}
+	_, line := parallelSaving([]time.Duration{time.Duration(st.AgentMS) * time.Millisecond}, time.Duration(st.WallMS)*time.Millisecond)
+	return line
+}
+
+// WaveInFlight lists the build runs of a wave under way in st, in slot
+// order (none when builds run one at a time).
+func WaveInFlight(st *State) []*InFlight {
+	if st == nil {
+		return nil
+	}
+	var out []*InFlight
+	for _, f := range append([]*InFlight{st.InFlight}, st.InFlightMore...) {
+		if f != nil && f.Run != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }

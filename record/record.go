@@ -63,6 +63,11 @@ const (
 	// AgentFailover: the next agent run goes to another backend because
 	// the current one reported a usage limit (From → To).
 	AgentFailover = "agent_failover"
+	// TaskConflict: a build run of a wave (parallel: N) changed a file a
+	// run applied before it in the same wave also changed, and the two
+	// changes could not be merged: the run was not applied and its task
+	// runs again on the new tree.
+	TaskConflict = "task_conflict"
 	// Land: a loop's branch brought into its base branch (or a pull
 	// request opened) after the gates passed on the merged tree.
 	Land = "land"
@@ -214,6 +219,11 @@ type Event struct {
 	WaitMS        int64    `json:"wait_ms,omitempty"`
 	BytesUp       int64    `json:"bytes_up,omitempty"`
 	BytesDown     int64    `json:"bytes_down,omitempty"`
+	// AgentRun is the id of one agent run of a wave (parallel: N), on its
+	// agent_start, agent_retry, tool_call and agent_end records; Slot its
+	// slot (1 is the first). Runs one at a time carry neither.
+	AgentRun string `json:"agent_run,omitempty"`
+	Slot     int    `json:"slot,omitempty"`
 
 	Gate          string   `json:"gate,omitempty"`
 	Pass          *bool    `json:"pass,omitempty"`

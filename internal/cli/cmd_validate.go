@@ -202,6 +202,9 @@ func printNetwork(w io.Writer, l *spec.Loop) {
 	for _, warn := range warns {
 		fmt.Fprintf(w, "warning:    %s\n", warn)
 	}
+	if warn := l.ParallelWarning(kind, kind == sandbox.Bwrap && sandbox.LayerProbe() == nil); warn != "" {
+		fmt.Fprintf(w, "warning:    %s\n", warn)
+	}
 }
 
 // printRedaction says what is redacted and where notifications go (masked).

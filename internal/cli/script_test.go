@@ -2,12 +2,14 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,6 +58,8 @@ func ScriptParams() testscript.Params {
 				return sandbox.CgroupProbe() == nil, nil
 			case "tmpfs":
 				return canMountTmpfs(), nil
+			case "layers": // bubblewrap with copy-on-write layers: runs at once
+				return sandbox.LayerProbe() == nil, nil
 			case "root":
 				return os.Geteuid() == 0, nil
 			case "landlocknet": // Landlock with network rules (ABI 4)
@@ -86,6 +90,8 @@ func ScriptParams() testscript.Params {
 			"webhook":    cmdWebhook,
 			"nosecrets":  cmdNoSecrets,
 			"procs":      cmdProcs,
+			"overlap":    cmdOverlap,
+			"buildruns":  cmdBuildRuns,
 		},
 	}
 }
@@ -416,4 +422,104 @@ func cmdRecWait(ts *testscript.TestScript, neg bool, args []string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	ts.Fatalf("no record matched %q within %s", args[0], timeout)
+}
+
+// buildIntervals are the build runs of working-records/*.jsonl by task,
+// each from its agent_start to that time plus its agent_end's duration
+// (matched by agent_run where the records carry one, else the task's
+// next agent_end).
+func buildIntervals(ts *testscript.TestScript) map[string][][2]time.Time {
+	type open struct {
+		task string
+		at   time.Time
+	}
+	out := map[string][][2]time.Time{}
+	files, _ := filepath.Glob(ts.MkAbs("working-records/*.jsonl"))
+	sort.Strings(files)
+	var starts []open
+	byRun := map[string]open{}
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		for _, line := range strings.Split(string(data), "\n") {
+			var ev struct {
+				TS         time.Time `json:"ts"`
+				Event      string    `json:"event"`
+				Phase      string    `json:"phase"`
+				Task       string    `json:"task"`
+				AgentRun   string    `json:"agent_run"`
+				DurationMS int64     `json:"duration_ms"`
+			}
+			if json.Unmarshal([]byte(line), &ev) != nil || ev.Phase != "build" {
+				continue
+			}
+			switch ev.Event {
+			case "agent_start":
+				if ev.AgentRun != "" {
+					byRun[ev.AgentRun] = open{ev.Task, ev.TS}
+				} else {
+					starts = append(starts, open{ev.Task, ev.TS})
+				}
+			case "agent_end":
+				o, ok := byRun[ev.AgentRun]
+				if ev.AgentRun == "" || !ok {
+					for i, s := range starts {
+						if s.task == ev.Task {
+							o, ok = s, true
+							starts = append(starts[:i:i], starts[i+1:]...)
+							break
+						}
+					}
+				}
+				if ok {
+					out[o.task] = append(out[o.task], [2]time.Time{o.at, o.at.Add(time.Duration(ev.DurationMS) * time.Millisecond)})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// overlap T1 T2: a build run of task T1 and one of T2 were under way at
+// the same time (from the records).
+func cmdOverlap(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: overlap task1 task2")
+	}
+	iv := buildIntervals(ts)
+	if len(iv[args[0]]) == 0 || len(iv[args[1]]) == 0 {
+		ts.Fatalf("no build run of %s or of %s in the records", args[0], args[1])
+	}
+	for _, a := range iv[args[0]] {
+		for _, b := range iv[args[1]] {
+			if a[0].Before(b[1]) && b[0].Before(a[1]) {
+				if neg {
+					ts.Fatalf("build runs of %s %v and %s %v overlap", args[0], a, args[1], b)
+				}
+				return
+			}
+		}
+	}
+	if !neg {
+		ts.Fatalf("no build run of %s overlaps one of %s: %v, %v", args[0], args[1], iv[args[0]], iv[args[1]])
+	}
+}
+
+// buildruns N: the records hold N agent_start records of build runs.
+func cmdBuildRuns(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: buildruns n")
+	}
+	files, _ := filepath.Glob(ts.MkAbs("working-records/*.jsonl"))
+	n := 0
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		for _, line := range strings.Split(string(data), "\n") {
+			if strings.Contains(line, `"event":"agent_start"`) && strings.Contains(line, `"phase":"build"`) {
+				n++
+			}
+		}
+	}
+	if (strconv.Itoa(n) == args[0]) == neg {
+		ts.Fatalf("%d build runs started, want %s", n, args[0])
+	}
 }

@@ -48,7 +48,9 @@ type Loop struct {
 	Rollbacks     []string `json:"rollbacks,omitempty"`
 	Landings      []string `json:"landings,omitempty"`
 	Failovers     int      `json:"failovers,omitempty"`
-	Violations    []string `json:"violations,omitempty"`
+	// Parallel says what running builds at once saved.
+	Parallel   string   `json:"parallel,omitempty"`
+	Violations []string `json:"violations,omitempty"`
 	// PrivateBytes is what the agents wrote to HOME and the caches (kept
 	// in the engine's private folder); PrivateWarning says it is over the
 	// loop file's private_budget.
@@ -192,6 +194,7 @@ func loopOf(e ops.Entry, s ops.Status, since time.Time) (Loop, bool) {
 		l.PrivateBytes, l.PrivateWarning = s.Private.Bytes, s.Private.Warning
 	}
 	l.Strength = strengthLine(st, s.Outcome, e.LoopFile)
+	l.Parallel = loop.ParallelSaving(st)
 	for _, n := range loop.EscalationLines(st) {
 		l.Escalations = append(l.Escalations, termtext.Line(n))
 	}
@@ -311,6 +314,7 @@ func (l Loop) fields() [][2]string {
 	for _, x := range l.Landings {
 		add("land", x)
 	}
+	add("parallel", l.Parallel)
 	if l.Failovers > 0 {
 		add("failovers", fmt.Sprintf("%d (usage limits)", l.Failovers))
 	}

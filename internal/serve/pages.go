@@ -38,6 +38,8 @@ var funcs = template.FuncMap{
 		return t.Local().Format("2006-01-02")
 	},
 	"clock":     func(t time.Time) string { return t.Local().Format("15:04:05") },
+	"wave":      loop.WaveInFlight,
+	"inc":       func(n int) int { return n + 1 },
 	"summarize": func(e record.Event) string { return ops.Summarize(e) },
 	"title":     loop.Title,
 	"gateClass": func(g string) string {

@@ -54,7 +54,8 @@ func TestLoopPageShowsStrength(t *testing.T) {
 }
 
 // The loop page names the hosts the loop's proxy refused (what to add to
-// network.allow) and the flaky checks with the tests that flipped,
+// network.allow), the flaky checks with the tests that flipped, and the
+// build runs of a wave in flight (task, slot, backend, start, run id),
 // escaped: an agent chose those names.
 func TestLoopPageShowsRefusedHostsAndFlaky(t *testing.T) {
 	t.Setenv("LOOPRINTER_STATE_DIR", t.TempDir())
@@ -72,6 +73,8 @@ func TestLoopPageShowsRefusedHostsAndFlaky(t *testing.T) {
 	st.StartedAt = time.Now()
 	st.NetRefused = []string{"evil.example:443", "<script>x</script>:80"}
 	st.Flaky = map[string][]string{"go test ./...": {"TestFlaky"}}
+	st.InFlight = &loop.InFlight{Phase: "build", Task: "T-001", Run: "r2", Backend: "claude", Started: time.Now()}
+	st.InFlightMore = []*loop.InFlight{{Phase: "build", Task: "<T-002>", Run: "r3", Slot: 1, Backend: "codex", Started: time.Now()}}
 	if err := st.Save(dir); err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +90,8 @@ func TestLoopPageShowsRefusedHostsAndFlaky(t *testing.T) {
 	s.ServeHTTP(rec, httptest.NewRequest("GET", "http://127.0.0.1/loops/netty", nil))
 	body := rec.Body.String()
 	for _, want := range []string{"Network: refused hosts", "<code>evil.example:443</code>", "&lt;script&gt;x&lt;/script&gt;:80", "network.allow",
-		"Flaky checks", "<code>go test ./...</code>: tests that flipped <code>TestFlaky</code>"} {
+		"Flaky checks", "<code>go test ./...</code>: tests that flipped <code>TestFlaky</code>",
+		"Build runs in flight", "<code>T-001</code>: slot 1, claude, started", "(run r2)", "<code>&lt;T-002&gt;</code>: slot 2, codex"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the page lacks %q", want)
 		}

@@ -1,0 +1,596 @@
+package loop
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/looprinter/looprinter/agent"
+	"github.com/looprinter/looprinter/guard"
+	"github.com/looprinter/looprinter/loopdir"
+	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/sandbox"
+	"github.com/looprinter/looprinter/spec"
+)
+
+// Build runs at once (parallel: N). A wave is the ready tasks pickWave
+// chooses; its runs start together, each in the layer of its own slot
+// over the loop folder, and the engine waits for every one to end. The
+// folder is not changed while any of them is mounted. Then, on the
+// engine's goroutine and in plan order, each run is judged and applied as
+// a single run is (applyLayer, the guard), a file a run applied before it
+// in the wave also changed is merged three-way (mergeText), and its task
+// is judged (judgeBuild) on the tree as the applies left it. A merge that
+// conflicts applies nothing of that run: a task_conflict record, and the
+// task runs again in a later wave.
+
+// waveRun is one build run of a wave.
+type waveRun struct {
+	slot   int
+	task   Task
+	id     string // the records' agent_run
+	first  spec.Agent
+	a, ran spec.Agent
+	ad     agent.Adapter
+	req    agent.Request
+	cgroup *sandbox.Cgroup
+	layer  sandbox.Layer
+	trees  []sandbox.Layer
+	files  []guard.File
+	rules  *guard.ProtectRules
+	told   []string
+	prompt string
+	seq    int
+	fl     *InFlight
+	base   string // the transcripts' name
+
+	// Set by the run's goroutine.
+	res        agent.Result
+	onlyLimits bool
+	stop       error // the wall budget cannot cover a wait: the loop stops
+}
+
+// waveTasks is the wave the engine starts now: nil when builds run one at
+// a time (parallel: 1, no copy-on-write layer here, one ready task).
+func (e *Engine) waveTasks(plan *Plan) []Task {
+	if e.spec.Parallel < 2 || e.spec.Shape != spec.ShapeCycle || !e.layersInForce() {
+		return nil
+	}
+	b := waveBudget{IterationsLeft: e.spec.Budget.Iterations - e.st.Iterations, CostLeft: math.Inf(1)}
+	if e.spec.Budget.CostUSD > 0 {
+		b.CostLeft = e.spec.Budget.CostUSD - e.st.CostUSD
+	}
+	// The mean cost of the loop's runs so far (plan runs too: a cautious
+	// reserve), unless the agent caps its own.
+	b.PerRun = runReserve(e.spec.AgentFor("build", false).MaxBudgetUSD, e.st.CostUSD, e.st.AgentRuns)
+	// pickWave reserves for the runs in flight past the first; here the
+	// wave starts from none, so its first run is decided as today.
+	w := pickWave(plan, nil, e.spec.Parallel, b)
+	if len(w) < 2 {
+		return nil
+	}
+	return w
+}
+
+// layersInForce says whether agent runs get a copy-on-write layer here
+// (bubblewrap with layers): only then can runs work at once.
+func (e *Engine) layersInForce() bool {
+	p, err := policyFor(e.spec, nil)
+	return err == nil && p.Kind == sandbox.Bwrap && sandbox.LayerProbe() == nil
+}
+
+// buildWave runs a wave's build runs at once, then judges and applies
+// them one by one in plan order.
+func (e *Engine) buildWave(ctx context.Context, plan *Plan, tasks []Task) error {
+	r := e.run
+	var runs []*waveRun
+	var pending error
+	for k, t := range tasks {
+		prompt, err := e.buildPrompt(plan, t)
+		if err == nil {
+			var rn *waveRun
+			if rn, err = r.startWaveRun(k, t, prompt); err == nil {
+				runs = append(runs, rn)
+				continue
+			}
+		}
+		// A run the budgets (or anything else) refuse: no more start; the
+		// ones started run and are judged, then the loop stops.
+		pending = err
+		break
+	}
+	if len(runs) == 0 {
+		return pending
+	}
+	e.st.CurrentTask = runs[0].task.ID
+	if err := r.store.checkpointInFlight(); err != nil {
+		return r.stop(ReasonBlocked, "cannot save state: "+err.Error())
+	}
+	for _, rn := range runs {
+		r.emit(record.Event{Event: record.AgentStart, Phase: "build", Task: rn.task.ID, Backend: rn.a.Backend, Model: rn.a.Model,
+			PromptFile: rn.req.PromptFile, AgentRun: rn.id, Slot: rn.slot + 1})
+	}
+	stopTicker := r.store.checkpointEvery(5 * time.Second)
+	var wg sync.WaitGroup
+	for _, rn := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.waveTries(ctx, rn)
+		}()
+	}
+	wg.Wait()
+	stopTicker()
+	// Nothing any run started outlives the wave; only then are files judged.
+	r.sweep()
+	for _, rn := range runs {
+		r.endCgroup(rn.cgroup)
+	}
+	w := &waveApply{base: map[string]baseFile{}, seen: clonePlan(e.st.Judged)}
+	for _, rn := range runs {
+		if err := e.finishWaveRun(ctx, rn, w); err != nil && pending == nil {
+			pending = err
+		}
+		if err := r.store.note(); err != nil && pending == nil {
+			pending = err
+		}
+	}
+	return pending
+}
+
+// startWaveRun prepares the run of task in slot k, as runAgent does
+// before its agent starts: the budgets asked, counted, its layer and
+// confinement, its prompt file, its cgroup, in flight in the state.
+func (r *runner) startWaveRun(k int, task Task, prompt string) (*waveRun, error) {
+	if err := r.checkBudgets(); err != nil {
+		return nil, err
+	}
+	if r.st.Iterations >= r.spec().Budget.Iterations {
+		return nil, r.stop(ReasonBudget, "iteration budget spent: "+plural(r.st.Iterations, "build run")+", "+task.ID+" still open")
+	}
+	rn := &waveRun{slot: k, task: task}
+	rn.first = r.spec().AgentFor("build", false)
+	rn.a = r.escalate("build", task.ID, rn.first, r.chooseAgent("build", task.ID, rn.first))
+	ad, err := agent.Lookup(rn.a.Backend)
+	if err != nil {
+		return nil, r.stop(ReasonBlocked, err.Error())
+	}
+	rn.ad = ad
+	if rn.files, rn.rules, err = r.guard.Files(r.spec()); err != nil {
+		return nil, r.stop(ReasonBlocked, "cannot list the protected files: "+err.Error())
+	}
+	r.slot = k
+	wrap, err := r.confinement(rn.files, "build")
+	r.slot = 0
+	if err != nil {
+		return nil, r.stop(ReasonBlocked, err.Error())
+	}
+	if r.layer == nil {
+		return nil, r.stop(ReasonBlocked, "a build run of a wave got no copy-on-write layer")
+	}
+	rn.layer, rn.trees = *r.layer, r.trees
+	r.layer, r.trees = nil, nil
+	r.st.Iterations++
+	r.st.AgentRuns++
+	rn.seq = r.st.AgentRuns
+	rn.id = fmt.Sprintf("r%d", rn.seq)
+	tdir := loopdir.Dir(r.dir).Transcripts()
+	os.MkdirAll(tdir, 0o700)
+	rn.base = fmt.Sprintf("%04d-c%d-i%d-build-%s", rn.seq, r.st.Cycle, r.st.Iterations, task.ID)
+	prompt, rn.told = r.withOperator(prompt)
+	rn.prompt = r.red().String(prompt)
+	promptFile := loopdir.UniquePath(filepath.Join(tdir, rn.base+".prompt.md"))
+	os.WriteFile(promptFile, []byte(rn.prompt), 0o600)
+	a := rn.a
+	rn.req = agent.Request{
+		Phase: "build", Cycle: r.st.Cycle, Iteration: r.st.Iterations, Task: task.ID,
+		Dir: r.dir, Prompt: rn.prompt, PromptFile: promptFile,
+		Backend: a.Backend, Model: a.Model, Command: a.Command, Args: a.Args, Env: a.Env,
+		Permissions: a.Permissions, Timeout: a.Timeout.D(), IdleTimeout: a.IdleTimeout.D(), Grace: a.Grace.D(),
+		MaxTurns: a.MaxTurns, MaxBudgetUSD: a.MaxBudgetUSD, Prices: prices(r.spec().Prices), Wrap: wrap, Redact: r.red(),
+		OnStart: func(pgid int) {
+			r.store.with(func() { rn.fl.PGID = pgid })
+			r.store.tick()
+		},
+	}
+	if left := r.spec().Budget.Wall.D() - r.store.wall(); rn.req.Timeout == 0 || left < rn.req.Timeout {
+		rn.req.Timeout = max(left, time.Millisecond)
+	}
+	if left := r.spec().Budget.CostUSD - r.st.CostUSD; rn.req.MaxBudgetUSD == 0 || left < rn.req.MaxBudgetUSD {
+		rn.req.MaxBudgetUSD = left
+	}
+	rn.cgroup = r.runCgroup(rn.seq)
+	rn.req.CgroupFD = rn.cgroup.FD()
+	rn.fl = &InFlight{Phase: "build", Task: task.ID, Seq: rn.seq, Transcript: filepath.Join(tdir, rn.base+".log"), PromptFile: promptFile,
+		Run: rn.id, Slot: k, Backend: a.Backend, Started: time.Now().UTC(), Cgroup: r.st.AgentCgroup}
+	r.st.AgentCgroup = "" // the run's own, in its entry
+	if k == 0 {
+		r.st.InFlight = rn.fl
+	} else {
+		r.st.InFlightMore = append(r.st.InFlightMore, rn.fl)
+	}
+	r.recordGuidance("build", task.ID, rn.told)
+	return rn, nil
+}
+
+// with runs f holding the state's save lock: what a run of a wave changes
+// in the state while the others run and the ticker saves it.
+func (s *store) with(f func()) {
+	s.ckMu.Lock()
+	defer s.ckMu.Unlock()
+	f()
+}
+
+// waveEmit writes a record of a wave's run, one at a time.
+func (r *runner) waveEmit(rn *waveRun, ev record.Event) {
+	ev.AgentRun, ev.Slot = rn.id, rn.slot+1
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.emit(ev)
+}
+
+// waveTries runs a wave's agent with runAgent's retries and waits, on its
+// own goroutine: what it changes in the state is taken under the save
+// lock, its records under r.mu. A usage limit makes this run wait (or
+// fail over) as runAgent does: the other runs of the wave on the same
+// backend meet the same limit and wait too.
+func (r *runner) waveTries(ctx context.Context, rn *waveRun) {
+	tdir := loopdir.Dir(r.dir).Transcripts()
+	onTool := func(ev agent.ToolEvent) {
+		r.waveEmit(rn, record.Event{Event: record.ToolCall, Phase: "build", Task: rn.task.ID, Tool: ev.Tool, Message: ev.Summary})
+	}
+	apiErrors, waits := 0, 0
+	rn.onlyLimits = true
+	a, ad := rn.a, rn.ad
+	for try := 1; ; try++ {
+		rn.req.Transcript = loopdir.UniquePath(filepath.Join(tdir, fmt.Sprintf("%s.try%d.log", rn.base, try)))
+		if try == 1 {
+			rn.req.Transcript = loopdir.UniquePath(filepath.Join(tdir, rn.base+".log"))
+		}
+		r.store.with(func() { rn.fl.Transcript = rn.req.Transcript })
+		rn.res, rn.ran = agent.Run(ctx, rn.req, ad, onTool), a
+		r.store.with(func() { r.st.CostUSD += rn.res.CostUSD })
+		if rn.res.Status != agent.StatusRateLimited {
+			rn.onlyLimits = false
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		var wait time.Duration
+		if try >= maxTries {
+			rn.res.Error = fmt.Sprintf("gave up after %d tries of one agent run (the last: %s): %s", try, rn.res.Status, rn.res.Error)
+			rn.res.Status = agent.StatusBlocked
+			return
+		}
+		switch rn.res.Status {
+		case agent.StatusRateLimited:
+			waits++
+			wait = rn.res.RetryAfter
+			if wait <= 0 {
+				wait = r.backoff(waits)
+			}
+			r.mu.Lock()
+			next, w, switched := r.failoverOnLimit("build", rn.task.ID, rn.first, a, wait)
+			r.mu.Unlock()
+			if agentKey(next) != agentKey(a) {
+				if nad, err := agent.Lookup(next.Backend); err == nil {
+					a, ad, wait = next, nad, w
+					setAgent(&rn.req, a)
+				}
+			}
+			if switched {
+				r.waveEmit(rn, r.retryEvent("build", rn.task.ID, rn.ran, rn.res, try, 0))
+				continue
+			}
+		case agent.StatusAPIError:
+			apiErrors++
+			if apiErrors > r.spec().Budget.APIRetries {
+				rn.res.Status = agent.StatusBlocked
+				rn.res.Error = fmt.Sprintf("the API kept failing after %d retries: %s", r.spec().Budget.APIRetries, rn.res.Error)
+				return
+			}
+			wait = r.backoff(apiErrors)
+		}
+		if wait == 0 {
+			return
+		}
+		left := r.spec().Budget.Wall.D() - r.store.wall()
+		if wait >= left {
+			spent := rn.res
+			spent.CostUSD, spent.CostEstimated, spent.InputTokens, spent.OutputTokens, spent.CachedTokens = 0, false, 0, 0, 0
+			r.waveEmit(rn, r.retryEvent("build", rn.task.ID, rn.ran, spent, try, wait))
+			rn.stop = r.stop(ReasonTimeCost, fmt.Sprintf("%s: waiting %s would pass the wall budget (%s left)", rn.res.Status, wait.Round(time.Second), left.Round(time.Second)))
+			return
+		}
+		r.waveEmit(rn, r.retryEvent("build", rn.task.ID, rn.ran, rn.res, try, wait))
+		select {
+		case <-ctx.Done():
+		case <-time.After(wait):
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if left := r.spec().Budget.Wall.D() - r.store.wall(); left < rn.req.Timeout {
+			rn.req.Timeout = max(left, time.Millisecond)
+		}
+	}
+}
+
+// finishWaveRun judges and applies one run of a wave that ended, then its
+// task, as runAgent and build do for a single run. Every record it writes
+// carries the run's id.
+func (e *Engine) finishWaveRun(ctx context.Context, rn *waveRun, w *waveApply) error {
+	r := e.run
+	e.waveRun, e.waveSlot = rn.id, rn.slot+1
+	r.slot, r.layer, r.trees = rn.slot, &rn.layer, rn.trees
+	defer func() { e.waveRun, e.waveSlot, r.slot, r.layer, r.trees = "", 0, 0, nil, nil }()
+	task := rn.task.ID
+	if rn.onlyLimits {
+		r.st.Iterations-- // every try hit a usage limit: not an attempt
+	}
+	// Its own task's mark is read from its layer; the plan it left is
+	// never applied (the folder's is the engine's judged plan).
+	after := takeLayerPlan(rn.layer)
+	var conflict string
+	if rn.stop == nil && ctx.Err() == nil {
+		var err error
+		if conflict, err = w.prepare(ctx, r.dir, r.priv, rn.layer); err != nil {
+			conflict = "cannot merge: " + err.Error()
+		}
+	}
+	if rn.stop != nil || ctx.Err() != nil || conflict != "" {
+		// Nothing of this run reaches the folder.
+		derr := sandbox.ClearLayer(rn.layer)
+		for _, l := range rn.trees {
+			sandbox.ClearWork(l)
+		}
+		r.endRecord("build", task, rn.ran, rn.res, nil)
+		r.dropInFlight(rn.fl)
+		switch {
+		case rn.stop != nil:
+			return rn.stop
+		case ctx.Err() != nil:
+			return r.stop(ReasonInterrupted, "interrupted during the build runs; the agents were stopped")
+		case derr != nil:
+			return r.stop(ReasonBlocked, "cannot drop a conflicting run's layer: "+derr.Error())
+		}
+		msg := fmt.Sprintf("the run for %s was not applied: %s; %s runs again on the tree the wave left", task, conflict, task)
+		r.emit(record.Event{Event: record.TaskConflict, Phase: "build", Task: task, Message: msg})
+		e.st.LastFailure = msg
+		return nil
+	}
+	changes, err := r.guard.Begin()
+	if err == nil {
+		err = r.guard.Snapshot(changes, rn.files)
+	}
+	if err != nil {
+		r.dropInFlight(rn.fl)
+		return r.stop(ReasonBlocked, err.Error())
+	}
+	run := &AgentRun{Result: rn.res}
+	changed, created, layerTamper, werr := r.endRun("build", task, changes)
+	w.log.add(w.paths, w.replaced...)
+	run.Changed = changed
+	r.st.touched(changed)
+	tamper, gerr := r.guard.Check(changes, created, rn.rules)
+	run.Tamper = append(layerTamper, tamper...)
+	r.endRecord("build", task, rn.ran, rn.res, run.Changed)
+	r.recordTamper("build", task, run.Tamper)
+	r.afterOperator(ctx, "build", task, rn.res, rn.told)
+	// Out of flight with its verdict in the same save (buildWave's, after
+	// this): a crash before it judges the run again as one that died (its
+	// applied work stays; its task runs again), never loses a verdict.
+	r.dropInFlight(rn.fl)
+	if gerr != nil {
+		return r.stop(ReasonBlocked, gerr.Error())
+	}
+	if werr != nil {
+		return r.stop(ReasonBlocked, werr.Error())
+	}
+	switch res := rn.res; res.Status {
+	case agent.StatusBlocked, agent.StatusFailed, agent.StatusInterrupted:
+		msg := res.Error
+		if msg == "" {
+			msg = fmt.Sprintf("the agent run ended %s (exit %d)", res.Status, res.ExitCode)
+		}
+		if res.Blocked != "" {
+			msg = "the agent asked for a human: " + res.Blocked
+		}
+		if fi, err := os.Stat(res.Transcript); err == nil && fi.Size() > 0 {
+			msg += fmt.Sprintf(" (transcript %s)", rel(r.dir, res.Transcript))
+		}
+		if res.Fix != "" {
+			msg += "\nfix: " + res.Fix
+		}
+		return r.stop(ReasonBlocked, "build run for "+task+": "+msg)
+	}
+	if rn.res.Blocked != "" {
+		return r.stop(ReasonBlocked, fmt.Sprintf("build run for %s: the agent asked for a human: %s", task, rn.res.Blocked))
+	}
+	if err := r.asked("build", task, run, rn.prompt, rn.seq); err != nil {
+		return err
+	}
+	return e.judgeBuild(ctx, rn.task, run, w.seen, after)
+}
+
+// dropInFlight takes a judged run of a wave out of the state's runs in
+// flight.
+func (r *runner) dropInFlight(f *InFlight) {
+	if r.st.InFlight == f {
+		r.st.InFlight = nil
+	}
+	for i, g := range r.st.InFlightMore {
+		if g == f {
+			r.st.InFlightMore = append(r.st.InFlightMore[:i:i], r.st.InFlightMore[i+1:]...)
+			break
+		}
+	}
+}
+
+// takeLayerPlan reads the plan a run left in its layer (nil when it left
+// none that reads: then its task is not marked) and takes it out of the
+// layer: the folder's plan stays the engine's.
+func takeLayerPlan(l sandbox.Layer) *Plan {
+	p := filepath.Join(l.Upper, loopdir.OutputDir, "plan.json")
+	fi, err := os.Lstat(p)
+	if err != nil {
+		if parent, perr := os.Lstat(filepath.Dir(p)); perr == nil && parent.IsDir() && sandbox.Opaque(filepath.Dir(p)) {
+			return nil // output/ replaced whole, without a plan
+		}
+		// Not in the layer: the run left the folder's plan as it was.
+		plan, errs, err := ReadPlan(filepath.Join(l.Target, loopdir.OutputDir, "plan.json"))
+		if err != nil || len(errs) > 0 {
+			return nil
+		}
+		return plan
+	}
+	var plan *Plan
+	if fi.Mode().IsRegular() {
+		if pl, errs, err := ReadPlan(p); err == nil && len(errs) == 0 {
+			plan = pl
+		}
+	}
+	os.RemoveAll(p)
+	return plan
+}
+
+// waveApply is what the applies of one wave need: the log of what each
+// applied run changed, and the folder's version, as the wave found it, of
+// every path a run changed (kept before the first apply that changed it:
+// O(change)), the base of each merge.
+type waveApply struct {
+	log             applyLog
+	seen            *Plan // the judged plan every run of the wave started from
+	base            map[string]baseFile
+	paths, replaced []string // the run being applied: its paths, and the folders it replaced or removed
+}
+
+// baseFile is a path's version: absent, a regular file's bytes, or
+// something no merge takes (a folder, a link, a file too large).
+type baseFile struct {
+	absent, other bool
+	data          []byte
+}
+
+func (b baseFile) equal(o baseFile) bool {
+	return b.absent == o.absent && b.other == o.other && !b.other && bytes.Equal(b.data, o.data)
+}
+
+// readBase reads p's version.
+func readBase(p string) baseFile {
+	fi, err := os.Lstat(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return baseFile{absent: true}
+	case err != nil, !fi.Mode().IsRegular(), fi.Size() > maxMergeBytes:
+		return baseFile{other: true}
+	}
+	data, err := guard.ReadBounded(p, maxMergeBytes)
+	if err != nil {
+		return baseFile{other: true}
+	}
+	return baseFile{data: data}
+}
+
+// upperVersion is what a run's layer holds at rel: a whiteout is absent.
+func upperVersion(upper, rel string) baseFile {
+	p := filepath.Join(upper, filepath.FromSlash(rel))
+	if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+		return baseFile{absent: true}
+	}
+	return readBase(p)
+}
+
+// prepare readies a run's layer for its apply: the paths of its that a
+// run applied before it in the wave changed too are merged in its layer
+// (the merged text replaces what it wrote); the others keep their base. It
+// returns why the run conflicts ("" when it does not).
+func (w *waveApply) prepare(ctx context.Context, dir, priv string, l sandbox.Layer) (string, error) {
+	w.paths, w.replaced = nil, nil
+	err := filepath.WalkDir(l.Upper, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == l.Upper {
+			return err
+		}
+		rel, _ := filepath.Rel(l.Upper, p)
+		rel = filepath.ToSlash(rel)
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case fi.IsDir():
+			if sandbox.Opaque(p) {
+				w.replaced = append(w.replaced, rel)
+				w.paths = append(w.paths, rel)
+			}
+		case fi.Mode()&os.ModeCharDevice != 0:
+			w.replaced = append(w.replaced, rel)
+			w.paths = append(w.paths, rel)
+		default:
+			w.paths = append(w.paths, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	touched := map[string]bool{}
+	for _, p := range w.log.touchedSince(0, w.paths) {
+		touched[p] = true
+	}
+	tmp := filepath.Join(priv, "merge")
+	os.MkdirAll(tmp, 0o700)
+	for _, rel := range w.paths {
+		cur := readBase(filepath.Join(dir, filepath.FromSlash(rel)))
+		base, kept := w.base[rel]
+		if !touched[rel] {
+			if !kept {
+				w.base[rel] = cur // no run of the wave changed it yet
+			}
+			continue
+		}
+		switch {
+		case kept && cur.equal(base):
+			continue // changed by an earlier run's layer, not applied
+		case !kept:
+			return fmt.Sprintf("%s is inside a folder a run applied before it replaced or removed", rel), nil
+		}
+		mine := upperVersion(l.Upper, rel)
+		switch {
+		case mine.equal(cur):
+			continue
+		case mine.other || cur.other || base.other:
+			return fmt.Sprintf("%s was changed by a run applied before it, and one side is not a file that merges", rel), nil
+		case mine.absent || cur.absent:
+			return fmt.Sprintf("%s was removed on one side and changed on the other", rel), nil
+		}
+		var merged []byte
+		var conflict bool
+		if base.absent && rel == loopdir.OutputDir+"/progress.txt" {
+			// Both runs began the progress file: each one's findings, in
+			// plan order.
+			merged = append(append([]byte(nil), cur.data...), mine.data...)
+		} else if merged, conflict, err = mergeText(ctx, tmp, base.data, cur.data, mine.data); err != nil {
+			return "", err
+		}
+		if conflict {
+			return fmt.Sprintf("its change to %s conflicts with the change a run applied before it made to the same lines", rel), nil
+		}
+		up := filepath.Join(l.Upper, filepath.FromSlash(rel))
+		mode := os.FileMode(0o644)
+		if fi, err := os.Lstat(up); err == nil {
+			mode = fi.Mode().Perm()
+		}
+		if err := guard.WriteFile(up, merged, mode, false); err != nil {
+			return "", err
+		}
+	}
+	return "", nil
+}
