@@ -82,6 +82,15 @@ func (e *Engine) stepPlanOrBuild(ctx context.Context) error {
 		e.lastPlan = plan
 		if next, ok := plan.Next(); ok {
 			e.st.Phase = PhaseBuild
+			if n := e.attemptsOf(next); n > 1 {
+				if w := e.bestOfWidth(n); w > 1 {
+					if w < n {
+						e.emit(record.Event{Event: record.Warning, Task: next.ID, Kind: "best_of_narrowed",
+							Message: fmt.Sprintf("%s gets %d of its %d attempts at once: the budgets left cover no more", next.ID, w, n)})
+					}
+					return e.buildBestOf(ctx, plan, next, w)
+				}
+			}
 			if wave := e.waveTasks(plan); wave != nil {
 				return e.buildWave(ctx, plan, wave)
 			}
@@ -252,6 +261,9 @@ func (e *Engine) judgeBuild(ctx context.Context, task Task, run *AgentRun, seen,
 	}
 	e.store.noteWriteErr(e.judged.writeJudged())
 	e.lastPlan = clonePlan(e.st.Judged)
+	if !passed {
+		e.st.taskFailed(task.ID)
+	}
 	if passed {
 		e.st.TasksPassed++
 		e.emit(record.Event{Event: record.TaskPassed, Task: task.ID, File: task.TargetFile, Message: task.Title, Checks: judge.ChecksOf(checked)})

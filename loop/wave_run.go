@@ -51,6 +51,11 @@ type waveRun struct {
 	fl     *InFlight
 	base   string // the transcripts' name
 
+	// A best-of's attempt, once judged (bestof_run.go): the plan it left
+	// (taken out of its layer), its agent_end written, its layer cleared.
+	after                      *Plan
+	afterTaken, ended, dropped bool
+
 	// Set by the run's goroutine.
 	res        agent.Result
 	onlyLimits bool
@@ -73,6 +78,12 @@ func (e *Engine) waveTasks(plan *Plan) []Task {
 	// pickWave reserves for the runs in flight past the first; here the
 	// wave starts from none, so its first run is decided as today.
 	w := pickWave(plan, nil, e.spec.Parallel, b)
+	for i, t := range w {
+		if i > 0 && e.attemptsOf(t) > 1 {
+			w = w[:i] // a task tried N ways at once runs in a wave of its own
+			break
+		}
+	}
 	if len(w) < 2 {
 		return nil
 	}
@@ -96,7 +107,7 @@ func (e *Engine) buildWave(ctx context.Context, plan *Plan, tasks []Task) error 
 		prompt, err := e.buildPrompt(plan, t)
 		if err == nil {
 			var rn *waveRun
-			if rn, err = r.startWaveRun(k, t, prompt); err == nil {
+			if rn, err = r.startWaveRun(k, t, prompt, r.spec().AgentFor("build", false), 0); err == nil {
 				runs = append(runs, rn)
 				continue
 			}
@@ -109,13 +120,33 @@ func (e *Engine) buildWave(ctx context.Context, plan *Plan, tasks []Task) error 
 	if len(runs) == 0 {
 		return pending
 	}
+	if err := e.runWave(ctx, runs); err != nil {
+		return err
+	}
+	w := &waveApply{base: map[string]baseFile{}, seen: clonePlan(e.st.Judged)}
+	for _, rn := range runs {
+		if err := e.finishWaveRun(ctx, rn, w); err != nil && pending == nil {
+			pending = err
+		}
+		if err := r.store.note(); err != nil && pending == nil {
+			pending = err
+		}
+	}
+	return pending
+}
+
+// runWave runs the started runs of a wave at once and waits for every one
+// to end: one synced save with every run in flight, an agent_start each,
+// a goroutine each; then nothing any run started outlives the wave.
+func (e *Engine) runWave(ctx context.Context, runs []*waveRun) error {
+	r := e.run
 	e.st.CurrentTask = runs[0].task.ID
 	if err := r.store.checkpointInFlight(); err != nil {
 		return r.stop(ReasonBlocked, "cannot save state: "+err.Error())
 	}
 	for _, rn := range runs {
 		r.emit(record.Event{Event: record.AgentStart, Phase: "build", Task: rn.task.ID, Backend: rn.a.Backend, Model: rn.a.Model,
-			PromptFile: rn.req.PromptFile, AgentRun: rn.id, Slot: rn.slot + 1})
+			PromptFile: rn.req.PromptFile, AgentRun: rn.id, Slot: rn.slot + 1, Attempt: rn.req.Attempt})
 	}
 	stopTicker := r.store.checkpointEvery(5 * time.Second)
 	var wg sync.WaitGroup
@@ -133,22 +164,15 @@ func (e *Engine) buildWave(ctx context.Context, plan *Plan, tasks []Task) error 
 	for _, rn := range runs {
 		r.endCgroup(rn.cgroup)
 	}
-	w := &waveApply{base: map[string]baseFile{}, seen: clonePlan(e.st.Judged)}
-	for _, rn := range runs {
-		if err := e.finishWaveRun(ctx, rn, w); err != nil && pending == nil {
-			pending = err
-		}
-		if err := r.store.note(); err != nil && pending == nil {
-			pending = err
-		}
-	}
-	return pending
+	return nil
 }
 
 // startWaveRun prepares the run of task in slot k, as runAgent does
 // before its agent starts: the budgets asked, counted, its layer and
-// confinement, its prompt file, its cgroup, in flight in the state.
-func (r *runner) startWaveRun(k int, task Task, prompt string) (*waveRun, error) {
+// confinement, its prompt file, its cgroup, in flight in the state. first
+// is the agent the run starts from (failover and escalation applied to
+// it); attempt is its number in a best-of (from 1; 0 in a wave of tasks).
+func (r *runner) startWaveRun(k int, task Task, prompt string, first spec.Agent, attempt int) (*waveRun, error) {
 	if err := r.checkBudgets(); err != nil {
 		return nil, err
 	}
@@ -156,7 +180,12 @@ func (r *runner) startWaveRun(k int, task Task, prompt string) (*waveRun, error)
 		return nil, r.stop(ReasonBudget, "iteration budget spent: "+plural(r.st.Iterations, "build run")+", "+task.ID+" still open")
 	}
 	rn := &waveRun{slot: k, task: task}
-	rn.first = r.spec().AgentFor("build", false)
+	rn.first = first
+	if attempt > 1 {
+		// A best-of counts as one try of its task: the later attempts
+		// start from the escalation step the first one reached.
+		r.untry(task.ID, first)
+	}
 	rn.a = r.escalate("build", task.ID, rn.first, r.chooseAgent("build", task.ID, rn.first))
 	ad, err := agent.Lookup(rn.a.Backend)
 	if err != nil {
@@ -190,7 +219,7 @@ func (r *runner) startWaveRun(k int, task Task, prompt string) (*waveRun, error)
 	os.WriteFile(promptFile, []byte(rn.prompt), 0o600)
 	a := rn.a
 	rn.req = agent.Request{
-		Phase: "build", Cycle: r.st.Cycle, Iteration: r.st.Iterations, Task: task.ID,
+		Phase: "build", Cycle: r.st.Cycle, Iteration: r.st.Iterations, Task: task.ID, Attempt: attempt,
 		Dir: r.dir, Prompt: rn.prompt, PromptFile: promptFile,
 		Backend: a.Backend, Model: a.Model, Command: a.Command, Args: a.Args, Env: a.Env,
 		Permissions: a.Permissions, Timeout: a.Timeout.D(), IdleTimeout: a.IdleTimeout.D(), Grace: a.Grace.D(),
@@ -337,7 +366,10 @@ func (e *Engine) finishWaveRun(ctx context.Context, rn *waveRun, w *waveApply) e
 	}
 	// Its own task's mark is read from its layer; the plan it left is
 	// never applied (the folder's is the engine's judged plan).
-	after := takeLayerPlan(rn.layer)
+	after := rn.after
+	if !rn.afterTaken {
+		after = takeLayerPlan(rn.layer)
+	}
 	var conflict string
 	if rn.stop == nil && ctx.Err() == nil {
 		var err error
@@ -351,7 +383,9 @@ func (e *Engine) finishWaveRun(ctx context.Context, rn *waveRun, w *waveApply) e
 		for _, l := range rn.trees {
 			sandbox.ClearWork(l)
 		}
-		r.endRecord("build", task, rn.ran, rn.res, nil)
+		if !rn.ended {
+			r.endRecord("build", task, rn.ran, rn.res, nil)
+		}
 		r.dropInFlight(rn.fl)
 		switch {
 		case rn.stop != nil:
@@ -381,7 +415,9 @@ func (e *Engine) finishWaveRun(ctx context.Context, rn *waveRun, w *waveApply) e
 	r.st.touched(changed)
 	tamper, gerr := r.guard.Check(changes, created, rn.rules)
 	run.Tamper = append(layerTamper, tamper...)
-	r.endRecord("build", task, rn.ran, rn.res, run.Changed)
+	if !rn.ended {
+		r.endRecord("build", task, rn.ran, rn.res, run.Changed)
+	}
 	r.recordTamper("build", task, run.Tamper)
 	r.afterOperator(ctx, "build", task, rn.res, rn.told)
 	// Out of flight with its verdict in the same save (buildWave's, after
