@@ -50,7 +50,18 @@ func (e *Engine) attemptsOf(t Task) int {
 	}
 	failed := e.st.TaskFails[e.st.taskKey(t.ID)]
 	n := attemptsFor(e.spec, t, failed, min(e.st.SameCount, failed))
-	if n < 2 || !e.layersInForce() {
+	if n < 2 {
+		return 1
+	}
+	if !e.layersInForce() {
+		if key := e.st.taskKey(t.ID); !e.attemptsWarned[key] {
+			if e.attemptsWarned == nil {
+				e.attemptsWarned = map[string]bool{}
+			}
+			e.attemptsWarned[key] = true
+			e.emit(record.Event{Event: record.Warning, Task: t.ID, Kind: "best_of_once",
+				Message: fmt.Sprintf("%s asks for %d attempts at once; it runs once: only bubblewrap with copy-on-write layers gives each attempt a layer of its own", t.ID, n)})
+		}
 		return 1
 	}
 	return n
@@ -60,12 +71,12 @@ func (e *Engine) attemptsOf(t Task) int {
 // build run counted against the iteration budget, and past the first each
 // reserves a run's cost (runReserve) of what the cost budget leaves, as a
 // wave's runs do.
-func (e *Engine) bestOfWidth(n int) int {
-	left := e.spec.Budget.Iterations - e.st.Iterations
-	perRun := runReserve(e.spec.AgentFor("build", false).MaxBudgetUSD, e.st.CostUSD, e.st.AgentRuns)
+func bestOfWidth(l *spec.Loop, st *State, n int) int {
+	left := l.Budget.Iterations - st.Iterations
+	perRun := runReserve(l.AgentFor("build", false).MaxBudgetUSD, st.CostUSD, st.AgentRuns)
 	k := 0
 	for k < n && k < left {
-		if k > 0 && e.spec.Budget.CostUSD > 0 && e.spec.Budget.CostUSD-e.st.CostUSD-float64(k+1)*perRun < 0 {
+		if k > 0 && l.Budget.CostUSD > 0 && l.Budget.CostUSD-st.CostUSD-float64(k+1)*perRun < 0 {
 			break
 		}
 		k++
@@ -88,7 +99,7 @@ func (e *Engine) buildBestOf(ctx context.Context, plan *Plan, task Task, n int) 
 			// Started runs are dropped unrun: a best-of starts whole.
 			for _, s := range runs {
 				r.endCgroup(s.cgroup)
-				e.dropAttempt(s)
+				r.dropAttempt(s)
 				r.st.Iterations--
 			}
 			return err
@@ -109,7 +120,7 @@ func (e *Engine) buildBestOf(ctx context.Context, plan *Plan, task Task, n int) 
 		for _, rn := range runs {
 			e.waveRun, e.waveSlot = rn.id, rn.slot+1
 			r.endRecord("build", task.ID, rn.ran, rn.res, nil)
-			e.dropAttempt(rn)
+			r.dropAttempt(rn)
 		}
 		e.waveRun, e.waveSlot = "", 0
 		if stop != nil {
@@ -132,7 +143,7 @@ func (e *Engine) buildBestOf(ctx context.Context, plan *Plan, task Task, n int) 
 		}
 		if ctx.Err() != nil {
 			for _, rn := range runs {
-				e.dropAttempt(rn)
+				r.dropAttempt(rn)
 			}
 			return r.stop(ReasonInterrupted, "interrupted while the attempts of "+task.ID+" were judged")
 		}
@@ -145,7 +156,7 @@ func (e *Engine) buildBestOf(ctx context.Context, plan *Plan, task Task, n int) 
 	e.waveRun, e.waveSlot = "", 0
 	for i, rn := range runs {
 		if !ok || i != best {
-			e.dropAttempt(rn) // its work is on its ref
+			r.dropAttempt(rn) // its work is on its ref
 		}
 	}
 	if !ok {
@@ -169,8 +180,7 @@ func (e *Engine) buildBestOf(ctx context.Context, plan *Plan, task Task, n int) 
 
 // dropAttempt clears an attempt's layers and takes it out of flight:
 // nothing of it reaches the loop folder.
-func (e *Engine) dropAttempt(rn *waveRun) {
-	r := e.run
+func (r *runner) dropAttempt(rn *waveRun) {
 	if rn.onlyLimits && !rn.dropped {
 		r.st.Iterations-- // every try hit a usage limit: not an attempt
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/sandbox"
+	"github.com/looprinter/looprinter/spec"
 )
 
 // SIGKILL in the middle of a best-of, simulated: while the attempts are
@@ -108,5 +109,30 @@ func TestCrashMidBestOfResumes(t *testing.T) {
 	}
 	if out.State.InFlight != nil || len(out.State.InFlightMore) != 0 {
 		t.Fatalf("runs in flight at the end: %v %v", out.State.InFlight, out.State.InFlightMore)
+	}
+}
+
+// A best-of starts only the attempts the budgets cover: the iteration
+// budget left, and past the first attempt a run's reserve each of the cost
+// budget left (the mean cost of the runs so far here).
+func TestBestOfWidth(t *testing.T) {
+	l := &spec.Loop{Budget: spec.Budget{Iterations: 10, CostUSD: 10}}
+	cases := []struct {
+		iters, runs int
+		cost        float64
+		n, want     int
+	}{
+		{0, 0, 0, 3, 3},  // nothing known of the cost yet: the iteration budget decides
+		{8, 0, 0, 3, 2},  // two build runs left
+		{10, 0, 0, 3, 0}, // none left
+		{1, 2, 6, 3, 1},  // $4 left at $3 a run: the second attempt's reserve is not covered
+		{1, 4, 2, 3, 3},  // $8 left at $0.50 a run
+		{1, 2, 4, 3, 3},  // $6 left at $2 a run: exactly covered
+	}
+	for _, c := range cases {
+		st := &State{Iterations: c.iters, AgentRuns: c.runs, CostUSD: c.cost}
+		if got := bestOfWidth(l, st, c.n); got != c.want {
+			t.Errorf("%d iterations, %d runs, $%.2f spent, %d asked: %d attempts, want %d", c.iters, c.runs, c.cost, c.n, got, c.want)
+		}
 	}
 }

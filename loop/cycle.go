@@ -83,7 +83,7 @@ func (e *Engine) stepPlanOrBuild(ctx context.Context) error {
 		if next, ok := plan.Next(); ok {
 			e.st.Phase = PhaseBuild
 			if n := e.attemptsOf(next); n > 1 {
-				if w := e.bestOfWidth(n); w > 1 {
+				if w := bestOfWidth(e.spec, e.st, n); w > 1 {
 					if w < n {
 						e.emit(record.Event{Event: record.Warning, Task: next.ID, Kind: "best_of_narrowed",
 							Message: fmt.Sprintf("%s gets %d of its %d attempts at once: the budgets left cover no more", next.ID, w, n)})

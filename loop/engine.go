@@ -133,6 +133,9 @@ type Engine struct {
 	// is judged (its agent_run and slot).
 	waveRun  string
 	waveSlot int
+	// attemptsWarned are the tasks (c<cycle>/<task>) told that their
+	// attempts run once here (no layers).
+	attemptsWarned map[string]bool
 }
 
 // errStop carries an outcome out of a step.
