@@ -218,6 +218,9 @@ type InFlight struct {
 	Started time.Time `json:"started,omitempty"`
 	PGID    int       `json:"pgid,omitempty"`
 	Cgroup  string    `json:"cgroup,omitempty"`
+	// Attempt is its number (from 1) when it is one of a task's attempts
+	// run at once (best of N).
+	Attempt int `json:"attempt,omitempty"`
 }
 
 func freshState() *State {

@@ -238,7 +238,7 @@ func (r *runner) startWaveRun(k int, task Task, prompt string, first spec.Agent,
 	rn.cgroup = r.runCgroup(rn.seq)
 	rn.req.CgroupFD = rn.cgroup.FD()
 	rn.fl = &InFlight{Phase: "build", Task: task.ID, Seq: rn.seq, Transcript: filepath.Join(tdir, rn.base+".log"), PromptFile: promptFile,
-		Run: rn.id, Slot: k, Backend: a.Backend, Started: time.Now().UTC(), Cgroup: r.st.AgentCgroup}
+		Run: rn.id, Slot: k, Backend: a.Backend, Started: time.Now().UTC(), Cgroup: r.st.AgentCgroup, Attempt: attempt}
 	r.st.AgentCgroup = "" // the run's own, in its entry
 	if k == 0 {
 		r.st.InFlight = rn.fl
