@@ -149,9 +149,19 @@ func (e *Engine) buildBestOf(ctx context.Context, plan *Plan, task Task, n int) 
 		}
 	}
 	best, ok := pickBest(results)
+	var others []string // where the attempts not kept are, for the report's line
+	for i, a := range results {
+		if i != best && a.Ref != "" {
+			others = append(others, a.Ref)
+		}
+	}
 	for i, rn := range runs {
 		e.waveRun, e.waveSlot = rn.id, rn.slot+1
-		e.emit(attemptEvent(task.ID, len(runs), results[i], ok && i == best))
+		ev := attemptEvent(task.ID, len(runs), results[i], ok && i == best)
+		if ok && i == best && len(others) > 0 {
+			ev.Message += "; the other attempts on " + strings.Join(others, ", ")
+		}
+		e.emit(ev)
 	}
 	e.waveRun, e.waveSlot = "", 0
 	for i, rn := range runs {
