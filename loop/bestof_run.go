@@ -351,13 +351,20 @@ func (r *runner) refuseInLayer(rn *waveRun) []guard.Tamper {
 		}
 		if r.judge().HoldoutPath(l.Upper, rel) || r.judge().TouchesHoldout(rel) {
 			if en.What == "removed" && slices.Contains(r.judge().Holdouts(), rel) {
-				continue // the engine's own whiteout: the holdout file stays hidden
+				// The engine's own whiteout, which hid the holdout file from
+				// the run: out of the layer, so that no ref shows the file
+				// removed (no apply takes it, and no check sees the file).
+				os.Remove(p)
+				continue
 			}
 			refuse(rel, guard.Tamper{File: rel, What: en.What + " where a holdout file is", Rule: "holdout: the user's hidden tests, never the agent's to see or change"})
 			continue
 		}
-		if gitHidden(r.judge().HiddenGit(), rel) {
-			continue // discarded at any apply
+		if gh := r.judge().HiddenGit(); gitHidden(gh, rel) {
+			if en.What == "written" && r.ownGitNote(rel) || en.What == "removed" && slices.Contains(gh.InTree[1:], rel) {
+				os.Remove(p) // the engine's own: the repository was hidden from the run
+			}
+			continue // the rest is discarded at any apply
 		}
 		if why, owned := engineOwned(rel, commits); owned {
 			if !strings.HasPrefix(rel, ".git") {
