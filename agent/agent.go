@@ -47,6 +47,9 @@ type Request struct {
 	Cycle     int    `json:"cycle"`
 	Iteration int    `json:"iteration"`
 	Task      string `json:"task,omitempty"`
+	// Attempt is the attempt's number (from 1) when the run is one of a
+	// task's attempts run at once (best of N); 0 otherwise.
+	Attempt int `json:"attempt,omitempty"`
 
 	Dir        string   `json:"dir"`               // the loop's directory; the agent's working directory
 	Prompt     string   `json:"-"`                 // full prompt text

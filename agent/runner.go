@@ -43,7 +43,7 @@ var sessionVars = []string{
 	"CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SSE_PORT",
 	"CODEX_SANDBOX", "CODEX_SANDBOX_NETWORK_DISABLED", "CODEX_THREAD_ID",
 	"GEMINI_CLI", "LOOPRINTER_PHASE", "LOOPRINTER_CYCLE", "LOOPRINTER_ITERATION",
-	"LOOPRINTER_TASK", "LOOPRINTER_DIR", "LOOPRINTER_PROMPT_FILE",
+	"LOOPRINTER_TASK", "LOOPRINTER_DIR", "LOOPRINTER_PROMPT_FILE", "LOOPRINTER_ATTEMPT",
 }
 
 // ChildEnv builds a child's environment: the engine's own, minus agent-session
@@ -72,6 +72,10 @@ func ChildEnv(req Request) []string {
 		"LOOPRINTER_DIR="+req.Dir,
 		"LOOPRINTER_PROMPT_FILE="+req.PromptFile,
 	)
+	if req.Attempt > 0 {
+		// One of a task's attempts run at once (best of N).
+		env = append(env, "LOOPRINTER_ATTEMPT="+strconv.Itoa(req.Attempt))
+	}
 	for k, v := range req.Env {
 		env = append(env, k+"="+v)
 	}

@@ -15,9 +15,6 @@ import (
 	"github.com/looprinter/looprinter/record"
 )
 
-func (e *Engine) planPath() string     { return loopdir.Dir(e.dir).Plan() }
-func (e *Engine) progressPath() string { return loopdir.Dir(e.dir).Progress() }
-
 func (e *Engine) promptData(phase string) PromptData {
 	return PromptData{
 		Objective: e.spec.Objective, Phase: phase, Cycle: e.st.Cycle, Iteration: e.st.Iterations,
@@ -44,9 +41,9 @@ func (e *Engine) archivePending() {
 	if e.st.PendingArchive == "" {
 		return
 	}
-	if _, err := os.Stat(e.planPath()); err == nil {
+	if _, err := os.Stat(loopdir.Dir(e.dir).Plan()); err == nil {
 		to := loopdir.UniquePath(loopdir.Dir(e.dir).InRecords(e.st.PendingArchive))
-		if err := os.Rename(e.planPath(), to); err == nil {
+		if err := os.Rename(loopdir.Dir(e.dir).Plan(), to); err == nil {
 			e.st.PlanArchive = filepath.Base(to)
 			e.emit(record.Event{Event: record.PlanArchived, From: loopdir.OutputDir + "/plan.json", To: rel(e.dir, to), Reason: e.st.PendingReason})
 		}
@@ -82,6 +79,15 @@ func (e *Engine) stepPlanOrBuild(ctx context.Context) error {
 		e.lastPlan = plan
 		if next, ok := plan.Next(); ok {
 			e.st.Phase = PhaseBuild
+			if n := e.run.attemptsOf(next); n > 1 {
+				if w := bestOfWidth(e.spec, e.st, n); w > 1 {
+					if w < n {
+						e.emit(record.Event{Event: record.Warning, Task: next.ID, Kind: "best_of_narrowed",
+							Message: fmt.Sprintf("%s gets %d of its %d attempts at once: the budgets left cover no more", next.ID, w, n)})
+					}
+					return e.buildBestOf(ctx, plan, next, w)
+				}
+			}
 			if wave := e.run.waveTasks(plan); wave != nil {
 				return e.buildWave(ctx, plan, wave)
 			}
@@ -92,7 +98,7 @@ func (e *Engine) stepPlanOrBuild(ctx context.Context) error {
 			return nil
 		}
 	case !errors.Is(err, fs.ErrNotExist):
-		return e.stop(ReasonBlocked, "cannot read "+e.planPath()+": "+err.Error())
+		return e.stop(ReasonBlocked, "cannot read "+loopdir.Dir(e.dir).Plan()+": "+err.Error())
 	}
 	return e.plan(ctx)
 }
@@ -252,6 +258,9 @@ func (e *Engine) judgeBuild(ctx context.Context, task Task, run *AgentRun, seen,
 	}
 	e.store.noteWriteErr(e.judged.writeJudged())
 	e.lastPlan = clonePlan(e.st.Judged)
+	if !passed {
+		e.st.taskFailed(task.ID)
+	}
 	if passed {
 		e.st.TasksPassed++
 		e.emit(record.Event{Event: record.TaskPassed, Task: task.ID, File: task.TargetFile, Message: task.Title, Checks: judge.ChecksOf(checked)})
@@ -293,7 +302,7 @@ func (e *Engine) stepCycleGate(ctx context.Context) error {
 			}
 		}
 	}
-	if fi, err := os.Stat(e.progressPath()); err != nil || fi.Size() == 0 || isBlank(e.progressPath()) {
+	if fi, err := os.Stat(loopdir.Dir(e.dir).Progress()); err != nil || fi.Size() == 0 || isBlank(loopdir.Dir(e.dir).Progress()) {
 		errs = append(errs, loopdir.OutputDir+"/progress.txt is missing or empty: each build run must append its findings")
 	}
 	results := e.judge().RunChecks(ctx, "cycle", e.spec.Verify)

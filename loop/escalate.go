@@ -135,6 +135,19 @@ func (r *runner) escalate(phase, task string, first, a spec.Agent) spec.Agent {
 	return chosen
 }
 
+// untry takes back one run of task from the count escalate keeps (a build
+// run's escalate counted it): the attempts of a best-of after its first
+// are one try with it, and start from the step the first one reached.
+func (r *runner) untry(task string, first spec.Agent) {
+	if len(first.Escalate) == 0 || r.st.Escalation == nil {
+		return
+	}
+	key := fmt.Sprintf("c%d/%s", r.st.Cycle, task)
+	if r.st.Escalation.Tries[key] > 0 {
+		r.st.Escalation.Tries[key]--
+	}
+}
+
 // reviewerOffEscalated keeps the review's reviewer on another model than
 // the fixer's and writer's after an escalation: a reviewer that would run
 // on the agent a fixer was escalated to runs on the fixer's base agent

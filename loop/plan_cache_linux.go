@@ -4,13 +4,14 @@ import (
 	"syscall"
 
 	"github.com/looprinter/looprinter/guard"
+	"github.com/looprinter/looprinter/loopdir"
 )
 
 // readPlan is ReadPlan for the engine's own plan.json, parsed again only
 // when the file changed (its inode, size, mtime or ctime; ctime cannot be
 // set back). A copy is returned: callers may change it.
 func (e *Engine) readPlan() (*Plan, []string, error) {
-	path := e.planPath()
+	path := loopdir.Dir(e.dir).Plan()
 	var st syscall.Stat_t
 	if err := syscall.Lstat(path, &st); err == nil && st.Mode&syscall.S_IFMT == syscall.S_IFREG {
 		if c := e.planCache; c != nil && c.ino == st.Ino && c.size == uint64(st.Size) && c.mtime == st.Mtim.Nano() && c.ctim == st.Ctim.Nano() {

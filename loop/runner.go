@@ -60,6 +60,9 @@ type runner struct {
 	netProxy *netpolicy.Proxy
 	// gitGuard is the snapshot of .git's control files taken before a
 	// Landlock run (nil under other sandboxes).
-	gitGuard   *sandbox.GitGuard
-	netStarted bool
+	gitGuard *sandbox.GitGuard
+	// attemptsWarned are the tasks (c<cycle>/<task>) told that their
+	// attempts run once here (no layers).
+	attemptsWarned map[string]bool
+	netStarted     bool
 }

@@ -135,6 +135,10 @@ type State struct {
 	// attempt: a task passes when its target differs from it, so work a
 	// killed run did is still creditable on the next, live, run.
 	TaskBase map[string]string `json:"task_base,omitempty"`
+	// TaskFails counts each task's failed tries per cycle (c<cycle>/<task>):
+	// a build run, or a best-of's attempts together, that did not pass.
+	// retry.best_of reads it (attemptsFor).
+	TaskFails map[string]int `json:"task_fails,omitempty"`
 	// Uncommitted names files that differed from the engine's last commit
 	// when a gate's checks ran (no checkpoint then): what a stop that
 	// cannot roll back names.
@@ -214,6 +218,9 @@ type InFlight struct {
 	Started time.Time `json:"started,omitempty"`
 	PGID    int       `json:"pgid,omitempty"`
 	Cgroup  string    `json:"cgroup,omitempty"`
+	// Attempt is its number (from 1) when it is one of a task's attempts
+	// run at once (best of N).
+	Attempt int `json:"attempt,omitempty"`
 }
 
 func freshState() *State {

@@ -51,6 +51,11 @@ type waveRun struct {
 	fl     *InFlight
 	base   string // the transcripts' name
 
+	// A best-of's attempt, once judged (bestof_run.go): the plan it left
+	// (taken out of its layer), its agent_end written, its layer cleared.
+	after                      *Plan
+	afterTaken, ended, dropped bool
+
 	// Set by the run's goroutine.
 	res        agent.Result
 	onlyLimits bool
@@ -74,6 +79,12 @@ func (r *runner) waveTasks(plan *Plan) []Task {
 	// pickWave reserves for the runs in flight past the first; here the
 	// wave starts from none, so its first run is decided as today.
 	w := pickWave(plan, nil, l.Parallel, b)
+	for i, t := range w {
+		if i > 0 && r.attemptsOf(t) > 1 {
+			w = w[:i] // a task tried N ways at once runs in a wave of its own
+			break
+		}
+	}
 	if len(w) < 2 {
 		return nil
 	}
@@ -97,7 +108,7 @@ func (e *Engine) buildWave(ctx context.Context, plan *Plan, tasks []Task) error 
 		prompt, err := e.buildPrompt(plan, t)
 		if err == nil {
 			var rn *waveRun
-			if rn, err = r.startWaveRun(k, t, prompt); err == nil {
+			if rn, err = r.startWaveRun(k, t, prompt, r.spec().AgentFor("build", false), 0); err == nil {
 				runs = append(runs, rn)
 				continue
 			}
@@ -110,13 +121,32 @@ func (e *Engine) buildWave(ctx context.Context, plan *Plan, tasks []Task) error 
 	if len(runs) == 0 {
 		return pending
 	}
-	e.st.CurrentTask = runs[0].task.ID
+	if err := r.runWave(ctx, runs); err != nil {
+		return err
+	}
+	w := &waveApply{base: map[string]baseFile{}, seen: clonePlan(e.st.Judged)}
+	for _, rn := range runs {
+		if err := finishAndJudge(ctx, e, rn, w); err != nil && pending == nil {
+			pending = err
+		}
+		if err := r.store.note(); err != nil && pending == nil {
+			pending = err
+		}
+	}
+	return pending
+}
+
+// runWave runs the started runs of a wave at once and waits for every one
+// to end: one synced save with every run in flight, an agent_start each,
+// a goroutine each; then nothing any run started outlives the wave.
+func (r *runner) runWave(ctx context.Context, runs []*waveRun) error {
+	r.st.CurrentTask = runs[0].task.ID
 	if err := r.store.checkpointInFlight(); err != nil {
 		return r.stop(ReasonBlocked, "cannot save state: "+err.Error())
 	}
 	for _, rn := range runs {
 		r.emit(record.Event{Event: record.AgentStart, Phase: "build", Task: rn.task.ID, Backend: rn.a.Backend, Model: rn.a.Model,
-			PromptFile: rn.req.PromptFile, AgentRun: rn.id, Slot: rn.slot + 1})
+			PromptFile: rn.req.PromptFile, AgentRun: rn.id, Slot: rn.slot + 1, Attempt: rn.req.Attempt})
 	}
 	stopTicker := r.store.checkpointEvery(5 * time.Second)
 	var wg sync.WaitGroup
@@ -134,29 +164,15 @@ func (e *Engine) buildWave(ctx context.Context, plan *Plan, tasks []Task) error 
 	for _, rn := range runs {
 		r.endCgroup(rn.cgroup)
 	}
-	w := &waveApply{base: map[string]baseFile{}, seen: clonePlan(e.st.Judged)}
-	for _, rn := range runs {
-		// Every record written while the run is judged carries its id.
-		e.waveRun, e.waveSlot = rn.id, rn.slot+1
-		run, after, err := r.finishWaveRun(ctx, rn, w)
-		if err == nil && run != nil {
-			err = e.judgeBuild(ctx, rn.task, run, w.seen, after)
-		}
-		e.waveRun, e.waveSlot = "", 0
-		if err != nil && pending == nil {
-			pending = err
-		}
-		if err := r.store.note(); err != nil && pending == nil {
-			pending = err
-		}
-	}
-	return pending
+	return nil
 }
 
 // startWaveRun prepares the run of task in slot k, as runAgent does
 // before its agent starts: the budgets asked, counted, its layer and
-// confinement, its prompt file, its cgroup, in flight in the state.
-func (r *runner) startWaveRun(k int, task Task, prompt string) (*waveRun, error) {
+// confinement, its prompt file, its cgroup, in flight in the state. first
+// is the agent the run starts from (failover and escalation applied to
+// it); attempt is its number in a best-of (from 1; 0 in a wave of tasks).
+func (r *runner) startWaveRun(k int, task Task, prompt string, first spec.Agent, attempt int) (*waveRun, error) {
 	if err := r.checkBudgets(); err != nil {
 		return nil, err
 	}
@@ -164,7 +180,12 @@ func (r *runner) startWaveRun(k int, task Task, prompt string) (*waveRun, error)
 		return nil, r.stop(ReasonBudget, "iteration budget spent: "+plural(r.st.Iterations, "build run")+", "+task.ID+" still open")
 	}
 	rn := &waveRun{slot: k, task: task}
-	rn.first = r.spec().AgentFor("build", false)
+	rn.first = first
+	if attempt > 1 {
+		// A best-of counts as one try of its task: the later attempts
+		// start from the escalation step the first one reached.
+		r.untry(task.ID, first)
+	}
 	rn.a = r.escalate("build", task.ID, rn.first, r.chooseAgent("build", task.ID, rn.first))
 	ad, err := agent.Lookup(rn.a.Backend)
 	if err != nil {
@@ -198,7 +219,7 @@ func (r *runner) startWaveRun(k int, task Task, prompt string) (*waveRun, error)
 	os.WriteFile(promptFile, []byte(rn.prompt), 0o600)
 	a := rn.a
 	rn.req = agent.Request{
-		Phase: "build", Cycle: r.st.Cycle, Iteration: r.st.Iterations, Task: task.ID,
+		Phase: "build", Cycle: r.st.Cycle, Iteration: r.st.Iterations, Task: task.ID, Attempt: attempt,
 		Dir: r.dir, Prompt: rn.prompt, PromptFile: promptFile,
 		Backend: a.Backend, Model: a.Model, Command: a.Command, Args: a.Args, Env: a.Env,
 		Permissions: a.Permissions, Timeout: a.Timeout.D(), IdleTimeout: a.IdleTimeout.D(), Grace: a.Grace.D(),
@@ -217,7 +238,7 @@ func (r *runner) startWaveRun(k int, task Task, prompt string) (*waveRun, error)
 	rn.cgroup = r.runCgroup(rn.seq)
 	rn.req.CgroupFD = rn.cgroup.FD()
 	rn.fl = &InFlight{Phase: "build", Task: task.ID, Seq: rn.seq, Transcript: filepath.Join(tdir, rn.base+".log"), PromptFile: promptFile,
-		Run: rn.id, Slot: k, Backend: a.Backend, Started: time.Now().UTC(), Cgroup: r.st.AgentCgroup}
+		Run: rn.id, Slot: k, Backend: a.Backend, Started: time.Now().UTC(), Cgroup: r.st.AgentCgroup, Attempt: attempt}
 	r.st.AgentCgroup = "" // the run's own, in its entry
 	if k == 0 {
 		r.st.InFlight = rn.fl
@@ -331,6 +352,19 @@ func (r *runner) waveTries(ctx context.Context, rn *waveRun) {
 	}
 }
 
+// finishAndJudge applies one ended run of a wave (finishWaveRun) and
+// judges its task (judgeBuild), every record written meanwhile carrying
+// the run's id.
+func finishAndJudge(ctx context.Context, e *Engine, rn *waveRun, w *waveApply) error {
+	e.waveRun, e.waveSlot = rn.id, rn.slot+1
+	defer func() { e.waveRun, e.waveSlot = "", 0 }()
+	run, after, err := e.run.finishWaveRun(ctx, rn, w)
+	if err == nil && run != nil {
+		err = e.judgeBuild(ctx, rn.task, run, w.seen, after)
+	}
+	return err
+}
+
 // finishWaveRun judges and applies one run of a wave that ended, as
 // runAgent does for a single run, and returns it with the plan it left
 // for its task's verdict (judgeBuild); no run when it conflicted with a
@@ -344,7 +378,10 @@ func (r *runner) finishWaveRun(ctx context.Context, rn *waveRun, w *waveApply) (
 	}
 	// Its own task's mark is read from its layer; the plan it left is
 	// never applied (the folder's is the engine's judged plan).
-	after := takeLayerPlan(rn.layer)
+	after := rn.after
+	if !rn.afterTaken {
+		after = takeLayerPlan(rn.layer)
+	}
 	var conflict string
 	if rn.stop == nil && ctx.Err() == nil {
 		var err error
@@ -358,7 +395,9 @@ func (r *runner) finishWaveRun(ctx context.Context, rn *waveRun, w *waveApply) (
 		for _, l := range rn.trees {
 			sandbox.ClearWork(l)
 		}
-		r.endRecord("build", task, rn.ran, rn.res, nil)
+		if !rn.ended {
+			r.endRecord("build", task, rn.ran, rn.res, nil)
+		}
 		r.dropInFlight(rn.fl)
 		switch {
 		case rn.stop != nil:
@@ -388,7 +427,9 @@ func (r *runner) finishWaveRun(ctx context.Context, rn *waveRun, w *waveApply) (
 	r.st.touched(changed)
 	tamper, gerr := r.guard.Check(changes, created, rn.rules)
 	run.Tamper = append(layerTamper, tamper...)
-	r.endRecord("build", task, rn.ran, rn.res, run.Changed)
+	if !rn.ended {
+		r.endRecord("build", task, rn.ran, rn.res, run.Changed)
+	}
 	r.recordTamper("build", task, run.Tamper)
 	r.afterOperator(ctx, "build", task, rn.res, rn.told)
 	// Out of flight with its verdict in the same save (buildWave's, after

@@ -15,11 +15,12 @@ import (
 const MaxBestOf = 10
 
 // BestOfAvailable says whether this version runs a task's attempts at
-// once (it needs the engine's waves of build runs, each on a layer of its
-// own). Until it does, retry.best_of above 1 is refused by validation with
-// the reason, rather than accepted and run once in silence. A variable only
-// so that tests can run the rest of the validation.
-var BestOfAvailable = false
+// once: it does under bubblewrap with copy-on-write layers (each attempt
+// on a layer of its own); a loop file whose sandbox has no layer is
+// refused retry.best_of above 1, and BestOfWarning says when the sandbox
+// the machine gives has none. A variable only so that tests can validate
+// as a version without it would.
+var BestOfAvailable = true
 
 // Values of retry.after.
 const (
@@ -65,6 +66,12 @@ func (l *Loop) validateRetry(at func(path, format string, args ...any)) {
 	}
 	if r.BestOf > 1 && r.BestOf <= MaxBestOf && !BestOfAvailable {
 		at("retry.best_of", "retry.best_of: %d: this version runs a task's tries one at a time: running them at once needs the engine's waves of build runs, each on a copy-on-write layer of its own, which it does not run yet; set best_of: 1 or remove retry", r.BestOf)
+	}
+	if r.BestOf > 1 && r.BestOf <= MaxBestOf && BestOfAvailable {
+		switch l.Sandbox {
+		case "landlock", "seatbelt", "off":
+			at("retry.best_of", "retry.best_of: %d: sandbox %s gives no attempt a copy-on-write layer of its own, and a task's attempts run at once only on layers (bubblewrap, the default where the machine allows it); use sandbox: auto or bwrap, or set best_of: 1 or remove retry", r.BestOf, l.Sandbox)
+		}
 	}
 	if r.BestOf > 1 && l.Shape != ShapeCycle {
 		at("retry.best_of", "retry.best_of: %d: only the cycle shape runs a task's attempts at once; the %s shape has no tasks, so remove retry", r.BestOf, l.Shape)
@@ -118,4 +125,18 @@ func (l *Loop) RetryBestOf(failed, same int) int {
 		}
 	}
 	return 1
+}
+
+// BestOfWarning says why retry.best_of runs a failed task's tries one at
+// a time under the sandbox kind in force ("" under bubblewrap with
+// copy-on-write layers, layered, and for a loop without best_of).
+func (l *Loop) BestOfWarning(kind string, layered bool) string {
+	if l.Retry.BestOf < 2 || l.Shape != ShapeCycle || (kind == "bwrap" && layered) {
+		return ""
+	}
+	what := "sandbox " + kind
+	if kind == "bwrap" {
+		what = "bwrap without copy-on-write layers on this machine"
+	}
+	return fmt.Sprintf("retry.best_of: %d: a failed task runs again once at a time here, and so does a plan's task with attempts: %s gives no attempt a copy-on-write layer of its own (only bubblewrap with layers does)", l.Retry.BestOf, what)
 }

@@ -13,17 +13,30 @@ func availableBestOf(t *testing.T) {
 	t.Cleanup(func() { BestOfAvailable = old })
 }
 
-// Until the engine runs waves, best_of above 1 is refused with the reason.
-func TestRetryRefusedUntilAvailable(t *testing.T) {
-	_, err := Parse([]byte("objective: x\nverify: [\"true\"]\nretry:\n  best_of: 3\n"), "/tmp/x/loop.yaml")
-	if BestOfAvailable {
-		t.Skip("this version runs attempts at once")
+// best_of above 1 is accepted where attempts can get layers (sandbox auto
+// or bwrap) and refused, with the reason, under a sandbox without layers.
+func TestRetryRefusedWithoutLayers(t *testing.T) {
+	if _, err := Parse([]byte("objective: x\nverify: [\"true\"]\nretry:\n  best_of: 3\n"), "/tmp/x/loop.yaml"); err != nil {
+		t.Fatalf("auto: %v", err)
 	}
-	if err == nil || !strings.Contains(err.Error(), "4:12: retry.best_of: 3: this version runs a task's tries one at a time") {
-		t.Fatalf("got %v", err)
+	for _, sb := range []string{"off", "landlock", "seatbelt"} {
+		_, err := Parse([]byte("objective: x\nverify: [\"true\"]\nsandbox: "+sb+"\nretry:\n  best_of: 3\n"), "/tmp/x/loop.yaml")
+		if err == nil || !strings.Contains(err.Error(), "5:12: retry.best_of: 3: sandbox "+sb+" gives no attempt a copy-on-write layer") {
+			t.Errorf("%s: got %v", sb, err)
+		}
 	}
-	if _, err := Parse([]byte("objective: x\nverify: [\"true\"]\nretry: {best_of: 1}\n"), "/tmp/x/loop.yaml"); err != nil {
+	if _, err := Parse([]byte("objective: x\nverify: [\"true\"]\nsandbox: off\nretry: {best_of: 1}\n"), "/tmp/x/loop.yaml"); err != nil {
 		t.Fatalf("best_of 1: %v", err)
+	}
+	l, err := Parse([]byte("objective: x\nverify: [\"true\"]\nretry: {best_of: 2}\n"), "/tmp/x/loop.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := l.BestOfWarning("landlock", false); !strings.Contains(w, "retry.best_of: 2: a failed task runs again once at a time here") {
+		t.Errorf("warning: %q", w)
+	}
+	if w := l.BestOfWarning("bwrap", true); w != "" {
+		t.Errorf("bwrap with layers: %q", w)
 	}
 }
 

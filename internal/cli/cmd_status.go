@@ -191,7 +191,11 @@ func statusOne(io *IO, e ops.Entry, asJSON bool) error {
 		}
 		fmt.Fprintf(w, "phase:      %s\n", phase)
 		for _, f := range loop.WaveInFlight(st) {
-			fmt.Fprintf(w, "in flight:  %s, slot %d, %s, %s (run %s)\n", f.Task, f.Slot+1, orDash(f.Backend), time.Since(f.Started).Round(time.Second), f.Run)
+			task := f.Task
+			if f.Attempt > 0 {
+				task += fmt.Sprintf(" attempt %d", f.Attempt)
+			}
+			fmt.Fprintf(w, "in flight:  %s, slot %d, %s, %s (run %s)\n", task, f.Slot+1, orDash(f.Backend), time.Since(f.Started).Round(time.Second), f.Run)
 		}
 		wall := time.Duration(st.WallMS) * time.Millisecond
 		if l != nil {

@@ -202,8 +202,11 @@ func printNetwork(w io.Writer, l *spec.Loop) {
 	for _, warn := range warns {
 		fmt.Fprintf(w, "warning:    %s\n", warn)
 	}
-	if warn := l.ParallelWarning(kind, kind == sandbox.Bwrap && sandbox.LayerProbe() == nil); warn != "" {
-		fmt.Fprintf(w, "warning:    %s\n", warn)
+	layered := kind == sandbox.Bwrap && sandbox.LayerProbe() == nil
+	for _, warn := range []string{l.ParallelWarning(kind, layered), l.BestOfWarning(kind, layered)} {
+		if warn != "" {
+			fmt.Fprintf(w, "warning:    %s\n", warn)
+		}
 	}
 }
 

@@ -8,7 +8,7 @@
 // repeats. A step is one action per line:
 //
 //	auto                  do what the phase asks: plan 3 tasks, do the task, print the done signal
-//	plan T-001:file[:true][:after=T-002,T-003] ...   write output/plan.json with these tasks (after=: depends_on)
+//	plan T-001:file[:true][:after=T-002,T-003][:attempts=N] ...   write output/plan.json with these tasks (after=: depends_on; attempts=: attempts)
 //	do [TEXT]             do the current task: write its target, mark it, append progress
 //	mark [ID]             mark a task passes: true without doing it
 //	unmark ID             mark a task passes: false
@@ -217,6 +217,8 @@ func (a *runner) do(action string) (int, bool) {
 					t["passes"] = true
 				} else if deps, ok := strings.CutPrefix(opt, "after="); ok {
 					t["depends_on"] = strings.Split(deps, ",")
+				} else if n, ok := strings.CutPrefix(opt, "attempts="); ok {
+					t["attempts"], _ = strconv.Atoi(n)
 				}
 			}
 			tasks = append(tasks, t)

@@ -74,7 +74,8 @@ func TestLoopPageShowsRefusedHostsAndFlaky(t *testing.T) {
 	st.NetRefused = []string{"evil.example:443", "<script>x</script>:80"}
 	st.Flaky = map[string][]string{"go test ./...": {"TestFlaky"}}
 	st.InFlight = &loop.InFlight{Phase: "build", Task: "T-001", Run: "r2", Backend: "claude", Started: time.Now()}
-	st.InFlightMore = []*loop.InFlight{{Phase: "build", Task: "<T-002>", Run: "r3", Slot: 1, Backend: "codex", Started: time.Now()}}
+	st.InFlightMore = []*loop.InFlight{{Phase: "build", Task: "<T-002>", Run: "r3", Slot: 1, Backend: "codex", Started: time.Now()},
+		{Phase: "build", Task: "T-003", Run: "r4", Slot: 2, Backend: "codex", Started: time.Now(), Attempt: 3}}
 	if err := st.Save(dir); err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,7 @@ func TestLoopPageShowsRefusedHostsAndFlaky(t *testing.T) {
 	body := rec.Body.String()
 	for _, want := range []string{"Network: refused hosts", "<code>evil.example:443</code>", "&lt;script&gt;x&lt;/script&gt;:80", "network.allow",
 		"Flaky checks", "<code>go test ./...</code>: tests that flipped <code>TestFlaky</code>",
-		"Build runs in flight", "<code>T-001</code>: slot 1, claude, started", "(run r2)", "<code>&lt;T-002&gt;</code>: slot 2, codex"} {
+		"Build runs in flight", "<code>T-001</code>: slot 1, claude, started", "(run r2)", "<code>&lt;T-002&gt;</code>: slot 2, codex", "<code>T-003</code> attempt 3: slot 3, codex"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the page lacks %q", want)
 		}

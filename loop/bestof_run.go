@@ -1,0 +1,452 @@
+package loop
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/looprinter/looprinter/agent"
+	"github.com/looprinter/looprinter/guard"
+	"github.com/looprinter/looprinter/judge"
+	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/sandbox"
+	"github.com/looprinter/looprinter/spec"
+)
+
+// Best of N, run (docs/design.md "Best of N"): a task whose next run gets
+// more than one attempt (attemptsFor) is a wave of its own whose slots all
+// carry it, each attempt on spec.Loop.AttemptAgent(k) in slotLayer(dir, k)
+// with the same prompt. Once every attempt ended, each is judged on its
+// own layer without applying it (judgeAttempt): what an apply would refuse
+// is taken out of its layer as a violation, its own plan mark and target
+// are read from its layer, and the task's checks run on the folder with
+// its layer laid over it (judge.JudgeAttempt). pickBest keeps one; only
+// its layer is applied, as one run of a wave is (finishWaveRun); the
+// others' layers are committed on refs (when the loop commits) and
+// cleared. No attempt passing is one failed try whose failure is every
+// attempt's (bestOfFailure).
+
+// taskKey names a task's runs in this cycle.
+func (s *State) taskKey(task string) string { return fmt.Sprintf("c%d/%s", s.Cycle, task) }
+
+// taskFailed counts a failed try of task in this cycle.
+func (s *State) taskFailed(task string) {
+	if s.TaskFails == nil {
+		s.TaskFails = map[string]int{}
+	}
+	s.TaskFails[s.taskKey(task)]++
+}
+
+// attemptsOf is how many attempts task's next run gets here: attemptsFor,
+// where build runs get a copy-on-write layer each (bubblewrap with layers);
+// elsewhere 1 (validate says why).
+func (r *runner) attemptsOf(t Task) int {
+	l := r.spec()
+	if l.Shape != spec.ShapeCycle {
+		return 1
+	}
+	failed := r.st.TaskFails[r.st.taskKey(t.ID)]
+	n := attemptsFor(l, t, failed, min(r.st.SameCount, failed))
+	if n < 2 {
+		return 1
+	}
+	if !r.layersInForce() {
+		if key := r.st.taskKey(t.ID); !r.attemptsWarned[key] {
+			if r.attemptsWarned == nil {
+				r.attemptsWarned = map[string]bool{}
+			}
+			r.attemptsWarned[key] = true
+			r.emit(record.Event{Event: record.Warning, Task: t.ID, Kind: "best_of_once",
+				Message: fmt.Sprintf("%s asks for %d attempts at once; it runs once: only bubblewrap with copy-on-write layers gives each attempt a layer of its own", t.ID, n)})
+		}
+		return 1
+	}
+	return n
+}
+
+// bestOfWidth is how many of n attempts the budgets let start: each is a
+// build run counted against the iteration budget, and past the first each
+// reserves a run's cost (runReserve) of what the cost budget leaves, as a
+// wave's runs do.
+func bestOfWidth(l *spec.Loop, st *State, n int) int {
+	left := l.Budget.Iterations - st.Iterations
+	perRun := runReserve(l.AgentFor("build", false).MaxBudgetUSD, st.CostUSD, st.AgentRuns)
+	k := 0
+	for k < n && k < left {
+		if k > 0 && l.Budget.CostUSD > 0 && l.Budget.CostUSD-st.CostUSD-float64(k+1)*perRun < 0 {
+			break
+		}
+		k++
+	}
+	return k
+}
+
+// buildBestOf runs n attempts of task at once, judges each on its own
+// layer, applies the best passing one, or notes one failed try.
+func (e *Engine) buildBestOf(ctx context.Context, plan *Plan, task Task, n int) error {
+	r := e.run
+	prompt, err := e.buildPrompt(plan, task)
+	if err != nil {
+		return err
+	}
+	var runs []*waveRun
+	for k := 0; k < n; k++ {
+		rn, err := r.startWaveRun(k, task, prompt, e.spec.AttemptAgent(k), k+1)
+		if err != nil {
+			// Started runs are dropped unrun: a best-of starts whole.
+			for _, s := range runs {
+				r.endCgroup(s.cgroup)
+				r.dropAttempt(s)
+				r.st.Iterations--
+			}
+			return err
+		}
+		runs = append(runs, rn)
+	}
+	if err := e.run.runWave(ctx, runs); err != nil {
+		return err
+	}
+	var stop error
+	for _, rn := range runs {
+		if rn.stop != nil && stop == nil {
+			stop = rn.stop
+		}
+	}
+	if stop != nil || ctx.Err() != nil {
+		// Nothing of any attempt reaches the folder.
+		for _, rn := range runs {
+			e.waveRun, e.waveSlot = rn.id, rn.slot+1
+			r.endRecord("build", task.ID, rn.ran, rn.res, nil)
+			r.dropAttempt(rn)
+		}
+		e.waveRun, e.waveSlot = "", 0
+		if stop != nil {
+			return stop
+		}
+		return r.stop(ReasonInterrupted, "interrupted during the attempts of "+task.ID+"; the agents were stopped")
+	}
+	seen := clonePlan(e.st.Judged)
+	results := make([]attemptResult, len(runs))
+	blocked := 0
+	var first string // the first attempt's reason to stop, when every one ended so
+	for i, rn := range runs {
+		var stopWhy string
+		results[i], stopWhy = e.judgeAttempt(ctx, rn, seen, runs[0].req.Iteration)
+		if stopWhy != "" {
+			blocked++
+			if first == "" {
+				first = stopWhy
+			}
+		}
+		if ctx.Err() != nil {
+			for _, rn := range runs {
+				r.dropAttempt(rn)
+			}
+			return r.stop(ReasonInterrupted, "interrupted while the attempts of "+task.ID+" were judged")
+		}
+	}
+	best, ok := pickBest(results)
+	var others []string // where the attempts not kept are, for the report's line
+	for i, a := range results {
+		if i != best && a.Ref != "" {
+			others = append(others, a.Ref)
+		}
+	}
+	for i, rn := range runs {
+		e.waveRun, e.waveSlot = rn.id, rn.slot+1
+		ev := attemptEvent(task.ID, len(runs), results[i], ok && i == best)
+		if ok && i == best && len(others) > 0 {
+			ev.Message += "; the other attempts on " + strings.Join(others, ", ")
+		}
+		e.emit(ev)
+	}
+	e.waveRun, e.waveSlot = "", 0
+	for i, rn := range runs {
+		if !ok || i != best {
+			r.dropAttempt(rn) // its work is on its ref
+		}
+	}
+	if !ok {
+		if blocked == len(runs) {
+			return r.stop(ReasonBlocked, "every attempt of "+task.ID+" ended without working: "+first)
+		}
+		e.st.taskFailed(task.ID)
+		err := e.noteFailure(bestOfFailure(task.ID, results), fmt.Sprintf("runs %d–%d on %s: %d attempts at once, none passed", runs[0].req.Iteration, runs[len(runs)-1].req.Iteration, task.ID, len(runs)))
+		if serr := r.store.note(); serr != nil && err == nil {
+			err = serr
+		}
+		return err
+	}
+	// The kept attempt is applied and its task judged as one run of a wave.
+	err = finishAndJudge(ctx, e, runs[best], &waveApply{base: map[string]baseFile{}, seen: seen})
+	if serr := r.store.note(); serr != nil && err == nil {
+		err = serr
+	}
+	return err
+}
+
+// dropAttempt clears an attempt's layers and takes it out of flight:
+// nothing of it reaches the loop folder.
+func (r *runner) dropAttempt(rn *waveRun) {
+	if rn.onlyLimits && !rn.dropped {
+		r.st.Iterations-- // every try hit a usage limit: not an attempt
+	}
+	rn.dropped = true
+	sandbox.ClearLayer(rn.layer)
+	for _, l := range rn.trees {
+		sandbox.ClearWork(l)
+	}
+	r.dropInFlight(rn.fl)
+}
+
+// judgeAttempt judges one attempt of a best-of on its own layer, which
+// stays unapplied: its agent_end, what an apply would refuse taken out of
+// the layer (violations), its own mark and target read from the layer,
+// then the task's checks with the layer laid over the folder. It returns
+// the attempt's result and, when its agent run itself ended without
+// working (failed, blocked, asked for a human), why.
+func (e *Engine) judgeAttempt(ctx context.Context, rn *waveRun, seen *Plan, iteration int) (attemptResult, string) {
+	r := e.run
+	task := rn.task
+	e.waveRun, e.waveSlot = rn.id, rn.slot+1
+	r.slot, r.layer, r.trees = rn.slot, &rn.layer, rn.trees
+	defer func() { e.waveRun, e.waveSlot, r.slot, r.layer, r.trees = "", 0, 0, nil, nil }()
+	res := attemptResult{Index: rn.slot, Agent: rn.ran}
+	rn.after, rn.afterTaken = takeLayerPlan(rn.layer), true
+	tamper := r.refuseInLayer(rn)
+	var paths []string
+	if entries, err := sandbox.LayerEntries(rn.layer.Upper); err == nil {
+		for _, en := range entries {
+			if en.What != "folder" {
+				paths = append(paths, en.Rel)
+			}
+		}
+	}
+	r.endRecord("build", task.ID, rn.ran, rn.res, paths)
+	rn.ended = true
+	r.recordTamper("build", task.ID, tamper)
+	var problems []string
+	stopWhy := ""
+	switch rs := rn.res; {
+	case rs.Status == agent.StatusBlocked, rs.Status == agent.StatusFailed, rs.Status == agent.StatusInterrupted:
+		stopWhy = rs.Error
+		if stopWhy == "" {
+			stopWhy = fmt.Sprintf("the agent run ended %s (exit %d)", rs.Status, rs.ExitCode)
+		}
+		if rs.Blocked != "" {
+			stopWhy = "the agent asked for a human: " + rs.Blocked
+		}
+		problems = append(problems, "the attempt's agent run: "+stopWhy)
+	case rs.Blocked != "":
+		stopWhy = "the agent asked for a human: " + rs.Blocked
+		problems = append(problems, "the attempt's agent run: "+stopWhy)
+	}
+	if note := killedNote(e.spec.AgentFor("build", false), rn.res); note != "" {
+		problems = append(problems, note)
+	}
+	if len(tamper) > 0 {
+		problems = append(problems, tamperNote(tamper))
+	}
+	structure, marks := planDiffs(seen, rn.after, task.ID)
+	done := false
+	if rn.after != nil && len(structure) == 0 {
+		t, _ := rn.after.Find(task.ID)
+		done = t.Passes
+	}
+	for _, d := range structure {
+		e.emit(record.Event{Event: record.Violation, Task: task.ID, Kind: "plan_changed", Message: fmt.Sprintf("attempt %d of %s: %s; its plan was not applied", rn.slot+1, task.ID, d)})
+		problems = append(problems, "VIOLATION: "+d+"; the plan stays as the engine judged it")
+	}
+	for _, m := range marks {
+		kind := "plan_changed"
+		if m.Passes {
+			kind = "marked_other_task"
+		}
+		msg := fmt.Sprintf("%s (by attempt %d of %s); it was not applied", m, rn.slot+1, task.ID)
+		e.emit(record.Event{Event: record.Violation, Task: m.ID, Kind: kind, Message: msg})
+		problems = append(problems, "VIOLATION: "+msg)
+	}
+	switch {
+	case !done:
+		problems = append(problems, fmt.Sprintf("attempt %d for %s ended without marking it passes: true", rn.slot+1, task.ID))
+	case layerFileSum(rn.layer, task.TargetFile) == e.st.TaskBase[task.ID]:
+		msg := fmt.Sprintf("attempt %d of %s marked it done without changing its target %s", rn.slot+1, task.ID, task.TargetFile)
+		e.emit(record.Event{Event: record.Violation, Task: task.ID, Kind: "marked_done_without_change", File: task.TargetFile, Message: msg})
+		problems = append(problems, "VIOLATION: "+msg)
+	}
+	if len(problems) == 0 {
+		v := e.judge().JudgeAttempt(ctx, judge.AttemptOptions{Task: task.ID, Index: rn.slot, Upper: rn.layer.Upper, Cmds: e.spec.GateChecks(), Baseline: e.st.Baseline})
+		res.Pass, res.Signal = v.Pass, v.Signal
+	} else {
+		res.Signal = strings.Join(problems, "\n")
+	}
+	if size, err := layerChange(ctx, r.dir, rn.layer.Upper); err == nil {
+		res.Change = size
+	}
+	if e.roll.engineCommits() {
+		ref := bestOfRef(e.spec.Name, task.ID, iteration, rn.slot)
+		msg := fmt.Sprintf("looprinter: attempt %d of %s (%s)\n\nA best-of attempt, kept for inspection; not applied unless the loop kept it.", rn.slot+1, task.ID, agentKey(rn.ran))
+		if _, err := commitLayerRef(ctx, r.dir, rn.layer.Upper, ref, msg); err == nil {
+			res.Ref = ref
+		} else {
+			e.emit(record.Event{Event: record.Warning, Task: task.ID, Kind: "best_of_ref", Message: fmt.Sprintf("attempt %d of %s could not be kept on %s: %v", rn.slot+1, task.ID, ref, err)})
+		}
+	}
+	return res, stopWhy
+}
+
+// layerFileSum is the sum of rel as a layer shows it over its folder: the
+// layer's file where it wrote one, none where it removed it (or replaced
+// a folder above it without it), else the folder's.
+func layerFileSum(l sandbox.Layer, rel string) string {
+	up := filepath.Join(l.Upper, filepath.FromSlash(rel))
+	if fi, err := os.Lstat(up); err == nil {
+		if fi.Mode()&os.ModeCharDevice != 0 {
+			return "" // a whiteout: no file (FileSum of an absent one)
+		}
+		return guard.FileSum(up)
+	}
+	for d := filepath.Dir(up); len(d) > len(l.Upper); d = filepath.Dir(d) {
+		if fi, err := os.Lstat(d); err == nil && (fi.Mode()&os.ModeCharDevice != 0 || fi.IsDir() && sandbox.Opaque(d)) {
+			return ""
+		}
+	}
+	return guard.FileSum(filepath.Join(l.Target, filepath.FromSlash(rel)))
+}
+
+// refuseInLayer takes out of an attempt's layer what applying it would
+// refuse, so that neither its checks, nor its ref, nor its apply sees it:
+// a change to the engine's records, a file holding a secret, a new tell, a
+// change where a holdout file is (applyLayer's rules), and a change to a
+// protected file that the guard would put back (the loop file judged
+// field by field, a test configuration edit that weakens nothing, stay).
+// Each is a violation of the attempt. The repository's paths the engine
+// discards at any apply stay for it to discard.
+func (r *runner) refuseInLayer(rn *waveRun) []guard.Tamper {
+	l := rn.layer
+	entries, err := sandbox.LayerEntries(l.Upper)
+	if err != nil {
+		return []guard.Tamper{{File: ".", What: "its layer cannot be read: " + err.Error(), Rule: "the engine judges every path of a layer"}}
+	}
+	commits := gitDir(r.spec()) != ""
+	protected := map[string]string{}
+	for _, f := range rn.files {
+		protected[f.Path] = f.Rule
+	}
+	var out []guard.Tamper
+	refuse := func(rel string, t guard.Tamper) {
+		if err := os.RemoveAll(filepath.Join(l.Upper, filepath.FromSlash(rel))); err != nil {
+			t.What += " (it could not be taken out of the attempt's layer)"
+		}
+		out = append(out, t)
+	}
+	for _, en := range entries {
+		rel := en.Rel
+		p := filepath.Join(l.Upper, filepath.FromSlash(rel))
+		if _, err := os.Lstat(p); err != nil || en.What == "folder" {
+			continue // a plain folder, or gone with a folder refused above it
+		}
+		if r.judge().HoldoutPath(l.Upper, rel) || r.judge().TouchesHoldout(rel) {
+			if en.What == "removed" && slices.Contains(r.judge().Holdouts(), rel) {
+				// The engine's own whiteout, which hid the holdout file from
+				// the run: out of the layer, so that no ref shows the file
+				// removed (no apply takes it, and no check sees the file).
+				os.Remove(p)
+				continue
+			}
+			refuse(rel, guard.Tamper{File: rel, What: en.What + " where a holdout file is", Rule: "holdout: the user's hidden tests, never the agent's to see or change"})
+			continue
+		}
+		if gh := r.judge().HiddenGit(); gitHidden(gh, rel) {
+			if en.What == "written" && r.ownGitNote(rel) || en.What == "removed" && slices.Contains(gh.InTree[1:], rel) {
+				os.Remove(p) // the engine's own: the repository was hidden from the run
+			}
+			continue // the rest is discarded at any apply
+		}
+		if why, owned := engineOwned(rel, commits); owned {
+			if !strings.HasPrefix(rel, ".git") {
+				refuse(rel, guard.Tamper{File: rel, What: "written in the agent's layer", Rule: why})
+			}
+			continue
+		}
+		switch en.What {
+		case "written", "link":
+			if kinds := secretsIn(p, r.red()); kinds != "" {
+				refuse(rel, guard.Tamper{File: rel, What: "refused: it holds " + kinds, Rule: secretRule})
+				continue
+			}
+			if note := r.layerTells(rel); note != "" {
+				refuse(rel, guard.Tamper{Kind: guard.TestAware, File: rel, What: note, Rule: testAwareRule})
+				continue
+			}
+			if rule, ok := protected[rel]; ok {
+				if what, why := r.protectedEdit(rel, p); what != "" {
+					refuse(rel, guard.Tamper{File: rel, What: what, Why: why, Rule: rule})
+				}
+				continue
+			}
+			if _, err := os.Lstat(filepath.Join(r.dir, filepath.FromSlash(rel))); err != nil && rn.rules != nil {
+				if pr, ok := rn.rules.ProtectNew(rel); ok {
+					refuse(rel, guard.Tamper{File: rel, What: "created", Rule: pr.Rule})
+				}
+			}
+		case "removed", "replaced folder":
+			for f, rule := range protected {
+				if f == rel || strings.HasPrefix(f, rel+"/") {
+					what := "deleted"
+					if en.What == "replaced folder" {
+						what = "deleted with its folder " + rel
+					}
+					refuse(rel, guard.Tamper{File: f, What: what, Rule: rule})
+					break
+				}
+			}
+		default:
+			refuse(rel, guard.Tamper{File: rel, What: "a " + en.What + " in the agent's layer", Rule: "only files, folders and links reach the loop folder"})
+		}
+	}
+	return out
+}
+
+// protectedEdit judges the layer's version p of the protected file rel
+// against the folder's: "" when it changes nothing or keeps an edit that
+// weakens nothing (the guard's keep), else what changed and why it may not.
+func (r *runner) protectedEdit(rel, p string) (what, why string) {
+	cur := filepath.Join(r.dir, filepath.FromSlash(rel))
+	ci, err := os.Lstat(cur)
+	pi, perr := os.Lstat(p)
+	switch {
+	case err != nil || perr != nil:
+		return "modified", ""
+	case ci.Mode().Type() != pi.Mode().Type():
+		return "replaced by a " + guard.TypeName(pi.Mode()), ""
+	case pi.Mode()&os.ModeSymlink != 0:
+		a, _ := os.Readlink(cur)
+		b, _ := os.Readlink(p)
+		if a == b {
+			return "", ""
+		}
+		return "modified", ""
+	case ci.Mode().Perm() != pi.Mode().Perm():
+		return fmt.Sprintf("changed from mode %04o to %04o", ci.Mode().Perm(), pi.Mode().Perm()), ""
+	}
+	old, err := guard.ReadBounded(cur, 64<<20)
+	if err != nil {
+		return "modified", ""
+	}
+	now, err := guard.ReadBounded(p, 64<<20)
+	if err != nil {
+		return "modified", ""
+	}
+	if bytes.Equal(old, now) {
+		return "", ""
+	}
+	if ok, why := r.keepEdit(rel, old, now); !ok {
+		return "modified", why
+	}
+	return "", ""
+}
