@@ -111,24 +111,20 @@ const testAwareRule = "no code the agent writes may decide a check's output"
 
 // layerTells is what a file the run wrote in its layer tells that the
 // folder's version did not ("" when nothing, or when the path is not
-// source the judge reads for tells): such a change is refused.
-func (r *runner) layerTells(rel string) string {
-	if !judge.ScansForTells(rel) || r.judge().TellsAllowed(rel) {
+// source the judge reads for tells): such a change is refused. cur is the
+// layer's file as read for secrets (ok false: not a regular file the
+// engine reads).
+func (r *runner) layerTells(rel string, cur []byte, ok bool) string {
+	if !ok || len(cur) > 4<<20 || !judge.ScansForTells(rel) || r.judge().TellsAllowed(rel) {
 		return ""
 	}
-	up := filepath.Join(r.layer.Upper, filepath.FromSlash(rel))
-	if fi, err := os.Lstat(up); err != nil || !fi.Mode().IsRegular() {
-		return ""
-	}
-	cur, err := guard.ReadBounded(up, 4<<20)
-	if err != nil {
-		return ""
-	}
-	old, err := guard.ReadBounded(filepath.Join(r.dir, filepath.FromSlash(rel)), 4<<20)
-	if err != nil {
-		old = nil
-	}
-	return judge.TellNote(judge.NewTells(rel, old, cur))
+	return judge.TellNote(judge.NewTellsThan(rel, func() []byte {
+		old, err := guard.ReadBounded(filepath.Join(r.dir, filepath.FromSlash(rel)), 4<<20)
+		if err != nil {
+			return nil
+		}
+		return old
+	}, cur))
 }
 
 // folderTells judges, where no layer is in force, the files a run changed
@@ -251,11 +247,12 @@ func (r *runner) applyLayer(phase, task string) ([]guard.Tamper, error) {
 		if _, owned := engineOwned(rel, commits); owned {
 			return false
 		}
-		if kinds := secretsIn(filepath.Join(r.layer.Upper, filepath.FromSlash(rel)), r.red()); kinds != "" {
+		cur, ok := readChange(filepath.Join(r.layer.Upper, filepath.FromSlash(rel))) // one read for secrets and tells
+		if kinds := secretsInData(cur, r.red()); ok && kinds != "" {
 			secrets[rel] = kinds
 			return false
 		}
-		if note := r.layerTells(rel); note != "" {
+		if note := r.layerTells(rel, cur, ok); note != "" {
 			told[rel] = note
 			return false
 		}
