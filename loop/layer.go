@@ -147,12 +147,16 @@ func (r *runner) folderTells(changed, created []string) []guard.Tamper {
 			continue
 		}
 		var old []byte
-		if !isNew[rel] {
-			if out, err := safegit.Run(context.Background(), r.dir, nil, "show", "HEAD:./"+rel); err == nil {
-				old = []byte(out)
+		// git's version is asked for only when the file tells something
+		// (a git process per changed file was most of an iteration's time).
+		note := judge.TellNote(judge.NewTellsThan(rel, func() []byte {
+			if !isNew[rel] {
+				if out, err := safegit.Run(context.Background(), r.dir, nil, "show", "HEAD:./"+rel); err == nil {
+					old = []byte(out)
+				}
 			}
-		}
-		note := judge.TellNote(judge.NewTells(rel, old, cur))
+			return old
+		}, cur))
 		if note == "" {
 			continue
 		}
