@@ -42,6 +42,12 @@ func ScansForTells(rel string) bool {
 // often. Pre-existing code keeps its tells; an unreadable file counts only
 // when it was readable before.
 func NewTells(rel string, old, cur []byte) []tells.Tell {
+	return NewTellsThan(rel, func() []byte { return old }, cur)
+}
+
+// NewTellsThan is NewTells with the file before the run read only when cur
+// tells something (most changes tell nothing: one read, not two).
+func NewTellsThan(rel string, before func() []byte, cur []byte) []tells.Tell {
 	if len(cur) > maxTellBytes {
 		cur = cur[:maxTellBytes]
 	}
@@ -49,6 +55,7 @@ func NewTells(rel string, old, cur []byte) []tells.Tell {
 	if len(got) == 0 {
 		return nil
 	}
+	old := before()
 	had := map[string]int{}
 	if old != nil {
 		if len(old) > maxTellBytes {

@@ -30,8 +30,11 @@ type timedAdapter struct {
 	spent []time.Duration
 	touch bool // write the task's target (t/TASK.txt) as the run starts: its work
 	// change, when not 0, is the number of files the agent changes in each
-	// run, from inside its sandbox (one byte appended to each of the first
-	// change non-test .go files of generateCheckout's checkout).
+	// run, from inside its sandbox (a comment line appended to each of the
+	// first change non-test .go files of generateCheckout's checkout: the
+	// files stay valid Go, as a formatter's would, so that the engine
+	// applies them; a byte that breaks the syntax is a tell, and the
+	// change is refused instead).
 	change int
 }
 
@@ -45,7 +48,7 @@ func (a *timedAdapter) Invocation(req agent.Request) (agent.Invocation, error) {
 		os.WriteFile(filepath.Join(req.Dir, "t", req.Task+".txt"), []byte(req.Task), 0o644)
 	}
 	if a.change > 0 {
-		prog := fmt.Sprintf(`BEGIN { for (i = 1; n < %d; i++) if (i %% 10) { f = sprintf("pkg/p%%04d/f%%05d.go", int(i / 100), i); printf "x" >> f; close(f); n++ } }`, a.change)
+		prog := fmt.Sprintf(`BEGIN { for (i = 1; n < %d; i++) if (i %% 10) { f = sprintf("pkg/p%%04d/f%%05d.go", int(i / 100), i); printf "//\n" >> f; close(f); n++ } }`, a.change)
 		return agent.Invocation{Path: "/usr/bin/awk", Args: []string{prog}, Env: []string{}}, nil
 	}
 	return agent.Invocation{Path: "/bin/true", Env: []string{}}, nil

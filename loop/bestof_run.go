@@ -375,11 +375,12 @@ func (r *runner) refuseInLayer(rn *waveRun) []guard.Tamper {
 		}
 		switch en.What {
 		case "written", "link":
-			if kinds := secretsIn(p, r.red()); kinds != "" {
+			cur, ok := readChange(p) // one read for secrets and tells
+			if kinds := secretsInData(cur, r.red()); ok && kinds != "" {
 				refuse(rel, guard.Tamper{File: rel, What: "refused: it holds " + kinds, Rule: secretRule})
 				continue
 			}
-			if note := r.layerTells(rel); note != "" {
+			if note := r.layerTells(rel, cur, ok); note != "" {
 				refuse(rel, guard.Tamper{Kind: guard.TestAware, File: rel, What: note, Rule: testAwareRule})
 				continue
 			}

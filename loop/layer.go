@@ -123,24 +123,20 @@ const testAwareRule = "no code the agent writes may decide a check's output"
 
 // layerTells is what a file the run wrote in its layer tells that the
 // folder's version did not ("" when nothing, or when the path is not
-// source the judge reads for tells): such a change is refused.
-func (r *runner) layerTells(rel string) string {
-	if !judge.ScansForTells(rel) || r.judge().TellsAllowed(rel) {
+// source the judge reads for tells): such a change is refused. cur is the
+// layer's file as read for secrets (ok false: not a regular file the
+// engine reads).
+func (r *runner) layerTells(rel string, cur []byte, ok bool) string {
+	if !ok || len(cur) > 4<<20 || !judge.ScansForTells(rel) || r.judge().TellsAllowed(rel) {
 		return ""
 	}
-	up := filepath.Join(r.layer.Upper, filepath.FromSlash(rel))
-	if fi, err := os.Lstat(up); err != nil || !fi.Mode().IsRegular() {
-		return ""
-	}
-	cur, err := guard.ReadBounded(up, 4<<20)
-	if err != nil {
-		return ""
-	}
-	old, err := guard.ReadBounded(filepath.Join(r.dir, filepath.FromSlash(rel)), 4<<20)
-	if err != nil {
-		old = nil
-	}
-	return judge.TellNote(judge.NewTells(rel, old, cur))
+	return judge.TellNote(judge.NewTellsThan(rel, func() []byte {
+		old, err := guard.ReadBounded(filepath.Join(r.dir, filepath.FromSlash(rel)), 4<<20)
+		if err != nil {
+			return nil
+		}
+		return old
+	}, cur))
 }
 
 // folderTells judges, where no layer is in force, the files a run changed
@@ -155,29 +151,38 @@ func (r *runner) folderTells(changed, created []string) []guard.Tamper {
 	var out []guard.Tamper
 	for _, rel := range changed {
 		p := filepath.Join(r.dir, filepath.FromSlash(rel))
-		secret := secretsIn(p, r.red())
-		tells := judge.ScansForTells(rel) && !r.judge().TellsAllowed(rel)
-		if secret == "" && !tells {
+		cur, ok := readChange(p)
+		if !ok {
 			continue
 		}
+		// git's version is asked for only when it is needed: the file
+		// holds a secret or tells something (a git process per changed
+		// file was most of an iteration's time).
 		var old []byte
-		if !isNew[rel] {
-			if out, err := safegit.Run(context.Background(), r.dir, nil, "show", "HEAD:./"+rel); err == nil {
-				old = []byte(out)
+		asked := false
+		head := func() []byte {
+			if !asked && !isNew[rel] {
+				asked = true
+				if out, err := safegit.Run(context.Background(), r.dir, nil, "show", "HEAD:./"+rel); err == nil {
+					old = []byte(out)
+				}
 			}
+			return old
 		}
-		t := guard.Tamper{File: rel, What: "refused: it holds " + secret, Rule: secretRule}
-		if secret == "" {
-			cur, err := guard.ReadBounded(p, 4<<20)
-			if err != nil {
+		t := guard.Tamper{File: rel, Rule: secretRule}
+		if secret := secretsInData(cur, r.red()); secret != "" {
+			t.What = "refused: it holds " + secret
+		} else {
+			if !judge.ScansForTells(rel) || r.judge().TellsAllowed(rel) || len(cur) > 4<<20 {
 				continue
 			}
-			note := judge.TellNote(judge.NewTells(rel, old, cur))
+			note := judge.TellNote(judge.NewTellsThan(rel, head, cur))
 			if note == "" {
 				continue
 			}
 			t = guard.Tamper{Kind: guard.TestAware, File: rel, What: note, Rule: testAwareRule}
 		}
+		head()
 		switch {
 		case isNew[rel]:
 			if os.Remove(p) != nil {
@@ -270,11 +275,12 @@ func (r *runner) applyLayer(phase, task string) ([]guard.Tamper, error) {
 		if _, owned := engineOwned(rel, commits); owned {
 			return false
 		}
-		if kinds := secretsIn(filepath.Join(r.layer.Upper, filepath.FromSlash(rel)), r.red()); kinds != "" {
+		cur, ok := readChange(filepath.Join(r.layer.Upper, filepath.FromSlash(rel))) // one read for secrets and tells
+		if kinds := secretsInData(cur, r.red()); ok && kinds != "" {
 			secrets[rel] = kinds
 			return false
 		}
-		if note := r.layerTells(rel); note != "" {
+		if note := r.layerTells(rel, cur, ok); note != "" {
 			told[rel] = note
 			return false
 		}

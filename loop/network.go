@@ -60,17 +60,20 @@ const secretRule = "secret_in_change"
 // maxScan bounds the size of a changed file scanned for secrets.
 const maxScan = 16 << 20
 
-// secretsIn says which secrets a changed regular file of a layer holds
-// ("" when none): the kinds and lines, never the values.
-func secretsIn(path string, r *redact.Redactor) string {
+// readChange reads a changed regular file of a layer of at most maxScan
+// bytes (ok false: another kind of file, larger, or unreadable).
+func readChange(path string) (data []byte, ok bool) {
 	fi, err := os.Lstat(path)
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxScan {
-		return ""
+		return nil, false
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
+	data, err = os.ReadFile(path)
+	return data, err == nil
+}
+
+// secretsInData says which secrets a changed regular file of a layer
+// holds ("" when none): the kinds and lines, never the values.
+func secretsInData(data []byte, r *redact.Redactor) string {
 	var parts []string
 	for _, f := range redact.Scan(r, data) {
 		parts = append(parts, fmt.Sprintf("%s on line %d", f.Kind, f.Line))

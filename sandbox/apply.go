@@ -12,6 +12,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
 )
 
 // Applying a layer is all or nothing. ApplyLayer first judges every path
@@ -174,49 +178,292 @@ func readJournal(data []byte) (ops []applyOp, done map[int]bool, ok bool) {
 }
 
 // carryOut applies the plan's steps not in done, marking each in jf (when
-// not nil) once it is done, and lists every step in out.
+// not nil) once it is done, and lists every step in out, in the plan's
+// order.
+//
+// The marks are buffered, and reach the journal (a write, never a sync:
+// the marks guard against a kill of the engine, as the plan's sync does)
+// after every step that is not a file's and at the end. A file's step whose
+// mark a kill lost is done again by ResumeApply, and doing it again is
+// safe: its file has left the upper folder (the rename is seen done) or
+// has not. A folder's, a link's or a removal's mark is written before any
+// later step runs, so a replaced folder is never emptied again once the
+// files under it were applied.
+//
+// The files' steps between two other steps are independent of each other
+// (each names its own path, under folders no step among them changes): they
+// are applied folder by folder, each file with one rename relative to its
+// two folders, by a few workers when there are many (the renames wait on
+// the file system's journal more than they compute).
 func carryOut(l Layer, ops []applyOp, done map[int]bool, jf *os.File, out []LayerChange) ([]LayerChange, error) {
-	// The folders found real on the way to a written file, until a step
-	// that makes, removes or replaces something other than a file (only
-	// such a step can turn a folder on a later step's way into a link).
-	real := map[string]bool{}
-	for i, op := range ops {
-		if op.What != "written" {
-			clear(real)
+	m := newMarks(jf)
+	res := make([]LayerChange, len(ops))
+	finish := func(err error) ([]LayerChange, error) {
+		for _, c := range res {
+			if c.Path != "" {
+				out = append(out, c)
+			}
 		}
+		return out, err
+	}
+	// step carries out a step that is not a file's, alone.
+	step := func(i int) error {
+		op := ops[i]
 		if dieBefore != nil && dieBefore(i) {
-			return out, errDied
+			return errDied
 		}
 		if done[i] {
-			out = append(out, LayerChange{Path: op.Rel, What: op.What, Applied: true})
+			res[i] = LayerChange{Path: op.Rel, What: op.What, Applied: true}
+			return nil
+		}
+		if !realParent(l.Target, op.Rel) {
+			res[i] = LayerChange{Path: op.Rel, What: op.What, Why: whyNotReal}
+		} else if err := applyOne(l, op); err != nil {
+			if !errors.Is(err, errSpecial) {
+				return fmt.Errorf("apply %s: %w", op.Rel, err)
+			}
+			res[i] = LayerChange{Path: op.Rel, What: op.What, Why: "a special file"}
+		} else {
+			res[i] = LayerChange{Path: op.Rel, What: op.What, Applied: true}
+		}
+		m.mark(i)
+		return nil
+	}
+	var files []int
+	for i := 0; i < len(ops); {
+		if w := ops[i].What; w != "written" && w != "folder" {
+			if err := step(i); err != nil {
+				return finish(err)
+			}
+			if err := m.flush(); err != nil {
+				return finish(err)
+			}
+			i++
 			continue
 		}
-		parent := ""
-		if i := strings.LastIndexByte(op.Rel, '/'); i >= 0 {
-			parent = op.Rel[:i]
-		}
-		// (real: checked for an earlier file of the same folder)
-		if !(parent != "" && real[parent]) && !realParent(l.Target, op.Rel) {
-			out = append(out, LayerChange{Path: op.Rel, What: op.What, Why: "a folder on its way is a symbolic link or missing in the loop folder"})
-		} else if err := applyOne(l, op); err != nil {
-			if errors.Is(err, errSpecial) {
-				out = append(out, LayerChange{Path: op.Rel, What: op.What, Why: "a special file"})
-			} else {
-				return out, fmt.Errorf("apply %s: %w", op.Rel, err)
-			}
-		} else {
-			out = append(out, LayerChange{Path: op.Rel, What: op.What, Applied: true})
-			if op.What == "written" && parent != "" {
-				real[parent] = true
+		// A run of files and folders: the folders first (each is made
+		// where it is missing, or put in place of what is not a folder;
+		// none is on the way to a file before it, and none makes a link),
+		// then the files.
+		j := i
+		files = files[:0]
+		for ; j < len(ops) && (ops[j].What == "written" || ops[j].What == "folder"); j++ {
+			if ops[j].What == "written" {
+				files = append(files, j)
+			} else if err := step(j); err != nil {
+				return finish(err)
 			}
 		}
-		if jf != nil {
-			if _, err := jf.WriteString(strconv.Itoa(i) + "\n"); err != nil {
-				return out, fmt.Errorf("cannot mark the layer's apply: %w", err)
+		if err := m.flush(); err != nil {
+			return finish(err)
+		}
+		if err := applyFiles(l, ops, files, done, res, m); err != nil {
+			return finish(err)
+		}
+		i = j
+	}
+	return finish(m.flush())
+}
+
+const whyNotReal = "a folder on its way is a symbolic link or missing in the loop folder"
+
+// parFiles is the number of files' steps in a row from which they are
+// applied by parWorkers workers.
+const (
+	parFiles   = 256
+	parWorkers = 4
+)
+
+// applyFiles carries out the files' steps idx (each "written"), folder
+// by folder: the folders on the way are checked once per folder (a
+// folder that is a link or missing discards its files), then each file is
+// one rename between the two folders' descriptors.
+func applyFiles(l Layer, ops []applyOp, idx []int, done map[int]bool, res []LayerChange, m *marks) error {
+	var groups [][]int // the files of one folder
+	for k := 0; k < len(idx); {
+		p := parentOf(ops[idx[k]].Rel)
+		e := k + 1
+		for e < len(idx) && parentOf(ops[idx[e]].Rel) == p {
+			e++
+		}
+		groups = append(groups, idx[k:e])
+		k = e
+	}
+	var stop atomic.Bool // a kill (tests) or an error: no worker starts a step
+	do := func(g []int) error {
+		parent := parentOf(ops[g[0]].Rel)
+		checked, real := false, false
+		sfd, dfd := -1, -1
+		defer func() { closeFDs(sfd, dfd) }()
+		for _, i := range g {
+			op := ops[i]
+			if stop.Load() {
+				return errStopped
 			}
+			if dieBefore != nil && dieBefore(i) {
+				stop.Store(true)
+				return errDied
+			}
+			if !checked && !done[i] {
+				checked = true
+				if real = parent == "" || realParent(l.Target, op.Rel); real {
+					sfd, dfd = openDirs(l, parent)
+				}
+			}
+			switch {
+			case done[i]:
+				res[i] = LayerChange{Path: op.Rel, What: op.What, Applied: true}
+				continue
+			case !real:
+				res[i] = LayerChange{Path: op.Rel, What: op.What, Why: whyNotReal}
+			default:
+				if err := renameFile(l, op, sfd, dfd); err != nil {
+					return fmt.Errorf("apply %s: %w", op.Rel, err)
+				}
+				res[i] = LayerChange{Path: op.Rel, What: op.What, Applied: true}
+			}
+			m.mark(i)
+		}
+		return nil
+	}
+	if len(idx) < parFiles || len(groups) == 1 {
+		for _, g := range groups {
+			if err := do(g); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var (
+		wg    sync.WaitGroup
+		next  atomic.Int64
+		mu    sync.Mutex
+		first error
+	)
+	for range min(parWorkers, len(groups)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() {
+				k := int(next.Add(1)) - 1
+				if k >= len(groups) {
+					return
+				}
+				if err := do(groups[k]); err != nil && err != errStopped {
+					stop.Store(true)
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+// errStopped ends a worker of applyFiles when another one failed.
+var errStopped = errors.New("stopped")
+
+// renameFile applies one file: a rename from the upper folder's folder sfd
+// into the target's folder dfd (both -1: by path). A file already gone
+// from the upper folder was applied before a kill; anything else the
+// rename refuses (a folder in the file's place, another file system) takes
+// the careful path.
+func renameFile(l Layer, op applyOp, sfd, dfd int) error {
+	if sfd < 0 || dfd < 0 {
+		return applyOne(l, op)
+	}
+	name := op.Rel[strings.LastIndexByte(op.Rel, '/')+1:]
+	err := unix.Renameat(sfd, name, dfd, name)
+	if err == nil {
+		return nil
+	}
+	var st unix.Stat_t
+	if err == unix.ENOENT && unix.Fstatat(sfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == unix.ENOENT {
+		return nil // moved before the kill
+	}
+	return applyOne(l, op)
+}
+
+// openDirs opens the folder parent of the upper folder and of the target
+// (no link followed at the last step; realParent checked the others), or
+// returns -1 for both.
+func openDirs(l Layer, parent string) (int, int) {
+	const flags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	sfd, err := unix.Open(filepath.Join(l.Upper, filepath.FromSlash(parent)), flags, 0)
+	if err != nil {
+		return -1, -1
+	}
+	dfd, err := unix.Open(filepath.Join(l.Target, filepath.FromSlash(parent)), flags, 0)
+	if err != nil {
+		unix.Close(sfd)
+		return -1, -1
+	}
+	return sfd, dfd
+}
+
+func closeFDs(fds ...int) {
+	for _, fd := range fds {
+		if fd >= 0 {
+			unix.Close(fd)
 		}
 	}
-	return out, nil
+}
+
+// parentOf is the folder of rel ("" at the top).
+func parentOf(rel string) string {
+	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+		return rel[:i]
+	}
+	return ""
+}
+
+// marks are the journal's marks of the steps done, buffered (see
+// carryOut); safe for the workers of applyFiles.
+type marks struct {
+	mu  sync.Mutex
+	w   *bufio.Writer
+	err error
+	buf []byte
+}
+
+func newMarks(jf *os.File) *marks {
+	if jf == nil {
+		return &marks{}
+	}
+	return &marks{w: bufio.NewWriterSize(jf, 64<<10)}
+}
+
+func (m *marks) mark(i int) {
+	if m.w == nil {
+		return
+	}
+	m.mu.Lock()
+	m.buf = strconv.AppendInt(m.buf[:0], int64(i), 10)
+	m.buf = append(m.buf, '\n')
+	if _, err := m.w.Write(m.buf); err != nil && m.err == nil {
+		m.err = err
+	}
+	m.mu.Unlock()
+}
+
+// flush writes the buffered marks to the journal.
+func (m *marks) flush() error {
+	if m.w == nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.err == nil {
+		m.err = m.w.Flush()
+	}
+	if m.err != nil {
+		return fmt.Errorf("cannot mark the layer's apply: %w", m.err)
+	}
+	return nil
 }
 
 var errSpecial = errors.New("a special file")
@@ -268,7 +515,7 @@ func applyOne(l Layer, op applyOp) error {
 			return nil // moved before the kill
 		}
 		if serr == nil && sfi.Mode().Perm() == op.Mode && os.Rename(src, dst) == nil {
-			return nil // the common case in one call: no chmod, no look at dst (a folder there fails it)
+			return nil // no chmod, no look at dst (a folder there fails it)
 		}
 		if dfi, lerr := os.Lstat(dst); lerr == nil && dfi.IsDir() {
 			err = os.RemoveAll(dst)

@@ -4,11 +4,13 @@ package sandbox
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -192,5 +194,110 @@ func TestCarryOutChecksTheWayAgainAfterALink(t *testing.T) {
 	}
 	if len(out) != 4 || !out[0].Applied || !out[1].Applied || out[3].Applied {
 		t.Fatalf("changes %+v, want d/a and d/c applied and d/b refused", out)
+	}
+}
+
+// bigUpperFixture is upperFixture with many files in several folders (so
+// that their steps run in parallel, parFiles and more in a row), a
+// replaced folder (where this user can mark one) whose files come after
+// it, and a new folder.
+func bigUpperFixture(t *testing.T) Layer {
+	t.Helper()
+	lay, _ := upperFixture(t)
+	write := func(p, s string) {
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for d := range 6 {
+		for f := range 60 {
+			rel := filepath.Join("many", fmt.Sprintf("d%d", d), fmt.Sprintf("f%02d.go", f))
+			if f%2 == 0 {
+				write(filepath.Join(lay.Target, rel), "old\n")
+			}
+			write(filepath.Join(lay.Upper, rel), "new "+rel+"\n")
+		}
+	}
+	write(filepath.Join(lay.Target, "rep", "gone"), "old\n")
+	write(filepath.Join(lay.Target, "rep", "a"), "old a\n")
+	for f := range 5 {
+		write(filepath.Join(lay.Upper, "rep", fmt.Sprintf("n%d", f)), "new\n")
+	}
+	write(filepath.Join(lay.Upper, "rep", "a"), "new a\n")
+	if unix.Setxattr(filepath.Join(lay.Upper, "rep"), "user.overlay.opaque", []byte("y"), 0) != nil {
+		os.Remove(filepath.Join(lay.Target, "rep", "gone")) // no replaced folder here: the same tree either way
+	}
+	return lay
+}
+
+// The same with many files applied by several workers and marks that a
+// kill loses: a kill before any step, and a second kill in the middle of
+// the resume, end in the same folder as an apply never killed.
+func TestApplyIsAllOrNothingInParallel(t *testing.T) {
+	ref := bigUpperFixture(t)
+	if _, err := ApplyLayer(ref, keepAllBut, filepath.Join(t.TempDir(), "j")); err != nil {
+		t.Fatal(err)
+	}
+	want := treeOf(t, ref.Target)
+	if !strings.Contains(want, "many/d5/f59.go: new many/d5/f59.go") || strings.Contains(want, "secret/s: forged") {
+		t.Fatalf("the reference apply is wrong:\n%s", want)
+	}
+	if o := Opaque(filepath.Join(ref.Upper, "rep")); o && strings.Contains(want, "rep/gone") {
+		t.Fatalf("the replaced folder kept a file:\n%s", want)
+	}
+	defer func() { dieBefore = nil }()
+	var steps atomic.Int64
+	// Every step at the start and the end (the replaced folder and its
+	// files), every 23rd among the many files.
+	next := func(k int) int {
+		if k < 8 || k >= 370 {
+			return k + 1
+		}
+		return k + 23
+	}
+	for k := 0; ; k = next(k) {
+		lay := bigUpperFixture(t)
+		journal := filepath.Join(t.TempDir(), "apply.journal")
+		steps.Store(0)
+		dieBefore = func(i int) bool {
+			steps.Add(1)
+			return i == k
+		}
+		_, err := ApplyLayer(lay, keepAllBut, journal)
+		if err == nil {
+			dieBefore = nil
+			if int64(k) < steps.Load() {
+				t.Fatalf("the apply did not die before step %d", k)
+			}
+			break
+		}
+		if !errors.Is(err, errDied) {
+			t.Fatal(err)
+		}
+		// The resume is killed too, further on, then resumed again.
+		k2 := k + 101
+		dieBefore = func(i int) bool { return i == k2 }
+		if _, found, err := ResumeApply(lay, journal); !found || err != nil && !errors.Is(err, errDied) {
+			t.Fatalf("resume after step %d: found %v, %v", k, found, err)
+		}
+		dieBefore = nil
+		if _, err := os.Stat(journal); err == nil {
+			if _, found, err := ResumeApply(lay, journal); err != nil || !found {
+				t.Fatalf("second resume after step %d: found %v, %v", k2, found, err)
+			}
+		}
+		if got := treeOf(t, lay.Target); got != want {
+			t.Errorf("died before step %d (and %d) and resumed; the folder is\n%s\nwant\n%s", k, k2, got, want)
+		}
+		if _, err := os.Stat(journal); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the journal is left after the resume: %v", err)
+		}
+		if ents, _ := os.ReadDir(lay.Upper); len(ents) != 0 {
+			t.Errorf("the layer is not empty after the resume")
+		}
+		if k > 1000 {
+			t.Fatal("more steps than the fixture has")
+		}
 	}
 }
