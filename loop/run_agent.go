@@ -91,7 +91,7 @@ func (r *runner) runAgent(ctx context.Context, phase string, post bool, task str
 	// The prompt carries failure signals, progress and guidance: what an
 	// agent or a check printed goes to the model provider only redacted.
 	prompt = r.red().String(prompt)
-	promptFile := loopdir.UniquePath(filepath.Join(tdir, base+".prompt.md"))
+	promptFile := uniquePath(filepath.Join(tdir, base+".prompt.md"))
 	os.WriteFile(promptFile, []byte(prompt), 0o600)
 
 	req := agent.Request{
@@ -145,9 +145,9 @@ func (r *runner) runAgent(ctx context.Context, phase string, post bool, task str
 		}
 	}
 	for try := 1; ; try++ {
-		req.Transcript = loopdir.UniquePath(filepath.Join(tdir, fmt.Sprintf("%s.try%d.log", base, try)))
+		req.Transcript = uniquePath(filepath.Join(tdir, fmt.Sprintf("%s.try%d.log", base, try)))
 		if try == 1 {
-			req.Transcript = loopdir.UniquePath(filepath.Join(tdir, base+".log"))
+			req.Transcript = uniquePath(filepath.Join(tdir, base+".log"))
 		}
 		r.st.InFlight.Transcript = req.Transcript
 		res, ran = agent.Run(ctx, req, ad, onTool), a
@@ -277,6 +277,10 @@ func (r *runner) runAgent(ctx context.Context, phase string, post bool, task str
 	}
 	return run, nil
 }
+
+// uniquePath is loopdir.UniquePath: a file of the records is never
+// overwritten.
+var uniquePath = loopdir.UniquePath
 
 // restoreGit puts .git's control files back as they were before a Landlock
 // run, each change it undid a refused change.
