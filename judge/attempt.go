@@ -104,16 +104,7 @@ func excuseBaseline(rs []CheckResult, baseline map[string][]string) {
 		if r.Pass || !ok {
 			continue
 		}
-		known := map[string]bool{}
-		for _, l := range old {
-			known[l] = true
-		}
-		var fresh []string
-		for _, l := range r.Lines {
-			if !known[Normalize(l)] {
-				fresh = append(fresh, l)
-			}
-		}
+		fresh := newFailures(r.Lines, old)
 		r.Baseline = true
 		if len(fresh) == 0 {
 			r.Pass, r.Signal = true, ""
@@ -167,23 +158,9 @@ func attemptChecks(ctx context.Context, l *spec.Loop, tree, upper string, remove
 		}
 		return confinedView(ctx, l, cp, nil, nil, nil, false, hideDirs, cmds, env, red, logPath, note)
 	}
-	scratch := filepath.Join(loopdir.StateRoot(), "check-scratch")
-	if p := loopdir.PrivateOf(l.Dir); dirExists(string(p)) {
-		scratch = p.CheckScratch()
-	}
-	if err := os.MkdirAll(scratch, 0o700); err != nil {
-		scratch = ""
-	}
-	var views []string
-	if len(hideDirs) == 0 {
-		views = gitDirsOf(tree)
-	}
-	network := l.Checks.Network
-	if network == "" {
-		network = sandbox.CheckNetworkNone
-	}
-	box, err := sandbox.NewCheckBox(sandbox.CheckBoxOptions{Kind: kind, Tree: tree, Remove: remove, Lower: []string{upper},
-		Hide: append([]string{loopdir.StateRoot()}, hideDirs...), Views: views, Network: network, Env: env, Scratch: scratch})
+	o := boxOptions(l, tree, hideDirs)
+	o.Kind, o.Remove, o.Lower, o.Env = kind, remove, []string{upper}, env
+	box, err := sandbox.NewCheckBox(o)
 	if err != nil {
 		return failAll(cmds, logPath, "the checks' sandbox cannot be made: "+err.Error())
 	}

@@ -113,26 +113,9 @@ func confinedView(ctx context.Context, l *spec.Loop, tree string, remove []strin
 		}
 		tree, remove, put = cp, nil, nil
 	}
-	// The box's throw-away folders live in the engine's state folder, which
-	// no check or agent sees (never in the temporary folder, which may be
-	// inside the tree or read by agents).
-	scratch := filepath.Join(loopdir.StateRoot(), "check-scratch")
-	if p := loopdir.PrivateOf(l.Dir); dirExists(string(p)) {
-		scratch = p.CheckScratch()
-	}
-	if err := os.MkdirAll(scratch, 0o700); err != nil {
-		scratch = ""
-	}
-	var views []string
-	if len(hideDirs) == 0 {
-		views = gitDirsOf(tree)
-	}
-	network := l.Checks.Network
-	if network == "" {
-		network = sandbox.CheckNetworkNone
-	}
-	box, err := sandbox.NewCheckBox(sandbox.CheckBoxOptions{Kind: kind, Tree: tree, Remove: remove, Put: put,
-		Hide: append([]string{loopdir.StateRoot()}, hideDirs...), Views: views, Network: network, Env: env, Scratch: scratch})
+	o := boxOptions(l, tree, hideDirs)
+	o.Kind, o.Remove, o.Put, o.Env = kind, remove, put, env
+	box, err := sandbox.NewCheckBox(o)
 	if err != nil {
 		return failAll(cmds, logPath, "the checks' sandbox cannot be made: "+err.Error())
 	}
@@ -231,4 +214,29 @@ func CheckConfinement(l *spec.Loop) string {
 func (j *Judge) noteConfinement(why string) {
 	j.emit(record.Event{Event: record.Warning, Kind: "checks_confinement", Message: why})
 	j.addNotVerified("checks: " + why)
+}
+
+// boxOptions are a check box's options over tree that every box of the
+// judge shares: its throw-away folders in the engine's state folder, which
+// no check or agent sees (never in the temporary folder, which may be
+// inside the tree or read by agents); the state folder and hideDirs out of
+// sight; the repository's folders as views when nothing else is hidden;
+// the loop's checks network (none by default).
+func boxOptions(l *spec.Loop, tree string, hideDirs []string) sandbox.CheckBoxOptions {
+	scratch := filepath.Join(loopdir.StateRoot(), "check-scratch")
+	if p := loopdir.PrivateOf(l.Dir); dirExists(string(p)) {
+		scratch = p.CheckScratch()
+	}
+	if err := os.MkdirAll(scratch, 0o700); err != nil {
+		scratch = ""
+	}
+	var views []string
+	if len(hideDirs) == 0 {
+		views = gitDirsOf(tree)
+	}
+	network := l.Checks.Network
+	if network == "" {
+		network = sandbox.CheckNetworkNone
+	}
+	return sandbox.CheckBoxOptions{Tree: tree, Hide: append([]string{loopdir.StateRoot()}, hideDirs...), Views: views, Network: network, Scratch: scratch}
 }

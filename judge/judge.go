@@ -223,16 +223,7 @@ func (j *Judge) ApplyBaseline(results []CheckResult, baseline map[string][]strin
 			j.dropNotVerified(excused) // it passes for real now
 			continue
 		}
-		known := map[string]bool{}
-		for _, l := range old {
-			known[l] = true
-		}
-		var fresh []string
-		for _, l := range r.Lines {
-			if !known[Normalize(l)] {
-				fresh = append(fresh, l)
-			}
-		}
+		fresh := newFailures(r.Lines, old)
 		r.Baseline = true
 		if len(fresh) == 0 {
 			r.Pass = true // only failures that were there before the loop
@@ -243,6 +234,22 @@ func (j *Judge) ApplyBaseline(results []CheckResult, baseline map[string][]strin
 			r.Signal = strings.Join(fresh, "\n")
 		}
 	}
+}
+
+// newFailures are the failure lines of a check not among old, the
+// normalized lines it failed with before the loop.
+func newFailures(lines, old []string) []string {
+	known := make(map[string]bool, len(old))
+	for _, l := range old {
+		known[l] = true
+	}
+	var fresh []string
+	for _, l := range lines {
+		if !known[Normalize(l)] {
+			fresh = append(fresh, l)
+		}
+	}
+	return fresh
 }
 
 // AllPass says whether every check passed.
