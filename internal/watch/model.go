@@ -276,6 +276,14 @@ func (m Model) detail(b *strings.Builder, line func(string, ...any), v LoopView)
 	} else {
 		line("cycle %d   phase %s", st.Cycle, phase)
 	}
+	// A wave's runs (parallel, best of N): each in flight, with its slot.
+	for _, f := range loop.WaveInFlight(st) {
+		task := oneLine(f.Task)
+		if f.Attempt > 0 {
+			task += fmt.Sprintf(" attempt %d", f.Attempt)
+		}
+		line("in flight %s   slot %d   %s   %s", task, f.Slot+1, oneLine(f.Backend), time.Since(f.Started).Round(time.Second))
+	}
 	line("gates     cycle: %s   objective: %s", gate(st.CycleGate), gate(st.ObjectiveGate))
 	wall := time.Duration(st.WallMS) * time.Millisecond
 	if bud != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -315,5 +316,28 @@ func TestEscapesInUntrustedTextAreShownEscaped(t *testing.T) {
 		if !strings.Contains(view, want) {
 			t.Errorf("%q is not shown escaped:\n%s", want, view)
 		}
+	}
+}
+
+// A wave's runs are each shown in flight, with slot, backend and attempt.
+func TestDetailShowsAWavesRunsInFlight(t *testing.T) {
+	started := time.Now().Add(-3 * time.Second)
+	st := &loop.State{Phase: loop.PhaseBuild, CurrentTask: "T-001",
+		InFlight:     &loop.InFlight{Phase: "build", Task: "T-001", Run: "r1", Backend: "claude", Started: started},
+		InFlightMore: []*loop.InFlight{{Phase: "build", Task: "T-002", Run: "r2", Slot: 1, Backend: "codex", Started: started, Attempt: 2}}}
+	var b strings.Builder
+	line := func(f string, a ...any) { b.WriteString(fmt.Sprintf(f, a...) + "\n") }
+	Model{}.detail(&b, line, LoopView{Status: ops.Status{Loop: st}})
+	out := b.String()
+	for _, want := range []string{"in flight T-001   slot 1   claude   3s", "in flight T-002 attempt 2   slot 2   codex   3s"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	// A single run (no wave) shows no such line.
+	b.Reset()
+	Model{}.detail(&b, line, LoopView{Status: ops.Status{Loop: &loop.State{Phase: loop.PhaseBuild, InFlight: &loop.InFlight{Phase: "build", Task: "T-001"}}}})
+	if strings.Contains(b.String(), "in flight") {
+		t.Errorf("a run outside a wave is listed:\n%s", b.String())
 	}
 }
