@@ -35,6 +35,7 @@ func (r *runner) confinement(files []guard.File, phase string) (func(string, []s
 	if err != nil {
 		return nil, err
 	}
+	p.Slot = r.slot
 	r.layer, r.trees = nil, nil
 	if p.Kind == sandbox.Bwrap && sandbox.LayerProbe() == nil {
 		// One mount over the loop folder, whatever the number of protected
@@ -141,6 +142,7 @@ func (r *runner) confinement(files []guard.File, phase string) (func(string, []s
 	if p, err = policyFor(r.spec(), nil, home.Writable...); err != nil {
 		return nil, err
 	}
+	p.Slot = r.slot
 	p.Writable = home.Writable
 	p.ReadOnly = append(p.ReadOnly, roFiles...)
 	if err := r.confineNetwork(&p); err != nil {

@@ -86,7 +86,7 @@ func (p Policy) wrapBwrap(path string, args []string) (string, []string, []strin
 	// The host's /tmp stays visible, read-only like the rest of the file
 	// system (programs and tools installed there must run); the agent's
 	// temporary files go to a private folder, emptied for every run.
-	tmp := TempDir(p.Dir)
+	tmp := TempDirOf(p.Dir, p.Slot)
 	os.RemoveAll(tmp)
 	if err := os.MkdirAll(tmp, 0o700); err != nil {
 		return "", nil, nil, fmt.Errorf("sandbox: private temporary folder: %w", err)

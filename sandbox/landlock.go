@@ -117,14 +117,29 @@ func TempDir(dir string) string {
 	return filepath.Join(os.TempDir(), "looprinter-sandbox-"+hex.EncodeToString(h[:8]))
 }
 
-// RemoveTempDir removes the private temporary folder of the runs in dir
-// (TempDir), when the loop's engine stops: what an agent left there is not
-// kept from one run to the next anyway.
+// TempDirOf is the private temporary folder of the runs in dir in slot
+// (runs at once): slot 0's is TempDir's.
+func TempDirOf(dir string, slot int) string {
+	if slot <= 0 {
+		return TempDir(dir)
+	}
+	return fmt.Sprintf("%s-%d", TempDir(dir), slot+1)
+}
+
+// RemoveTempDir removes the private temporary folders of the runs in dir
+// (TempDirOf, every slot), when the loop's engine stops: what an agent left
+// there is not kept from one run to the next anyway.
 func RemoveTempDir(dir string) {
 	if c, err := canonical(dir); err == nil {
 		dir = c
 	}
-	os.RemoveAll(TempDir(dir))
+	t := TempDir(dir)
+	os.RemoveAll(t)
+	if more, err := filepath.Glob(t + "-*"); err == nil {
+		for _, m := range more {
+			os.RemoveAll(m)
+		}
+	}
 }
 
 // wrapLandlock: p's paths are canonical and exist.
@@ -136,7 +151,7 @@ func (p Policy) wrapLandlock(path string, args []string) (string, []string, []st
 	if err != nil {
 		return "", nil, nil, fmt.Errorf("sandbox: %w", errNoExe)
 	}
-	tmp := TempDir(p.Dir)
+	tmp := TempDirOf(p.Dir, p.Slot)
 	os.RemoveAll(tmp)
 	if err := os.MkdirAll(tmp, 0o700); err != nil {
 		return "", nil, nil, fmt.Errorf("sandbox: private temporary folder: %w", err)

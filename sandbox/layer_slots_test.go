@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -182,5 +183,53 @@ func TestHelperIsSmall(t *testing.T) {
 	}
 	if got, err := nshelper.Path(); err != nil || got != want {
 		t.Fatalf("helper %q (%v), want %q", got, err, want)
+	}
+}
+
+// Runs of a loop at once never share a private temporary folder: each
+// slot's is its own (one run's start empties its folder, which raced with
+// and emptied another run's, and a hostile run could leave files in the
+// other's /tmp), with and without layers.
+func TestSlotsHaveTheirOwnTempDir(t *testing.T) {
+	need(t, Bwrap)
+	l := newLayout(t)
+	tmpOf := func(p Policy) string {
+		t.Helper()
+		_, _, env, err := p.Wrap("/bin/true", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range env {
+			if v, ok := strings.CutPrefix(e, "TMPDIR="); ok {
+				return v
+			}
+		}
+		t.Fatalf("no TMPDIR in %q", env)
+		return ""
+	}
+	cases := []func(int) Policy{func(slot int) Policy { p := l.policy(Bwrap); p.Slot = slot; return p }}
+	if LayerProbe() == nil {
+		cases = append(cases, func(slot int) Policy {
+			p := l.policy(Bwrap)
+			p.Slot = slot
+			d := filepath.Join(l.state, fmt.Sprintf("layer-%d", slot))
+			lay := Layer{Target: l.dir, Upper: filepath.Join(d, "upper"), Work: filepath.Join(d, "work")}
+			if _, err := PrepareLayer(lay); err != nil {
+				t.Fatal(err)
+			}
+			p.Layers = []Layer{lay}
+			return p
+		})
+	}
+	for i, mk := range cases {
+		a, b := tmpOf(mk(0)), tmpOf(mk(1))
+		if a == b || a != TempDir(l.dir) && a != TempDirOf(l.dir, 0) {
+			t.Errorf("case %d: slot 0's TMPDIR %s, slot 1's %s: want two folders", i, a, b)
+		}
+		os.WriteFile(filepath.Join(a, "left"), []byte("x"), 0o600)
+		tmpOf(mk(1))
+		if _, err := os.Stat(filepath.Join(a, "left")); err != nil {
+			t.Errorf("case %d: slot 1's start emptied slot 0's folder: %v", i, err)
+		}
 	}
 }

@@ -95,6 +95,10 @@ type Policy struct {
 	Masked []string
 	// Net confines the network (bwrap, landlock); nil: the network is open.
 	Net *Network
+	// Slot tells runs of the same loop at once apart (0: the loop's only
+	// or first run): each has a private temporary folder of its own, so
+	// that neither empties nor reads the other's (TempDirOf).
+	Slot int
 }
 
 // Resolve picks the kind for a mode on this machine. auto is bwrap when
@@ -230,7 +234,7 @@ func (p Policy) Wrap(path string, args []string) (newPath string, newArgs []stri
 		// The network namespace and its relay are the layer helper's too.
 		return p.wrapLayered(dir, path, args)
 	}
-	q := Policy{Kind: p.Kind, Dir: dir, Writable: existing(p.Writable), ReadOnly: existing(p.ReadOnly), Hidden: p.Hidden, Masked: p.Masked, Net: p.Net}
+	q := Policy{Kind: p.Kind, Dir: dir, Writable: existing(p.Writable), ReadOnly: existing(p.ReadOnly), Hidden: p.Hidden, Masked: p.Masked, Net: p.Net, Slot: p.Slot}
 	if p.Kind == Bwrap {
 		return q.wrapBwrap(path, args)
 	}
@@ -276,7 +280,7 @@ func (p Policy) wrapLayered(dir, path string, args []string) (string, []string, 
 			ro = append(ro, r)
 		}
 	}
-	q := Policy{Kind: Bwrap, Dir: dir, Writable: existing(p.Writable), ReadOnly: existing(ro), Hidden: p.Hidden, Masked: p.Masked}
+	q := Policy{Kind: Bwrap, Dir: dir, Writable: existing(p.Writable), ReadOnly: existing(ro), Hidden: p.Hidden, Masked: p.Masked, Slot: p.Slot}
 	bw, bargs, extra, err := q.wrapBwrap(path, args)
 	if err != nil {
 		return "", nil, nil, err
