@@ -123,56 +123,7 @@ func attemptChecks(ctx context.Context, l *spec.Loop, tree, upper string, remove
 	if fi, err := os.Stat(upper); err != nil || !fi.IsDir() || !filepath.IsAbs(upper) {
 		return failAll(cmds, logPath, fmt.Sprintf("the attempt's layer %s is not a folder", upper))
 	}
-	kind, why := checkKind(l)
-	if why != "" && note != nil {
-		if _, seen := warnedKinds.LoadOrStore(l.Dir+"\x00"+why, true); !seen {
-			note(why)
-		}
-	}
-	if kind != sandbox.Bwrap {
-		// No view can lay the layer: the checks get a copy of the tree
-		// with the layer applied to it.
-		base := ""
-		if p := loopdir.PrivateOf(l.Dir); dirExists(string(p)) {
-			base = p.CheckScratch()
-			os.MkdirAll(base, 0o700)
-		}
-		tmp, err := os.MkdirTemp(base, "looprinter-attempt-")
-		if err != nil {
-			return failAll(cmds, logPath, "the attempt's copy of the tree cannot be made: "+err.Error())
-		}
-		defer os.RemoveAll(tmp)
-		cp := filepath.Join(tmp, filepath.Base(tree))
-		skip := map[string]bool{loopdir.RecordsDir: true}
-		if rel, err := filepath.Rel(tree, tmp); err == nil && !strings.HasPrefix(rel, "..") {
-			skip[filepath.ToSlash(rel)] = true
-		}
-		for _, r := range remove {
-			skip[filepath.ToSlash(r)] = true
-		}
-		if err := sandbox.CopyTree(tree, cp, skip); err != nil {
-			return failAll(cmds, logPath, "the attempt's copy of the tree cannot be made: "+err.Error())
-		}
-		if err := layOnto(upper, cp, skip); err != nil {
-			return failAll(cmds, logPath, "the attempt's layer cannot be laid on the copy of the tree: "+err.Error())
-		}
-		return confinedView(ctx, l, cp, nil, nil, nil, false, hideDirs, cmds, env, red, logPath, note)
-	}
-	o := boxOptions(l, tree, hideDirs)
-	o.Kind, o.Remove, o.Lower, o.Env = kind, remove, []string{upper}, env
-	box, err := sandbox.NewCheckBox(o)
-	if err != nil {
-		return failAll(cmds, logPath, "the checks' sandbox cannot be made: "+err.Error())
-	}
-	defer box.Close()
-	var out []CheckResult
-	for i, c := range cmds {
-		out = append(out, runCheck(ctx, box.Command, tree, c, logPath(i), l.CheckTimeout.D(), env, l.TestSummaries, red))
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	return out
+	return confinedView(ctx, l, tree, remove, nil, nil, false, hideDirs, upper, cmds, env, red, logPath, note)
 }
 
 // layOnto applies the layer upper to dst (a copy of its tree) as overlayfs

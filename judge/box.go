@@ -58,7 +58,7 @@ var warnedKinds sync.Map
 // relative to tree) out of its view, until the context ends. A check that
 // cannot be confined fails closed.
 func confinedChecks(ctx context.Context, l *spec.Loop, tree string, remove, cmds, env []string, red *redact.Redactor, logPath func(int) string, note func(string)) []CheckResult {
-	return confinedView(ctx, l, tree, remove, nil, nil, false, nil, cmds, env, red, logPath, note)
+	return confinedView(ctx, l, tree, remove, nil, nil, false, nil, "", cmds, env, red, logPath, note)
 }
 
 // confinedView is confinedChecks with files put into the view too (put:
@@ -69,8 +69,11 @@ func confinedChecks(ctx context.Context, l *spec.Loop, tree string, remove, cmds
 // room: the checks never run in the tree itself (the clean room): where no
 // bwrap box lays a view, they get a copy of it.
 // hideDirs are more folders the checks do not see (a repository that holds
-// the holdout files: see Judge.HiddenGit).
-func confinedView(ctx context.Context, l *spec.Loop, tree string, remove []string, put []sandbox.ViewFile, setup []string, room bool, hideDirs []string, cmds, env []string, red *redact.Redactor, logPath func(int) string, note func(string)) []CheckResult {
+// the holdout files: see Judge.HiddenGit). lower, when not "", is an upper
+// folder of a copy-on-write layer laid over the tree under the box's own
+// (an attempt of a best-of: JudgeAttempt); where no bwrap box lays it, it
+// is applied to the copy.
+func confinedView(ctx context.Context, l *spec.Loop, tree string, remove []string, put []sandbox.ViewFile, setup []string, room bool, hideDirs []string, lower string, cmds, env []string, red *redact.Redactor, logPath func(int) string, note func(string)) []CheckResult {
 	if len(cmds) == 0 {
 		return nil
 	}
@@ -80,9 +83,9 @@ func confinedView(ctx context.Context, l *spec.Loop, tree string, remove []strin
 			note(why)
 		}
 	}
-	if (room || len(remove) > 0 || len(put) > 0) && kind != sandbox.Bwrap {
-		// Only a bwrap box lays a view with paths removed: elsewhere the
-		// checks get a copy of the tree without them.
+	if (room || len(remove) > 0 || len(put) > 0 || lower != "") && kind != sandbox.Bwrap {
+		// Only a bwrap box lays a view with paths removed or a layer under
+		// it: elsewhere the checks get a copy of the tree without them.
 		base := ""
 		if p := loopdir.PrivateOf(l.Dir); dirExists(string(p)) {
 			base = p.CheckScratch()
@@ -111,10 +114,18 @@ func confinedView(ctx context.Context, l *spec.Loop, tree string, remove []strin
 				return failAll(cmds, logPath, "the checks' copy of the tree cannot be made: "+err.Error())
 			}
 		}
-		tree, remove, put = cp, nil, nil
+		if lower != "" {
+			if err := layOnto(lower, cp, skip); err != nil {
+				return failAll(cmds, logPath, "the attempt's layer cannot be laid on the copy of the tree: "+err.Error())
+			}
+		}
+		tree, remove, put, lower = cp, nil, nil, ""
 	}
 	o := boxOptions(l, tree, hideDirs)
 	o.Kind, o.Remove, o.Put, o.Env = kind, remove, put, env
+	if lower != "" {
+		o.Lower = []string{lower}
+	}
 	box, err := sandbox.NewCheckBox(o)
 	if err != nil {
 		return failAll(cmds, logPath, "the checks' sandbox cannot be made: "+err.Error())

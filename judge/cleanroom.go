@@ -135,7 +135,7 @@ func (j *Judge) inViewPut(ctx context.Context, hide []string, put []sandbox.View
 		setup = l.Setup
 	}
 	hide, dirs := j.gitHidden(hide)
-	return confinedView(ctx, l, j.Dir, hide, put, setup, true, dirs, cmds, j.checkEnv(), j.redactor(l), logPath, j.noteConfinement), nil
+	return confinedView(ctx, l, j.Dir, hide, put, setup, true, dirs, "", cmds, j.checkEnv(), j.redactor(l), logPath, j.noteConfinement), nil
 }
 
 // dependencyChanged says whether a path under a dependency folder (not
@@ -156,7 +156,7 @@ func dependencyChanged(changed []string) bool {
 func (j *Judge) inViewGate(ctx context.Context, hide, cmds []string, logPath func(int) string) ([]CheckResult, error) {
 	l := j.spec()
 	hide, dirs := j.gitHidden(hide)
-	return confinedView(ctx, l, j.Dir, hide, nil, nil, false, dirs, cmds, j.checkEnv(), j.redactor(l), logPath, j.noteConfinement), nil
+	return confinedView(ctx, l, j.Dir, hide, nil, nil, false, dirs, "", cmds, j.checkEnv(), j.redactor(l), logPath, j.noteConfinement), nil
 }
 
 // inView runs cmds in the judge's sandbox over the loop folder with hide
@@ -167,7 +167,7 @@ func (j *Judge) inView(ctx context.Context, hide, cmds []string, logPath func(in
 	}
 	l := j.spec()
 	hide, dirs := j.gitHidden(hide)
-	return confinedView(ctx, l, j.Dir, hide, nil, nil, true, dirs, cmds, j.checkEnv(), j.redactor(l), logPath, j.noteConfinement), nil
+	return confinedView(ctx, l, j.Dir, hide, nil, nil, true, dirs, "", cmds, j.checkEnv(), j.redactor(l), logPath, j.noteConfinement), nil
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
