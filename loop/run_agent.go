@@ -254,20 +254,7 @@ func (r *runner) runAgent(ctx context.Context, phase string, post bool, task str
 	}
 	switch res.Status {
 	case agent.StatusBlocked, agent.StatusFailed, agent.StatusInterrupted:
-		msg := res.Error
-		if msg == "" {
-			msg = fmt.Sprintf("the agent run ended %s (exit %d)", res.Status, res.ExitCode)
-		}
-		if res.Blocked != "" {
-			msg = "the agent asked for a human: " + res.Blocked
-		}
-		if fi, err := os.Stat(res.Transcript); err == nil && fi.Size() > 0 {
-			msg += fmt.Sprintf(" (transcript %s)", rel(r.dir, res.Transcript))
-		}
-		if res.Fix != "" {
-			msg += "\nfix: " + res.Fix
-		}
-		return nil, r.stop(ReasonBlocked, fmt.Sprintf("%s run: %s", phase, msg))
+		return nil, r.stop(ReasonBlocked, fmt.Sprintf("%s run: %s", phase, r.failedRun(res)))
 	}
 	if res.Blocked != "" {
 		return nil, r.stop(ReasonBlocked, fmt.Sprintf("%s run: the agent asked for a human: %s", phase, res.Blocked))
@@ -291,6 +278,26 @@ func (r *runner) restoreGit() []guard.Tamper {
 	}
 	r.gitGuard = nil
 	return r.putGitBack(g, "after the run")
+}
+
+// failedRun says why an agent run that ended blocked, failed or
+// interrupted stops the loop: its error (or status and exit code), the
+// question it asked a human, where its transcript is, the fix.
+func (r *runner) failedRun(res agent.Result) string {
+	msg := res.Error
+	if msg == "" {
+		msg = fmt.Sprintf("the agent run ended %s (exit %d)", res.Status, res.ExitCode)
+	}
+	if res.Blocked != "" {
+		msg = "the agent asked for a human: " + res.Blocked
+	}
+	if fi, err := os.Stat(res.Transcript); err == nil && fi.Size() > 0 {
+		msg += fmt.Sprintf(" (transcript %s)", rel(r.dir, res.Transcript))
+	}
+	if res.Fix != "" {
+		msg += "\nfix: " + res.Fix
+	}
+	return msg
 }
 
 // recordTamper writes a violation for each protected file a run changed.

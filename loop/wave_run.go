@@ -444,20 +444,7 @@ func (r *runner) finishWaveRun(ctx context.Context, rn *waveRun, w *waveApply) (
 	}
 	switch res := rn.res; res.Status {
 	case agent.StatusBlocked, agent.StatusFailed, agent.StatusInterrupted:
-		msg := res.Error
-		if msg == "" {
-			msg = fmt.Sprintf("the agent run ended %s (exit %d)", res.Status, res.ExitCode)
-		}
-		if res.Blocked != "" {
-			msg = "the agent asked for a human: " + res.Blocked
-		}
-		if fi, err := os.Stat(res.Transcript); err == nil && fi.Size() > 0 {
-			msg += fmt.Sprintf(" (transcript %s)", rel(r.dir, res.Transcript))
-		}
-		if res.Fix != "" {
-			msg += "\nfix: " + res.Fix
-		}
-		return nil, nil, r.stop(ReasonBlocked, "build run for "+task+": "+msg)
+		return nil, nil, r.stop(ReasonBlocked, "build run for "+task+": "+r.failedRun(res))
 	}
 	if rn.res.Blocked != "" {
 		return nil, nil, r.stop(ReasonBlocked, fmt.Sprintf("build run for %s: the agent asked for a human: %s", task, rn.res.Blocked))
