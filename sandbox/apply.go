@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/looprinter/looprinter/sandbox/nshelper"
 )
 
 // Applying a layer is all or nothing. ApplyLayer first judges every path
@@ -216,7 +218,7 @@ func carryOut(l Layer, ops []applyOp, done map[int]bool, jf *os.File, out []Laye
 			res[i] = LayerChange{Path: op.Rel, What: op.What, Applied: true}
 			return nil
 		}
-		if !realParent(l.Target, op.Rel) {
+		if !nshelper.RealParent(l.Target, op.Rel) {
 			res[i] = LayerChange{Path: op.Rel, What: op.What, Why: whyNotReal}
 		} else if err := applyOne(l, op); err != nil {
 			if !errors.Is(err, errSpecial) {
@@ -306,7 +308,7 @@ func applyFiles(l Layer, ops []applyOp, idx []int, done map[int]bool, res []Laye
 			}
 			if !checked && !done[i] {
 				checked = true
-				if real = parent == "" || realParent(l.Target, op.Rel); real {
+				if real = parent == "" || nshelper.RealParent(l.Target, op.Rel); real {
 					sfd, dfd = openDirs(l, parent)
 				}
 			}

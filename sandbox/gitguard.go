@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/looprinter/looprinter/sandbox/nshelper"
 )
 
 // GitControlPaths are the paths of a repository folder (.git) through which
@@ -212,7 +214,7 @@ func (g *GitGuard) Restore() ([]string, error) {
 		if _, err := os.Lstat(p); err == nil {
 			continue
 		}
-		if !foldersOnWay(g.gitDir, rel) {
+		if !nshelper.RealParent(g.gitDir, rel) {
 			errs = append(errs, fmt.Errorf("cannot put back %s: a folder on its way is not a folder", rel))
 			continue
 		}
@@ -253,19 +255,4 @@ func writeNew(p string, data []byte, mode fs.FileMode) error {
 		err = os.Chmod(p, mode)
 	}
 	return err
-}
-
-// foldersOnWay says whether every folder on the way to rel inside root is
-// a real folder (not a link).
-func foldersOnWay(root, rel string) bool {
-	cur := root
-	parts := strings.Split(rel, "/")
-	for _, p := range parts[:len(parts)-1] {
-		cur = filepath.Join(cur, p)
-		fi, err := os.Lstat(cur)
-		if err != nil || !fi.IsDir() {
-			return false
-		}
-	}
-	return true
 }

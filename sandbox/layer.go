@@ -214,21 +214,6 @@ func opaque(p string) bool {
 	return false
 }
 
-// realParent says whether every folder on the way to rel inside target is
-// a real folder (not a link).
-func realParent(target, rel string) bool {
-	cur := target
-	parts := strings.Split(rel, "/")
-	for _, p := range parts[:len(parts)-1] {
-		cur = filepath.Join(cur, p)
-		fi, err := os.Lstat(cur)
-		if err != nil || !fi.IsDir() {
-			return false
-		}
-	}
-	return true
-}
-
 // moveFile puts src at dst: a rename on one file system, a copy beside dst
 // and a rename otherwise; dst is replaced, never written through.
 func moveFile(src, dst string, mode os.FileMode) error {

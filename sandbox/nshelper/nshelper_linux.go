@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -246,7 +245,7 @@ func (s Spec) shapeView() error {
 	}
 	for _, h := range s.Hide {
 		rel, ok := within(root, h)
-		if !ok || !realParent(root, rel) {
+		if !ok || !RealParent(root, rel) {
 			continue // not in the tree as a real path: nothing of the tree to hide
 		}
 		if err := os.RemoveAll(h); err != nil {
@@ -264,7 +263,7 @@ func (s Spec) shapeView() error {
 		if err := os.RemoveAll(p.To); err != nil {
 			return err
 		}
-		if err := copyFile(p.From, p.To, p.Mode.Perm()); err != nil {
+		if err := CopyFile(p.From, p.To, p.Mode.Perm()); err != nil {
 			return fmt.Errorf("place %s: %w", rel, err)
 		}
 	}
@@ -293,25 +292,6 @@ func coverPath(p string) error {
 		return unix.Mount("tmpfs", p, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=16k,mode=0700")
 	}
 	return unix.Mount("/dev/null", p, "", unix.MS_BIND, "")
-}
-
-// copyFile copies the regular file from to a new file to, with mode: to
-// must not exist (it is never written through).
-func copyFile(from, to string, mode os.FileMode) error {
-	in, err := os.Open(from)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(to, os.O_CREATE|os.O_EXCL|os.O_WRONLY, mode)
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(out, in)
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // realFolders makes every folder on the way to rel inside root a real

@@ -3,7 +3,6 @@
 package nshelper
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 )
@@ -15,19 +14,4 @@ func within(root, p string) (string, bool) {
 		return "", false
 	}
 	return filepath.ToSlash(rel), true
-}
-
-// realParent says whether every folder on the way to rel inside target is
-// a real folder (not a link).
-func realParent(target, rel string) bool {
-	cur := target
-	parts := strings.Split(rel, "/")
-	for _, p := range parts[:len(parts)-1] {
-		cur = filepath.Join(cur, p)
-		fi, err := os.Lstat(cur)
-		if err != nil || !fi.IsDir() {
-			return false
-		}
-	}
-	return true
 }
