@@ -2,13 +2,10 @@ package loop
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/sandbox"
 	"github.com/looprinter/looprinter/spec"
@@ -21,47 +18,22 @@ import (
 // flight as runs that died, drops their layers (nothing of them reaches
 // the folder), runs the best-of again and ends DONE with attempt 2's work.
 func TestCrashMidBestOfResumes(t *testing.T) {
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		t.Skip("no bwrap here: a best-of needs a copy-on-write layer per attempt")
-	}
-	if err := sandbox.LayerProbe(); err != nil {
-		t.Skip("no copy-on-write layers here: ", err)
-	}
+	needLayers(t, "a best-of needs a copy-on-write layer per attempt")
 	t.Setenv("LOOPRINTER_STATE_DIR", t.TempDir())
 	dir := t.TempDir()
-	snap := t.TempDir()
 	files := map[string]string{
 		"loop.yaml": "objective: \"out/a.txt says right\"\nagent: {backend: command, command: \"AGENT\", timeout: 60s}\nverify: [grep -qx right out/a.txt]\n",
 		"agent.txt": "== plan\nplan T-001:out/a.txt:attempts=3\n== build\n" +
 			`run mkdir -p out; if [ "$LOOPRINTER_ATTEMPT" = 2 ]; then echo right > out/a.txt; else echo "wrong-$LOOPRINTER_ATTEMPT" > out/a.txt; fi; echo "T-001: done" >> output/progress.txt` + "\nmark\n",
 	}
-	priv := string(loopdir.PrivateOf(dir))
-	var once sync.Once
-	copyOut := func(e record.Event) {
-		// The second attempt's agent_end is written while the attempts are
-		// judged, before any is applied.
-		if e.Event == record.AgentEnd && e.Slot == 2 {
-			once.Do(func() {
-				for i, from := range []string{dir, priv} {
-					to := filepath.Join(snap, []string{"dir", "priv"}[i])
-					exec.Command("cp", "-a", from, to).Run()
-				}
-			})
-		}
-	}
+	// The second attempt's agent_end is written while the attempts are
+	// judged, before any is applied.
+	copyOut, crash := crashAt(t, dir, func(e record.Event) bool { return e.Event == record.AgentEnd && e.Slot == 2 })
 	out, evs, _ := fakeLoopIn(t, dir, files, nil, Options{Subscribers: []func(record.Event){copyOut}})
 	if out.Reason != ReasonDone || len(events(evs, record.AttemptJudged)) != 3 {
 		t.Fatalf("the first run: %s, %d attempts judged", out.Reason, len(events(evs, record.AttemptJudged)))
 	}
-	for i, to := range []string{dir, priv} {
-		exec.Command("chmod", "-R", "u+rwx", to).Run()
-		if err := os.RemoveAll(to); err != nil {
-			t.Fatal(err)
-		}
-		if err := exec.Command("cp", "-a", filepath.Join(snap, []string{"dir", "priv"}[i]), to).Run(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	crash()
 	st, err := ReadState(dir)
 	if err != nil {
 		t.Fatal(err)
