@@ -130,6 +130,11 @@ func New(env []string, extraNames []string, extraPatterns []*regexp.Regexp) *Red
 			r.names = append(r.names, k)
 		}
 	}
+	for _, h := range heldValues() {
+		if r.addValue(h.name, h.value) {
+			r.names = append(r.names, h.name)
+		}
+	}
 	for _, s := range Shapes {
 		p := pattern{name: s.Name, re: s.Re, anchored: anchoredRe(s.Re), word: s.Word, maxLen: s.MaxLen, repl: []byte("[REDACTED:" + s.Name + "]")}
 		for _, a := range s.Anchors {
