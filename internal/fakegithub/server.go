@@ -449,3 +449,19 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// SetGitDir makes dir the repository's git folder (Repo.GitDir).
+func (s *Server) SetGitDir(full, dir string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.repos[full].GitDir = dir
+}
+
+// AddStatus adds a commit status.
+func (s *Server) AddStatus(full string, st Status) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextID++
+	st.ID = s.nextID
+	s.repos[full].Statuses = append(s.repos[full].Statuses, &st)
+}
