@@ -363,6 +363,7 @@ func (l *Loop) validate(nodes map[string]*yaml.Node) []Problem {
 		at("sandbox", "sandbox: %q is not known (auto, bwrap, landlock, seatbelt or off)", l.Sandbox)
 	}
 	l.validateNetwork(at)
+	l.validateForge(nodes, at)
 	for i, p := range l.Redact.Patterns {
 		if _, err := regexp.Compile(p); err != nil {
 			at(fmt.Sprintf("redact.patterns[%d]", i), "redact.patterns[%d]: %v", i, err)

@@ -110,6 +110,8 @@ type judgeRule func(d fieldDiff, old, nu *Loop) string
 //	  requirements, architecture,       review before the fix check)
 //	  rules
 //	git.*, notify.*, schedule.*       never: they push, run or start things
+//	forge.*                           never: where the work is pushed and
+//	                                    who may start work are the user's
 //	redact.off                        it is turned off (redaction back on)
 //	redact.names                      it only grows (more values redacted)
 //	redact.patterns                   never: a pattern that matches
@@ -318,6 +320,11 @@ var judgeRules = map[string]judgeRule{
 	"notify.webhook": refuse("notifications may not change"),
 	"notify.on":      refuse("notifications may not change"),
 	"notify.digest":  refuse("notifications may not change"),
+
+	"forge.github.repo":               refuse("where the work is pushed is the user's choice"),
+	"forge.github.base_url":           refuse("where the work is pushed is the user's choice"),
+	"forge.github.allow.logins":       refuse("who may start work is the user's choice"),
+	"forge.github.allow.associations": refuse("who may start work is the user's choice"),
 
 	"redact.off": func(d fieldDiff, _, _ *Loop) string {
 		if d.New.Bool() {

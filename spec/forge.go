@@ -1,0 +1,127 @@
+package spec
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Forge is the loop file's `forge:`: the code host where the loop's work
+// lives (docs/forge.md). GitHub is the one built.
+type Forge struct {
+	GitHub GitHubForge `yaml:"github"`
+}
+
+// On says whether the loop file names a forge.
+func (f Forge) On() bool { return f.GitHub.Repo != "" }
+
+// GitHubForge is `forge.github`: the repository, the API's URL for GitHub
+// Enterprise, and who may start work.
+type GitHubForge struct {
+	// Repo is OWNER/NAME.
+	Repo string `yaml:"repo"`
+	// BaseURL is the API of a GitHub Enterprise server
+	// (https://HOST/api/v3); empty for github.com.
+	BaseURL string `yaml:"base_url"`
+	// Allow says whose issues may start work; empty (left out): the
+	// repository's owner, members and collaborators
+	// (DefaultAssociations).
+	Allow ForgeAllow `yaml:"allow"`
+}
+
+// ForgeAllow names who may start work: GitHub logins, and authors by their
+// association with the repository.
+type ForgeAllow struct {
+	Logins       []string `yaml:"logins"`
+	Associations []string `yaml:"associations"`
+}
+
+// DefaultAssociations may start work when forge.github.allow is not set:
+// the people with a hand in the repository, not strangers.
+var DefaultAssociations = []string{"OWNER", "MEMBER", "COLLABORATOR"}
+
+// Associations are GitHub's author_association values.
+var Associations = []string{"OWNER", "MEMBER", "COLLABORATOR", "CONTRIBUTOR", "FIRST_TIME_CONTRIBUTOR", "FIRST_TIMER", "MANNEQUIN", "NONE"}
+
+// Allowed is who may start work: the loop file's allow, or
+// DefaultAssociations when it has none.
+func (g GitHubForge) Allowed() ForgeAllow {
+	if len(g.Allow.Logins) == 0 && len(g.Allow.Associations) == 0 {
+		return ForgeAllow{Associations: DefaultAssociations}
+	}
+	return g.Allow
+}
+
+var (
+	ghOwner = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$`)
+	ghName  = regexp.MustCompile(`^[A-Za-z0-9._-]{1,100}$`)
+)
+
+// validRepo says whether s is OWNER/NAME as GitHub spells them.
+func validRepo(s string) bool {
+	owner, name, ok := strings.Cut(s, "/")
+	return ok && ghOwner.MatchString(owner) && ghName.MatchString(name) && name != "." && name != ".."
+}
+
+// baseURLProblem says what is wrong with forge.github.base_url: the token
+// goes to it, so it must be https (plain http only to this machine, for a
+// local test server), with a host and nothing a URL should not hold.
+func baseURLProblem(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || u.Opaque != "" {
+		return "not a URL with a host: want https://HOST/api/v3"
+	}
+	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return "a user, a query or a fragment in the URL: want https://HOST/api/v3"
+	}
+	if u.Scheme == "https" {
+		return ""
+	}
+	if u.Scheme == "http" && loopbackHost(u.Hostname()) {
+		return ""
+	}
+	return "the token is sent to this URL: want https (plain http only to 127.0.0.1, ::1 or localhost)"
+}
+
+func loopbackHost(h string) bool {
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// validateForge checks forge:.
+// nodes say which fields the file wrote (an empty github: or allow: is
+// written, and wrong).
+func (l *Loop) validateForge(nodes map[string]*yaml.Node, at func(path, format string, args ...any)) {
+	g := l.Forge.GitHub
+	if _, set := nodes["forge.github"]; !set {
+		return
+	}
+	if !validRepo(g.Repo) {
+		at("forge.github.repo", "forge.github.repo: %q is not a repository: want OWNER/NAME, e.g. acme/widget", g.Repo)
+	}
+	if g.BaseURL != "" {
+		if why := baseURLProblem(g.BaseURL); why != "" {
+			at("forge.github.base_url", "forge.github.base_url: %s", why)
+		}
+	}
+	for i, login := range g.Allow.Logins {
+		if !ghOwner.MatchString(strings.TrimSuffix(login, "[bot]")) {
+			at(fmt.Sprintf("forge.github.allow.logins[%d]", i), "forge.github.allow.logins[%d]: %q is not a GitHub login", i, login)
+		}
+	}
+	for i, a := range g.Allow.Associations {
+		if !contains(Associations, strings.ToUpper(a)) {
+			at(fmt.Sprintf("forge.github.allow.associations[%d]", i), "forge.github.allow.associations[%d]: %q is not known (%s)", i, a, strings.Join(Associations, ", "))
+		}
+	}
+	if _, set := nodes["forge.github.allow"]; set && len(g.Allow.Logins) == 0 && len(g.Allow.Associations) == 0 {
+		at("forge.github.allow", "forge.github.allow names nobody: no issue could start work; name logins or associations, or leave allow out (%s)", strings.Join(DefaultAssociations, ", "))
+	}
+}
