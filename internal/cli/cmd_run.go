@@ -39,6 +39,7 @@ type runOptions struct {
 	fresh         bool
 	json          bool
 	quiet         bool
+	issue         int
 }
 
 func newRunCmd(io *IO) *cobra.Command {
@@ -57,7 +58,8 @@ Exit codes: 0 DONE, 1 BUDGET SPENT, 2 NO PROGRESS, 3 TIME OR COST BUDGET,
 the loop, 78 invalid loop file, 130 interrupted.`,
 		Example: `  looprinter run
   looprinter run -f loops/fix-tests.yaml --max-iterations 10
-  looprinter run --backend codex --model gpt-5.5`,
+  looprinter run --backend codex --model gpt-5.5
+  looprinter run --issue 42`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runRun(cmd, io, o)
@@ -77,6 +79,7 @@ the loop, 78 invalid loop file, 130 interrupted.`,
 	f.BoolVar(&o.fresh, "fresh", false, "start the counters again (the old state.json is kept beside it)")
 	f.BoolVar(&o.json, "json", false, "print the final report as JSON")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print only the final report")
+	f.IntVar(&o.issue, "issue", 0, "work on this issue of the loop file's forge: its title and body join the objective as untrusted text; the branch goes to one pull request (docs/forge.md)")
 	return cmd
 }
 
@@ -146,10 +149,25 @@ func runRun(cmd *cobra.Command, io *IO, o *runOptions) error {
 	if err := o.apply(l); err != nil {
 		return err
 	}
-	l, after, err := prepareRun(io, l)
+	var issue *issueRun
+	if cmd.Flags().Changed("issue") {
+		// The forge's token is in the engine's memory from here on: no
+		// other process of the user reads it from /proc.
+		sandbox.Undumpable()
+		if issue, err = openIssue(cmd.Context(), l, o.issue); err != nil {
+			return err
+		}
+	}
+	run, after, err := prepareRun(io, l)
 	if err != nil {
 		return err
 	}
+	if issue != nil {
+		if err := issue.started(cmd.Context(), io, l, run); err != nil {
+			return err
+		}
+	}
+	l = run
 	opts := loop.Options{Fresh: o.fresh, Hooks: runHooks(l)}
 	if !o.quiet && !o.json {
 		opts.Subscribers = append(opts.Subscribers, consolePrinter(io))
@@ -162,7 +180,22 @@ func runRun(cmd *cobra.Command, io *IO, o *runOptions) error {
 	if after != nil {
 		after(out)
 	}
-	return reportOutcome(io, l, out, err, o.json, printReport)
+	var forgeErr error
+	if issue != nil && err == nil {
+		forgeErr = issue.finish(cmd.Context(), io, l, out, reportText(l, out))
+	}
+	if err := reportOutcome(io, l, out, err, o.json, printReport); err != nil || forgeErr == nil {
+		return err
+	}
+	return forgeErr
+}
+
+// reportText is the final report as printReport prints it, redacted: the
+// body of a pull request.
+func reportText(l *spec.Loop, out *loop.Outcome) string {
+	var b strings.Builder
+	printReport(&IO{Out: &b, Err: io.Discard}, l, out)
+	return loop.Redactor(l).String(b.String())
 }
 
 // reportOutcome prints how a run ended (JSON or the report) and turns it

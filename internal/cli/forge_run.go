@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/looprinter/looprinter/forge"
+	"github.com/looprinter/looprinter/forge/github"
+	"github.com/looprinter/looprinter/internal/gitops"
+	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/spec"
+)
+
+// issueRun is `run --issue N` around one run: before it, the issue read
+// and its author checked (nothing starts otherwise), the objective with
+// the issue fenced as untrusted text, the loop's branch; once the loop has
+// started, a comment and a label on the issue; after the stop, the push,
+// the pull request, the verdict and the label.
+type issueRun struct {
+	work   forge.Work
+	base   string // the commit the loop started from
+	branch string
+}
+
+// openIssue reads the engine's token, checks issue n and makes l work on
+// it. The token is held by the client alone from here on: it is out of
+// the engine's environment, so no agent, check or hook inherits it.
+func openIssue(ctx context.Context, l *spec.Loop, n int) (*issueRun, error) {
+	if !l.Forge.On() {
+		return nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("--issue: %s names no forge: add forge: {github: {repo: OWNER/NAME}} (docs/forge.md)", l.Path)}
+	}
+	if n < 1 {
+		return nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("--issue %d: want an issue number from 1", n)}
+	}
+	if gitops.TopLevel(l.Dir) == "" {
+		return nil, &ExitError{Code: ExitBlocked, Err: fmt.Errorf("--issue: %s is not in a git repository: the work is pushed from a branch", l.Dir)}
+	}
+	g := l.Forge.GitHub
+	token, err := forge.Token(ctx, github.Host(g.BaseURL))
+	if err != nil {
+		return nil, &ExitError{Code: ExitBlocked, Err: err}
+	}
+	c, err := github.New(g.Repo, g.BaseURL, token)
+	if err != nil {
+		return nil, &ExitError{Code: ExitBadLoopFile, Err: err}
+	}
+	if l.Git.Remote != "" {
+		c.Remote = gitops.PushTarget(l.Dir, l.Git.Remote)
+	}
+	allow := g.Allowed()
+	w, err := forge.Begin(ctx, c, n, forge.Allow{Logins: allow.Logins, Associations: allow.Associations})
+	if err != nil {
+		if errors.Is(err, forge.ErrNotAllowed) {
+			return nil, &ExitError{Code: ExitBlocked, Err: fmt.Errorf("--issue: nothing started: %w", err)}
+		}
+		return nil, &ExitError{Code: ExitBlocked, Err: fmt.Errorf("--issue: %w", err)}
+	}
+	if l.Git.Branch == "" {
+		l.Git.Branch = w.Branch
+	}
+	l.Objective = w.Objective(l.Objective, forge.Nonce())
+	base, _ := gitops.Git(l.Dir, "rev-parse", "--verify", "-q", "HEAD")
+	return &issueRun{work: w, base: base}, nil
+}
+
+// started tells the issue the loop started, on the branch run is on.
+func (r *issueRun) started(ctx context.Context, io *IO, l, run *spec.Loop) error {
+	if b := gitops.CurrentBranch(run.Dir); b != "" {
+		r.branch = b
+	} else {
+		r.branch = l.Git.Branch
+	}
+	r.work.Branch = r.branch
+	if err := r.work.Started(ctx, l.Name, r.branch); err != nil {
+		return &ExitError{Code: ExitBlocked, Err: fmt.Errorf("--issue: the issue could not be told the loop starts: %w", err)}
+	}
+	fmt.Fprintf(io.Err, "looprinter: working on %s#%d on branch %s\n", r.work.F.Repo(), r.work.Issue.Number, r.branch)
+	return nil
+}
+
+// finish pushes and opens or updates the pull request, then comments the
+// verdict; it says what it did on io.Err. A forge that fails here turns
+// the exit code BLOCKED: the work did not reach where it lives.
+func (r *issueRun) finish(ctx context.Context, io *IO, l *spec.Loop, out *loop.Outcome, report string) error {
+	if out == nil {
+		return nil
+	}
+	done := out.Reason == loop.ReasonDone
+	head, _ := gitops.Git(l.Dir, "rev-parse", "--verify", "-q", "refs/heads/"+r.branch)
+	ahead := head != "" && head != r.base
+	if r.base != "" && ahead {
+		if n, err := gitops.Git(l.Dir, "rev-list", "--count", r.base+".."+head); err == nil && strings.TrimSpace(n) == "0" {
+			ahead = false
+		}
+	}
+	fin, err := r.work.Finish(ctx, forge.Stop{Verdict: loop.Title(out.Reason), Done: done, Report: report,
+		Push: head != "" && (done || ahead), Dir: l.Dir, Base: l.Git.Base})
+	if fin.Pull != nil {
+		verb := "updated"
+		if fin.Created {
+			verb = "opened"
+		}
+		fmt.Fprintf(io.Err, "looprinter: pull request %s: %s\n", verb, fin.Pull.URL)
+	}
+	if err != nil {
+		fmt.Fprintf(io.Err, "looprinter: --issue: the loop stopped %s, but the forge failed: %v\n", loop.Title(out.Reason), err)
+		return &ExitError{Code: ExitBlocked}
+	}
+	return nil
+}
