@@ -92,6 +92,7 @@ func ScriptParams() testscript.Params {
 			"procs":      cmdProcs,
 			"overlap":    cmdOverlap,
 			"buildruns":  cmdBuildRuns,
+			"fakegithub": cmdFakeGitHub,
 		},
 	}
 }

@@ -1,0 +1,90 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/looprinter/looprinter/internal/fakegithub"
+)
+
+// fakeGitHubs are the scripts' fake GitHub APIs, one a script.
+var fakeGitHubs sync.Map // *testscript.TestScript → *fakeGitHub
+
+type fakeGitHub struct {
+	s    *fakegithub.Server
+	repo string
+}
+
+// fakegithub start OWNER/NAME GITDIR: a fake GitHub API on 127.0.0.1 that
+// accepts $GH_TOKEN, with the repository pushed to the bare GITDIR;
+// $FAKEGITHUB is its API's URL (as an Enterprise server's).
+// fakegithub issue LOGIN ASSOCIATION TITLE BODYFILE: file an issue
+// (numbered from 1).
+// fakegithub subst FILE: write $FAKEGITHUB for FAKEGITHUB_URL in FILE.
+// fakegithub dump FILE: the repository as the API holds it (issues,
+// comments, labels, pull requests) and the requests served, as JSON.
+func cmdFakeGitHub(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: fakegithub start|issue|subst|dump ...")
+	}
+	get := func() *fakeGitHub {
+		v, ok := fakeGitHubs.Load(ts)
+		if !ok {
+			ts.Fatalf("fakegithub: no server: run fakegithub start first")
+		}
+		return v.(*fakeGitHub)
+	}
+	switch args[0] {
+	case "start":
+		if len(args) != 3 {
+			ts.Fatalf("usage: fakegithub start OWNER/NAME GITDIR")
+		}
+		s, err := fakegithub.Start(ts.Getenv("GH_TOKEN"))
+		ts.Check(err)
+		ts.Defer(func() { s.Close(); fakeGitHubs.Delete(ts) })
+		s.AddRepo(args[1])
+		s.SetGitDir(args[1], ts.MkAbs(args[2]))
+		fakeGitHubs.Store(ts, &fakeGitHub{s: s, repo: args[1]})
+		ts.Setenv("FAKEGITHUB", s.URL+"/api/v3")
+	case "issue":
+		if len(args) != 5 {
+			ts.Fatalf("usage: fakegithub issue LOGIN ASSOCIATION TITLE BODYFILE")
+		}
+		f := get()
+		n := f.s.AddIssue(f.repo, fakegithub.Issue{Author: args[1], Association: args[2], Title: args[3], Body: ts.ReadFile(args[4])})
+		ts.Logf("issue #%s", strconv.Itoa(n))
+	case "subst":
+		p := ts.MkAbs(args[1])
+		data, err := os.ReadFile(p)
+		ts.Check(err)
+		ts.Check(os.WriteFile(p, []byte(strings.ReplaceAll(string(data), "FAKEGITHUB_URL", ts.Getenv("FAKEGITHUB"))), 0o644))
+	case "dump":
+		f := get()
+		r := f.s.Snapshot(f.repo)
+		var b strings.Builder
+		for n := 1; n <= len(r.Issues); n++ {
+			is := r.Issues[n]
+			kind := "issue"
+			if is.Pull != nil {
+				kind = "pull"
+				fmt.Fprintf(&b, "pull %d head=%s base=%s draft=%v sha=%s title=%s\n", n, is.Pull.Head, is.Pull.Base, is.Pull.Draft, is.Pull.HeadSHA, is.Title)
+			}
+			fmt.Fprintf(&b, "%s %d state=%s author=%s labels=%s\n", kind, n, is.State, is.Author, strings.Join(is.Labels, ","))
+			fmt.Fprintf(&b, "%s %d body:\n%s\n", kind, n, is.Body)
+			for _, c := range is.Comments {
+				fmt.Fprintf(&b, "comment on %d: %s\n", n, c.Body)
+			}
+		}
+		for _, q := range f.s.Requests() {
+			fmt.Fprintf(&b, "request %s\n", q)
+		}
+		ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(b.String()), 0o644))
+	default:
+		ts.Fatalf("fakegithub: unknown %q", args[0])
+	}
+}
