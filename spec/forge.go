@@ -14,7 +14,21 @@ import (
 // lives (docs/forge.md). GitHub is the one built.
 type Forge struct {
 	GitHub GitHubForge `yaml:"github"`
+	// CI makes the forge's CI a gate after the push (docs/forge.md).
+	CI ForgeCI `yaml:"ci"`
 }
+
+// ForgeCI is `forge.ci`: after the branch is pushed, the engine waits up
+// to Timeout for the pushed commit's check runs and statuses; a red one,
+// a Required one missing, or none reported by then keeps the issue from
+// done.
+type ForgeCI struct {
+	Timeout  Duration `yaml:"timeout"`
+	Required []string `yaml:"required"`
+}
+
+// On says whether CI is a gate.
+func (c ForgeCI) On() bool { return c.Timeout > 0 }
 
 // On says whether the loop file names a forge.
 func (f Forge) On() bool { return f.GitHub.Repo != "" }
@@ -100,7 +114,21 @@ func loopbackHost(h string) bool {
 // written, and wrong).
 func (l *Loop) validateForge(nodes map[string]*yaml.Node, at func(path, format string, args ...any)) {
 	g := l.Forge.GitHub
-	if _, set := nodes["forge.github"]; !set {
+	_, github := nodes["forge.github"]
+	if _, set := nodes["forge.ci"]; set {
+		if !github {
+			at("forge.ci", "forge.ci: the CI of which repository? add forge.github.repo")
+		}
+		if l.Forge.CI.Timeout <= 0 {
+			at("forge.ci.timeout", "forge.ci.timeout: want how long to wait for the pushed commit's CI, like 30m")
+		}
+		for i, name := range l.Forge.CI.Required {
+			if strings.TrimSpace(name) == "" {
+				at(fmt.Sprintf("forge.ci.required[%d]", i), "forge.ci.required[%d] is empty: name a check run or a status context", i)
+			}
+		}
+	}
+	if !github {
 		return
 	}
 	if !validRepo(g.Repo) {

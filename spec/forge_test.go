@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestForgeForms(t *testing.T) {
@@ -36,6 +37,13 @@ forge:
 	g = l.Forge.GitHub
 	if g.BaseURL != "https://ghe.example.com/api/v3" || !reflect.DeepEqual(g.Allowed(), ForgeAllow{Logins: []string{"alice", "dependabot[bot]"}, Associations: []string{"owner"}}) {
 		t.Fatalf("forge %+v allow %+v", g, g.Allowed())
+	}
+	l, err = Parse([]byte("objective: x\nverify: [true]\nforge: {github: {repo: a/b}, ci: {timeout: 20m, required: [test, lint]}}\n"), "/l/loop.yaml")
+	if err != nil || !l.Forge.CI.On() || l.Forge.CI.Timeout.D() != 20*time.Minute || !reflect.DeepEqual(l.Forge.CI.Required, []string{"test", "lint"}) {
+		t.Fatalf("ci %+v, %v", l.Forge.CI, err)
+	}
+	if (ForgeCI{}).On() {
+		t.Fatal("CI on without a timeout")
 	}
 	for _, base := range []string{"http://127.0.0.1:8080/api/v3", "http://localhost:1/", "http://[::1]:9/api/v3", "https://api.github.com/"} {
 		if _, err := Parse([]byte("objective: x\nverify: [true]\nforge: {github: {repo: a/b, base_url: '"+base+"'}}\n"), "/l/loop.yaml"); err != nil {
@@ -84,6 +92,11 @@ func TestForgeBadInput(t *testing.T) {
 		{"forge: {gitlab: {repo: a/b}}\n", `unknown field "gitlab" in forge`},
 		{"forge: {github: {repo: a/b, token: x}}\n", `unknown field "token" in forge.github`},
 		{"forge: github\n", `forge: want a mapping of fields`},
+		{"forge: {github: {repo: a/b}, ci: {}}\n", `loop.yaml:3:34: forge.ci.timeout: want how long to wait for the pushed commit's CI, like 30m`},
+		{"forge: {github: {repo: a/b}, ci: {timeout: 0s}}\n", `forge.ci.timeout: want how long`},
+		{"forge: {github: {repo: a/b}, ci: {timeout: 10m, required: [test, ' ']}}\n", `forge.ci.required[1] is empty: name a check run or a status context`},
+		{"forge: {ci: {timeout: 10m}}\n", `loop.yaml:3:13: forge.ci: the CI of which repository? add forge.github.repo`},
+		{"forge: {github: {repo: a/b}, ci: {timeout: 10m, rounds: 2}}\n", `unknown field "rounds" in forge.ci`},
 	} {
 		_, err := Parse([]byte("objective: x\nverify: [true]\n"+c.yaml), "/l/loop.yaml")
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -110,8 +110,9 @@ type judgeRule func(d fieldDiff, old, nu *Loop) string
 //	  requirements, architecture,       review before the fix check)
 //	  rules
 //	git.*, notify.*, schedule.*       never: they push, run or start things
-//	forge.*                           never: where the work is pushed and
-//	                                    who may start work are the user's
+//	forge.*                           never: where the work is pushed,
+//	                                    who may start work and the CI gate
+//	                                    are the user's
 //	redact.off                        it is turned off (redaction back on)
 //	redact.names                      it only grows (more values redacted)
 //	redact.patterns                   never: a pattern that matches
@@ -325,6 +326,8 @@ var judgeRules = map[string]judgeRule{
 	"forge.github.base_url":           refuse("where the work is pushed is the user's choice"),
 	"forge.github.allow.logins":       refuse("who may start work is the user's choice"),
 	"forge.github.allow.associations": refuse("who may start work is the user's choice"),
+	"forge.ci.timeout":                refuse("the CI gate may not change"),
+	"forge.ci.required":               refuse("the CI gate may not change"),
 
 	"redact.off": func(d fieldDiff, _, _ *Loop) string {
 		if d.New.Bool() {

@@ -335,6 +335,8 @@ var judgeCases = []judgeCase{
 	{"forge.github.base_url", "forge API moved", func(l *Loop) { l.Forge.GitHub.BaseURL = "https://evil.example/api/v3" }, false, nil},
 	{"forge.github.allow.logins", "a stranger allowed", func(l *Loop) { l.Forge.GitHub.Allow.Logins = []string{"mallory"} }, false, nil},
 	{"forge.github.allow.associations", "everyone allowed", func(l *Loop) { l.Forge.GitHub.Allow.Associations = []string{"NONE"} }, false, nil},
+	{"forge.ci.timeout", "CI gate off", func(l *Loop) { l.Forge.CI.Timeout = 0 }, false, func(l *Loop) { l.Forge.CI.Timeout = Duration(time.Hour) }},
+	{"forge.ci.required", "required check dropped", func(l *Loop) { l.Forge.CI.Required = nil }, false, func(l *Loop) { l.Forge.CI.Required = []string{"test"} }},
 	{"agent.fallback.*.backend", "fallback added", func(l *Loop) { l.Agent.Fallback = []Fallback{{Backend: "codex"}} }, false, nil},
 	{"agent.fallback.*.model", "fallback model", func(l *Loop) { l.Agent.Fallback[0].Model = "x" }, false, func(l *Loop) { l.Agent.Fallback = []Fallback{{Backend: "codex"}} }},
 	{"agent.fallback.*.command", "fallback command", func(l *Loop) { l.Agent.Fallback[0].Command = "evil" }, false, func(l *Loop) { l.Agent.Fallback = []Fallback{{Backend: "command", Command: "a"}} }},
