@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Work is a loop's work on one issue: the issue, read and its author
@@ -80,12 +81,32 @@ type Stop struct {
 	// Dir is the repository the branch is pushed from; Base the branch the
 	// pull request is for ("": the forge's default branch).
 	Dir, Base string
+	// Gate, when set, waits for the CI of SHA (the pushed commit) once the
+	// pull request is there: the issue is done only when it is green.
+	Gate *CIGate
+	SHA  string
+	// Redact is applied to what the CI's logs put in a comment.
+	Redact func(string) string
+}
+
+// CIGate is forge.ci: how long to wait, what must be there, how often to
+// look.
+type CIGate struct {
+	Required      []string
+	Timeout, Poll time.Duration
 }
 
 // Finished is what Finish did.
 type Finished struct {
 	Pull    *PullRequest
 	Created bool // a new pull request (else the one open was updated)
+	CI      *CI  // what the CI said, when it is a gate and the push was made
+}
+
+// Done says whether the issue is done: the loop DONE and, where CI is a
+// gate, the CI green.
+func (f Finished) Done(s Stop) bool {
+	return s.Done && (s.Gate == nil || (f.CI != nil && f.CI.Green()))
 }
 
 // Finish pushes the loop's branch and opens or updates its one pull
@@ -101,6 +122,14 @@ func (w Work) Finish(ctx context.Context, s Stop) (Finished, error) {
 			errs = append(errs, err)
 		}
 		fin.Pull, fin.Created = pr, created
+		if err == nil && s.Done && s.Gate != nil && s.SHA != "" {
+			ci, err := WaitCI(ctx, w.F, s.SHA, s.Gate.Required, s.Gate.Timeout, s.Gate.Poll)
+			if err != nil {
+				errs = append(errs, err)
+			} else {
+				fin.CI = &ci
+			}
+		}
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "looprinter stopped: **%s**.", s.Verdict)
@@ -114,15 +143,27 @@ func (w Work) Finish(ctx context.Context, s Stop) (Finished, error) {
 	default:
 		b.WriteString(" No work to show; the report:\n\n" + codeBlock(s.Report))
 	}
+	if s.Gate != nil && s.Push && s.Done {
+		text := "CI NOT VERIFIED: the CI was not waited for (the push or the pull request failed)\n"
+		if fin.CI != nil {
+			text = fin.CI.Text()
+		}
+		if s.Redact != nil {
+			text = s.Redact(text)
+		}
+		b.WriteString("\n\n" + text)
+	}
 	if _, err := w.F.Comment(ctx, w.Issue.Number, b.String()); err != nil {
 		errs = append(errs, err)
 	}
-	label := LabelBlocked
-	if s.Done {
-		label = LabelDone
+	label, other := LabelBlocked, LabelDone
+	if fin.Done(s) {
+		label, other = LabelDone, LabelBlocked
 	}
-	if err := w.F.RemoveLabel(ctx, w.Issue.Number, LabelRunning); err != nil {
-		errs = append(errs, err)
+	for _, l := range []string{LabelRunning, other} {
+		if err := w.F.RemoveLabel(ctx, w.Issue.Number, l); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if err := w.F.AddLabels(ctx, w.Issue.Number, label); err != nil {
 		errs = append(errs, err)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/looprinter/looprinter/forge"
 	"github.com/looprinter/looprinter/forge/github"
@@ -210,4 +211,63 @@ func TestPullBodyIsCut(t *testing.T) {
 	if got := forge.PullTitle(forge.Issue{Title: strings.Repeat("é", 300)}); len([]rune(got)) != 201 {
 		t.Fatalf("title of %d runes", len([]rune(got)))
 	}
+}
+
+func TestFinishWithTheCIGate(t *testing.T) {
+	f := setup(t)
+	ctx := context.Background()
+	head := strings.TrimSpace(output(t, f.work, "git", "rev-parse", "HEAD"))
+	gate := &forge.CIGate{Required: []string{"test"}, Timeout: 2 * time.Second, Poll: 50 * time.Millisecond}
+	f.s.SetCI("acme/widget", func(string) []fakegithub.CheckRun {
+		return []fakegithub.CheckRun{{Name: "test", Conclusion: "failure", Log: "--- FAIL: TestParse\nsecret-value-123456 leaked\n"}}
+	})
+	n := f.s.AddIssue("acme/widget", fakegithub.Issue{Title: "t", Author: "alice", Association: "MEMBER"})
+	w, _ := forge.Begin(ctx, f.c, n, members)
+	stop := forge.Stop{Verdict: "DONE", Done: true, Report: "r", Push: true, Dir: f.work, SHA: head, Gate: gate,
+		Redact: func(s string) string { return strings.ReplaceAll(s, "secret-value-123456", "[REDACTED:x]") }}
+	fin, err := w.Finish(ctx, stop)
+	if err != nil || fin.CI == nil || fin.CI.Green() || fin.Done(stop) {
+		t.Fatalf("red: %+v, %v", fin, err)
+	}
+	is := f.s.Snapshot("acme/widget").Issues[n]
+	c := is.Comments[len(is.Comments)-1].Body
+	if !strings.Contains(c, "**DONE**") || !strings.Contains(c, "CI RED: test") || !strings.Contains(c, "--- FAIL: TestParse") || strings.Contains(c, "secret-value-123456") {
+		t.Fatalf("comment %q", c)
+	}
+	if strings.Join(is.Labels, ",") != forge.LabelBlocked {
+		t.Fatalf("labels %v", is.Labels)
+	}
+	// Green: done.
+	f.s.SetCI("acme/widget", nil)
+	f.s.AddCheckRun("acme/widget", fakegithub.CheckRun{SHA: strings.Repeat("d", 40), Name: "test", Conclusion: "success"})
+	stop.SHA = strings.Repeat("d", 40)
+	fin, err = w.Finish(ctx, stop)
+	if err != nil || !fin.Done(stop) {
+		t.Fatalf("green: %+v, %v", fin, err)
+	}
+	if is := f.s.Snapshot("acme/widget").Issues[n]; strings.Join(is.Labels, ",") != forge.LabelDone {
+		t.Fatalf("labels %v", is.Labels)
+	}
+	// Not DONE: the CI is not waited for.
+	before := len(f.s.Requests())
+	fin, err = w.Finish(ctx, forge.Stop{Verdict: "NO PROGRESS", Report: "r", Push: true, Dir: f.work, SHA: head, Gate: gate})
+	if err != nil || fin.CI != nil {
+		t.Fatalf("not done: %+v, %v", fin, err)
+	}
+	for _, q := range f.s.Requests()[before:] {
+		if strings.Contains(q, "check-runs") {
+			t.Fatal("the CI was waited for on a stop that is not DONE")
+		}
+	}
+}
+
+func output(t *testing.T, dir string, name string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
 }

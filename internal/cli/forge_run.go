@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/looprinter/looprinter/forge"
 	"github.com/looprinter/looprinter/forge/github"
 	"github.com/looprinter/looprinter/internal/gitops"
+	"github.com/looprinter/looprinter/internal/termtext"
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/spec"
 )
@@ -95,8 +97,15 @@ func (r *issueRun) finish(ctx context.Context, io *IO, l *spec.Loop, out *loop.O
 			ahead = false
 		}
 	}
-	fin, err := r.work.Finish(ctx, forge.Stop{Verdict: loop.Title(out.Reason), Done: done, Report: report,
-		Push: head != "" && (done || ahead), Dir: l.Dir, Base: l.Git.Base})
+	stop := forge.Stop{Verdict: loop.Title(out.Reason), Done: done, Report: report,
+		Push: head != "" && (done || ahead), Dir: l.Dir, Base: l.Git.Base, SHA: head, Redact: loop.Redactor(l).String}
+	if ci := l.Forge.CI; ci.On() {
+		stop.Gate = &forge.CIGate{Required: ci.Required, Timeout: ci.Timeout.D(), Poll: ciPoll(ci.Timeout.D())}
+		if done {
+			fmt.Fprintf(io.Err, "looprinter: waiting up to %s for the CI of %.12s\n", ci.Timeout, head)
+		}
+	}
+	fin, err := r.work.Finish(ctx, stop)
 	if fin.Pull != nil {
 		verb := "updated"
 		if fin.Created {
@@ -108,5 +117,18 @@ func (r *issueRun) finish(ctx context.Context, io *IO, l *spec.Loop, out *loop.O
 		fmt.Fprintf(io.Err, "looprinter: --issue: the loop stopped %s, but the forge failed: %v\n", loop.Title(out.Reason), err)
 		return &ExitError{Code: ExitBlocked}
 	}
+	if fin.CI != nil {
+		fmt.Fprintf(io.Err, "looprinter: %s\n", termtext.Line(fin.CI.Verdict()))
+	}
+	if done && stop.Gate != nil && !fin.Done(stop) {
+		fmt.Fprintf(io.Err, "looprinter: --issue: the loop is DONE here, but the CI gate is not passed: the issue is labelled %s\n", forge.LabelBlocked)
+		return &ExitError{Code: ExitBlocked}
+	}
 	return nil
+}
+
+// ciPoll is how often the CI is looked at: a tenth of the wait, from
+// 100ms to 15s.
+func ciPoll(timeout time.Duration) time.Duration {
+	return min(max(timeout/10, 100*time.Millisecond), 15*time.Second)
 }

@@ -94,6 +94,9 @@ type Repo struct {
 	Issues   map[int]*Issue
 	Checks   []*CheckRun
 	Statuses []*Status
+	// CI, when set, is the repository's CI: the check runs a commit gets
+	// the first time its checks are asked for (none: it never reports).
+	CI func(sha string) []CheckRun `json:"-"`
 }
 
 // Server is the fake API.
@@ -464,4 +467,11 @@ func (s *Server) AddStatus(full string, st Status) {
 	s.nextID++
 	st.ID = s.nextID
 	s.repos[full].Statuses = append(s.repos[full].Statuses, &st)
+}
+
+// SetCI sets the repository's CI (Repo.CI).
+func (s *Server) SetCI(full string, ci func(sha string) []CheckRun) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.repos[full].CI = ci
 }
