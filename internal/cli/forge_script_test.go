@@ -25,6 +25,8 @@ type fakeGitHub struct {
 // $FAKEGITHUB is its API's URL (as an Enterprise server's).
 // fakegithub issue LOGIN ASSOCIATION TITLE BODYFILE: file an issue
 // (numbered from 1).
+// fakegithub ci red NAME LOGFILE | green NAME | silent: the repository's
+// CI from now on.
 // fakegithub subst FILE: write $FAKEGITHUB for FAKEGITHUB_URL in FILE.
 // fakegithub dump FILE: the repository as the API holds it (issues,
 // comments, labels, pull requests) and the requests served, as JSON.
@@ -58,6 +60,21 @@ func cmdFakeGitHub(ts *testscript.TestScript, neg bool, args []string) {
 		f := get()
 		n := f.s.AddIssue(f.repo, fakegithub.Issue{Author: args[1], Association: args[2], Title: args[3], Body: ts.ReadFile(args[4])})
 		ts.Logf("issue #%s", strconv.Itoa(n))
+	case "ci":
+		// fakegithub ci red NAME LOGFILE | green NAME | silent: the CI every
+		// commit gets from now on.
+		f := get()
+		var runs []fakegithub.CheckRun
+		switch {
+		case len(args) == 4 && args[1] == "red":
+			runs = []fakegithub.CheckRun{{Name: args[2], Conclusion: "failure", Log: ts.ReadFile(args[3])}}
+		case len(args) == 3 && args[1] == "green":
+			runs = []fakegithub.CheckRun{{Name: args[2], Conclusion: "success"}}
+		case len(args) == 2 && args[1] == "silent":
+		default:
+			ts.Fatalf("usage: fakegithub ci red NAME LOGFILE | green NAME | silent")
+		}
+		f.s.SetCI(f.repo, func(string) []fakegithub.CheckRun { return runs })
 	case "subst":
 		p := ts.MkAbs(args[1])
 		data, err := os.ReadFile(p)

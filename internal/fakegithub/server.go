@@ -469,9 +469,11 @@ func (s *Server) AddStatus(full string, st Status) {
 	s.repos[full].Statuses = append(s.repos[full].Statuses, &st)
 }
 
-// SetCI sets the repository's CI (Repo.CI).
+// SetCI sets the repository's CI (Repo.CI): a new CI, whose runs replace
+// every check run of before.
 func (s *Server) SetCI(full string, ci func(sha string) []CheckRun) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.repos[full].CI = ci
+	s.repos[full].Checks = nil
 }
