@@ -44,24 +44,31 @@ func CredentialEnv(user, token string) []string {
 	return append(env, "GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=", "LOOPRINTER_FORGE_USER="+user, pushTokenVar+"="+token)
 }
 
-// GitPush pushes src of the repository in dir to branch of remote (a URL
-// or a path), authenticated by the engine's credential helper. A push that
-// fails says git's words, with the token taken out.
-func GitPush(ctx context.Context, dir, remote, src, branch, user, token string) error {
+// Push is one push of the engine's: Src (a ref or commit of the
+// repository in Dir) to Branch of Remote (a URL or a path), authenticated
+// as User with Token.
+type Push struct {
+	Dir, Remote, Src, Branch string
+	User, Token              string
+}
+
+// GitPush makes the push p through the engine's credential helper. A push
+// that fails says git's words, with the token taken out.
+func GitPush(ctx context.Context, p Push) error {
 	// No force: a commit someone else pushed to the branch is never lost;
 	// such a push fails and says so.
-	args := safegit.Args(append(CredentialArgs(), "push", "--porcelain", remote, src+":refs/heads/"+branch)...)
+	args := safegit.Args(append(CredentialArgs(), "push", "--porcelain", p.Remote, p.Src+":refs/heads/"+p.Branch)...)
 	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
-	cmd.Env = CredentialEnv(user, token)
+	cmd.Dir = p.Dir
+	cmd.Env = CredentialEnv(p.User, p.Token)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
 		msg := strings.TrimSpace(out.String())
-		if token != "" {
-			msg = strings.ReplaceAll(msg, token, "[REDACTED:forge_token]")
+		if p.Token != "" {
+			msg = strings.ReplaceAll(msg, p.Token, "[REDACTED:forge_token]")
 		}
-		return fmt.Errorf("git push to %s: %v: %s", remote, err, msg)
+		return fmt.Errorf("git push to %s: %v: %s", p.Remote, err, msg)
 	}
 	return nil
 }

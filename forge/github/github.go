@@ -384,5 +384,5 @@ func (c *Client) ReviewComments(ctx context.Context, n int) ([]forge.ReviewComme
 // Push pushes src of the repository in dir to branch of c.Remote with the
 // token, through the engine's credential helper.
 func (c *Client) Push(ctx context.Context, dir, src, branch string) error {
-	return forge.GitPush(ctx, dir, c.Remote, src, branch, "x-access-token", c.token)
+	return forge.GitPush(ctx, forge.Push{Dir: dir, Remote: c.Remote, Src: src, Branch: branch, User: "x-access-token", Token: c.token})
 }

@@ -1,0 +1,167 @@
+package github
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+)
+
+// maxDelivery bounds a webhook delivery's body (GitHub caps them at 25
+// MB; the events the engine reads are a few KB).
+const maxDelivery = 5 << 20
+
+// Signature errors.
+var (
+	ErrUnsigned  = errors.New("the delivery is not signed (no X-Hub-Signature-256)")
+	ErrSignature = errors.New("the delivery's signature does not match the secret")
+	ErrReplayed  = errors.New("the delivery was received before (a replay)")
+)
+
+// Verify checks a delivery's X-Hub-Signature-256 header against body
+// under secret, as GitHub signs: "sha256=" and the hex HMAC-SHA256 of the
+// body. The comparison takes the same time whatever matches.
+func Verify(secret, body []byte, header string) error {
+	hexSig, ok := strings.CutPrefix(header, "sha256=")
+	if header == "" {
+		return ErrUnsigned
+	}
+	got, err := hex.DecodeString(hexSig)
+	if !ok || err != nil {
+		return ErrSignature
+	}
+	m := hmac.New(sha256.New, secret)
+	m.Write(body)
+	if len(secret) == 0 || !hmac.Equal(got, m.Sum(nil)) {
+		return ErrSignature
+	}
+	return nil
+}
+
+// Seen remembers delivery ids, so that a delivery replayed (by someone
+// who recorded it: its signature stays valid) is refused. It keeps the
+// last Max ids.
+type Seen struct {
+	Max   int
+	mu    sync.Mutex
+	ids   map[string]bool
+	order []string
+}
+
+// First records id and says whether it is new.
+func (s *Seen) First(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ids == nil {
+		s.ids = map[string]bool{}
+	}
+	if s.ids[id] {
+		return false
+	}
+	s.ids[id] = true
+	s.order = append(s.order, id)
+	if max := s.Max; max > 0 && len(s.order) > max {
+		delete(s.ids, s.order[0])
+		s.order = s.order[1:]
+	}
+	return true
+}
+
+// Event is a verified delivery, as the engine reads it.
+type Event struct {
+	Delivery string // X-GitHub-Delivery
+	Kind     string // X-GitHub-Event: issues, issue_comment, pull_request_review, check_suite …
+	Action   string // labeled, created, submitted, completed …
+	Repo     string // OWNER/NAME
+	Sender   string
+	// Association is the author's of the issue or comment.
+	Association string
+	Issue       int
+	Label       string
+	Comment     string
+}
+
+// Webhook is the handler of GitHub's deliveries: it refuses any delivery
+// whose signature does not match Secret (401) or whose id was seen before
+// (409), and hands the others to On (202; a 400 with On's error).
+type Webhook struct {
+	Secret []byte
+	Seen   *Seen
+	On     func(Event) error
+}
+
+func (h *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		http.Error(w, "POST only", http.StatusMethodNotAllowed)
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxDelivery+1))
+	if err != nil || len(body) > maxDelivery {
+		http.Error(w, "the delivery is too large or could not be read", http.StatusRequestEntityTooLarge)
+		return
+	}
+	if err := Verify(h.Secret, body, r.Header.Get("X-Hub-Signature-256")); err != nil {
+		http.Error(w, err.Error(), http.StatusUnauthorized)
+		return
+	}
+	id := r.Header.Get("X-GitHub-Delivery")
+	if id == "" {
+		http.Error(w, "no X-GitHub-Delivery", http.StatusBadRequest)
+		return
+	}
+	// Checked after the signature: an unsigned request cannot use up an
+	// id.
+	if !h.Seen.First(id) {
+		http.Error(w, ErrReplayed.Error(), http.StatusConflict)
+		return
+	}
+	ev, err := ParseEvent(r.Header.Get("X-GitHub-Event"), id, body)
+	if err == nil && h.On != nil {
+		err = h.On(ev)
+	}
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	w.WriteHeader(http.StatusAccepted)
+}
+
+// ParseEvent reads the fields the engine uses from a delivery's payload.
+func ParseEvent(kind, id string, body []byte) (Event, error) {
+	var p struct {
+		Action string `json:"action"`
+		Repo   struct {
+			FullName string `json:"full_name"`
+		} `json:"repository"`
+		Sender user `json:"sender"`
+		Issue  *struct {
+			Number      int    `json:"number"`
+			Association string `json:"author_association"`
+		} `json:"issue"`
+		Label   *label `json:"label"`
+		Comment *struct {
+			Body        string `json:"body"`
+			Association string `json:"author_association"`
+		} `json:"comment"`
+	}
+	if err := json.Unmarshal(body, &p); err != nil {
+		return Event{}, fmt.Errorf("the payload is not JSON: %v", err)
+	}
+	ev := Event{Delivery: id, Kind: kind, Action: p.Action, Repo: p.Repo.FullName, Sender: p.Sender.Login}
+	if p.Issue != nil {
+		ev.Issue, ev.Association = p.Issue.Number, p.Issue.Association
+	}
+	if p.Label != nil {
+		ev.Label = p.Label.Name
+	}
+	if p.Comment != nil {
+		ev.Comment, ev.Association = p.Comment.Body, p.Comment.Association
+	}
+	return ev, nil
+}
