@@ -69,6 +69,22 @@ func (w Work) Started(ctx context.Context, loopName, branch string) error {
 	return w.F.AddLabels(ctx, w.Issue.Number, LabelRunning)
 }
 
+// Failed tells the issue that the loop could not run (why is the
+// engine's message, redacted by the caller) and labels it blocked.
+func (w Work) Failed(ctx context.Context, why string) error {
+	body := "looprinter could not run the loop:\n\n" + codeBlock(why)
+	_, err := w.F.Comment(ctx, w.Issue.Number, body)
+	for _, l := range []string{LabelRunning, LabelDone} {
+		if e := w.F.RemoveLabel(ctx, w.Issue.Number, l); err == nil {
+			err = e
+		}
+	}
+	if e := w.F.AddLabels(ctx, w.Issue.Number, LabelBlocked); err == nil {
+		err = e
+	}
+	return err
+}
+
 // Stop is how a loop on an issue stopped, as Finish needs it.
 type Stop struct {
 	Verdict string // DONE, BUDGET SPENT …

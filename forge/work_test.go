@@ -271,3 +271,23 @@ func output(t *testing.T, dir string, name string, args ...string) string {
 	}
 	return string(out)
 }
+
+func TestFailedSaysWhyAndBlocks(t *testing.T) {
+	f := setup(t)
+	ctx := context.Background()
+	n := f.s.AddIssue("acme/widget", fakegithub.Issue{Title: "t", Author: "alice", Association: "MEMBER"})
+	w, _ := forge.Begin(ctx, f.c, n, members)
+	if err := w.Started(ctx, "widget", w.Branch); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Failed(ctx, "another run holds the loop"); err != nil {
+		t.Fatal(err)
+	}
+	is := f.s.Snapshot("acme/widget").Issues[n]
+	if c := is.Comments[len(is.Comments)-1].Body; c != "looprinter could not run the loop:\n\n```text\nanother run holds the loop\n```\n" {
+		t.Fatalf("comment %q", c)
+	}
+	if strings.Join(is.Labels, ",") != forge.LabelBlocked {
+		t.Fatalf("labels %v", is.Labels)
+	}
+}

@@ -181,7 +181,10 @@ func runRun(cmd *cobra.Command, io *IO, o *runOptions) error {
 		after(out)
 	}
 	var forgeErr error
-	if issue != nil && err == nil {
+	switch {
+	case issue != nil && err != nil:
+		issue.failed(cmd.Context(), io, l, err)
+	case issue != nil:
 		forgeErr = issue.finish(cmd.Context(), io, l, out, reportText(l, out))
 	}
 	if err := reportOutcome(io, l, out, err, o.json, printReport); err != nil || forgeErr == nil {

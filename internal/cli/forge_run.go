@@ -132,3 +132,11 @@ func (r *issueRun) finish(ctx context.Context, io *IO, l *spec.Loop, out *loop.O
 func ciPoll(timeout time.Duration) time.Duration {
 	return min(max(timeout/10, 100*time.Millisecond), 15*time.Second)
 }
+
+// failed tells the issue the loop could not run (another run holds it, a
+// broken sandbox …).
+func (r *issueRun) failed(ctx context.Context, io *IO, l *spec.Loop, err error) {
+	if ferr := r.work.Failed(ctx, loop.Redactor(l).String(err.Error())); ferr != nil {
+		fmt.Fprintf(io.Err, "looprinter: --issue: the issue could not be told: %v\n", ferr)
+	}
+}
