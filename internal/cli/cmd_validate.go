@@ -93,6 +93,7 @@ func printEffective(io *IO, l *spec.Loop, maxProtected int) {
 	fmt.Fprintf(w, "baseline:   %s\n", map[string]string{"all": "every failure blocks", "new-only": "only failures that were not there before the loop block"}[l.VerifyBaseline])
 	printProtected(w, l, maxProtected)
 	printRedaction(w, l)
+	printForge(w, l)
 	printNetwork(w, l)
 	fmt.Fprintln(w, "prompts:")
 	phases := []string{"plan", "build", "replan"}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	stdio "io"
 	"strings"
 	"time"
 
@@ -138,5 +139,33 @@ func ciPoll(timeout time.Duration) time.Duration {
 func (r *issueRun) failed(ctx context.Context, io *IO, l *spec.Loop, err error) {
 	if ferr := r.work.Failed(ctx, loop.Redactor(l).String(err.Error())); ferr != nil {
 		fmt.Fprintf(io.Err, "looprinter: --issue: the issue could not be told: %v\n", ferr)
+	}
+}
+
+// printForge says, for validate, where the work goes and who may start it.
+func printForge(w stdio.Writer, l *spec.Loop) {
+	if !l.Forge.On() {
+		return
+	}
+	g := l.Forge.GitHub
+	where := "github.com"
+	if g.BaseURL != "" {
+		where = github.Host(g.BaseURL)
+	}
+	a := g.Allowed()
+	who := []string{}
+	if len(a.Logins) > 0 {
+		who = append(who, "logins "+strings.Join(a.Logins, ", "))
+	}
+	if len(a.Associations) > 0 {
+		who = append(who, "associations "+strings.Join(a.Associations, ", "))
+	}
+	fmt.Fprintf(w, "forge:      %s on %s; `run --issue N` starts on issues by %s\n", g.Repo, where, strings.Join(who, "; "))
+	if ci := l.Forge.CI; ci.On() {
+		line := fmt.Sprintf("after the push of a DONE loop, wait up to %s for the commit's CI", spec.FormatDuration(ci.Timeout.D()))
+		if len(ci.Required) > 0 {
+			line += "; required: " + strings.Join(ci.Required, ", ")
+		}
+		fmt.Fprintf(w, "forge ci:   %s\n", line)
 	}
 }
