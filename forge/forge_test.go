@@ -161,3 +161,16 @@ func TestTokenIsTakenFromTheEnvironmentAndHeld(t *testing.T) {
 		t.Fatalf("no token: %v", err)
 	}
 }
+
+func TestWithholdHoldsAndScrubs(t *testing.T) {
+	const tok = "tok_withheld_abcdefghijklmnop"
+	t.Setenv("GITHUB_TOKEN", tok)
+	t.Setenv("GH_TOKEN", "")
+	Withhold()
+	if _, set := os.LookupEnv("GITHUB_TOKEN"); set {
+		t.Fatal("GITHUB_TOKEN is still in the environment")
+	}
+	if out := redact.New(os.Environ(), nil, nil).String(tok); out != "[REDACTED:GITHUB_TOKEN]" {
+		t.Fatalf("not held: %q", out)
+	}
+}

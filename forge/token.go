@@ -78,3 +78,16 @@ func ScrubEnv() {
 		os.Unsetenv(v)
 	}
 }
+
+// Withhold keeps a forge's token from a run that does not use it (a loop
+// file that names a forge, run without --issue): the values of the token
+// variables are held by the redactor, then the variables are removed
+// from the engine's environment, as Token does.
+func Withhold() {
+	for _, v := range append(append([]string{}, TokenVars...), EnterpriseTokenVars...) {
+		if t := strings.TrimSpace(os.Getenv(v)); t != "" {
+			redact.Hold(v, t)
+		}
+	}
+	ScrubEnv()
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	_ "github.com/looprinter/looprinter/agent" // the backends register themselves
+	"github.com/looprinter/looprinter/forge"
 	"github.com/looprinter/looprinter/internal/ops"
 	"github.com/looprinter/looprinter/internal/termtext"
 	"github.com/looprinter/looprinter/loop"
@@ -150,6 +151,10 @@ func runRun(cmd *cobra.Command, io *IO, o *runOptions) error {
 		return err
 	}
 	var issue *issueRun
+	if l.Forge.On() && !cmd.Flags().Changed("issue") {
+		// The forge's token is the engine's even when it is not used.
+		forge.Withhold()
+	}
 	if cmd.Flags().Changed("issue") {
 		// The forge's token is in the engine's memory from here on: no
 		// other process of the user reads it from /proc.
