@@ -133,6 +133,9 @@ type Engine struct {
 	// is judged (its agent_run and slot).
 	waveRun  string
 	waveSlot int
+	// waveTask is the task of the run of a wave being judged: its failures
+	// are counted per task (noteFailure, noprogress.go).
+	waveTask string
 }
 
 // errStop carries an outcome out of a step.

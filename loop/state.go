@@ -79,8 +79,11 @@ type State struct {
 	GateSig    string   `json:"gate_sig,omitempty"`  // the cycle gate's, counted apart from build runs
 	GateSame   int      `json:"gate_same,omitempty"`
 	GateTried  []string `json:"gate_tried,omitempty"`
-	GapSig     string   `json:"gap_sig,omitempty"`
-	GapSame    int      `json:"gap_same,omitempty"`
+	// TaskRepeats is no-progress detection of a wave's runs, per task: the
+	// same task failing the same way, in whatever slot it ran.
+	TaskRepeats map[string]*Repeat `json:"task_repeats,omitempty"`
+	GapSig      string             `json:"gap_sig,omitempty"`
+	GapSame     int                `json:"gap_same,omitempty"`
 
 	PendingArchive string `json:"pending_archive,omitempty"` // plan archive a crash interrupted
 	PendingReason  string `json:"pending_reason,omitempty"`

@@ -356,8 +356,8 @@ func (r *runner) waveTries(ctx context.Context, rn *waveRun) {
 // judges its task (judgeBuild), every record written meanwhile carrying
 // the run's id.
 func finishAndJudge(ctx context.Context, e *Engine, rn *waveRun, w *waveApply) error {
-	e.waveRun, e.waveSlot = rn.id, rn.slot+1
-	defer func() { e.waveRun, e.waveSlot = "", 0 }()
+	e.waveRun, e.waveSlot, e.waveTask = rn.id, rn.slot+1, rn.task.ID
+	defer func() { e.waveRun, e.waveSlot, e.waveTask = "", 0, "" }()
 	run, after, err := e.run.finishWaveRun(ctx, rn, w)
 	if err == nil && run != nil {
 		err = e.judgeBuild(ctx, rn.task, run, w.seen, after)
