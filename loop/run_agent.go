@@ -294,6 +294,9 @@ func (r *runner) failedRun(res agent.Result) string {
 	if fi, err := os.Stat(res.Transcript); err == nil && fi.Size() > 0 {
 		msg += fmt.Sprintf(" (transcript %s)", rel(r.dir, res.Transcript))
 	}
+	if fix := r.refusedFix(); fix != "" {
+		res.Fix = fix
+	}
 	if res.Fix != "" {
 		msg += "\nfix: " + res.Fix
 	}
