@@ -213,6 +213,9 @@ func openEngine(l *spec.Loop, opts Options, runID string, fresh bool) (e *Engine
 		lock.Release()
 		return nil, nil, false, err
 	}
+	if err := loopdir.StateInside(dir); err != nil {
+		return fail(err)
+	}
 	priv, err := loopdir.PrivateOf(dir).Ensure()
 	if err != nil {
 		return fail(fmt.Errorf("cannot create the engine's private folder: %w", err))
