@@ -73,9 +73,11 @@ func (r *runner) waveTasks(plan *Plan) []Task {
 	if l.Budget.CostUSD > 0 {
 		b.CostLeft = l.Budget.CostUSD - r.st.CostUSD
 	}
-	// The mean cost of the loop's runs so far (plan runs too: a cautious
-	// reserve), unless the agent caps its own.
-	b.PerRun = runReserve(l.AgentFor("build", false).MaxBudgetUSD, r.st.CostUSD, r.st.AgentRuns)
+	// The mean cost of the loop's build runs so far (a plan run's cost says
+	// nothing of a build's), unless the agent caps its own.
+	capUSD := l.AgentFor("build", false).MaxBudgetUSD
+	b.PerRun = runReserve(capUSD, r.st.BuildCostUSD, r.st.BuildRuns)
+	b.Known = capUSD > 0 || r.st.BuildRuns > 0
 	// pickWave reserves for the runs in flight past the first; here the
 	// wave starts from none, so its first run is decided as today.
 	w := pickWave(plan, nil, l.Parallel, b)
