@@ -624,9 +624,9 @@ func (w *waveApply) prepare(ctx context.Context, dir, priv string, l sandbox.Lay
 		}
 		var merged []byte
 		var conflict bool
-		if base.absent && rel == loopdir.OutputDir+"/progress.txt" {
-			// Both runs began the progress file: each one's findings, in
-			// plan order.
+		if (base.absent || len(base.data) == 0) && rel == loopdir.OutputDir+"/progress.txt" {
+			// Both runs began the progress file (missing or empty when the
+			// wave started): each one's findings, in plan order.
 			merged = append(append([]byte(nil), cur.data...), mine.data...)
 		} else if merged, conflict, err = mergeText(ctx, tmp, base.data, cur.data, mine.data); err != nil {
 			return "", err
