@@ -136,6 +136,9 @@ type Engine struct {
 	// waveTask is the task of the run of a wave being judged: its failures
 	// are counted per task (noteFailure, noprogress.go).
 	waveTask string
+	// waveIter is the iteration of the run of a wave being judged: its
+	// records are tagged with it, not the wave's last.
+	waveIter int
 }
 
 // errStop carries an outcome out of a step.
@@ -515,6 +518,9 @@ func (e *Engine) emit(ev record.Event) {
 	}
 	if ev.Cycle == 0 && e.spec.Shape == spec.ShapeCycle {
 		ev.Cycle = e.st.Cycle
+	}
+	if ev.Iteration == 0 && e.waveIter > 0 {
+		ev.Iteration = e.waveIter
 	}
 	if ev.Iteration == 0 {
 		ev.Iteration = e.st.Iterations

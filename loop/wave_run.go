@@ -148,7 +148,7 @@ func (r *runner) runWave(ctx context.Context, runs []*waveRun) error {
 	}
 	for _, rn := range runs {
 		r.emit(record.Event{Event: record.AgentStart, Phase: "build", Task: rn.task.ID, Backend: rn.a.Backend, Model: rn.a.Model,
-			PromptFile: rn.req.PromptFile, AgentRun: rn.id, Slot: rn.slot + 1, Attempt: rn.req.Attempt})
+			PromptFile: rn.req.PromptFile, AgentRun: rn.id, Slot: rn.slot + 1, Attempt: rn.req.Attempt, Iteration: rn.req.Iteration})
 	}
 	stopTicker := r.store.checkpointEvery(5 * time.Second)
 	var wg sync.WaitGroup
@@ -262,6 +262,9 @@ func (s *store) with(f func()) {
 // waveEmit writes a record of a wave's run, one at a time.
 func (r *runner) waveEmit(rn *waveRun, ev record.Event) {
 	ev.AgentRun, ev.Slot = rn.id, rn.slot+1
+	if ev.Iteration == 0 {
+		ev.Iteration = rn.req.Iteration
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.emit(ev)
@@ -358,8 +361,8 @@ func (r *runner) waveTries(ctx context.Context, rn *waveRun) {
 // judges its task (judgeBuild), every record written meanwhile carrying
 // the run's id.
 func finishAndJudge(ctx context.Context, e *Engine, rn *waveRun, w *waveApply) error {
-	e.waveRun, e.waveSlot, e.waveTask = rn.id, rn.slot+1, rn.task.ID
-	defer func() { e.waveRun, e.waveSlot, e.waveTask = "", 0, "" }()
+	e.waveRun, e.waveSlot, e.waveTask, e.waveIter = rn.id, rn.slot+1, rn.task.ID, rn.req.Iteration
+	defer func() { e.waveRun, e.waveSlot, e.waveTask, e.waveIter = "", 0, "", 0 }()
 	run, after, err := e.run.finishWaveRun(ctx, rn, w)
 	if err == nil && run != nil {
 		err = e.judgeBuild(ctx, rn.task, run, w.seen, after)
