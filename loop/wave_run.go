@@ -77,7 +77,7 @@ func (r *runner) waveTasks(plan *Plan) []Task {
 	// nothing of a build's), unless the agent caps its own.
 	capUSD := l.AgentFor("build", false).MaxBudgetUSD
 	b.PerRun = runReserve(capUSD, r.st.BuildCostUSD, r.st.BuildRuns)
-	b.Known = capUSD > 0 || r.st.BuildRuns > 0
+	b.Unknown = !(capUSD > 0 || r.st.BuildRuns > 0)
 	// pickWave reserves for the runs in flight past the first; here the
 	// wave starts from none, so its first run is decided as today.
 	w := pickWave(plan, nil, l.Parallel, b)

@@ -34,7 +34,7 @@ func waveIDs(ts []Task) string {
 
 func TestPickWave(t *testing.T) {
 	p := pairsPlan()
-	plenty := waveBudget{IterationsLeft: 30, CostLeft: 25, PerRun: 1, Known: true}
+	plenty := waveBudget{IterationsLeft: 30, CostLeft: 25, PerRun: 1}
 	cases := []struct {
 		name     string
 		inFlight []string
@@ -46,19 +46,13 @@ func TestPickWave(t *testing.T) {
 		{"one slot is today's order", nil, 1, plenty, "T-001"},
 		{"a task in flight is not started twice", []string{"T-003"}, 3, plenty, "T-001,T-005"},
 		{"no free slot", []string{"T-001", "T-003"}, 2, plenty, ""},
-		{"the iteration budget bounds the wave", nil, 3, waveBudget{IterationsLeft: 2, CostLeft: 25, PerRun: 1, Known: true}, "T-001,T-003"},
-		{"no iteration left", nil, 3, waveBudget{IterationsLeft: 0, CostLeft: 25, PerRun: 1, Known: true}, ""},
+		{"the iteration budget bounds the wave", nil, 3, waveBudget{IterationsLeft: 2, CostLeft: 25, PerRun: 1}, "T-001,T-003"},
+		{"no iteration left", nil, 3, waveBudget{IterationsLeft: 0, CostLeft: 25, PerRun: 1}, ""},
 		// $2.50 left at $1 a run: the first as today, then two more reserved.
-		{"the cost reserve bounds the wave", nil, 3, waveBudget{IterationsLeft: 30, CostLeft: 2.5, PerRun: 1, Known: true}, "T-001,T-003"},
-		{"a run in flight holds its reserve", []string{"T-005"}, 3, waveBudget{IterationsLeft: 30, CostLeft: 1.5, PerRun: 1, Known: true}, ""},
+		{"the cost reserve bounds the wave", nil, 3, waveBudget{IterationsLeft: 30, CostLeft: 2.5, PerRun: 1}, "T-001,T-003"},
+		{"a run in flight holds its reserve", []string{"T-005"}, 3, waveBudget{IterationsLeft: 30, CostLeft: 1.5, PerRun: 1}, ""},
 		// Nothing in flight: the first run is decided as a single run is.
-		{"the first run as today", nil, 3, waveBudget{IterationsLeft: 30, CostLeft: 0.5, PerRun: 1, Known: true}, "T-001"},
-		// No build run ended yet and no cap: the reserve is unknown, so a
-		// cost budget starts the first run only; without one, all.
-		{"an unknown reserve starts the first only", nil, 3, waveBudget{IterationsLeft: 30, CostLeft: 25}, "T-001"},
-		{"an unknown reserve with a run in flight starts none", []string{"T-005"}, 3, waveBudget{IterationsLeft: 30, CostLeft: 25}, ""},
-		{"no cost budget needs no reserve", nil, 3, waveBudget{IterationsLeft: 30, CostLeft: math.Inf(1)}, "T-001,T-003,T-005"},
-		{"a known free run reserves nothing", nil, 3, waveBudget{IterationsLeft: 30, CostLeft: 0.01, Known: true}, "T-001,T-003,T-005"},
+		{"the first run as today", nil, 3, waveBudget{IterationsLeft: 30, CostLeft: 0.5, PerRun: 1}, "T-001"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -144,5 +138,34 @@ func TestRunReserve(t *testing.T) {
 		if got := runReserve(c.max, c.cost, c.builds); got != c.want {
 			t.Errorf("runReserve(%v, %v, %d) = %v, want %v", c.max, c.cost, c.builds, got, c.want)
 		}
+	}
+}
+
+// TestPickWaveUnknownReserve: no build run ended yet and no cap: the
+// reserve is unknown, so a cost budget starts the first run only; without
+// one, all.
+func TestPickWaveUnknownReserve(t *testing.T) {
+	p := pairsPlan()
+	cases := []struct {
+		name     string
+		inFlight []string
+		b        waveBudget
+		want     string
+	}{
+		{"an unknown reserve starts the first only", nil, waveBudget{IterationsLeft: 30, CostLeft: 25, Unknown: true}, "T-001"},
+		{"an unknown reserve with a run in flight starts none", []string{"T-005"}, waveBudget{IterationsLeft: 30, CostLeft: 25, Unknown: true}, ""},
+		{"no cost budget needs no reserve", nil, waveBudget{IterationsLeft: 30, CostLeft: math.Inf(1), Unknown: true}, "T-001,T-003,T-005"},
+		{"a known free run reserves nothing", nil, waveBudget{IterationsLeft: 30, CostLeft: 0.01}, "T-001,T-003,T-005"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fl := map[string]bool{}
+			for _, id := range c.inFlight {
+				fl[id] = true
+			}
+			if got := waveIDs(pickWave(p, fl, 3, c.b)); got != c.want {
+				t.Fatalf("wave %q, want %q", got, c.want)
+			}
+		})
 	}
 }
