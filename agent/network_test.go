@@ -20,3 +20,22 @@ func TestNetworkHosts(t *testing.T) {
 		t.Errorf("command: %v", got)
 	}
 }
+
+// An endpoint set in the engine's environment is the agent's too (it
+// inherits it): allowed as agent.env's is, unless agent.env sets the
+// variable itself (then the agent sees agent.env's).
+func TestNetworkHostsFromEnvironment(t *testing.T) {
+	t.Setenv("ANTHROPIC_BASE_URL", "https://gateway.example.com")
+	t.Setenv("OPENAI_BASE_URL", "http://10.1.2.3:8080/v1")
+	got := NetworkHosts("claude", nil)
+	if !reflect.DeepEqual(got, []string{"api.anthropic.com", "console.anthropic.com", "gateway.example.com:443"}) {
+		t.Errorf("claude from the environment: %v", got)
+	}
+	got = NetworkHosts("claude", map[string]string{"ANTHROPIC_BASE_URL": "http://127.0.0.1:9/"})
+	if !reflect.DeepEqual(got, []string{"api.anthropic.com", "console.anthropic.com", "127.0.0.1:9"}) {
+		t.Errorf("agent.env over the environment: %v", got)
+	}
+	if got := NetworkHosts("codex", nil); got[len(got)-1] != "10.1.2.3:8080" {
+		t.Errorf("codex from the environment: %v", got)
+	}
+}

@@ -3,6 +3,7 @@ package agent
 import (
 	"fmt"
 	"net/url"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -206,12 +207,18 @@ func Backends() []string {
 
 // NetworkHosts are the hosts the loop's proxy allows an agent of backend
 // by default: its model API hosts and the host:port of an endpoint that
-// env (agent.env) points it at.
+// env (agent.env) points it at, or, for a variable agent.env does not set,
+// the engine's own environment points it at (the agent inherits it:
+// ChildEnv).
 func NetworkHosts(backend string, env map[string]string) []string {
 	b, _ := Find(backend)
 	out := append([]string(nil), b.APIHosts...)
 	for _, k := range b.APIBaseEnv {
-		if hp := endpointHost(env[k]); hp != "" {
+		v, ok := env[k]
+		if !ok {
+			v = os.Getenv(k)
+		}
+		if hp := endpointHost(v); hp != "" {
 			out = append(out, hp)
 		}
 	}

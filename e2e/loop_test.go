@@ -366,7 +366,9 @@ func TestLoopParallelEndToEnd(t *testing.T) {
 	eachCLI(t, func(t *testing.T, k kit) {
 		looprinter(t)
 		srv := startAPI(t)
-		l := newLoop(t, k, srv.URL, loopOpts{extra: "parallel: 2\n"})
+		// A cap per build run: the wave's reserve is known before any
+		// build run ended, so both start at once.
+		l := newLoop(t, k, srv.URL, loopOpts{extra: "parallel: 2\nagents: {build: {max_budget_usd: 1}}\n"})
 		srv.Add(planReplies(k, l.dir)...)
 		for _, b := range [][2]string{{"T-001", "one"}, {"T-002", "two"}} {
 			for _, r := range buildReplies(k, l.dir, b[0], b[1]) {

@@ -69,6 +69,10 @@ func (j *Judge) CannotRun(results []CheckResult) string {
 		if r.ExitCode != 126 && r.ExitCode != 127 {
 			continue
 		}
+		if why := confinementFailure(r); why != "" {
+			cannot = append(cannot, confinementMessage(r.Command, why))
+			continue
+		}
 		why, fix, ok := checkcmd.ExitHint(r.Command, j.Dir, os.Getenv("PATH"), r.ExitCode, key)
 		if !ok {
 			why = fmt.Sprintf("it exited %d (the program was not found or cannot be executed)", r.ExitCode)

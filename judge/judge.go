@@ -173,6 +173,7 @@ func (j *Judge) RunChecks(ctx context.Context, gate string, cmds []string) []Che
 	results := j.runVisibleChecks(ctx, cmds, logPath)
 	if ctx.Err() == nil {
 		j.rerunFlaky(ctx, gate, results, j.rerunLog(stamp, gate))
+		j.rerunQuarantine(ctx, gate, results, j.rerunLog(stamp, gate))
 		if judgingGate(gate) {
 			j.ApplyQuarantine(results)
 			j.markKnownFlaky(results)

@@ -480,3 +480,39 @@ func TestPinRatchetLeavesQuarantinedOut(t *testing.T) {
 		t.Fatal("a real test stopped passing, and the ratchet let it through")
 	}
 }
+
+// A check looprinter's own sandbox could not confine (exit 126 with the
+// helper's message, before the check started) is the engine's failure:
+// the message says so and never tells the user to chmod the check. The
+// helper's line under another exit, or exit 126 without it, is the
+// check's own.
+func TestPinCannotRunConfinementIsTheEngines(t *testing.T) {
+	j, _ := newJudge(t, &spec.Loop{Verify: []string{"v-check"}})
+	helper := "looprinter check sandbox: cannot lay the copy-on-write layers: overlay on /x: too many levels of symbolic links"
+	r := result("v-check", 126)
+	r.Signal = helper
+	got := j.CannotRun([]CheckResult{r})
+	want := "the check `v-check` did not run: looprinter could not confine it (its own sandbox failed, not the check): " +
+		"cannot lay the copy-on-write layers: overlay on /x: too many levels of symbolic links\nfix: this is not the check's fault"
+	if !strings.HasPrefix(got, want) || strings.Contains(got, "chmod") || !strings.HasSuffix(got, "(no agent ran: a check that cannot run cannot judge one)") {
+		t.Errorf("confinement failure: %q", got)
+	}
+	r127 := result("v-check", 127)
+	r127.Signal = helper
+	if got := j.CannotRun([]CheckResult{r127}); !strings.Contains(got, "the check could not run") || strings.Contains(got, "could not confine") {
+		t.Errorf("exit 127 is the check's: %q", got)
+	}
+	r1 := result("v-check", 1)
+	r1.Signal = helper
+	if got := j.CannotRun([]CheckResult{r1}); got != "" {
+		t.Errorf("exit 1 ran: %q", got)
+	}
+	plain := result("v-check", 126)
+	plain.Signal = "sh: 1: ./run.sh: Permission denied\nnot the helper: looprinter check sandbox: x"
+	if got := j.CannotRun([]CheckResult{plain}); strings.Contains(got, "could not confine") || !strings.HasPrefix(got, "the check `v-check` cannot run: the check could not run") {
+		t.Errorf("a check's own 126: %q", got)
+	}
+	if confinementFailure(plain) != "" {
+		t.Error("a line that only holds the helper's prefix is not the helper's")
+	}
+}

@@ -280,14 +280,15 @@ func (e *Engine) judgeBuild(ctx context.Context, task Task, run *AgentRun, seen,
 func (e *Engine) stepCycleGate(ctx context.Context) error {
 	var errs []string
 	plan, perrs, err := e.readPlan()
+	invalid := false // no plan the engine could take: no build ran this cycle
 	switch {
 	case err != nil:
-		errs = append(errs, loopdir.OutputDir+"/plan.json is missing")
+		errs, invalid = append(errs, loopdir.OutputDir+"/plan.json is missing"), true
 	case len(perrs) > 0:
-		errs = append(errs, perrs...)
+		errs, invalid = append(errs, perrs...), true
 	case e.st.Judged == nil:
 		if aerrs := e.judged.acceptPlan(plan); len(aerrs) > 0 {
-			errs = append(errs, aerrs...)
+			errs, invalid = append(errs, aerrs...), true
 			break
 		}
 		fallthrough
@@ -305,7 +306,14 @@ func (e *Engine) stepCycleGate(ctx context.Context) error {
 	if fi, err := os.Stat(loopdir.Dir(e.dir).Progress()); err != nil || fi.Size() == 0 || isBlank(loopdir.Dir(e.dir).Progress()) {
 		errs = append(errs, loopdir.OutputDir+"/progress.txt is missing or empty: each build run must append its findings")
 	}
-	results := e.judge().RunChecks(ctx, "cycle", e.spec.Verify)
+	var results []judge.CheckResult
+	if invalid && len(e.spec.Verify) > 0 {
+		// The gate fails on the plan whatever the checks say, and no build
+		// run changed the tree since they last ran: not run again.
+		errs = append(errs, "the verify checks were not run: the plan is invalid, so no build ran this cycle and the gate fails on the plan alone")
+	} else {
+		results = e.judge().RunChecks(ctx, "cycle", e.spec.Verify)
+	}
 	if ctx.Err() != nil {
 		return e.stop(ReasonInterrupted, "interrupted during the cycle gate")
 	}
@@ -318,7 +326,9 @@ func (e *Engine) stepCycleGate(ctx context.Context) error {
 	signal := judge.FailureSignal(errs, results)
 	e.emit(record.Event{Event: record.Verify, Gate: "cycle", Pass: record.Bool(pass), Checks: judge.ChecksOf(results), Errors: errs,
 		FailureSignal: signal, Signature: sigIf(!pass, signal)})
-	e.roll.noteCheckpoint(results, false, nil)
+	if !invalid {
+		e.roll.noteCheckpoint(results, false, nil)
+	}
 	e.st.Evidence = judge.Evidence("cycle", results, errs)
 	if len(errs) == 0 && len(e.spec.Verify) == 0 {
 		e.st.addNotVerified("cycle gate: no verify checks configured; only the plan and progress files were checked")

@@ -133,6 +133,12 @@ type Engine struct {
 	// is judged (its agent_run and slot).
 	waveRun  string
 	waveSlot int
+	// waveTask is the task of the run of a wave being judged: its failures
+	// are counted per task (noteFailure, noprogress.go).
+	waveTask string
+	// waveIter is the iteration of the run of a wave being judged: its
+	// records are tagged with it, not the wave's last.
+	waveIter int
 }
 
 // errStop carries an outcome out of a step.
@@ -209,6 +215,9 @@ func openEngine(l *spec.Loop, opts Options, runID string, fresh bool) (e *Engine
 	fail := func(err error) (*Engine, []string, bool, error) {
 		lock.Release()
 		return nil, nil, false, err
+	}
+	if err := loopdir.StateInside(dir); err != nil {
+		return fail(err)
 	}
 	priv, err := loopdir.PrivateOf(dir).Ensure()
 	if err != nil {
@@ -509,6 +518,9 @@ func (e *Engine) emit(ev record.Event) {
 	}
 	if ev.Cycle == 0 && e.spec.Shape == spec.ShapeCycle {
 		ev.Cycle = e.st.Cycle
+	}
+	if ev.Iteration == 0 && e.waveIter > 0 {
+		ev.Iteration = e.waveIter
 	}
 	if ev.Iteration == 0 {
 		ev.Iteration = e.st.Iterations

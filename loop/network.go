@@ -34,6 +34,9 @@ func (r *runner) confineNetwork(p *sandbox.Policy) error {
 		}
 	}
 	p.Net = r.netProxy.Network()
+	if len(r.st.InFlightMore) == 0 && (r.st.InFlight == nil || r.st.InFlight.Run == "") {
+		r.runRefused = nil // a run starts with none in flight: a new count
+	}
 	return nil
 }
 
@@ -43,6 +46,9 @@ func (r *runner) flushNetwork() {
 		r.emit(ev)
 		if ev.Event == record.NetRefused && len(r.st.NetRefused) < 20 && !slices.Contains(r.st.NetRefused, ev.To) {
 			r.st.NetRefused = append(r.st.NetRefused, ev.To)
+		}
+		if ev.Event == record.NetRefused && len(r.runRefused) < 5 && !slices.Contains(r.runRefused, ev.To) {
+			r.runRefused = append(r.runRefused, ev.To)
 		}
 	}
 }
@@ -79,4 +85,19 @@ func secretsInData(data []byte, r *redact.Redactor) string {
 		parts = append(parts, fmt.Sprintf("%s on line %d", f.Kind, f.Line))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// refusedFix is the fix of a failed agent run during which the loop's
+// proxy refused a connection ("" when it refused none): a CLI whose model
+// API is refused reports a failed login or a network error, and the fix
+// it suggests (log in, check the key) is not the one. It names the hosts
+// and the field that allows one.
+func (r *runner) refusedFix() string {
+	if len(r.runRefused) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the loop's proxy refused %s during this run: if the agent's model API (or its gateway) is among them, "+
+		"the agent could not reach it, whatever its message says; allow it with `network: {allow: [%s]}` in the loop file "+
+		"(an endpoint set in agent.env or in the environment, such as ANTHROPIC_BASE_URL, is allowed by itself)",
+		strings.Join(r.runRefused, ", "), r.runRefused[0])
 }

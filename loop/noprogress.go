@@ -17,6 +17,38 @@ import (
 // budget.same_failure times in a row.
 func (e *Engine) noteFailure(signal, tried string) error {
 	e.st.LastFailure = signal
+	if e.waveTask != "" {
+		return e.noteTaskFailure(e.waveTask, signal, tried)
+	}
+	return e.noteRepeat(&e.st.FailureSig, &e.st.SameCount, &e.st.Tried, "", signal, tried)
+}
+
+// Repeat is one task's no-progress count in a wave: the signature of its
+// last failure, how many times in a row it came back, what was tried.
+type Repeat struct {
+	Sig   string   `json:"sig"`
+	Count int      `json:"count"`
+	Tried []string `json:"tried,omitempty"`
+}
+
+// noteTaskFailure is noteFailure for a run of a wave: the runs of a wave
+// work on different tasks at once, so a failure is counted against the
+// last failure of its own task, not the last failure judged (which is
+// another task's, and would reset the count every run). The same task
+// failing the same way budget.same_failure times in a row, in whatever
+// slots, stops the loop as a single run's would. The loop-wide count
+// follows the task's, for the prompts and escalation.
+func (e *Engine) noteTaskFailure(task, signal, tried string) error {
+	if e.st.TaskRepeats == nil {
+		e.st.TaskRepeats = map[string]*Repeat{}
+	}
+	rep := e.st.TaskRepeats[task]
+	if rep == nil {
+		rep = &Repeat{}
+		e.st.TaskRepeats[task] = rep
+	}
+	e.st.FailureSig, e.st.SameCount, e.st.Tried = rep.Sig, rep.Count, rep.Tried
+	defer func() { rep.Sig, rep.Count, rep.Tried = e.st.FailureSig, e.st.SameCount, e.st.Tried }()
 	return e.noteRepeat(&e.st.FailureSig, &e.st.SameCount, &e.st.Tried, "", signal, tried)
 }
 
@@ -49,7 +81,7 @@ func (e *Engine) noteRepeat(last *string, count *int, triedList *[]string, gate,
 		}
 	}
 	if *count >= 2 {
-		e.emit(record.Event{Event: record.SameFailure, Gate: gate, Signature: sig, Repeats: *count, FailureSignal: signal})
+		e.emit(record.Event{Event: record.SameFailure, Gate: gate, Task: e.waveTask, Signature: sig, Repeats: *count, FailureSignal: signal})
 	}
 	if *count >= e.spec.Budget.SameFailure {
 		o := e.outcome(ReasonNoProgress, fmt.Sprintf("the same failure came back %d times in a row (signature %s)", *count, sig))
@@ -87,4 +119,5 @@ func firstSignalLine(signal string) string {
 // progressMade resets no-progress detection after real progress.
 func (e *Engine) progressMade() {
 	e.st.FailureSig, e.st.SameCount, e.st.Tried, e.st.LastFailure = "", 0, nil, ""
+	e.st.TaskRepeats = nil
 }

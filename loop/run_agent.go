@@ -294,6 +294,9 @@ func (r *runner) failedRun(res agent.Result) string {
 	if fi, err := os.Stat(res.Transcript); err == nil && fi.Size() > 0 {
 		msg += fmt.Sprintf(" (transcript %s)", rel(r.dir, res.Transcript))
 	}
+	if fix := r.refusedFix(); fix != "" {
+		res.Fix = fix
+	}
 	if res.Fix != "" {
 		msg += "\nfix: " + res.Fix
 	}
@@ -365,6 +368,10 @@ func (r *runner) retryEvent(phase, task string, ran spec.Agent, res agent.Result
 func (r *runner) endRecord(phase, task string, a spec.Agent, res agent.Result, changed []string) {
 	r.flushNetwork()
 	r.st.AgentMS += res.Duration.Milliseconds()
+	if phase == "build" {
+		r.st.BuildCostUSD += res.CostUSD
+		r.st.BuildRuns++
+	}
 	r.emit(record.Event{Event: record.AgentEnd, Phase: phase, Task: task, Backend: a.Backend, Model: a.Model,
 		Status: string(res.Status), ExitCode: record.Int(res.ExitCode), Turns: res.Turns,
 		InputTokens: res.InputTokens, OutputTokens: res.OutputTokens, CachedTokens: res.CachedTokens,

@@ -65,4 +65,7 @@ type runner struct {
 	// attempts run once here (no layers).
 	attemptsWarned map[string]bool
 	netStarted     bool
+	// runRefused are the hosts the proxy refused since the agent runs
+	// under way started (network.go): what a failed run's message names.
+	runRefused []string
 }

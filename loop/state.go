@@ -79,8 +79,15 @@ type State struct {
 	GateSig    string   `json:"gate_sig,omitempty"`  // the cycle gate's, counted apart from build runs
 	GateSame   int      `json:"gate_same,omitempty"`
 	GateTried  []string `json:"gate_tried,omitempty"`
-	GapSig     string   `json:"gap_sig,omitempty"`
-	GapSame    int      `json:"gap_same,omitempty"`
+	// BuildCostUSD and BuildRuns are what the loop's ended build runs cost,
+	// and how many: a wave's cost reserve (wave.go).
+	BuildCostUSD float64 `json:"build_cost_usd,omitempty"`
+	BuildRuns    int     `json:"build_runs,omitempty"`
+	// TaskRepeats is no-progress detection of a wave's runs, per task: the
+	// same task failing the same way, in whatever slot it ran.
+	TaskRepeats map[string]*Repeat `json:"task_repeats,omitempty"`
+	GapSig      string             `json:"gap_sig,omitempty"`
+	GapSame     int                `json:"gap_same,omitempty"`
 
 	PendingArchive string `json:"pending_archive,omitempty"` // plan archive a crash interrupted
 	PendingReason  string `json:"pending_reason,omitempty"`

@@ -2,6 +2,7 @@ package loop
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/looprinter/looprinter/loopdir"
@@ -20,6 +21,11 @@ type waveBudget struct {
 	// of one run (its agent's max_budget_usd where set, else the mean cost
 	// of the loop's build runs so far, else 0).
 	CostLeft, PerRun float64
+	// Unknown says PerRun is not known yet: the agent does not cap its own
+	// cost and no build run of the loop has ended (a plan run's cost says
+	// nothing of a build's). Then a wave starts its first run only: a cost
+	// budget is never wagered on a guess.
+	Unknown bool
 }
 
 // runReserve is what a run reserves of the cost budget while it runs:
@@ -39,7 +45,8 @@ func runReserve(maxBudgetUSD, buildCostUSD float64, builds int) float64 {
 // pickWave lists, in plan order, the ready tasks to start now: none already
 // in flight, at most the free slots, at most the runs the iteration budget
 // allows, and past the first run in flight only runs whose reserve the cost
-// budget still covers with every run in flight reserved. With nothing in
+// budget still covers with every run in flight reserved (and only when
+// that reserve is known: not b.Unknown, or no cost budget). With nothing in
 // flight its first pick is the task Plan.Next names and it is started as
 // today: the budgets decide it as they decide any single run (runAgent).
 func pickWave(p *Plan, inFlight map[string]bool, slots int, b waveBudget) []Task {
@@ -52,7 +59,7 @@ func pickWave(p *Plan, inFlight map[string]bool, slots int, b waveBudget) []Task
 		if running >= slots || b.IterationsLeft-len(out) <= 0 {
 			break
 		}
-		if running > 0 && b.CostLeft-float64(running+1)*b.PerRun < 0 {
+		if running > 0 && (b.CostLeft-float64(running+1)*b.PerRun < 0 || b.Unknown && !math.IsInf(b.CostLeft, 1)) {
 			break
 		}
 		out = append(out, t)

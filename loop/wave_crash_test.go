@@ -29,6 +29,9 @@ func TestCrashMidWaveResumes(t *testing.T) {
 		"loop.yaml": "objective: \"three files exist\"\nagent: {backend: command, command: \"AGENT\", timeout: 60s}\nparallel: 3\nverify: [test -s out/a.txt, test -s out/b.txt, test -s out/c.txt]\n",
 		"agent.txt": "== plan\nplan T-001:out/a.txt T-002:out/b.txt T-003:out/c.txt\n== build\nrun sleep 0.5\nauto\n",
 	}
+	// The agent caps its cost, so the first wave's reserve is known: three
+	// runs at once.
+	files["loop.yaml"] = strings.Replace(files["loop.yaml"], "timeout: 60s}", "timeout: 60s, max_budget_usd: 1}", 1)
 	copyOut, crash := crashAt(t, dir, func(e record.Event) bool { return e.Event == record.AgentEnd && e.Slot == 2 })
 	out, evs, _ := fakeLoopIn(t, dir, files, nil, Options{Subscribers: []func(record.Event){copyOut}})
 	if out.Reason != ReasonDone || len(events(evs, record.TaskPassed)) != 3 {

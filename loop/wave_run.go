@@ -73,9 +73,11 @@ func (r *runner) waveTasks(plan *Plan) []Task {
 	if l.Budget.CostUSD > 0 {
 		b.CostLeft = l.Budget.CostUSD - r.st.CostUSD
 	}
-	// The mean cost of the loop's runs so far (plan runs too: a cautious
-	// reserve), unless the agent caps its own.
-	b.PerRun = runReserve(l.AgentFor("build", false).MaxBudgetUSD, r.st.CostUSD, r.st.AgentRuns)
+	// The mean cost of the loop's build runs so far (a plan run's cost says
+	// nothing of a build's), unless the agent caps its own.
+	capUSD := l.AgentFor("build", false).MaxBudgetUSD
+	b.PerRun = runReserve(capUSD, r.st.BuildCostUSD, r.st.BuildRuns)
+	b.Unknown = !(capUSD > 0 || r.st.BuildRuns > 0)
 	// pickWave reserves for the runs in flight past the first; here the
 	// wave starts from none, so its first run is decided as today.
 	w := pickWave(plan, nil, l.Parallel, b)
@@ -146,7 +148,7 @@ func (r *runner) runWave(ctx context.Context, runs []*waveRun) error {
 	}
 	for _, rn := range runs {
 		r.emit(record.Event{Event: record.AgentStart, Phase: "build", Task: rn.task.ID, Backend: rn.a.Backend, Model: rn.a.Model,
-			PromptFile: rn.req.PromptFile, AgentRun: rn.id, Slot: rn.slot + 1, Attempt: rn.req.Attempt})
+			PromptFile: rn.req.PromptFile, AgentRun: rn.id, Slot: rn.slot + 1, Attempt: rn.req.Attempt, Iteration: rn.req.Iteration})
 	}
 	stopTicker := r.store.checkpointEvery(5 * time.Second)
 	var wg sync.WaitGroup
@@ -260,6 +262,9 @@ func (s *store) with(f func()) {
 // waveEmit writes a record of a wave's run, one at a time.
 func (r *runner) waveEmit(rn *waveRun, ev record.Event) {
 	ev.AgentRun, ev.Slot = rn.id, rn.slot+1
+	if ev.Iteration == 0 {
+		ev.Iteration = rn.req.Iteration
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.emit(ev)
@@ -356,8 +361,8 @@ func (r *runner) waveTries(ctx context.Context, rn *waveRun) {
 // judges its task (judgeBuild), every record written meanwhile carrying
 // the run's id.
 func finishAndJudge(ctx context.Context, e *Engine, rn *waveRun, w *waveApply) error {
-	e.waveRun, e.waveSlot = rn.id, rn.slot+1
-	defer func() { e.waveRun, e.waveSlot = "", 0 }()
+	e.waveRun, e.waveSlot, e.waveTask, e.waveIter = rn.id, rn.slot+1, rn.task.ID, rn.req.Iteration
+	defer func() { e.waveRun, e.waveSlot, e.waveTask, e.waveIter = "", 0, "", 0 }()
 	run, after, err := e.run.finishWaveRun(ctx, rn, w)
 	if err == nil && run != nil {
 		err = e.judgeBuild(ctx, rn.task, run, w.seen, after)
@@ -622,9 +627,9 @@ func (w *waveApply) prepare(ctx context.Context, dir, priv string, l sandbox.Lay
 		}
 		var merged []byte
 		var conflict bool
-		if base.absent && rel == loopdir.OutputDir+"/progress.txt" {
-			// Both runs began the progress file: each one's findings, in
-			// plan order.
+		if (base.absent || len(base.data) == 0) && rel == loopdir.OutputDir+"/progress.txt" {
+			// Both runs began the progress file (missing or empty when the
+			// wave started): each one's findings, in plan order.
 			merged = append(append([]byte(nil), cur.data...), mine.data...)
 		} else if merged, conflict, err = mergeText(ctx, tmp, base.data, cur.data, mine.data); err != nil {
 			return "", err

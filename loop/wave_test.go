@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -137,5 +138,34 @@ func TestRunReserve(t *testing.T) {
 		if got := runReserve(c.max, c.cost, c.builds); got != c.want {
 			t.Errorf("runReserve(%v, %v, %d) = %v, want %v", c.max, c.cost, c.builds, got, c.want)
 		}
+	}
+}
+
+// TestPickWaveUnknownReserve: no build run ended yet and no cap: the
+// reserve is unknown, so a cost budget starts the first run only; without
+// one, all.
+func TestPickWaveUnknownReserve(t *testing.T) {
+	p := pairsPlan()
+	cases := []struct {
+		name     string
+		inFlight []string
+		b        waveBudget
+		want     string
+	}{
+		{"an unknown reserve starts the first only", nil, waveBudget{IterationsLeft: 30, CostLeft: 25, Unknown: true}, "T-001"},
+		{"an unknown reserve with a run in flight starts none", []string{"T-005"}, waveBudget{IterationsLeft: 30, CostLeft: 25, Unknown: true}, ""},
+		{"no cost budget needs no reserve", nil, waveBudget{IterationsLeft: 30, CostLeft: math.Inf(1), Unknown: true}, "T-001,T-003,T-005"},
+		{"a known free run reserves nothing", nil, waveBudget{IterationsLeft: 30, CostLeft: 0.01}, "T-001,T-003,T-005"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fl := map[string]bool{}
+			for _, id := range c.inFlight {
+				fl[id] = true
+			}
+			if got := waveIDs(pickWave(p, fl, 3, c.b)); got != c.want {
+				t.Fatalf("wave %q, want %q", got, c.want)
+			}
+		})
 	}
 }

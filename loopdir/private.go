@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -223,4 +224,41 @@ func (p Private) indexedFiles(recordsDir string) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, sc.Err()
+}
+
+// StateInside says why the state root cannot serve the loop folder dir
+// (nil when it can): it lies inside dir (HOME inside the project, or a
+// loop folder that is HOME). Agents write the loop folder, so what the
+// engine keeps from them would be theirs to change, and a copy-on-write
+// layer over dir cannot keep its changes inside dir (the kernel refuses
+// the mount); every run and every check would fail.
+func StateInside(dir string) error {
+	root := realPath(StateRoot())
+	d := realPath(dir)
+	if root == "" || d == "" || !(root == d || strings.HasPrefix(root, d+string(filepath.Separator)) || d == string(filepath.Separator)) {
+		return nil
+	}
+	return fmt.Errorf("the engine's state folder %s is inside the loop folder %s: agents write the loop folder, "+
+		"and a copy-on-write layer over it cannot keep its changes inside it (every check and run would fail); "+
+		"set LOOPRINTER_STATE_DIR (or XDG_STATE_HOME) to a folder of yours outside %s, "+
+		"or run the loop in a folder that does not hold %s", StateRoot(), dir, dir, StateRoot())
+}
+
+// realPath is p absolute with its symbolic links resolved, as far as it
+// exists ("" when it cannot be made absolute).
+func realPath(p string) string {
+	p, err := filepath.Abs(p)
+	if err != nil {
+		return ""
+	}
+	rest := ""
+	for q := p; ; q = filepath.Dir(q) {
+		if r, err := filepath.EvalSymlinks(q); err == nil {
+			return filepath.Join(r, rest)
+		}
+		if q == filepath.Dir(q) {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(q), rest)
+	}
 }

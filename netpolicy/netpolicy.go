@@ -142,7 +142,12 @@ func Describe(l *spec.Loop, kind, home string) (lines []Line, warn []string) {
 	case spec.NetworkOff:
 		lines = append(lines, Line{"network", "off: agents get the loopback only, no proxy"})
 	default:
-		lines = append(lines, Line{"network", "through the loop's proxy, to " + strings.Join(Allow(l), ", ")})
+		to := strings.Join(Allow(l), ", ")
+		if to == "" {
+			// The command backend has no model API of its own.
+			to = "no host (the backend names none; add what the agent needs to network.allow)"
+		}
+		lines = append(lines, Line{"network", "through the loop's proxy, to " + to})
 	}
 	if l.Network.Mode != spec.NetworkOpen {
 		if !enforced {

@@ -55,6 +55,9 @@ func TestSummarize(t *testing.T) {
 		{Event{TS: ts, Event: TaskPassed, Task: "T-001", Cycle: 2, Iteration: 5}, "03:04:05 [c2 i5] task T-001 passed"},
 		{Event{TS: ts, Event: TaskPassed, Task: "T-001", Cycle: 1}, "03:04:05 [c1] task T-001 passed"},
 		{Event{TS: ts, Event: TaskPassed, Task: "T-001", Iteration: 4}, "03:04:05 task T-001 passed"},
+		// A run of a wave: its slot after its iteration.
+		{Event{TS: ts, Event: TaskPassed, Task: "T-002", Cycle: 1, Iteration: 3, Slot: 2}, "03:04:05 [c1 i3 s2] task T-002 passed"},
+		{Event{TS: ts, Event: TaskPassed, Task: "T-001", Cycle: 1, Iteration: 2, Slot: 1}, "03:04:05 [c1 i2 s1] task T-001 passed"},
 	} {
 		if got := Summarize(c.e); got != c.want {
 			t.Errorf("Summarize: %q, want %q", got, c.want)

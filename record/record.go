@@ -499,6 +499,10 @@ func Summarize(e Event) string {
 		if e.Iteration > 0 {
 			fmt.Fprintf(&b, " i%d", e.Iteration)
 		}
+		if e.Slot > 0 {
+			// One of the runs of a wave: its slot.
+			fmt.Fprintf(&b, " s%d", e.Slot)
+		}
 		b.WriteString("] ")
 	}
 	b.WriteString(Describe(e))

@@ -71,8 +71,9 @@ whole files (Go *_test.go, Python test_*.py and *_test.py), picked evenly from
 their sorted list, left where they are, named in holdout: with holdout_verify:
 commands that run only them, and added to .git/info/exclude. The agent never
 sees them; only the clean room that decides DONE runs them. Files git tracks or
-ever tracked are refused: the agent reads the repository (see docs/stopping.md,
-"Holdout checks").`,
+ever tracked are taken too, and init says so: git keeps every version of them,
+so while the loop runs the agent sees no repository at all (see
+docs/stopping.md, "Holdout checks").`,
 		Example: `  # the interview, in a terminal
   looprinter init
 

@@ -283,6 +283,9 @@ func printReport(io *IO, l *spec.Loop, o *loop.Outcome) {
 		}
 		fmt.Fprintf(w, "gates:     cycle gate %s, objective gate %s\n", st.CycleGate, st.ObjectiveGate)
 	}
+	if p := loop.ParallelSaving(st); p != "" {
+		fmt.Fprintf(w, "parallel:  %s\n", p)
+	}
 	printList(w, "evidence:", o.Evidence)
 	printList(w, "NOT VERIFIED:", o.NotVerified)
 	var flaky []string

@@ -227,6 +227,9 @@ func statusOne(io *IO, e ops.Entry, asJSON bool) error {
 		if len(st.NetRefused) > 0 {
 			fmt.Fprintf(w, "network:    refused %s (add what the agent needs to network.allow)\n", strings.Join(st.NetRefused, ", "))
 		}
+		if p := loop.ParallelSaving(st); p != "" {
+			fmt.Fprintf(w, "parallel:   %s\n", p)
+		}
 	}
 	if pu := s.Private; pu != nil {
 		at := ""

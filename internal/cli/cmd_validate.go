@@ -11,6 +11,7 @@ import (
 	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/internal/doctor"
 	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/netpolicy"
 	"github.com/looprinter/looprinter/redact"
 	"github.com/looprinter/looprinter/sandbox"
@@ -37,6 +38,9 @@ count per rule, or every one with --all.`,
 			l, err := loadLoop(file)
 			if err != nil {
 				return err
+			}
+			if err := loopdir.StateInside(l.Dir); err != nil {
+				return &ExitError{Code: ExitBlocked, Err: err}
 			}
 			max := 20
 			if all {

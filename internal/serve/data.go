@@ -64,6 +64,9 @@ type Row struct {
 	Line                           string
 	Live                           bool
 	Question                       string // the id of the question the loop waits on
+	// NoTasks says the loop's shape has no plan (ralph, review): no tasks
+	// column to fill.
+	NoTasks bool
 }
 
 func rowOf(st ops.Status) Row {
@@ -98,7 +101,29 @@ func rowOf(st ops.Status) Row {
 		r.Question = st.Question.ID
 	}
 	r.LastActivity = lastActivity(st)
+	notApplicable(&r)
 	return r
+}
+
+// notApplicable blanks what a loop's shape has not (a ralph or review loop
+// has no plan, so no tasks, and no cycle gate) and, once such a loop
+// ended, a gate it never reached: "pending" there would say it is still
+// to come.
+func notApplicable(r *Row) {
+	if r.Shape != "" && r.Shape != spec.ShapeCycle {
+		r.NoTasks = true
+		if r.CycleGate == "pending" {
+			r.CycleGate = "—"
+		}
+	}
+	if r.NoTasks && !r.Live && r.Outcome != "" {
+		if r.CycleGate == "pending" {
+			r.CycleGate = "—"
+		}
+		if r.ObjectiveGate == "pending" {
+			r.ObjectiveGate = "—"
+		}
+	}
 }
 
 func loopFile(e ops.Entry) string {

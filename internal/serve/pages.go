@@ -50,6 +50,8 @@ var funcs = template.FuncMap{
 			return "fail"
 		case "NOT VERIFIED", "not_verified":
 			return "warn"
+		case "—":
+			return "none" // not in the loop's shape, or never reached
 		}
 		return "pending"
 	},

@@ -1011,3 +1011,32 @@ auto
 		t.Fatal("the planted check output lacks the secret")
 	}
 }
+
+// A ralph loop that ended has no plan and no cycle gate: the list says
+// "—" for them, never "tasks 0 / 0" or a gate "pending" that will not come.
+func TestFinishedRalphRow(t *testing.T) {
+	t.Setenv("LOOPRINTER_STATE_DIR", filepath.Join(t.TempDir(), "state"))
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "loop.yaml"), []byte("version: 1\nname: ralphy\nshape: ralph\nsandbox: \"off\"\nobjective: x\n"+
+		"agent: {backend: command, command: looprinter fake-agent --script agent.txt}\nverify: [\"test -s out.txt\"]\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "agent.txt"), []byte("== ralph\nwrite out.txt done\nprogress wrote it\npromise DONE\n"), 0o644)
+	c := exec.Command("looprinter", "run")
+	c.Dir = dir
+	if out, err := c.CombinedOutput(); err != nil {
+		t.Fatalf("looprinter run: %v\n%s", err, out)
+	}
+	e := newEnv(t, dir, "127.0.0.1:7878")
+	body := e.get("/", "").body
+	i := strings.Index(body, ">ralphy<")
+	if i < 0 {
+		t.Fatalf("no ralphy row: %s", body)
+	}
+	row := body[i:]
+	row = row[:strings.Index(row, "</tr>")]
+	if strings.Contains(row, "pending") || strings.Contains(row, "0 / 0") {
+		t.Errorf("the finished ralph loop's row: %s", row)
+	}
+	if !strings.Contains(row, `<td data-label="tasks">—</td>`) {
+		t.Errorf("no blank tasks cell: %s", row)
+	}
+}
