@@ -115,6 +115,12 @@ const (
 	PrintsRunnerFraming  Kind = "prints_runner_framing"
 	ExitsEarly           Kind = "exits_early"
 	PatchesTestFramework Kind = "patches_test_framework"
+	// ReadsRunContext: a read of the process's identity or its test
+	// context (its arguments, its executable, its own /proc entry, the
+	// loaded modules, the call stack, the environment by a computed name).
+	// A library the checks import has no business reading them; the judge
+	// refuses it there and reports it to the audit elsewhere (LibraryOnly).
+	ReadsRunContext Kind = "reads_run_context"
 	// Unreadable: the file could not be parsed or tokenized; What holds
 	// the error. A file the judge cannot read is not a file it has cleared.
 	Unreadable Kind = "unreadable"
@@ -189,10 +195,28 @@ func IsTestFile(path string) bool {
 // file of no language Scan reads gives none; a file that cannot be parsed
 // gives one Unreadable tell.
 func Scan(path string, src []byte) []Tell {
+	return ScanIn(path, src, Around{})
+}
+
+// Around is what ScanIn may read of a file's surroundings.
+type Around struct {
+	// Siblings returns the other files of a Go file's folder (base name →
+	// source), for the package-wide call graph of the exits reached from
+	// the package's initialisation; nil: the file alone.
+	Siblings func() map[string][]byte
+}
+
+// LibraryOnly says whether a tell of kind k is refused only in a library
+// the checks import (and reported to the audit elsewhere); every other
+// kind is refused wherever it is.
+func LibraryOnly(k Kind) bool { return k == ReadsRunContext }
+
+// ScanIn is Scan with what it knows of the file's surroundings.
+func ScanIn(path string, src []byte, around Around) []Tell {
 	var ts []Tell
 	switch Language(path) {
 	case "go":
-		ts = scanGo(src)
+		ts = scanGo(src, around.Siblings)
 	case "python":
 		ts = scanPython(path, src)
 	case "js":
