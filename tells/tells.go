@@ -218,12 +218,44 @@ func ScanIn(path string, src []byte, around Around) []Tell {
 	case "go":
 		ts = scanGo(src, around.Siblings)
 	case "python":
-		ts = scanPython(path, src)
+		ts = dropReadsBesideAsks(scanPython(path, src))
 	case "js":
-		ts = scanJS(src)
+		ts = dropReadsBesideAsks(scanJS(src))
 	}
 	sortTells(ts)
-	return ts
+	return dedupe(ts)
+}
+
+// dropReadsBesideAsks leaves out a read of the run's context on a line
+// that already asks whether it runs under a test (that tell says more, and
+// is refused wherever it is).
+func dropReadsBesideAsks(ts []Tell) []Tell {
+	asks := map[int]bool{}
+	for _, t := range ts {
+		if t.Kind == AsksIfUnderTest {
+			asks[t.Line] = true
+		}
+	}
+	out := ts[:0]
+	for _, t := range ts {
+		if t.Kind != ReadsRunContext || !asks[t.Line] {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// dedupe drops a tell of the same kind at the same place as the one
+// before it (ts sorted); a patch of a test framework is told once a line.
+func dedupe(ts []Tell) []Tell {
+	out := ts[:0]
+	for i, t := range ts {
+		if i > 0 && t.Line == ts[i-1].Line && t.Kind == ts[i-1].Kind && (t.Column == ts[i-1].Column || t.Kind == PatchesTestFramework) {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
 }
 
 func sortTells(ts []Tell) {

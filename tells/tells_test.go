@@ -157,7 +157,7 @@ func TestScanJS(t *testing.T) {
 		{"exit in an arrow body", "const fail = () => process.exit(1)\nconst ok = typeof process.reallyExit === 'function';\n", nil},
 		{"NODE_ENV production", "if (process.env.NODE_ENV === 'production') { enableCache(); }\n", nil},
 		{"exit in a function", "function fail(msg) {\n  console.error(msg);\n  process.exit(1);\n}\nmain().catch(() => process.exit(1));\n", nil},
-		{"CLI entry point", "if (require.main === module) process.exit(main(process.argv.slice(2)));\n", nil},
+		{"CLI entry point", "if (require.main === module) process.exit(main(process.argv.slice(2)));\n", []want{{1, ReadsRunContext}, {1, ReadsRunContext}}},
 		{"strings, comments, regexps", "// process.exit(0) JEST_WORKER_ID\nconst re = /ok \\d+/;\nconst s = 'ok 1';\n/* console.log('ok 1') */\nconst x = a / b / c;\n", nil},
 		{"an ok message", "console.log('ok, done');\nconsole.log('tests passed:', n);\n", nil},
 	}
