@@ -46,7 +46,7 @@ func jsAliases(toks []srctok.Token) map[string]string {
 		if seq(toks, j, "require", "(") && j+3 < len(toks) && toks[j+2].Kind == srctok.String && toks[j+3].Text == ")" {
 			return module(toks[j+2].Value)
 		}
-		if j < len(toks) && toks[j].Kind == srctok.Ident {
+		if j < len(toks) && toks[j].Kind == srctok.Ident && (j+1 >= len(toks) || toks[j+1].Text == ";" || toks[j+1].Line > toks[j].Line) {
 			return out[toks[j].Text]
 		}
 		return ""

@@ -140,6 +140,9 @@ func pyContext(src []byte, toks []srctok.Token, mainModule bool) []Tell {
 		if line[0].Indent == 0 {
 			guard = isMainGuard(line)
 		}
+		if line[0].Text == "import" || line[0].Text == "from" {
+			continue // the names it binds are told where they are read
+		}
 		out = append(out, pyPatches(src, line, imports)...)
 		topLevel := !mainModule && line[0].Indent == 0 && line[0].Text != "def" && line[0].Text != "class" && line[0].Text != "async" && !guard && !hasIdent(line, "lambda", "__name__")
 		for k := range line {
