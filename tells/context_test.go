@@ -40,7 +40,9 @@ func TestScanGoInitExitAcrossFiles(t *testing.T) {
 	initFile := "package calc\n\nfunc init() { setup() }\n"
 	helper := "package calc\n\nimport xos \"os\"\n\nfunc setup() { finish(0) }\nfunc finish(c int) { xos.Exit(c) }\nfunc Fail() { xos.Exit(1) }\n"
 	sib := func(name, src string) func() map[string][]byte {
-		return func() map[string][]byte { return map[string][]byte{name: []byte(src), "calc_test.go": []byte("package calc\nfunc init() { Fail() }\n")} }
+		return func() map[string][]byte {
+			return map[string][]byte{name: []byte(src), "calc_test.go": []byte("package calc\nfunc init() { Fail() }\n")}
+		}
 	}
 	got := ScanIn("calc/a.go", []byte(initFile), Around{Siblings: sib("b.go", helper)})
 	if len(got) != 1 || got[0].Kind != ExitsEarly || got[0].Line != 3 {
@@ -55,7 +57,9 @@ func TestScanGoInitExitAcrossFiles(t *testing.T) {
 		t.Fatalf("helper alone: %v", got)
 	}
 	// Another package in the folder does not count.
-	other := func() map[string][]byte { return map[string][]byte{"a.go": []byte("package other\nfunc init() { setup() }\n")} }
+	other := func() map[string][]byte {
+		return map[string][]byte{"a.go": []byte("package other\nfunc init() { setup() }\n")}
+	}
 	if got := ScanIn("calc/b.go", []byte(helper), Around{Siblings: other}); len(got) != 0 {
 		t.Fatalf("another package's init: %v", got)
 	}
