@@ -377,7 +377,7 @@ func (r *runner) refuseInLayer(rn *waveRun) []guard.Tamper {
 		switch en.What {
 		case "written", "link":
 			cur, ok := readChange(p) // one read for secrets and tells
-			if kinds := secretsInData(cur, r.red()); ok && kinds != "" {
+			if kinds := secretsInChange(rel, cur, r.red()); ok && kinds != "" {
 				refuse(rel, guard.Tamper{File: rel, What: "refused: it holds " + kinds, Rule: secretRule})
 				continue
 			}

@@ -171,7 +171,7 @@ func (r *runner) folderTells(changed, created []string) []guard.Tamper {
 			return old
 		}
 		t := guard.Tamper{File: rel, Rule: secretRule}
-		if secret := secretsInData(cur, r.red()); secret != "" {
+		if secret := secretsInChange(rel, cur, r.red()); secret != "" {
 			t.What = "refused: it holds " + secret
 		} else {
 			if !judge.ScansForTells(rel) || r.judge().TellsAllowed(rel) || len(cur) > 4<<20 {
@@ -278,7 +278,7 @@ func (r *runner) applyLayer(phase, task string) ([]guard.Tamper, error) {
 			return false
 		}
 		cur, ok := readChange(filepath.Join(r.layer.Upper, filepath.FromSlash(rel))) // one read for secrets and tells
-		if kinds := secretsInData(cur, r.red()); ok && kinds != "" {
+		if kinds := secretsInChange(rel, cur, r.red()); ok && kinds != "" {
 			secrets[rel] = kinds
 			return false
 		}

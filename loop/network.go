@@ -80,3 +80,16 @@ func secretsInData(data []byte, r *redact.Redactor) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// secretsInChange is secretsInData of a changed file with its name (a
+// secret spelled in a file's name is found like one in its content).
+func secretsInChange(rel string, data []byte, r *redact.Redactor) string {
+	var parts []string
+	for _, f := range redact.ScanName(r, rel) {
+		parts = append(parts, f.Kind+" in its name")
+	}
+	if s := secretsInData(data, r); s != "" {
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, ", ")
+}
