@@ -77,6 +77,17 @@ var pyShadowMemo struct {
 	imported map[string]bool
 	all      bool
 	dirs     map[string]bool
+	pkgs     map[string]bool // the folders holding an __init__.py at the start
+}
+
+// pyPackageAtStart says whether dir was a package of the project at the
+// loop's start.
+func (r *ProtectRules) pyPackageAtStart(dir string) bool {
+	r.pyShadowFacts()
+	m := &pyShadowMemo
+	m.Lock()
+	defer m.Unlock()
+	return m.r == r && m.pkgs[dir]
 }
 
 // pyShadowFacts reads them for r, once.
@@ -88,8 +99,12 @@ func (r *ProtectRules) pyShadowFacts() (imported map[string]bool, all bool, dirs
 		return m.imported, m.all, m.dirs
 	}
 	imported, dirs = map[string]bool{}, map[string]bool{}
+	pkgs := map[string]bool{}
 	n := 0
 	for _, f := range r.files {
+		if path.Base(f) == "__init__.py" {
+			pkgs[path.Dir(f)] = true
+		}
 		if tells.Language(f) != "python" || !tells.IsTestFile(f) {
 			continue
 		}
@@ -111,7 +126,7 @@ func (r *ProtectRules) pyShadowFacts() (imported map[string]bool, all bool, dirs
 			}
 		}
 	}
-	m.r, m.imported, m.all, m.dirs = r, imported, all, dirs
+	m.r, m.imported, m.all, m.dirs, m.pkgs = r, imported, all, dirs, pkgs
 	return imported, all, dirs
 }
 

@@ -3,7 +3,6 @@ package guard
 import (
 	"go/parser"
 	"go/token"
-	"os"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -172,19 +171,16 @@ func (r *ProtectRules) shadowsBelow(rel string) (string, bool) {
 	dir, base := path.Split(rel)
 	dir = strings.TrimSuffix(dir, "/")
 	name := strings.TrimSuffix(base, ".py")
-	if name == base {
-		if base != "__init__.py" || dir == "" {
-			return "", false
-		}
+	switch {
+	case base == "__init__.py" && strings.Contains(dir, "/"):
 		dir, name = path.Dir(dir), path.Base(dir)
-		if dir == "." {
-			return "", false // a package at the top: shadows' business
-		}
+	case name == base || base == "__init__.py":
+		return "", false // not a module; a package at the top is shadows' business
 	}
 	if dir == "" || !r.shadowsImported(dir, name) {
 		return "", false
 	}
-	if fi, err := os.Lstat(filepath.Join(r.dir, filepath.FromSlash(path.Join(dir, name)))); err == nil && fi.IsDir() {
+	if r.pyPackageAtStart(path.Join(dir, name)) {
 		return "", false // the project's own package
 	}
 	return name, true
