@@ -58,6 +58,8 @@ type TellScope struct {
 	// read yet); all says every file counts.
 	reached map[string]bool
 	all     bool
+	// dirs keeps each folder's Go files read for Siblings, once.
+	dirs map[string]map[string][]byte
 }
 
 // NewTellScope is the scope of the tells of a change that leaves the
@@ -75,13 +77,26 @@ func (s *TellScope) Siblings(rel string) func() map[string][]byte {
 		if dir == "." {
 			dir = ""
 		}
-		out := map[string][]byte{}
-		files, _ := s.tree.List(dir)
-		for _, n := range files {
-			if n == path.Base(rel) || !strings.HasSuffix(n, ".go") {
-				continue
+		all, ok := s.dirs[dir]
+		if !ok {
+			all = map[string][]byte{}
+			files, _ := s.tree.List(dir)
+			for _, n := range files {
+				if !strings.HasSuffix(n, ".go") {
+					continue
+				}
+				if b, ok := s.tree.Read(path.Join(dir, n)); ok && len(b) <= maxTellBytes {
+					all[n] = b
+				}
 			}
-			if b, ok := s.tree.Read(path.Join(dir, n)); ok && len(b) <= maxTellBytes {
+			if s.dirs == nil {
+				s.dirs = map[string]map[string][]byte{}
+			}
+			s.dirs[dir] = all
+		}
+		out := make(map[string][]byte, len(all))
+		for n, b := range all {
+			if n != path.Base(rel) {
 				out[n] = b
 			}
 		}
