@@ -70,6 +70,28 @@
 //     bracket), unless that statement reads require.main or
 //     import.meta.main (a command's own entry point).
 //
+// Every language, the reads of the run's context (reads_run_context):
+// any read of the process's identity or its test context, import aliases
+// resolved first. Go: os.Args, os.Executable, a constant naming
+// /proc/self (or /proc/ beside os.Getpid), flag.Lookup / CommandLine /
+// Args / Parse … outside package main, testing.* but the types a helper
+// takes, runtime.Caller / Callers / Stack, debug.Stack, a //go:linkname
+// into testing, os or flag. Python: sys.modules, sys.argv, sys._getframe,
+// inspect.stack / currentframe, traceback's stack, gc.get_objects,
+// __main__, os.environ read by a computed key or iterated (not under the
+// __main__ guard). JavaScript/TypeScript: process.argv, execArgv,
+// require.main, module.parent, process.env[computed], process.env used
+// whole, globalThis / global lookups of test globals or by a computed
+// name. LibraryOnly says such a tell refuses a change only in a library
+// the checks import (the judge's reading); every other kind refuses it
+// wherever it is. Patches of a framework are read through every import
+// name too (import unittest.case as _c; const a = require('assert');
+// require('node:assert').strictEqual = …; an assignment into Go's
+// testing). With the package's other files (ScanIn, Around.Siblings) a Go
+// file's exits are read package-wide: a call in an init or a package
+// variable's initializer of a function of any file that exits, and an
+// exit in a function the package's initialisation reaches.
+//
 // Honest code that is flagged all the same (the judge should show these,
 // and a person may clear them): a program that re-executes itself as a
 // helper and exits from init() when an environment variable says so (this
@@ -87,8 +109,9 @@
 // reflection, eval/exec/Function, a name taken from the environment by
 // iterating over it) is not seen; a test flag or ".test" compared through
 // a variable that holds os.Args in another file is not seen; a call made
-// through a variable or a method value holding os.Exit, or an init that
-// calls a function of another file that exits, is not seen;
+// through a variable or a method value holding os.Exit of another
+// package, or (with Scan, not ScanIn) an init that calls a function of
+// another file that exits, is not seen;
 // the exits_early rule for Python and JavaScript is about the module's top
 // level only. Generated code, vendored dependencies and other languages
 // are not scanned. The scan is a tell, not a proof: the engine's own
