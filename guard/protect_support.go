@@ -143,15 +143,45 @@ func shadowable(cmds ...[]string) map[string]bool {
 }
 
 // shadows says whether rel (a file that did not exist at the start) would
-// shadow a module a check runs.
+// shadow a module a check runs with `python -m`, or one the checks import
+// (shadowsImported: the standard library's, a test runner's, an installed
+// distribution's a test file imports), at the top of the folder; or, for
+// the last, in a folder pytest puts first on Python's path.
 func (r *ProtectRules) shadows(rel string) (string, bool) {
-	top, _, _ := strings.Cut(rel, "/")
+	top, _, nested := strings.Cut(rel, "/")
 	name := strings.TrimSuffix(top, ".py")
-	if top == rel && name == top || !r.shadow[name] {
+	if !nested && name == top || r.shadowAtStart[top] {
+		return r.shadowsBelow(rel) // not a module at the top, or the project's own
+	}
+	if r.shadow[name] {
+		return name, true
+	}
+	// A folder is a package only with Python in it: a new html/ or site/
+	// of other files shadows nothing.
+	if (!nested || strings.HasSuffix(rel, ".py")) && r.shadowsImported("", name) {
+		return name, true
+	}
+	return r.shadowsBelow(rel)
+}
+
+// shadowsBelow is shadows for a path below the top: NAME.py or
+// NAME/__init__.py in a folder of test files pytest puts on Python's path,
+// NAME a module the checks import, new there.
+func (r *ProtectRules) shadowsBelow(rel string) (string, bool) {
+	dir, base := path.Split(rel)
+	dir = strings.TrimSuffix(dir, "/")
+	name := strings.TrimSuffix(base, ".py")
+	switch {
+	case base == "__init__.py" && strings.Contains(dir, "/"):
+		dir, name = path.Dir(dir), path.Base(dir)
+	case name == base || base == "__init__.py":
+		return "", false // not a module; a package at the top is shadows' business
+	}
+	if dir == "" || !r.shadowsImported(dir, name) {
 		return "", false
 	}
-	if r.shadowAtStart[top] {
-		return "", false // the project's own module
+	if r.pyPackageAtStart(path.Join(dir, name)) {
+		return "", false // the project's own package
 	}
 	return name, true
 }

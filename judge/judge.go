@@ -18,6 +18,7 @@ import (
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/redact"
+	"github.com/looprinter/looprinter/sandbox"
 	"github.com/looprinter/looprinter/spec"
 )
 
@@ -147,7 +148,13 @@ func (j *Judge) writeFile(path string, data []byte) error {
 // checkEnv is the environment checks run with.
 func (j *Judge) checkEnv() []string {
 	cycle, _ := j.stamp()
-	return append(os.Environ(), "LOOPRINTER_DIR="+j.Dir, fmt.Sprintf("LOOPRINTER_CYCLE=%d", cycle))
+	env := append(os.Environ(), "LOOPRINTER_DIR="+j.Dir, fmt.Sprintf("LOOPRINTER_CYCLE=%d", cycle))
+	// Node checks load the engine's preload first (the assertion modules
+	// frozen), where the node on PATH takes it.
+	if o := sandbox.CheckNodeOptions(os.Getenv("NODE_OPTIONS")); o != "" {
+		env = append(env, "NODE_OPTIONS="+o)
+	}
+	return env
 }
 
 // RunChecks runs commands in order and saves each output under

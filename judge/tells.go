@@ -48,10 +48,17 @@ func NewTells(rel string, old, cur []byte) []tells.Tell {
 // NewTellsThan is NewTells with the file before the run read only when cur
 // tells something (most changes tell nothing: one read, not two).
 func NewTellsThan(rel string, before func() []byte, cur []byte) []tells.Tell {
+	return NewTellsAround(rel, before, cur, tells.Around{})
+}
+
+// NewTellsAround is NewTellsThan with what the scan may read of the
+// file's surroundings (a Go file's package: TellScope.Siblings); both
+// versions of the file are read in the same surroundings.
+func NewTellsAround(rel string, before func() []byte, cur []byte, around tells.Around) []tells.Tell {
 	if len(cur) > maxTellBytes {
 		cur = cur[:maxTellBytes]
 	}
-	got := tells.Scan(rel, cur)
+	got := tells.ScanIn(rel, cur, around)
 	if len(got) == 0 {
 		return nil
 	}
@@ -61,7 +68,7 @@ func NewTellsThan(rel string, before func() []byte, cur []byte) []tells.Tell {
 		if len(old) > maxTellBytes {
 			old = old[:maxTellBytes]
 		}
-		for _, t := range tells.Scan(rel, old) {
+		for _, t := range tells.ScanIn(rel, old, around) {
 			had[string(t.Kind)+"\x00"+t.What]++
 		}
 	}

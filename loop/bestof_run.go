@@ -338,6 +338,7 @@ func (r *runner) refuseInLayer(rn *waveRun) []guard.Tamper {
 		protected[f.Path] = f.Rule
 	}
 	var out []guard.Tamper
+	scope := r.judge().NewTellScope(r.treeOf(l.Upper))
 	refuse := func(rel string, t guard.Tamper) {
 		if err := os.RemoveAll(filepath.Join(l.Upper, filepath.FromSlash(rel))); err != nil {
 			t.What += " (it could not be taken out of the attempt's layer)"
@@ -376,11 +377,11 @@ func (r *runner) refuseInLayer(rn *waveRun) []guard.Tamper {
 		switch en.What {
 		case "written", "link":
 			cur, ok := readChange(p) // one read for secrets and tells
-			if kinds := secretsInData(cur, r.red()); ok && kinds != "" {
+			if kinds := secretsInChange(rel, cur, r.red()); ok && kinds != "" {
 				refuse(rel, guard.Tamper{File: rel, What: "refused: it holds " + kinds, Rule: secretRule})
 				continue
 			}
-			if note := r.layerTells(rel, cur, ok); note != "" {
+			if note := r.layerTells(scope, rel, cur, ok); note != "" {
 				refuse(rel, guard.Tamper{Kind: guard.TestAware, File: rel, What: note, Rule: testAwareRule})
 				continue
 			}

@@ -126,17 +126,17 @@ const testAwareRule = "no code the agent writes may decide a check's output"
 // source the judge reads for tells): such a change is refused. cur is the
 // layer's file as read for secrets (ok false: not a regular file the
 // engine reads).
-func (r *runner) layerTells(rel string, cur []byte, ok bool) string {
+func (r *runner) layerTells(scope *judge.TellScope, rel string, cur []byte, ok bool) string {
 	if !ok || len(cur) > 4<<20 || !judge.ScansForTells(rel) || r.judge().TellsAllowed(rel) {
 		return ""
 	}
-	return judge.TellNote(judge.NewTellsThan(rel, func() []byte {
+	return r.newTellsIn(scope, rel, func() []byte {
 		old, err := guard.ReadBounded(filepath.Join(r.dir, filepath.FromSlash(rel)), 4<<20)
 		if err != nil {
 			return nil
 		}
 		return old
-	}, cur))
+	}, cur)
 }
 
 // folderTells judges, where no layer is in force, the files a run changed
@@ -149,6 +149,7 @@ func (r *runner) folderTells(changed, created []string) []guard.Tamper {
 		isNew[c] = true
 	}
 	var out []guard.Tamper
+	scope := r.judge().NewTellScope(r.treeOf(""))
 	for _, rel := range changed {
 		p := filepath.Join(r.dir, filepath.FromSlash(rel))
 		cur, ok := readChange(p)
@@ -170,13 +171,13 @@ func (r *runner) folderTells(changed, created []string) []guard.Tamper {
 			return old
 		}
 		t := guard.Tamper{File: rel, Rule: secretRule}
-		if secret := secretsInData(cur, r.red()); secret != "" {
+		if secret := secretsInChange(rel, cur, r.red()); secret != "" {
 			t.What = "refused: it holds " + secret
 		} else {
 			if !judge.ScansForTells(rel) || r.judge().TellsAllowed(rel) || len(cur) > 4<<20 {
 				continue
 			}
-			note := judge.TellNote(judge.NewTellsThan(rel, head, cur))
+			note := r.newTellsIn(scope, rel, head, cur)
 			if note == "" {
 				continue
 			}
@@ -263,6 +264,7 @@ func (r *runner) applyLayer(phase, task string) ([]guard.Tamper, error) {
 	told := map[string]string{}
 	secrets := map[string]string{}
 	var pristineErr error
+	scope := r.judge().NewTellScope(r.treeOf(r.layer.Upper))
 	changes, err := sandbox.ApplyLayer(*r.layer, func(rel string) bool {
 		if r.judge().HoldoutPath(r.layer.Upper, rel) {
 			held[rel] = true
@@ -276,11 +278,11 @@ func (r *runner) applyLayer(phase, task string) ([]guard.Tamper, error) {
 			return false
 		}
 		cur, ok := readChange(filepath.Join(r.layer.Upper, filepath.FromSlash(rel))) // one read for secrets and tells
-		if kinds := secretsInData(cur, r.red()); ok && kinds != "" {
+		if kinds := secretsInChange(rel, cur, r.red()); ok && kinds != "" {
 			secrets[rel] = kinds
 			return false
 		}
-		if note := r.layerTells(rel, cur, ok); note != "" {
+		if note := r.layerTells(scope, rel, cur, ok); note != "" {
 			told[rel] = note
 			return false
 		}

@@ -101,3 +101,16 @@ func (r *runner) refusedFix() string {
 		"(an endpoint set in agent.env or in the environment, such as ANTHROPIC_BASE_URL, is allowed by itself)",
 		strings.Join(r.runRefused, ", "), r.runRefused[0])
 }
+
+// secretsInChange is secretsInData of a changed file with its name (a
+// secret spelled in a file's name is found like one in its content).
+func secretsInChange(rel string, data []byte, r *redact.Redactor) string {
+	var parts []string
+	for _, f := range redact.ScanName(r, rel) {
+		parts = append(parts, f.Kind+" in its name")
+	}
+	if s := secretsInData(data, r); s != "" {
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, ", ")
+}

@@ -2,6 +2,8 @@ package redact
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/hex"
 	"regexp"
 	"sort"
 	"strings"
@@ -32,37 +34,28 @@ var scanShapes = map[string]*regexp.Regexp{
 
 // Scan looks through a file's content for the values r knows (the
 // secrets of the environment, the loop file's names, the backend's login)
-// and for the credential shapes of scanShapes. Findings are sorted by line;
-// at most one per kind and line. A nil r scans for the shapes only.
+// and for the credential shapes of scanShapes, in the content as written
+// and in every run of base64 (standard or URL alphabet, 24 characters or
+// more) and of hex (32 digits or more) decoded, once. Findings are sorted
+// by line; at most one per kind and line. A nil r scans for the shapes
+// only. It is a net for accidents, not a boundary: a value split in
+// pieces, encrypted, compressed or encoded twice is not found.
 func Scan(r *Redactor, content []byte) []Finding {
 	seen := map[Finding]bool{}
 	var out []Finding
-	add := func(kind string, off int) {
-		f := Finding{Kind: kind, Line: 1 + bytes.Count(content[:off], []byte{'\n'})}
+	lineOf := func(off int) int { return 1 + bytes.Count(content[:off], []byte{'\n'}) }
+	add := func(kind string, line int) {
+		f := Finding{Kind: kind, Line: line}
 		if !seen[f] {
 			seen[f] = true
 			out = append(out, f)
 		}
 	}
-	if r != nil {
-		for _, l := range r.lits {
-			kind := strings.TrimSuffix(strings.TrimPrefix(string(l.repl), "[REDACTED:"), "]")
-			for from := 0; ; {
-				i := bytes.Index(content[from:], l.value)
-				if i < 0 {
-					break
-				}
-				add(kind, from+i)
-				from += i + len(l.value)
-			}
-		}
-	}
-	for kind, re := range scanShapes {
-		for _, m := range re.FindAllIndex(content, -1) {
-			if kind == "openai_key" && bytes.HasPrefix(content[m[0]:], []byte("sk-ant-")) {
-				continue // an Anthropic key, found as such
-			}
-			add(kind, m[0])
+	scanBytes(r, content, func(kind string, off int) { add(kind, lineOf(off)) })
+	for _, run := range encodedRuns(content) {
+		line := lineOf(run.off)
+		for _, dec := range run.decoded {
+			scanBytes(r, dec, func(kind string, _ int) { add(kind, line) })
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -72,4 +65,82 @@ func Scan(r *Redactor, content []byte) []Finding {
 		return out[i].Kind < out[j].Kind
 	})
 	return out
+}
+
+// ScanName is Scan of a file's name (its path in the change): a secret
+// in a name is found like one in a file.
+func ScanName(r *Redactor, name string) []Finding {
+	return Scan(r, []byte(name))
+}
+
+// scanBytes calls found for each known value and credential shape in b,
+// with its offset.
+func scanBytes(r *Redactor, b []byte, found func(kind string, off int)) {
+	if r != nil {
+		for _, l := range r.lits {
+			kind := strings.TrimSuffix(strings.TrimPrefix(string(l.repl), "[REDACTED:"), "]")
+			for from := 0; ; {
+				i := bytes.Index(b[from:], l.value)
+				if i < 0 {
+					break
+				}
+				found(kind, from+i)
+				from += i + len(l.value)
+			}
+		}
+	}
+	for kind, re := range scanShapes {
+		for _, m := range re.FindAllIndex(b, -1) {
+			if kind == "openai_key" && bytes.HasPrefix(b[m[0]:], []byte("sk-ant-")) {
+				continue // an Anthropic key, found as such
+			}
+			found(kind, m[0])
+		}
+	}
+}
+
+var (
+	base64Run = regexp.MustCompile(`[A-Za-z0-9+/_-]{24,}={0,2}`)
+	hexRun    = regexp.MustCompile(`(?:[0-9a-fA-F]{2}){16,}`)
+)
+
+// encoded is a run of base64 or hex in a file and what it decodes to.
+type encoded struct {
+	off     int
+	decoded [][]byte
+}
+
+// encodedRuns decodes the base64 and hex runs of content (base64 from each
+// of its first four characters, so that a run glued to a word still
+// decodes).
+func encodedRuns(content []byte) []encoded {
+	var out []encoded
+	for _, m := range hexRun.FindAllIndex(content, -1) {
+		if d, err := hex.DecodeString(string(content[m[0]:m[1]])); err == nil {
+			out = append(out, encoded{off: m[0], decoded: [][]byte{d}})
+		}
+	}
+	for _, m := range base64Run.FindAllIndex(content, -1) {
+		run := strings.TrimRight(string(content[m[0]:m[1]]), "=")
+		run = strings.NewReplacer("-", "+", "_", "/").Replace(run)
+		e := encoded{off: m[0]}
+		for k := 0; k < 4 && k < len(run); k++ {
+			part := run[k:]
+			part = part[:len(part)/4*4+len(part)%4*btoi(len(part)%4 != 1)]
+			buf := make([]byte, base64.RawStdEncoding.DecodedLen(len(part)))
+			n, _ := base64.RawStdEncoding.Decode(buf, []byte(part))
+			if n > 0 {
+				e.decoded = append(e.decoded, buf[:n])
+			}
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -1,6 +1,8 @@
 package redact
 
 import (
+	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"testing"
@@ -38,5 +40,26 @@ func TestScan(t *testing.T) {
 	}
 	if got := Scan(nil, []byte("nothing secret here\nsk-ant is a prefix\n")); len(got) != 0 {
 		t.Errorf("clean: %v", got)
+	}
+}
+
+// A secret in any spelling: base64 (standard and URL alphabets, glued to
+// a word), hex, and in a file's name.
+func TestScanEncoded(t *testing.T) {
+	r := New([]string{"MY_SERVICE_TOKEN=s3cr3t-value-from-env"}, nil, nil)
+	b64 := base64.StdEncoding.EncodeToString([]byte("token: s3cr3t-value-from-env"))
+	url := base64.URLEncoding.EncodeToString([]byte("AKIAIOSFODNN7EXAMPLE and more bytes?>?"))
+	hx := hex.EncodeToString([]byte("ghp_" + strings.Repeat("a", 36)))
+	content := "package x\nvar a = \"" + b64 + "\"\nvar b = x" + url + "\nvar c = \"" + hx + "\"\nvar d = \"aGVsbG8gd29ybGQgaGVsbG8gd29ybGQ=\"\nvar e = \"" + strings.Repeat("0f", 40) + "\"\n"
+	got := Scan(r, []byte(content))
+	want := []Finding{{"MY_SERVICE_TOKEN", 2}, {"aws_access_key", 3}, {"github_token", 4}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("got  %v\nwant %v", got, want)
+	}
+	if got := ScanName(r, "notes/"+b64+".txt"); fmt.Sprint(got) != fmt.Sprint([]Finding{{"MY_SERVICE_TOKEN", 1}}) {
+		t.Errorf("name: %v", got)
+	}
+	if got := ScanName(r, "src/calc.go"); len(got) != 0 {
+		t.Errorf("clean name: %v", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -263,4 +264,43 @@ func cacheDirs(env []string) []string {
 		out = append(out, filepath.Dir(v))
 	}
 	return out
+}
+
+// nodeFreeze is the engine's preload for Node checks: the assertion
+// modules frozen before the project's code loads, so that code under test
+// cannot replace what a test asserts with (require('node:assert').strictEqual
+// = () => {} has no effect; in strict code it throws). A data: URL, so that
+// no file of the engine needs to be in the check's view.
+const nodeFreeze = "--import=data:text/javascript,import%20a%20from%20%22node:assert%22;import%20s%20from%20%22node:assert/strict%22;Object.freeze(a);Object.freeze(s);Object.freeze(a.strict)"
+
+var nodeImportOnce struct {
+	sync.Once
+	ok bool
+}
+
+// nodeHasImport says whether the node on PATH takes --import (18.19+ on 18,
+// 20.6+, 21+): an older one would refuse to start with it.
+func nodeHasImport() bool {
+	nodeImportOnce.Do(func() {
+		out, err := exec.Command("node", "--version").Output()
+		if err != nil {
+			return
+		}
+		var major, minor int
+		if _, err := fmt.Sscanf(strings.TrimSpace(string(out)), "v%d.%d", &major, &minor); err != nil {
+			return
+		}
+		nodeImportOnce.ok = major >= 21 || major == 20 && minor >= 6 || major == 18 && minor >= 19
+	})
+	return nodeImportOnce.ok
+}
+
+// CheckNodeOptions is NODE_OPTIONS for a check, given the caller's: the
+// engine's preload freezing the assertion modules after the caller's
+// options, where the node on PATH takes it (unchanged otherwise).
+func CheckNodeOptions(current string) string {
+	if !nodeHasImport() || strings.Contains(current, nodeFreeze) {
+		return current
+	}
+	return strings.TrimSpace(current + " " + nodeFreeze)
 }

@@ -41,14 +41,20 @@ type goScan struct {
 	// (strings.HasPrefix(line, "--- PASS"), arg == "-test.v", a case
 	// value): a reader of a runner's output, not a printer of it.
 	reading map[ast.Expr]bool
-	// exiters are the file's top-level functions that exit the process,
-	// themselves or through another of the file's functions.
+	// exiters are the package's top-level functions that exit the
+	// process, themselves or through others of the package's functions.
 	exiters map[string]bool
+	// values are the package-level constants and variables with a
+	// constant initializer (name → its expression), folded like literals.
+	values map[string]ast.Expr
+	// folding counts the names being folded (a bound on a cycle).
+	folding int
+	pkg     *goPackage
 }
 
-func scanGo(src []byte) []Tell {
+func scanGo(src []byte, siblings func() map[string][]byte) []Tell {
 	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, "src.go", src, parser.SkipObjectResolution)
+	f, err := parser.ParseFile(fset, "src.go", src, parser.SkipObjectResolution|parser.ParseComments)
 	if err != nil {
 		line, col, msg := 1, 1, err.Error()
 		if el, ok := err.(scanner.ErrorList); ok && len(el) > 0 {
@@ -56,6 +62,27 @@ func scanGo(src []byte) []Tell {
 		}
 		return []Tell{{Line: line, Column: col, Kind: Unreadable, What: excerpt(msg)}}
 	}
+	s := newGoScan(fset, src, f)
+	s.values = packageValues(f)
+	s.pkg = s.packageOf(f, siblings)
+	s.exiters = s.pkg.exiters
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			early := d.Recv == nil && d.Name.Name == "init"
+			s.walk(d, early)
+		case *ast.GenDecl:
+			// A package-level var's initializer runs before main and
+			// before the tests.
+			s.walk(d, d.Tok == token.VAR)
+		}
+	}
+	s.contextReads(f)
+	return s.tells
+}
+
+// newGoScan reads f's imports and whether it reads os.Args.
+func newGoScan(fset *token.FileSet, src []byte, f *ast.File) *goScan {
 	s := &goScan{fset: fset, src: src, imports: map[string]string{}, dots: map[string]bool{}, nonConst: map[ast.Expr]bool{}, reading: map[ast.Expr]bool{}}
 	for _, imp := range f.Imports {
 		path, err := strconv.Unquote(imp.Path.Value)
@@ -78,19 +105,7 @@ func scanGo(src []byte) []Tell {
 		}
 		return true
 	})
-	s.exiters = s.findExiters(f)
-	for _, d := range f.Decls {
-		switch d := d.(type) {
-		case *ast.FuncDecl:
-			early := d.Recv == nil && d.Name.Name == "init"
-			s.walk(d, early)
-		case *ast.GenDecl:
-			// A package-level var's initializer runs before main and
-			// before the tests.
-			s.walk(d, d.Tok == token.VAR)
-		}
-	}
-	return s.tells
+	return s
 }
 
 func (s *goScan) add(n ast.Node, k Kind) {
@@ -181,47 +196,6 @@ func (s *goScan) isExit(fun ast.Expr) bool {
 	return s.isFunc(fun, "os", "Exit") || s.isFunc(fun, "syscall", "Exit") || s.isFunc(fun, "runtime", "Goexit")
 }
 
-// findExiters returns the names of the file's top-level functions that
-// call os.Exit, syscall.Exit or runtime.Goexit, directly or through other
-// functions of the file (called by name).
-func (s *goScan) findExiters(f *ast.File) map[string]bool {
-	callers := map[string][]string{} // callee → the functions that call it
-	exits := map[string]bool{}
-	var queue []string
-	for _, d := range f.Decls {
-		fd, ok := d.(*ast.FuncDecl)
-		if !ok || fd.Recv != nil || fd.Body == nil || fd.Name.Name == "init" {
-			continue
-		}
-		name := fd.Name.Name
-		ast.Inspect(fd.Body, func(n ast.Node) bool {
-			if c, ok := n.(*ast.CallExpr); ok {
-				if s.isExit(c.Fun) {
-					if !exits[name] {
-						exits[name] = true
-						queue = append(queue, name)
-					}
-				} else if id, ok := c.Fun.(*ast.Ident); ok {
-					callers[id.Name] = append(callers[id.Name], name)
-				}
-			}
-			return true
-		})
-	}
-	// Everything that calls an exiter exits (linear in the calls).
-	for len(queue) > 0 {
-		fn := queue[0]
-		queue = queue[1:]
-		for _, c := range callers[fn] {
-			if !exits[c] {
-				exits[c] = true
-				queue = append(queue, c)
-			}
-		}
-	}
-	return exits
-}
-
 func (s *goScan) call(c *ast.CallExpr, early bool) {
 	fun := c.Fun
 	if early && s.isExit(fun) {
@@ -299,6 +273,14 @@ func (s *goScan) fold(e ast.Expr, b *strings.Builder) bool {
 		return true
 	case *ast.ParenExpr:
 		return s.fold(e.X, b)
+	case *ast.Ident:
+		v, ok := s.values[e.Name]
+		if !ok || s.folding > 8 {
+			return false
+		}
+		s.folding++
+		defer func() { s.folding-- }()
+		return s.fold(v, b)
 	case *ast.BinaryExpr:
 		if e.Op != token.ADD || s.nonConst[e] {
 			return false

@@ -54,7 +54,7 @@ func scanJS(src []byte) []Tell {
 			}
 		}
 	}
-	return out
+	return append(out, jsContext(src, toks)...)
 }
 
 // printCall returns the index of the "(" of a printing call starting at

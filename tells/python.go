@@ -85,7 +85,7 @@ func scanPython(path string, src []byte) []Tell {
 		out = append(out, pyLine(src, toks[start:i], mainModule)...)
 		start = i + 1
 	}
-	return out
+	return append(out, pyContext(src, toks, mainModule)...)
 }
 
 func pyLine(src []byte, line []srctok.Token, mainModule bool) []Tell {

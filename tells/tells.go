@@ -70,6 +70,28 @@
 //     bracket), unless that statement reads require.main or
 //     import.meta.main (a command's own entry point).
 //
+// Every language, the reads of the run's context (reads_run_context):
+// any read of the process's identity or its test context, import aliases
+// resolved first. Go: os.Args, os.Executable, a constant naming
+// /proc/self (or /proc/ beside os.Getpid), flag.Lookup / CommandLine /
+// Args / Parse … outside package main, testing.* but the types a helper
+// takes, runtime.Caller / Callers / Stack, debug.Stack, a //go:linkname
+// into testing, os or flag. Python: sys.modules, sys.argv, sys._getframe,
+// inspect.stack / currentframe, traceback's stack, gc.get_objects,
+// __main__, os.environ read by a computed key or iterated (not under the
+// __main__ guard). JavaScript/TypeScript: process.argv, execArgv,
+// require.main, module.parent, process.env[computed], process.env used
+// whole, globalThis / global lookups of test globals or by a computed
+// name. LibraryOnly says such a tell refuses a change only in a library
+// the checks import (the judge's reading); every other kind refuses it
+// wherever it is. Patches of a framework are read through every import
+// name too (import unittest.case as _c; const a = require('assert');
+// require('node:assert').strictEqual = …; an assignment into Go's
+// testing). With the package's other files (ScanIn, Around.Siblings) a Go
+// file's exits are read package-wide: a call in an init or a package
+// variable's initializer of a function of any file that exits, and an
+// exit in a function the package's initialisation reaches.
+//
 // Honest code that is flagged all the same (the judge should show these,
 // and a person may clear them): a program that re-executes itself as a
 // helper and exits from init() when an environment variable says so (this
@@ -87,8 +109,9 @@
 // reflection, eval/exec/Function, a name taken from the environment by
 // iterating over it) is not seen; a test flag or ".test" compared through
 // a variable that holds os.Args in another file is not seen; a call made
-// through a variable or a method value holding os.Exit, or an init that
-// calls a function of another file that exits, is not seen;
+// through a variable or a method value holding os.Exit of another
+// package, or (with Scan, not ScanIn) an init that calls a function of
+// another file that exits, is not seen;
 // the exits_early rule for Python and JavaScript is about the module's top
 // level only. Generated code, vendored dependencies and other languages
 // are not scanned. The scan is a tell, not a proof: the engine's own
@@ -115,6 +138,12 @@ const (
 	PrintsRunnerFraming  Kind = "prints_runner_framing"
 	ExitsEarly           Kind = "exits_early"
 	PatchesTestFramework Kind = "patches_test_framework"
+	// ReadsRunContext: a read of the process's identity or its test
+	// context (its arguments, its executable, its own /proc entry, the
+	// loaded modules, the call stack, the environment by a computed name).
+	// A library the checks import has no business reading them; the judge
+	// refuses it there and reports it to the audit elsewhere (LibraryOnly).
+	ReadsRunContext Kind = "reads_run_context"
 	// Unreadable: the file could not be parsed or tokenized; What holds
 	// the error. A file the judge cannot read is not a file it has cleared.
 	Unreadable Kind = "unreadable"
@@ -189,17 +218,67 @@ func IsTestFile(path string) bool {
 // file of no language Scan reads gives none; a file that cannot be parsed
 // gives one Unreadable tell.
 func Scan(path string, src []byte) []Tell {
+	return ScanIn(path, src, Around{})
+}
+
+// Around is what ScanIn may read of a file's surroundings.
+type Around struct {
+	// Siblings returns the other files of a Go file's folder (base name →
+	// source), for the package-wide call graph of the exits reached from
+	// the package's initialisation; nil: the file alone.
+	Siblings func() map[string][]byte
+}
+
+// LibraryOnly says whether a tell of kind k is refused only in a library
+// the checks import (and reported to the audit elsewhere); every other
+// kind is refused wherever it is.
+func LibraryOnly(k Kind) bool { return k == ReadsRunContext }
+
+// ScanIn is Scan with what it knows of the file's surroundings.
+func ScanIn(path string, src []byte, around Around) []Tell {
 	var ts []Tell
 	switch Language(path) {
 	case "go":
-		ts = scanGo(src)
+		ts = scanGo(src, around.Siblings)
 	case "python":
-		ts = scanPython(path, src)
+		ts = dropReadsBesideAsks(scanPython(path, src))
 	case "js":
-		ts = scanJS(src)
+		ts = dropReadsBesideAsks(scanJS(src))
 	}
 	sortTells(ts)
-	return ts
+	return dedupe(ts)
+}
+
+// dropReadsBesideAsks leaves out a read of the run's context on a line
+// that already asks whether it runs under a test (that tell says more, and
+// is refused wherever it is).
+func dropReadsBesideAsks(ts []Tell) []Tell {
+	asks := map[int]bool{}
+	for _, t := range ts {
+		if t.Kind == AsksIfUnderTest {
+			asks[t.Line] = true
+		}
+	}
+	out := ts[:0]
+	for _, t := range ts {
+		if t.Kind != ReadsRunContext || !asks[t.Line] {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// dedupe drops a tell of the same kind at the same place as the one
+// before it (ts sorted); a patch of a test framework is told once a line.
+func dedupe(ts []Tell) []Tell {
+	out := ts[:0]
+	for i, t := range ts {
+		if i > 0 && t.Line == ts[i-1].Line && t.Kind == ts[i-1].Kind && (t.Column == ts[i-1].Column || t.Kind == PatchesTestFramework) {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
 }
 
 func sortTells(ts []Tell) {
