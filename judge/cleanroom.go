@@ -72,6 +72,10 @@ func (j *Judge) cleanRoom(ctx context.Context, gate string, cmds []string) clean
 	// the holdout files.
 	// Dependency folders and caches as they were at the loop's start.
 	premove, put, pchanged := j.Pristine().View()
+	if perr := j.Pristine().Err(); perr != nil {
+		cr.rec.Error = "the clean room cannot be made: the dependency folders cannot be compared with the loop's start: " + perr.Error()
+		return cr
+	}
 	cr.rec.Pristine = pchanged[:min(len(pchanged), 100)]
 	hidden := append(append(append([]string{}, aside...), j.holdouts...), premove...)
 	if cr.results, err = j.inViewPut(ctx, hidden, put, cmds, logAt(logs, "clean-room")); err != nil {

@@ -91,6 +91,11 @@ func (r *runner) confinement(files []guard.File, phase string) (func(string, []s
 	if len(r.judge().Holdouts()) > 0 {
 		return nil, r.judge().HoldoutReady(false)
 	}
+	// The run writes the loop folder in place: the clean room will compare
+	// the dependency folders with their listing before the first such run.
+	if err := r.judge().Pristine().Listing(); err != nil {
+		return nil, fmt.Errorf("cannot list the dependency folders before a run that writes the loop folder in place: %w", err)
+	}
 	var roFiles []string
 	if p.Kind != sandbox.Landlock {
 		roFiles = r.guard.ReadOnly(files)
