@@ -473,8 +473,6 @@ func (m *marks) flush() error {
 
 var errSpecial = errors.New("a special file")
 
-
-
 // dieBefore, set by tests only, stops an apply before step i as a kill
 // would: nothing is cleaned up.
 var (
