@@ -67,6 +67,9 @@ type Judge struct {
 	// was judged (gitHide: git holds some of them, and is hidden).
 	holdouts          []string
 	holdoutGitChecked bool
+	// holdoutsKept is set once the holdout files are in the store
+	// (holdout_store.go).
+	holdoutsKept bool
 	// pristine is what agent runs changed under dependency folders and
 	// caches (pristine.go), opened on first use.
 	pristine *Pristine
