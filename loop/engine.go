@@ -327,6 +327,7 @@ func (e *Engine) close() {
 	}
 	e.guard.Close()
 	e.run.closeNetwork()
+	e.putHoldoutsBack()
 	e.rec.Close()
 	e.store.jr.close()
 	e.lock.Release()
