@@ -245,7 +245,7 @@ func boxOptions(l *spec.Loop, tree string, hideDirs []string) sandbox.CheckBoxOp
 	if len(hideDirs) == 0 {
 		views = gitDirsOf(tree)
 	}
-	network := l.Checks.Network
+	network := l.Checks.Network.Mode
 	if network == "" {
 		network = sandbox.CheckNetworkNone
 	}
