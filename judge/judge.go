@@ -149,6 +149,7 @@ func (j *Judge) writeFile(path string, data []byte) error {
 
 // checkEnv is the environment checks run with.
 func (j *Judge) checkEnv() []string {
+	j.noteChecksNetwork()
 	cycle, _ := j.stamp()
 	return append(os.Environ(), "LOOPRINTER_DIR="+j.Dir, fmt.Sprintf("LOOPRINTER_CYCLE=%d", cycle))
 }
