@@ -434,3 +434,45 @@ func TestResumeApplyKeepsNoSpecialBits(t *testing.T) {
 		}
 	}
 }
+
+// A run that wrote the folder in place: the paths it names lose their
+// special bits, a fifo and a socket are removed, nothing is done through
+// a link, and a path it does not name is left alone.
+func TestStripInPlace(t *testing.T) {
+	dir, elsewhere := t.TempDir(), t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "d"), 0o755)
+	os.Chmod(filepath.Join(dir, "d"), 0o755|os.ModeSetgid|os.ModeSticky)
+	for _, f := range []string{"d/tool", "other", filepath.Join(elsewhere, "x")} {
+		p := f
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, f)
+		}
+		os.WriteFile(p, []byte("x"), 0o755)
+		os.Chmod(p, 0o755|os.ModeSetuid)
+	}
+	unix.Mkfifo(filepath.Join(dir, "d", "pipe"), 0o644)
+	os.Symlink(elsewhere, filepath.Join(dir, "link"))
+	got := StripInPlace(dir, []string{"d", "d/tool", "d/pipe", "link/x", "missing"})
+	want := map[string]string{"d": "setgid, sticky", "d/tool": "setuid", "d/pipe": whySpecial}
+	if len(got) != len(want) {
+		t.Fatalf("changes %+v", got)
+	}
+	for _, c := range got {
+		if w := want[c.Path]; w != c.Stripped && w != c.Why {
+			t.Errorf("%s: %+v", c.Path, c)
+		}
+	}
+	for _, p := range []string{filepath.Join(dir, "d"), filepath.Join(dir, "d", "tool")} {
+		if fi, _ := os.Lstat(p); fi.Mode()&(os.ModeSetuid|os.ModeSetgid|os.ModeSticky) != 0 {
+			t.Errorf("%s keeps %v", p, fi.Mode())
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "d", "pipe")); !errors.Is(err, os.ErrNotExist) {
+		t.Error("the fifo stays")
+	}
+	for _, p := range []string{filepath.Join(dir, "other"), filepath.Join(elsewhere, "x")} {
+		if fi, _ := os.Lstat(p); fi.Mode()&os.ModeSetuid == 0 {
+			t.Errorf("%s not named or through a link, yet stripped", p)
+		}
+	}
+}
