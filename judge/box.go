@@ -131,15 +131,27 @@ func confinedView(ctx context.Context, l *spec.Loop, tree string, remove []strin
 		return failAll(cmds, logPath, "the checks' sandbox cannot be made: "+err.Error())
 	}
 	defer box.Close()
+	start, setupStart, nwhy, err := checksProxy(l, kind, box) // checks.network: {allow: [...]}
+	if err != nil {
+		return failAll(cmds, logPath, "the checks' network proxy cannot start: "+err.Error())
+	}
+	if nwhy != "" && note != nil {
+		if _, seen := warnedKinds.LoadOrStore(l.Dir+"\x00"+nwhy, true); !seen {
+			note(nwhy)
+		}
+	}
+	if start == nil {
+		start, setupStart = box.Command, box.SetupCommand
+	}
 	for i, c := range setup {
-		r := runCheck(ctx, box.SetupCommand, tree, c, logPath(-1-i), l.CheckTimeout.D(), env, l.TestSummaries, red)
+		r := runCheck(ctx, setupStart, tree, c, logPath(-1-i), l.CheckTimeout.D(), env, l.TestSummaries, red)
 		if !r.Pass {
 			return failAll(cmds, logPath, fmt.Sprintf("setup `%s` failed in the checks' sandbox (exit %d), rebuilding the dependencies the agent changed: %s", c, r.ExitCode, r.Signal))
 		}
 	}
 	var out []CheckResult
 	for i, c := range cmds {
-		out = append(out, runCheck(ctx, box.Command, tree, c, logPath(i), l.CheckTimeout.D(), env, l.TestSummaries, red))
+		out = append(out, runCheck(ctx, start, tree, c, logPath(i), l.CheckTimeout.D(), env, l.TestSummaries, red))
 		if ctx.Err() != nil {
 			break
 		}
@@ -245,9 +257,6 @@ func boxOptions(l *spec.Loop, tree string, hideDirs []string) sandbox.CheckBoxOp
 	if len(hideDirs) == 0 {
 		views = gitDirsOf(tree)
 	}
-	network := l.Checks.Network
-	if network == "" {
-		network = sandbox.CheckNetworkNone
-	}
-	return sandbox.CheckBoxOptions{Tree: tree, Hide: append([]string{loopdir.StateRoot()}, hideDirs...), Views: views, Network: network, Scratch: scratch}
+	network, setupNet := boxNetworks(l)
+	return sandbox.CheckBoxOptions{Tree: tree, Hide: append([]string{loopdir.StateRoot()}, hideDirs...), Views: views, Network: network, SetupNetwork: setupNet, Scratch: scratch}
 }

@@ -72,6 +72,10 @@ func (j *Judge) cleanRoom(ctx context.Context, gate string, cmds []string) clean
 	// the holdout files.
 	// Dependency folders and caches as they were at the loop's start.
 	premove, put, pchanged := j.Pristine().View()
+	if perr := j.Pristine().Err(); perr != nil {
+		cr.rec.Error = "the clean room cannot be made: the dependency folders cannot be compared with the loop's start: " + perr.Error()
+		return cr
+	}
 	cr.rec.Pristine = pchanged[:min(len(pchanged), 100)]
 	hidden := append(append(append([]string{}, aside...), j.holdouts...), premove...)
 	if cr.results, err = j.inViewPut(ctx, hidden, put, cmds, logAt(logs, "clean-room")); err != nil {
@@ -81,7 +85,9 @@ func (j *Judge) cleanRoom(ctx context.Context, gate string, cmds []string) clean
 	j.forgedGo(cr.results)
 	cr.rec.Checks = ChecksOf(cr.results)
 	if l := j.spec(); len(l.HoldoutVerify) > 0 && ctx.Err() == nil {
-		if cr.holdout, err = j.inViewPut(ctx, append(append([]string{}, aside...), premove...), put, l.HoldoutVerify, logAt(held, "holdout")); err != nil {
+		// The holdout files the engine keeps out of the folder are laid in.
+		hhide, hput := j.holdoutView()
+		if cr.holdout, err = j.inViewPut(ctx, append(append(append([]string{}, aside...), premove...), hhide...), append(append([]sandbox.ViewFile{}, put...), hput...), l.HoldoutVerify, logAt(held, "holdout")); err != nil {
 			cr.rec.Error = "the clean room cannot be made: " + err.Error()
 			return cr
 		}

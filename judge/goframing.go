@@ -3,7 +3,6 @@ package judge
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -72,7 +71,7 @@ func (j *Judge) goTestNames() map[string]bool {
 		if !strings.HasSuffix(f, "_test.go") {
 			continue
 		}
-		src, err := readHead(filepath.Join(j.Dir, filepath.FromSlash(f)), maxGoLog)
+		src, err := readHead(j.holdoutSource(f), maxGoLog)
 		if err != nil {
 			continue
 		}

@@ -68,6 +68,9 @@ type Judge struct {
 	// was judged (gitHide: git holds some of them, and is hidden).
 	holdouts          []string
 	holdoutGitChecked bool
+	// holdoutsKept is set once the holdout files are in the store
+	// (holdout_store.go).
+	holdoutsKept bool
 	// pristine is what agent runs changed under dependency folders and
 	// caches (pristine.go), opened on first use.
 	pristine *Pristine
@@ -147,6 +150,7 @@ func (j *Judge) writeFile(path string, data []byte) error {
 
 // checkEnv is the environment checks run with.
 func (j *Judge) checkEnv() []string {
+	j.noteChecksNetwork()
 	cycle, _ := j.stamp()
 	env := append(os.Environ(), "LOOPRINTER_DIR="+j.Dir, fmt.Sprintf("LOOPRINTER_CYCLE=%d", cycle))
 	// Node checks load the engine's preload first (the assertion modules

@@ -58,6 +58,16 @@ type Pristine struct {
 	root string // its private pristine folder
 	mu   sync.Mutex
 	m    map[string]string // rel → "kept" (original saved) | "new" (absent at the start) | "lost" (changed in place, original unknown)
+	err  error             // the last View's comparison with the start's listing
+}
+
+// Err is why the last View could not compare the folder with the listing
+// of its dependency folders at the loop's start (nil: it could, or there
+// is none).
+func (p *Pristine) Err() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err
 }
 
 // OpenPristine reads the loop's pristine record (empty when none).
@@ -151,10 +161,25 @@ func (p *Pristine) save() error {
 // paths to leave out (new ones, and ones whose original is unknown) and
 // the originals to put back; changed names the paths, sorted, for the
 // records.
+// Where runs wrote the folder in place, the paths that differ from the
+// listing taken before the first of them are added (see inPlace); Err
+// says when that comparison failed.
 func (p *Pristine) View() (remove []string, put []sandbox.ViewFile, changed []string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for rel, how := range p.m {
+	m := p.m
+	inPlace, err := p.inPlace()
+	p.err = err
+	if len(inPlace) > 0 {
+		m = make(map[string]string, len(p.m)+len(inPlace))
+		for rel, how := range inPlace {
+			m[rel] = how
+		}
+		for rel, how := range p.m {
+			m[rel] = how
+		}
+	}
+	for rel, how := range m {
 		changed = append(changed, rel)
 		switch how {
 		case "kept":

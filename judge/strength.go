@@ -361,7 +361,7 @@ func (j *Judge) mutantRunner(ctx context.Context, o StrengthOptions, scratch str
 		}
 		hide = append(hide, aside...)
 	}
-	network := j.spec().Checks.Network // the loop's checks.network, as for every check
+	network, _ := boxNetworks(j.spec()) // the loop's checks.network, as for every check (an allowlist: none here)
 	if view {
 		return func(m mutate.Mutant) mutantResult {
 			from := filepath.Join(scratch, "mutant")

@@ -336,6 +336,8 @@ func (e *Engine) close() {
 	}
 	e.guard.Close()
 	e.run.closeNetwork()
+	e.putHoldoutsBack()
+	judge.CloseChecksNetwork(e.dir)
 	e.rec.Close()
 	e.store.jr.close()
 	e.lock.Release()

@@ -281,6 +281,10 @@ func (e *Engine) doneVerdict(ctx context.Context, gate string, cmds []string) (*
 // holdoutStart finds the holdout files before any check runs and says why
 // they cannot be kept from the agent here, if they cannot.
 func (e *Engine) holdoutStart() error {
+	// A crash left the holdout files in the engine's store: back first.
+	if err := judge.RestoreHoldouts(e.dir); err != nil {
+		return fmt.Errorf("cannot put the holdout files back in the loop folder from the engine's private folder (%s): %w", loopdir.PrivateOf(e.dir).HoldoutFiles(), err)
+	}
 	if len(e.spec.Holdout) == 0 {
 		return nil
 	}

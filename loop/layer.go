@@ -241,6 +241,7 @@ func (r *runner) endRun(phase, task string, rc *guard.RunChanges) (changed, crea
 	if r.layer == nil {
 		// No layer judged the run's files before they reached the folder:
 		// they are judged where they are.
+		r.stripInPlace(phase, task, changed, created)
 		tamper = append(tamper, r.folderTells(changed, created)...)
 		if perr := r.judge().Pristine().Lost(created, changed); perr != nil {
 			r.emit(record.Event{Event: record.Warning, Phase: phase, Task: task, Kind: "pristine", Message: "cannot note the dependency files the run changed: " + perr.Error()})
@@ -299,6 +300,7 @@ func (r *runner) applyLayer(phase, task string) ([]guard.Tamper, error) {
 	}, loopdir.PrivateOf(r.dir).LayerJournal(slotLayerName(r.slot)))
 	var tamper []guard.Tamper
 	var git []string
+	r.noteSpecial(phase, task, changes)
 	for _, c := range changes {
 		if c.Applied {
 			continue

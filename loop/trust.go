@@ -37,6 +37,7 @@ func (r *runner) confinement(files []guard.File, phase string) (func(string, []s
 	}
 	p.Slot = r.slot
 	r.layer, r.trees = nil, nil
+	r.writeSecrets()
 	if p.Kind == sandbox.Bwrap && sandbox.LayerProbe() == nil {
 		// One mount over the loop folder, whatever the number of protected
 		// files: they are judged when the layer is applied.
@@ -65,6 +66,11 @@ func (r *runner) confinement(files []guard.File, phase string) (func(string, []s
 		if err := sandbox.HideInLayer(lay, r.judge().Holdouts()); err != nil {
 			return nil, fmt.Errorf("cannot hide the holdout files from the agent: %w", err)
 		}
+		// Out of the folder while the engine runs: no agent of another
+		// loop reads them by their path either.
+		if err := r.judge().KeepHoldouts(); err != nil {
+			return nil, fmt.Errorf("cannot keep the holdout files in the engine's private folder: %w", err)
+		}
 		if gh := r.judge().HiddenGit(); gh != nil {
 			// git holds holdout files: the agent sees no repository.
 			if err := hideGit(lay, gh); err != nil {
@@ -84,12 +90,18 @@ func (r *runner) confinement(files []guard.File, phase string) (func(string, []s
 			// After the network's masks, which replace the list.
 			p.Masked = append(append(p.Masked, gh.Dirs...), gh.Files...)
 		}
+		p.Masked = append(p.Masked, r.otherSecrets()...)
 		r.layer = &lay
 		r.confined(p.Kind + " with copy-on-write layers")
 		return p.Wrap, nil
 	}
 	if len(r.judge().Holdouts()) > 0 {
 		return nil, r.judge().HoldoutReady(false)
+	}
+	// The run writes the loop folder in place: the clean room will compare
+	// the dependency folders with their listing before the first such run.
+	if err := r.judge().Pristine().Listing(); err != nil {
+		return nil, fmt.Errorf("cannot list the dependency folders before a run that writes the loop folder in place: %w", err)
 	}
 	var roFiles []string
 	if p.Kind != sandbox.Landlock {
@@ -148,6 +160,7 @@ func (r *runner) confinement(files []guard.File, phase string) (func(string, []s
 	if err := r.confineNetwork(&p); err != nil {
 		return nil, err
 	}
+	p.Masked = append(p.Masked, r.otherSecrets()...)
 	return func(path string, args []string) (string, []string, []string, error) {
 		np, na, env, err := p.Wrap(path, args)
 		return np, na, append(env, home.Env...), err

@@ -262,3 +262,13 @@ func realPath(p string) string {
 		rest = filepath.Join(filepath.Base(q), rest)
 	}
 }
+
+// HoldoutFiles keeps the loop's holdout files (HoldoutFiles/REL) while its
+// engine runs: out of the loop folder, where another loop's agent could
+// read them by path; the holdout checks' view alone shows them.
+func (p Private) HoldoutFiles() string { return p.join("holdout-files") }
+
+// Secrets lists what of the loop no other loop's agent may see: its
+// records folder and its holdout files (absolute paths), written by its
+// engine (see OtherSecrets).
+func (p Private) Secrets() string { return p.join("secrets.json") }

@@ -182,6 +182,9 @@ type Proxy struct {
 	mu   sync.Mutex
 	evs  []record.Event
 	stop bool
+	// sink, when set, takes each connection's record at once (the checks'
+	// proxy) instead of keeping it for Drain.
+	sink func(record.Event)
 }
 
 // Start starts the proxy of loop l under sandbox kind: on a unix socket
@@ -217,22 +220,58 @@ func Start(l *spec.Loop, kind string) (*Proxy, error) {
 		x.net = &sandbox.Network{Port: n}
 		return x, nil
 	}
+	if err := x.listenUnix(opt); err != nil {
+		return nil, fmt.Errorf("the loop's network proxy: %w", err)
+	}
+	return x, nil
+}
+
+// listenUnix serves the proxy on a unix socket of a folder of its own,
+// which the relay inside a run's (or a check's) network namespace reaches.
+func (x *Proxy) listenUnix(opt netproxy.Options) error {
 	// A unix socket path is short (108 bytes): a folder of its own in the
 	// system's temporary folder, or in /tmp when that one's path is long.
 	base := os.TempDir()
 	if len(base) > 60 {
 		base = "/tmp"
 	}
+	var err error
 	x.dir, err = os.MkdirTemp(base, "looprinter-net-")
 	if err != nil {
-		return nil, fmt.Errorf("the loop's network proxy: %w", err)
+		return err
 	}
 	sock := filepath.Join(x.dir, "proxy.sock")
 	if x.p, err = netproxy.Listen(sock, opt); err != nil {
 		os.RemoveAll(x.dir)
-		return nil, fmt.Errorf("the loop's network proxy: %w", err)
+		return err
 	}
 	x.net = &sandbox.Network{Socket: sock, Port: RelayPort}
+	return nil
+}
+
+// StartChecks starts the judge's own proxy for the checks of loop l
+// (`checks.network: {allow: [...]}`): on a unix socket, reached by the
+// relay in each check's network namespace; it lets through the hosts of
+// checks.network.allow only, and hands each connection's record to sink
+// as it ends (net_allowed, net_refused, phase "checks").
+func StartChecks(l *spec.Loop, sink func(record.Event)) (*Proxy, error) {
+	allow, err := netproxy.ParseAllow(l.Checks.Network.Allow)
+	if err != nil {
+		return nil, fmt.Errorf("checks.network.allow: %w", err)
+	}
+	x := &Proxy{}
+	x.sink = func(ev record.Event) {
+		ev.Phase = "checks"
+		sink(ev)
+	}
+	opt := netproxy.Options{
+		Allow:      allow,
+		HowToAllow: "to allow it for the checks, add it to `checks: {network: {allow: [...]}}` in the loop file " + l.Path,
+		Report:     x.report,
+	}
+	if err := x.listenUnix(opt); err != nil {
+		return nil, fmt.Errorf("the checks' network proxy: %w", err)
+	}
 	return x, nil
 }
 
@@ -250,6 +289,10 @@ func (x *Proxy) report(c netproxy.Conn) {
 	if c.Allowed {
 		ev.Event = record.NetAllowed
 		ev.BytesUp, ev.BytesDown = c.Up, c.Down
+	}
+	if x.sink != nil {
+		x.sink(ev)
+		return
 	}
 	x.mu.Lock()
 	if !x.stop && len(x.evs) < maxPending {

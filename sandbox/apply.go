@@ -35,6 +35,9 @@ type applyOp struct {
 	What string      `json:"w"`
 	Mode os.FileMode `json:"m"`
 	Keep bool        `json:"k,omitempty"`
+	// Bits are the special bits (setuid, setgid, sticky) the agent's file
+	// or folder had: never applied (see specialBits).
+	Bits string `json:"b,omitempty"`
 }
 
 // ApplyLayer applies the upper folder of l to its target, path by path, in
@@ -127,7 +130,7 @@ func planDir(upper, rel string, keep func(string) bool, ops *[]applyOp, out *[]L
 			refuse(src, r, what, out)
 			continue
 		}
-		*ops = append(*ops, applyOp{Rel: r, What: what, Mode: fi.Mode().Perm(), Keep: true})
+		*ops = append(*ops, applyOp{Rel: r, What: what, Mode: fi.Mode().Perm(), Keep: true, Bits: specialBits(fi.Mode())})
 		if what == "folder" || what == "replaced folder" {
 			if err := planDir(upper, r, keep, ops, out); err != nil {
 				return err
@@ -215,7 +218,7 @@ func carryOut(l Layer, ops []applyOp, done map[int]bool, jf *os.File, out []Laye
 			return errDied
 		}
 		if done[i] {
-			res[i] = LayerChange{Path: op.Rel, What: op.What, Applied: true}
+			res[i] = LayerChange{Path: op.Rel, What: op.What, Applied: true, Stripped: op.Bits}
 			return nil
 		}
 		if !nshelper.RealParent(l.Target, op.Rel) {
@@ -224,9 +227,9 @@ func carryOut(l Layer, ops []applyOp, done map[int]bool, jf *os.File, out []Laye
 			if !errors.Is(err, errSpecial) {
 				return fmt.Errorf("apply %s: %w", op.Rel, err)
 			}
-			res[i] = LayerChange{Path: op.Rel, What: op.What, Why: "a special file"}
+			res[i] = LayerChange{Path: op.Rel, What: op.What, Why: whySpecial}
 		} else {
-			res[i] = LayerChange{Path: op.Rel, What: op.What, Applied: true}
+			res[i] = LayerChange{Path: op.Rel, What: op.What, Applied: true, Stripped: op.Bits}
 		}
 		m.mark(i)
 		return nil
@@ -314,7 +317,7 @@ func applyFiles(l Layer, ops []applyOp, idx []int, done map[int]bool, res []Laye
 			}
 			switch {
 			case done[i]:
-				res[i] = LayerChange{Path: op.Rel, What: op.What, Applied: true}
+				res[i] = LayerChange{Path: op.Rel, What: op.What, Applied: true, Stripped: op.Bits}
 				continue
 			case !real:
 				res[i] = LayerChange{Path: op.Rel, What: op.What, Why: whyNotReal}
@@ -322,7 +325,7 @@ func applyFiles(l Layer, ops []applyOp, idx []int, done map[int]bool, res []Laye
 				if err := renameFile(l, op, sfd, dfd); err != nil {
 					return fmt.Errorf("apply %s: %w", op.Rel, err)
 				}
-				res[i] = LayerChange{Path: op.Rel, What: op.What, Applied: true}
+				res[i] = LayerChange{Path: op.Rel, What: op.What, Applied: true, Stripped: op.Bits}
 			}
 			m.mark(i)
 		}
@@ -375,7 +378,7 @@ var errStopped = errors.New("stopped")
 // rename refuses (a folder in the file's place, another file system) takes
 // the careful path.
 func renameFile(l Layer, op applyOp, sfd, dfd int) error {
-	if sfd < 0 || dfd < 0 {
+	if sfd < 0 || dfd < 0 || op.Bits != "" {
 		return applyOne(l, op)
 	}
 	name := op.Rel[strings.LastIndexByte(op.Rel, '/')+1:]
@@ -515,6 +518,13 @@ func applyOne(l Layer, op applyOp) error {
 		sfi, serr := os.Lstat(src)
 		if errors.Is(serr, os.ErrNotExist) {
 			return nil // moved before the kill
+		}
+		if serr == nil && specialBits(sfi.Mode()) != "" && sfi.Mode().IsRegular() {
+			// Off in the upper folder, before the file reaches the target.
+			if err := os.Chmod(src, sfi.Mode().Perm()); err != nil {
+				return err
+			}
+			sfi, serr = os.Lstat(src)
 		}
 		if serr == nil && sfi.Mode().Perm() == op.Mode && os.Rename(src, dst) == nil {
 			return nil // no chmod, no look at dst (a folder there fails it)

@@ -301,3 +301,178 @@ func TestApplyIsAllOrNothingInParallel(t *testing.T) {
 		}
 	}
 }
+
+// An apply keeps no special bits and applies no special file: a setuid,
+// setgid or sticky file or folder of the layer reaches the target with its
+// permissions only (named in Stripped), on the one-rename path, in a
+// folder's run of files applied by workers and after a kill; a fifo, a
+// socket and a device are never applied.
+func TestApplyKeepsNoSpecialBits(t *testing.T) {
+	for _, many := range []bool{false, true} {
+		t.Run(fmt.Sprintf("many=%v", many), func(t *testing.T) {
+			root := t.TempDir()
+			lay := Layer{Target: filepath.Join(root, "loop"), Upper: filepath.Join(root, "upper"), Work: filepath.Join(root, "work")}
+			for _, d := range []string{lay.Target, lay.Upper, lay.Work, filepath.Join(lay.Upper, "sub")} {
+				os.MkdirAll(d, 0o755)
+			}
+			mk := func(rel string, mode os.FileMode) {
+				p := filepath.Join(lay.Upper, rel)
+				if err := os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chmod(p, mode); err != nil {
+					t.Fatal(err)
+				}
+			}
+			mk("suid", 0o755|os.ModeSetuid)
+			mk("sgid", 0o750|os.ModeSetgid)
+			mk("sub/both", 0o700|os.ModeSetuid|os.ModeSetgid|os.ModeSticky)
+			mk("plain", 0o644)
+			if many {
+				for i := range parFiles + 10 {
+					mk(fmt.Sprintf("sub/f%04d", i), 0o755|os.ModeSetuid)
+				}
+			}
+			if err := os.Mkdir(filepath.Join(lay.Upper, "stickydir"), 0o777); err != nil {
+				t.Fatal(err)
+			}
+			os.Chmod(filepath.Join(lay.Upper, "stickydir"), 0o755|os.ModeSticky|os.ModeSetgid)
+			mk("stickydir/x", 0o644)
+			if err := unix.Mkfifo(filepath.Join(lay.Upper, "fifo"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			sock := filepath.Join(lay.Upper, "sock")
+			fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := unix.Bind(fd, &unix.SockaddrUnix{Name: sock}); err != nil {
+				t.Fatal(err)
+			}
+			unix.Close(fd)
+			device := unix.Mknod(filepath.Join(lay.Upper, "dev"), unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))) == nil
+			block := unix.Mknod(filepath.Join(lay.Upper, "blk"), unix.S_IFBLK|0o666, int(unix.Mkdev(7, 0))) == nil
+
+			changes, err := ApplyLayer(lay, func(string) bool { return true }, filepath.Join(root, "journal"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]LayerChange{}
+			for _, c := range changes {
+				got[c.Path] = c
+			}
+			check := func(rel string, perm os.FileMode, stripped string) {
+				t.Helper()
+				fi, err := os.Lstat(filepath.Join(lay.Target, filepath.FromSlash(rel)))
+				if err != nil {
+					t.Fatalf("%s not applied: %v", rel, err)
+				}
+				if fi.Mode()&(os.ModeSetuid|os.ModeSetgid|os.ModeSticky) != 0 || fi.Mode().Perm() != perm {
+					t.Errorf("%s applied as %v, want %v", rel, fi.Mode(), perm)
+				}
+				if c := got[rel]; !c.Applied || c.Stripped != stripped {
+					t.Errorf("%s: change %+v, want applied, stripped %q", rel, c, stripped)
+				}
+			}
+			check("suid", 0o755, "setuid")
+			check("sgid", 0o750, "setgid")
+			check("sub/both", 0o700, "setuid, setgid, sticky")
+			check("plain", 0o644, "")
+			check("stickydir", 0o755, "setgid, sticky")
+			check("stickydir/x", 0o644, "")
+			if many {
+				check("sub/f0000", 0o755, "setuid")
+				check(fmt.Sprintf("sub/f%04d", parFiles+9), 0o755, "setuid")
+			}
+			specials := []string{"fifo", "sock"}
+			if device {
+				specials = append(specials, "dev")
+			}
+			if block {
+				specials = append(specials, "blk")
+			}
+			for _, rel := range specials {
+				if _, err := os.Lstat(filepath.Join(lay.Target, rel)); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("special file %s applied (%v)", rel, err)
+				}
+				if c := got[rel]; c.Applied || c.Why != whySpecial {
+					t.Errorf("special file %s: change %+v", rel, c)
+				}
+			}
+		})
+	}
+}
+
+// A kill in the middle of an apply that strips bits: the resumed apply
+// strips them too.
+func TestResumeApplyKeepsNoSpecialBits(t *testing.T) {
+	root := t.TempDir()
+	lay := Layer{Target: filepath.Join(root, "loop"), Upper: filepath.Join(root, "upper"), Work: filepath.Join(root, "work")}
+	for _, d := range []string{lay.Target, lay.Upper, lay.Work} {
+		os.MkdirAll(d, 0o755)
+	}
+	for _, n := range []string{"a", "b", "c"} {
+		p := filepath.Join(lay.Upper, n)
+		os.WriteFile(p, []byte(n), 0o755)
+		os.Chmod(p, 0o755|os.ModeSetuid)
+	}
+	journal := filepath.Join(root, "journal")
+	dieBefore = func(i int) bool { return i == 1 }
+	_, err := ApplyLayer(lay, func(string) bool { return true }, journal)
+	dieBefore = nil
+	if !errors.Is(err, errDied) {
+		t.Fatalf("want a kill, got %v", err)
+	}
+	changes, found, err := ResumeApply(lay, journal)
+	if err != nil || !found {
+		t.Fatal(found, err)
+	}
+	for _, c := range changes {
+		fi, err := os.Lstat(filepath.Join(lay.Target, c.Path))
+		if err != nil || fi.Mode()&os.ModeSetuid != 0 || c.Stripped != "setuid" {
+			t.Errorf("%s: %v %v %+v", c.Path, fi.Mode(), err, c)
+		}
+	}
+}
+
+// A run that wrote the folder in place: the paths it names lose their
+// special bits, a fifo and a socket are removed, nothing is done through
+// a link, and a path it does not name is left alone.
+func TestStripInPlace(t *testing.T) {
+	dir, elsewhere := t.TempDir(), t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "d"), 0o755)
+	os.Chmod(filepath.Join(dir, "d"), 0o755|os.ModeSetgid|os.ModeSticky)
+	for _, f := range []string{"d/tool", "other", filepath.Join(elsewhere, "x")} {
+		p := f
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, f)
+		}
+		os.WriteFile(p, []byte("x"), 0o755)
+		os.Chmod(p, 0o755|os.ModeSetuid)
+	}
+	unix.Mkfifo(filepath.Join(dir, "d", "pipe"), 0o644)
+	os.Symlink(elsewhere, filepath.Join(dir, "link"))
+	got := StripInPlace(dir, []string{"d", "d/tool", "d/pipe", "link/x", "missing"})
+	want := map[string]string{"d": "setgid, sticky", "d/tool": "setuid", "d/pipe": whySpecial}
+	if len(got) != len(want) {
+		t.Fatalf("changes %+v", got)
+	}
+	for _, c := range got {
+		if w := want[c.Path]; w != c.Stripped && w != c.Why {
+			t.Errorf("%s: %+v", c.Path, c)
+		}
+	}
+	for _, p := range []string{filepath.Join(dir, "d"), filepath.Join(dir, "d", "tool")} {
+		if fi, _ := os.Lstat(p); fi.Mode()&(os.ModeSetuid|os.ModeSetgid|os.ModeSticky) != 0 {
+			t.Errorf("%s keeps %v", p, fi.Mode())
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "d", "pipe")); !errors.Is(err, os.ErrNotExist) {
+		t.Error("the fifo stays")
+	}
+	for _, p := range []string{filepath.Join(dir, "other"), filepath.Join(elsewhere, "x")} {
+		if fi, _ := os.Lstat(p); fi.Mode()&os.ModeSetuid == 0 {
+			t.Errorf("%s not named or through a link, yet stripped", p)
+		}
+	}
+}

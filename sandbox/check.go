@@ -17,6 +17,10 @@ const (
 	CheckNetworkNone = "none"
 	// CheckNetworkHost: the host's network, its loopback services included.
 	CheckNetworkHost = "host"
+	// checkNetworkAllow is the loop file's `checks.network: {allow: […]}`,
+	// as the reports name it: a box without the network (None) whose checks
+	// the judge sends through its proxy (ThroughProxy).
+	checkNetworkAllow = "allow"
 )
 
 // CheckBoxOptions say how the checks of one box run. A box is the judge's
@@ -168,6 +172,9 @@ func CheckGuarantee(kind, network string) string {
 	if network == CheckNetworkHost {
 		net = "the host's network (checks.network: host)"
 	}
+	if network == checkNetworkAllow {
+		net = "a network of their own whose only way out is the judge's proxy, to the hosts of checks.network.allow (every connection recorded)"
+	}
 	switch kind {
 	case Bwrap:
 		return "checks run in a sandbox of the judge's own, never the agent's: the tree, HOME and the caches are throw-away copy-on-write layers (nothing a check writes survives it), /tmp an empty folder of the check's own, the engine's state folder and other loops hidden, no capabilities, their own PID namespace, " + net + " (without the network, /run's daemon sockets hidden too); every process a check starts ends with it"
@@ -222,6 +229,9 @@ func CheckGaps(kind, network string) []string {
 		}
 	case Off:
 		out = append(out, "checks run unconfined: the agent's code runs at check time with the user's rights, HOME, caches, /tmp, network and the engine's state folder; what it writes stays")
+	}
+	if network == checkNetworkAllow && kind != Bwrap {
+		out = append(out, "checks.network allow needs bubblewrap (the judge's proxy is reached through a relay in each check's network namespace): under "+kind+" it is not in force")
 	}
 	return out
 }

@@ -137,6 +137,9 @@ type LayerChange struct {
 	What    string // written, removed, folder, link, replaced folder
 	Applied bool   // false: discarded (the filter refused it, or it cannot be applied safely)
 	Why     string // for a discarded change
+	// Stripped names the special bits (setuid, setgid, sticky) the agent
+	// set, which the apply left out ("" when none).
+	Stripped string
 }
 
 // refuse lists a refused path: a folder as the paths inside it (at most

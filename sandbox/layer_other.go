@@ -25,10 +25,11 @@ type layerSpec = nshelper.Spec
 
 // A LayerChange is one path of a layer as ApplyLayer judged it.
 type LayerChange struct {
-	Path    string
-	What    string
-	Applied bool
-	Why     string
+	Path     string
+	What     string
+	Applied  bool
+	Why      string
+	Stripped string
 }
 
 var errNoLayers = errors.New("copy-on-write layers need Linux (overlayfs in a mount namespace); this is " + runtime.GOOS)

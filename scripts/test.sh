@@ -55,6 +55,10 @@ nobody_scripts=(
   attack_tells_js
   attack_secret_encoded
   tells_controls
+  attack_setuid_apply
+  attack_dependency_shim_landlock
+  attack_holdout_other_loop
+  attack_checks_network_allow
 )
 # The sandbox as an ordinary user too (user namespaces, no root): when the
 # tests run as root (CI), its tests run again as nobody.

@@ -21,6 +21,7 @@ var (
 	typeStringList = reflect.TypeOf(StringList(nil))
 	typeRedact     = reflect.TypeOf(Redact{})
 	typeNetwork    = reflect.TypeOf(Network{})
+	typeChecksNet  = reflect.TypeOf(ChecksNetwork{})
 	typeSandbox    = reflect.TypeOf(SandboxOpts{})
 	typeStrength   = reflect.TypeOf(VerifyStrength{})
 )
@@ -74,7 +75,7 @@ func (c *checker) walk(n *yaml.Node, t reflect.Type, path string) {
 		return
 	case t == typeStrength && c.walkStrength(n, path):
 		return
-	case (t == typeNetwork || t == typeSandbox) && n.Kind == yaml.ScalarNode:
+	case (t == typeNetwork || t == typeSandbox || t == typeChecksNet) && n.Kind == yaml.ScalarNode:
 		return // the mode, checked with the rest of the meaning
 	case t == typeStringList:
 		if n.Kind == yaml.ScalarNode {

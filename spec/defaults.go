@@ -125,8 +125,8 @@ func (l *Loop) applyDefaults() {
 	if l.Sandbox == "" {
 		l.Sandbox = "auto"
 	}
-	if l.Checks.Network == "" {
-		l.Checks.Network = ChecksNetworkNone
+	if l.Checks.Network.Mode == "" {
+		l.Checks.Network.Mode = ChecksNetworkNone
 	}
 	l.SandboxOpts.Mode = l.Sandbox
 	if l.Network.Mode == "" {
@@ -352,11 +352,7 @@ func (l *Loop) validate(nodes map[string]*yaml.Node) []Problem {
 	if _, err := ParseSize(l.PrivateBudget); err != nil {
 		at("private_budget", "private_budget: %v", err)
 	}
-	switch l.Checks.Network {
-	case ChecksNetworkNone, ChecksNetworkHost:
-	default:
-		at("checks.network", "checks.network: %q is not known (none or host): none gives every check a network of its own with only loopback; host lets checks reach the host's network and its services", l.Checks.Network)
-	}
+	l.validateChecksNetwork(at)
 	switch l.Sandbox {
 	case "auto", "bwrap", "landlock", "seatbelt", "off":
 	default:
@@ -655,7 +651,7 @@ func (l *Loop) Warnings() []string {
 	if l.Shape == ShapeCycle && len(l.Verify) == 0 {
 		w = append(w, "no verify checks: the cycle gate checks only the plan and progress files")
 	}
-	if l.Checks.Network == ChecksNetworkHost {
+	if l.Checks.Network.Mode == ChecksNetworkHost {
 		w = append(w, ChecksHostWarning)
 	}
 	for _, g := range []struct {

@@ -236,11 +236,17 @@ var judgeRules = map[string]judgeRule{
 	},
 	"network.mode":  refuse("the network policy may not change"),
 	"network.allow": refuse("the network allowlist may not change"),
-	"checks.network": func(d fieldDiff, _, nu *Loop) string {
-		if nu.Checks.Network == ChecksNetworkNone {
+	"checks.network.mode": func(d fieldDiff, _, nu *Loop) string {
+		if nu.Checks.Network.Mode == ChecksNetworkNone {
 			return ""
 		}
 		return "the checks' network may only become none"
+	},
+	"checks.network.allow": func(d fieldDiff, _, _ *Loop) string {
+		if !d.Old.IsValid() {
+			return "checks.network.allow may only shrink"
+		}
+		return ""
 	},
 	"checks.allow_tells": func(d fieldDiff, _, _ *Loop) string {
 		if !d.Old.IsValid() {

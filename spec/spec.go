@@ -215,16 +215,18 @@ type Review struct {
 
 // Values of checks.network.
 const (
-	ChecksNetworkNone = "none"
-	ChecksNetworkHost = "host"
+	ChecksNetworkNone  = "none"
+	ChecksNetworkHost  = "host"
+	ChecksNetworkAllow = "allow" // through the judge's own proxy, to checks.network.allow only
 )
 
 // Checks configures the checks' own sandbox.
 type Checks struct {
-	// Network: none (default: loopback of the check's own only) or host
-	// (the host's network and its loopback services, for integration
-	// tests that need a database or the like).
-	Network string `yaml:"network"`
+	// Network: none (default: loopback of the check's own only), host
+	// (the host's network and its loopback services), or a mapping
+	// {allow: [host:port, …]}: only those, through the judge's own proxy
+	// (see ChecksNetwork).
+	Network ChecksNetwork `yaml:"network"`
 	// AllowTells are globs of source files whose tells (code that asks
 	// whether it runs under a test, prints a runner's framing or exits
 	// early) are known and honest: a change to them is not refused.

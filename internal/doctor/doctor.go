@@ -305,7 +305,7 @@ func checkSandbox(l *spec.Loop) []Finding {
 		out = append(out, Finding{Level: Warn, Area: AreaSandbox, Message: w,
 			Fix: "use bubblewrap (apt-get install bubblewrap), which confines the network and masks credentials, or a kernel with Landlock ABI 4 (Linux 6.7) for TCP"})
 	}
-	return append(out, checkFindings(kind, l.Checks.Network)...)
+	return append(out, checkFindings(kind, l.Checks.Network.Mode)...)
 }
 
 // checkFindings say what the checks' own sandbox guarantees, and what it

@@ -1,0 +1,30 @@
+package loop
+
+import (
+	"fmt"
+
+	"github.com/looprinter/looprinter/judge"
+	"github.com/looprinter/looprinter/loopdir"
+	"github.com/looprinter/looprinter/record"
+)
+
+// writeSecrets notes, in the loop's private folder, what of it no other
+// loop's agent may read (its records, its holdout files); a failure is a
+// warning: the loop's own agents are confined as ever.
+func (r *runner) writeSecrets() {
+	if err := loopdir.Dir(r.dir).WriteSecrets(r.judge().Holdouts()); err != nil {
+		r.emit(record.Event{Event: record.Warning, Kind: "secrets", Message: "cannot note the loop's records and holdout files for other loops' sandboxes to hide: " + err.Error()})
+	}
+}
+
+// otherSecrets are the records folders and holdout files of every other
+// loop on the machine, masked in this loop's agent runs.
+func (r *runner) otherSecrets() []string { return loopdir.OtherSecrets(r.dir) }
+
+// putHoldoutsBack returns the holdout files the engine kept out of the
+// loop folder while it ran.
+func (e *Engine) putHoldoutsBack() {
+	if err := judge.RestoreHoldouts(e.dir); err != nil {
+		e.emit(record.Event{Event: record.Warning, Kind: "holdout", Message: fmt.Sprintf("cannot put the holdout files back in the loop folder: they stay in %s (the next run puts them back): %v", loopdir.PrivateOf(e.dir).HoldoutFiles(), err)})
+	}
+}
