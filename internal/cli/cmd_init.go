@@ -13,6 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/looprinter/looprinter/detect"
+	"github.com/looprinter/looprinter/guard"
+	"github.com/looprinter/looprinter/internal/doctor"
 	"github.com/looprinter/looprinter/internal/initwiz"
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/spec"
@@ -232,8 +234,10 @@ func runInit(stdio *IO, o *initOptions, cmd *cobra.Command) error {
 			fmt.Fprintf(stdio.Out, "Added %s to .git/info/exclude\n", strings.Join(added, ", "))
 		}
 	}
+	failing := ""
 	if !o.skipChecks {
-		lines, warns := checkWarnings(cmd.Context(), l)
+		var lines, warns []string
+		lines, warns, failing = checkWarnings(cmd.Context(), l)
 		for _, s := range lines {
 			fmt.Fprintln(stdio.Out, s)
 		}
@@ -241,6 +245,7 @@ func runInit(stdio *IO, o *initOptions, cmd *cobra.Command) error {
 			fmt.Fprintln(stdio.Err, "warning:", w)
 		}
 	}
+	printInitProtected(stdio, l, failing)
 	added, err := initwiz.UpdateGitignore(filepath.Dir(l.Path))
 	if err != nil {
 		fmt.Fprintf(stdio.Err, "warning: could not update .gitignore: %v; add output/ and working-records/ to it yourself\n", err)
@@ -261,7 +266,7 @@ func runInit(stdio *IO, o *initOptions, cmd *cobra.Command) error {
 // (exit, time, test counts) and what would stop the loop before any agent
 // run: checks that cannot run, or checks that already pass (ALREADY
 // PASSING, exit 5, unless allow_passing).
-func checkWarnings(ctx context.Context, l *spec.Loop) (lines, out []string) {
+func checkWarnings(ctx context.Context, l *spec.Loop) (lines, out []string, failing string) {
 	once := *l
 	once.ObjectiveVerify = nil
 	if once.CheckTimeout.D() > initwiz.ProbeTimeout {
@@ -279,11 +284,15 @@ func checkWarnings(ctx context.Context, l *spec.Loop) (lines, out []string) {
 	}
 	results := loop.ProbeChecks(ctx, &once)
 	if len(results) == 0 {
-		return nil, nil
+		return nil, nil, ""
 	}
 	pass := true
+	var failed strings.Builder
 	for _, r := range results {
 		pass = pass && r.Pass
+		if !r.Pass {
+			failed.WriteString(r.Signal + "\n")
+		}
 		line, warns := initwiz.RanReport(initwiz.Ran{Command: r.Command, Exit: r.ExitCode, Duration: time.Duration(r.DurationMS) * time.Millisecond,
 			TimedOut: r.TimedOut, Tests: r.Tests, Output: r.Signal})
 		lines = append(lines, line)
@@ -309,5 +318,25 @@ func checkWarnings(ctx context.Context, l *spec.Loop) (lines, out []string) {
 			out = append(out, "the objective checks already pass (only the cycle gate's fail): they cannot show that the agent's work met the objective, so after paid agent runs the loop would end NOT VERIFIED; sharpen objective_verify so it fails until the objective is met")
 		}
 	}
-	return lines, out
+	return lines, out, failed.String()
+}
+
+// printInitProtected says how many files each rule protects (validate
+// lists them) and warns of a protected file the objective or a failing
+// check's output names.
+func printInitProtected(stdio *IO, l *spec.Loop, failing string) {
+	ps, err := guard.ResolveProtected(l.Dir, l)
+	if err != nil {
+		fmt.Fprintf(stdio.Err, "warning: the protected files cannot be listed, so the loop will not start: %v\n", err)
+		return
+	}
+	fmt.Fprintf(stdio.Out, "Protected: %s the agent may not change, by rule (looprinter validate lists them):\n", count(len(ps), "file"))
+	for _, line := range doctor.ProtectedByRule(ps) {
+		fmt.Fprintln(stdio.Out, line)
+	}
+	warns := doctor.NamedProtected(ps, "the objective", l.Objective)
+	warns = append(warns, doctor.NamedProtected(ps, "the failing checks' output", failing)...)
+	for _, w := range warns {
+		fmt.Fprintln(stdio.Err, "warning:", w)
+	}
 }

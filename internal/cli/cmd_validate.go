@@ -140,6 +140,9 @@ func printProtected(w io.Writer, l *spec.Loop, maxProtected int) {
 	for _, line := range doctor.ProtectedLines(ps, maxProtected) {
 		fmt.Fprintf(w, "  %s\n", line)
 	}
+	for _, warn := range doctor.NamedProtected(ps, "the objective", l.Objective) {
+		fmt.Fprintf(w, "warning:    %s\n", warn)
+	}
 }
 
 func agentLine(a spec.Agent) string {
