@@ -34,6 +34,10 @@ var (
 	cargoEnv = regexp.MustCompile(`(?m)^error: (?:could not find ` + "`Cargo.toml`" + `|no test target named .*|failed to get .* as a dependency.*|no matching package named .*|failed to select a version for .*|failed to load source for dependency .*|failed to download .*|no targets specified in the manifest.*)$`)
 )
 
+// ansiEscape is a terminal's colour code (mocha and vitest colour their
+// output even into a pipe).
+var ansiEscape = regexp.MustCompile("\x1b\\[[0-9;]*[A-Za-z]")
+
 // NotCollected is what CouldNotCollect found: what stopped the runner
 // (Why), what to do (Fix), and the module or path it missed (Missing),
 // for telling it apart from one the loop's work is to write.
@@ -59,6 +63,7 @@ func CouldNotCollect(output string, exit int, dir string) (NotCollected, bool) {
 	if len(output) > 1<<20 {
 		output = output[:1<<20]
 	}
+	output = ansiEscape.ReplaceAllString(output, "")
 	pytest := pytestSession.MatchString(output) || pytestConftest.MatchString(output) || pytestUsage.MatchString(output) || pytestNotFound.MatchString(output)
 	// A top package not found: "No module named 'pkg.sub'" says pkg was.
 	for _, m := range pyImportError.FindAllStringSubmatch(output, 20) {

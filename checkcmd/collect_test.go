@@ -30,6 +30,9 @@ func TestCouldNotCollect(t *testing.T) {
 		{"pytest-not-found.txt", 4, true, "file or directory not found: nofile.py", "correct the path", "nofile.py"},
 		{"pytest-no-tests.txt", 5, true, "pytest collected no tests (exit 5)", "say so in the objective", ""},
 		{"unittest-none.txt", 1, false, "", "", ""},
+		{"mocha-none.txt", 1, true, `the runner found no tests: Error: No test files found: "test"`, "write them", ""},
+		{"jest-none.txt", 1, true, "the runner found no tests: No tests found, exiting with code 1", "", ""},
+		{"vitest-none.txt", 1, true, "the runner found no tests: No test files found, exiting with code 1", "", ""},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			b, err := os.ReadFile(filepath.Join("testdata", "collect", tc.file))

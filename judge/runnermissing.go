@@ -48,18 +48,24 @@ func (j *Judge) RunnerCannotStart(results []CheckResult) string {
 }
 
 // notCollected says why a failing baseline check's runner could not
-// collect its tests (checkcmd.CouldNotCollect), with what to do; "" when
-// it could, or when what it missed is what the objective says to write (a
-// module, a test file) or the objective is to write tests.
+// collect its tests (NotCollected), "" when it could.
 func (j *Judge) notCollected(r CheckResult) string {
-	out := readLog(r.Output)
-	nc, ok := checkcmd.CouldNotCollect(out, r.ExitCode, j.Dir)
-	if !ok {
-		return ""
-	}
 	objective := ""
 	if j.Spec != nil {
 		objective = j.Spec().Objective
+	}
+	return NotCollected(r.Command, readLog(r.Output), r.ExitCode, j.Dir, objective)
+}
+
+// NotCollected says why a check that failed with output and exit, in the
+// folder dir, could not collect its tests (checkcmd.CouldNotCollect), with
+// what to do; "" when it could, or when what it missed is what the
+// objective says to write (a module, a test file) or the objective is to
+// write tests.
+func NotCollected(command, output string, exit int, dir, objective string) string {
+	nc, ok := checkcmd.CouldNotCollect(output, exit, dir)
+	if !ok {
+		return ""
 	}
 	if nc.Missing != "" {
 		names := []string{nc.Missing}
@@ -77,7 +83,7 @@ func (j *Judge) notCollected(r CheckResult) string {
 	if nc.Fix == checkcmd.NoTestsFix && writesTests.MatchString(objective) {
 		return ""
 	}
-	return fmt.Sprintf("the check `%s` could not collect its tests (exit %d): %s; %s", r.Command, r.ExitCode, nc.Why, nc.Fix)
+	return fmt.Sprintf("the check `%s` could not collect its tests (exit %d): %s; %s", command, exit, nc.Why, nc.Fix)
 }
 
 // writesTests is an objective that says to write tests.

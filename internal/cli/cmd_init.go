@@ -294,7 +294,7 @@ func checkWarnings(ctx context.Context, l *spec.Loop) (lines, out []string, fail
 			failed.WriteString(r.Signal + "\n")
 		}
 		line, warns := initwiz.RanReport(initwiz.Ran{Command: r.Command, Exit: r.ExitCode, Duration: time.Duration(r.DurationMS) * time.Millisecond,
-			TimedOut: r.TimedOut, Tests: r.Tests, Output: r.Signal})
+			TimedOut: r.TimedOut, Tests: r.Tests, Output: r.Signal, Dir: l.Dir, Objective: l.Objective})
 		lines = append(lines, line)
 		out = append(out, warns...)
 		if (r.ExitCode == 126 || r.ExitCode == 127) && len(warns) == 0 {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/looprinter/looprinter/checkcmd"
 	"github.com/looprinter/looprinter/detect"
+	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/testcount"
 )
 
@@ -22,8 +23,12 @@ type Ran struct {
 	TimedOut bool
 	Tests    testcount.Counts
 	// Output is the check's output (or its failure signal), read for a
-	// runner that could not start.
+	// runner that could not start or collect its tests.
 	Output string
+	// Dir is the loop's folder and Objective its objective, for telling
+	// the project's own package that cannot be imported from a module the
+	// work is to write.
+	Dir, Objective string
 }
 
 // RanReport says what one run of a check found: the line to show ("ran
@@ -46,6 +51,10 @@ func RanReport(r Ran) (line string, warnings []string) {
 	}
 	if missing, hint := checkcmd.RunnerMissing(r.Output, r.Exit); missing && !(r.Exit == 126 || r.Exit == 127) || missing && !strings.HasPrefix(hint, "a program the check starts") {
 		warnings = append(warnings, fmt.Sprintf("the check `%s` could not start its runner: %s. `looprinter run` would stop BLOCKED before any agent run", r.Command, hint))
+		return line, warnings
+	}
+	if why := judge.NotCollected(r.Command, r.Output, r.Exit, r.Dir, r.Objective); why != "" {
+		warnings = append(warnings, why+". `looprinter run` would stop BLOCKED before any agent run")
 		return line, warnings
 	}
 	if !r.Tests.Known && looksLikeTests(r.Command) {
