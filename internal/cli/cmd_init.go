@@ -200,7 +200,16 @@ func runInit(stdio *IO, o *initOptions, cmd *cobra.Command) error {
 		return &ExitError{Code: ExitUsage, Err: errors.New(b.String())}
 	}
 
+	var ran *checkRun
 	if !interactive {
+		if a.HoldoutShare != "" && !o.skipChecks {
+			// The checks run once first: a test file their failure names
+			// holds the loop's target and is never set aside.
+			if pre, err := initwiz.Load(path, a); err == nil {
+				ran = runChecksOnce(cmd.Context(), pre)
+				a.FailingOutput = ran.failing
+			}
+		}
 		if err := initwiz.PlanHoldout(dir, &a); err != nil {
 			return &ExitError{Code: ExitUsage, Err: err}
 		}
@@ -236,8 +245,13 @@ func runInit(stdio *IO, o *initOptions, cmd *cobra.Command) error {
 	}
 	failing := ""
 	if !o.skipChecks {
-		var lines, warns []string
-		lines, warns, failing = checkWarnings(cmd.Context(), l)
+		if ran == nil {
+			ran = runChecksOnce(cmd.Context(), l)
+		}
+		failing = ran.failing
+		lines, warns := ran.lines, ran.warns
+		hl, hw := holdoutChecksOnce(cmd.Context(), l)
+		lines, warns = append(lines, hl...), append(warns, hw...)
 		for _, s := range lines {
 			fmt.Fprintln(stdio.Out, s)
 		}
@@ -258,6 +272,43 @@ func runInit(stdio *IO, o *initOptions, cmd *cobra.Command) error {
 	}
 	fmt.Fprintf(stdio.Out, "Next:\n  looprinter validate%s       see what the loop will do\n  looprinter doctor%s         check the agent CLI and the check commands\n  looprinter cost estimate%s  what it may cost\n  looprinter run%s            run it\n", fileArg, fileArg, fileArg, fileArg)
 	return nil
+}
+
+// checkRun is what running the checks once found.
+type checkRun struct {
+	lines, warns []string
+	failing      string // the failing checks' signals
+}
+
+func runChecksOnce(ctx context.Context, l *spec.Loop) *checkRun {
+	lines, warns, failing := checkWarnings(ctx, l)
+	return &checkRun{lines: lines, warns: warns, failing: failing}
+}
+
+// holdoutChecksOnce runs the holdout checks once, as the clean room will
+// (the holdout files in view), and says what each found, with a warning
+// for one that cannot start, could not collect, ran no test, or failed
+// without naming a failing test: a holdout check that can never pass
+// would keep the loop from DONE.
+func holdoutChecksOnce(ctx context.Context, l *spec.Loop) (lines, warns []string) {
+	if len(l.HoldoutVerify) == 0 {
+		return nil, nil
+	}
+	once := *l
+	once.Verify, once.ObjectiveVerify, once.Holdout, once.HoldoutVerify = l.HoldoutVerify, nil, nil, nil
+	if once.CheckTimeout.D() > initwiz.ProbeTimeout {
+		once.CheckTimeout = spec.Duration(initwiz.ProbeTimeout)
+	}
+	for _, r := range loop.ProbeChecks(ctx, &once) {
+		line, ws := initwiz.RanReport(initwiz.Ran{Command: r.Command, Exit: r.ExitCode, Duration: time.Duration(r.DurationMS) * time.Millisecond,
+			TimedOut: r.TimedOut, Tests: r.Tests, Output: r.Signal, Dir: l.Dir, Objective: l.Objective})
+		lines = append(lines, "holdout: "+line)
+		warns = append(warns, ws...)
+		if w := initwiz.HoldoutRunWarning(r.Command, r.ExitCode, r.Tests, len(r.Failed), r.Signal); w != "" {
+			warns = append(warns, w)
+		}
+	}
+	return lines, warns
 }
 
 // checkWarnings runs the new loop's checks once (a command listed under

@@ -35,6 +35,10 @@ type Answers struct {
 	Holdout       []string
 	HoldoutVerify []string
 	HoldoutNotes  []string // what the user must know of the pick (PlanHoldout)
+	// FailingOutput is what the checks printed when init ran them once
+	// and they failed: a test file it names holds the loop's failing
+	// target, and is never set aside (PlanHoldout).
+	FailingOutput string
 	TestFiles     []string
 	// 4. Constraints
 	Protect     []string

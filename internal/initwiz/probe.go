@@ -110,3 +110,21 @@ func CountFlags(cmd string) string {
 	}
 	return ""
 }
+
+// HoldoutRunWarning says what is wrong with a holdout check that init ran
+// once: it ran no test, or it failed without naming a failing test (a
+// runner that could not load the files, `suite is not defined`), so that
+// it may never pass; "" when it ran tests.
+func HoldoutRunWarning(command string, exit int, tests testcount.Counts, failed int, signal string) string {
+	first := strings.TrimSpace(signal)
+	if i := strings.IndexByte(first, '\n'); i >= 0 {
+		first = first[:i]
+	}
+	switch {
+	case tests.Known && tests.Passed+tests.Failed == 0:
+		return fmt.Sprintf("the holdout check `%s` ran no test: the loop could never show the holdout tests pass; correct it in holdout_verify", command)
+	case exit != 0 && failed == 0 && (!tests.Known || tests.Failed == 0):
+		return fmt.Sprintf("the holdout check `%s` failed (exit %d) without a failing test: it may never pass, and the loop would never reach DONE; run it yourself and correct it in holdout_verify (its output: %s)", command, exit, first)
+	}
+	return ""
+}

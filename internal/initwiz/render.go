@@ -160,6 +160,15 @@ func pad(s string, width int) string {
 // Write renders the answers, checks the result with the loop file loader,
 // and writes it to path. It refuses to replace an existing file unless
 // force is set.
+// Load is the loop the answers would write to path, not written.
+func Load(path string, a Answers) (*spec.Loop, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	return spec.Parse(Render(a), abs)
+}
+
 func Write(path string, a Answers, force bool) (*spec.Loop, error) {
 	data := Render(a)
 	abs, err := filepath.Abs(path)
