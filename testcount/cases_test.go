@@ -17,6 +17,8 @@ func TestFailuresTestFrameFirst(t *testing.T) {
 	}{
 		{"go-v-panic-helper.txt", Failure{"go", "example.com/gp.TestGet", panicLines}},
 		{"go-json-panic-helper.txt", Failure{"go-json", "example.com/gp.TestGet", panicLines}},
+		// GOTRACEBACK=system: each frame with its registers, the goroutine with its ids.
+		{"go-v-panic-system.txt", Failure{"go", "example.com/gp.TestGet", panicLines}},
 	} {
 		got, _ := failuresOf(t, sample(t, tc.file))
 		if len(got) != 1 || !reflect.DeepEqual(got[0], tc.want) {

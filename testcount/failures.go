@@ -66,7 +66,7 @@ const (
 var (
 	goRunLine       = regexp.MustCompile(`^=== (?:RUN|CONT|NAME|PAUSE)\s+(.+)$`)
 	goResultAnyLine = regexp.MustCompile(`^\s*--- (?:PASS|FAIL|SKIP): `)
-	goroutineLine   = regexp.MustCompile(`^goroutine \d+ \[.*\]:$`)
+	goroutineLine   = regexp.MustCompile(`^goroutine \d+(?: [^\[]*)? \[.*\]:$`) // GOTRACEBACK=system: "goroutine 21 gp=0x… m=0 mp=0x… [running]:"
 
 	pytestSectionHead = regexp.MustCompile(`^=+ (.*?) =+$`)
 	pytestBlockHead   = regexp.MustCompile(`^_{3,} (.+?) _{3,}$`)
@@ -86,7 +86,8 @@ var (
 	cargoAt       = regexp.MustCompile(`^\s+at (\S+:\d+(?::\d+)?)$`)
 
 	// go: a panic's stack: "pkg.TestX(0x…)" then "\t/path/x_test.go:12 +0x1d".
-	goFrameFile = regexp.MustCompile(`^\t(\S+\.go:\d+)(?: \+0x[0-9a-f]+)?$`)
+	// GOTRACEBACK=system adds " fp=0x… sp=0x… pc=0x…".
+	goFrameFile = regexp.MustCompile(`^\t(\S+\.go:\d+)(?: \+0x[0-9a-f]+)?(?: fp=0x[0-9a-f]+ sp=0x[0-9a-f]+ pc=0x[0-9a-f]+)?$`)
 
 	// unittest: "FAIL: test_x (mod.Class.test_x)", Python before 3.11
 	// "FAIL: test_x (mod.Class)", a subtest's parameters after it.
