@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/looprinter/looprinter/checkcmd"
 	"github.com/looprinter/looprinter/proc"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/redact"
@@ -37,6 +38,9 @@ type CheckResult struct {
 	Failed []string
 	// FailedMore counts failing tests past those named.
 	FailedMore int
+	// NegatedNotRun says why a negated check that exited 0 failed: a
+	// program it negates could not run (checkcmd.NegatedRunFailed).
+	NegatedNotRun string
 }
 
 // RunCheck runs one shell command in dir, saving its whole output to
@@ -144,6 +148,15 @@ func runCheck(ctx context.Context, start Starter, dir, command, outPath string, 
 		}
 	}
 	res.Pass = res.ExitCode == 0
+	if res.Pass && strings.Contains(command, "!") {
+		// A negated command that could not run passes under `!`: the
+		// check judged nothing, and fails.
+		if why := checkcmd.NegatedRunFailed(command, readLog(outPath)); why != "" {
+			res.Pass, res.ExitCode = false, 1
+			res.NegatedNotRun = why
+			matched, tail = []string{"the check cannot fail as it ran: " + why}, nil
+		}
+	}
 	if tests != nil {
 		res.Tests = tests.Counts()
 		if res.Tests.Known {

@@ -1,8 +1,13 @@
 package judge
 
 import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/looprinter/looprinter/redact"
 	"github.com/looprinter/looprinter/testcount"
@@ -70,5 +75,32 @@ func TestSignalCaseLines(t *testing.T) {
 	lines := testFailureLines(fs, 2, red)
 	if len(lines) != SignalLines || lines[len(lines)-1] != "… and 24 more failing tests" {
 		t.Errorf("%d lines, last %q", len(lines), lines[len(lines)-1])
+	}
+}
+
+// `! git grep -q TODO` where git cannot run (no repository) passed under
+// `!`: it fails, saying why; the same check in a repository with no TODO
+// passes, and `! grep` of a file that is not there fails.
+func TestNegatedCheckThatCannotRunFails(t *testing.T) {
+	dir := t.TempDir()
+	run := func(cmd string) CheckResult {
+		return RunCheck(context.Background(), dir, cmd, filepath.Join(t.TempDir(), "check.log"), time.Minute, append(os.Environ(), "GIT_CEILING_DIRECTORIES="+filepath.Dir(dir)), nil, redact.New(nil, nil, nil))
+	}
+	r := run("! git grep -q TODO")
+	if r.Pass || r.ExitCode != 1 || !strings.Contains(r.Signal, "the check cannot fail as it ran: `git` could not run (fatal: not a git repository") || r.NegatedNotRun == "" {
+		t.Errorf("no repository: %+v", r)
+	}
+	r = run("! grep -q TODO missing.txt")
+	if r.Pass || !strings.Contains(r.NegatedNotRun, "grep: missing.txt: No such file or directory") {
+		t.Errorf("missing file: %+v", r)
+	}
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("done\n"), 0o644)
+	if r := run("! grep -q TODO a.txt"); !r.Pass || r.NegatedNotRun != "" {
+		t.Errorf("a file without TODO: %+v", r)
+	}
+	if err := exec.Command("git", "init", "-q", dir).Run(); err == nil {
+		if r := run("! git grep -q TODO"); !r.Pass {
+			t.Errorf("a repository without TODO: %+v", r)
+		}
 	}
 }

@@ -20,6 +20,10 @@ import (
 func (j *Judge) RunnerCannotStart(results []CheckResult) string {
 	var cannot []string
 	for _, r := range results {
+		if r.NegatedNotRun != "" {
+			cannot = append(cannot, fmt.Sprintf("the negated check `%s` cannot fail: %s; make the command it negates able to run (or check for it first: `git rev-parse --git-dir && ! git grep …`)", r.Command, r.NegatedNotRun))
+			continue
+		}
 		if r.Pass || r.TimedOut || r.Output == "" {
 			continue
 		}
