@@ -270,6 +270,9 @@ func runInit(stdio *IO, o *initOptions, cmd *cobra.Command) error {
 	if filepath.Clean(path) != "loop.yaml" {
 		fileArg = " -f " + path
 	}
+	if commit := initwiz.CommitHint(filepath.Dir(l.Path), l.Path); commit != "" {
+		fmt.Fprintln(stdio.Out, commit)
+	}
 	fmt.Fprintf(stdio.Out, "Next:\n  looprinter validate%s       see what the loop will do\n  looprinter doctor%s         check the agent CLI and the check commands\n  looprinter cost estimate%s  what it may cost\n  looprinter run%s            run it\n", fileArg, fileArg, fileArg, fileArg)
 	return nil
 }

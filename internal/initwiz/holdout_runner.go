@@ -219,3 +219,22 @@ func pathNamed(text, p string) bool {
 func isNameByte(c byte) bool {
 	return c == '_' || c == '-' || c == '.' || c == '/' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
+
+// CommitHint says how to commit the new loop file (and .gitignore) when
+// dir is in a git work tree where git does not track it yet: a loop's
+// first run warns about an uncommitted loop file, and its commits take the
+// whole folder. "" outside git, or when it is committed.
+func CommitHint(dir, loopFile string) string {
+	top := gitTop(dir)
+	if top == "" {
+		return ""
+	}
+	rel, err := filepath.Rel(dir, loopFile)
+	if err != nil {
+		return ""
+	}
+	if st, err := git(dir, "status", "--porcelain", "--", rel, ".gitignore"); err != nil || st == "" {
+		return ""
+	}
+	return fmt.Sprintf("Commit it before the first run (which warns about an uncommitted loop file): git add %s .gitignore && git commit -m \"looprinter: the loop file\"", rel)
+}

@@ -133,3 +133,26 @@ func TestHoldoutRunWarning(t *testing.T) {
 		}
 	}
 }
+
+// init says how to commit the loop file in a git work tree where it is
+// not committed; nothing outside git or once committed.
+func TestCommitHint(t *testing.T) {
+	dir := writeTree(t, map[string]string{"loop.yaml": "x\n", ".gitignore": "output/\n"})
+	if h := CommitHint(dir, filepath.Join(dir, "loop.yaml")); h != "" {
+		t.Errorf("outside git: %q", h)
+	}
+	if _, err := git(dir, "init", "-q"); err != nil {
+		t.Skip("no git")
+	}
+	h := CommitHint(dir, filepath.Join(dir, "loop.yaml"))
+	if !strings.Contains(h, "git add loop.yaml .gitignore && git commit") {
+		t.Errorf("untracked: %q", h)
+	}
+	git(dir, "add", "loop.yaml", ".gitignore")
+	if _, err := git(dir, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "x"); err != nil {
+		t.Fatal(err)
+	}
+	if h := CommitHint(dir, filepath.Join(dir, "loop.yaml")); h != "" {
+		t.Errorf("committed: %q", h)
+	}
+}

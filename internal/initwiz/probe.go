@@ -2,6 +2,7 @@ package initwiz
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,6 +47,9 @@ func RanReport(r Ran) (line string, warnings []string) {
 		if len(r.Tests.PassedNames) == 0 && r.Tests.Passed > 0 {
 			if how := nameFlags[r.Tests.Runner]; how != "" {
 				line += " (counted, not named: " + how + " would name each test, so that a dropped one is named)"
+				if named := NamedCommand(r.Command, r.Tests.Runner); named != "" {
+					line += fmt.Sprintf("; init leaves the check as it is: to have them named, pass --verify %q (or edit the loop file)", named)
+				}
 			}
 		}
 	}
@@ -127,4 +131,30 @@ func HoldoutRunWarning(command string, exit int, tests testcount.Counts, failed 
 		return fmt.Sprintf("the holdout check `%s` failed (exit %d) without a failing test: it may never pass, and the loop would never reach DONE; run it yourself and correct it in holdout_verify (its output: %s)", command, exit, first)
 	}
 	return ""
+}
+
+// NamedCommand is the check with the flag that makes its runner name each
+// passing test (nameFlags), offered to the user, never written by init;
+// "" when it is not known where the flag goes.
+func NamedCommand(cmd, runner string) string {
+	flag := map[string]string{"pytest": "-rA", "unittest": "-v", "jest": "--verbose", "vitest": "--reporter=verbose", "mocha": "--reporter tap", "node": "--test-reporter=tap"}[runner]
+	if flag == "" || strings.ContainsAny(cmd, "|;&<>`$") {
+		return ""
+	}
+	f := strings.Fields(cmd)
+	if runner == "unittest" {
+		for i, w := range f {
+			if w == "unittest" {
+				return strings.Join(append(append(append([]string{}, f[:i+1]...), flag), f[i+1:]...), " ")
+			}
+		}
+		return ""
+	}
+	if len(f) > 1 && (f[0] == "npm" || f[0] == "pnpm" || f[0] == "yarn" || f[0] == "bun") {
+		if slices.Contains(f, "--") {
+			return cmd + " " + flag
+		}
+		return cmd + " -- " + flag
+	}
+	return cmd + " " + flag
 }
