@@ -327,3 +327,45 @@ func explain(cmds []Command, ev *evaluator) string {
 	}
 	return "it exits 0 whatever happens"
 }
+
+// NegatedRunFailed says why a negated check that passed (`! git grep -q
+// TODO`) judged nothing: a program of its negated commands printed that
+// it could not run — a line "PROG: …" (`grep: a.txt: No such file or
+// directory`), or for git "fatal: …" (`fatal: not a git repository`) —
+// and `!` turned its failure into a pass. "" when none did. Reading the
+// output can only fail a check, never pass one.
+func NegatedRunFailed(line, output string) string {
+	p, err := parse(line, "", 0)
+	if err != nil {
+		return ""
+	}
+	var progs []string
+	for i, c := range p.cmds {
+		if !c.Bang || c.Nested {
+			continue
+		}
+		for j := i; j < len(p.cmds); j++ {
+			pc := p.cmds[j]
+			if j > i && (pc.Nested || pc.Op != "|") {
+				break
+			}
+			if w := Unwrap(pc.Words); len(w) > 0 && !w[0].Dynamic && !shellBuiltins[w[0].Text] {
+				progs = append(progs, path.Base(w[0].Text))
+			}
+		}
+	}
+	if len(progs) == 0 {
+		return ""
+	}
+	if len(output) > 1<<20 {
+		output = output[:1<<20]
+	}
+	for _, l := range strings.Split(output, "\n") {
+		for _, prog := range progs {
+			if strings.HasPrefix(l, prog+": ") || prog == "git" && strings.HasPrefix(l, "fatal: ") {
+				return fmt.Sprintf("`%s` could not run (%s), and `!` turns its failure into a pass", prog, strings.TrimSpace(l))
+			}
+		}
+	}
+	return ""
+}

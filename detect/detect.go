@@ -10,6 +10,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -423,8 +424,50 @@ func pythonTest(dir string, probe Probe) (Test, bool) {
 	if !ok {
 		t.From += "; no interpreter on PATH can import pytest: install it (python3 -m pip install pytest)"
 	}
+	if pkg, ok := SrcPackage(dir); ok && !pytestPythonpath(dir) {
+		py := "python3"
+		if ps := pythons(dir, probe); len(ps) > 0 {
+			py = ps[0]
+		}
+		if !probe.HasModule(dir, py, pkg) {
+			t.Command = "PYTHONPATH=src " + t.Command
+			t.From += fmt.Sprintf("; a src/ layout whose package %s is not installed: PYTHONPATH=src lets the tests import it (or install the project: python3 -m pip install -e .)", pkg)
+		}
+	}
 	return t, true
 }
+
+// SrcPackage is the Python package (or module) of a src/ layout: the
+// first src/NAME/__init__.py or src/NAME.py, by name.
+func SrcPackage(dir string) (string, bool) {
+	ents, err := os.ReadDir(filepath.Join(dir, "src"))
+	if err != nil {
+		return "", false
+	}
+	for _, e := range ents {
+		name := e.Name()
+		switch {
+		case e.IsDir() && moduleName.MatchString(name) && exists(dir, filepath.Join("src", name, "__init__.py")):
+			return name, true
+		case !e.IsDir() && strings.HasSuffix(name, ".py") && moduleName.MatchString(strings.TrimSuffix(name, ".py")):
+			return strings.TrimSuffix(name, ".py"), true
+		}
+	}
+	return "", false
+}
+
+// pytestPythonpath says whether the project's pytest configuration sets
+// its own pythonpath (pytest 7), which puts src/ on the path.
+func pytestPythonpath(dir string) bool {
+	for _, c := range pytestConfig {
+		if b := read(dir, c.file); strings.Contains(b, c.section) && pythonpathSetting.MatchString(b) {
+			return true
+		}
+	}
+	return false
+}
+
+var pythonpathSetting = regexp.MustCompile(`(?m)^\s*pythonpath\s*=`)
 
 // Make
 

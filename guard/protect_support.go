@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"path"
@@ -19,6 +20,12 @@ import (
 // files are test code: the go-test-support rule protects them and the
 // clean room puts them back. It returns their folders (relative, with
 // slashes; "." for the top).
+//
+// A package that is product code is never test support, whoever imports
+// it (see goProductPackage): one with _test.go files of its own, or a
+// public one (outside internal/, not named as test support) with exported
+// API, such as a library's opt-in subpackage that nothing in the module
+// imports but its tests.
 func goTestSupport(dir string, files []string) map[string]bool {
 	mods := map[string]string{} // folder of a go.mod → module path
 	for _, f := range files {
@@ -50,6 +57,8 @@ func goTestSupport(dir string, files []string) map[string]bool {
 	}
 	folderOf := map[string]string{}       // import path → folder
 	testUsed := map[string]bool{}         // imported by a test file
+	ownTests := map[string]bool{}         // has _test.go files of its own
+	sources := map[string][]string{}      // import path → its non-test files
 	users := map[string]map[string]bool{} // import path → packages whose code imports it
 	fset := token.NewFileSet()
 	for _, f := range files {
@@ -67,6 +76,11 @@ func goTestSupport(dir string, files []string) map[string]bool {
 			continue
 		}
 		test := strings.HasSuffix(f, "_test.go")
+		if test {
+			ownTests[pkg] = true
+		} else {
+			sources[pkg] = append(sources[pkg], f)
+		}
 		for _, im := range af.Imports {
 			p, err := strconv.Unquote(im.Path.Value)
 			if err != nil {
@@ -88,7 +102,7 @@ func goTestSupport(dir string, files []string) map[string]bool {
 	// reached from test files only (the import graph has no cycles).
 	cand := map[string]bool{}
 	for p := range folderOf {
-		if testUsed[p] || len(users[p]) > 0 {
+		if (testUsed[p] || len(users[p]) > 0) && !goProductPackage(dir, folderOf[p], ownTests[p], sources[p]) {
 			cand[p] = true
 		}
 	}
@@ -109,6 +123,85 @@ func goTestSupport(dir string, files []string) map[string]bool {
 		out[folderOf[p]] = true
 	}
 	return out
+}
+
+// goProductPackage says whether the package in folder is product code
+// rather than test support: it has _test.go files of its own (code that
+// is tested is code the project ships), or it is public (no internal/ in
+// its folder, and its folder's name does not say test, as testutil or
+// xtest do) and declares exported API.
+func goProductPackage(dir, folder string, ownTests bool, sources []string) bool {
+	if ownTests {
+		return true
+	}
+	for _, seg := range strings.Split(folder, "/") {
+		if seg == "internal" {
+			return false
+		}
+	}
+	if strings.Contains(strings.ToLower(path.Base(folder)), "test") {
+		return false
+	}
+	fset := token.NewFileSet()
+	for _, f := range sources {
+		af, err := parser.ParseFile(fset, filepath.Join(dir, filepath.FromSlash(f)), nil, parser.SkipObjectResolution)
+		if err != nil {
+			continue
+		}
+		for _, d := range af.Decls {
+			if goDeclExported(d) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// goDeclExported says whether a top-level declaration declares an
+// exported name (a method counts only on an exported type).
+func goDeclExported(d ast.Decl) bool {
+	switch d := d.(type) {
+	case *ast.FuncDecl:
+		if !d.Name.IsExported() {
+			return false
+		}
+		if d.Recv == nil || len(d.Recv.List) == 0 {
+			return true
+		}
+		t := d.Recv.List[0].Type
+		for {
+			switch x := t.(type) {
+			case *ast.StarExpr:
+				t = x.X
+				continue
+			case *ast.IndexExpr:
+				t = x.X
+				continue
+			case *ast.IndexListExpr:
+				t = x.X
+				continue
+			case *ast.Ident:
+				return x.IsExported()
+			}
+			return false
+		}
+	case *ast.GenDecl:
+		for _, s := range d.Specs {
+			switch s := s.(type) {
+			case *ast.TypeSpec:
+				if s.Name.IsExported() {
+					return true
+				}
+			case *ast.ValueSpec:
+				for _, n := range s.Names {
+					if n.IsExported() {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
 }
 
 func modulePath(gomod string) string {

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/looprinter/looprinter/checkcmd"
 	"github.com/looprinter/looprinter/proc"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/redact"
@@ -37,6 +38,9 @@ type CheckResult struct {
 	Failed []string
 	// FailedMore counts failing tests past those named.
 	FailedMore int
+	// NegatedNotRun says why a negated check that exited 0 failed: a
+	// program it negates could not run (checkcmd.NegatedRunFailed).
+	NegatedNotRun string
 }
 
 // RunCheck runs one shell command in dir, saving its whole output to
@@ -144,6 +148,15 @@ func runCheck(ctx context.Context, start Starter, dir, command, outPath string, 
 		}
 	}
 	res.Pass = res.ExitCode == 0
+	if res.Pass && strings.Contains(command, "!") {
+		// A negated command that could not run passes under `!`: the
+		// check judged nothing, and fails.
+		if why := checkcmd.NegatedRunFailed(command, readLog(outPath)); why != "" {
+			res.Pass, res.ExitCode = false, 1
+			res.NegatedNotRun = why
+			matched, tail = []string{"the check cannot fail as it ran: " + why}, nil
+		}
+	}
 	if tests != nil {
 		res.Tests = tests.Counts()
 		if res.Tests.Known {
@@ -183,22 +196,34 @@ func runCheck(ctx context.Context, start Starter, dir, command, outPath string, 
 
 // testFailureLines is the failure signal of a check whose output names its
 // failing tests: "FAIL: name" for each, its message lines under it,
-// indented, SignalLines lines in all. Every test shown gets its first
-// message line before any gets a second; the tests past the cap are counted.
-// The lines were redacted as the output was read; a runner's decoded text
-// (go test -json) is redacted again.
+// indented, SignalLines lines in all. The cases of one parametrized test
+// (testcount.CaseOf) are grouped: the first two are shown, then one line
+// "… and N more cases of NAME (ids …)". Every test shown gets its first
+// message line before any gets a second; the tests past the cap are
+// counted. The lines were redacted as the output was read; a runner's
+// decoded text (go test -json) is redacted again.
 func testFailureLines(fs []testcount.Failure, more int, red *redact.Redactor) []string {
-	shown := len(fs)
-	if shown+min(more, 1) > SignalLines {
-		shown = SignalLines - 1
-		more += len(fs) - shown
+	entries := caseEntries(fs)
+	shown, tails := len(entries), 0
+	for _, e := range entries {
+		if e.tail != "" {
+			tails++
+		}
 	}
-	budget := SignalLines - shown - min(more, 1)
+	for shown > 0 && shown+tails+min(more, 1) > SignalLines {
+		shown--
+		e := entries[shown]
+		more += 1 + e.rest
+		if e.tail != "" {
+			tails--
+		}
+	}
+	budget := SignalLines - shown - tails - min(more, 1)
 	allot := make([]int, shown)
 	for budget > 0 {
 		gave := false
 		for i := 0; i < shown && budget > 0; i++ {
-			if allot[i] < len(fs[i].Lines) {
+			if allot[i] < len(entries[i].f.Lines) {
 				allot[i]++
 				budget--
 				gave = true
@@ -209,16 +234,99 @@ func testFailureLines(fs []testcount.Failure, more int, red *redact.Redactor) []
 		}
 	}
 	var out []string
-	for i, f := range fs[:shown] {
-		out = append(out, cutLine("FAIL: "+red.String(f.Name)))
-		for _, l := range f.Lines[:allot[i]] {
+	for i, e := range entries[:shown] {
+		out = append(out, cutLine("FAIL: "+red.String(e.f.Name)))
+		for _, l := range e.f.Lines[:allot[i]] {
 			out = append(out, cutLine("    "+red.String(l)))
+		}
+		if e.tail != "" {
+			out = append(out, cutLine(red.String(e.tail)))
 		}
 	}
 	if more > 0 {
 		out = append(out, fmt.Sprintf("… and %d more failing tests", more))
 	}
 	return out
+}
+
+// caseShown is how many cases of one parametrized test the signal shows in
+// full; maxCaseIDs the most bytes of the others' ids it lists.
+const (
+	caseShown  = 2
+	maxCaseIDs = 200
+)
+
+// caseEntry is a failing test the signal shows; tail, on the last shown
+// case of a parametrized test, counts its rest cases (rest) and names them.
+type caseEntry struct {
+	f    testcount.Failure
+	tail string
+	rest int
+}
+
+// caseEntries orders the failing tests for the signal: each in the order
+// its test first failed, the cases of one parametrized test together, the
+// first caseShown of them shown and the rest counted on one line.
+func caseEntries(fs []testcount.Failure) []caseEntry {
+	type group struct {
+		family  string
+		members []int
+		ids     []string
+	}
+	var groups []*group
+	byFamily := map[string]*group{}
+	for i, f := range fs {
+		fam, id, ok := testcount.CaseOf(f)
+		if !ok {
+			groups = append(groups, &group{members: []int{i}})
+			continue
+		}
+		key := f.Runner + "\x00" + fam
+		g := byFamily[key]
+		if g == nil {
+			g = &group{family: fam}
+			byFamily[key] = g
+			groups = append(groups, g)
+		}
+		g.members = append(g.members, i)
+		g.ids = append(g.ids, id)
+	}
+	var out []caseEntry
+	for _, g := range groups {
+		n := min(len(g.members), caseShown)
+		for k, i := range g.members[:n] {
+			e := caseEntry{f: fs[i]}
+			if rest := len(g.members) - n; k == n-1 && rest > 0 {
+				e.rest = rest
+				e.tail = fmt.Sprintf("… and %d more case%s of %s (ids %s)", rest, plural(rest), g.family, caseIDs(g.ids[n:]))
+			}
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// caseIDs lists ids, cut at maxCaseIDs bytes.
+func caseIDs(ids []string) string {
+	var b strings.Builder
+	for i, id := range ids {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if b.Len()+len(id) > maxCaseIDs {
+			b.WriteString("…")
+			break
+		}
+		b.WriteString(id)
+	}
+	return b.String()
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
 
 // cutLine keeps a signal line to 500 bytes.

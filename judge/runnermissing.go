@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 
 	"github.com/looprinter/looprinter/checkcmd"
@@ -19,11 +20,18 @@ import (
 func (j *Judge) RunnerCannotStart(results []CheckResult) string {
 	var cannot []string
 	for _, r := range results {
+		if r.NegatedNotRun != "" {
+			cannot = append(cannot, fmt.Sprintf("the negated check `%s` cannot fail: %s; make the command it negates able to run (or check for it first: `git rev-parse --git-dir && ! git grep …`)", r.Command, r.NegatedNotRun))
+			continue
+		}
 		if r.Pass || r.TimedOut || r.Output == "" {
 			continue
 		}
 		missing, hint := checkcmd.RunnerMissingLog(r.Output, r.ExitCode)
 		if !missing {
+			if why := j.notCollected(r); why != "" {
+				cannot = append(cannot, why)
+			}
 			continue
 		}
 		if mod := missingModuleLog(r.Output); mod != "" {
@@ -40,7 +48,61 @@ func (j *Judge) RunnerCannotStart(results []CheckResult) string {
 	if len(cannot) == 0 {
 		return ""
 	}
-	return strings.Join(cannot, "\n") + "\n(no agent ran: a check whose runner cannot start judges nothing, and no change to the code can fix it; fix the environment and run again)"
+	return strings.Join(cannot, "\n") + "\n(no agent ran: a check whose runner cannot start or collect its tests judges nothing, and no change to the code can fix it; fix the environment or the check and run again)"
+}
+
+// notCollected says why a failing baseline check's runner could not
+// collect its tests (NotCollected), "" when it could.
+func (j *Judge) notCollected(r CheckResult) string {
+	objective := ""
+	if j.Spec != nil {
+		objective = j.Spec().Objective
+	}
+	return NotCollected(r.Command, readLog(r.Output), r.ExitCode, j.Dir, objective)
+}
+
+// NotCollected says why a check that failed with output and exit, in the
+// folder dir, could not collect its tests (checkcmd.CouldNotCollect), with
+// what to do; "" when it could, or when what it missed is what the
+// objective says to write (a module, a test file) or the objective is to
+// write tests.
+func NotCollected(command, output string, exit int, dir, objective string) string {
+	nc, ok := checkcmd.CouldNotCollect(output, exit, dir)
+	if !ok {
+		return ""
+	}
+	if nc.Missing != "" {
+		names := []string{nc.Missing}
+		if i := strings.LastIndexAny(nc.Missing, "/\\"); i >= 0 {
+			names = append(names, nc.Missing[i+1:]) // a file: its name
+		} else {
+			names = append(names, strings.Split(nc.Missing, ".")...) // a module: its parts
+		}
+		for _, n := range names {
+			if namesWord(objective, n) {
+				return "" // the work is to write it
+			}
+		}
+	}
+	if nc.Fix == checkcmd.NoTestsFix && writesTests.MatchString(objective) {
+		return ""
+	}
+	return fmt.Sprintf("the check `%s` could not collect its tests (exit %d): %s; %s", command, exit, nc.Why, nc.Fix)
+}
+
+// writesTests is an objective that says to write tests.
+var writesTests = regexp.MustCompile(`(?i)\b(?:write|add|create|cover)\b[^.;]*\btests?\b`)
+
+// readLog is the first MiB of a check's saved output.
+func readLog(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	n, _ := io.ReadFull(f, buf)
+	return string(buf[:n])
 }
 
 // missingModuleLog is checkcmd.MissingModule on a check's saved output.

@@ -66,11 +66,12 @@ const (
 var (
 	goRunLine       = regexp.MustCompile(`^=== (?:RUN|CONT|NAME|PAUSE)\s+(.+)$`)
 	goResultAnyLine = regexp.MustCompile(`^\s*--- (?:PASS|FAIL|SKIP): `)
-	goroutineLine   = regexp.MustCompile(`^goroutine \d+ \[.*\]:$`)
+	goroutineLine   = regexp.MustCompile(`^goroutine \d+(?: [^\[]*)? \[.*\]:$`) // GOTRACEBACK=system: "goroutine 21 gp=0x… m=0 mp=0x… [running]:"
 
 	pytestSectionHead = regexp.MustCompile(`^=+ (.*?) =+$`)
 	pytestBlockHead   = regexp.MustCompile(`^_{3,} (.+?) _{3,}$`)
 	pytestLocation    = regexp.MustCompile(`^\S+:\d+: [A-Z][\w.]*$`)
+	pytestFrame       = regexp.MustCompile(`^(\S+\.py):\d+:(?: (?:in \S+|[A-Z][\w.]*))?\s*$`)
 	pytestErrorAt     = regexp.MustCompile(`^ERROR at (?:setup|teardown|call) of `)
 	pytestShortFail   = regexp.MustCompile(`^(?:\[gw\d+\] \[\s*\d+%\] )?(FAILED|ERROR) (\S+::.+?)(?: - (.*))?$`)
 
@@ -85,7 +86,8 @@ var (
 	cargoAt       = regexp.MustCompile(`^\s+at (\S+:\d+(?::\d+)?)$`)
 
 	// go: a panic's stack: "pkg.TestX(0x…)" then "\t/path/x_test.go:12 +0x1d".
-	goFrameFile = regexp.MustCompile(`^\t(\S+\.go:\d+)(?: \+0x[0-9a-f]+)?$`)
+	// GOTRACEBACK=system adds " fp=0x… sp=0x… pc=0x…".
+	goFrameFile = regexp.MustCompile(`^\t(\S+\.go:\d+)(?: \+0x[0-9a-f]+)?(?: fp=0x[0-9a-f]+ sp=0x[0-9a-f]+ pc=0x[0-9a-f]+)?$`)
 
 	// unittest: "FAIL: test_x (mod.Class.test_x)", Python before 3.11
 	// "FAIL: test_x (mod.Class)", a subtest's parameters after it.
@@ -126,15 +128,17 @@ type fails struct {
 	tapName    string
 	tapPointIn int
 
-	utSect       bool   // unittest: inside a FAIL/ERROR block's traceback
-	utCode       bool   // unittest: the next line is the source line of a kept File line
-	mochaFailing bool   // mocha: its "N failing" line was read: the failures follow
-	mochaTitle   bool   // mocha: the failure's title is still being read
-	stackKept    bool   // a location in the test was kept from the stack
-	tapRepeat    bool   // mocha's TAP: the stack repeats the message: skip to its frames
-	goFunc       string // go panic: the function of the frame whose file line comes next
-	cargoTest    string // cargo: the failing test's function, to find its frame
-	cargoFrame   bool   // cargo: the frame line just read is the test's
+	utSect       bool           // unittest: inside a FAIL/ERROR block's traceback
+	utCode       bool           // unittest: the next line is the source line of a kept File line
+	mochaFailing bool           // mocha: its "N failing" line was read: the failures follow
+	mochaTitle   bool           // mocha: the failure's title is still being read
+	stackKept    bool           // a location in the test was kept from the stack
+	tapRepeat    bool           // mocha's TAP: the stack repeats the message: skip to its frames
+	goFunc       string         // go panic: the function of the frame whose file line comes next
+	goHelper     int            // go panic: the kept helper's frame (1-based line), the test's own still to come
+	goHelperAt   map[string]int // go -json: the same, per test
+	cargoTest    string         // cargo: the failing test's function, to find its frame
+	cargoFrame   bool           // cargo: the frame line just read is the test's
 }
 
 // failMeta says which of a failure's lines is where in the test it failed
@@ -199,6 +203,7 @@ func (f *fails) add(runner, name string, lines []string, kind byte) int {
 func (f *fails) close() {
 	f.open, f.openKind, f.skipKey, f.done = -1, kindNone, false, false
 	f.stackKept, f.utCode, f.mochaTitle, f.goFunc, f.cargoFrame, f.tapRepeat = false, false, false, "", false, false
+	f.goHelper = 0
 }
 
 // line adds a message line to the open failure, without the indentation

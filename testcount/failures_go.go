@@ -54,8 +54,7 @@ func (p *Parser) failGo(b, trim []byte, ind int) bool {
 		switch {
 		case len(b) > 0 && b[0] == '\t':
 			if m := goFrameFile.FindSubmatch(b); m != nil && !f.stackKept && strings.HasSuffix(strings.SplitN(string(m[1]), ":", 2)[0], "_test.go") {
-				f.stackKept = true
-				f.locLine("at " + string(m[1]) + " (" + f.goFunc + ")")
+				f.goPanicFrame("at "+string(m[1])+" ("+f.goFunc+")", goTestFunc(f.goFunc))
 			}
 			return true
 		case goroutineLine.Match(b), bytes.HasPrefix(b, []byte("created by ")):
@@ -156,9 +155,11 @@ func (p *Parser) failJSON(b []byte) bool {
 		f.add("go-json", key, f.takeBuf(key), kindNone)
 		f.close()
 		delete(f.goFn, key)
+		delete(f.goHelperAt, key)
 	default:
 		delete(f.goBuf, key)
 		delete(f.goFn, key)
+		delete(f.goHelperAt, key)
 	}
 	return true
 }
@@ -172,9 +173,29 @@ func (f *fails) goStackLine(key, l string) {
 		if !ok || !strings.HasSuffix(strings.SplitN(m[1], ":", 2)[0], "_test.go") {
 			return
 		}
+		at := "at " + m[1] + " (" + fn + ")"
 		buf := f.goBuf[key]
-		f.goBuf[key] = append(buf[:len(buf)-1], "at "+m[1]+" ("+fn+")", "")
-		f.goFn[key] = "\x00" // kept: no other frame
+		buf = buf[:len(buf)-1]
+		if f.goHelperAt[key] > 0 {
+			// A helper's frame was kept: the test's own goes before it.
+			if !goTestFunc(fn) {
+				return
+			}
+			h := f.goHelperAt[key] - 1
+			buf = append(buf[:h], append([]string{at}, buf[h:]...)...)
+		} else {
+			buf = append(buf, at)
+		}
+		f.goBuf[key] = append(buf, "")
+		if goTestFunc(fn) {
+			f.goFn[key] = "\x00" // the test's own frame: no other
+			return
+		}
+		if f.goHelperAt == nil {
+			f.goHelperAt = map[string]int{}
+		}
+		f.goHelperAt[key] = len(buf) // 1-based: the helper's line
+		delete(f.goFn, key)
 		return
 	}
 	if f.goFn[key] == "\x00" || strings.HasPrefix(l, "created by ") || !strings.HasSuffix(l, ")") {
@@ -187,4 +208,47 @@ func (f *fails) goStackLine(key, l string) {
 		l = l[:i]
 	}
 	f.goFn[key] = l
+}
+
+// goPanicFrame keeps a frame of a panic's stack in a _test.go file: the
+// first such frame, and the test's own (a Test function's) when the first
+// was a helper's, before it; none after the test's own.
+func (f *fails) goPanicFrame(at string, test bool) {
+	if f.open < 0 {
+		return
+	}
+	if f.goHelper == 0 {
+		f.locLine(at)
+		if test {
+			f.stackKept = true
+		} else if m := f.meta[f.open].loc; m > 0 {
+			f.goHelper = m
+		}
+		return
+	}
+	if !test {
+		return
+	}
+	n := len(f.list[f.open].Lines)
+	f.line(at)
+	if len(f.list[f.open].Lines) > n {
+		// The test's frame is the location; ordered puts it before the helper's.
+		f.meta[f.open].loc = n + 1
+	}
+	f.stackKept = true
+}
+
+// goTestFunc says whether a stack frame's function is a test function or
+// one of its closures: "example.com/x.TestParse.func1", not
+// "example.com/x.assert" or "example.com/x.Testify".
+func goTestFunc(fn string) bool {
+	if i := strings.LastIndexByte(fn, '/'); i >= 0 {
+		fn = fn[i+1:]
+	}
+	_, fn, ok := strings.Cut(fn, ".")
+	if !ok || !strings.HasPrefix(fn, "Test") {
+		return false
+	}
+	rest := strings.TrimPrefix(fn, "Test")
+	return rest == "" || rest[0] == '.' || !(rest[0] >= 'a' && rest[0] <= 'z')
 }

@@ -45,7 +45,21 @@ func (p *Parser) failPytest(b, trim []byte) bool {
 		}
 	}
 	if f.openKind == kindPytest && !f.done {
-		if (b[0] == 'E' && (len(b) == 1 || b[1] == ' ')) || pytestLocation.Match(b) {
+		if m := pytestFrame.FindSubmatch(b); m != nil && !f.stackKept && pytestTestFile(string(m[1])) {
+			// The first frame in a test file: where the test failed (its
+			// own line, when the exception came from a helper).
+			f.stackKept = true
+			f.locLine(strings.TrimRight(string(b), " "))
+			return true
+		}
+		switch {
+		case b[0] == 'E' && (len(b) == 1 || b[1] == ' '):
+			if f.open >= 0 && f.meta[f.open].loc > 0 && f.meta[f.open].head == 0 {
+				f.headLine(string(b)) // the frame came first: the exception leads
+			} else {
+				f.line(string(b))
+			}
+		case pytestLocation.Match(b):
 			f.line(string(b))
 		}
 		return true
@@ -317,4 +331,15 @@ func (p *Parser) failJest(b, trim []byte) bool {
 		return true
 	}
 	return false
+}
+
+// pytestTestFile says whether a traceback's file is a test file: test_*.py
+// or *_test.py, or a .py file under a tests/ or test/ folder.
+func pytestTestFile(file string) bool {
+	file = strings.ReplaceAll(file, "\\", "/")
+	base := file[strings.LastIndexByte(file, '/')+1:]
+	if strings.HasPrefix(base, "test_") || strings.HasSuffix(base, "_test.py") {
+		return true
+	}
+	return strings.HasPrefix(file, "tests/") || strings.HasPrefix(file, "test/") || strings.Contains(file, "/tests/") || strings.Contains(file, "/test/")
 }

@@ -61,6 +61,23 @@ is missing, no sandbox can run, or the protected files cannot be listed.`,
 func printDoctor(stdio *IO, r *doctor.Report) {
 	w := stdio.Out
 	fmt.Fprintln(w, "looprinter doctor")
+	// What the user must act on comes first, then every finding by area.
+	fmt.Fprintf(w, "%s\n", r.Summary)
+	first := true
+	for _, f := range r.Findings {
+		if f.Level != doctor.Fail && f.Level != doctor.Warn {
+			continue
+		}
+		if first {
+			fmt.Fprintln(w, "\nTo act on:")
+			first = false
+		}
+		fmt.Fprintf(w, "  %-4s  %s: %s\n", f.Level, f.Area, f.Message)
+		if f.Fix != "" {
+			fmt.Fprintf(w, "        fix: %s\n", f.Fix)
+		}
+	}
+	fmt.Fprint(w, "\nThe details:\n")
 	area := ""
 	for _, f := range r.Findings {
 		if f.Area != area {

@@ -13,6 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/looprinter/looprinter/detect"
+	"github.com/looprinter/looprinter/guard"
+	"github.com/looprinter/looprinter/internal/doctor"
 	"github.com/looprinter/looprinter/internal/initwiz"
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/spec"
@@ -199,7 +201,16 @@ func runInit(stdio *IO, o *initOptions, cmd *cobra.Command) error {
 		return &ExitError{Code: ExitUsage, Err: errors.New(b.String())}
 	}
 
+	var ran *checkRun
 	if !interactive {
+		if a.HoldoutShare != "" && !o.skipChecks {
+			// The checks run once first: a test file their failure names
+			// holds the loop's target and is never set aside.
+			if pre, err := initwiz.Load(path, a); err == nil {
+				ran = runChecksOnce(cmd.Context(), pre)
+				a.FailingOutput = ran.failing
+			}
+		}
 		if err := initwiz.PlanHoldout(dir, &a); err != nil {
 			return &ExitError{Code: ExitUsage, Err: err}
 		}
@@ -233,8 +244,15 @@ func runInit(stdio *IO, o *initOptions, cmd *cobra.Command) error {
 			fmt.Fprintf(stdio.Out, "Added %s to .git/info/exclude\n", strings.Join(added, ", "))
 		}
 	}
+	failing := ""
 	if !o.skipChecks {
-		lines, warns := checkWarnings(cmd.Context(), l)
+		if ran == nil {
+			ran = runChecksOnce(cmd.Context(), l)
+		}
+		failing = ran.failing
+		lines, warns := ran.lines, ran.warns
+		hl, hw := holdoutChecksOnce(cmd.Context(), l)
+		lines, warns = append(lines, hl...), append(warns, hw...)
 		for _, s := range lines {
 			fmt.Fprintln(stdio.Out, s)
 		}
@@ -242,6 +260,7 @@ func runInit(stdio *IO, o *initOptions, cmd *cobra.Command) error {
 			fmt.Fprintln(stdio.Err, "warning:", w)
 		}
 	}
+	printInitProtected(stdio, l, failing)
 	added, err := initwiz.UpdateGitignore(filepath.Dir(l.Path))
 	if err != nil {
 		fmt.Fprintf(stdio.Err, "warning: could not update .gitignore: %v; add output/ and working-records/ to it yourself\n", err)
@@ -252,8 +271,48 @@ func runInit(stdio *IO, o *initOptions, cmd *cobra.Command) error {
 	if filepath.Clean(path) != "loop.yaml" {
 		fileArg = " -f " + path
 	}
+	if commit := initwiz.CommitHint(filepath.Dir(l.Path), l.Path); commit != "" {
+		fmt.Fprintln(stdio.Out, commit)
+	}
 	fmt.Fprintf(stdio.Out, "Next:\n  looprinter validate%s       see what the loop will do\n  looprinter doctor%s         check the agent CLI and the check commands\n  looprinter cost estimate%s  what it may cost\n  looprinter run%s            run it\n", fileArg, fileArg, fileArg, fileArg)
 	return nil
+}
+
+// checkRun is what running the checks once found.
+type checkRun struct {
+	lines, warns []string
+	failing      string // the failing checks' signals
+}
+
+func runChecksOnce(ctx context.Context, l *spec.Loop) *checkRun {
+	lines, warns, failing := checkWarnings(ctx, l)
+	return &checkRun{lines: lines, warns: warns, failing: failing}
+}
+
+// holdoutChecksOnce runs the holdout checks once, as the clean room will
+// (the holdout files in view), and says what each found, with a warning
+// for one that cannot start, could not collect, ran no test, or failed
+// without naming a failing test: a holdout check that can never pass
+// would keep the loop from DONE.
+func holdoutChecksOnce(ctx context.Context, l *spec.Loop) (lines, warns []string) {
+	if len(l.HoldoutVerify) == 0 {
+		return nil, nil
+	}
+	once := *l
+	once.Verify, once.ObjectiveVerify, once.Holdout, once.HoldoutVerify = l.HoldoutVerify, nil, nil, nil
+	if once.CheckTimeout.D() > initwiz.ProbeTimeout {
+		once.CheckTimeout = spec.Duration(initwiz.ProbeTimeout)
+	}
+	for _, r := range loop.ProbeChecks(ctx, &once) {
+		line, ws := initwiz.RanReport(initwiz.Ran{Command: r.Command, Exit: r.ExitCode, Duration: time.Duration(r.DurationMS) * time.Millisecond,
+			TimedOut: r.TimedOut, Tests: r.Tests, Output: r.Signal, Dir: l.Dir, Objective: l.Objective})
+		lines = append(lines, "holdout: "+line)
+		warns = append(warns, ws...)
+		if w := initwiz.HoldoutRunWarning(r.Command, r.ExitCode, r.Tests, len(r.Failed), r.Signal); w != "" {
+			warns = append(warns, w)
+		}
+	}
+	return lines, warns
 }
 
 // checkWarnings runs the new loop's checks once (a command listed under
@@ -262,7 +321,7 @@ func runInit(stdio *IO, o *initOptions, cmd *cobra.Command) error {
 // (exit, time, test counts) and what would stop the loop before any agent
 // run: checks that cannot run, or checks that already pass (ALREADY
 // PASSING, exit 5, unless allow_passing).
-func checkWarnings(ctx context.Context, l *spec.Loop) (lines, out []string) {
+func checkWarnings(ctx context.Context, l *spec.Loop) (lines, out []string, failing string) {
 	once := *l
 	once.ObjectiveVerify = nil
 	if once.CheckTimeout.D() > initwiz.ProbeTimeout {
@@ -280,13 +339,17 @@ func checkWarnings(ctx context.Context, l *spec.Loop) (lines, out []string) {
 	}
 	results := loop.ProbeChecks(ctx, &once)
 	if len(results) == 0 {
-		return nil, nil
+		return nil, nil, ""
 	}
 	pass := true
+	var failed strings.Builder
 	for _, r := range results {
 		pass = pass && r.Pass
+		if !r.Pass {
+			failed.WriteString(r.Signal + "\n")
+		}
 		line, warns := initwiz.RanReport(initwiz.Ran{Command: r.Command, Exit: r.ExitCode, Duration: time.Duration(r.DurationMS) * time.Millisecond,
-			TimedOut: r.TimedOut, Tests: r.Tests, Output: r.Signal})
+			TimedOut: r.TimedOut, Tests: r.Tests, Output: r.Signal, Dir: l.Dir, Objective: l.Objective})
 		lines = append(lines, line)
 		out = append(out, warns...)
 		if (r.ExitCode == 126 || r.ExitCode == 127) && len(warns) == 0 {
@@ -310,5 +373,25 @@ func checkWarnings(ctx context.Context, l *spec.Loop) (lines, out []string) {
 			out = append(out, "the objective checks already pass (only the cycle gate's fail): they cannot show that the agent's work met the objective, so after paid agent runs the loop would end NOT VERIFIED; sharpen objective_verify so it fails until the objective is met")
 		}
 	}
-	return lines, out
+	return lines, out, failed.String()
+}
+
+// printInitProtected says how many files each rule protects (validate
+// lists them) and warns of a protected file the objective or a failing
+// check's output names.
+func printInitProtected(stdio *IO, l *spec.Loop, failing string) {
+	ps, err := guard.ResolveProtected(l.Dir, l)
+	if err != nil {
+		fmt.Fprintf(stdio.Err, "warning: the protected files cannot be listed, so the loop will not start: %v\n", err)
+		return
+	}
+	fmt.Fprintf(stdio.Out, "Protected: %s the agent may not change, by rule (looprinter validate lists them):\n", count(len(ps), "file"))
+	for _, line := range doctor.ProtectedByRule(ps) {
+		fmt.Fprintln(stdio.Out, line)
+	}
+	warns := doctor.NamedProtected(ps, "the objective", l.Objective)
+	warns = append(warns, doctor.NamedProtected(ps, "the failing checks' output", failing)...)
+	for _, w := range warns {
+		fmt.Fprintln(stdio.Err, "warning:", w)
+	}
 }

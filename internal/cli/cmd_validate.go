@@ -46,7 +46,7 @@ count per rule, or every one with --all.`,
 			if all {
 				max = -1
 			}
-			printEffective(io, l, max)
+			printActFirst(io.Out, func(w *IO) { printEffective(w, l, max) })
 			return nil
 		},
 	}
@@ -89,7 +89,7 @@ func printEffective(io *IO, l *spec.Loop, maxProtected int) {
 	list("setup:", l.Setup, "(none)")
 	switch l.Shape {
 	case spec.ShapeCycle:
-		list("cycle gate:", append([]string{"built-in plan checks", "output/progress.txt non-empty"}, l.Verify...), "")
+		list("cycle gate:", append([]string{"every task of the plan (output/plan.json) marked done, none targeting a protected file", "output/progress.txt non-empty"}, l.Verify...), "")
 		list("objective:", l.ObjectiveVerify, "(none: the objective gate passes through; reported NOT VERIFIED)")
 	default:
 		list("verify:", l.Verify, "(none)")
@@ -144,6 +144,9 @@ func printProtected(w io.Writer, l *spec.Loop, maxProtected int) {
 	fmt.Fprintf(w, "protected:  %s the agent may not change\n", count(len(ps), "file"))
 	for _, line := range doctor.ProtectedLines(ps, maxProtected) {
 		fmt.Fprintf(w, "  %s\n", line)
+	}
+	for _, warn := range doctor.NamedProtected(ps, "the objective", l.Objective) {
+		fmt.Fprintf(w, "warning:    %s\n", warn)
 	}
 }
 
@@ -234,5 +237,38 @@ func printRedaction(w io.Writer, l *spec.Loop) {
 	}
 	if l.Notify.Command != "" {
 		fmt.Fprintf(w, "notify:     command %s\n", redact.Command(l.Notify.Command))
+	}
+}
+
+// printActFirst prints what print writes with its warnings first: after
+// the opening line, what the user must act on, then the details.
+func printActFirst(out io.Writer, print func(*IO)) {
+	var buf strings.Builder
+	print(&IO{Out: &buf})
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	var warns, rest []string
+	for _, l := range lines {
+		if strings.HasPrefix(l, "warning:") {
+			warns = append(warns, l)
+		} else {
+			rest = append(rest, l)
+		}
+	}
+	if len(rest) > 0 {
+		fmt.Fprintln(out, rest[0])
+		rest = rest[1:]
+	}
+	if len(warns) > 0 {
+		fmt.Fprintf(out, "\nTo act on (%d):\n", len(warns))
+		for _, w := range warns {
+			fmt.Fprintln(out, w)
+		}
+		fmt.Fprint(out, "\nThe loop:\n")
+		for len(rest) > 0 && rest[0] == "" {
+			rest = rest[1:]
+		}
+	}
+	for _, l := range rest {
+		fmt.Fprintln(out, l)
 	}
 }

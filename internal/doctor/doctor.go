@@ -428,6 +428,9 @@ func checkProtected(l *spec.Loop, max int) []Finding {
 	f := Finding{Level: OK, Area: AreaProtected, Message: fmt.Sprintf("%d protected file%s: the agent may not change %s", len(ps), plural(len(ps)), itThem(len(ps)))}
 	f.Notes = ProtectedLines(ps, max)
 	out := []Finding{f}
+	for _, w := range NamedProtected(ps, "the objective", l.Objective) {
+		out = append(out, Finding{Level: Warn, Area: AreaProtected, Message: w})
+	}
 	if len(l.Protect) > 0 {
 		out = append(out, Finding{Level: Info, Area: AreaProtected, Message: "new files that match protect: " + strings.Join(quoteAll(l.Protect), ", ") + " may not be created either"})
 	}

@@ -5,6 +5,7 @@ package initwiz
 
 import (
 	"fmt"
+	"github.com/looprinter/looprinter/agent"
 	"regexp"
 	"strconv"
 	"strings"
@@ -35,6 +36,10 @@ type Answers struct {
 	Holdout       []string
 	HoldoutVerify []string
 	HoldoutNotes  []string // what the user must know of the pick (PlanHoldout)
+	// FailingOutput is what the checks printed when init ran them once
+	// and they failed: a test file it names holds the loop's failing
+	// target, and is never set aside (PlanHoldout).
+	FailingOutput string
 	TestFiles     []string
 	// 4. Constraints
 	Protect     []string
@@ -180,6 +185,29 @@ type Missing struct {
 // ModelApplies says whether agent.model means anything for a backend: not
 // for a command agent, which gets no model from looprinter.
 func ModelApplies(backend string) bool { return backend != "command" }
+
+// ModelExamples are model names of the backend's families (agent's
+// registry), the ones to suggest: none for a backend without families.
+func ModelExamples(backend string) []string {
+	b, ok := agent.Find(backend)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for i := len(b.Families) - 1; i >= 0; i-- {
+		out = append(out, b.Families[i].Model)
+	}
+	return out
+}
+
+// ModelHint is the model question's description for the backend: its own
+// models as examples, never another CLI's.
+func ModelHint(backend string) string {
+	if ex := ModelExamples(backend); len(ex) > 0 {
+		return fmt.Sprintf("The %s CLI's model name, e.g. %s. Empty: the CLI's default.", backend, strings.Join(ex, " or "))
+	}
+	return fmt.Sprintf("The %s CLI's model name. Empty: the CLI's default.", backend)
+}
 
 func (m Missing) Error() string { return fmt.Sprintf("%s: pass %s", m.What, m.Flag) }
 

@@ -154,7 +154,7 @@ func Interview(start Answers, path string, in io.Reader, out io.Writer) (a Answe
 			huh.NewSelect[string]().Title("5/6 Agent: backend").Options(backendOpts...).Value(&v.backend),
 		),
 		huh.NewGroup(
-			huh.NewInput().Title("Model").Description("The CLI's model name, e.g. sonnet or opus. Empty: the CLI's default.").Value(&v.model),
+			huh.NewInput().Title("Model").DescriptionFunc(func() string { return ModelHint(v.backend) }, &v.backend).Value(&v.model),
 		).WithHideFunc(func() bool { return !ModelApplies(v.backend) }),
 		huh.NewGroup(
 			huh.NewInput().Title("Agent command").

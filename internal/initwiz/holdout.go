@@ -114,6 +114,8 @@ func TestFiles(dir string) ([]string, error) {
 			out = append(out, rel)
 		case jsTestFile(rel) && len(jsTests(p)) > 0:
 			out = append(out, rel)
+		case rustTestTarget(dir, rel) != "":
+			out = append(out, rel)
 		}
 		return nil
 	})
@@ -189,7 +191,7 @@ func PickHoldout(files []string, k int) []string {
 func HoldoutVerify(dir string, files []string, checks []string) []string {
 	var out []string
 	byPkg := map[string][]string{}
-	var pkgs, py, js []string
+	var pkgs, py, js, rs []string
 	for _, f := range files {
 		if strings.HasSuffix(f, ".go") {
 			d := path.Dir(f)
@@ -199,6 +201,8 @@ func HoldoutVerify(dir string, files []string, checks []string) []string {
 			byPkg[d] = append(byPkg[d], goTests(filepath.Join(dir, filepath.FromSlash(f)))...)
 		} else if slices.Contains(jsTestExt, path.Ext(f)) {
 			js = append(js, f)
+		} else if t := rustTestTarget(dir, f); t != "" {
+			rs = append(rs, t)
 		} else {
 			py = append(py, f)
 		}
@@ -219,6 +223,7 @@ func HoldoutVerify(dir string, files []string, checks []string) []string {
 	if len(js) > 0 {
 		out = append(out, nodeRunner(dir, checks)+" "+strings.Join(js, " "))
 	}
+	out = append(out, rustHoldoutChecks(rs)...)
 	return out
 }
 
@@ -228,9 +233,10 @@ func HoldoutVerify(dir string, files []string, checks []string) []string {
 // node --test; node --test when none is named), through the package
 // manager of the lockfile.
 func nodeRunner(dir string, checks []string) string {
-	runner := ""
+	runner, line := "", ""
 	for _, c := range checks {
 		if runner = detect.NodeRunner(c); runner != "" {
+			line = c
 			break
 		}
 	}
@@ -239,18 +245,23 @@ func nodeRunner(dir string, checks []string) string {
 			Scripts map[string]string `json:"scripts"`
 		}
 		if data, err := os.ReadFile(filepath.Join(dir, "package.json")); err == nil && json.Unmarshal(data, &pj) == nil {
-			runner = detect.NodeRunner(pj.Scripts["test"])
+			line = pj.Scripts["test"]
+			runner = detect.NodeRunner(line)
 		}
+	}
+	flags := ""
+	if f := runnerFlags(dir, line, runner); len(f) > 0 {
+		flags = " " + strings.Join(f, " ")
 	}
 	pm, _ := detect.PackageManager(dir)
 	x := map[string]string{"npm": "npx", "pnpm": "pnpm exec", "yarn": "yarn", "bun": "bunx"}[pm]
 	switch runner {
 	case "vitest":
-		return x + " vitest run"
+		return x + " vitest run" + flags
 	case "jest":
-		return x + " jest --runTestsByPath"
+		return x + " jest" + flags + " --runTestsByPath"
 	case "mocha":
-		return x + " mocha"
+		return x + " mocha" + flags
 	}
 	return "node --test"
 }
@@ -382,6 +393,11 @@ func PlanHoldout(dir string, a *Answers) error {
 	}
 	checks := append(append([]string{}, a.Verify...), a.ObjectiveVerify...)
 	target := FailingTargets(dir, files, checks)
+	for f, why := range failingNamed(dir, files, a.FailingOutput) {
+		if target[f] == "" {
+			target[f] = why
+		}
+	}
 	var free []string
 	for _, f := range files {
 		if target[f] == "" {

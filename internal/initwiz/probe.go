@@ -2,11 +2,13 @@ package initwiz
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/looprinter/looprinter/checkcmd"
 	"github.com/looprinter/looprinter/detect"
+	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/testcount"
 )
 
@@ -22,8 +24,12 @@ type Ran struct {
 	TimedOut bool
 	Tests    testcount.Counts
 	// Output is the check's output (or its failure signal), read for a
-	// runner that could not start.
+	// runner that could not start or collect its tests.
 	Output string
+	// Dir is the loop's folder and Objective its objective, for telling
+	// the project's own package that cannot be imported from a module the
+	// work is to write.
+	Dir, Objective string
 }
 
 // RanReport says what one run of a check found: the line to show ("ran
@@ -41,11 +47,18 @@ func RanReport(r Ran) (line string, warnings []string) {
 		if len(r.Tests.PassedNames) == 0 && r.Tests.Passed > 0 {
 			if how := nameFlags[r.Tests.Runner]; how != "" {
 				line += " (counted, not named: " + how + " would name each test, so that a dropped one is named)"
+				if named := NamedCommand(r.Command, r.Tests.Runner); named != "" {
+					line += fmt.Sprintf("; init leaves the check as it is: to have them named, pass --verify %q (or edit the loop file)", named)
+				}
 			}
 		}
 	}
 	if missing, hint := checkcmd.RunnerMissing(r.Output, r.Exit); missing && !(r.Exit == 126 || r.Exit == 127) || missing && !strings.HasPrefix(hint, "a program the check starts") {
 		warnings = append(warnings, fmt.Sprintf("the check `%s` could not start its runner: %s. `looprinter run` would stop BLOCKED before any agent run", r.Command, hint))
+		return line, warnings
+	}
+	if why := judge.NotCollected(r.Command, r.Output, r.Exit, r.Dir, r.Objective); why != "" {
+		warnings = append(warnings, why+". `looprinter run` would stop BLOCKED before any agent run")
 		return line, warnings
 	}
 	if !r.Tests.Known && looksLikeTests(r.Command) {
@@ -100,4 +113,48 @@ func CountFlags(cmd string) string {
 		return "use vitest's default or verbose reporter: --reporter=verbose"
 	}
 	return ""
+}
+
+// HoldoutRunWarning says what is wrong with a holdout check that init ran
+// once: it ran no test, or it failed without naming a failing test (a
+// runner that could not load the files, `suite is not defined`), so that
+// it may never pass; "" when it ran tests.
+func HoldoutRunWarning(command string, exit int, tests testcount.Counts, failed int, signal string) string {
+	first := strings.TrimSpace(signal)
+	if i := strings.IndexByte(first, '\n'); i >= 0 {
+		first = first[:i]
+	}
+	switch {
+	case tests.Known && tests.Passed+tests.Failed == 0:
+		return fmt.Sprintf("the holdout check `%s` ran no test: the loop could never show the holdout tests pass; correct it in holdout_verify", command)
+	case exit != 0 && failed == 0 && (!tests.Known || tests.Failed == 0):
+		return fmt.Sprintf("the holdout check `%s` failed (exit %d) without a failing test: it may never pass, and the loop would never reach DONE; run it yourself and correct it in holdout_verify (its output: %s)", command, exit, first)
+	}
+	return ""
+}
+
+// NamedCommand is the check with the flag that makes its runner name each
+// passing test (nameFlags), offered to the user, never written by init;
+// "" when it is not known where the flag goes.
+func NamedCommand(cmd, runner string) string {
+	flag := map[string]string{"pytest": "-rA", "unittest": "-v", "jest": "--verbose", "vitest": "--reporter=verbose", "mocha": "--reporter tap", "node": "--test-reporter=tap"}[runner]
+	if flag == "" || strings.ContainsAny(cmd, "|;&<>`$") {
+		return ""
+	}
+	f := strings.Fields(cmd)
+	if runner == "unittest" {
+		for i, w := range f {
+			if w == "unittest" {
+				return strings.Join(append(append(append([]string{}, f[:i+1]...), flag), f[i+1:]...), " ")
+			}
+		}
+		return ""
+	}
+	if len(f) > 1 && (f[0] == "npm" || f[0] == "pnpm" || f[0] == "yarn" || f[0] == "bun") {
+		if slices.Contains(f, "--") {
+			return cmd + " " + flag
+		}
+		return cmd + " -- " + flag
+	}
+	return cmd + " " + flag
 }

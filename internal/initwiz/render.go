@@ -62,7 +62,11 @@ func Render(a Answers) []byte {
 	if a.Model != "" {
 		p("  model: %s%s# the CLI's model name\n", q(a.Model), pad(q(a.Model), 18))
 	} else if ModelApplies(a.Backend) {
-		p("  # model: sonnet          # the CLI's model name; unset: the CLI's default\n")
+		if ex := ModelExamples(a.Backend); len(ex) > 0 {
+			p("  # model: %s%s# the CLI's model name; unset: the CLI's default\n", ex[0], pad(ex[0], 17))
+		} else {
+			p("  # model: ...             # the CLI's model name; unset: the CLI's default\n")
+		}
 	}
 	if a.Backend == "command" {
 		p("  # the program and its arguments; it gets the prompt on stdin and in $LOOPRINTER_PROMPT_FILE\n")
@@ -160,6 +164,15 @@ func pad(s string, width int) string {
 // Write renders the answers, checks the result with the loop file loader,
 // and writes it to path. It refuses to replace an existing file unless
 // force is set.
+// Load is the loop the answers would write to path, not written.
+func Load(path string, a Answers) (*spec.Loop, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	return spec.Parse(Render(a), abs)
+}
+
 func Write(path string, a Answers, force bool) (*spec.Loop, error) {
 	data := Render(a)
 	abs, err := filepath.Abs(path)

@@ -1,0 +1,57 @@
+package testcount
+
+import (
+	"regexp"
+	"strings"
+)
+
+// jsCaseValue is what a JS runner's each/table test puts in its title: a
+// number or a quoted string.
+var jsCaseValue = regexp.MustCompile("-?\\d+(?:\\.\\d+)?|'[^']*'|\"[^\"]*\"|`[^`]*`")
+
+// CaseOf says which parametrized test a failing test is a case of: its
+// family (the test's name without the case) and the case's id, ok false
+// for a test that is no case of another. A pytest id
+// ("tests/test_x.py::test_add[1-2]": test_add, "1-2"), a Go subtest
+// ("pkg.TestParse/empty/x": pkg.TestParse, "empty/x"), a unittest subtest
+// ("mod.Class.test_x (i=1)": mod.Class.test_x, "i=1"), and the titles of a
+// JS each/table test, which differ only in the numbers and quoted strings
+// put in them ("adds 1 + 2": "adds # + #", the whole title its id).
+func CaseOf(f Failure) (family, id string, ok bool) {
+	name := f.Name
+	switch f.Runner {
+	case "pytest":
+		start := strings.LastIndex(name, "::")
+		i := strings.IndexByte(name[start+1:], '[')
+		if start < 0 || i < 0 || !strings.HasSuffix(name, "]") {
+			return "", "", false
+		}
+		i += start + 1
+		return name[:i], name[i+1 : len(name)-1], true
+	case "go", "go-json":
+		i := strings.Index(name, ".Test")
+		if i < 0 {
+			i = 0
+		} else {
+			i++
+		}
+		j := strings.IndexByte(name[i:], '/')
+		if j <= 0 || i+j+1 == len(name) {
+			return "", "", false
+		}
+		return name[:i+j], name[i+j+1:], true
+	case "unittest":
+		i := strings.Index(name, " (")
+		if i <= 0 || !strings.HasSuffix(name, ")") {
+			return "", "", false
+		}
+		return name[:i], name[i+2 : len(name)-1], true
+	case "jest", "vitest", "mocha", "tap":
+		fam := jsCaseValue.ReplaceAllString(name, "#")
+		if fam == name {
+			return "", "", false
+		}
+		return fam, name, true
+	}
+	return "", "", false
+}
