@@ -66,6 +66,9 @@ type CheckBoxOptions struct {
 	// of a holdout box hold the holdout files while its checks run, and an
 	// agent must not be able to read them (agents see the host's /tmp).
 	Scratch string
+	// View is what checks see besides the tree and its layers (the
+	// loop's sandbox.allow_read and allow_sockets; Env is the check's).
+	View ViewSpec
 }
 
 // A CheckBox runs checks confined: whatever a check's code writes is gone
