@@ -78,6 +78,10 @@ var etcAllow = []string{
 	"inputrc", "terminfo", "mime.types", "login.defs", "environment", "npmrc", "pip.conf", "python3", "perl",
 }
 
+// gitHomeKeep are git's settings under HOME, in every view: git refuses
+// to run when it cannot read them.
+var gitHomeKeep = []string{".gitconfig", ".config/git"}
+
 // freshDirs are shown as empty folders of the run's own: nothing of the
 // host's temporary folders or runtime folders (the unix sockets of tmux,
 // ssh-agent, dbus, databases) is in the view.
@@ -159,7 +163,7 @@ func BuildManifest(v ViewSpec) Manifest {
 		}
 	}
 	if home != "" {
-		for _, k := range v.HomeKeep {
+		for _, k := range append(append([]string(nil), gitHomeKeep...), v.HomeKeep...) {
 			add(filepath.Join(home, filepath.FromSlash(k)), ReadOnlyBind, "~/"+k+": an agent CLI's or git's settings")
 		}
 	}
@@ -393,7 +397,30 @@ func lookIn(name, pathEnv string) (string, error) {
 // goEnv is `go env GOROOT GOMODCACHE GOCACHE GOPATH` for env.
 func goEnv(goBin string, env []string) [][2]string {
 	keys := []string{"GOROOT", "GOMODCACHE", "GOCACHE", "GOPATH"}
-	out := runLines(goBin, env, append([]string{"env"}, keys...)...)
+	// go writes its telemetry counters under the user's config folder:
+	// the probe gets a throw-away one, and the user's go env file by name.
+	goenv := lookupEnv(env, "GOENV")
+	if goenv == "" {
+		cfg := lookupEnv(env, "XDG_CONFIG_HOME")
+		if !filepath.IsAbs(cfg) {
+			if h := lookupEnv(env, "HOME"); filepath.IsAbs(h) {
+				cfg = filepath.Join(h, ".config")
+			}
+		}
+		if cfg != "" {
+			goenv = filepath.Join(cfg, "go", "env")
+		}
+	}
+	scratch, err := os.MkdirTemp("", "looprinter-goenv-")
+	if err != nil {
+		return nil
+	}
+	defer os.RemoveAll(scratch)
+	penv := append(append([]string(nil), env...), "XDG_CONFIG_HOME="+scratch)
+	if goenv != "" {
+		penv = append(penv, "GOENV="+goenv)
+	}
+	out := runLines(goBin, penv, append([]string{"env"}, keys...)...)
 	var kv [][2]string
 	for i, k := range keys {
 		if i < len(out) && filepath.IsAbs(out[i]) {
