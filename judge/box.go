@@ -249,5 +249,7 @@ func boxOptions(l *spec.Loop, tree string, hideDirs []string) sandbox.CheckBoxOp
 	if network == "" {
 		network = sandbox.CheckNetworkNone
 	}
-	return sandbox.CheckBoxOptions{Tree: tree, Hide: append([]string{loopdir.StateRoot()}, hideDirs...), Views: views, Network: network, Scratch: scratch}
+	o := sandbox.CheckBoxOptions{Tree: tree, Hide: append([]string{loopdir.StateRoot()}, hideDirs...), Views: views, Network: network, Scratch: scratch}
+	o.View = sandbox.ViewSpec{AllowRead: l.SandboxOpts.AllowRead, AllowSockets: l.SandboxOpts.AllowSockets}
+	return o
 }
