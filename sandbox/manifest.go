@@ -242,10 +242,23 @@ func (m Manifest) Paths(how How) []string {
 
 // Lines are the manifest in words, one entry a line, for doctor and
 // validate.
+// Entries of one folder laid alike for one reason share a line
+// (/etc/{passwd,group,…}).
 func (m Manifest) Lines() []string {
 	var out []string
-	for _, e := range m {
-		out = append(out, fmt.Sprintf("%-9s %s (%s)", e.How, e.Path, e.Why))
+	for i := 0; i < len(m); {
+		e, j := m[i], i+1
+		names := []string{filepath.Base(e.Path)}
+		for j < len(m) && m[j].How == e.How && m[j].Why == e.Why && filepath.Dir(m[j].Path) == filepath.Dir(e.Path) {
+			names = append(names, filepath.Base(m[j].Path))
+			j++
+		}
+		path := e.Path
+		if len(names) > 1 {
+			path = filepath.Join(filepath.Dir(e.Path), "{"+strings.Join(names, ",")+"}")
+		}
+		out = append(out, fmt.Sprintf("%-9s %s (%s)", e.How, path, e.Why))
+		i = j
 	}
 	return out
 }
@@ -323,6 +336,9 @@ func toolchainRoot(dir, home string) string {
 	case "bin", "sbin", "shims":
 		root = filepath.Dir(dir)
 	}
+	if fi, err := os.Stat(filepath.Join(root, "src")); root != dir && err == nil && fi.IsDir() {
+		return dir // a GOPATH-like folder: its src holds projects
+	}
 	if home != "" && Within(root, home) && root != home {
 		rel, _ := filepath.Rel(home, root)
 		first := strings.Split(filepath.ToSlash(rel), "/")[0]
@@ -396,7 +412,7 @@ func lookIn(name, pathEnv string) (string, error) {
 
 // goEnv is `go env GOROOT GOMODCACHE GOCACHE GOPATH` for env.
 func goEnv(goBin string, env []string) [][2]string {
-	keys := []string{"GOROOT", "GOMODCACHE", "GOCACHE", "GOPATH"}
+	keys := []string{"GOROOT", "GOMODCACHE", "GOCACHE"}
 	// go writes its telemetry counters under the user's config folder:
 	// the probe gets a throw-away one, and the user's go env file by name.
 	goenv := lookupEnv(env, "GOENV")
