@@ -336,8 +336,8 @@ func toolchainRoot(dir, home string) string {
 	case "bin", "sbin", "shims":
 		root = filepath.Dir(dir)
 	}
-	if fi, err := os.Stat(filepath.Join(root, "src")); root != dir && err == nil && fi.IsDir() {
-		return dir // a GOPATH-like folder: its src holds projects
+	if fi, err := os.Stat(filepath.Join(root, "src")); home != "" && Within(root, home) && root != dir && err == nil && fi.IsDir() {
+		return dir // a GOPATH under HOME: its src holds projects
 	}
 	if home != "" && Within(root, home) && root != home {
 		rel, _ := filepath.Rel(home, root)
