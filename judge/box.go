@@ -123,6 +123,7 @@ func confinedView(ctx context.Context, l *spec.Loop, tree string, remove []strin
 	}
 	o := boxOptions(l, tree, hideDirs)
 	o.Kind, o.Remove, o.Put, o.Env = kind, remove, put, env
+	o.View.AllowRead = append(o.View.AllowRead, programFolders(tree, setup, cmds)...)
 	if lower != "" {
 		o.Lower = []string{lower}
 	}

@@ -2,7 +2,11 @@ package loop
 
 import (
 	"os"
+	"path/filepath"
 	"sort"
+	"strings"
+
+	"github.com/google/shlex"
 
 	"github.com/looprinter/looprinter/agent"
 	"github.com/looprinter/looprinter/sandbox"
@@ -27,7 +31,39 @@ func viewOf(l *spec.Loop) sandbox.ViewSpec {
 	for _, b := range agent.All() {
 		keep = append(keep, b.HomePaths...)
 	}
-	return sandbox.ViewSpec{Env: env, HomeKeep: keep, AllowRead: l.SandboxOpts.AllowRead, AllowSockets: l.SandboxOpts.AllowSockets}
+	read := append(append([]string(nil), l.SandboxOpts.AllowRead...), commandPaths(l)...)
+	return sandbox.ViewSpec{Env: env, HomeKeep: keep, AllowRead: read, AllowSockets: l.SandboxOpts.AllowSockets}
+}
+
+// commandPaths are the files outside the loop folder that the loop's agent
+// commands name (agent.command's program and its arguments that are paths:
+// a wrapper script, its settings): the user's own configuration, shown
+// read-only so that the command runs in its view.
+func commandPaths(l *spec.Loop) []string {
+	cmds := []string{l.Agent.Command}
+	for _, a := range l.Agents {
+		cmds = append(cmds, a.Command)
+	}
+	var out []string
+	for _, c := range cmds {
+		words, err := shlex.Split(c)
+		if err != nil {
+			continue
+		}
+		for _, w := range words {
+			if !strings.Contains(w, "/") {
+				continue
+			}
+			if !filepath.IsAbs(w) {
+				w = filepath.Join(l.Dir, w)
+			}
+			w = filepath.Clean(w)
+			if _, err := os.Stat(w); err == nil && !sandbox.Within(w, filepath.Clean(l.Dir)) {
+				out = append(out, w)
+			}
+		}
+	}
+	return out
 }
 
 // shownOf are the paths outside the loop folder an agent run of l sees
