@@ -489,41 +489,6 @@ func goModCache(get func(string) string, home string) string {
 	return ""
 }
 
-// readAround lists what to grant read access to so that everything under
-// root is readable except the hidden paths: root itself when no hidden
-// path is inside it, else its entries one by one (symbolic links are not
-// followed; what they point to is granted where it lies).
-func readAround(root string, hidden []string, dirs, files *[]string) {
-	var inside []string
-	for _, h := range hidden {
-		if Within(root, h) {
-			return
-		}
-		if Within(h, root) {
-			inside = append(inside, h)
-		}
-	}
-	fi, err := os.Lstat(root)
-	if err != nil || fi.Mode()&os.ModeSymlink != 0 {
-		return
-	}
-	if !fi.IsDir() {
-		*files = append(*files, root)
-		return
-	}
-	if len(inside) == 0 {
-		*dirs = append(*dirs, root)
-		return
-	}
-	ents, err := os.ReadDir(root)
-	if err != nil {
-		return
-	}
-	for _, e := range ents {
-		readAround(filepath.Join(root, e.Name()), inside, dirs, files)
-	}
-}
-
 // removeTree removes a scratch folder (overlayfs leaves mode 000 folders).
 func removeTree(p string) error { return removeAllWritable(p) }
 
@@ -579,17 +544,4 @@ func (b *CheckBox) network(setup bool) string {
 		return b.opts.SetupNetwork
 	}
 	return b.opts.Network
-}
-
-// hostDaemonMasks hide, from a check with the host's network, the sockets
-// through which a program takes over the host (container engines): an
-// empty file bound over a socket, an empty tmpfs over a folder of them.
-func hostDaemonMasks() []string {
-	var a []string
-	for _, p := range []string{"/run/docker.sock", "/run/podman/podman.sock", "/run/containerd/containerd.sock", "/run/crio/crio.sock", "/run/buildkit/buildkitd.sock"} {
-		if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSocket != 0 {
-			a = append(a, "--ro-bind", "/dev/null", p)
-		}
-	}
-	return a
 }
