@@ -18,6 +18,7 @@ import (
 
 	"github.com/looprinter/looprinter/proc"
 	"github.com/looprinter/looprinter/redact"
+	"github.com/looprinter/looprinter/sandbox"
 )
 
 // MaxLine is the longest line handed to a parser; the transcript always gets
@@ -57,6 +58,12 @@ func ChildEnv(req Request) []string {
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		if drop[k] {
+			continue
+		}
+		if req.Wrap != nil && sandbox.IsServiceEnv(k) {
+			// A confined agent reaches none of the user's services (an ssh
+			// or gpg agent, tmux, the session bus): their sockets are not
+			// in its view, and their variables are not in its environment.
 			continue
 		}
 		if _, over := req.Env[k]; over {

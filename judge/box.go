@@ -123,6 +123,7 @@ func confinedView(ctx context.Context, l *spec.Loop, tree string, remove []strin
 	}
 	o := boxOptions(l, tree, hideDirs)
 	o.Kind, o.Remove, o.Put, o.Env = kind, remove, put, env
+	o.View.AllowRead = append(o.View.AllowRead, programFolders(tree, setup, cmds)...)
 	if lower != "" {
 		o.Lower = []string{lower}
 	}
@@ -258,5 +259,7 @@ func boxOptions(l *spec.Loop, tree string, hideDirs []string) sandbox.CheckBoxOp
 		views = gitDirsOf(tree)
 	}
 	network, setupNet := boxNetworks(l)
-	return sandbox.CheckBoxOptions{Tree: tree, Hide: append([]string{loopdir.StateRoot()}, hideDirs...), Views: views, Network: network, SetupNetwork: setupNet, Scratch: scratch}
+	o := sandbox.CheckBoxOptions{Tree: tree, Hide: append([]string{loopdir.StateRoot()}, hideDirs...), Views: views, Network: network, SetupNetwork: setupNet, Scratch: scratch}
+	o.View = sandbox.ViewSpec{AllowRead: l.SandboxOpts.AllowRead, AllowSockets: l.SandboxOpts.AllowSockets}
+	return o
 }

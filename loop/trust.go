@@ -36,9 +36,12 @@ func (r *runner) confinement(files []guard.File, phase string) (func(string, []s
 		return nil, err
 	}
 	p.Slot = r.slot
+	p.View, p.Shown = viewOf(r.spec()), shownOf(r.spec())
 	r.layer, r.trees = nil, nil
 	r.writeSecrets()
 	if p.Kind == sandbox.Bwrap && sandbox.LayerProbe() == nil {
+		// HOME's layer shows only the CLIs' folders and the toolchains.
+		p.HomeMask = true
 		// One mount over the loop folder, whatever the number of protected
 		// files: they are judged when the layer is applied.
 		lay, _ := slotLayer(r.dir, r.slot)
@@ -155,6 +158,7 @@ func (r *runner) confinement(files []guard.File, phase string) (func(string, []s
 		return nil, err
 	}
 	p.Slot = r.slot
+	p.View, p.Shown = viewOf(r.spec()), shownOf(r.spec())
 	p.Writable = home.Writable
 	p.ReadOnly = append(p.ReadOnly, roFiles...)
 	if err := r.confineNetwork(&p); err != nil {
@@ -199,6 +203,7 @@ func Confine(l *spec.Loop, readOnly []string) (func(string, []string) (string, [
 	if p.Kind == sandbox.Off {
 		return nil, p.Kind, nil
 	}
+	p.View, p.Shown = viewOf(l), shownOf(l)
 	return p.Wrap, p.Kind, nil
 }
 

@@ -106,10 +106,11 @@ func (p Policy) bwrapArgs(tmp, path string, args []string) []string {
 		// too: the agent cannot remount /, unmount /proc, or write past a
 		// read-only bind.
 		"--unshare-user", "--cap-drop", "ALL",
-		"--ro-bind", "/", "/",
-		"--dev", "/dev",
-		"--proc", "/proc",
 	}
+	// The view is built from the manifest, not from the host: what it does
+	// not name does not exist in the run's view (other projects, other
+	// loops, the rest of HOME, the host's sockets).
+	a = append(a, viewArgs(p.manifest(path))...)
 	writable := append([]string{p.Dir, tmp}, p.Writable...)
 	sortByDepth(writable)
 	seen := map[string]bool{}
@@ -121,19 +122,37 @@ func (p Policy) bwrapArgs(tmp, path string, args []string) []string {
 	}
 	for _, r := range p.ReadOnly {
 		for _, w := range writable {
-			if Within(r, w) {
+			if Within(r, w) && p.visible(r) {
 				a = append(a, "--ro-bind", r, r)
 				break
 			}
 		}
 	}
+	// The repository the engine commits to, when it lies outside the
+	// loop folder: read-only, like the rest of ReadOnly outside every
+	// writable tree that the view shows.
+	for _, r := range p.Shown {
+		if !covered(r, writable) {
+			a = append(a, "--ro-bind", r, r)
+		}
+	}
 	for _, h := range p.Hidden {
+		if !p.visible(h) {
+			continue // not in the view at all
+		}
 		if fi, err := os.Stat(h); err == nil && fi.IsDir() {
 			// Empty and read-only: nothing to read, nowhere to write.
 			a = append(a, "--tmpfs", h, "--remount-ro", h)
 		}
 	}
-	a = append(a, maskArgs(p.Masked)...)
+	var masked []string
+	for _, m := range p.Masked {
+		if p.visible(m) {
+			masked = append(masked, m)
+		}
+	}
+	a = append(a, maskArgs(masked)...)
+	a = append(a, socketArgs(p.manifest(path))...)
 	a = append(a, "--chdir", p.Dir, "--", path)
 	return append(a, args...)
 }

@@ -71,6 +71,9 @@ type CheckBoxOptions struct {
 	// of a holdout box hold the holdout files while its checks run, and an
 	// agent must not be able to read them (agents see the host's /tmp).
 	Scratch string
+	// View is what checks see besides the tree and its layers (the
+	// loop's sandbox.allow_read and allow_sockets; Env is the check's).
+	View ViewSpec
 }
 
 // A CheckBox runs checks confined: whatever a check's code writes is gone
@@ -177,7 +180,7 @@ func CheckGuarantee(kind, network string) string {
 	}
 	switch kind {
 	case Bwrap:
-		return "checks run in a sandbox of the judge's own, never the agent's: the tree, HOME and the caches are throw-away copy-on-write layers (nothing a check writes survives it), /tmp an empty folder of the check's own, the engine's state folder and other loops hidden, no capabilities, their own PID namespace, " + net + " (without the network, /run's daemon sockets hidden too); every process a check starts ends with it"
+		return "checks run in a sandbox of the judge's own, never the agent's, in a view built from the loop's manifest (the system, the toolchains, the tree; nothing else of the machine): the tree, HOME and the caches are throw-away copy-on-write layers (nothing a check writes survives it), /tmp, /var/tmp, /run and /dev/shm empty folders of the check's own (no socket of the host's), the engine's state folder, other loops and other projects out of the view, no capabilities, their own PID namespace, " + net + "; every process a check starts ends with it"
 	case Landlock:
 		if network != CheckNetworkHost && landlockABI() >= 4 {
 			net = "no TCP bind or connect"
@@ -198,9 +201,9 @@ func CheckGaps(kind, network string) []string {
 	}
 	switch kind {
 	case Bwrap:
-		out = append(out, "bubblewrap: unix sockets under HOME or in the tree (a gpg or ssh agent's kept under HOME) stay reachable by path; programs installed in /tmp cannot run in a check (its /tmp is its own)")
+		out = append(out, "bubblewrap: programs installed in /tmp, or anywhere outside the manifest, cannot run in a check (name their folder in sandbox.allow_read); a unix socket in the tree stays reachable")
 		if network == CheckNetworkHost {
-			out = append(out, "bubblewrap with checks.network host: /run's daemon sockets (databases, dbus) are reachable; only the container engines' are masked")
+			out = append(out, "bubblewrap with checks.network host: the host's abstract unix sockets (a session bus, an X server) are reachable (the network namespace is the host's)")
 		}
 		if err := LayerProbe(); err != nil {
 			out = append(out, "no copy-on-write layer can be laid here ("+err.Error()+"): checks cannot run in the judge's sandbox")
@@ -212,7 +215,7 @@ func CheckGaps(kind, network string) []string {
 		abi := landlockABI()
 		out = append(out,
 			"Landlock: the tree is read-only to a check (no throw-away layer): a runner that writes into it (caches, reports) fails",
-			"Landlock: unix sockets by path (the host's /tmp and /run: a terminal multiplexer's, an ssh agent's, docker's) stay reachable: Landlock does not cover them",
+			"Landlock: unix sockets by path (the host's /tmp and /run: a terminal multiplexer's, an ssh agent's, docker's) stay reachable: Landlock does not cover them (reads are limited to the manifest, the tree and the module cache)",
 			"Landlock: HOME, the temporary folder and the caches are fresh empty folders for every check; the module cache is the user's, read-only (a module not downloaded yet cannot be); Go's build cache is the box's own, shared by its checks (cold at first; what one check's code writes there, a later check of the same box reads)",
 			"Landlock: no PID namespace: a check sees the host's processes in /proc",
 			"Landlock: the folders on the way to a hidden one (/, HOME…) cannot be listed by a check, and entries made in them after the check starts cannot be read",

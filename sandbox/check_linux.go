@@ -340,13 +340,16 @@ func (b *CheckBox) bwrapCommand(ctx context.Context, c, dir, shellLine string, e
 	// ssh agent's, the agents' network proxies) through which code would
 	// reach past every namespace. Without the network, /run (the daemons'
 	// sockets: docker, databases, dbus) is hidden too.
-	a = append(a, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp")
-	if b.network(setup) != CheckNetworkHost {
-		if fi, err := os.Stat("/run"); err == nil && fi.IsDir() {
-			a = append(a, "--tmpfs", "/run")
-		}
-	} else {
-		a = append(a, hostDaemonMasks()...)
+	// The view is built from the box's manifest, not from the host: the
+	// system, the toolchains, the tree and its caches' layers; /tmp,
+	// /var/tmp, /run and /dev/shm are empty folders of the check's own
+	// (the host's hold unix sockets: a terminal multiplexer's, an ssh
+	// agent's, the daemons', the agents' network proxies, through which
+	// code would reach past every namespace).
+	m := b.manifest(env)
+	a = append(a, viewArgs(m)...)
+	if err := b.maskHome(layers, m, env); err != nil {
+		return nil, err
 	}
 	for _, t := range b.targets {
 		a = append(a, "--bind", t, t)
@@ -369,6 +372,7 @@ func (b *CheckBox) bwrapCommand(ctx context.Context, c, dir, shellLine string, e
 			a = append(a, "--ro-bind", v, v)
 		}
 	}
+	a = append(a, socketArgs(m)...)
 	a = append(a, "--chdir", dir, "--", "/bin/sh", "-c", shellLine)
 	s := layerSpec{Stage: 1, Layers: layers, Exec: bwrapOnce.path, Args: a, Root: b.tree, FD3: true}
 	if !setup {
@@ -385,7 +389,7 @@ func (b *CheckBox) bwrapCommand(ctx context.Context, c, dir, shellLine string, e
 		return nil, err
 	}
 	cmd := exec.CommandContext(ctx, exe)
-	cmd.Env = append(append(append([]string(nil), env...), "TMPDIR=/tmp"), checkPythonEnv("/tmp/.looprinter-pycache")...)
+	cmd.Env = append(append(DropServiceEnv(env), "TMPDIR=/tmp"), checkPythonEnv("/tmp/.looprinter-pycache")...)
 	cmd.Env = append(cmd.Env, EnvCheckLayers+"="+string(spec))
 	return cmd, nil
 }
@@ -444,10 +448,10 @@ func (b *CheckBox) landlockCommand(ctx context.Context, c, dir, shellLine string
 	if setup {
 		s.RWDirs = append(s.RWDirs, b.tree)
 	}
-	readAround("/", append(append([]string(nil), b.hide...), b.scratch), &s.RODirs, &s.ROFiles)
-	if covered(b.tree, b.hide) {
-		s.RODirs = append(s.RODirs, b.tree)
-	}
+	// Reads: the box's manifest, the tree and Go's module cache; nothing
+	// else (the engine's state folder, other loops and projects, the rest
+	// of HOME).
+	s.RODirs, s.ROFiles = readRules(b.manifest(env), b.tree, goModCache(get, realHome))
 	views := b.views
 	if setup {
 		views = nil
@@ -464,7 +468,7 @@ func (b *CheckBox) landlockCommand(ctx context.Context, c, dir, shellLine string
 		return nil, err
 	}
 	cmd := exec.CommandContext(ctx, exe, "/bin/sh", "-c", shellLine)
-	cmd.Env = append(append(append(append([]string(nil), env...), extra...), checkPythonEnv(filepath.Join(tmp, "pycache"))...), EnvCheck+"="+string(spec))
+	cmd.Env = append(append(append(DropServiceEnv(env), extra...), checkPythonEnv(filepath.Join(tmp, "pycache"))...), EnvCheck+"="+string(spec))
 	return cmd, nil
 }
 
@@ -483,41 +487,6 @@ func goModCache(get func(string) string, home string) string {
 		return filepath.Join(home, "go", "pkg", "mod")
 	}
 	return ""
-}
-
-// readAround lists what to grant read access to so that everything under
-// root is readable except the hidden paths: root itself when no hidden
-// path is inside it, else its entries one by one (symbolic links are not
-// followed; what they point to is granted where it lies).
-func readAround(root string, hidden []string, dirs, files *[]string) {
-	var inside []string
-	for _, h := range hidden {
-		if Within(root, h) {
-			return
-		}
-		if Within(h, root) {
-			inside = append(inside, h)
-		}
-	}
-	fi, err := os.Lstat(root)
-	if err != nil || fi.Mode()&os.ModeSymlink != 0 {
-		return
-	}
-	if !fi.IsDir() {
-		*files = append(*files, root)
-		return
-	}
-	if len(inside) == 0 {
-		*dirs = append(*dirs, root)
-		return
-	}
-	ents, err := os.ReadDir(root)
-	if err != nil {
-		return
-	}
-	for _, e := range ents {
-		readAround(filepath.Join(root, e.Name()), inside, dirs, files)
-	}
 }
 
 // removeTree removes a scratch folder (overlayfs leaves mode 000 folders).
@@ -575,17 +544,4 @@ func (b *CheckBox) network(setup bool) string {
 		return b.opts.SetupNetwork
 	}
 	return b.opts.Network
-}
-
-// hostDaemonMasks hide, from a check with the host's network, the sockets
-// through which a program takes over the host (container engines): an
-// empty file bound over a socket, an empty tmpfs over a folder of them.
-func hostDaemonMasks() []string {
-	var a []string
-	for _, p := range []string{"/run/docker.sock", "/run/podman/podman.sock", "/run/containerd/containerd.sock", "/run/crio/crio.sock", "/run/buildkit/buildkitd.sock"} {
-		if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSocket != 0 {
-			a = append(a, "--ro-bind", "/dev/null", p)
-		}
-	}
-	return a
 }

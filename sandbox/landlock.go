@@ -29,6 +29,10 @@ type helperSpec struct {
 	// Landlock ABI 4 or later.
 	Net     bool `json:"net,omitempty"`
 	NetPort int  `json:"net_port,omitempty"`
+	// ReadDirs and ReadFiles are what the run may read besides what it
+	// may write: the view's manifest (see BuildManifest).
+	ReadDirs  []string `json:"read_dirs,omitempty"`
+	ReadFiles []string `json:"read_files,omitempty"`
 }
 
 // fsRights are the filesystem rights the ruleset handles: everything up to
@@ -157,6 +161,7 @@ func (p Policy) wrapLandlock(path string, args []string) (string, []string, []st
 		return "", nil, nil, fmt.Errorf("sandbox: private temporary folder: %w", err)
 	}
 	s := helperSpec{Exec: path, Dirs: []string{p.Dir, tmp}}
+	s.ReadDirs, s.ReadFiles = readRules(p.manifest(path), p.Shown...)
 	if p.Net != nil {
 		s.Net, s.NetPort = true, p.Net.Port
 	}

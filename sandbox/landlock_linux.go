@@ -15,13 +15,18 @@ import (
 // restrictThread applies the Landlock ruleset of s to the calling thread
 // (best effort across ABI versions; an error when Landlock is missing).
 func restrictThread(s helperSpec) error {
-	cfg := landlock.Config{HandledAccessFS: fsRights, Scoped: llsyscall.ScopeSignal}
+	// Signals and abstract unix sockets stay inside the run's domain
+	// (ABI 6): no signal to the engine or the user's processes, no
+	// connection to an abstract socket of theirs (a session bus, an X
+	// server).
+	cfg := landlock.Config{HandledAccessFS: fsRights, Scoped: llsyscall.ScopeSignal | llsyscall.ScopeAbstractUnixSocket}
 	if s.Net {
 		cfg.HandledAccessNet = llsyscall.AccessNetConnectTCP
 	}
 	cfg = cfg.BestEffort()
 	rules := []landlock.Rule{
-		landlock.RODirs("/"),
+		landlock.RODirs(s.ReadDirs...).IgnoreIfMissing(),
+		landlock.ROFiles(s.ReadFiles...).IgnoreIfMissing(),
 		landlock.RWFiles(deviceFiles...).WithIoctlDev().IgnoreIfMissing(),
 		landlock.RWDirs(deviceDirs...).WithIoctlDev().IgnoreIfMissing(),
 	}

@@ -52,7 +52,7 @@ echo done`
 	hostile := `echo A > shared.txt
 echo forged > "$OTHER/forged.txt" 2>/dev/null && echo "WROTE other layer"
 echo forged >> "$OTHER/mine.txt" 2>/dev/null && echo "APPENDED other layer"
-rm -f "$OTHER/mine.txt" 2>/dev/null; [ -e "$OTHER/mine.txt" ] || echo "REMOVED from other layer"
+rm -f "$OTHER/mine.txt" 2>/dev/null && [ -d "$OTHER" ] && ! [ -e "$OTHER/mine.txt" ] && echo "REMOVED from other layer"
 mkdir "$OTHER/../upper2" 2>/dev/null && echo "MADE a layer folder"
 grep -q '^B$' shared.txt && echo "SAW the other run's write"
 echo done`

@@ -99,6 +99,40 @@ type Policy struct {
 	// or first run): each has a private temporary folder of its own, so
 	// that neither empties nor reads the other's (TempDirOf).
 	Slot int
+	// View says what the run sees besides its writable trees (see
+	// BuildManifest): under bwrap nothing else of the machine is in its
+	// view, under Landlock nothing else can be read.
+	View ViewSpec
+	// Shown are more paths shown read-only although no manifest entry
+	// names them (the repository the engine commits to, outside the loop
+	// folder).
+	Shown []string
+	// HomeMask: HOME's copy-on-write layer (bwrap) shows only the
+	// manifest's entries under HOME, the writable trees and the loop
+	// folder; every other entry of the real HOME is a whiteout in the
+	// layer, laid before each run.
+	HomeMask bool
+
+	maskedHome string   // HOME, when its layer is masked (maskHomeLayers)
+	keptHome   []string // what the mask keeps of it
+}
+
+// viewEnv is the environment the view is built from.
+func (p Policy) viewEnv() []string {
+	if p.View.Env != nil {
+		return p.View.Env
+	}
+	return os.Environ()
+}
+
+// visible says whether path is in the view: outside a masked HOME always
+// (bubblewrap makes the mount point on the view's own root), inside it
+// only where the mask keeps it.
+func (p Policy) visible(path string) bool {
+	if p.maskedHome == "" || !Within(path, p.maskedHome) {
+		return true
+	}
+	return covered(path, p.keptHome)
 }
 
 // Resolve picks the kind for a mode on this machine. auto is bwrap when
@@ -234,7 +268,7 @@ func (p Policy) Wrap(path string, args []string) (newPath string, newArgs []stri
 		// The network namespace and its relay are the layer helper's too.
 		return p.wrapLayered(dir, path, args)
 	}
-	q := Policy{Kind: p.Kind, Dir: dir, Writable: existing(p.Writable), ReadOnly: existing(p.ReadOnly), Hidden: p.Hidden, Masked: p.Masked, Net: p.Net, Slot: p.Slot}
+	q := Policy{Kind: p.Kind, Dir: dir, Writable: existing(p.Writable), ReadOnly: existing(p.ReadOnly), Hidden: p.Hidden, Masked: p.Masked, Net: p.Net, Slot: p.Slot, View: p.View, Shown: existing(p.Shown)}
 	if p.Kind == Bwrap {
 		return q.wrapBwrap(path, args)
 	}
@@ -280,7 +314,12 @@ func (p Policy) wrapLayered(dir, path string, args []string) (string, []string, 
 			ro = append(ro, r)
 		}
 	}
-	q := Policy{Kind: Bwrap, Dir: dir, Writable: existing(p.Writable), ReadOnly: existing(ro), Hidden: p.Hidden, Masked: p.Masked, Slot: p.Slot}
+	q := Policy{Kind: Bwrap, Dir: dir, Writable: existing(p.Writable), ReadOnly: existing(ro), Hidden: p.Hidden, Masked: p.Masked, Slot: p.Slot, View: p.View, Shown: existing(p.Shown)}
+	if p.HomeMask {
+		if err := q.maskHomeLayers(layers, path); err != nil {
+			return "", nil, nil, err
+		}
+	}
 	bw, bargs, extra, err := q.wrapBwrap(path, args)
 	if err != nil {
 		return "", nil, nil, err

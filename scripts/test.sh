@@ -59,6 +59,8 @@ nobody_scripts=(
   attack_dependency_shim_landlock
   attack_holdout_other_loop
   attack_checks_network_allow
+  attack_host_services
+  attack_view_landlock
 )
 # The sandbox as an ordinary user too (user namespaces, no root): when the
 # tests run as root (CI), its tests run again as nobody.

@@ -226,8 +226,9 @@ var judgeRules = map[string]judgeRule{
 		}
 		return ""
 	},
-	"sandbox.mode":       refuse("the sandbox may not change"),
-	"sandbox.allow_read": refuse("the paths let through the sandbox's masks may not change"),
+	"sandbox.mode":          refuse("the sandbox may not change"),
+	"sandbox.allow_read":    refuse("the paths let through the sandbox's masks may not change"),
+	"sandbox.allow_sockets": refuse("the host's sockets let into the sandbox may not change"),
 	"sandbox.deny_read": func(d fieldDiff, _, _ *Loop) string {
 		if !d.New.IsValid() {
 			return "sandbox.deny_read may only grow"

@@ -276,6 +276,7 @@ var judgeCases = []judgeCase{
 	{"network.mode", "network open", func(l *Loop) { l.Network.Mode = "open" }, false, nil},
 	{"network.allow", "network allow more", func(l *Loop) { l.Network.Allow = append(l.Network.Allow, "evil.example") }, false, nil},
 	{"sandbox.allow_read", "allow_read ssh", func(l *Loop) { l.SandboxOpts.AllowRead = append(l.SandboxOpts.AllowRead, "~/.ssh") }, false, nil},
+	{"sandbox.allow_sockets", "allow_sockets a socket", func(l *Loop) { l.SandboxOpts.AllowSockets = append(l.SandboxOpts.AllowSockets, "/run/user/0/bus") }, false, nil},
 	{"sandbox.deny_read", "deny_read more", func(l *Loop) { l.SandboxOpts.DenyRead = append(l.SandboxOpts.DenyRead, "~/.secret") }, true, nil},
 	{"sandbox.deny_read", "deny_read less", func(l *Loop) { l.SandboxOpts.DenyRead = nil }, false, nil},
 	{"test_summaries.*.name", "test summary renamed", func(l *Loop) { l.TestSummaries[0].Name = "other" }, false, nil},

@@ -52,7 +52,13 @@ type SandboxOpts struct {
 	DenyRead []string `yaml:"deny_read"`
 	// AllowRead are masked paths let through (a credential folder the
 	// agent needs).
+	// Also: more paths shown read-only in the view of every agent run and
+	// check, which is otherwise built from the system, the toolchains and
+	// the loop's own folders.
 	AllowRead []string `yaml:"allow_read"`
+	// AllowSockets are unix sockets of the host let into the view (a
+	// database the tests need); validate warns about each.
+	AllowSockets []string `yaml:"allow_sockets"`
 }
 
 // UnmarshalYAML reads `sandbox: MODE` or the mapping.
@@ -82,7 +88,7 @@ func (l *Loop) validateNetwork(at func(path, format string, args ...any)) {
 			at(fmt.Sprintf("network.allow[%d]", i), "network.allow[%d]: %v", i, err)
 		}
 	}
-	for key, list := range map[string][]string{"sandbox.deny_read": l.SandboxOpts.DenyRead, "sandbox.allow_read": l.SandboxOpts.AllowRead} {
+	for key, list := range map[string][]string{"sandbox.deny_read": l.SandboxOpts.DenyRead, "sandbox.allow_read": l.SandboxOpts.AllowRead, "sandbox.allow_sockets": l.SandboxOpts.AllowSockets} {
 		for i, p := range list {
 			if p = strings.TrimSpace(p); p == "" || !(strings.HasPrefix(p, "/") || p == "~" || strings.HasPrefix(p, "~/")) {
 				at(fmt.Sprintf("%s[%d]", key, i), "%s[%d]: %q is not an absolute path or a path under ~", key, i, list[i])

@@ -10,6 +10,7 @@ import (
 
 	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/internal/doctor"
+	"github.com/looprinter/looprinter/internal/termtext"
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/netpolicy"
@@ -99,6 +100,7 @@ func printEffective(io *IO, l *spec.Loop, maxProtected int) {
 	printRedaction(w, l)
 	printForge(w, l)
 	printNetwork(w, l)
+	printView(w, l)
 	fmt.Fprintln(w, "prompts:")
 	phases := []string{"plan", "build", "replan"}
 	user := map[string]string{"plan": l.Prompts.Plan, "build": l.Prompts.Build, "replan": l.Prompts.Replan, "ralph": l.Prompts.Ralph}
@@ -270,5 +272,23 @@ func printActFirst(out io.Writer, print func(*IO)) {
 	}
 	for _, l := range rest {
 		fmt.Fprintln(out, l)
+	}
+}
+
+// printView says what an agent run (and, with the tree for the loop
+// folder, a check) sees of the machine: the manifest its view is built
+// from, and a warning for each host socket let in.
+func printView(w io.Writer, l *spec.Loop) {
+	kind, err := sandbox.Resolve(l.Sandbox)
+	if err != nil || kind == sandbox.Off {
+		fmt.Fprintf(w, "%-11s %s\n", "view:", "the whole machine (no sandbox in force)")
+		return
+	}
+	fmt.Fprintf(w, "%-11s %s\n", "view:", "built from this manifest, with the loop folder and HOME's layer (bwrap) or a private HOME (landlock); nothing else of the machine is visible (bwrap) or readable (landlock); add a path with sandbox.allow_read")
+	for _, line := range loop.ViewOf(l).Lines() {
+		fmt.Fprintf(w, "%-11s %s\n", "", termtext.Clean(line))
+	}
+	for _, warn := range l.SocketWarnings() {
+		fmt.Fprintf(w, "warning:    %s\n", warn)
 	}
 }

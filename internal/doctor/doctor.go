@@ -305,7 +305,23 @@ func checkSandbox(l *spec.Loop) []Finding {
 		out = append(out, Finding{Level: Warn, Area: AreaSandbox, Message: w,
 			Fix: "use bubblewrap (apt-get install bubblewrap), which confines the network and masks credentials, or a kernel with Landlock ABI 4 (Linux 6.7) for TCP"})
 	}
+	out = append(out, viewFindings(l, kind)...)
 	return append(out, checkFindings(kind, l.Checks.Network.Mode)...)
+}
+
+// viewFindings say what an agent run and a check see of the machine: the
+// manifest their views are built from (one note an entry), and a warning
+// for each host socket the loop file lets in.
+func viewFindings(l *spec.Loop, kind string) []Finding {
+	if kind == sandbox.Off {
+		return nil
+	}
+	out := []Finding{{Level: Info, Area: AreaSandbox, Message: "view: agents and checks see only this manifest, the loop folder and HOME's layer (nothing else of the machine: other projects and loops, the rest of HOME, the host's /tmp, /var/tmp and /run); a command that needs more names it in sandbox.allow_read",
+		Notes: loop.ViewOf(l).Lines()}}
+	for _, w := range l.SocketWarnings() {
+		out = append(out, Finding{Level: Warn, Area: AreaSandbox, Message: w, Fix: "remove it from sandbox.allow_sockets unless the checks need that service"})
+	}
+	return out
 }
 
 // checkFindings say what the checks' own sandbox guarantees, and what it
