@@ -66,6 +66,9 @@ type CheckBoxOptions struct {
 	// of a holdout box hold the holdout files while its checks run, and an
 	// agent must not be able to read them (agents see the host's /tmp).
 	Scratch string
+	// Cache is the loop's trusted cache layer (see CheckCache): nil for
+	// none.
+	Cache *CheckCache
 }
 
 // A CheckBox runs checks confined: whatever a check's code writes is gone
@@ -81,6 +84,10 @@ type CheckBox struct {
 	env     []string
 	pending sync.WaitGroup // the housekeeping of ended checks
 	base    Layer          // bwrap: what setups wrote in the tree, under every check's layer
+	// cacheSeed copies, once, the cache layer's Go build cache into a
+	// Landlock box's own (checkcache_linux.go).
+	cacheSeed    sync.Once
+	cacheSeedErr error
 }
 
 // Kind is the kind in force for the box's checks.

@@ -319,6 +319,9 @@ func (b *CheckBox) bwrapCommand(ctx context.Context, c, dir, shellLine string, e
 		case t == b.tree:
 			l.Lower = append([]string{b.base.Upper}, b.opts.Lower...)
 		}
+		if err := b.cacheLayer(&l, t, setup); err != nil {
+			return nil, err
+		}
 		for _, d := range []string{l.Upper, l.Work} {
 			if err := os.MkdirAll(d, 0o700); err != nil {
 				return nil, err
@@ -386,6 +389,7 @@ func (b *CheckBox) bwrapCommand(ctx context.Context, c, dir, shellLine string, e
 	}
 	cmd := exec.CommandContext(ctx, exe)
 	cmd.Env = append(append(append([]string(nil), env...), "TMPDIR=/tmp"), checkPythonEnv("/tmp/.looprinter-pycache")...)
+	cmd.Env = append(cmd.Env, b.cacheEnv(env, setup)...)
 	cmd.Env = append(cmd.Env, EnvCheckLayers+"="+string(spec))
 	return cmd, nil
 }
@@ -440,7 +444,11 @@ func (b *CheckBox) landlockCommand(ctx context.Context, c, dir, shellLine string
 	if mc := goModCache(get, realHome); mc != "" {
 		extra = append(extra, "GOMODCACHE="+mc)
 	}
-	s := checkSpec{Exec: "/bin/sh", RWDirs: []string{c, goCache}, NoNet: b.network(setup) != CheckNetworkHost}
+	cenv, crw, cro, err := b.landlockCache(goCache, setup)
+	if err != nil {
+		return nil, err
+	}
+	s := checkSpec{Exec: "/bin/sh", RWDirs: append([]string{c, goCache}, crw...), RODirs: cro, NoNet: b.network(setup) != CheckNetworkHost}
 	if setup {
 		s.RWDirs = append(s.RWDirs, b.tree)
 	}
@@ -464,7 +472,7 @@ func (b *CheckBox) landlockCommand(ctx context.Context, c, dir, shellLine string
 		return nil, err
 	}
 	cmd := exec.CommandContext(ctx, exe, "/bin/sh", "-c", shellLine)
-	cmd.Env = append(append(append(append([]string(nil), env...), extra...), checkPythonEnv(filepath.Join(tmp, "pycache"))...), EnvCheck+"="+string(spec))
+	cmd.Env = append(append(append(append(append([]string(nil), env...), extra...), checkPythonEnv(filepath.Join(tmp, "pycache"))...), cenv...), EnvCheck+"="+string(spec))
 	return cmd, nil
 }
 
