@@ -356,3 +356,7 @@ func mtimeFresh(unit string) bool {
 	}
 	return !read
 }
+
+// RemoveCache removes a cache layer's folder (overlayfs leaves folders of
+// mode 000 in a work folder).
+func RemoveCache(dir string) error { return removeAllWritable(dir) }
