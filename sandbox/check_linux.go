@@ -146,6 +146,7 @@ func (b *CheckBox) prepare() error {
 		return err
 	}
 	if b.opts.Kind == Bwrap {
+		b.makeCacheDirs()
 		b.targets = layerTargets(append([]string{b.tree}, cacheDirs(b.env)...), os.Getuid() == 0, b.tree)
 		b.base = Layer{Target: b.tree, Upper: filepath.Join(b.scratch, "base", "u"), Work: filepath.Join(b.scratch, "base", "w"), Lower: b.opts.Lower}
 		if _, err := PrepareLayer(b.base); err != nil {

@@ -128,6 +128,23 @@ func (b *CheckBox) cacheLayer(l *Layer, t string, setup bool) error {
 	return nil
 }
 
+// makeCacheDirs makes, for a box with a cache layer, the cache folders
+// the environment names that do not exist yet (their parent does), as the
+// tools would on their first use: only an existing folder gets a layer,
+// and a cache folder without one cannot be written by a check, nor warmed.
+func (b *CheckBox) makeCacheDirs() {
+	if b.opts.Cache == nil {
+		return
+	}
+	for _, d := range cacheDirs(b.env) {
+		if _, err := os.Stat(d); os.IsNotExist(err) {
+			if fi, err := os.Stat(filepath.Dir(d)); err == nil && fi.IsDir() {
+				os.Mkdir(d, 0o700)
+			}
+		}
+	}
+}
+
 // cacheEnv are the environment entries a check with a cache layer gets
 // after the box's own: the bytecode prefix in HOME's layer; in a warm box,
 // bytecode written there, and no test results kept in Go's build cache
