@@ -77,6 +77,7 @@ func confinedView(ctx context.Context, l *spec.Loop, tree string, remove []strin
 	if len(cmds) == 0 {
 		return nil
 	}
+	cache := checkCacheFor(ctx, l, tree)
 	kind, why := checkKind(l)
 	if why != "" && note != nil {
 		if _, seen := warnedKinds.LoadOrStore(l.Dir+"\x00"+why, true); !seen {
@@ -124,6 +125,9 @@ func confinedView(ctx context.Context, l *spec.Loop, tree string, remove []strin
 	o := boxOptions(l, tree, hideDirs)
 	o.Kind, o.Remove, o.Put, o.Env = kind, remove, put, env
 	o.View.AllowRead = append(o.View.AllowRead, programFolders(tree, setup, cmds)...)
+	if o.Cache = cache; cache != nil && cache.Warm {
+		noteWarmTree(ctx, tree) // the loop folder, or a copy of it
+	}
 	if lower != "" {
 		o.Lower = []string{lower}
 	}

@@ -181,6 +181,13 @@ func (j *Judge) RunChecks(ctx context.Context, gate string, cmds []string) []Che
 		l := j.spec()
 		return unconfinedChecks(ctx, l, cmds, j.checkEnv(), j.redactor(l), logPath)
 	}
+	if gate == "baseline" {
+		// Before any agent run, on the tree the loop starts with: the
+		// checks fill the cache layer (cache.go).
+		var done func()
+		ctx, done = j.warmUp(ctx, j.spec(), j.checkEnv())
+		defer done()
+	}
 	results := j.runVisibleChecks(ctx, cmds, logPath)
 	if ctx.Err() == nil {
 		j.rerunFlaky(ctx, gate, results, j.rerunLog(stamp, gate))

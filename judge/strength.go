@@ -373,7 +373,7 @@ func (j *Judge) mutantRunner(ctx context.Context, o StrengthOptions, scratch str
 				return mutantNotRun
 			}
 			box, err := sandbox.NewCheckBox(sandbox.CheckBoxOptions{Kind: sandbox.Bwrap, Tree: j.Dir, Remove: hide, Network: network,
-				Put: []sandbox.ViewFile{{From: from, To: m.Path, Mode: mode}}, Hide: []string{j.Priv}, Scratch: scratch})
+				Put: []sandbox.ViewFile{{From: from, To: m.Path, Mode: mode}}, Hide: []string{j.Priv}, Scratch: scratch, Cache: checkCache(j.spec())})
 			if err != nil {
 				return mutantNotRun
 			}
@@ -395,7 +395,7 @@ func (j *Judge) mutantRunner(ctx context.Context, o StrengthOptions, scratch str
 	if o.Kind == sandbox.Landlock {
 		kind = sandbox.Landlock
 	}
-	box, err := sandbox.NewCheckBox(sandbox.CheckBoxOptions{Kind: kind, Tree: room, Hide: []string{j.Priv}, Scratch: scratch, Network: network})
+	box, err := sandbox.NewCheckBox(sandbox.CheckBoxOptions{Kind: kind, Tree: room, Hide: []string{j.Priv}, Scratch: scratch, Network: network, Cache: checkCache(j.spec())})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -148,6 +148,13 @@ func (p Private) Pristine() string { return p.join("pristine") }
 // layers while checks run (no agent's sandbox shows the state folder).
 func (p Private) CheckScratch() string { return p.join("check-scratch") }
 
+// CheckCache is the loop's trusted cache layer for its checks: the build
+// caches and outputs the checks' warm-up wrote on the tree the loop started
+// with (check-cache/layer), the key that says when it is refreshed
+// (check-cache/key), and the warm-up's folder while it runs
+// (check-cache/warming). No check and no agent ever writes it.
+func (p Private) CheckCache() string { return p.join("check-cache") }
+
 // LayerJournal is where the apply of layer name keeps its plan and
 // progress until the layer is wholly applied.
 func (p Private) LayerJournal(name string) string {

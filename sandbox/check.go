@@ -74,6 +74,9 @@ type CheckBoxOptions struct {
 	// View is what checks see besides the tree and its layers (the
 	// loop's sandbox.allow_read and allow_sockets; Env is the check's).
 	View ViewSpec
+	// Cache is the loop's trusted cache layer (see CheckCache): nil for
+	// none.
+	Cache *CheckCache
 }
 
 // A CheckBox runs checks confined: whatever a check's code writes is gone
@@ -89,6 +92,10 @@ type CheckBox struct {
 	env     []string
 	pending sync.WaitGroup // the housekeeping of ended checks
 	base    Layer          // bwrap: what setups wrote in the tree, under every check's layer
+	// cacheSeed copies, once, the cache layer's Go build cache into a
+	// Landlock box's own (checkcache_linux.go).
+	cacheSeed    sync.Once
+	cacheSeedErr error
 }
 
 // Kind is the kind in force for the box's checks.
@@ -216,7 +223,7 @@ func CheckGaps(kind, network string) []string {
 		out = append(out,
 			"Landlock: the tree is read-only to a check (no throw-away layer): a runner that writes into it (caches, reports) fails",
 			"Landlock: unix sockets by path (the host's /tmp and /run: a terminal multiplexer's, an ssh agent's, docker's) stay reachable: Landlock does not cover them (reads are limited to the manifest, the tree and the module cache)",
-			"Landlock: HOME, the temporary folder and the caches are fresh empty folders for every check; the module cache is the user's, read-only (a module not downloaded yet cannot be); Go's build cache is the box's own, shared by its checks (cold at first; what one check's code writes there, a later check of the same box reads)",
+			"Landlock: HOME, the temporary folder and the caches are fresh empty folders for every check; the module cache is the user's, read-only (a module not downloaded yet cannot be); Go's build cache is the box's own, shared by its checks (a copy of the loop's cache layer's, else cold; what one check's code writes there, a later check of the same box reads)",
 			"Landlock: no PID namespace: a check sees the host's processes in /proc",
 			"Landlock: the folders on the way to a hidden one (/, HOME…) cannot be listed by a check, and entries made in them after the check starts cannot be read",
 		)

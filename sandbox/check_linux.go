@@ -146,6 +146,7 @@ func (b *CheckBox) prepare() error {
 		return err
 	}
 	if b.opts.Kind == Bwrap {
+		b.makeCacheDirs()
 		b.targets = layerTargets(append([]string{b.tree}, cacheDirs(b.env)...), os.Getuid() == 0, b.tree)
 		b.base = Layer{Target: b.tree, Upper: filepath.Join(b.scratch, "base", "u"), Work: filepath.Join(b.scratch, "base", "w"), Lower: b.opts.Lower}
 		if _, err := PrepareLayer(b.base); err != nil {
@@ -319,6 +320,9 @@ func (b *CheckBox) bwrapCommand(ctx context.Context, c, dir, shellLine string, e
 		case t == b.tree:
 			l.Lower = append([]string{b.base.Upper}, b.opts.Lower...)
 		}
+		if err := b.cacheLayer(&l, t, setup); err != nil {
+			return nil, err
+		}
 		for _, d := range []string{l.Upper, l.Work} {
 			if err := os.MkdirAll(d, 0o700); err != nil {
 				return nil, err
@@ -390,6 +394,7 @@ func (b *CheckBox) bwrapCommand(ctx context.Context, c, dir, shellLine string, e
 	}
 	cmd := exec.CommandContext(ctx, exe)
 	cmd.Env = append(append(DropServiceEnv(env), "TMPDIR=/tmp"), checkPythonEnv("/tmp/.looprinter-pycache")...)
+	cmd.Env = append(cmd.Env, b.cacheEnv(env, setup)...)
 	cmd.Env = append(cmd.Env, EnvCheckLayers+"="+string(spec))
 	return cmd, nil
 }
@@ -444,7 +449,11 @@ func (b *CheckBox) landlockCommand(ctx context.Context, c, dir, shellLine string
 	if mc := goModCache(get, realHome); mc != "" {
 		extra = append(extra, "GOMODCACHE="+mc)
 	}
-	s := checkSpec{Exec: "/bin/sh", RWDirs: []string{c, goCache}, NoNet: b.network(setup) != CheckNetworkHost}
+	cenv, crw, cro, err := b.landlockCache(goCache, setup)
+	if err != nil {
+		return nil, err
+	}
+	s := checkSpec{Exec: "/bin/sh", RWDirs: append([]string{c, goCache}, crw...), RODirs: cro, NoNet: b.network(setup) != CheckNetworkHost}
 	if setup {
 		s.RWDirs = append(s.RWDirs, b.tree)
 	}
@@ -468,7 +477,7 @@ func (b *CheckBox) landlockCommand(ctx context.Context, c, dir, shellLine string
 		return nil, err
 	}
 	cmd := exec.CommandContext(ctx, exe, "/bin/sh", "-c", shellLine)
-	cmd.Env = append(append(append(DropServiceEnv(env), extra...), checkPythonEnv(filepath.Join(tmp, "pycache"))...), EnvCheck+"="+string(spec))
+	cmd.Env = append(append(append(append(DropServiceEnv(env), extra...), checkPythonEnv(filepath.Join(tmp, "pycache"))...), cenv...), EnvCheck+"="+string(spec))
 	return cmd, nil
 }
 

@@ -60,6 +60,9 @@ echo "load $(load)" >> "$OUT/cleanroom.txt"
 step "a check in the judge's sandbox: true and go test of a tiny package, off, bwrap, landlock, at 0 and 10,000 files"
 go test ./sandbox -run '^$' -bench 'CheckBox' -benchtime 20x -count 1 -timeout 30m | tee "$OUT/checkbox.txt"
 echo "load $(load)" >> "$OUT/checkbox.txt"
+step "checks that start warm: go test with the user's Go build cache empty, without and with the loop's cache layer, against a warm user cache (a cold check compiles the standard library: minutes under load)"
+go test ./sandbox -run '^$' -bench 'CheckCache' -benchtime "${CACHE_ITER:-3}x" -count 1 -timeout 60m | tee "$OUT/checkcache.txt"
+echo "load $(load)" >> "$OUT/checkcache.txt"
 step "a commit in a 50,000-file checkout: staged by name, staged by a scan; a build iteration there with commits on and off (default sandbox)"
 go test ./internal/gitops -run '^$' -bench '^BenchmarkCommit$' -benchtime 10x -count 1 -timeout 30m | tee "$OUT/commit.txt"
 go test ./internal/gitops -run '^$' -bench 'IterationCommits' -benchtime 40x -count 1 -timeout 30m | tee -a "$OUT/commit.txt"
@@ -115,6 +118,13 @@ echo "== An iteration whose agent changed K files of 100,000 (engine CPU and ove
 grep -E '^BenchmarkIterationChanged/' "$OUT/changed.txt" | while read -r line; do
 	name=$(awk '{n=$1; sub(/^BenchmarkIterationChanged\//, "", n); sub(/-[0-9]+$/, "", n); print n}' <<<"$line")
 	printf '  %-32s engine-CPU %8s  overhead %8s  walks %s\n' "$name" "$(metric engine-cpu-ms/iter "$line")" "$(metric 'overhead-ms/iter(median)' "$line")" "$(metric watch-walks "$line")"
+done
+echo
+echo "== Checks that start warm: go test -count=1 with the user's Go build cache empty (median ms; cold: no cache layer; layer: the loop's, after the baseline's warm-up; warm-user: a box, the user's cache warm; bare: unconfined, warm; goal: layer/warm-user <= 1.5; load $(tail -1 "$OUT/checkcache.txt" | cut -d' ' -f2-))"
+grep -E '^BenchmarkCheckCache/' "$OUT/checkcache.txt" | while read -r line; do
+	name=$(awk '{n=$1; sub(/^BenchmarkCheckCache\//, "", n); sub(/-[0-9]+$/, "", n); print n}' <<<"$line")
+	printf '  %-10s cold %9s  layer %8s  warm-user %8s  bare %8s  warm-up %9s  layer/warm-user %5s  layer/bare %5s\n' "$name" "$(metric cold-ms "$line")" "$(metric layer-ms "$line")" \
+		"$(metric warmuser-ms "$line")" "$(metric bare-ms "$line")" "$(metric warmup-ms "$line")" "$(metric layer/warm-user "$line")" "$(metric layer/bare "$line")"
 done
 echo
 echo "== The clean room and commits (ns per op; load $(tail -1 "$OUT/commit.txt" | cut -d' ' -f2-))"

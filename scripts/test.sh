@@ -61,6 +61,8 @@ nobody_scripts=(
   attack_checks_network_allow
   attack_host_services
   attack_view_landlock
+  attack_check_cache
+  checks_warm
 )
 # The sandbox as an ordinary user too (user namespaces, no root): when the
 # tests run as root (CI), its tests run again as nobody.
