@@ -28,17 +28,17 @@ import (
 
 // Checkpoint is a commit of the engine's and the checks seen on its tree.
 type Checkpoint struct {
-	Commit    string          `json:"commit"`
-	Tree      string          `json:"tree"`
-	Checks    map[string]bool `json:"checks"`          // command → passed
+	Commit string          `json:"commit"`
+	Tree   string          `json:"tree"`
+	Checks map[string]bool `json:"checks"` // command → passed
 	// Tests are the passing tests each check's runner counted on the
 	// tree (command → passed; a check whose output shows no count is not
 	// in it): the ratchet's counts, which rank states before Checks.
-	Tests map[string]int `json:"tests,omitempty"`
-	Tasks     []string        `json:"tasks,omitempty"` // tasks the engine judged passed at this commit
-	Cycle     int             `json:"cycle"`
-	Iteration int             `json:"iteration"`
-	At        time.Time       `json:"at"`
+	Tests     map[string]int `json:"tests,omitempty"`
+	Tasks     []string       `json:"tasks,omitempty"` // tasks the engine judged passed at this commit
+	Cycle     int            `json:"cycle"`
+	Iteration int            `json:"iteration"`
+	At        time.Time      `json:"at"`
 	// Gamed: the checks passed on a tree that holds runner files the
 	// agent added (tests, their support, runner configuration: what the
 	// clean room sets aside), and no clean room passed on it: its passes
