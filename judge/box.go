@@ -138,8 +138,9 @@ func confinedView(ctx context.Context, l *spec.Loop, tree string, remove []strin
 		}
 	}
 	var out []CheckResult
+	start := accountedStarter(ctx, box.Command) // the Go accounting's wrapper, in the clean room (goaccount.go)
 	for i, c := range cmds {
-		out = append(out, runCheck(ctx, box.Command, tree, c, logPath(i), l.CheckTimeout.D(), env, l.TestSummaries, red))
+		out = append(out, runCheck(ctx, start, tree, c, logPath(i), l.CheckTimeout.D(), env, l.TestSummaries, red))
 		if ctx.Err() != nil {
 			break
 		}
