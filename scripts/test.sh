@@ -43,7 +43,7 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
   mkdir -p "$nr/home/internal/cli" "$nr/home/testdata"
   cp -r testdata/script "$nr/home/testdata/" && chown -R 65534:65534 "$nr/home"
   (cd "$nr/home/internal/cli" && setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$nr/home" TMPDIR="$nr/home" GOCACHE="$nr/home/.gocache" GOPATH="$nr/home/go" CI="${CI:-}" \
-    ../../../cli.test -test.count=1 -test.run 'TestScript/(attack_home|attack_capabilities|attack_crash_kills_confined|attack_crash_daemon_landlock|attack_setsid_daemon|attack_channels|attack_git_config|attack_folder_recreated|attack_test_aware|attack_check_confined|attack_state_hidden|attack_git_hooks_landlock|audit_fresh_home|happy_path|attack_network|attack_dependency_shim|secret_scan_unlayered|land_clean_room|parallel_hostile|best_of)$')
+    ../../../cli.test -test.count=1 -test.run 'TestScript/(attack_home|attack_capabilities|attack_crash_kills_confined|attack_crash_daemon_landlock|attack_setsid_daemon|attack_channels|attack_git_config|attack_folder_recreated|attack_test_aware|attack_check_confined|attack_state_hidden|attack_git_hooks_landlock|audit_fresh_home|happy_path|attack_network|attack_dependency_shim|secret_scan_unlayered|land_clean_room|parallel_hostile|best_of|attack_go_init_forger|attack_strength_embed|best_of_special_case|inline_tests_rust)$')
 fi
 # The fleet's server-backed tests (an embedded Temporal server, workers as
 # processes, git remotes on disk) live in their own module, internal/fleetdev:
