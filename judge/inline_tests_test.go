@@ -47,3 +47,15 @@ func TestInlineTestsChanged(t *testing.T) {
 		t.Error("a Go file has no Rust test module")
 	}
 }
+
+// addedLines: the lines of the new text the old one does not hold as
+// many times (moved lines are not added; a repeated line is).
+func TestAddedLines(t *testing.T) {
+	got := addedLines("a\nb\nc\n", "b\na\nx\nc\nc\n")
+	if len(got) != 2 || got[0] != 3 || got[1] != 5 {
+		t.Fatalf("addedLines = %v, want [3 5]", got)
+	}
+	if got := addedLines("", "x\n"); len(got) != 1 || got[0] != 1 {
+		t.Fatalf("a new file: %v", got)
+	}
+}
