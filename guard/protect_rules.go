@@ -70,6 +70,7 @@ type ProtectRules struct {
 	skipped      map[string]bool       // files under a directory the default rules do not look into
 	exists       func(rel string) bool // for paths not walked
 	support      map[string]bool       // folders of Go packages only tests use (goTestSupport)
+	testData     map[string]bool       // data files Go tests name (goTestData)
 	// shadow are the modules the checks run with `python -m`; shadowAtStart
 	// the top-level names of the folder when the rules were made.
 	shadow, shadowAtStart map[string]bool
@@ -142,6 +143,7 @@ func NewProtectRules(dir string, l *spec.Loop) (*ProtectRules, error) {
 		}
 	}
 	r.support = goTestSupport(abs, r.files) // nil without a go.mod
+	r.testData = goTestData(abs, r.files)
 	r.shadow = shadowable(l.Verify, l.ObjectiveVerify, l.HoldoutVerify)
 	r.shadowAtStart = map[string]bool{}
 	if ents, err := os.ReadDir(abs); err == nil {
@@ -377,6 +379,9 @@ func (r *ProtectRules) rule(rel string, exists bool) (Protected, bool) {
 	}
 	if exists && strings.HasSuffix(rel, ".go") && r.support[path.Dir(rel)] {
 		return Protected{Path: rel, Rule: "go test support: a package only tests import (default rule go-test-support)", Default: true}, true
+	}
+	if exists && r.testData[rel] {
+		return Protected{Path: rel, Rule: "go test data: a file the tests name (default rule go-test-data-read)", Default: true}, true
 	}
 	for _, dr := range defaultRules {
 		if !r.ecos[dr.eco] || !exists && !dr.config {

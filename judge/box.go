@@ -155,6 +155,7 @@ func confinedView(ctx context.Context, l *spec.Loop, tree string, remove []strin
 		}
 	}
 	var out []CheckResult
+	start = accountedStarter(ctx, start) // the Go accounting's wrapper, in the clean room (goaccount.go)
 	for i, c := range cmds {
 		out = append(out, runCheck(ctx, start, tree, c, logPath(i), l.CheckTimeout.D(), env, l.TestSummaries, red))
 		if ctx.Err() != nil {

@@ -78,20 +78,31 @@ func (j *Judge) cleanRoom(ctx context.Context, gate string, cmds []string) clean
 	}
 	cr.rec.Pristine = pchanged[:min(len(pchanged), 100)]
 	hidden := append(append(append([]string{}, aside...), j.holdouts...), premove...)
-	if cr.results, err = j.inViewPut(ctx, hidden, put, cmds, logAt(logs, "clean-room")); err != nil {
+	// The Go test folders of the start's test files get the engine's test
+	// main (goaccount.go), and the holdout's too for the holdout checks.
+	acct := j.newGoAccount(j.startFiles())
+	defer acct.done()
+	actx, aput := acct.with(ctx, put)
+	if cr.results, err = j.inViewPut(actx, hidden, aput, cmds, logAt(logs, "clean-room")); err != nil {
 		cr.rec.Error = "the clean room cannot be made: " + err.Error()
 		return cr
 	}
 	j.forgedGo(cr.results)
+	j.judgeGo(acct, cr.results)
 	cr.rec.Checks = ChecksOf(cr.results)
 	if l := j.spec(); len(l.HoldoutVerify) > 0 && ctx.Err() == nil {
-		// The holdout files the engine keeps out of the folder are laid in.
-		hhide, hput := j.holdoutView()
-		if cr.holdout, err = j.inViewPut(ctx, append(append(append([]string{}, aside...), premove...), hhide...), append(append([]sandbox.ViewFile{}, put...), hput...), l.HoldoutVerify, logAt(held, "holdout")); err != nil {
+		// The holdout files the engine keeps out of the folder are laid in,
+		// with the engine's Go test main for the holdout's folders.
+		hhide, hfiles := j.holdoutView()
+		hacct := j.newGoAccount(append(j.startFiles(), j.holdouts...))
+		defer hacct.done()
+		hctx, hput := hacct.with(ctx, append(append([]sandbox.ViewFile{}, put...), hfiles...))
+		if cr.holdout, err = j.inViewPut(hctx, append(append(append([]string{}, aside...), premove...), hhide...), hput, l.HoldoutVerify, logAt(held, "holdout")); err != nil {
 			cr.rec.Error = "the clean room cannot be made: " + err.Error()
 			return cr
 		}
 		j.forgedGo(cr.holdout)
+		j.judgeGo(hacct, cr.holdout)
 		cr.rec.HoldoutPassed, cr.rec.HoldoutFailed, cr.rec.HoldoutOfTests = holdoutCounts(cr.holdout)
 	}
 	cr.rec.Mode = "view"
@@ -235,7 +246,7 @@ func (j *Judge) flakyInRoom(ctx context.Context, gate string, cr *cleanRoomResul
 		return ""
 	}
 	for _, r := range cr.results {
-		if !r.Pass && len(r.Lines) > 0 && strings.HasPrefix(r.Lines[0], forgedGoHead) {
+		if !r.Pass && len(r.Lines) > 0 && (strings.HasPrefix(r.Lines[0], forgedGoHead) || strings.HasPrefix(r.Lines[0], forgedRunHead)) {
 			return "" // output printed by code under test: no flake either
 		}
 	}

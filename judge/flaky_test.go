@@ -123,3 +123,36 @@ func TestCleanRoomFlaky(t *testing.T) {
 		})
 	}
 }
+
+// flaky: fail: a pass of a check seen flaky before is a lucky one: it
+// fails a judging gate (not the baseline, setup or a task's checks), and
+// a check never seen flaky passes. Under rerun N the N runs decide.
+func TestDistrustFlaky(t *testing.T) {
+	j, _ := newJudge(t, &spec.Loop{Flaky: "fail", Sandbox: "off"})
+	j.noteFlaky("objective", "clean_room", "sh flaky.sh", []string{"TestFlaky"})
+	res := func() []CheckResult {
+		return []CheckResult{{Check: record.Check{Command: "sh flaky.sh", Pass: true}}, {Check: record.Check{Command: "sh other.sh", Pass: true}}}
+	}
+	rs := res()
+	j.distrustFlaky("objective", rs)
+	if rs[0].Pass || rs[0].Check.Pass || !strings.HasPrefix(rs[0].Signal, "FLAKY: `sh flaky.sh` passed, but it was seen flaky before") || !strings.Contains(rs[0].Signal, "TestFlaky") {
+		t.Errorf("the lucky pass: pass %v/%v, signal %q", rs[0].Pass, rs[0].Check.Pass, rs[0].Signal)
+	}
+	if !rs[1].Pass || rs[1].Signal != "" {
+		t.Errorf("a check never seen flaky: pass %v, signal %q", rs[1].Pass, rs[1].Signal)
+	}
+	for _, gate := range []string{"baseline", "setup", "task"} {
+		rs = res()
+		j.distrustFlaky(gate, rs)
+		if !rs[0].Pass {
+			t.Errorf("%s: a flaky check failed", gate)
+		}
+	}
+	j2, _ := newJudge(t, &spec.Loop{Flaky: "rerun 3", Sandbox: "off"})
+	j2.noteFlaky("objective", "clean_room", "sh flaky.sh", nil)
+	rs = res()
+	j2.distrustFlaky("objective", rs)
+	if !rs[0].Pass {
+		t.Error("rerun 3: the gate's runs decide, not the flip seen before")
+	}
+}

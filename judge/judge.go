@@ -195,6 +195,7 @@ func (j *Judge) RunChecks(ctx context.Context, gate string, cmds []string) []Che
 		if judgingGate(gate) {
 			j.ApplyQuarantine(results)
 			j.markKnownFlaky(results)
+			j.distrustFlaky(gate, results)
 		}
 	}
 	return results

@@ -46,6 +46,9 @@ type attemptResult struct {
 	Signal string     // the failing checks' output ("" when it passed)
 	Change changeSize
 	Ref    string // where its layer was committed ("" when not)
+	// Caught and Judged: its strength pass's mutants (bestof_strength.go;
+	// Judged 0: not measured).
+	Caught, Judged int
 }
 
 // changeSize is how much an attempt's layer changes: lines added and
@@ -55,9 +58,10 @@ type changeSize struct {
 	Files int
 }
 
-// pickBest chooses the attempt to keep: the passing attempt with the
-// smallest change (fewest lines added and removed, then fewest files, then
-// the lowest index). It returns its position in attempts, or false when no
+// pickBest chooses the attempt to keep: the passing attempt the checks
+// pin best (the highest share of its mutants caught, when measured), then
+// with the smallest change (fewest lines added and removed, then fewest
+// files, then the lowest index). It returns its position in attempts, or false when no
 // attempt passed.
 func pickBest(attempts []attemptResult) (int, bool) {
 	best := -1
@@ -73,6 +77,9 @@ func pickBest(attempts []attemptResult) (int, bool) {
 }
 
 func smaller(a, b attemptResult) bool {
+	if better, ok := stronger(a, b); ok {
+		return better
+	}
 	if a.Change.Lines != b.Change.Lines {
 		return a.Change.Lines < b.Change.Lines
 	}
@@ -269,9 +276,9 @@ func attemptEvent(task string, n int, a attemptResult, kept bool) record.Event {
 	case kept:
 		kind, verdict = "kept", "passed, kept"
 	case a.Pass:
-		kind, verdict = "passed", "passed, not kept (a smaller passing change was)"
+		kind, verdict = "passed", "passed, not kept (a better pinned or smaller passing change was)"
 	}
-	msg := fmt.Sprintf("%s attempt %d of %d (%s): %s; %d lines in %d files", task, a.Index+1, n, agentKey(a.Agent), verdict, a.Change.Lines, a.Change.Files)
+	msg := fmt.Sprintf("%s attempt %d of %d (%s): %s; %d lines in %d files", task, a.Index+1, n, agentKey(a.Agent), verdict, a.Change.Lines, a.Change.Files) + strengthNote(a)
 	if a.Ref != "" {
 		msg += "; on " + a.Ref
 	}

@@ -149,6 +149,7 @@ func (e *Engine) buildBestOf(ctx context.Context, plan *Plan, task Task, n int) 
 			return r.stop(ReasonInterrupted, "interrupted while the attempts of "+task.ID+" were judged")
 		}
 	}
+	e.measureAttempts(ctx, task, runs, results)
 	best, ok := pickBest(results)
 	var others []string // where the attempts not kept are, for the report's line
 	for i, a := range results {

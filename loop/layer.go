@@ -127,6 +127,9 @@ const testAwareRule = "no code the agent writes may decide a check's output"
 // layer's file as read for secrets (ok false: not a regular file the
 // engine reads).
 func (r *runner) layerTells(scope *judge.TellScope, rel string, cur []byte, ok bool) string {
+	if note := r.inlineTests(rel, cur, ok); note != "" {
+		return note // an inline test module edited (judge/inline_tests.go)
+	}
 	if !ok || len(cur) > 4<<20 || !judge.ScansForTells(rel) || r.judge().TellsAllowed(rel) {
 		return ""
 	}
@@ -174,10 +177,14 @@ func (r *runner) folderTells(changed, created []string) []guard.Tamper {
 		if secret := secretsInChange(rel, cur, r.red()); secret != "" {
 			t.What = "refused: it holds " + secret
 		} else {
-			if !judge.ScansForTells(rel) || r.judge().TellsAllowed(rel) || len(cur) > 4<<20 {
+			inline := inlineTestsIn(rel, head, cur)
+			if inline == "" && (!judge.ScansForTells(rel) || r.judge().TellsAllowed(rel) || len(cur) > 4<<20) {
 				continue
 			}
-			note := r.newTellsIn(scope, rel, head, cur)
+			note := inline
+			if note == "" {
+				note = r.newTellsIn(scope, rel, head, cur)
+			}
 			if note == "" {
 				continue
 			}

@@ -28,13 +28,17 @@ import (
 
 // Checkpoint is a commit of the engine's and the checks seen on its tree.
 type Checkpoint struct {
-	Commit    string          `json:"commit"`
-	Tree      string          `json:"tree"`
-	Checks    map[string]bool `json:"checks"`          // command → passed
-	Tasks     []string        `json:"tasks,omitempty"` // tasks the engine judged passed at this commit
-	Cycle     int             `json:"cycle"`
-	Iteration int             `json:"iteration"`
-	At        time.Time       `json:"at"`
+	Commit string          `json:"commit"`
+	Tree   string          `json:"tree"`
+	Checks map[string]bool `json:"checks"` // command → passed
+	// Tests are the passing tests each check's runner counted on the
+	// tree (command → passed; a check whose output shows no count is not
+	// in it): the ratchet's counts, which rank states before Checks.
+	Tests     map[string]int `json:"tests,omitempty"`
+	Tasks     []string       `json:"tasks,omitempty"` // tasks the engine judged passed at this commit
+	Cycle     int            `json:"cycle"`
+	Iteration int            `json:"iteration"`
+	At        time.Time      `json:"at"`
 	// Gamed: the checks passed on a tree that holds runner files the
 	// agent added (tests, their support, runner configuration: what the
 	// clean room sets aside), and no clean room passed on it: its passes
@@ -69,15 +73,16 @@ type Ledger struct {
 	Kept        []KeptRef    `json:"kept,omitempty"`
 }
 
-// Best is the checkpoint where the most checks passed, the latest of
-// equals; a gamed one (see Checkpoint.Gamed) is never chosen.
+// Best is the checkpoint where the most tests passed (the ratchet's
+// counts), then the most checks, the latest of equals; a gamed one (see
+// Checkpoint.Gamed) is never chosen.
 func (l *Ledger) Best() (Checkpoint, bool) {
 	best, ok := Checkpoint{}, false
 	for _, c := range l.Checkpoints {
 		if c.Gamed {
 			continue
 		}
-		if !ok || c.Score() >= best.Score() {
+		if !ok || !c.worse(best) {
 			best, ok = c, true
 		}
 	}
@@ -203,15 +208,17 @@ func (rb *rollback) noteCheckpoint(results []CheckResult, baseline bool, room *r
 	}
 	rb.st.Uncommitted = nil
 	led := loadLedger(rb.priv)
-	checks := map[string]bool{}
+	checks, tests := map[string]bool{}, map[string]int{}
 	gamed := false
 	if n := len(led.Checkpoints); n > 0 && led.Checkpoints[n-1].Tree == tree {
 		checks = led.Checkpoints[n-1].Checks
+		tests = keptTests(led.Checkpoints[n-1].Tests)
 		gamed = led.Checkpoints[n-1].Gamed
 		led.Checkpoints = led.Checkpoints[:n-1]
 	}
 	for _, r := range results {
 		checks[r.Command] = r.Pass
+		noteTests(tests, r)
 	}
 	switch {
 	case baseline:
@@ -222,7 +229,7 @@ func (rb *rollback) noteCheckpoint(results []CheckResult, baseline bool, room *r
 		aside, err := rb.aside()
 		gamed = err != nil || len(aside) > 0
 	}
-	led.Checkpoints = append(led.Checkpoints, Checkpoint{Commit: commit, Tree: tree, Checks: checks, Tasks: rb.judgedTasks(),
+	led.Checkpoints = append(led.Checkpoints, Checkpoint{Commit: commit, Tree: tree, Checks: checks, Tests: tests, Tasks: rb.judgedTasks(),
 		Cycle: rb.st.Cycle, Iteration: rb.st.Iterations, At: time.Now().UTC(), Gamed: gamed})
 	if err := led.save(rb.priv); err != nil {
 		rb.emit(record.Event{Event: record.Warning, Message: "cannot save the checkpoint ledger: " + err.Error()})
@@ -324,6 +331,9 @@ func (rb *rollback) settleBest(o *Outcome) *KeptRef {
 		return nil // not on this line of history (an earlier --fresh start)
 	}
 	why := fmt.Sprintf("the loop stopped %s; the best state reached is %.12s (%d checks passed)", Title(o.Reason), best.Commit, best.Score())
+	if n := best.PassingTests(); n > 0 {
+		why = fmt.Sprintf("the loop stopped %s; the best state reached is %.12s (%d tests, %d checks passed)", Title(o.Reason), best.Commit, n, best.Score())
+	}
 	kept, err := rb.rollbackTo(ctx, led, best, "stop", why)
 	if err != nil {
 		rb.emit(record.Event{Event: record.Warning, Kind: "rollback", Message: "could not go back to the best state: " + err.Error()})

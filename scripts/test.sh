@@ -63,6 +63,10 @@ nobody_scripts=(
   attack_view_landlock
   attack_check_cache
   checks_warm
+  attack_go_init_forger
+  attack_strength_embed
+  best_of_special_case
+  inline_tests_rust
 )
 # The sandbox as an ordinary user too (user namespaces, no root): when the
 # tests run as root (CI), its tests run again as nobody.

@@ -62,6 +62,8 @@ func ScriptParams() testscript.Params {
 				return sandbox.LayerProbe() == nil, nil
 			case "root":
 				return os.Geteuid() == 0, nil
+			case "cargo": // Rust's cargo: on PATH or in ~/.cargo/bin (withcargo.sh finds it)
+				return cargoFound(), nil
 			case "landlocknet": // Landlock with network rules (ABI 4)
 				_, ok := sandbox.NetworkEnforced(sandbox.Landlock)
 				return ok, nil
@@ -523,4 +525,18 @@ func cmdBuildRuns(ts *testscript.TestScript, neg bool, args []string) {
 	if (strconv.Itoa(n) == args[0]) == neg {
 		ts.Fatalf("%d build runs started, want %s", n, args[0])
 	}
+}
+
+// cargoFound says whether Rust's cargo is on PATH or in the home folder's
+// .cargo/bin (where rustup installs it, often not on a test's PATH).
+func cargoFound() bool {
+	if _, err := exec.LookPath("cargo"); err == nil {
+		return true
+	}
+	for _, h := range []string{os.Getenv("HOME"), "/root"} {
+		if fi, err := os.Stat(filepath.Join(h, ".cargo", "bin", "cargo")); h != "" && err == nil && !fi.IsDir() {
+			return true
+		}
+	}
+	return false
 }

@@ -1,0 +1,33 @@
+package loop
+
+import (
+	"path/filepath"
+
+	"github.com/looprinter/looprinter/guard"
+	"github.com/looprinter/looprinter/judge"
+)
+
+// inlineTests is how a file the run wrote in its layer changed the inline
+// test modules the folder's version holds ("" when it did not): such a
+// change is refused like a tell (judge/inline_tests.go).
+func (r *runner) inlineTests(rel string, cur []byte, ok bool) string {
+	if !ok {
+		return ""
+	}
+	return inlineTestsIn(rel, func() []byte {
+		old, err := guard.ReadBounded(filepath.Join(r.dir, filepath.FromSlash(rel)), 4<<20)
+		if err != nil {
+			return nil
+		}
+		return old
+	}, cur)
+}
+
+// inlineTestsIn is inlineTests with the file before the run read by
+// before, only for a language with inline test modules.
+func inlineTestsIn(rel string, before func() []byte, cur []byte) string {
+	if len(cur) > 4<<20 || judge.InlineTestSpans(rel, []byte("#[cfg(test)] mod t {}")) == nil {
+		return ""
+	}
+	return judge.InlineTestsChanged(rel, before(), cur)
+}
