@@ -34,7 +34,7 @@ type checkNet struct {
 // noteChecksNetwork registers where the loop's checks' connections are
 // recorded (the judge's records), before its checks run.
 func (j *Judge) noteChecksNetwork() {
-	if j.spec().Checks.Network.Mode != spec.ChecksNetworkAllow {
+	if j.spec().Checks.Network != spec.ChecksNetworkAllow {
 		return
 	}
 	v, _ := checkNets.LoadOrStore(j.Dir, &checkNet{})
@@ -47,13 +47,13 @@ func (j *Judge) noteChecksNetwork() {
 // boxNetworks are the check box's networks for loop l: an allowlist is a
 // box without the network, for its setups too, reached through the proxy.
 func boxNetworks(l *spec.Loop) (network, setup string) {
-	switch l.Checks.Network.Mode {
+	switch l.Checks.Network {
 	case spec.ChecksNetworkAllow:
 		return sandbox.CheckNetworkNone, sandbox.CheckNetworkNone
 	case "":
 		return sandbox.CheckNetworkNone, ""
 	}
-	return l.Checks.Network.Mode, ""
+	return string(l.Checks.Network), ""
 }
 
 // checksProxy starts (once) the proxy of loop l's checks and returns the
@@ -61,7 +61,7 @@ func boxNetworks(l *spec.Loop) (network, setup string) {
 // have no allowlist. why says what the box kind gives up ("" when
 // nothing).
 func checksProxy(l *spec.Loop, kind string, box *sandbox.CheckBox) (check, setup Starter, why string, err error) {
-	if l.Checks.Network.Mode != spec.ChecksNetworkAllow {
+	if l.Checks.Network != spec.ChecksNetworkAllow {
 		return nil, nil, "", nil
 	}
 	switch kind {

@@ -18,19 +18,19 @@ func TestChecksNetworkBox(t *testing.T) {
 		{spec.ChecksNetworkHost, sandbox.CheckNetworkHost, ""},
 		{"", sandbox.CheckNetworkNone, ""},
 	} {
-		l := &spec.Loop{Checks: spec.Checks{Network: spec.ChecksNetwork{Mode: c.mode}}}
+		l := &spec.Loop{Checks: spec.Checks{Network: spec.ChecksNetworkMode(c.mode)}}
 		if n, s := boxNetworks(l); n != c.net || s != c.setup {
 			t.Errorf("%q: box %q setup %q", c.mode, n, s)
 		}
 	}
-	l := &spec.Loop{Dir: t.TempDir(), Checks: spec.Checks{Network: spec.ChecksNetwork{Mode: spec.ChecksNetworkAllow, Allow: []string{"127.0.0.1:1"}}}}
+	l := &spec.Loop{Dir: t.TempDir(), Checks: spec.Checks{Network: spec.ChecksNetworkAllow, NetworkAllow: []string{"127.0.0.1:1"}}}
 	for kind, want := range map[string]string{sandbox.Landlock: "no network at all", sandbox.Off: "not enforced"} {
 		check, setup, why, err := checksProxy(l, kind, nil)
 		if err != nil || check != nil || setup != nil || !strings.Contains(why, want) {
 			t.Errorf("%s: %v %v %q %v", kind, check != nil, setup != nil, why, err)
 		}
 	}
-	l.Checks.Network.Mode = spec.ChecksNetworkNone
+	l.Checks.Network = spec.ChecksNetworkNone
 	if check, _, why, err := checksProxy(l, sandbox.Bwrap, nil); check != nil || why != "" || err != nil {
 		t.Errorf("none: %v %q %v", check != nil, why, err)
 	}

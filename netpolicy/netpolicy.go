@@ -255,7 +255,7 @@ func (x *Proxy) listenUnix(opt netproxy.Options) error {
 // checks.network.allow only, and hands each connection's record to sink
 // as it ends (net_allowed, net_refused, phase "checks").
 func StartChecks(l *spec.Loop, sink func(record.Event)) (*Proxy, error) {
-	allow, err := netproxy.ParseAllow(l.Checks.Network.Allow)
+	allow, err := netproxy.ParseAllow(l.Checks.NetworkAllow)
 	if err != nil {
 		return nil, fmt.Errorf("checks.network.allow: %w", err)
 	}

@@ -22,6 +22,8 @@ var (
 	typeRedact     = reflect.TypeOf(Redact{})
 	typeNetwork    = reflect.TypeOf(Network{})
 	typeChecksNet  = reflect.TypeOf(ChecksNetwork{})
+	typeChecks     = reflect.TypeOf(Checks{})
+	typeChecksMode = reflect.TypeOf(ChecksNetworkMode(""))
 	typeSandbox    = reflect.TypeOf(SandboxOpts{})
 	typeStrength   = reflect.TypeOf(VerifyStrength{})
 )
@@ -77,6 +79,9 @@ func (c *checker) walk(n *yaml.Node, t reflect.Type, path string) {
 		return
 	case (t == typeNetwork || t == typeSandbox || t == typeChecksNet) && n.Kind == yaml.ScalarNode:
 		return // the mode, checked with the rest of the meaning
+	case t == typeChecksMode && n.Kind == yaml.MappingNode:
+		c.walk(n, typeChecksNet, path) // checks.network: {mode, allow}
+		return
 	case t == typeStringList:
 		if n.Kind == yaml.ScalarNode {
 			return
@@ -101,6 +106,9 @@ func (c *checker) walk(n *yaml.Node, t reflect.Type, path string) {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			f, ok := fields[k.Value]
+			if t == typeChecks && k.Value == "network_allow" {
+				ok = false // checks.network's list, written inside it
+			}
 			if !ok {
 				c.add(k, "unknown field %q in %s%s", k.Value, label, suggest(k.Value, fields))
 				continue

@@ -19,28 +19,61 @@ type ChecksNetwork struct {
 	Allow []string `yaml:"allow"`
 }
 
-// UnmarshalYAML reads `network: none`, `network: host` or the mapping.
-func (n *ChecksNetwork) UnmarshalYAML(v *yaml.Node) error {
-	if v.Kind == yaml.ScalarNode {
-		*n = ChecksNetwork{Mode: strings.ToLower(v.Value)}
-		return nil
-	}
-	type plain ChecksNetwork
-	var p plain
-	if err := v.Decode(&p); err != nil {
+// ChecksNetworkMode is checks.network's mode (none, host or allow), kept
+// in Checks.Network; its allowlist is Checks.NetworkAllow.
+type ChecksNetworkMode string
+
+// UnmarshalYAML reads `network: none` or `network: host`; the mapping is
+// read by Checks' own UnmarshalYAML.
+func (m *ChecksNetworkMode) UnmarshalYAML(v *yaml.Node) error {
+	var s string
+	if err := v.Decode(&s); err != nil {
 		return err
 	}
-	*n = ChecksNetwork(p)
-	if n.Mode == "" {
-		n.Mode = ChecksNetworkAllow
+	*m = ChecksNetworkMode(strings.ToLower(s))
+	return nil
+}
+
+// UnmarshalYAML reads checks:, with network as a mode or as the mapping
+// `{mode, allow}` (ChecksNetwork); network_allow is not written by hand.
+func (c *Checks) UnmarshalYAML(v *yaml.Node) error {
+	type plain Checks
+	rest := *v
+	var netMap *yaml.Node
+	if v.Kind == yaml.MappingNode {
+		rest.Content = nil
+		for i := 0; i+1 < len(v.Content); i += 2 {
+			switch k, val := v.Content[i], v.Content[i+1]; {
+			case k.Value == "network_allow":
+				return fmt.Errorf("line %d: field network_allow not found in type spec.Checks (write network: {allow: [...]})", k.Line)
+			case k.Value == "network" && val.Kind == yaml.MappingNode:
+				netMap = val
+			default:
+				rest.Content = append(rest.Content, k, val)
+			}
+		}
 	}
-	n.Mode = strings.ToLower(n.Mode)
+	var p plain
+	if err := rest.Decode(&p); err != nil {
+		return err
+	}
+	*c = Checks(p)
+	if netMap != nil {
+		var n ChecksNetwork
+		if err := netMap.Decode(&n); err != nil {
+			return err
+		}
+		if n.Mode == "" {
+			n.Mode = ChecksNetworkAllow
+		}
+		c.Network, c.NetworkAllow = ChecksNetworkMode(strings.ToLower(n.Mode)), n.Allow
+	}
 	return nil
 }
 
 // validateChecksNetwork checks checks.network.
 func (l *Loop) validateChecksNetwork(at func(path, format string, args ...any)) {
-	n := l.Checks.Network
+	n := ChecksNetwork{Mode: string(l.Checks.Network), Allow: l.Checks.NetworkAllow}
 	switch n.Mode {
 	case ChecksNetworkNone, ChecksNetworkHost:
 		if len(n.Allow) > 0 {

@@ -14,7 +14,7 @@ func TestChecksNetworkAllow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := l.Checks.Network; n.Mode != ChecksNetworkAllow || !slices.Equal(n.Allow, []string{"127.0.0.1:5432", "registry.npmjs.org"}) {
+	if n := l.Checks; n.Network != ChecksNetworkAllow || !slices.Equal(n.NetworkAllow, []string{"127.0.0.1:5432", "registry.npmjs.org"}) {
 		t.Errorf("parsed %+v", n)
 	}
 	for _, w := range l.Warnings() {
@@ -27,6 +27,7 @@ func TestChecksNetworkAllow(t *testing.T) {
 		{"objective: x\nchecks:\n  network:\n    alow: [a.example]\n", "4:5: unknown field \"alow\""},
 		{"objective: x\nchecks:\n  network:\n    mode: host\n    allow: [a.example]\n", "5:12: checks.network.allow: an allowlist goes with mode allow"},
 		{"objective: x\nchecks:\n  network:\n    mode: lan\n", "checks.network: \"lan\" is not known (none or host)"},
+		{"objective: x\nchecks:\n  network_allow: [a.example]\n", "3:3: unknown field \"network_allow\""},
 	} {
 		_, err := Parse([]byte(c.src), "loop.yaml")
 		var se *Error

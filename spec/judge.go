@@ -237,13 +237,13 @@ var judgeRules = map[string]judgeRule{
 	},
 	"network.mode":  refuse("the network policy may not change"),
 	"network.allow": refuse("the network allowlist may not change"),
-	"checks.network.mode": func(d fieldDiff, _, nu *Loop) string {
-		if nu.Checks.Network.Mode == ChecksNetworkNone {
+	"checks.network": func(d fieldDiff, _, nu *Loop) string {
+		if nu.Checks.Network == ChecksNetworkNone {
 			return ""
 		}
 		return "the checks' network may only become none"
 	},
-	"checks.network.allow": func(d fieldDiff, _, _ *Loop) string {
+	"checks.network_allow": func(d fieldDiff, _, _ *Loop) string {
 		if !d.Old.IsValid() {
 			return "checks.network.allow may only shrink"
 		}

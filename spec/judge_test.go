@@ -256,18 +256,18 @@ var judgeCases = []judgeCase{
 	{"private_budget", "private budget lowered", func(l *Loop) { l.PrivateBudget = "512MiB" }, true, nil},
 	{"private_budget", "private budget raised", func(l *Loop) { l.PrivateBudget = "8GiB" }, false, nil},
 	{"private_budget", "the same size another way", func(l *Loop) { l.PrivateBudget = "1024MiB" }, true, func(l *Loop) { l.PrivateBudget = "1GiB" }},
-	{"checks.network.mode", "checks get the host's network", func(l *Loop) { l.Checks.Network.Mode = ChecksNetworkHost }, false, nil},
-	{"checks.network.mode", "checks get an allowlist", func(l *Loop) {
-		l.Checks.Network = ChecksNetwork{Mode: ChecksNetworkAllow, Allow: []string{"a.example:443"}}
+	{"checks.network", "checks get the host's network", func(l *Loop) { l.Checks.Network = ChecksNetworkHost }, false, nil},
+	{"checks.network", "checks get an allowlist", func(l *Loop) {
+		l.Checks.Network, l.Checks.NetworkAllow = ChecksNetworkAllow, []string{"a.example:443"}
 	}, false, nil},
-	{"checks.network.mode", "checks' allowlist dropped for none", func(l *Loop) { l.Checks.Network = ChecksNetwork{Mode: ChecksNetworkNone} }, true, func(l *Loop) {
-		l.Checks.Network = ChecksNetwork{Mode: ChecksNetworkAllow, Allow: []string{"a.example:443"}}
+	{"checks.network", "checks' allowlist dropped for none", func(l *Loop) { l.Checks.Network, l.Checks.NetworkAllow = ChecksNetworkNone, nil }, true, func(l *Loop) {
+		l.Checks.Network, l.Checks.NetworkAllow = ChecksNetworkAllow, []string{"a.example:443"}
 	}},
-	{"checks.network.allow", "checks allow more", func(l *Loop) { l.Checks.Network.Allow = append(l.Checks.Network.Allow, "evil.example:443") }, false, func(l *Loop) {
-		l.Checks.Network = ChecksNetwork{Mode: ChecksNetworkAllow, Allow: []string{"a.example:443"}}
+	{"checks.network_allow", "checks allow more", func(l *Loop) { l.Checks.NetworkAllow = append(l.Checks.NetworkAllow, "evil.example:443") }, false, func(l *Loop) {
+		l.Checks.Network, l.Checks.NetworkAllow = ChecksNetworkAllow, []string{"a.example:443"}
 	}},
-	{"checks.network.allow", "checks allow less", func(l *Loop) { l.Checks.Network.Allow = l.Checks.Network.Allow[:1] }, true, func(l *Loop) {
-		l.Checks.Network = ChecksNetwork{Mode: ChecksNetworkAllow, Allow: []string{"a.example:443", "b.example:443"}}
+	{"checks.network_allow", "checks allow less", func(l *Loop) { l.Checks.NetworkAllow = l.Checks.NetworkAllow[:1] }, true, func(l *Loop) {
+		l.Checks.Network, l.Checks.NetworkAllow = ChecksNetworkAllow, []string{"a.example:443", "b.example:443"}
 	}},
 	{"checks.allow_tells", "allow_tells grows", func(l *Loop) { l.Checks.AllowTells = append(l.Checks.AllowTells, "**/*.go") }, false, nil},
 	{"checks.allow_tells", "allow_tells shrinks", func(l *Loop) { l.Checks.AllowTells = l.Checks.AllowTells[:1] }, true, func(l *Loop) { l.Checks.AllowTells = []string{"a.go", "b.go"} }},

@@ -225,8 +225,11 @@ type Checks struct {
 	// Network: none (default: loopback of the check's own only), host
 	// (the host's network and its loopback services), or a mapping
 	// {allow: [host:port, …]}: only those, through the judge's own proxy
-	// (see ChecksNetwork).
-	Network ChecksNetwork `yaml:"network"`
+	// (see ChecksNetwork): the mode here, the list in NetworkAllow.
+	Network ChecksNetworkMode `yaml:"network"`
+	// NetworkAllow is checks.network's allowlist (`network: {allow:
+	// [...]}`); the loop file spells it only inside checks.network.
+	NetworkAllow []string `yaml:"network_allow"`
 	// AllowTells are globs of source files whose tells (code that asks
 	// whether it runs under a test, prints a runner's framing or exits
 	// early) are known and honest: a change to them is not refused.

@@ -162,8 +162,8 @@ func TestChecksNetwork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.Checks.Network.Mode != ChecksNetworkNone {
-		t.Errorf("default checks.network %q", l.Checks.Network.Mode)
+	if l.Checks.Network != ChecksNetworkNone {
+		t.Errorf("default checks.network %q", l.Checks.Network)
 	}
 	for _, w := range l.Warnings() {
 		if strings.Contains(w, "checks.network") {

@@ -306,7 +306,7 @@ func checkSandbox(l *spec.Loop) []Finding {
 			Fix: "use bubblewrap (apt-get install bubblewrap), which confines the network and masks credentials, or a kernel with Landlock ABI 4 (Linux 6.7) for TCP"})
 	}
 	out = append(out, viewFindings(l, kind)...)
-	return append(out, checkFindings(kind, l.Checks.Network.Mode)...)
+	return append(out, checkFindings(kind, string(l.Checks.Network))...)
 }
 
 // viewFindings say what an agent run and a check see of the machine: the
