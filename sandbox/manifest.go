@@ -159,7 +159,11 @@ func BuildManifest(v ViewSpec) Manifest {
 	}
 	for _, p := range v.Programs {
 		if r, err := canonical(p); err == nil && !m.covers(r) {
-			add(toolchainRoot(filepath.Dir(r), home), ReadOnlyBind, "the folder of "+filepath.Base(p)+", which the run starts")
+			add(installRoot(filepath.Dir(r), home), ReadOnlyBind, "the folder of "+filepath.Base(p)+", which the run starts")
+		}
+		// The run starts the program by this path: a link's own folder too.
+		if d, err := canonical(filepath.Dir(p)); err == nil && filepath.IsAbs(p) && !m.covers(filepath.Join(d, filepath.Base(p))) {
+			add(d, ReadOnlyBind, "the folder of "+filepath.Base(p)+", which the run starts")
 		}
 	}
 	if home != "" {
@@ -296,7 +300,7 @@ func toolchains(env []string, home string) []tool {
 		}
 		addTool(toolchainRoot(r, home), "PATH entry "+d)
 		for _, t := range linkTargets(r) {
-			addTool(toolchainRoot(t, home), "programs of "+d+" lead there")
+			addTool(installRoot(t, home), "programs of "+d+" lead there")
 		}
 	}
 	pathEnv := lookupEnv(env, "PATH")
@@ -360,6 +364,17 @@ func toolchainRoot(dir, home string) string {
 		return dir
 	}
 	return root
+}
+
+// installRoot is the folder a program's real folder dir belongs to: for a
+// package of an npm install (…/node_modules/PKG/bin), the install's whole
+// node_modules, where the program finds the packages it requires (a
+// platform package, its dependencies); else its toolchain root.
+func installRoot(dir, home string) string {
+	if i := strings.Index(dir+"/", "/node_modules/"); i > 0 {
+		return dir[:i] + "/node_modules"
+	}
+	return toolchainRoot(dir, home)
 }
 
 // maxLinkTargets bounds the folders one PATH entry's links add.

@@ -117,3 +117,17 @@ func TestBwrapArgsBuildTheView(t *testing.T) {
 		t.Errorf("/tmp laid after the loop folder: %s", a)
 	}
 }
+
+// A program linked into an npm install (the agent CLIs) brings the whole
+// install's node_modules into view: it requires its sibling packages.
+func TestInstallRootOfNodeModules(t *testing.T) {
+	for dir, want := range map[string]string{
+		"/work/p/.cache/agent-clis/node_modules/@openai/codex/bin":     "/work/p/.cache/agent-clis/node_modules",
+		"/work/p/.cache/agent-clis/node_modules/@google/gemini/bundle": "/work/p/.cache/agent-clis/node_modules",
+		"/srv/tools/go/bin": "/srv/tools/go",
+	} {
+		if got := installRoot(dir, "/home/u"); got != want {
+			t.Errorf("installRoot(%s) = %s, want %s", dir, got, want)
+		}
+	}
+}
