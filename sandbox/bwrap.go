@@ -147,7 +147,9 @@ func (p Policy) bwrapArgs(tmp, path string, args []string) []string {
 	}
 	var masked []string
 	for _, m := range p.Masked {
-		if p.visible(m) {
+		// A path inside a hidden folder is empty already (and bubblewrap
+		// could not make its mount point in the read-only tmpfs).
+		if p.visible(m) && !covered(m, p.Hidden) {
 			masked = append(masked, m)
 		}
 	}

@@ -277,7 +277,7 @@ var toolCache sync.Map // key: PATH, HOME and the toolchains' variables → []to
 // to, Go's GOROOT and module cache, python3's prefix and node's. Found
 // once per process for one environment.
 func toolchains(env []string, home string) []tool {
-	key := strings.Join([]string{lookupEnv(env, "PATH"), home, lookupEnv(env, "GOROOT"), lookupEnv(env, "GOPATH"), lookupEnv(env, "GOMODCACHE"), lookupEnv(env, "GOCACHE")}, "\x00")
+	key := strings.Join([]string{lookupEnv(env, "PATH"), home, lookupEnv(env, "GOROOT"), lookupEnv(env, "GOPATH"), lookupEnv(env, "GOMODCACHE"), lookupEnv(env, "GOCACHE"), lookupEnv(env, "CARGO_HOME"), lookupEnv(env, "RUSTUP_HOME")}, "\x00")
 	if v, ok := toolCache.Load(key); ok {
 		return v.([]tool)
 	}
@@ -301,6 +301,22 @@ func toolchains(env []string, home string) []tool {
 		addTool(toolchainRoot(r, home), "PATH entry "+d)
 		for _, t := range linkTargets(r) {
 			addTool(installRoot(t, home), "programs of "+d+" lead there")
+		}
+	}
+	// Rust's toolchains: rustup's proxies in CARGO_HOME/bin run the
+	// toolchains in RUSTUP_HOME (by default beside it: ~/.rustup).
+	for _, k := range []string{"CARGO_HOME", "RUSTUP_HOME"} {
+		if v := lookupEnv(env, k); filepath.IsAbs(v) {
+			if r, err := canonical(v); err == nil {
+				addTool(r, k)
+			}
+		}
+	}
+	for _, d := range filepath.SplitList(lookupEnv(env, "PATH")) {
+		if filepath.Base(d) == "bin" && filepath.Base(filepath.Dir(d)) == ".cargo" && lookupEnv(env, "RUSTUP_HOME") == "" {
+			if r, err := canonical(filepath.Join(filepath.Dir(filepath.Dir(d)), ".rustup")); err == nil {
+				addTool(r, "rustup's toolchains, beside "+d)
+			}
 		}
 	}
 	pathEnv := lookupEnv(env, "PATH")
@@ -447,6 +463,11 @@ func goEnv(goBin string, env []string) [][2]string {
 		return nil
 	}
 	defer os.RemoveAll(scratch)
+	// Telemetry off in the throw-away config: no counters written, and no
+	// upload process started that would outlive the probe and write there.
+	if err := os.MkdirAll(filepath.Join(scratch, "go", "telemetry"), 0o700); err == nil {
+		os.WriteFile(filepath.Join(scratch, "go", "telemetry", "mode"), []byte("off"), 0o600)
+	}
 	penv := append(append([]string(nil), env...), "XDG_CONFIG_HOME="+scratch)
 	if goenv != "" {
 		penv = append(penv, "GOENV="+goenv)
