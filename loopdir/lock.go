@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/looprinter/looprinter/proc"
 )
@@ -32,7 +33,7 @@ func AcquireLock(dir string) (*Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := proc.TryLock(f); err != nil {
+	if err := tryLockPastProbes(f, dir); err != nil {
 		f.Close()
 		if errors.Is(err, proc.ErrWouldBlock) {
 			return nil, &ErrLocked{PID: LockHolder(dir)}
@@ -42,6 +43,28 @@ func AcquireLock(dir string) (*Lock, error) {
 	f.Truncate(0)
 	f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	return &Lock{f: f}, nil
+}
+
+// probeWait bounds how long AcquireLock waits out a holder that wrote no
+// pid: Locked's probe (status, list, start waiting for its child) takes the
+// lock for a moment without writing one, and a run starting in that moment
+// must not be refused as if another run held the loop. A run that holds the
+// loop writes its pid as soon as it has the lock, so the wait ends at once
+// for it, and a holder that never writes one is refused after the wait.
+const probeWait = 2 * time.Second
+
+func tryLockPastProbes(f *os.File, dir string) error {
+	deadline := time.Now().Add(probeWait)
+	for {
+		err := proc.TryLock(f)
+		if err == nil || !errors.Is(err, proc.ErrWouldBlock) {
+			return err
+		}
+		if LockHolder(dir) != 0 || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // Release frees the lock.

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/looprinter/looprinter/proc"
 	"github.com/looprinter/looprinter/record"
 )
 
@@ -157,5 +158,55 @@ func TestRecreated(t *testing.T) {
 	os.Mkdir(dir, 0o755)
 	if aside, err := d.Recreated(); err != nil || aside != "" {
 		t.Fatalf("fleet: %q %v", aside, err)
+	}
+}
+
+// A status probe holding the lock for a moment (Locked, which writes no
+// pid) does not make a starting run fail as if another run held the loop.
+func TestAcquireLockWaitsOutAProbe(t *testing.T) {
+	dir := t.TempDir()
+	first, err := AcquireLock(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Release()
+	f, err := os.OpenFile(Dir(dir).LockFile(), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := proc.TryLock(f); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		proc.Unlock(f)
+	}()
+	l, err := AcquireLock(dir)
+	if err != nil {
+		t.Fatalf("a run starting during a probe was refused: %v", err)
+	}
+	defer l.Release()
+	if got := LockHolder(dir); got != os.Getpid() {
+		t.Fatalf("lock holder %d, want %d", got, os.Getpid())
+	}
+}
+
+// A run that holds the loop (its pid written) refuses a second at once.
+func TestAcquireLockRefusesALiveRun(t *testing.T) {
+	dir := t.TempDir()
+	first, err := AcquireLock(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Release()
+	start := time.Now()
+	_, err = AcquireLock(dir)
+	var locked *ErrLocked
+	if !errors.As(err, &locked) || locked.PID != os.Getpid() {
+		t.Fatalf("second acquire: %v", err)
+	}
+	if d := time.Since(start); d > probeWait/2 {
+		t.Fatalf("refusing a live run took %v", d)
 	}
 }
