@@ -13,6 +13,7 @@ import (
 	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/textcut"
 )
 
 func (e *Engine) promptData(phase string) PromptData {
@@ -581,13 +582,7 @@ func sigIf(ok bool, signal string) string {
 	return Signature(signal)
 }
 
-func oneLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.LastIndex(s, "\n"); i >= 0 {
-		s = s[i+1:]
-	}
-	return truncate(s, 200)
-}
+func oneLine(s string) string { return textcut.LastLine(s) }
 
 func isBlank(path string) bool {
 	b, err := os.ReadFile(path)

@@ -305,10 +305,7 @@ func openEngine(l *spec.Loop, opts Options, runID string, fresh bool) (e *Engine
 }
 
 // dirExists says whether p is a folder.
-func dirExists(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.IsDir()
-}
+func dirExists(p string) bool { return guard.IsDir(p) }
 
 // noteRecreated records that the loop folder is not the one the engine
 // last ran in: a new loop, whatever the old one's outcome was.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/loopdir"
+	"github.com/looprinter/looprinter/textcut"
 )
 
 // Task is one entry of output/plan.json.
@@ -245,9 +246,4 @@ func (p *Plan) Done() int {
 	return n
 }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
+func truncate(s string, n int) string { return textcut.Cut(s, n) }

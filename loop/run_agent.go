@@ -13,6 +13,7 @@ import (
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
+	"github.com/looprinter/looprinter/textcut"
 )
 
 // maxTries bounds the tries of one agent run (rate-limit waits and API
@@ -495,10 +496,4 @@ func (e *Engine) reloadSpec() {
 	e.emit(record.Event{Event: record.SpecChanged, Changes: changes, Message: strings.Join(changes, "\n")})
 }
 
-func short(v any) string {
-	s := fmt.Sprint(v)
-	if len(s) > 80 {
-		s = s[:80] + "…"
-	}
-	return s
-}
+func short(v any) string { return textcut.Short(v) }

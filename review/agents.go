@@ -6,6 +6,7 @@ import (
 	"github.com/looprinter/looprinter/agent"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
+	"github.com/looprinter/looprinter/textcut"
 )
 
 // AgentName names an agent for records and reports: backend/model, and a
@@ -16,7 +17,7 @@ func AgentName(a spec.Agent) string {
 		s += "/" + a.Model
 	}
 	if a.Backend == "command" && a.Command != "" {
-		s += " (" + short(a.Command) + ")"
+		s += " (" + textcut.Short(a.Command) + ")"
 	}
 	return s
 }

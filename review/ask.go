@@ -9,9 +9,11 @@ import (
 	"strings"
 
 	"github.com/looprinter/looprinter/agent"
+	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/sandbox"
+	"github.com/looprinter/looprinter/textcut"
 )
 
 // askReviewer runs a reviewer (a fresh process) for a JSON answer, and asks
@@ -46,7 +48,7 @@ func (s *Shape) AskJSON(ctx context.Context, phase, task, prompt, keepRel string
 			return false, invalid, err
 		}
 		var changed []string
-		tmp, _ := relInside(s.dir, sandbox.TempDir(s.dir))
+		tmp, _ := guard.RelInside(s.dir, sandbox.TempDir(s.dir))
 		for _, f := range run.Changed {
 			if f != filepath.ToSlash(outRel) && (tmp == "" || f != tmp+"/" && !strings.HasPrefix(f, tmp+"/")) {
 				changed = append(changed, f) // its answer is the one file it writes; its temporary folder is its own
@@ -64,7 +66,7 @@ func (s *Shape) AskJSON(ctx context.Context, phase, task, prompt, keepRel string
 		}
 		errs := parse(data)
 		if len(errs) == 0 {
-			writeFileAtomic(s.path(keepRel), s.h.Redactor().Bytes(append(bytes.TrimRight(data, "\n"), '\n')))
+			guard.WriteFileAtomic(s.path(keepRel), s.h.Redactor().Bytes(append(bytes.TrimRight(data, "\n"), '\n')))
 			return true, nil, nil
 		}
 		invalid = errs
@@ -73,7 +75,7 @@ func (s *Shape) AskJSON(ctx context.Context, phase, task, prompt, keepRel string
 			os.Remove(out)
 		}
 		s.h.Emit(record.Event{Event: record.Review, Kind: "invalid", Phase: phase, Task: t, Attempt: attempt, Errors: errs,
-			Message: fmt.Sprintf("the %s's output (from %s) is not valid: %s; %s", phase, source, truncate(strings.Join(errs, "; "), 300),
+			Message: fmt.Sprintf("the %s's output (from %s) is not valid: %s; %s", phase, source, textcut.Cut(strings.Join(errs, "; "), 300),
 				map[bool]string{true: "asking again", false: "giving up on this review"}[attempt == 1])})
 	}
 	return false, invalid, nil

@@ -10,6 +10,7 @@ import (
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/safegit"
+	"github.com/looprinter/looprinter/textcut"
 )
 
 // reviewFixRound gives the fixer the findings at or above the bar, then runs
@@ -268,7 +269,7 @@ func (s *Shape) reviewFinal(ctx context.Context, rs *State) error {
 		summary = fmt.Sprintf("no finding at or above the bar (%s) is open after %d round(s): %s; the checks pass", s.spec().Review.Bar, rounds, how)
 	case len(rs.Open) == 0 && room != nil && !room.Pass:
 		reason = ReasonBudget
-		summary = "no finding at or above the bar is open and the final checks pass, but not in the clean room: " + oneLine(strings.SplitN(signal, "\n", 2)[0])
+		summary = "no finding at or above the bar is open and the final checks pass, but not in the clean room: " + textcut.LastLine(strings.SplitN(signal, "\n", 2)[0])
 	case len(rs.Open) == 0:
 		reason = ReasonBudget
 		summary = fmt.Sprintf("no finding at or above the bar is open, but the final checks fail: %s", c.FirstFailure)

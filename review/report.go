@@ -7,7 +7,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/loopdir"
+	"github.com/looprinter/looprinter/textcut"
 )
 
 // Row is one line of the review table.
@@ -119,7 +121,7 @@ func Table(rs *State, bar string) string {
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ROUND\tC\tM\tm\tWHAT CHANGED\tRECURRING\tSTILL OPEN")
 	for _, r := range Rows(rs, bar) {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%s\n", r.Round, r.C, r.M, r.N, dash(truncate(r.Changed, 70)), dash(r.Recurring), dash(r.Open))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%s\n", r.Round, r.C, r.M, r.N, dash(textcut.Cut(r.Changed, 70)), dash(r.Recurring), dash(r.Open))
 	}
 	tw.Flush()
 	return b.String()
@@ -143,7 +145,7 @@ func (s *Shape) writeReviewReport(rs *State, outcome string) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Review report: %s\n\n", s.spec().Name)
 	fmt.Fprintf(&b, "- Key objective: %s\n", s.reviewObjective())
-	fmt.Fprintf(&b, "- Change: `git diff %s` (%s) in %s\n", rs.Base, shortSHA(rs.BaseSHA), s.dir)
+	fmt.Fprintf(&b, "- Change: `git diff %s` (%s) in %s\n", rs.Base, textcut.SHA(rs.BaseSHA), s.dir)
 	roles := fmt.Sprintf("reviewer %s · fixer %s", rs.Reviewer, rs.Fixer)
 	if rs.Writer != "" {
 		roles = "writer " + rs.Writer + " · " + roles
@@ -218,5 +220,5 @@ func (s *Shape) writeReviewReport(rs *State, outcome string) {
 			fmt.Fprintf(&b, "- %s\n", c)
 		}
 	}
-	writeFileAtomic(loopdir.Dir(s.dir).ReviewReport(), []byte(s.h.Redactor().String(b.String())))
+	guard.WriteFileAtomic(loopdir.Dir(s.dir).ReviewReport(), []byte(s.h.Redactor().String(b.String())))
 }

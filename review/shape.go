@@ -10,11 +10,13 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/agent"
+	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/redact"
 	"github.com/looprinter/looprinter/safegit"
 	"github.com/looprinter/looprinter/spec"
+	"github.com/looprinter/looprinter/textcut"
 )
 
 // Steps of the review shape, kept in State.Step.
@@ -164,7 +166,7 @@ func (s *Shape) reviewObjective() string {
 }
 
 func (s *Shape) reviewBegin(ctx context.Context, rs *State) error {
-	if old := loopdir.Dir(s.dir).Review(); dirExists(old) {
+	if old := loopdir.Dir(s.dir).Review(); guard.IsDir(old) {
 		os.Rename(old, old+"."+time.Now().UTC().Format("20060102T150405")+".old")
 	}
 	writer := strings.TrimSpace(s.spec().Review.Writer) != ""
@@ -180,7 +182,7 @@ func (s *Shape) reviewBegin(ctx context.Context, rs *State) error {
 	}
 	s.h.SetIterations(0)
 	s.h.Emit(record.Event{Event: record.Review, Kind: "start", Message: fmt.Sprintf("review of git diff %s (%s): reviewer %s, fixer %s, bar %s, at most %d round(s)",
-		name, shortSHA(sha), rs.Reviewer, rs.Fixer, s.spec().Review.Bar, s.spec().Review.MaxRounds)})
+		name, textcut.SHA(sha), rs.Reviewer, rs.Fixer, s.spec().Review.Bar, s.spec().Review.MaxRounds)})
 	return nil
 }
 
@@ -362,7 +364,7 @@ func (s *Shape) reviewRound(ctx context.Context, rs *State) error {
 		Findings  []Finding    `json:"findings"`
 		Recurring []Recurrence `json:"recurring,omitempty"`
 	}{r.N, findings, r.Recurring})
-	writeFileAtomic(s.path(s.roundDir(fmt.Sprintf("round-%d", r.N)), "round.json"), s.h.Redactor().Bytes(append(data, '\n')))
+	guard.WriteFileAtomic(s.path(s.roundDir(fmt.Sprintf("round-%d", r.N)), "round.json"), s.h.Redactor().Bytes(append(data, '\n')))
 	c, m, n := sevCounts(findings)
 	open := AtOrAbove(findings, bar)
 	msg := fmt.Sprintf("round %d: %d critical, %d major, %d minor; %d at or above the bar (%s)", r.N, c, m, n, len(open), bar)
