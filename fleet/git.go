@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/loopdir"
+	"github.com/looprinter/looprinter/rollback"
 	"github.com/looprinter/looprinter/safegit"
 )
 
@@ -110,7 +110,7 @@ func checkoutHead(ctx context.Context, folder, repo string, in StepInput) (warm 
 	ref := "refs/remotes/origin/" + in.Branch
 	// The loop's kept refs (work a rollback undid) come along: the engine
 	// checks they still name what it kept.
-	kept := "+" + loop.RefPrefix(in.Name) + "*:" + loop.RefPrefix(in.Name) + "*"
+	kept := "+" + rollback.RefPrefix(in.Name) + "*:" + rollback.RefPrefix(in.Name) + "*"
 	if _, err := git(repo, "fetch", "--quiet", "--prune", "origin", "+refs/heads/"+in.Branch+":"+ref, kept); err != nil {
 		return false, "", "", err
 	}
@@ -183,10 +183,10 @@ func commitStep(repo, rel, base, subject, body string) (string, error) {
 
 // pushKept pushes the loop's kept refs, as the engine's ledger has them.
 func pushKept(repo, name string) error {
-	if out, err := git(repo, "for-each-ref", "--format=%(refname)", loop.RefPrefix(name)); err != nil || out == "" {
+	if out, err := git(repo, "for-each-ref", "--format=%(refname)", rollback.RefPrefix(name)); err != nil || out == "" {
 		return err
 	}
-	_, err := git(repo, "push", "--quiet", "origin", "+"+loop.RefPrefix(name)+"*:"+loop.RefPrefix(name)+"*")
+	_, err := git(repo, "push", "--quiet", "origin", "+"+rollback.RefPrefix(name)+"*:"+rollback.RefPrefix(name)+"*")
 	return err
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/looprinter/looprinter/internal/fleettest"
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/loopdir"
+	"github.com/looprinter/looprinter/rollback"
 )
 
 func project(t *testing.T) (src, remote string) { return fleettest.Repo(t, fleettest.Cycle("demo")) }
@@ -222,7 +223,7 @@ func TestBudgetStopGoesBackToTheBestStateForward(t *testing.T) {
 			t.Fatalf("%s on the branch is not as the local run left it at its best state: %q %v, want %q", name, got, err, want)
 		}
 	}
-	if out := gitT(t, dir, "ls-remote", "origin", loop.RefPrefix("demo")+"*"); !strings.Contains(out, "attempt-1") {
+	if out := gitT(t, dir, "ls-remote", "origin", rollback.RefPrefix("demo")+"*"); !strings.Contains(out, "attempt-1") {
 		t.Fatalf("the undone work is not kept on the remote: %q", out)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/review"
+	rollbacks "github.com/looprinter/looprinter/rollback"
 )
 
 // Phases of the state machine. The engine is a loop over step(state): each
@@ -146,20 +147,9 @@ type State struct {
 	// a build run, or a best-of's attempts together, that did not pass.
 	// retry.best_of reads it (attemptsFor).
 	TaskFails map[string]int `json:"task_fails,omitempty"`
-	// Uncommitted names files that differed from the engine's last commit
-	// when a gate's checks ran (no checkpoint then): what a stop that
-	// cannot roll back names.
-	Uncommitted []string `json:"uncommitted,omitempty"`
-	// Outside are the files (relative to the loop folder) that were
-	// changed or untracked, and not ignored, when a run started, before
-	// any agent run of it: the user's (`looprinter run > run.log`). The
-	// engine never commits them, never rolls them back, and its
-	// checkpoints compare the work tree without them.
-	Outside []string `json:"outside,omitempty"`
-	// SnapshotErr is why the work tree could not be snapshotted at the
-	// last gate (no checkpoint then): what a stop that cannot roll back
-	// says.
-	SnapshotErr string `json:"snapshot_error,omitempty"`
+	// Uncommitted, Outside and SnapshotErr: what rollback keeps between
+	// runs (rollback.Marks).
+	rollbacks.Marks
 	// Touched are the files the agent runs changed over the loop (sorted,
 	// at most maxTouched), for the audit.
 	Touched []string `json:"touched,omitempty"`

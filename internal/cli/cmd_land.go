@@ -16,6 +16,7 @@ import (
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/rollback"
 	"github.com/looprinter/looprinter/spec"
 )
 
@@ -190,7 +191,7 @@ func landReport(l *spec.Loop, out *loop.Outcome, dir string) string {
 	}
 	list("Evidence", out.Evidence)
 	list("NOT VERIFIED", out.NotVerified)
-	list("Kept off the branch", loop.KeptLines(out.Kept))
+	list("Kept off the branch", rollback.KeptLines(out.Kept))
 	b.WriteString("The gates were run again on the branch merged into its base before this pull request was opened.\n")
 	return b.String()
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/review"
+	"github.com/looprinter/looprinter/rollback"
 	"github.com/looprinter/looprinter/sandbox"
 	"github.com/looprinter/looprinter/spec"
 )
@@ -305,7 +306,7 @@ func printReport(io *IO, l *spec.Loop, o *loop.Outcome) {
 	printList(w, "escalated (agent.escalate):", esc)
 	printList(w, "tried without success (ruled out):", o.RuledOut)
 	printList(w, "network refused (add a host to network.allow in the loop file if the agent needs it):", st.NetRefused)
-	printList(w, "kept off the branch (git refs):", loop.KeptLines(o.Kept))
+	printList(w, "kept off the branch (git refs):", rollback.KeptLines(o.Kept))
 	printList(w, "next:", o.Next)
 	fmt.Fprintf(w, "records:   %s\n", relTo(l.Dir, o.Records))
 }

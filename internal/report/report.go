@@ -24,6 +24,7 @@ import (
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/rollback"
 	"github.com/looprinter/looprinter/spec"
 )
 
@@ -205,7 +206,7 @@ func loopOf(e ops.Entry, s ops.Status, since time.Time) (Loop, bool) {
 // diffstat is what the loop's commits changed: from the state the loop
 // started at (its first checkpoint) to the engine's last commit.
 func diffstat(repoDir, engineDir string) string {
-	led := loop.LoadLedger(engineDir)
+	led := rollback.LoadLedger(engineDir)
 	data := strings.TrimSpace(readFile(loopdir.PrivateOf(engineDir).LastCommit()))
 	if len(led.Checkpoints) == 0 || data == "" || gitops.TopLevel(repoDir) == "" {
 		return ""
