@@ -196,7 +196,7 @@ submit. With --wait, wait for the end and exit as ` + "`run`" + ` would.`,
 				return err
 			}
 			defer c.Close()
-			in, queue, err := loopInput(cmd.Context(), c, conn.c, file, remote, branch, queue, heartbeat)
+			in, queue, err := loopInput(cmd.Context(), c, conn.c, loopRequest{file, remote, branch, queue, heartbeat})
 			if err != nil {
 				return err
 			}
@@ -229,11 +229,20 @@ submit. With --wait, wait for the end and exit as ` + "`run`" + ` would.`,
 	return cmd
 }
 
+// loopRequest is what a submission names: the loop file, the remote and
+// branch that hold its work (empty: origin and the current branch), the
+// task queue (empty: looprinter) and the heartbeat timeout.
+type loopRequest struct {
+	file, remote, branch, queue string
+	heartbeat                   time.Duration
+}
+
 // loopInput is the workflow input for a loop file (submit and schedule):
 // the loop file's contents and path in its repository, the remote and
 // branch (pushed already), and whether the namespace has the search
 // attributes the workflow keeps up to date.
-func loopInput(ctx context.Context, c client.Client, conn fleet.Conn, file, remote, branch, queue string, heartbeat time.Duration) (*fleet.LoopInput, string, error) {
+func loopInput(ctx context.Context, c client.Client, conn fleet.Conn, req loopRequest) (*fleet.LoopInput, string, error) {
+	file, remote, branch, queue, heartbeat := req.file, req.remote, req.branch, req.queue, req.heartbeat
 	l, err := loadLoop(file)
 	if err != nil {
 		return nil, "", err

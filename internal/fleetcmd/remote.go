@@ -234,7 +234,7 @@ func gitCtx(ctx context.Context, dir string, args ...string) (string, error) {
 }
 
 func (r *remote) Schedule(ctx context.Context, req cli.RemoteScheduleRequest) (string, error) {
-	in, queue, err := loopInput(ctx, r.c, r.conn, req.File, req.Remote, req.Branch, req.TaskQueue, 0)
+	in, queue, err := loopInput(ctx, r.c, r.conn, loopRequest{file: req.File, remote: req.Remote, branch: req.Branch, queue: req.TaskQueue})
 	if err != nil {
 		return "", err
 	}
