@@ -10,9 +10,7 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/loopdir"
-	"github.com/looprinter/looprinter/redact"
 	"github.com/looprinter/looprinter/sandbox"
-	"github.com/looprinter/looprinter/spec"
 )
 
 // Best of N: each attempt of a task ran on a copy-on-write layer of its
@@ -67,8 +65,7 @@ func (j *Judge) JudgeAttempt(ctx context.Context, o AttemptOptions) AttemptVerdi
 		return filepath.Join(dir, fmt.Sprintf("%s-c%d-i%d-attempt-%s-%d-%d.log", stamp, cycle, iteration, safeName(o.Task), o.Index+1, i+1))
 	}
 	l := j.spec()
-	remove, hideDirs := j.gitHidden(j.holdouts)
-	rs := attemptChecks(ctx, l, j.Dir, o.Upper, remove, hideDirs, o.Cmds, j.checkEnv(), j.redactor(l), logPath, j.noteConfinement)
+	rs := attemptChecks(ctx, j.request(j.holdouts, o.Cmds, logPath), o.Upper)
 	if l.VerifyBaseline == "new-only" {
 		excuseBaseline(rs, o.Baseline)
 	}
@@ -114,16 +111,16 @@ func excuseBaseline(rs []CheckResult, baseline map[string][]string) {
 	}
 }
 
-// attemptChecks runs cmds over tree with the layer upper laid over it and
-// remove out of sight; hideDirs are more folders the checks do not see.
-func attemptChecks(ctx context.Context, l *spec.Loop, tree, upper string, remove, hideDirs, cmds, env []string, red *redact.Redactor, logPath func(int) string, note func(string)) []CheckResult {
-	if len(cmds) == 0 {
+// attemptChecks runs r's checks with the layer upper laid over its tree.
+func attemptChecks(ctx context.Context, r CheckRequest, upper string) []CheckResult {
+	if len(r.Cmds) == 0 {
 		return nil
 	}
 	if fi, err := os.Stat(upper); err != nil || !fi.IsDir() || !filepath.IsAbs(upper) {
-		return failAll(cmds, logPath, fmt.Sprintf("the attempt's layer %s is not a folder", upper))
+		return failAll(r.Cmds, r.LogPath, fmt.Sprintf("the attempt's layer %s is not a folder", upper))
 	}
-	return confinedView(ctx, l, tree, remove, nil, nil, false, hideDirs, upper, cmds, env, red, logPath, note)
+	r.Lower = upper
+	return Check(ctx, r)
 }
 
 // layOnto applies the layer upper to dst (a copy of its tree) as overlayfs

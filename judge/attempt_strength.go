@@ -38,7 +38,6 @@ func (j *Judge) AttemptStrength(ctx context.Context, o AttemptOptions, max int) 
 	}
 	defer os.RemoveAll(scratch)
 	known := j.goTestNames()
-	remove, hideDirs := j.gitHidden(j.holdouts)
 	for i, m := range ms {
 		if ctx.Err() != nil {
 			break
@@ -49,7 +48,9 @@ func (j *Judge) AttemptStrength(ctx context.Context, o AttemptOptions, max int) 
 		}
 		logPath := func(k int) string { return filepath.Join(scratch, fmt.Sprintf("m%d-%d.log", i, k+1)) }
 		put := []sandbox.ViewFile{{From: from, To: m.Path, Mode: 0o644}}
-		rs := confinedView(ctx, l, j.Dir, remove, put, nil, false, hideDirs, o.Upper, o.Cmds, j.checkEnv(), j.redactor(l), logPath, nil)
+		r := j.request(j.holdouts, o.Cmds, logPath)
+		r.Put, r.Lower, r.Note = put, o.Upper, nil
+		rs := Check(ctx, r)
 		verdict := mutantSurvived
 		for _, r := range rs {
 			if r.Pass {

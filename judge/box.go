@@ -1,7 +1,6 @@
 package judge
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
-	"github.com/looprinter/looprinter/redact"
 	"github.com/looprinter/looprinter/sandbox"
 	"github.com/looprinter/looprinter/spec"
 )
@@ -52,118 +50,6 @@ func checkKind(l *spec.Loop) (kind, why string) {
 
 // warnedKinds keeps "checks run less confined" from repeating in a process.
 var warnedKinds sync.Map
-
-// confinedChecks runs cmds in order in the judge's sandbox over tree (the
-// loop folder, a copy of it, or a merged tree), with remove (paths
-// relative to tree) out of its view, until the context ends. A check that
-// cannot be confined fails closed.
-func confinedChecks(ctx context.Context, l *spec.Loop, tree string, remove, cmds, env []string, red *redact.Redactor, logPath func(int) string, note func(string)) []CheckResult {
-	return confinedView(ctx, l, tree, remove, nil, nil, false, nil, "", cmds, env, red, logPath, note)
-}
-
-// confinedView is confinedChecks with files put into the view too (put:
-// From a file outside, To a path relative to tree).
-// setup, when not empty, runs first in the box (its writes stay for the
-// box's checks, never the tree): the loop's `setup:` rebuilding the
-// dependencies an agent changed; a setup that fails fails every check.
-// room: the checks never run in the tree itself (the clean room): where no
-// bwrap box lays a view, they get a copy of it.
-// hideDirs are more folders the checks do not see (a repository that holds
-// the holdout files: see Judge.HiddenGit). lower, when not "", is an upper
-// folder of a copy-on-write layer laid over the tree under the box's own
-// (an attempt of a best-of: JudgeAttempt); where no bwrap box lays it, it
-// is applied to the copy.
-func confinedView(ctx context.Context, l *spec.Loop, tree string, remove []string, put []sandbox.ViewFile, setup []string, room bool, hideDirs []string, lower string, cmds, env []string, red *redact.Redactor, logPath func(int) string, note func(string)) []CheckResult {
-	if len(cmds) == 0 {
-		return nil
-	}
-	cache := checkCacheFor(ctx, l, tree)
-	kind, why := checkKind(l)
-	if why != "" && note != nil {
-		if _, seen := warnedKinds.LoadOrStore(l.Dir+"\x00"+why, true); !seen {
-			note(why)
-		}
-	}
-	if (room || len(remove) > 0 || len(put) > 0 || lower != "") && kind != sandbox.Bwrap {
-		// Only a bwrap box lays a view with paths removed or a layer under
-		// it: elsewhere the checks get a copy of the tree without them.
-		base := ""
-		if p := loopdir.PrivateOf(l.Dir); dirExists(string(p)) {
-			base = p.CheckScratch()
-			os.MkdirAll(base, 0o700)
-		}
-		tmp, err := os.MkdirTemp(base, "looprinter-checks-")
-		if err != nil {
-			return failAll(cmds, logPath, "the checks' copy of the tree cannot be made: "+err.Error())
-		}
-		defer os.RemoveAll(tmp)
-		cp := filepath.Join(tmp, filepath.Base(tree))
-		skip := map[string]bool{loopdir.RecordsDir: true}
-		if rel, err := filepath.Rel(tree, tmp); err == nil && !strings.HasPrefix(rel, "..") {
-			skip[filepath.ToSlash(rel)] = true // the copy never copies itself
-		}
-		for _, r := range remove {
-			skip[filepath.ToSlash(r)] = true
-		}
-		if err := sandbox.CopyTree(tree, cp, skip); err != nil {
-			return failAll(cmds, logPath, "the checks' copy of the tree cannot be made: "+err.Error())
-		}
-		for _, f := range put {
-			to := filepath.Join(cp, filepath.FromSlash(f.To))
-			os.MkdirAll(filepath.Dir(to), 0o755)
-			if err := sandbox.CopyFile(f.From, to, f.Mode); err != nil {
-				return failAll(cmds, logPath, "the checks' copy of the tree cannot be made: "+err.Error())
-			}
-		}
-		if lower != "" {
-			if err := layOnto(lower, cp, skip); err != nil {
-				return failAll(cmds, logPath, "the attempt's layer cannot be laid on the copy of the tree: "+err.Error())
-			}
-		}
-		tree, remove, put, lower = cp, nil, nil, ""
-	}
-	o := boxOptions(l, tree, hideDirs)
-	o.Kind, o.Remove, o.Put, o.Env = kind, remove, put, env
-	o.View.AllowRead = append(o.View.AllowRead, programFolders(tree, setup, cmds)...)
-	if o.Cache = cache; cache != nil && cache.Warm {
-		noteWarmTree(ctx, tree) // the loop folder, or a copy of it
-	}
-	if lower != "" {
-		o.Lower = []string{lower}
-	}
-	box, err := sandbox.NewCheckBox(o)
-	if err != nil {
-		return failAll(cmds, logPath, "the checks' sandbox cannot be made: "+err.Error())
-	}
-	defer box.Close()
-	start, setupStart, nwhy, err := checksProxy(l, kind, box) // checks.network: {allow: [...]}
-	if err != nil {
-		return failAll(cmds, logPath, "the checks' network proxy cannot start: "+err.Error())
-	}
-	if nwhy != "" && note != nil {
-		if _, seen := warnedKinds.LoadOrStore(l.Dir+"\x00"+nwhy, true); !seen {
-			note(nwhy)
-		}
-	}
-	if start == nil {
-		start, setupStart = box.Command, box.SetupCommand
-	}
-	for i, c := range setup {
-		r := runCheck(ctx, setupStart, tree, c, logPath(-1-i), l.CheckTimeout.D(), env, l.TestSummaries, red)
-		if !r.Pass {
-			return failAll(cmds, logPath, fmt.Sprintf("setup `%s` failed in the checks' sandbox (exit %d), rebuilding the dependencies the agent changed: %s", c, r.ExitCode, r.Signal))
-		}
-	}
-	var out []CheckResult
-	start = accountedStarter(ctx, start) // the Go accounting's wrapper, in the clean room (goaccount.go)
-	for i, c := range cmds {
-		out = append(out, runCheck(ctx, start, tree, c, logPath(i), l.CheckTimeout.D(), env, l.TestSummaries, red))
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	return out
-}
 
 // gitDirsOf is the repository a worktree tree belongs to (its .git is a
 // file naming a folder elsewhere: the worktree's git folder and the

@@ -56,11 +56,12 @@ func boxNetworks(l *spec.Loop) (network, setup string) {
 	return string(l.Checks.Network), ""
 }
 
-// checksProxy starts (once) the proxy of loop l's checks and returns the
-// starters of its checks and setups through it: nil when the loop's checks
-// have no allowlist. why says what the box kind gives up ("" when
-// nothing).
-func checksProxy(l *spec.Loop, kind string, box *sandbox.CheckBox) (check, setup Starter, why string, err error) {
+// checksProxy starts (once) the proxy of the checks of r's loop, unless r
+// names one, and returns the starters of its checks and setups through it:
+// nil when the loop's checks have no allowlist. why says what the box kind
+// gives up ("" when nothing).
+func checksProxy(r *CheckRequest, kind string, box *sandbox.CheckBox) (check, setup Starter, why string, err error) {
+	l := r.Loop
 	if l.Checks.Network != spec.ChecksNetworkAllow {
 		return nil, nil, "", nil
 	}
@@ -70,24 +71,12 @@ func checksProxy(l *spec.Loop, kind string, box *sandbox.CheckBox) (check, setup
 	case sandbox.Off:
 		return nil, nil, "checks.network allow is not enforced with the sandbox off: the checks reach the host's network", nil
 	}
-	v, _ := checkNets.LoadOrStore(l.Dir, &checkNet{})
-	cn := v.(*checkNet)
-	cn.mu.Lock()
-	defer cn.mu.Unlock()
-	if cn.proxy == nil {
-		cn.proxy, err = netpolicy.StartChecks(l, func(ev record.Event) {
-			cn.mu.Lock()
-			sink := cn.sink
-			cn.mu.Unlock()
-			if sink != nil {
-				sink(ev)
-			}
-		})
-		if err != nil {
+	n := r.Proxy
+	if n == nil {
+		if n, err = loopChecksProxy(l); err != nil {
 			return nil, nil, "", err
 		}
 	}
-	n := cn.proxy.Network()
 	through := func(start Starter) Starter {
 		return func(ctx context.Context, dir, line string, env []string) (*exec.Cmd, func(), error) {
 			cmd, cleanup, err := start(ctx, dir, line, env)
@@ -102,6 +91,29 @@ func checksProxy(l *spec.Loop, kind string, box *sandbox.CheckBox) (check, setup
 		}
 	}
 	return through(box.Command), through(box.SetupCommand), "", nil
+}
+
+// loopChecksProxy is the proxy of loop l's checks, started on first use.
+func loopChecksProxy(l *spec.Loop) (*sandbox.Network, error) {
+	v, _ := checkNets.LoadOrStore(l.Dir, &checkNet{})
+	cn := v.(*checkNet)
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	if cn.proxy == nil {
+		p, err := netpolicy.StartChecks(l, func(ev record.Event) {
+			cn.mu.Lock()
+			sink := cn.sink
+			cn.mu.Unlock()
+			if sink != nil {
+				sink(ev)
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+		cn.proxy = p
+	}
+	return cn.proxy.Network(), nil
 }
 
 // CloseChecksNetwork stops the checks' proxy of the loop folder dir, if

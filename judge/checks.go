@@ -43,22 +43,18 @@ type CheckResult struct {
 	NegatedNotRun string
 }
 
-// RunCheck runs one shell command in dir, saving its whole output to
-// outPath, and keeps in memory only what the failure signal needs: the
-// failing tests a test runner's output names, with their messages
-// (testcount.Failures); else the lines matching FAIL, Error or not ok (up
-// to SignalLines), else the last SignalLines lines.
-func RunCheck(ctx context.Context, dir, command, outPath string, timeout time.Duration, env []string, summaries []testcount.Pattern, red *redact.Redactor) CheckResult {
-	return runCheck(ctx, nil, dir, command, outPath, timeout, env, summaries, red)
-}
-
 // Starter makes the process of a check: the shell line run in dir with env,
 // confined (sandbox.CheckBox.Command); cleanup runs after it ended.
 type Starter func(ctx context.Context, dir, line string, env []string) (cmd *exec.Cmd, cleanup func(), err error)
 
-// runCheck is RunCheck with the check's process made by start (nil: the
-// shell line run as this process's user, unconfined).
-func runCheck(ctx context.Context, start Starter, dir, command, outPath string, timeout time.Duration, env []string, summaries []testcount.Pattern, red *redact.Redactor) CheckResult {
+// runCheck runs one shell command of r in r's tree, its process made by
+// start (nil: the shell line run as this process's user, unconfined),
+// saving its whole output to outPath, and keeps in memory only what the
+// failure signal needs: the failing tests a test runner's output names,
+// with their messages (testcount.Failures); else the lines matching FAIL,
+// Error or not ok (up to SignalLines), else the last SignalLines lines.
+func runCheck(ctx context.Context, start Starter, r *CheckRequest, command, outPath string) CheckResult {
+	dir, env, timeout, red := r.Tree, r.Env, r.Loop.CheckTimeout.D(), r.Redactor
 	began := time.Now()
 	res := CheckResult{Check: record.Check{Command: command, Output: outPath}}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
@@ -94,7 +90,7 @@ func runCheck(ctx context.Context, start Starter, dir, command, outPath string, 
 	cmd.Stdout = rw
 	cmd.Stderr = rw
 	out, _ := os.OpenFile(outPath, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
-	tests, _ := testcount.NewParser(summaries)
+	tests, _ := testcount.NewParser(r.Loop.TestSummaries)
 
 	var matched, tail []string
 	done := make(chan struct{})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/redact"
+	"github.com/looprinter/looprinter/spec"
 	"github.com/looprinter/looprinter/testcount"
 )
 
@@ -84,7 +85,7 @@ func TestSignalCaseLines(t *testing.T) {
 func TestNegatedCheckThatCannotRunFails(t *testing.T) {
 	dir := t.TempDir()
 	run := func(cmd string) CheckResult {
-		return RunCheck(context.Background(), dir, cmd, filepath.Join(t.TempDir(), "check.log"), time.Minute, append(os.Environ(), "GIT_CEILING_DIRECTORIES="+filepath.Dir(dir)), nil, redact.New(nil, nil, nil))
+		return Check(context.Background(), CheckRequest{Loop: &spec.Loop{Dir: dir, CheckTimeout: spec.Duration(time.Minute)}, Cmds: []string{cmd}, LogPath: func(int) string { return filepath.Join(t.TempDir(), "check.log") }, Env: append(os.Environ(), "GIT_CEILING_DIRECTORIES="+filepath.Dir(dir)), Redactor: redact.New(nil, nil, nil), Unconfined: true})[0]
 	}
 	r := run("! git grep -q TODO")
 	if r.Pass || r.ExitCode != 1 || !strings.Contains(r.Signal, "the check cannot fail as it ran: `git` could not run (fatal: not a git repository") || r.NegatedNotRun == "" {

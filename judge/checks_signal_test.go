@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/redact"
+	"github.com/looprinter/looprinter/spec"
 )
 
 // signalOf runs `cat FILE; exit 1` as a check, FILE one of the real runner
@@ -26,7 +27,7 @@ func signalOf(t *testing.T, file string) CheckResult {
 func checkOutput(t *testing.T, cmd string) CheckResult {
 	t.Helper()
 	dir := t.TempDir()
-	res := RunCheck(context.Background(), dir, cmd, filepath.Join(dir, "check.log"), time.Minute, os.Environ(), nil, redact.New(os.Environ(), nil, nil))
+	res := Check(context.Background(), CheckRequest{Loop: &spec.Loop{Dir: dir, CheckTimeout: spec.Duration(time.Minute)}, Cmds: []string{cmd}, LogPath: func(int) string { return filepath.Join(dir, "check.log") }, Env: os.Environ(), Redactor: redact.New(os.Environ(), nil, nil), Unconfined: true})[0]
 	if res.Pass || res.Signal != strings.Join(res.Lines, "\n") || len(res.Lines) > SignalLines {
 		t.Fatalf("pass %v, %d lines, signal %q", res.Pass, len(res.Lines), res.Signal)
 	}
@@ -104,7 +105,7 @@ func TestSignalBoundsTestMessages(t *testing.T) {
 	b.WriteString("FAIL\n")
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "out.txt"), []byte(b.String()), 0o600)
-	res := RunCheck(context.Background(), dir, "cat out.txt; exit 1", filepath.Join(dir, "log"), time.Minute, os.Environ(), nil, nil)
+	res := Check(context.Background(), CheckRequest{Loop: &spec.Loop{Dir: dir, CheckTimeout: spec.Duration(time.Minute)}, Cmds: []string{"cat out.txt; exit 1"}, LogPath: func(int) string { return filepath.Join(dir, "log") }, Env: os.Environ(), Redactor: nil, Unconfined: true})[0]
 	if len(res.Lines) != SignalLines {
 		t.Fatalf("%d lines:\n%s", len(res.Lines), res.Signal)
 	}
@@ -120,7 +121,7 @@ func TestSignalBoundsTestMessages(t *testing.T) {
 		fmt.Fprintf(&b, "--- FAIL: Test%02d (0.00s)\n    x_test.go:1: boom\n", i)
 	}
 	os.WriteFile(filepath.Join(dir, "out.txt"), []byte(b.String()), 0o600)
-	res = RunCheck(context.Background(), dir, "cat out.txt; exit 1", filepath.Join(dir, "log"), time.Minute, os.Environ(), nil, nil)
+	res = Check(context.Background(), CheckRequest{Loop: &spec.Loop{Dir: dir, CheckTimeout: spec.Duration(time.Minute)}, Cmds: []string{"cat out.txt; exit 1"}, LogPath: func(int) string { return filepath.Join(dir, "log") }, Env: os.Environ(), Redactor: nil, Unconfined: true})[0]
 	if len(res.Lines) != SignalLines || res.Lines[SignalLines-1] != "… and 11 more failing tests" || res.Lines[0] != "FAIL: Test00" {
 		t.Errorf("%d lines:\n%s", len(res.Lines), res.Signal)
 	}
@@ -153,7 +154,7 @@ func TestSignalRedactsDecodedTestOutput(t *testing.T) {
 {"Action":"fail","Package":"p","Test":"TestA"}
 `
 	os.WriteFile(filepath.Join(dir, "out.json"), []byte(json), 0o600)
-	res := RunCheck(context.Background(), dir, "cat out.json; exit 1", filepath.Join(dir, "log"), time.Minute, os.Environ(), nil, redact.New(os.Environ(), nil, nil))
+	res := Check(context.Background(), CheckRequest{Loop: &spec.Loop{Dir: dir, CheckTimeout: spec.Duration(time.Minute)}, Cmds: []string{"cat out.json; exit 1"}, LogPath: func(int) string { return filepath.Join(dir, "log") }, Env: os.Environ(), Redactor: redact.New(os.Environ(), nil, nil), Unconfined: true})[0]
 	if strings.Contains(res.Signal, "7f3a9c21e8b4") || !strings.Contains(res.Signal, "FAIL: p.TestA\n    a_test.go:3: token [REDACTED:MY_SERVICE_TOKEN]") {
 		t.Errorf("%q", res.Signal)
 	}

@@ -151,8 +151,9 @@ func (j *Judge) inViewPut(ctx context.Context, hide []string, put []sandbox.View
 	if _, _, changed := j.Pristine().View(); len(changed) > 0 && dependencyChanged(changed) {
 		setup = l.Setup
 	}
-	hide, dirs := j.gitHidden(hide)
-	return confinedView(ctx, l, j.Dir, hide, put, setup, true, dirs, "", cmds, j.checkEnv(), j.redactor(l), logPath, j.noteConfinement), nil
+	r := j.request(hide, cmds, logPath)
+	r.Put, r.Setup, r.Room = put, setup, true
+	return Check(ctx, r), nil
 }
 
 // dependencyChanged says whether a path under a dependency folder (not
@@ -171,9 +172,7 @@ func dependencyChanged(changed []string) bool {
 // inViewGate runs a gate's checks with hide out of their view (the holdout
 // files): a view under bubblewrap, a copy elsewhere.
 func (j *Judge) inViewGate(ctx context.Context, hide, cmds []string, logPath func(int) string) ([]CheckResult, error) {
-	l := j.spec()
-	hide, dirs := j.gitHidden(hide)
-	return confinedView(ctx, l, j.Dir, hide, nil, nil, false, dirs, "", cmds, j.checkEnv(), j.redactor(l), logPath, j.noteConfinement), nil
+	return Check(ctx, j.request(hide, cmds, logPath)), nil
 }
 
 // inView runs cmds in the judge's sandbox over the loop folder with hide
@@ -182,9 +181,9 @@ func (j *Judge) inView(ctx context.Context, hide, cmds []string, logPath func(in
 	if len(cmds) == 0 {
 		return nil, nil
 	}
-	l := j.spec()
-	hide, dirs := j.gitHidden(hide)
-	return confinedView(ctx, l, j.Dir, hide, nil, nil, true, dirs, "", cmds, j.checkEnv(), j.redactor(l), logPath, j.noteConfinement), nil
+	r := j.request(hide, cmds, logPath)
+	r.Room = true
+	return Check(ctx, r), nil
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

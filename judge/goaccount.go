@@ -66,7 +66,7 @@ type goAccount struct {
 	tmp    string          // where the generated files are kept (removed by done)
 }
 
-// goAccountCtx carries a goAccount to confinedView's checks.
+// goAccountCtx carries a goAccount to the checks of a CheckRequest.
 type goAccountCtx struct{}
 
 // newGoAccount prepares the accounting of the Go test folders of files

@@ -269,7 +269,7 @@ func (j *Judge) HoldoutPath(upper, rel string) bool {
 func (j *Judge) runVisibleChecks(ctx context.Context, cmds []string, logPath func(int) string) []CheckResult {
 	if len(j.holdouts) == 0 {
 		l := j.spec()
-		return confinedChecks(ctx, l, j.Dir, nil, cmds, j.checkEnv(), j.redactor(l), logPath, j.noteConfinement)
+		return Check(ctx, CheckRequest{Loop: l, Cmds: cmds, Env: j.checkEnv(), Redactor: j.redactor(l), LogPath: logPath, Note: j.noteConfinement})
 	}
 	out, err := j.inViewGate(ctx, j.holdouts, cmds, logPath)
 	if err != nil {

@@ -179,7 +179,7 @@ func (j *Judge) RunChecks(ctx context.Context, gate string, cmds []string) []Che
 		// and what it installs must reach the folder: it is the user's
 		// command, not the agent's code.
 		l := j.spec()
-		return unconfinedChecks(ctx, l, cmds, j.checkEnv(), j.redactor(l), logPath)
+		return Check(ctx, CheckRequest{Loop: l, Cmds: cmds, Env: j.checkEnv(), Redactor: j.redactor(l), LogPath: logPath, Unconfined: true})
 	}
 	if gate == "baseline" {
 		// Before any agent run, on the tree the loop starts with: the
@@ -199,33 +199,6 @@ func (j *Judge) RunChecks(ctx context.Context, gate string, cmds []string) []Che
 		}
 	}
 	return results
-}
-
-// RunCheckList runs commands in order in the loop's folder, each output saved
-// at logPath(i), until the context ends; red redacts what they print.
-// The checks run in the judge's own sandbox (box.go).
-func RunCheckList(ctx context.Context, l *spec.Loop, cmds, env []string, red *redact.Redactor, logPath func(i int) string) []CheckResult {
-	return confinedChecks(ctx, l, l.Dir, nil, cmds, env, red, logPath, nil)
-}
-
-// RunCheckListWithout is RunCheckList with the paths remove (relative to
-// l.Dir) out of the checks' view: a clean room over another tree (the
-// landing's merged tree).
-func RunCheckListWithout(ctx context.Context, l *spec.Loop, remove, cmds, env []string, red *redact.Redactor, logPath func(i int) string) []CheckResult {
-	return confinedChecks(ctx, l, l.Dir, remove, cmds, env, red, logPath, nil)
-}
-
-// unconfinedChecks runs cmds as the user: only `setup:` at the loop's
-// start, before any agent ran, whose writes must reach the folder.
-func unconfinedChecks(ctx context.Context, l *spec.Loop, cmds, env []string, red *redact.Redactor, logPath func(i int) string) []CheckResult {
-	var out []CheckResult
-	for i, c := range cmds {
-		out = append(out, RunCheck(ctx, l.Dir, c, logPath(i), l.CheckTimeout.D(), env, l.TestSummaries, red))
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	return out
 }
 
 // ApplyBaseline marks failing checks whose failure lines all failed before

@@ -352,9 +352,9 @@ func LandChecksTo(ctx context.Context, l *spec.Loop, runDir, logDir, prefix stri
 		}
 	}
 	env := append(os.Environ(), "LOOPRINTER_DIR="+l.Dir, "LOOPRINTER_CYCLE=0")
-	return judge.RunCheckListWithout(ctx, l, aside, l.GateChecks(), env, Redactor(l), func(i int) string {
+	return judge.Check(ctx, judge.CheckRequest{Loop: l, Cmds: l.GateChecks(), Remove: aside, Env: env, Redactor: Redactor(l), LogPath: func(i int) string {
 		return filepath.Join(logDir, fmt.Sprintf("%s-%d.log", prefix, i+1))
-	}), aside, nil
+	}}), aside, nil
 }
 
 // maxTouched bounds the files the audit is shown.

@@ -53,7 +53,7 @@ func TestCheckOutputIsRedactedBeforeItIsRead(t *testing.T) {
 	red := Redactor(l)
 	log := filepath.Join(dir, "check.log")
 	cmd := `head -c 4079 /dev/zero | tr '\0' x; printf '\nFAIL: %s' "$(printf %s "$MY_SERVICE_TOKEN" | cut -c1-10)"; sleep 0.2; printf '%s\n' "$(printf %s "$MY_SERVICE_TOKEN" | cut -c11-)"; exit 1`
-	res := judge.RunCheck(context.Background(), dir, cmd, log, time.Minute, os.Environ(), nil, red)
+	res := judge.Check(context.Background(), judge.CheckRequest{Loop: &spec.Loop{Dir: dir, CheckTimeout: spec.Duration(time.Minute)}, Cmds: []string{cmd}, LogPath: func(int) string { return log }, Env: os.Environ(), Redactor: red, Unconfined: true})[0]
 	data, _ := os.ReadFile(log)
 	for where, text := range map[string]string{"log": string(data), "signal": res.Signal, "lines": strings.Join(res.Lines, "\n")} {
 		if strings.Contains(text, "7f3a9c21e8b4") {

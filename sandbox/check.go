@@ -96,6 +96,12 @@ type CheckBox struct {
 	// Landlock box's own (checkcache_linux.go).
 	cacheSeed    sync.Once
 	cacheSeedErr error
+	// mask is a folder of whiteouts hiding what of HOME the box's checks
+	// may not see, made once for the environment maskEnv and laid under
+	// every check's throw-away HOME layer (bwrap; check_linux.go).
+	maskMu  sync.Mutex
+	mask    string
+	maskEnv string
 }
 
 // Kind is the kind in force for the box's checks.

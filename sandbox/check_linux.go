@@ -352,7 +352,7 @@ func (b *CheckBox) bwrapCommand(ctx context.Context, c, dir, shellLine string, e
 	// code would reach past every namespace).
 	m := b.manifest(env)
 	a = append(a, viewArgs(m)...)
-	if err := b.maskHome(layers, m, env); err != nil {
+	if err := b.maskHomeOnce(layers, c, m, env); err != nil {
 		return nil, err
 	}
 	for _, t := range b.targets {
@@ -397,6 +397,54 @@ func (b *CheckBox) bwrapCommand(ctx context.Context, c, dir, shellLine string, e
 	cmd.Env = append(cmd.Env, b.cacheEnv(env, setup)...)
 	cmd.Env = append(cmd.Env, EnvCheckLayers+"="+string(spec))
 	return cmd, nil
+}
+
+// maskHomeOnce hides what of HOME the check may not see: the box's mask
+// (made by maskHome once for env, in a folder of the box's own) laid under
+// the check's fresh HOME layer (its upper in c), as the whiteouts in it
+// would be, so that neither writing them nor removing them is paid per
+// check. A HOME layer whose upper is not the check's own (the warm-up's
+// cache layer) gets its whiteouts written, as before.
+func (b *CheckBox) maskHomeOnce(layers []Layer, c string, m Manifest, env []string) error {
+	home, err := canonical(lookupEnv(env, "HOME"))
+	if err != nil || home == "/" {
+		return nil
+	}
+	for i := range layers {
+		l := &layers[i]
+		if l.Target != home || l.Target == b.tree {
+			continue
+		}
+		if !Within(l.Upper, c) {
+			return b.maskHome(layers[i:i+1], m, env)
+		}
+		mask, err := b.homeMask(home, m, env)
+		if err != nil {
+			return err
+		}
+		l.Lower = append([]string{mask}, l.Lower...)
+	}
+	return nil
+}
+
+// homeMask is the box's folder of HOME's whiteouts for env, made on first
+// use (again when the environment differs).
+func (b *CheckBox) homeMask(home string, m Manifest, env []string) (string, error) {
+	key := strings.Join(env, "\x00")
+	b.maskMu.Lock()
+	defer b.maskMu.Unlock()
+	if b.mask != "" && b.maskEnv == key {
+		return b.mask, nil
+	}
+	dir, err := os.MkdirTemp(b.scratch, "homemask-")
+	if err != nil {
+		return "", fmt.Errorf("sandbox: the mask of HOME: %w", err)
+	}
+	if err := b.maskHome([]Layer{{Target: home, Upper: dir}}, m, env); err != nil {
+		return "", err
+	}
+	b.mask, b.maskEnv = dir, key
+	return dir, nil
 }
 
 // homeSeeds are the small files of the user's HOME a Landlock check's

@@ -436,3 +436,31 @@ func TestCheckBoxNoHostTmpSockets(t *testing.T) {
 		})
 	}
 }
+
+// HOME's mask is the box's, laid under every check's own HOME layer: each
+// check of a box finds HOME without what the view does not keep (the
+// user's diary), with what it keeps (Go's settings), and nothing an
+// earlier check of the box wrote there, a file in place of a hidden one
+// included.
+func TestCheckBoxHomeMaskEveryCheck(t *testing.T) {
+	f := newBoxFixture(t)
+	if err := os.WriteFile(filepath.Join(f.home, "diary.txt"), []byte("private\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b := f.box(t, Bwrap, CheckBoxOptions{})
+	for i := 0; i < 3; i++ {
+		out, code := runBox(t, b, f.tree, `cat "$HOME/diary.txt" 2>&1; cat "$HOME/.config/go/env"; cat "$HOME/mine" 2>&1; echo planted > "$HOME/diary.txt"; echo x > "$HOME/mine"`, f.env)
+		if code != 0 {
+			t.Fatalf("check %d: exit %d: %s", i, code, out)
+		}
+		if strings.Contains(out, "private") || strings.Contains(out, "planted") || !strings.Contains(out, "GOFLAGS=-count=1") || strings.Contains(out, "\nx\n") {
+			t.Fatalf("check %d saw HOME as %q", i, out)
+		}
+	}
+	if data, _ := os.ReadFile(filepath.Join(f.home, "diary.txt")); string(data) != "private\n" {
+		t.Fatalf("HOME's file became %q", data)
+	}
+	if _, err := os.Stat(filepath.Join(f.home, "mine")); err == nil {
+		t.Fatal("a check's file reached HOME")
+	}
+}

@@ -37,6 +37,7 @@ nobody_scripts=(
   attack_folder_recreated
   attack_test_aware
   attack_check_confined
+  attack_check_gate_state
   attack_state_hidden
   attack_git_hooks_landlock
   audit_fresh_home
