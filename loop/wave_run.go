@@ -47,7 +47,8 @@ type waveRun struct {
 	prompt string
 	seq    int
 	fl     *InFlight
-	base   string // the transcripts' name
+	base   string      // the transcripts' name
+	live   [][2]string // its transcripts while the wave runs, and where they go once it ended
 
 	// A best-of's attempt, once judged (bestof_run.go): the plan it left
 	// (taken out of its layer), its agent_end written, its layer cleared.
@@ -161,6 +162,7 @@ func (r *runner) runWave(ctx context.Context, runs []*waveRun) error {
 	stopTicker()
 	// Nothing any run started outlives the wave; only then are files judged.
 	r.sweep()
+	r.publishTranscripts(runs)
 	for _, rn := range runs {
 		r.endCgroup(rn.cgroup)
 	}
@@ -282,12 +284,14 @@ func (r *runner) waveTries(ctx context.Context, rn *waveRun) {
 	rn.onlyLimits = true
 	a, ad := rn.a, rn.ad
 	for try := 1; ; try++ {
-		rn.req.Transcript = loopdir.UniquePath(filepath.Join(tdir, fmt.Sprintf("%s.try%d.log", rn.base, try)))
+		final := loopdir.UniquePath(filepath.Join(tdir, fmt.Sprintf("%s.try%d.log", rn.base, try)))
 		if try == 1 {
-			rn.req.Transcript = loopdir.UniquePath(filepath.Join(tdir, rn.base+".log"))
+			final = loopdir.UniquePath(filepath.Join(tdir, rn.base+".log"))
 		}
+		rn.req.Transcript = r.liveTranscript(rn, final)
 		r.store.with(func() { rn.fl.Transcript = rn.req.Transcript })
 		rn.res, rn.ran = agent.Run(ctx, rn.req, ad, onTool), a
+		rn.res.Transcript = final // where it is once the wave ended
 		r.store.with(func() { r.st.CostUSD += rn.res.CostUSD })
 		if rn.res.Status != agent.StatusRateLimited {
 			rn.onlyLimits = false
@@ -512,7 +516,6 @@ func takeLayerPlan(l sandbox.Layer) *Plan {
 	os.RemoveAll(p)
 	return plan
 }
-
 
 // waveApply is what the applies of one wave need: the merger of its runs'
 // layers (wave.Merger) and the judged plan every run started from.

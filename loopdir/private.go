@@ -155,6 +155,12 @@ func (p Private) CheckScratch() string { return p.join("check-scratch") }
 // (check-cache/warming). No check and no agent ever writes it.
 func (p Private) CheckCache() string { return p.join("check-cache") }
 
+// LiveTranscripts is where the runs of a wave (and the attempts of a
+// best-of) write their transcripts while any of them runs: no agent's
+// sandbox shows the state folder, so no run reads another's live output.
+// Once every run of the wave ended they move to the loop's transcripts.
+func (p Private) LiveTranscripts() string { return p.join("live-transcripts") }
+
 // LayerJournal is where the apply of layer name keeps its plan and
 // progress until the layer is wholly applied.
 func (p Private) LayerJournal(name string) string {
