@@ -187,6 +187,8 @@ func (e *Engine) buildBestOf(ctx context.Context, plan *Plan, task Task, n int) 
 	err = finishAndJudge(ctx, e, runs[best], &waveApply{Merger: wave.NewMerger(), seen: seen})
 	if serr := r.store.note(); serr != nil && err == nil {
 		err = serr
+	} else if serr == nil {
+		r.appliedSaved(runs[best]) // its verdict is saved
 	}
 	return err
 }

@@ -365,6 +365,7 @@ func (e *Engine) recover() error {
 		}
 		st.AgentPGID, st.AgentCgroup = 0, ""
 	}
+	landed := e.run.landedTasks() // before the applies are finished
 	if err := e.run.resumeApply(); err != nil {
 		return err
 	}
@@ -395,7 +396,7 @@ func (e *Engine) recover() error {
 			sandbox.ClearLayer(l) // what it wrote never reaches the folder
 		}
 	}
-	return nil
+	return e.judgeLanded(landed)
 }
 
 func previousNote(outcome string) string {

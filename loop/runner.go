@@ -26,6 +26,9 @@ import (
 type runner struct {
 	dir  string // the loop folder
 	priv string // the engine's private folder for this loop
+	// deadFailed are the tasks of the runs that died with the engine whose
+	// judging at the restart found something wrong (judgeLanded).
+	deadFailed []string
 	st   *State // the engine's state
 	// spec is the loop file in force (it changes when the loop file does).
 	spec func() *spec.Loop

@@ -130,8 +130,12 @@ func (e *Engine) buildWave(ctx context.Context, plan *Plan, tasks []Task) error 
 		if err := finishAndJudge(ctx, e, rn, w); err != nil && pending == nil {
 			pending = err
 		}
-		if err := r.store.note(); err != nil && pending == nil {
-			pending = err
+		if err := r.store.note(); err != nil {
+			if pending == nil {
+				pending = err
+			}
+		} else {
+			r.appliedSaved(rn) // its verdict is saved
 		}
 	}
 	return pending
@@ -423,6 +427,9 @@ func (r *runner) finishWaveRun(ctx context.Context, rn *waveRun, w *waveApply) (
 	if err == nil {
 		err = r.guard.Snapshot(changes, rn.files)
 	}
+	if err == nil {
+		err = r.noteApplying(rn, after, false, false)
+	}
 	if err != nil {
 		r.dropInFlight(rn.fl)
 		return nil, nil, r.stop(ReasonBlocked, err.Error())
@@ -438,6 +445,9 @@ func (r *runner) finishWaveRun(ctx context.Context, rn *waveRun, w *waveApply) (
 		r.endRecord("build", task, rn.ran, rn.res, run.Changed)
 	}
 	r.recordTamper("build", task, run.Tamper)
+	if err := r.noteApplying(rn, after, true, len(run.Tamper) > 0 || gerr != nil || werr != nil); err != nil && gerr == nil {
+		gerr = err
+	}
 	r.afterOperator(ctx, "build", task, rn.res, rn.told)
 	// Out of flight with its verdict in the same save (buildWave's, after
 	// this): a crash before it judges the run again as one that died (its

@@ -167,6 +167,13 @@ func (p Private) LayerJournal(name string) string {
 	return filepath.Join(string(p), "layers", name, "apply.journal")
 }
 
+// AppliedTask is where the engine notes, before the apply of layer name
+// starts, which run and task it applies, until that task's verdict is
+// saved: a restart after a kill in between knows the task's work landed.
+func (p Private) AppliedTask(name string) string {
+	return filepath.Join(string(p), "layers", name, "applied-task.json")
+}
+
 // AgentHome is the loop's private HOME for its agents where no layer can
 // be made (Landlock; bubblewrap without overlayfs): seeded with the agent
 // CLIs' folders, written by the agents from run to run, never read by a

@@ -67,7 +67,7 @@ nobody_scripts=(
   attack_strength_embed
   best_of_special_case
   parallel_transcripts_hidden
-  parallel_touches
+  parallel_apply_crash
   inline_tests_rust
 )
 # The sandbox as an ordinary user too (user namespaces, no root): when the
