@@ -123,7 +123,9 @@ func TestGlobProblem(t *testing.T) {
 }
 
 func TestPickBestAndFailure(t *testing.T) {
-	pass := func(i, lines int) Attempt { return Attempt{Index: i, Pass: true, Change: Change{Lines: lines, Files: 1}} }
+	pass := func(i, lines int) Attempt {
+		return Attempt{Index: i, Pass: true, Change: Change{Lines: lines, Files: 1}}
+	}
 	if i, ok := PickBest([]Attempt{{Index: 0}, pass(1, 30), pass(2, 10)}); !ok || i != 2 {
 		t.Fatalf("PickBest = %d, %v", i, ok)
 	}
