@@ -151,10 +151,25 @@ func (e *Engine) buildBestOf(ctx context.Context, plan *Plan, task Task, n int) 
 		}
 	}
 	e.measureAttempts(ctx, task, runs, results)
-	best, ok := wave.PickBest(results)
+	// The failing attempts go now (their work is on their refs); the
+	// passing ones stay until one passed on the applied tree (keepAttempt).
+	for i, rn := range runs {
+		if !results[i].Pass {
+			r.dropAttempt(rn)
+		}
+	}
+	var run *AgentRun
+	var after *Plan
+	best, ok, err := wave.Keep(results, func(i int) (bool, error) {
+		var kept bool
+		var err error
+		run, after, kept, err = e.keepAttempt(ctx, runs[i], seen, &results[i])
+		return kept, err
+	})
+	ok = ok && err == nil
 	var others []string // where the attempts not kept are, for the report's line
 	for i, a := range results {
-		if i != best && a.Ref != "" {
+		if (!ok || i != best) && a.Ref != "" {
 			others = append(others, a.Ref)
 		}
 	}
@@ -172,6 +187,12 @@ func (e *Engine) buildBestOf(ctx context.Context, plan *Plan, task Task, n int) 
 			r.dropAttempt(rn) // its work is on its ref
 		}
 	}
+	if err != nil {
+		if serr := r.store.note(); serr == nil {
+			r.appliedSaved(runs[best])
+		}
+		return err
+	}
 	if !ok {
 		if blocked == len(runs) {
 			return r.stop(ReasonBlocked, "every attempt of "+task.ID+" ended without working: "+first)
@@ -183,8 +204,11 @@ func (e *Engine) buildBestOf(ctx context.Context, plan *Plan, task Task, n int) 
 		}
 		return err
 	}
-	// The kept attempt is applied and its task judged as one run of a wave.
-	err = finishAndJudge(ctx, e, runs[best], &waveApply{Merger: wave.NewMerger(), seen: seen})
+	// The kept attempt, applied and passing on the applied tree: its task
+	// is judged as one run of a wave.
+	untag := e.tagWave(runs[best])
+	err = e.judgeBuild(ctx, task, run, seen, after)
+	untag()
 	if serr := r.store.note(); serr != nil && err == nil {
 		err = serr
 	} else if serr == nil {
