@@ -68,6 +68,7 @@ nobody_scripts=(
   best_of_special_case
   parallel_transcripts_hidden
   parallel_apply_crash
+  attack_best_of_judged_view
   inline_tests_rust
 )
 # The sandbox as an ordinary user too (user namespaces, no root): when the
