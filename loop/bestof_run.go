@@ -152,21 +152,18 @@ func (e *Engine) buildBestOf(ctx context.Context, plan *Plan, task Task, n int) 
 	}
 	e.measureAttempts(ctx, task, runs, results)
 	// The failing attempts go now (their work is on their refs); the
-	// passing ones stay until one passed on the applied tree (keepAttempt).
-	for i, rn := range runs {
-		if !results[i].Pass {
-			r.dropAttempt(rn)
-		}
-	}
+	// passing ones once one has passed on the applied tree (keepAttempt).
 	var run *AgentRun
 	var after *Plan
-	best, ok, err := wave.Keep(results, func(i int) (bool, error) {
-		var kept bool
-		var err error
-		run, after, kept, err = e.keepAttempt(ctx, runs[i], seen, &results[i])
-		return kept, err
-	})
-	ok = ok && err == nil
+	best, ok, err := wave.Keeper{
+		Apply: func(i int) (bool, error) {
+			var kept bool
+			var err error
+			run, after, kept, err = e.keepAttempt(ctx, runs[i], seen, &results[i])
+			return kept, err
+		},
+		Drop: func(i int) { r.dropAttempt(runs[i]) },
+	}.Keep(results)
 	var others []string // where the attempts not kept are, for the report's line
 	for i, a := range results {
 		if (!ok || i != best) && a.Ref != "" {
@@ -182,12 +179,8 @@ func (e *Engine) buildBestOf(ctx context.Context, plan *Plan, task Task, n int) 
 		e.emit(ev)
 	}
 	e.waveRun, e.waveSlot = "", 0
-	for i, rn := range runs {
-		if !ok || i != best {
-			r.dropAttempt(rn) // its work is on its ref
-		}
-	}
 	if err != nil {
+		r.dropAttempt(runs[best]) // applied, or stopped before it
 		if serr := r.store.note(); serr == nil {
 			r.appliedSaved(runs[best])
 		}

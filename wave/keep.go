@@ -51,6 +51,38 @@ func Keep(attempts []Attempt, try func(i int) (bool, error)) (int, bool, error) 
 	return -1, false, nil
 }
 
+// Keeper chooses the kept attempt of a best-of with what the engine
+// gives it: Apply applies attempt i and judges it on the applied tree
+// (true: it passed there and stays; false: it was taken back), Drop
+// clears attempt i's layer (its work is on its ref). The failing attempts
+// are dropped first; the passing ones only once one of them has passed on
+// the applied tree, or none could.
+type Keeper struct {
+	Apply func(i int) (bool, error)
+	Drop  func(i int)
+}
+
+// Keep runs the choice over the judged attempts: the kept one's position,
+// false when none passed on the applied tree, and Apply's error (every
+// attempt but the one it was applying is dropped then too).
+func (k Keeper) Keep(attempts []Attempt) (int, bool, error) {
+	dropped := make([]bool, len(attempts))
+	for i, a := range attempts {
+		if !a.Pass {
+			k.Drop(i)
+			dropped[i] = true
+		}
+	}
+	best, ok, err := Keep(attempts, k.Apply)
+	ok = ok && err == nil
+	for i := range attempts {
+		if !dropped[i] && (i != best || !ok && err == nil) {
+			k.Drop(i)
+		}
+	}
+	return best, ok, err
+}
+
 // Undo is what an apply of a layer replaces in the folder, kept so that
 // the apply can be taken back: the folder's version of every path the
 // layer changes (absent, a file, a link or a whole folder).

@@ -92,3 +92,34 @@ func TestUndoRestoresTheFolder(t *testing.T) {
 		t.Error("Drop left the kept versions")
 	}
 }
+
+// No passing attempt is dropped before the kept one has passed on the
+// applied tree; the failing ones go first; when none passes there, every
+// one is dropped.
+func TestKeeperDropsPassingOnlyAfterTheKeptPassed(t *testing.T) {
+	pass := func(i, lines int) Attempt { return Attempt{Index: i, Pass: true, Change: Change{Lines: lines, Files: 1}} }
+	attempts := []Attempt{{Index: 0}, pass(1, 3), pass(2, 9), {Index: 3}}
+	var log []string
+	k := Keeper{
+		Apply: func(i int) (bool, error) {
+			log = append(log, "apply "+string(rune('0'+i)))
+			if i == 1 {
+				attempts[1].Pass = false // passed only while judged
+				return false, nil
+			}
+			return true, nil
+		},
+		Drop: func(i int) { log = append(log, "drop "+string(rune('0'+i))) },
+	}
+	kept, ok, err := k.Keep(attempts)
+	want := []string{"drop 0", "drop 3", "apply 1", "apply 2", "drop 1"}
+	if err != nil || !ok || kept != 2 || !slices.Equal(log, want) {
+		t.Fatalf("Keep = %d, %v, %v; calls %v, want %v", kept, ok, err, log, want)
+	}
+	log = nil
+	attempts = []Attempt{pass(0, 1), pass(1, 2)}
+	k.Apply = func(i int) (bool, error) { log = append(log, "apply "+string(rune('0'+i))); return false, nil }
+	if _, ok, _ := k.Keep(attempts); ok || !slices.Equal(log, []string{"apply 0", "apply 1", "drop 0", "drop 1"}) {
+		t.Fatalf("none kept: %v, calls %v", ok, log)
+	}
+}
