@@ -12,7 +12,9 @@ import (
 // that passed only on its layer is taken back and the next tried; none
 // passing there keeps none; an error ends the tries.
 func TestKeepTriesTheRankedAttempts(t *testing.T) {
-	pass := func(i, lines int) Attempt { return Attempt{Index: i, Pass: true, Change: Change{Lines: lines, Files: 1}} }
+	pass := func(i, lines int) Attempt {
+		return Attempt{Index: i, Pass: true, Change: Change{Lines: lines, Files: 1}}
+	}
 	attempts := []Attempt{pass(0, 30), {Index: 1, Change: Change{Lines: 1}}, pass(2, 5), pass(3, 12)}
 	if got := Ranked(attempts); !slices.Equal(got, []int{2, 3, 0}) {
 		t.Fatalf("Ranked = %v, want [2 3 0]", got)
@@ -97,7 +99,9 @@ func TestUndoRestoresTheFolder(t *testing.T) {
 // applied tree; the failing ones go first; when none passes there, every
 // one is dropped.
 func TestKeeperDropsPassingOnlyAfterTheKeptPassed(t *testing.T) {
-	pass := func(i, lines int) Attempt { return Attempt{Index: i, Pass: true, Change: Change{Lines: lines, Files: 1}} }
+	pass := func(i, lines int) Attempt {
+		return Attempt{Index: i, Pass: true, Change: Change{Lines: lines, Files: 1}}
+	}
 	attempts := []Attempt{{Index: 0}, pass(1, 3), pass(2, 9), {Index: 3}}
 	var log []string
 	k := Keeper{
