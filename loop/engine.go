@@ -371,6 +371,7 @@ func (e *Engine) recover() error {
 	}
 	if st.InFlight != nil || len(st.InFlightMore) > 0 {
 		e.run.killWave()
+		e.run.publishLeftTranscripts()
 	}
 	if ts := e.run.recoverGit(); len(ts) > 0 {
 		task := ""

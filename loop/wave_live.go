@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
@@ -66,4 +67,34 @@ func moveFile(from, to string) error {
 		return err
 	}
 	return os.Remove(from)
+}
+
+// publishLeftTranscripts moves, at a restart, the live transcripts of a
+// wave the engine died in to the loop's transcripts (the runs are gone),
+// and points the runs still in flight at them, so that each is judged
+// from, and its record names, its transcript where the records keep them.
+func (r *runner) publishLeftTranscripts() {
+	live := loopdir.Private(r.priv).LiveTranscripts()
+	ents, err := os.ReadDir(live)
+	if err != nil {
+		return
+	}
+	tdir := loopdir.Dir(r.dir).Transcripts()
+	os.MkdirAll(tdir, 0o700)
+	moved := map[string]string{}
+	for _, en := range ents {
+		_, name, ok := strings.Cut(en.Name(), "-") // "rN-" before the records' name
+		if !ok || !en.Type().IsRegular() {
+			continue
+		}
+		from, to := filepath.Join(live, en.Name()), loopdir.UniquePath(filepath.Join(tdir, name))
+		if moveFile(from, to) == nil {
+			moved[from] = to
+		}
+	}
+	for _, f := range append([]*InFlight{r.st.InFlight}, r.st.InFlightMore...) {
+		if f != nil && moved[f.Transcript] != "" {
+			f.Transcript = moved[f.Transcript]
+		}
+	}
 }
