@@ -4,6 +4,7 @@ package loop
 
 import (
 	"context"
+	"github.com/looprinter/looprinter/wave"
 	"os"
 	"path/filepath"
 	"testing"
@@ -33,11 +34,11 @@ func TestLayerChange(t *testing.T) {
 	if err := unix.Mknod(filepath.Join(upper, "gone.txt"), unix.S_IFCHR, 0); err != nil {
 		t.Skipf("no whiteout can be made here: %v", err)
 	}
-	got, err := layerChange(context.Background(), dir, upper)
+	got, err := wave.LayerChange(context.Background(), dir, upper)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (changeSize{Lines: 3 + 2 + 0 + 2, Files: 4}); got != want {
+	if want := (wave.Change{Lines: 3 + 2 + 0 + 2, Files: 4}); got != want {
 		t.Errorf("layerChange = %+v, want %+v", got, want)
 	}
 	// A replaced folder: everything below it in the folder is removed, its
@@ -51,11 +52,11 @@ func TestLayerChange(t *testing.T) {
 			t.Skipf("no opaque folder can be marked here: %v", err)
 		}
 	}
-	got, err = layerChange(context.Background(), dir, upper)
+	got, err = wave.LayerChange(context.Background(), dir, upper)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (changeSize{Lines: 7 + 3 + 1, Files: 4 + 1 + 1}); got != want {
+	if want := (wave.Change{Lines: 7 + 3 + 1, Files: 4 + 1 + 1}); got != want {
 		t.Errorf("with a replaced folder: %+v, want %+v", got, want)
 	}
 }

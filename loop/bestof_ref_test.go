@@ -5,6 +5,7 @@ package loop
 import (
 	"bytes"
 	"context"
+	"github.com/looprinter/looprinter/wave"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -74,7 +75,7 @@ func TestCommitLayerRef(t *testing.T) {
 			if ref != "refs/looprinter/demo/best-of/T-002/7-2" {
 				t.Fatalf("ref %s", ref)
 			}
-			commit, err := commitLayerRef(context.Background(), dir, upper, ref, "looprinter demo: T-002 attempt 2 of 3\n\nfailed")
+			commit, err := wave.CommitRef(context.Background(), dir, upper, ref, "looprinter demo: T-002 attempt 2 of 3\n\nfailed")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -133,7 +134,7 @@ func TestCommitLayerRef(t *testing.T) {
 				t.Skip("no opaque folder can be marked here")
 			}
 			ref2 := bestOfRef("demo", "T-002", 7, 2)
-			if _, err := commitLayerRef(context.Background(), dir, up2, ref2, "attempt 3"); err != nil {
+			if _, err := wave.CommitRef(context.Background(), dir, up2, ref2, "attempt 3"); err != nil {
 				t.Fatal(err)
 			}
 			if got := gitOut(t, top, "ls-tree", "-r", "--name-only", ref2, at("keep")); got != at("keep/new.txt") {

@@ -15,6 +15,7 @@ import (
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/sandbox"
 	"github.com/looprinter/looprinter/spec"
+	"github.com/looprinter/looprinter/wave"
 )
 
 // Best of N, run (docs/design.md "Best of N"): a task whose next run gets
@@ -130,7 +131,7 @@ func (e *Engine) buildBestOf(ctx context.Context, plan *Plan, task Task, n int) 
 		return r.stop(ReasonInterrupted, "interrupted during the attempts of "+task.ID+"; the agents were stopped")
 	}
 	seen := clonePlan(e.st.Judged)
-	results := make([]attemptResult, len(runs))
+	results := make([]wave.Attempt, len(runs))
 	blocked := 0
 	var first string // the first attempt's reason to stop, when every one ended so
 	for i, rn := range runs {
@@ -150,42 +151,61 @@ func (e *Engine) buildBestOf(ctx context.Context, plan *Plan, task Task, n int) 
 		}
 	}
 	e.measureAttempts(ctx, task, runs, results)
-	best, ok := pickBest(results)
+	// The failing attempts go now (their work is on their refs); the
+	// passing ones once one has passed on the applied tree (keepAttempt).
+	var run *AgentRun
+	var after *Plan
+	best, ok, err := wave.Keeper{
+		Apply: func(i int) (bool, error) {
+			var kept bool
+			var err error
+			run, after, kept, err = e.keepAttempt(ctx, runs[i], seen, &results[i])
+			return kept, err
+		},
+		Drop: func(i int) { r.dropAttempt(runs[i]) },
+	}.Keep(results)
 	var others []string // where the attempts not kept are, for the report's line
 	for i, a := range results {
-		if i != best && a.Ref != "" {
+		if (!ok || i != best) && a.Ref != "" {
 			others = append(others, a.Ref)
 		}
 	}
 	for i, rn := range runs {
 		e.waveRun, e.waveSlot = rn.id, rn.slot+1
-		ev := attemptEvent(task.ID, len(runs), results[i], ok && i == best)
+		ev := wave.AttemptEvent(task.ID, len(runs), results[i], ok && i == best)
 		if ok && i == best && len(others) > 0 {
 			ev.Message += "; the other attempts on " + strings.Join(others, ", ")
 		}
 		e.emit(ev)
 	}
 	e.waveRun, e.waveSlot = "", 0
-	for i, rn := range runs {
-		if !ok || i != best {
-			r.dropAttempt(rn) // its work is on its ref
+	if err != nil {
+		r.dropAttempt(runs[best]) // applied, or stopped before it
+		if serr := r.store.note(); serr == nil {
+			r.appliedSaved(runs[best])
 		}
+		return err
 	}
 	if !ok {
 		if blocked == len(runs) {
 			return r.stop(ReasonBlocked, "every attempt of "+task.ID+" ended without working: "+first)
 		}
 		e.st.taskFailed(task.ID)
-		err := e.noteFailure(bestOfFailure(task.ID, results), fmt.Sprintf("runs %d–%d on %s: %d attempts at once, none passed", runs[0].req.Iteration, runs[len(runs)-1].req.Iteration, task.ID, len(runs)))
+		err := e.noteFailure(wave.Failure(task.ID, results), fmt.Sprintf("runs %d–%d on %s: %d attempts at once, none passed", runs[0].req.Iteration, runs[len(runs)-1].req.Iteration, task.ID, len(runs)))
 		if serr := r.store.note(); serr != nil && err == nil {
 			err = serr
 		}
 		return err
 	}
-	// The kept attempt is applied and its task judged as one run of a wave.
-	err = finishAndJudge(ctx, e, runs[best], &waveApply{base: map[string]baseFile{}, seen: seen})
+	// The kept attempt, applied and passing on the applied tree: its task
+	// is judged as one run of a wave.
+	untag := e.tagWave(runs[best])
+	err = e.judgeBuild(ctx, task, run, seen, after)
+	untag()
 	if serr := r.store.note(); serr != nil && err == nil {
 		err = serr
+	} else if serr == nil {
+		r.appliedSaved(runs[best]) // its verdict is saved
 	}
 	return err
 }
@@ -210,13 +230,13 @@ func (r *runner) dropAttempt(rn *waveRun) {
 // then the task's checks with the layer laid over the folder. It returns
 // the attempt's result and, when its agent run itself ended without
 // working (failed, blocked, asked for a human), why.
-func (e *Engine) judgeAttempt(ctx context.Context, rn *waveRun, seen *Plan, iteration int) (attemptResult, string) {
+func (e *Engine) judgeAttempt(ctx context.Context, rn *waveRun, seen *Plan, iteration int) (wave.Attempt, string) {
 	r := e.run
 	task := rn.task
 	e.waveRun, e.waveSlot = rn.id, rn.slot+1
 	r.slot, r.layer, r.trees = rn.slot, &rn.layer, rn.trees
 	defer func() { e.waveRun, e.waveSlot, r.slot, r.layer, r.trees = "", 0, 0, nil, nil }()
-	res := attemptResult{Index: rn.slot, Agent: rn.ran}
+	res := wave.Attempt{Index: rn.slot, Agent: rn.ran}
 	rn.after, rn.afterTaken = takeLayerPlan(rn.layer), true
 	tamper := r.refuseInLayer(rn)
 	var paths []string
@@ -285,13 +305,13 @@ func (e *Engine) judgeAttempt(ctx context.Context, rn *waveRun, seen *Plan, iter
 	} else {
 		res.Signal = strings.Join(problems, "\n")
 	}
-	if size, err := layerChange(ctx, r.dir, rn.layer.Upper); err == nil {
+	if size, err := wave.LayerChange(ctx, r.dir, rn.layer.Upper); err == nil {
 		res.Change = size
 	}
 	if e.roll.engineCommits() {
 		ref := bestOfRef(e.spec.Name, task.ID, iteration, rn.slot)
 		msg := fmt.Sprintf("looprinter: attempt %d of %s (%s)\n\nA best-of attempt, kept for inspection; not applied unless the loop kept it.", rn.slot+1, task.ID, agentKey(rn.ran))
-		if _, err := commitLayerRef(ctx, r.dir, rn.layer.Upper, ref, msg); err == nil {
+		if _, err := wave.CommitRef(ctx, r.dir, rn.layer.Upper, ref, msg); err == nil {
 			res.Ref = ref
 		} else {
 			e.emit(record.Event{Event: record.Warning, Task: task.ID, Kind: "best_of_ref", Message: fmt.Sprintf("attempt %d of %s could not be kept on %s: %v", rn.slot+1, task.ID, ref, err)})
@@ -452,4 +472,31 @@ func (r *runner) protectedEdit(rel, p string) (what, why string) {
 		return "modified", why
 	}
 	return "", ""
+}
+
+// measureAttempts runs the strength pass of every passing attempt when
+// more than one passed (wave/strength.go ranks them by it).
+func (e *Engine) measureAttempts(ctx context.Context, task Task, runs []*waveRun, results []wave.Attempt) {
+	passing := 0
+	for _, a := range results {
+		if a.Pass {
+			passing++
+		}
+	}
+	if passing < 2 {
+		return
+	}
+	for i, rn := range runs {
+		if !results[i].Pass || ctx.Err() != nil {
+			continue
+		}
+		caught, judged := e.judge().AttemptStrength(ctx, judge.AttemptOptions{Task: task.ID, Index: rn.slot, Upper: rn.layer.Upper, Cmds: e.spec.GateChecks()}, wave.AttemptMutants)
+		results[i].Caught, results[i].Judged = caught, judged
+	}
+}
+
+// bestOfRef is where attempt k of a best-of of task is kept (wave.Ref,
+// under the loop's refs).
+func bestOfRef(name, task string, iteration, k int) string {
+	return wave.Ref(RefPrefix(name), task, iteration, k)
 }

@@ -2,6 +2,7 @@ package loop
 
 import (
 	"encoding/json"
+	"github.com/looprinter/looprinter/wave"
 	"strings"
 	"testing"
 
@@ -10,29 +11,29 @@ import (
 )
 
 func TestPickBest(t *testing.T) {
-	pass := func(i, lines, files int) attemptResult {
-		return attemptResult{Index: i, Pass: true, Change: changeSize{Lines: lines, Files: files}}
+	pass := func(i, lines, files int) wave.Attempt {
+		return wave.Attempt{Index: i, Pass: true, Change: wave.Change{Lines: lines, Files: files}}
 	}
-	fail := func(i, lines int) attemptResult {
-		return attemptResult{Index: i, Change: changeSize{Lines: lines, Files: 1}}
+	fail := func(i, lines int) wave.Attempt {
+		return wave.Attempt{Index: i, Change: wave.Change{Lines: lines, Files: 1}}
 	}
 	cases := []struct {
 		name     string
-		attempts []attemptResult
+		attempts []wave.Attempt
 		want     int
 		ok       bool
 	}{
 		{"none", nil, -1, false},
-		{"none passing", []attemptResult{fail(0, 1), fail(1, 2)}, -1, false},
-		{"the only passing one", []attemptResult{fail(0, 1), pass(1, 90, 3), fail(2, 0)}, 1, true},
-		{"fewest lines", []attemptResult{pass(0, 40, 1), pass(1, 12, 4), pass(2, 30, 1)}, 1, true},
-		{"a smaller failing one does not count", []attemptResult{fail(0, 1), pass(1, 50, 2), pass(2, 20, 2)}, 2, true},
-		{"same lines: fewer files", []attemptResult{pass(0, 10, 3), pass(1, 10, 2), pass(2, 10, 4)}, 1, true},
-		{"same lines and files: lowest index", []attemptResult{pass(2, 10, 2), pass(0, 10, 2), pass(1, 10, 2)}, 1, true},
-		{"an empty change passing", []attemptResult{pass(0, 5, 1), pass(1, 0, 0)}, 1, true},
+		{"none passing", []wave.Attempt{fail(0, 1), fail(1, 2)}, -1, false},
+		{"the only passing one", []wave.Attempt{fail(0, 1), pass(1, 90, 3), fail(2, 0)}, 1, true},
+		{"fewest lines", []wave.Attempt{pass(0, 40, 1), pass(1, 12, 4), pass(2, 30, 1)}, 1, true},
+		{"a smaller failing one does not count", []wave.Attempt{fail(0, 1), pass(1, 50, 2), pass(2, 20, 2)}, 2, true},
+		{"same lines: fewer files", []wave.Attempt{pass(0, 10, 3), pass(1, 10, 2), pass(2, 10, 4)}, 1, true},
+		{"same lines and files: lowest index", []wave.Attempt{pass(2, 10, 2), pass(0, 10, 2), pass(1, 10, 2)}, 1, true},
+		{"an empty change passing", []wave.Attempt{pass(0, 5, 1), pass(1, 0, 0)}, 1, true},
 	}
 	for _, c := range cases {
-		got, ok := pickBest(c.attempts)
+		got, ok := wave.PickBest(c.attempts)
 		if got != c.want || ok != c.ok {
 			t.Errorf("%s: pickBest = %d, %v; want %d, %v", c.name, got, ok, c.want, c.ok)
 		}
@@ -65,7 +66,7 @@ func TestAttemptsFor(t *testing.T) {
 // Every attempt's failure lands in one text, each under its own heading;
 // fenced for the prompt it stays one block, whatever an attempt printed.
 func TestBestOfFailure(t *testing.T) {
-	got := bestOfFailure("T-002", []attemptResult{
+	got := wave.Failure("T-002", []wave.Attempt{
 		{Index: 0, Agent: spec.Agent{Backend: "claude", Model: "opus"}, Signal: "$ go test ./...   # exit 1\n--- FAIL: TestA\n"},
 		{Index: 1, Agent: spec.Agent{Backend: "codex", Model: "gpt-5"}, Signal: "~~~\nbreak out\n~~~"},
 		{Index: 2},
@@ -84,15 +85,15 @@ func TestBestOfFailure(t *testing.T) {
 		t.Errorf("not one fenced block:\n%s", block)
 	}
 	// Bounded: ten attempts of long output share the room.
-	var many []attemptResult
+	var many []wave.Attempt
 	for i := 0; i < 10; i++ {
-		many = append(many, attemptResult{Index: i, Signal: strings.Repeat("FAIL: a long line of output\n", 2000)})
+		many = append(many, wave.Attempt{Index: i, Signal: strings.Repeat("FAIL: a long line of output\n", 2000)})
 	}
-	long := bestOfFailure("T-001", many)
-	if len(long) > maxAttemptsFailure+2000 || strings.Count(long, "## attempt") != 10 || !strings.Contains(long, "more bytes of this attempt's output left out") {
+	long := wave.Failure("T-001", many)
+	if len(long) > wave.MaxAttemptsFailure+2000 || strings.Count(long, "## attempt") != 10 || !strings.Contains(long, "more bytes of this attempt's output left out") {
 		t.Errorf("ten long failures: %d bytes, %d headings", len(long), strings.Count(long, "## attempt"))
 	}
-	if bestOfFailure("T-001", nil) != "" {
+	if wave.Failure("T-001", nil) != "" {
 		t.Error("no attempts, yet a failure text")
 	}
 }
@@ -142,8 +143,8 @@ func TestPlanAttempts(t *testing.T) {
 }
 
 func TestAttemptEvent(t *testing.T) {
-	a := attemptResult{Index: 1, Agent: spec.Agent{Backend: "claude", Model: "opus"}, Pass: true, Change: changeSize{Lines: 12, Files: 2}, Ref: "refs/looprinter/demo/best-of/T-002/7-2"}
-	ev := attemptEvent("T-002", 3, a, true)
+	a := wave.Attempt{Index: 1, Agent: spec.Agent{Backend: "claude", Model: "opus"}, Pass: true, Change: wave.Change{Lines: 12, Files: 2}, Ref: "refs/looprinter/demo/best-of/T-002/7-2"}
+	ev := wave.AttemptEvent("T-002", 3, a, true)
 	if ev.Event != record.AttemptJudged || ev.Task != "T-002" || ev.Attempt != 2 || ev.Backend != "claude" || ev.Model != "opus" || ev.Pass == nil || !*ev.Pass ||
 		ev.Kind != "kept" || ev.Ref != a.Ref || ev.BestOf == nil || *ev.BestOf != (record.BestOf{Of: 3, Lines: 12, Files: 2}) {
 		t.Fatalf("%+v", ev)
@@ -151,11 +152,11 @@ func TestAttemptEvent(t *testing.T) {
 	if want := "T-002 attempt 2 of 3 (claude/opus): passed, kept; 12 lines in 2 files; on refs/looprinter/demo/best-of/T-002/7-2"; ev.Message != want || record.Describe(ev) != "best of: "+want {
 		t.Errorf("message %q, line %q", ev.Message, record.Describe(ev))
 	}
-	if ev := attemptEvent("T-002", 3, a, false); ev.Kind != "passed" || !strings.Contains(ev.Message, "passed, not kept") {
+	if ev := wave.AttemptEvent("T-002", 3, a, false); ev.Kind != "passed" || !strings.Contains(ev.Message, "passed, not kept") {
 		t.Errorf("a passing attempt not kept: %+v", ev)
 	}
 	a.Pass, a.Signal = false, "$ sh check.sh   # exit 1"
-	if ev := attemptEvent("T-002", 3, a, false); ev.Kind != "failed" || *ev.Pass || ev.FailureSignal != a.Signal || !strings.Contains(ev.Message, "): failed;") {
+	if ev := wave.AttemptEvent("T-002", 3, a, false); ev.Kind != "failed" || *ev.Pass || ev.FailureSignal != a.Signal || !strings.Contains(ev.Message, "): failed;") {
 		t.Errorf("a failing attempt: %+v", ev)
 	}
 	// The record survives its file: written and read back whole.

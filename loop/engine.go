@@ -362,11 +362,13 @@ func (e *Engine) recover() error {
 		}
 		st.AgentPGID, st.AgentCgroup = 0, ""
 	}
+	landed := e.run.landedTasks() // before the applies are finished
 	if err := e.run.resumeApply(); err != nil {
 		return err
 	}
 	if st.InFlight != nil || len(st.InFlightMore) > 0 {
 		e.run.killWave()
+		e.run.publishLeftTranscripts()
 	}
 	if ts := e.run.recoverGit(); len(ts) > 0 {
 		task := ""
@@ -392,7 +394,7 @@ func (e *Engine) recover() error {
 			sandbox.ClearLayer(l) // what it wrote never reaches the folder
 		}
 	}
-	return nil
+	return e.judgeLanded(landed)
 }
 
 func previousNote(outcome string) string {

@@ -2,6 +2,7 @@ package loop
 
 import (
 	"fmt"
+	"github.com/looprinter/looprinter/wave"
 	"time"
 
 	"github.com/looprinter/looprinter/agent"
@@ -31,16 +32,7 @@ type FailoverState struct {
 // agentKey names an agent for limits and records: backend/model; for the
 // command backend without a model, its program (two programs are two
 // agents).
-func agentKey(a spec.Agent) string {
-	m := a.Model
-	if m == "" && a.Backend == "command" && a.Command != "" {
-		return a.Backend + " (" + a.Command + ")"
-	}
-	if m == "" {
-		m = "default"
-	}
-	return a.Backend + "/" + m
-}
+func agentKey(a spec.Agent) string { return wave.AgentKey(a) }
 
 // Candidates are a phase's agent and its fallbacks, in order, as the
 // engine tries them. A fallback keeps the first choice's limits and

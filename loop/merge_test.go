@@ -2,6 +2,7 @@ package loop
 
 import (
 	"context"
+	"github.com/looprinter/looprinter/wave"
 	"strings"
 	"testing"
 )
@@ -24,7 +25,7 @@ func TestMergeTextThreeWay(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, conflict, err := mergeText(ctx, tmp, []byte(base), []byte(c.ours), []byte(c.theirs))
+			got, conflict, err := wave.MergeText(ctx, tmp, []byte(base), []byte(c.ours), []byte(c.theirs))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -38,34 +39,34 @@ func TestMergeTextThreeWay(t *testing.T) {
 	}
 	// A file created on both sides (no base) with different text conflicts;
 	// a base larger than the bound is a conflict, never read by git.
-	if _, conflict, err := mergeText(ctx, tmp, nil, []byte("one\n"), []byte("two\n")); err != nil || !conflict {
+	if _, conflict, err := wave.MergeText(ctx, tmp, nil, []byte("one\n"), []byte("two\n")); err != nil || !conflict {
 		t.Fatalf("both created: conflict %v err %v", conflict, err)
 	}
-	big := strings.Repeat("x\n", maxMergeBytes)
-	if _, conflict, _ := mergeText(ctx, tmp, []byte(big), []byte(big+"a\n"), []byte("b\n"+big)); !conflict {
+	big := strings.Repeat("x\n", wave.MaxMergeBytes)
+	if _, conflict, _ := wave.MergeText(ctx, tmp, []byte(big), []byte(big+"a\n"), []byte("b\n"+big)); !conflict {
 		t.Fatal("a side over the bound was merged")
 	}
 }
 
 func TestApplyLogTouchedSince(t *testing.T) {
-	var l applyLog
-	l.add([]string{"a.go", "b.go"})
-	start := l.mark() // a run starts after the first apply
-	l.add([]string{"b.go", "c.go"})
-	l.add([]string{"d.go"})
-	if got := strings.Join(l.touchedSince(start, []string{"a.go", "c.go", "d.go", "e.go"}), ","); got != "c.go,d.go" {
+	var l wave.ApplyLog
+	l.Add([]string{"a.go", "b.go"})
+	start := l.Mark() // a run starts after the first apply
+	l.Add([]string{"b.go", "c.go"})
+	l.Add([]string{"d.go"})
+	if got := strings.Join(l.TouchedSince(start, []string{"a.go", "c.go", "d.go", "e.go"}), ","); got != "c.go,d.go" {
 		t.Fatalf("touched since the run started: %q", got)
 	}
-	if got := l.touchedSince(l.mark(), []string{"a.go", "b.go"}); len(got) != 0 {
+	if got := l.TouchedSince(l.Mark(), []string{"a.go", "b.go"}); len(got) != 0 {
 		t.Fatalf("nothing applied since: %q", got)
 	}
-	if got := strings.Join(l.touchedSince(99, []string{"a.go"}), ","); got != "a.go" {
+	if got := strings.Join(l.TouchedSince(99, []string{"a.go"}), ","); got != "a.go" {
 		t.Fatalf("an unknown start is judged against every applied run: %q", got)
 	}
 	// A folder replaced whole touches every path under it, and no path
 	// that merely shares its prefix.
-	l.add([]string{"pkg"}, "pkg")
-	if got := strings.Join(l.touchedSince(3, []string{"pkg/x.go", "pkg/sub/y.go", "pkgs/z.go", "pkg"}), ","); got != "pkg,pkg/sub/y.go,pkg/x.go" {
+	l.Add([]string{"pkg"}, "pkg")
+	if got := strings.Join(l.TouchedSince(3, []string{"pkg/x.go", "pkg/sub/y.go", "pkgs/z.go", "pkg"}), ","); got != "pkg,pkg/sub/y.go,pkg/x.go" {
 		t.Fatalf("under a replaced folder: %q", got)
 	}
 }

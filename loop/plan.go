@@ -30,6 +30,10 @@ type Task struct {
 	// first run, each on a layer of its own, the best passing one kept
 	// (bestof.go); 0 (left out) and 1 are one run. Fixed when planned.
 	Attempts int `json:"attempts,omitempty"`
+	// Touches are the files this task's run may change, as globs
+	// (wave/touches.go): two tasks whose globs overlap never run in the
+	// same wave. None: it may run beside any task. Fixed when planned.
+	Touches []string `json:"touches,omitempty"`
 }
 
 // Plan is output/plan.json.
@@ -119,6 +123,9 @@ func CheckPlan(data []byte) (*Plan, []string) {
 		}
 		if v, ok := fields["attempts"]; ok {
 			t.Attempts, errs = readAttempts(name, v, errs)
+		}
+		if v, ok := fields["touches"]; ok {
+			t.Touches, errs = readTouches(name, v, errs)
 		}
 		plan.Tasks = append(plan.Tasks, t)
 	}

@@ -26,7 +26,10 @@ import (
 type runner struct {
 	dir  string // the loop folder
 	priv string // the engine's private folder for this loop
-	st   *State // the engine's state
+	// deadFailed are the tasks of the runs that died with the engine whose
+	// judging at the restart found something wrong (judgeLanded).
+	deadFailed []string
+	st         *State // the engine's state
 	// spec is the loop file in force (it changes when the loop file does).
 	spec func() *spec.Loop
 	// red is the redactor in force (it changes with the loop file).

@@ -434,6 +434,7 @@ func (r *runner) judgeDeadRun() error {
 	}
 	if len(problems) > 0 {
 		r.st.LastFailure = strings.Join(problems, "\n")
+		r.deadFailed = append(r.deadFailed, f.Task)
 	}
 	r.st.InFlight = nil
 	return r.store.checkpoint()

@@ -2,6 +2,7 @@ package loop
 
 import (
 	"context"
+	"github.com/looprinter/looprinter/wave"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,17 +42,17 @@ func TestWaveApplyPrepare(t *testing.T) {
 		}
 		return l
 	}
-	w := &waveApply{base: map[string]baseFile{}}
+	w := &waveApply{Merger: wave.NewMerger()}
 	apply := func(l sandbox.Layer) string {
-		why, err := w.prepare(ctx, dir, priv, l)
+		why, err := w.Prepare(ctx, dir, priv, l)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if why == "" {
-			for _, rel := range w.paths {
+			for _, rel := range w.Paths {
 				write(dir, rel, read(l.Upper, rel))
 			}
-			w.log.add(w.paths, w.replaced...)
+			w.Log.Add(w.Paths, w.Replaced...)
 		}
 		return why
 	}
@@ -67,8 +68,8 @@ func TestWaveApplyPrepare(t *testing.T) {
 	if got := read(dir, progress); got != "T-001: done\nT-002: done\n" {
 		t.Fatalf("progress %q", got)
 	}
-	if b := w.base["f.txt"]; string(b.data) != base || w.base["new.txt"].absent != true {
-		t.Fatalf("bases: f.txt %q, new.txt absent %v", b.data, w.base["new.txt"].absent)
+	if b := w.Base["f.txt"]; string(b.Data) != base || w.Base["new.txt"].Absent != true {
+		t.Fatalf("bases: f.txt %q, new.txt absent %v", b.Data, w.Base["new.txt"].Absent)
 	}
 	for _, c := range []struct {
 		files map[string]string

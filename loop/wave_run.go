@@ -1,11 +1,8 @@
 package loop
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -18,6 +15,7 @@ import (
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/sandbox"
 	"github.com/looprinter/looprinter/spec"
+	"github.com/looprinter/looprinter/wave"
 )
 
 // Build runs at once (parallel: N). A wave is the ready tasks pickWave
@@ -49,7 +47,8 @@ type waveRun struct {
 	prompt string
 	seq    int
 	fl     *InFlight
-	base   string // the transcripts' name
+	base   string      // the transcripts' name
+	live   [][2]string // its transcripts while the wave runs, and where they go once it ended
 
 	// A best-of's attempt, once judged (bestof_run.go): the plan it left
 	// (taken out of its layer), its agent_end written, its layer cleared.
@@ -126,13 +125,17 @@ func (e *Engine) buildWave(ctx context.Context, plan *Plan, tasks []Task) error 
 	if err := r.runWave(ctx, runs); err != nil {
 		return err
 	}
-	w := &waveApply{base: map[string]baseFile{}, seen: clonePlan(e.st.Judged)}
+	w := &waveApply{Merger: wave.NewMerger(), seen: clonePlan(e.st.Judged)}
 	for _, rn := range runs {
 		if err := finishAndJudge(ctx, e, rn, w); err != nil && pending == nil {
 			pending = err
 		}
-		if err := r.store.note(); err != nil && pending == nil {
-			pending = err
+		if err := r.store.note(); err != nil {
+			if pending == nil {
+				pending = err
+			}
+		} else {
+			r.appliedSaved(rn) // its verdict is saved
 		}
 	}
 	return pending
@@ -163,6 +166,7 @@ func (r *runner) runWave(ctx context.Context, runs []*waveRun) error {
 	stopTicker()
 	// Nothing any run started outlives the wave; only then are files judged.
 	r.sweep()
+	r.publishTranscripts(runs)
 	for _, rn := range runs {
 		r.endCgroup(rn.cgroup)
 	}
@@ -284,12 +288,14 @@ func (r *runner) waveTries(ctx context.Context, rn *waveRun) {
 	rn.onlyLimits = true
 	a, ad := rn.a, rn.ad
 	for try := 1; ; try++ {
-		rn.req.Transcript = loopdir.UniquePath(filepath.Join(tdir, fmt.Sprintf("%s.try%d.log", rn.base, try)))
+		final := loopdir.UniquePath(filepath.Join(tdir, fmt.Sprintf("%s.try%d.log", rn.base, try)))
 		if try == 1 {
-			rn.req.Transcript = loopdir.UniquePath(filepath.Join(tdir, rn.base+".log"))
+			final = loopdir.UniquePath(filepath.Join(tdir, rn.base+".log"))
 		}
+		rn.req.Transcript = r.liveTranscript(rn, final)
 		r.store.with(func() { rn.fl.Transcript = rn.req.Transcript })
 		rn.res, rn.ran = agent.Run(ctx, rn.req, ad, onTool), a
+		rn.res.Transcript = final // where it is once the wave ended
 		r.store.with(func() { r.st.CostUSD += rn.res.CostUSD })
 		if rn.res.Status != agent.StatusRateLimited {
 			rn.onlyLimits = false
@@ -390,7 +396,7 @@ func (r *runner) finishWaveRun(ctx context.Context, rn *waveRun, w *waveApply) (
 	var conflict string
 	if rn.stop == nil && ctx.Err() == nil {
 		var err error
-		if conflict, err = w.prepare(ctx, r.dir, r.priv, rn.layer); err != nil {
+		if conflict, err = w.Prepare(ctx, r.dir, r.priv, rn.layer); err != nil {
 			conflict = "cannot merge: " + err.Error()
 		}
 	}
@@ -421,13 +427,16 @@ func (r *runner) finishWaveRun(ctx context.Context, rn *waveRun, w *waveApply) (
 	if err == nil {
 		err = r.guard.Snapshot(changes, rn.files)
 	}
+	if err == nil {
+		err = r.noteApplying(rn, after, false, false)
+	}
 	if err != nil {
 		r.dropInFlight(rn.fl)
 		return nil, nil, r.stop(ReasonBlocked, err.Error())
 	}
 	run := &AgentRun{Result: rn.res}
 	changed, created, layerTamper, werr := r.endRun("build", task, changes)
-	w.log.add(w.paths, w.replaced...)
+	w.Log.Add(w.Paths, w.Replaced...)
 	run.Changed = changed
 	r.st.touched(changed)
 	tamper, gerr := r.guard.Check(changes, created, rn.rules)
@@ -436,6 +445,9 @@ func (r *runner) finishWaveRun(ctx context.Context, rn *waveRun, w *waveApply) (
 		r.endRecord("build", task, rn.ran, rn.res, run.Changed)
 	}
 	r.recordTamper("build", task, run.Tamper)
+	if err := r.noteApplying(rn, after, true, len(run.Tamper) > 0 || gerr != nil || werr != nil); err != nil && gerr == nil {
+		gerr = err
+	}
 	r.afterOperator(ctx, "build", task, rn.res, rn.told)
 	// Out of flight with its verdict in the same save (buildWave's, after
 	// this): a crash before it judges the run again as one that died (its
@@ -515,136 +527,9 @@ func takeLayerPlan(l sandbox.Layer) *Plan {
 	return plan
 }
 
-// waveApply is what the applies of one wave need: the log of what each
-// applied run changed, and the folder's version, as the wave found it, of
-// every path a run changed (kept before the first apply that changed it:
-// O(change)), the base of each merge.
+// waveApply is what the applies of one wave need: the merger of its runs'
+// layers (wave.Merger) and the judged plan every run started from.
 type waveApply struct {
-	log             applyLog
-	seen            *Plan // the judged plan every run of the wave started from
-	base            map[string]baseFile
-	paths, replaced []string // the run being applied: its paths, and the folders it replaced or removed
-}
-
-// baseFile is a path's version: absent, a regular file's bytes, or
-// something no merge takes (a folder, a link, a file too large).
-type baseFile struct {
-	absent, other bool
-	data          []byte
-}
-
-func (b baseFile) equal(o baseFile) bool {
-	return b.absent == o.absent && b.other == o.other && !b.other && bytes.Equal(b.data, o.data)
-}
-
-// readBase reads p's version.
-func readBase(p string) baseFile {
-	fi, err := os.Lstat(p)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return baseFile{absent: true}
-	case err != nil, !fi.Mode().IsRegular(), fi.Size() > maxMergeBytes:
-		return baseFile{other: true}
-	}
-	data, err := guard.ReadBounded(p, maxMergeBytes)
-	if err != nil {
-		return baseFile{other: true}
-	}
-	return baseFile{data: data}
-}
-
-// upperVersion is what a run's layer holds at rel: a whiteout is absent.
-func upperVersion(upper, rel string) baseFile {
-	p := filepath.Join(upper, filepath.FromSlash(rel))
-	if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-		return baseFile{absent: true}
-	}
-	return readBase(p)
-}
-
-// prepare readies a run's layer for its apply: the paths of its that a
-// run applied before it in the wave changed too are merged in its layer
-// (the merged text replaces what it wrote); the others keep their base. It
-// returns why the run conflicts ("" when it does not).
-func (w *waveApply) prepare(ctx context.Context, dir, priv string, l sandbox.Layer) (string, error) {
-	w.paths, w.replaced = nil, nil
-	err := filepath.WalkDir(l.Upper, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || p == l.Upper {
-			return err
-		}
-		rel, _ := filepath.Rel(l.Upper, p)
-		rel = filepath.ToSlash(rel)
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		switch {
-		case fi.IsDir():
-			if sandbox.Opaque(p) {
-				w.replaced = append(w.replaced, rel)
-				w.paths = append(w.paths, rel)
-			}
-		case fi.Mode()&os.ModeCharDevice != 0:
-			w.replaced = append(w.replaced, rel)
-			w.paths = append(w.paths, rel)
-		default:
-			w.paths = append(w.paths, rel)
-		}
-		return nil
-	})
-	if err != nil {
-		return "", err
-	}
-	touched := map[string]bool{}
-	for _, p := range w.log.touchedSince(0, w.paths) {
-		touched[p] = true
-	}
-	tmp := filepath.Join(priv, "merge")
-	os.MkdirAll(tmp, 0o700)
-	for _, rel := range w.paths {
-		cur := readBase(filepath.Join(dir, filepath.FromSlash(rel)))
-		base, kept := w.base[rel]
-		if !touched[rel] {
-			if !kept {
-				w.base[rel] = cur // no run of the wave changed it yet
-			}
-			continue
-		}
-		switch {
-		case kept && cur.equal(base):
-			continue // changed by an earlier run's layer, not applied
-		case !kept:
-			return fmt.Sprintf("%s is inside a folder a run applied before it replaced or removed", rel), nil
-		}
-		mine := upperVersion(l.Upper, rel)
-		switch {
-		case mine.equal(cur):
-			continue
-		case mine.other || cur.other || base.other:
-			return fmt.Sprintf("%s was changed by a run applied before it, and one side is not a file that merges", rel), nil
-		case mine.absent || cur.absent:
-			return fmt.Sprintf("%s was removed on one side and changed on the other", rel), nil
-		}
-		var merged []byte
-		var conflict bool
-		if (base.absent || len(base.data) == 0) && rel == loopdir.OutputDir+"/progress.txt" {
-			// Both runs began the progress file (missing or empty when the
-			// wave started): each one's findings, in plan order.
-			merged = append(append([]byte(nil), cur.data...), mine.data...)
-		} else if merged, conflict, err = mergeText(ctx, tmp, base.data, cur.data, mine.data); err != nil {
-			return "", err
-		}
-		if conflict {
-			return fmt.Sprintf("its change to %s conflicts with the change a run applied before it made to the same lines", rel), nil
-		}
-		up := filepath.Join(l.Upper, filepath.FromSlash(rel))
-		mode := os.FileMode(0o644)
-		if fi, err := os.Lstat(up); err == nil {
-			mode = fi.Mode().Perm()
-		}
-		if err := guard.WriteFile(up, merged, mode, false); err != nil {
-			return "", err
-		}
-	}
-	return "", nil
+	*wave.Merger
+	seen *Plan
 }

@@ -155,10 +155,23 @@ func (p Private) CheckScratch() string { return p.join("check-scratch") }
 // (check-cache/warming). No check and no agent ever writes it.
 func (p Private) CheckCache() string { return p.join("check-cache") }
 
+// LiveTranscripts is where the runs of a wave (and the attempts of a
+// best-of) write their transcripts while any of them runs: no agent's
+// sandbox shows the state folder, so no run reads another's live output.
+// Once every run of the wave ended they move to the loop's transcripts.
+func (p Private) LiveTranscripts() string { return p.join("live-transcripts") }
+
 // LayerJournal is where the apply of layer name keeps its plan and
 // progress until the layer is wholly applied.
 func (p Private) LayerJournal(name string) string {
 	return filepath.Join(string(p), "layers", name, "apply.journal")
+}
+
+// AppliedTask is where the engine notes, before the apply of layer name
+// starts, which run and task it applies, until that task's verdict is
+// saved: a restart after a kill in between knows the task's work landed.
+func (p Private) AppliedTask(name string) string {
+	return filepath.Join(string(p), "layers", name, "applied-task.json")
 }
 
 // AgentHome is the loop's private HOME for its agents where no layer can

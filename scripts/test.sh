@@ -67,6 +67,9 @@ nobody_scripts=(
   attack_go_init_forger
   attack_strength_embed
   best_of_special_case
+  parallel_transcripts_hidden
+  parallel_apply_crash
+  attack_best_of_judged_view
   inline_tests_rust
 )
 # The sandbox as an ordinary user too (user namespaces, no root): when the

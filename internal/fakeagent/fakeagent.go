@@ -8,7 +8,7 @@
 // repeats. A step is one action per line:
 //
 //	auto                  do what the phase asks: plan 3 tasks, do the task, print the done signal
-//	plan T-001:file[:true][:after=T-002,T-003][:attempts=N] ...   write output/plan.json with these tasks (after=: depends_on; attempts=: attempts)
+//	plan T-001:file[:true][:after=T-002,T-003][:attempts=N][:touches=G1,G2] ...   write output/plan.json with these tasks (after=: depends_on; attempts=: attempts; touches=: touches)
 //	do [TEXT]             do the current task: write its target, mark it, append progress
 //	mark [ID]             mark a task passes: true without doing it
 //	unmark ID             mark a task passes: false
@@ -219,6 +219,8 @@ func (a *runner) do(action string) (int, bool) {
 					t["depends_on"] = strings.Split(deps, ",")
 				} else if n, ok := strings.CutPrefix(opt, "attempts="); ok {
 					t["attempts"], _ = strconv.Atoi(n)
+				} else if globs, ok := strings.CutPrefix(opt, "touches="); ok {
+					t["touches"] = strings.Split(globs, ",")
 				}
 			}
 			tasks = append(tasks, t)

@@ -1,4 +1,4 @@
-package loop
+package wave
 
 import (
 	"context"
@@ -14,17 +14,17 @@ import (
 	"github.com/looprinter/looprinter/sandbox"
 )
 
-// bestOfRef is where attempt k (from 0) of a best-of of task, in the wave
-// that started at build run iteration, is kept: refs/looprinter/NAME/
-// best-of/TASK/ITERATION-K (K from 1). Rollback's stops keep their work on
-// refs/looprinter/NAME/attempt-N, so best-of's refs live under best-of/;
-// the iteration keeps a second best-of of the same task from overwriting
-// the first's.
-func bestOfRef(name, task string, iteration, k int) string {
-	return fmt.Sprintf("%sbest-of/%s/%d-%d", RefPrefix(name), task, iteration, k+1)
+// Ref is where attempt k (from 0) of a best-of of task, in the wave that
+// started at build run iteration, is kept under the loop's refs (prefix,
+// refs/looprinter/NAME/): PREFIX best-of/TASK/ITERATION-K (K from 1).
+// Rollback's stops keep their work on PREFIX attempt-N, so best-of's refs
+// live under best-of/; the iteration keeps a second best-of of the same
+// task from overwriting the first's.
+func Ref(prefix, task string, iteration, k int) string {
+	return fmt.Sprintf("%sbest-of/%s/%d-%d", prefix, task, iteration, k+1)
 }
 
-// commitLayerRef commits what an attempt's layer (upper, over the loop
+// CommitRef commits what an attempt's layer (upper, over the loop
 // folder dir) changes on top of HEAD and points ref at the commit. Neither
 // the work tree nor the index is touched: the tree is made in a private
 // copy of the index (HEAD's tree read into it, the layer's paths written
@@ -33,7 +33,7 @@ func bestOfRef(name, task string, iteration, k int) string {
 // a replaced folder drops what HEAD holds below it first. Files git
 // ignores that HEAD does not track, the engine's records and any .git are
 // left out, as from the engine's own commits. It returns the commit.
-func commitLayerRef(ctx context.Context, dir, upper, ref, message string) (string, error) {
+func CommitRef(ctx context.Context, dir, upper, ref, message string) (string, error) {
 	head := safegit.Head(ctx, dir)
 	if head == "" {
 		return "", errors.New("the repository has no commit to put the attempt on")

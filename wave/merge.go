@@ -1,4 +1,4 @@
-package loop
+package wave
 
 import (
 	"bytes"
@@ -17,23 +17,23 @@ import (
 // When several build runs work at once, each
 // on its own layer over the tree as it was when it started, the engine
 // applies a run's layer whole when none of its paths were changed by a run
-// applied since it started (applyLog.touchedSince); a path both changed is
-// merged three-way (mergeText), and a conflict makes the task run again on
+// applied since it started (ApplyLog.TouchedSince); a path both changed is
+// merged three-way (MergeText), and a conflict makes the task run again on
 // the new tree (a task_conflict record).
 
-// maxMergeBytes bounds each side of a three-way merge; a larger file is a
+// MaxMergeBytes bounds each side of a three-way merge; a larger file is a
 // conflict, never read whole.
-const maxMergeBytes = 4 << 20
+const MaxMergeBytes = 4 << 20
 
-// mergeText merges two changes of one file made from the same base, with
+// MergeText merges two changes of one file made from the same base, with
 // `git merge-file` semantics: ours is what the folder holds now (the runs
 // applied since this one started), theirs what this run wrote. conflict is
 // true where both changed the same lines, where a side is not text (a NUL
 // byte in its first 8000 bytes, as git decides) or is larger than
-// maxMergeBytes; merged is then nil. A side that did not change takes the
+// MaxMergeBytes; merged is then nil. A side that did not change takes the
 // other side whole, text or not. tmp is a folder of the engine's own where
 // the three versions are written for git.
-func mergeText(ctx context.Context, tmp string, base, ours, theirs []byte) (merged []byte, conflict bool, err error) {
+func MergeText(ctx context.Context, tmp string, base, ours, theirs []byte) (merged []byte, conflict bool, err error) {
 	switch {
 	case bytes.Equal(ours, theirs), bytes.Equal(theirs, base):
 		return ours, false, nil
@@ -41,7 +41,7 @@ func mergeText(ctx context.Context, tmp string, base, ours, theirs []byte) (merg
 		return theirs, false, nil
 	}
 	for _, side := range [][]byte{base, ours, theirs} {
-		if len(side) > maxMergeBytes || binaryText(side) {
+		if len(side) > MaxMergeBytes || binaryText(side) {
 			return nil, true, nil
 		}
 	}
@@ -92,11 +92,11 @@ func binaryText(b []byte) bool {
 	return bytes.IndexByte(b, 0) >= 0
 }
 
-// applyLog is what each applied run changed in the loop folder, in the
+// ApplyLog is what each applied run changed in the loop folder, in the
 // order they were applied, for the runs still in flight to be judged
 // against: a run started when the log held n entries sees the folder as
 // those n runs left it.
-type applyLog struct {
+type ApplyLog struct {
 	applied []appliedRun // in apply order
 }
 
@@ -108,19 +108,19 @@ type appliedRun struct {
 	replaced []string
 }
 
-// mark is where a run that starts now begins: its position in the log.
-func (l *applyLog) mark() int { return len(l.applied) }
+// Mark is where a run that starts now begins: its position in the log.
+func (l *ApplyLog) Mark() int { return len(l.applied) }
 
-// add notes the paths of a run just applied, and the folders it replaced
+// Add notes the paths of a run just applied, and the folders it replaced
 // whole.
-func (l *applyLog) add(paths []string, replaced ...string) {
+func (l *ApplyLog) Add(paths []string, replaced ...string) {
 	l.applied = append(l.applied, appliedRun{append([]string(nil), paths...), append([]string(nil), replaced...)})
 }
 
-// touchedSince lists, sorted, the paths of mine that a run applied after
+// TouchedSince lists, sorted, the paths of mine that a run applied after
 // mark changed too: those are merged; the rest of mine are applied as the
 // run wrote them.
-func (l *applyLog) touchedSince(mark int, mine []string) []string {
+func (l *ApplyLog) TouchedSince(mark int, mine []string) []string {
 	if mark < 0 || mark > len(l.applied) {
 		mark = 0 // an unknown start: judged against every applied run
 	}
