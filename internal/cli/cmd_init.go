@@ -27,6 +27,7 @@ type initOptions struct {
 	yes        bool
 	force      bool
 	skipChecks bool
+	noCommit   bool
 	a          initwiz.Answers
 }
 
@@ -105,6 +106,7 @@ docs/stopping.md, "Holdout checks").`,
 	f.StringVarP(&o.file, "file", "f", "loop.yaml", "loop file to write")
 	f.BoolVarP(&o.yes, "yes", "y", false, "no interview and no confirmation: take the flags and the defaults")
 	f.BoolVar(&o.force, "force", false, "replace an existing loop file")
+	f.BoolVar(&o.noCommit, "no-commit", false, "do not commit the loop file and .gitignore (init commits them, and nothing else, in a git work tree)")
 	f.BoolVar(&o.skipChecks, "skip-checks", false, "do not run the checks once to see whether they already pass or cannot run")
 	f.StringVar(&a.Objective, "objective", "", "1. the key objective: one sentence a machine can judge")
 	f.StringVar(&a.Shape, "shape", a.Shape, "1. loop shape: cycle, ralph or review")
@@ -271,7 +273,13 @@ func runInit(stdio *IO, o *initOptions, cmd *cobra.Command) error {
 	if filepath.Clean(path) != "loop.yaml" {
 		fileArg = " -f " + path
 	}
-	if commit := initwiz.CommitHint(filepath.Dir(l.Path), l.Path); commit != "" {
+	commit := ""
+	if o.noCommit {
+		commit = initwiz.CommitHint(filepath.Dir(l.Path), l.Path)
+	} else {
+		commit = initwiz.CommitLoopFile(filepath.Dir(l.Path), l.Path)
+	}
+	if commit != "" {
 		fmt.Fprintln(stdio.Out, commit)
 	}
 	fmt.Fprintf(stdio.Out, "Next:\n  looprinter validate%s       see what the loop will do\n  looprinter doctor%s         check the agent CLI and the check commands\n  looprinter cost estimate%s  what it may cost\n  looprinter run%s            run it\n", fileArg, fileArg, fileArg, fileArg)
