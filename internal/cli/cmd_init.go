@@ -117,6 +117,8 @@ docs/stopping.md, "Holdout checks").`,
 	f.StringVar(&a.HoldoutShare, "holdout", "", "3. set this share of the project's test files aside as holdout tests the agent never sees, like 20% or 2 (when git tracks them, the agent sees no repository while the loop runs)")
 	f.StringArrayVar(&a.Protect, "protect", nil, "4. glob of files the agent must not change (repeatable)")
 	f.StringArrayVar(&a.Constraints, "constraint", nil, "4. a rule for the agent, carried to the prompts (repeatable)")
+	f.StringVar(&a.Sandbox, "sandbox", a.Sandbox, "4. how agent runs are confined: "+strings.Join(initwiz.SandboxModes, ", "))
+	f.BoolVar(&a.Audit, "audit", false, "4. a fresh auditor looks for test gaming before DONE (one more agent run per DONE gate)")
 	f.StringVar(&a.Backend, "backend", a.Backend, "agent backend: "+strings.Join(spec.Backends, ", "))
 	f.StringVar(&a.Model, "model", "", "the agent CLI's model name (default: the CLI's own)")
 	f.StringVar(&a.Command, "command", "", "command backend: the program to run")
