@@ -37,7 +37,8 @@ func newInitCmd(stdio *IO) *cobra.Command {
 		Use:   "init",
 		Short: "Write a loop file by answering a few questions",
 		Long: `Interview you in four stages (the objective, the deliverables, the
-verification, the constraints), then about the agent, the budgets and the stop
+verification, the constraints), then about the sandbox (default auto) and an
+audit before DONE (default off), the agent, the budgets and the stop
 conditions; show a summary to confirm; then write a commented loop.yaml and add
 output/ and working-records/ to .gitignore, with the build output of the
 project's ecosystems (node_modules/ for package.json, __pycache__/ and
