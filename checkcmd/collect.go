@@ -30,6 +30,8 @@ var (
 	nodeNotFound = regexp.MustCompile(`(?m)^Could not find '([^']+)'$`)
 	// go: the module's dependencies or toolchain are not there.
 	goEnv = regexp.MustCompile(`(?m)(?:no required module provides package (\S+?);|missing go\.sum entry for module providing package (\S+?)[ ;(]|go: updates to go\.mod needed|go\.mod requires go >= \S+ \(running go|go: cannot find main module|directory \S+ outside main module|dial tcp: lookup proxy\.golang\.org)`)
+	// go: the package path the check names holds no Go package.
+	goNoPackage = regexp.MustCompile(`(?m)^(?:no Go files in (\S+)|stat (\S+): directory not found|pattern (\S+): lstat \S+: no such file or directory|go: warning: "(\S+)" matched no packages)$`)
 	// cargo: the manifest, a dependency or the test target named is not there.
 	cargoEnv = regexp.MustCompile(`(?m)^error: (?:could not find ` + "`Cargo.toml`" + `|no test target named .*|failed to get .* as a dependency.*|no matching package named .*|failed to select a version for .*|failed to load source for dependency .*|failed to download .*|no targets specified in the manifest.*)$`)
 )
@@ -51,9 +53,9 @@ type NotCollected struct {
 // imported (a src/ layout not on the path), pytest stopped before running
 // a test (exit 2 on an import error, 4 on a usage error or a conftest that
 // cannot load, 5 when it collected no tests), unittest, jest, vitest or
-// mocha found no tests, `node --test` could not find its file, go could not
-// load the module's dependencies or toolchain, cargo its manifest or
-// dependencies. dir is the check's folder, where the project's own
+// mocha found no tests, `node --test` could not find its file, go found no
+// package at a path the check names or could not load the module's
+// dependencies or toolchain, cargo its manifest or dependencies. dir is the check's folder, where the project's own
 // modules are looked for. ok is false for a check that passed and for a
 // failure that a change of the code may fix.
 func CouldNotCollect(output string, exit int, dir string) (NotCollected, bool) {
@@ -112,6 +114,11 @@ func CouldNotCollect(output string, exit int, dir string) (NotCollected, bool) {
 	}
 	if m := nodeNotFound.FindStringSubmatch(output); m != nil {
 		return NotCollected{Why: fmt.Sprintf("node --test could not find %s", m[1]), Fix: "correct the path in the check", Missing: m[1]}, true
+	}
+	if m := goNoPackage.FindStringSubmatch(output); m != nil {
+		where := strings.TrimSuffix(m[1]+m[2]+m[3]+m[4], "/...")
+		return NotCollected{Why: fmt.Sprintf("go found no package to test at %s", m[1]+m[2]+m[3]+m[4]),
+			Fix: "correct the package path in the check; if the loop's work is to write that package, name it in the objective", Missing: where}, true
 	}
 	if m := goEnv.FindStringSubmatch(output); m != nil {
 		pkg := m[1] + m[2]

@@ -76,6 +76,10 @@ func TestCouldNotCollect(t *testing.T) {
 		{"Could not find '/src/x/nope.test.js'\n", 1, "node --test could not find /src/x/nope.test.js"},
 		{"x_test.go:4:2: no required module provides package github.com/a/b; to add it:\n\tgo get github.com/a/b\nFAIL\texample.com/x [setup failed]\n", 1, "go could not load the package github.com/a/b"},
 		{"go: go.mod requires go >= 1.99 (running go 1.22; GOTOOLCHAIN=local)\n", 1, "go could not load the module: go.mod requires go >= 1.99 (running go"},
+		{"# ./nope\nstat /tmp/gt/nope: directory not found\nFAIL\t./nope [setup failed]\n", 1, "go found no package to test at /tmp/gt/nope"},
+		{"# ./empty\nno Go files in /tmp/gt/empty\nFAIL\t./empty [setup failed]\n", 1, "go found no package to test at /tmp/gt/empty"},
+		{"# ./x/...\npattern ./x/...: lstat ./x/: no such file or directory\nFAIL\t./x/... [setup failed]\n", 1, "go found no package to test at ./x/..."},
+		{"go: warning: \"./empty/...\" matched no packages\nno packages to test\n", 1, "go found no package to test at ./empty/..."},
 		{"error: no test target named `it`.\n", 101, "cargo could not build the tests: no test target named `it`."},
 		{"error: failed to get `rand` as a dependency of package `x v0.1.0`\n", 101, "cargo could not build the tests: failed to get `rand` as a dependency"},
 	} {

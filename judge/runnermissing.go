@@ -58,7 +58,14 @@ func (j *Judge) notCollected(r CheckResult) string {
 	if j.Spec != nil {
 		objective = j.Spec().Objective
 	}
-	return NotCollected(r.Command, readLog(r.Output), r.ExitCode, j.Dir, objective)
+	out := readLog(r.Output)
+	if why := NotCollected(r.Command, out, r.ExitCode, j.Dir, objective); why != "" {
+		return why
+	}
+	if j.Spec == nil {
+		return ""
+	}
+	return CannotBuild(r.Command, out, r.ExitCode, j.Dir, j.Spec())
 }
 
 // NotCollected says why a check that failed with output and exit, in the
@@ -106,16 +113,7 @@ func readLog(path string) string {
 }
 
 // missingModuleLog is checkcmd.MissingModule on a check's saved output.
-func missingModuleLog(path string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	buf := make([]byte, 1<<20)
-	n, _ := io.ReadFull(f, buf)
-	return checkcmd.MissingModule(string(buf[:n]))
-}
+func missingModuleLog(path string) string { return checkcmd.MissingModule(readLog(path)) }
 
 // namesWord says whether text holds word as a word of its own (letters,
 // digits and underscores on neither side): "write calc.py" names calc,

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -79,7 +80,7 @@ func printDoctor(stdio *IO, r *doctor.Report) {
 	}
 	fmt.Fprint(w, "\nThe details:\n")
 	area := ""
-	for _, f := range r.Findings {
+	for _, f := range detailsOrder(r.Findings) {
 		if f.Area != area {
 			area = f.Area
 			fmt.Fprintf(w, "\n%s\n", area)
@@ -93,4 +94,25 @@ func printDoctor(stdio *IO, r *doctor.Report) {
 		}
 	}
 	fmt.Fprintf(w, "\n%s\n", r.Summary)
+}
+
+// detailsOrder is the order doctor's details are printed in: the loop file
+// and its protected files first (what the user wrote), then the agent
+// CLIs, the tools and the sandbox (the machine, whose view is long); the
+// findings of an area keep their order.
+func detailsOrder(fs []doctor.Finding) []doctor.Finding {
+	rank := map[string]int{doctor.AreaLoop: 0, doctor.AreaProtected: 1, doctor.AreaCLIs: 2, doctor.AreaTools: 3, doctor.AreaSandbox: 4}
+	out := slices.Clone(fs)
+	slices.SortStableFunc(out, func(a, b doctor.Finding) int {
+		ra, oka := rank[a.Area]
+		rb, okb := rank[b.Area]
+		if !oka {
+			ra = len(rank)
+		}
+		if !okb {
+			rb = len(rank)
+		}
+		return ra - rb
+	})
+	return out
 }

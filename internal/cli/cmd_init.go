@@ -27,6 +27,7 @@ type initOptions struct {
 	yes        bool
 	force      bool
 	skipChecks bool
+	noCommit   bool
 	a          initwiz.Answers
 }
 
@@ -36,7 +37,8 @@ func newInitCmd(stdio *IO) *cobra.Command {
 		Use:   "init",
 		Short: "Write a loop file by answering a few questions",
 		Long: `Interview you in four stages (the objective, the deliverables, the
-verification, the constraints), then about the agent, the budgets and the stop
+verification, the constraints), then about the sandbox (default auto) and an
+audit before DONE (default off), the agent, the budgets and the stop
 conditions; show a summary to confirm; then write a commented loop.yaml and add
 output/ and working-records/ to .gitignore, with the build output of the
 project's ecosystems (node_modules/ for package.json, __pycache__/ and
@@ -105,6 +107,7 @@ docs/stopping.md, "Holdout checks").`,
 	f.StringVarP(&o.file, "file", "f", "loop.yaml", "loop file to write")
 	f.BoolVarP(&o.yes, "yes", "y", false, "no interview and no confirmation: take the flags and the defaults")
 	f.BoolVar(&o.force, "force", false, "replace an existing loop file")
+	f.BoolVar(&o.noCommit, "no-commit", false, "do not commit the loop file and .gitignore (init commits them, and nothing else, in a git work tree)")
 	f.BoolVar(&o.skipChecks, "skip-checks", false, "do not run the checks once to see whether they already pass or cannot run")
 	f.StringVar(&a.Objective, "objective", "", "1. the key objective: one sentence a machine can judge")
 	f.StringVar(&a.Shape, "shape", a.Shape, "1. loop shape: cycle, ralph or review")
@@ -115,6 +118,8 @@ docs/stopping.md, "Holdout checks").`,
 	f.StringVar(&a.HoldoutShare, "holdout", "", "3. set this share of the project's test files aside as holdout tests the agent never sees, like 20% or 2 (when git tracks them, the agent sees no repository while the loop runs)")
 	f.StringArrayVar(&a.Protect, "protect", nil, "4. glob of files the agent must not change (repeatable)")
 	f.StringArrayVar(&a.Constraints, "constraint", nil, "4. a rule for the agent, carried to the prompts (repeatable)")
+	f.StringVar(&a.Sandbox, "sandbox", a.Sandbox, "4. how agent runs are confined: "+strings.Join(initwiz.SandboxModes, ", "))
+	f.BoolVar(&a.Audit, "audit", false, "4. a fresh auditor looks for test gaming before DONE (one more agent run per DONE gate)")
 	f.StringVar(&a.Backend, "backend", a.Backend, "agent backend: "+strings.Join(spec.Backends, ", "))
 	f.StringVar(&a.Model, "model", "", "the agent CLI's model name (default: the CLI's own)")
 	f.StringVar(&a.Command, "command", "", "command backend: the program to run")
@@ -271,7 +276,13 @@ func runInit(stdio *IO, o *initOptions, cmd *cobra.Command) error {
 	if filepath.Clean(path) != "loop.yaml" {
 		fileArg = " -f " + path
 	}
-	if commit := initwiz.CommitHint(filepath.Dir(l.Path), l.Path); commit != "" {
+	commit := ""
+	if o.noCommit {
+		commit = initwiz.CommitHint(filepath.Dir(l.Path), l.Path)
+	} else {
+		commit = initwiz.CommitLoopFile(filepath.Dir(l.Path), l.Path)
+	}
+	if commit != "" {
 		fmt.Fprintln(stdio.Out, commit)
 	}
 	fmt.Fprintf(stdio.Out, "Next:\n  looprinter validate%s       see what the loop will do\n  looprinter doctor%s         check the agent CLI and the check commands\n  looprinter cost estimate%s  what it may cost\n  looprinter run%s            run it\n", fileArg, fileArg, fileArg, fileArg)

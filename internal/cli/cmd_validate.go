@@ -147,6 +147,9 @@ func printProtected(w io.Writer, l *spec.Loop, maxProtected int) {
 	for _, line := range doctor.ProtectedLines(ps, maxProtected) {
 		fmt.Fprintf(w, "  %s\n", line)
 	}
+	for _, why := range doctor.RuleReasons(ps) {
+		fmt.Fprintf(w, "  why: %s\n", why)
+	}
 	for _, warn := range doctor.NamedProtected(ps, "the objective", l.Objective) {
 		fmt.Fprintf(w, "warning:    %s\n", warn)
 	}

@@ -184,6 +184,12 @@ func TestInitInteractiveTmux(t *testing.T) {
 	keys("Enter")
 	waitFor("┃ Other constraints")
 	keys("Enter") // no other constraints
+	waitFor("┃ Sandbox: how agent runs are confined")
+	waitLine("┃ > auto") // the default
+	keys("Enter")
+	waitFor("┃ Audit before DONE?")
+	keys("Left") // yes
+	keys("Enter")
 	waitFor("┃ 5/6 Agent")
 	if strings.Contains(screen(), "Agent command") {
 		t.Fatalf("the command question shows before the command backend is chosen:\n%s", screen())
@@ -209,7 +215,7 @@ func TestInitInteractiveTmux(t *testing.T) {
 	keys("Enter")
 	waitFor("Write loop.yaml?")
 	s := screen()
-	for _, want := range []string{"Shape: ralph", "- **/*_test.go", "- go test -v ./...", "Agent: command, command ./agent.sh --fast", "Budgets: 7 iterations"} {
+	for _, want := range []string{"Shape: ralph", "- **/*_test.go", "- go test -v ./...", "Agent: command, command ./agent.sh --fast", "Sandbox: auto", "Audit: on", "Budgets: 7 iterations"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("summary lacks %q:\n%s", want, s)
 		}
@@ -229,7 +235,7 @@ func TestInitInteractiveTmux(t *testing.T) {
 	}
 	if l.Shape != "ralph" || l.Objective != "go test ./... passes" || l.Agent.Backend != "command" || l.Agent.Command != "./agent.sh --fast" ||
 		l.Budget.Iterations != 7 || strings.Join(l.Verify, ";") != "go vet ./...;go test -v ./..." || strings.Join(l.Protect, ";") != "**/*_test.go" ||
-		l.Vars["deliverables"] != "- calc/calc.go fixed\n- notes in output/progress.txt\n" {
+		l.Vars["deliverables"] != "- calc/calc.go fixed\n- notes in output/progress.txt\n" || !l.Audit.On || l.Sandbox != "auto" {
 		t.Fatalf("loaded %+v", l)
 	}
 	gi, _ := os.ReadFile(filepath.Join(work, ".gitignore"))
@@ -260,7 +266,7 @@ func TestInitTmuxHoldout(t *testing.T) {
 	tt.keys("BSpace")
 	tt.text("1")
 	tt.waitLine("┃ > 1")
-	for _, next := range []string{"┃ 4/6 Constraints", "┃ Other constraints", "┃ 5/6 Agent", "┃ Model", "┃ Iterations", "┃ Cycles", "┃ Cost budget", "┃ Wall-clock budget", "┃ Stop when the same failure", "Write loop.yaml?"} {
+	for _, next := range []string{"┃ 4/6 Constraints", "┃ Other constraints", "┃ Sandbox", "┃ Audit before DONE?", "┃ 5/6 Agent", "┃ Model", "┃ Iterations", "┃ Cycles", "┃ Cost budget", "┃ Wall-clock budget", "┃ Stop when the same failure", "Write loop.yaml?"} {
 		tt.keys("Enter")
 		tt.waitFor(next)
 	}

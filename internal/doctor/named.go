@@ -26,7 +26,7 @@ func NamedProtected(ps []guard.Protected, where, text string) []string {
 	}
 	var out []string
 	for _, p := range ps {
-		if tells.IsTestFile(p.Path) || underTestdata(p.Path) || p.Rule == "the loop file" {
+		if tells.IsTestFile(p.Path) && !(where == "the objective" && testSupport(p.Path)) || underTestdata(p.Path) || p.Rule == "the loop file" {
 			continue
 		}
 		named := namesWord(text, p.Path)
@@ -39,6 +39,17 @@ func NamedProtected(ps []guard.Protected, where, text string) []string {
 		}
 	}
 	return out
+}
+
+// testSupport says whether a test file is one the tests use rather than a
+// test file itself: a conftest.py, a helper beside the tests (not named
+// test_*, *_test.*, *.test.* or *.spec.*). The objective naming one says
+// the fix may be there; a failing test's output names them as a matter of
+// course.
+func testSupport(p string) bool {
+	b := path.Base(p)
+	stem := strings.TrimSuffix(b, path.Ext(b))
+	return !strings.HasPrefix(b, "test_") && !strings.HasSuffix(stem, "_test") && !strings.Contains(b, ".test.") && !strings.Contains(b, ".spec.")
 }
 
 func underTestdata(p string) bool {
@@ -75,4 +86,31 @@ func wordChar(c byte) bool {
 
 // ProtectedByRule says how many files each rule protects, most first, one
 // a line: what init shows of the protection before the first run.
-func ProtectedByRule(ps []guard.Protected) []string { return ruleCounts(ps) }
+// Under each rule, why it protects them (guard.RuleReason).
+func ProtectedByRule(ps []guard.Protected) []string {
+	var out []string
+	for _, line := range ruleCounts(ps) {
+		out = append(out, line)
+		if why := guard.RuleReason(strings.TrimLeft(line, " 0123456789")); why != "" {
+			out = append(out, "         why: "+why)
+		}
+	}
+	return out
+}
+
+// RuleReasons says why each rule that protects a file of ps protects it,
+// one a line ("RULE: why"), in the order the rules first protect a file.
+func RuleReasons(ps []guard.Protected) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range ps {
+		if seen[p.Rule] {
+			continue
+		}
+		seen[p.Rule] = true
+		if why := guard.RuleReason(p.Rule); why != "" {
+			out = append(out, p.Rule+": "+why)
+		}
+	}
+	return out
+}

@@ -44,6 +44,10 @@ type Answers struct {
 	// 4. Constraints
 	Protect     []string
 	Constraints []string
+	// Sandbox is how agent runs are confined (spec's sandbox: auto, bwrap,
+	// landlock, seatbelt, off); Audit turns on the audit before DONE.
+	Sandbox string
+	Audit   bool
 	// Agent
 	Backend string
 	Model   string
@@ -71,6 +75,7 @@ func Defaults() Answers {
 	return Answers{
 		Shape:       spec.ShapeCycle,
 		Backend:     "claude",
+		Sandbox:     "auto",
 		Iterations:  spec.DefaultIterations,
 		Cycles:      spec.DefaultCycles,
 		CostUSD:     spec.DefaultCostUSD,
@@ -78,6 +83,10 @@ func Defaults() Answers {
 		SameFailure: spec.DefaultSameFailure,
 	}
 }
+
+// SandboxModes are the values of the loop file's sandbox:, the default
+// first.
+var SandboxModes = []string{"auto", "bwrap", "landlock", "seatbelt", "off"}
 
 // Clean trims every answer and drops empty list entries.
 func (a *Answers) Clean() {
@@ -88,6 +97,10 @@ func (a *Answers) Clean() {
 	a.Command = strings.TrimSpace(a.Command)
 	a.Wall = strings.TrimSpace(a.Wall)
 	a.HoldoutShare = strings.TrimSpace(a.HoldoutShare)
+	a.Sandbox = strings.ToLower(strings.TrimSpace(a.Sandbox))
+	if a.Sandbox == "" {
+		a.Sandbox = "auto"
+	}
 	for _, l := range []*[]string{&a.Deliverables, &a.Setup, &a.Verify, &a.ObjectiveVerify, &a.Protect, &a.Constraints} {
 		*l = cleanList(*l)
 	}
@@ -231,6 +244,9 @@ func (a Answers) Check() []Missing {
 	}
 	if a.Backend == "command" && a.Command == "" {
 		ms = append(ms, Missing{`--command "./my-agent.sh"`, "the command backend needs the program to run", false})
+	}
+	if a.Sandbox != "" && !contains(SandboxModes, a.Sandbox) { // "": auto
+		ms = append(ms, Missing{"--sandbox " + strings.Join(SandboxModes, "|"), fmt.Sprintf("--sandbox %q is not a sandbox mode", a.Sandbox), true})
 	}
 	if a.Iterations < 1 {
 		ms = append(ms, Missing{"--iterations N (1 or more)", "the iteration budget must be at least 1; a loop never runs unlimited", true})
@@ -378,6 +394,14 @@ func (a Answers) Summary(path string) string {
 		agent += ", command " + a.Command
 	}
 	fmt.Fprintf(&b, "Agent: %s\n", agent)
+	fmt.Fprintf(&b, "Sandbox: %s\n", a.Sandbox)
+	if a.Shape != spec.ShapeReview {
+		audit := "off"
+		if a.Audit {
+			audit = "on: a fresh auditor looks for test gaming before DONE"
+		}
+		fmt.Fprintf(&b, "Audit: %s\n", audit)
+	}
 	fmt.Fprintf(&b, "Budgets: %d iterations, %d cycles, $%g, %s wall time; stop after the same failure %d times\n",
 		a.Iterations, a.Cycles, a.CostUSD, a.Wall, a.SameFailure)
 	if len(a.Notes) > 0 {

@@ -27,6 +27,8 @@ type formValues struct {
 	deliverables, setup, verify, objVerify   string
 	protect, constraints                     string
 	backend, model, command                  string
+	sandbox                                  string
+	audit                                    bool
 	iterations, cycles, cost, wall, sameFail string
 	holdout                                  string
 }
@@ -38,6 +40,7 @@ func toForm(a Answers) *formValues {
 		verify: strings.Join(a.Verify, "\n"), objVerify: strings.Join(a.ObjectiveVerify, "\n"),
 		protect: strings.Join(a.Protect, "\n"), constraints: strings.Join(a.Constraints, "\n"),
 		backend: a.Backend, model: a.Model, command: a.Command,
+		sandbox: a.Sandbox, audit: a.Audit,
 		iterations: strconv.Itoa(a.Iterations), cycles: strconv.Itoa(a.Cycles),
 		cost: strconv.FormatFloat(a.CostUSD, 'f', -1, 64), wall: a.Wall, sameFail: strconv.Itoa(a.SameFailure),
 		holdout: a.HoldoutShare,
@@ -51,7 +54,7 @@ func (v *formValues) answers() Answers {
 		Verify: Lines(v.verify), ObjectiveVerify: Lines(v.objVerify),
 		Protect: Lines(v.protect), Constraints: Lines(v.constraints),
 		Backend: v.backend, Model: v.model, Command: v.command, Wall: v.wall,
-		HoldoutShare: v.holdout,
+		HoldoutShare: v.holdout, Sandbox: v.sandbox, Audit: v.audit,
 	}
 	a.Iterations, _ = strconv.Atoi(strings.TrimSpace(v.iterations))
 	a.Cycles, _ = strconv.Atoi(strings.TrimSpace(v.cycles))
@@ -86,6 +89,10 @@ func Interview(start Answers, path string, in io.Reader, out io.Writer) (a Answe
 		huh.NewOption("cycle: plan, build one task per run, cycle gate, objective gate", spec.ShapeCycle),
 		huh.NewOption("ralph: the same prompt until the verify checks pass", spec.ShapeRalph),
 		huh.NewOption("review: writer, reviewer, fixer in rounds", spec.ShapeReview),
+	}
+	var sandboxOpts []huh.Option[string]
+	for _, m := range SandboxModes {
+		sandboxOpts = append(sandboxOpts, huh.NewOption(m, m))
 	}
 	var backendOpts []huh.Option[string]
 	for _, b := range spec.Backends {
@@ -149,6 +156,14 @@ func Interview(start Answers, path string, in io.Reader, out io.Writer) (a Answe
 			huh.NewText().Title("Other constraints for the agent").
 				Description("Rules the prompts carry, e.g. \"no new dependencies\". "+listHint).
 				Lines(3).Value(&v.constraints),
+		),
+		huh.NewGroup(
+			huh.NewSelect[string]().Title("Sandbox: how agent runs are confined").
+				Description("auto (the default): bubblewrap, else Landlock (Seatbelt on macOS); off runs agents with all you can reach.").
+				Options(sandboxOpts...).Value(&v.sandbox),
+			huh.NewConfirm().Title("Audit before DONE?").
+				Description("A fresh auditor, by default another model than the builder's, reads the change for test gaming before DONE: one more agent run per DONE gate. Default: no.").
+				Affirmative("Yes").Negative("No").Value(&v.audit),
 		),
 		huh.NewGroup(
 			huh.NewSelect[string]().Title("5/6 Agent: backend").Options(backendOpts...).Value(&v.backend),

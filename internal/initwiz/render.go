@@ -123,6 +123,21 @@ func Render(a Answers) []byte {
 	list("protect", a.Protect, "")
 	p("\n")
 
+	sandbox := a.Sandbox
+	if sandbox == "" {
+		sandbox = "auto"
+	}
+	p("# How agent runs are confined: auto (bubblewrap, else Landlock; Seatbelt on macOS) | bwrap |\n")
+	p("# landlock | seatbelt | off (no confinement: the agent can reach all you can).\n")
+	p("sandbox: %s\n\n", sandbox)
+	if a.Shape != spec.ShapeReview {
+		p("# A fresh auditor (agents.auditor; by default another model than the builder's) reads the\n")
+		p("# change for test gaming before DONE; a finding at or above bar keeps the loop from DONE.\n")
+		p("audit:\n")
+		p("  on: %t%s# costs one more agent run per DONE gate\n", a.Audit, pad(strconv.FormatBool(a.Audit), 21))
+		p("  bar: major               # critical | major | minor\n\n")
+	}
+
 	p("# Prompts are Go text/template; empty means looprinter's built-in prompt.\n")
 	p("# prompts:\n#   plan: \"\"\n#   build: \"\"\n#   replan: \"\"\n\n")
 
