@@ -351,10 +351,8 @@ func (b *CheckBox) bwrapCommand(ctx context.Context, c, dir, shellLine string, e
 	// agent's, the daemons', the agents' network proxies, through which
 	// code would reach past every namespace).
 	m := b.manifest(env)
-	a = append(a, viewArgs(m)...)
-	if err := b.maskHome(layers, m, env); err != nil {
-		return nil, err
-	}
+	a = append(a, viewArgs(m.beside(b.targets))...)
+	b.buildHome(layers, m, env)
 	for _, t := range b.targets {
 		a = append(a, "--bind", t, t)
 	}
