@@ -131,12 +131,7 @@ func confinedView(ctx context.Context, l *spec.Loop, tree string, remove []strin
 	if lower != "" {
 		o.Lower = []string{lower}
 	}
-	box, err := sandbox.NewCheckBox(o)
-	if err != nil {
-		return failAll(cmds, logPath, "the checks' sandbox cannot be made: "+err.Error())
-	}
-	defer box.Close()
-	start, setupStart, nwhy, err := checksProxy(l, kind, box) // checks.network: {allow: [...]}
+	proxy, nwhy, err := checksProxy(l, kind) // checks.network: {allow: [...]}
 	if err != nil {
 		return failAll(cmds, logPath, "the checks' network proxy cannot start: "+err.Error())
 	}
@@ -145,9 +140,13 @@ func confinedView(ctx context.Context, l *spec.Loop, tree string, remove []strin
 			note(nwhy)
 		}
 	}
-	if start == nil {
-		start, setupStart = box.Command, box.SetupCommand
+	o.Proxy = proxy
+	box, err := sandbox.NewCheckBox(o)
+	if err != nil {
+		return failAll(cmds, logPath, "the checks' sandbox cannot be made: "+err.Error())
 	}
+	defer box.Close()
+	var start, setupStart Starter = box.Command, box.SetupCommand
 	for i, c := range setup {
 		r := runCheck(ctx, setupStart, tree, c, logPath(-1-i), l.CheckTimeout.D(), env, l.TestSummaries, red)
 		if !r.Pass {

@@ -269,12 +269,17 @@ func (b *CheckBox) command(ctx context.Context, dir, shellLine string, env []str
 		})
 	}
 	if b.opts.Kind == Bwrap {
-		if info, infoW, err = os.Pipe(); err != nil {
-			cleanup()
-			return nil, nil, err
+		// Through a proxy the helper starts bubblewrap as its child beside
+		// the relay, without the info pipe: the check's end is then waited
+		// for by its process group and cgroup.
+		if b.opts.Proxy == nil {
+			if info, infoW, err = os.Pipe(); err != nil {
+				cleanup()
+				return nil, nil, err
+			}
 		}
 		cmd, err = b.bwrapCommand(ctx, c, cdir, shellLine, env, setup)
-		if cmd != nil {
+		if cmd != nil && infoW != nil {
 			cmd.ExtraFiles = []*os.File{infoW}
 		}
 	} else {
@@ -332,11 +337,16 @@ func (b *CheckBox) bwrapCommand(ctx context.Context, c, dir, shellLine string, e
 	}
 	// --info-fd 3: bubblewrap writes there the PID of its namespace's
 	// first process, which cleanup waits for (see waitPidNS).
-	a := []string{"--die-with-parent", "--unshare-pid", "--new-session", "--unshare-user", "--cap-drop", "ALL", "--info-fd", "3"}
+	a := []string{"--die-with-parent", "--unshare-pid", "--new-session", "--unshare-user", "--cap-drop", "ALL"}
+	if b.opts.Proxy == nil {
+		a = append(a, "--info-fd", "3")
+	}
 	if uid := os.Getuid(); uid != 0 {
 		a = append(a, "--uid", strconv.Itoa(uid), "--gid", strconv.Itoa(os.Getgid()))
 	}
-	if network := b.network(setup); network != CheckNetworkHost {
+	// Through the proxy the helper's network namespace is the check's own
+	// (bubblewrap keeps it): the relay runs there.
+	if network := b.network(setup); network != CheckNetworkHost && b.opts.Proxy == nil {
 		a = append(a, "--unshare-net")
 	}
 	// /tmp is an empty tmpfs of the check's own, not a layer over the
@@ -376,7 +386,10 @@ func (b *CheckBox) bwrapCommand(ctx context.Context, c, dir, shellLine string, e
 	}
 	a = append(a, socketArgs(m)...)
 	a = append(a, "--chdir", dir, "--", "/bin/sh", "-c", shellLine)
-	s := layerSpec{Stage: 1, Layers: layers, Exec: bwrapOnce.path, Args: a, Root: b.tree, FD3: true}
+	s := layerSpec{Stage: 1, Layers: layers, Exec: bwrapOnce.path, Args: a, Root: b.tree, FD3: b.opts.Proxy == nil}
+	if n := b.opts.Proxy; n != nil {
+		s.Net = &nshelper.Net{Socket: n.Socket, Port: n.Port}
+	}
 	if !setup {
 		s.Put = append([]ViewFile(nil), b.opts.Put...)
 	}
@@ -394,6 +407,7 @@ func (b *CheckBox) bwrapCommand(ctx context.Context, c, dir, shellLine string, e
 	cmd.Env = append(append(DropServiceEnv(env), "TMPDIR=/tmp"), checkPythonEnv("/tmp/.looprinter-pycache")...)
 	cmd.Env = append(cmd.Env, b.cacheEnv(env, setup)...)
 	cmd.Env = append(cmd.Env, EnvCheckLayers+"="+string(spec))
+	cmd.Env = append(cmd.Env, b.opts.Proxy.Env()...)
 	return cmd, nil
 }
 
