@@ -63,3 +63,21 @@ func (b *CheckBox) buildHome(layers []Layer, m Manifest, env []string) {
 		}
 	}
 }
+
+// InView says whether the box's checks see path (or are kept from it on
+// purpose: the hidden folders, their own fresh ones): the box's manifest
+// for env, the tree, its views, the caches' and other layers' trees (HOME
+// only where the manifest keeps it). With the sandbox off every path is.
+func (b *CheckBox) InView(path string, env []string) bool {
+	if b.opts.Kind == Off {
+		return true
+	}
+	home, _ := canonical(lookupEnv(env, "HOME"))
+	shown := append([]string{b.tree}, b.views...)
+	for _, t := range append(b.targets, existing(cacheDirs(env))...) {
+		if t != home {
+			shown = append(shown, t)
+		}
+	}
+	return inManifestView(path, b.manifest(env), shown, b.hide)
+}
