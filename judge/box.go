@@ -148,7 +148,7 @@ func confinedView(ctx context.Context, l *spec.Loop, tree string, remove []strin
 	defer box.Close()
 	var start, setupStart Starter = box.Command, box.SetupCommand
 	for i, c := range setup {
-		r := runCheck(ctx, setupStart, tree, c, logPath(-1-i), l.CheckTimeout.D(), env, l.TestSummaries, red)
+		r := WithViewHint(box, env, runCheck(ctx, setupStart, tree, c, logPath(-1-i), l.CheckTimeout.D(), env, l.TestSummaries, red))
 		if !r.Pass {
 			return failAll(cmds, logPath, fmt.Sprintf("setup `%s` failed in the checks' sandbox (exit %d), rebuilding the dependencies the agent changed: %s", c, r.ExitCode, r.Signal))
 		}
@@ -156,7 +156,7 @@ func confinedView(ctx context.Context, l *spec.Loop, tree string, remove []strin
 	var out []CheckResult
 	start = accountedStarter(ctx, start) // the Go accounting's wrapper, in the clean room (goaccount.go)
 	for i, c := range cmds {
-		out = append(out, runCheck(ctx, start, tree, c, logPath(i), l.CheckTimeout.D(), env, l.TestSummaries, red))
+		out = append(out, WithViewHint(box, env, runCheck(ctx, start, tree, c, logPath(i), l.CheckTimeout.D(), env, l.TestSummaries, red)))
 		if ctx.Err() != nil {
 			break
 		}

@@ -56,7 +56,7 @@ func OutsideViewHint(path string) string {
 	if fi, err := os.Stat(path); err == nil && fi.Mode()&os.ModeSocket != 0 {
 		field = "sandbox.allow_sockets"
 	}
-	return path + " is outside the sandbox's view; add it to " + field + " in loop.yaml"
+	return path + viewHintMark + field + " in loop.yaml"
 }
 
 // OutsideViewHints are the hints for the paths a failed command's output
@@ -107,4 +107,19 @@ func (p Policy) InView(path string) bool {
 	}
 	hidden := append(append(append([]string(nil), p.Hidden...), p.Masked...), p.ReadOnly...)
 	return inManifestView(path, p.manifest(""), shown, hidden)
+}
+
+// viewHintMark is what every hint says (OutsideViewHint).
+const viewHintMark = " is outside the sandbox's view; add it to "
+
+// ViewHintLines are the hints among text's lines (a failure signal): what
+// the console prints beside a failed check.
+func ViewHintLines(text string) []string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, viewHintMark) {
+			out = append(out, strings.TrimSpace(l))
+		}
+	}
+	return out
 }

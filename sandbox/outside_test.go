@@ -51,6 +51,9 @@ func TestOutsideView(t *testing.T) {
 			t.Errorf("a socket's hint: %q", h)
 		}
 	}
+	if got := ViewHintLines("FAIL: x\n  " + OutsideViewHint(fix) + "\nmore"); len(got) != 1 || got[0] != OutsideViewHint(fix) {
+		t.Errorf("ViewHintLines: %q", got)
+	}
 	if hs := OutsideViewHints("cat: "+fix+": No such file or directory", inView); len(hs) != 1 || !strings.HasPrefix(hs[0], fix+" is outside") {
 		t.Errorf("hints: %q", hs)
 	}
