@@ -18,7 +18,7 @@ import (
 // keptMaxCopy is the largest kept file copied into a built view (where
 // the run may change it, in its layer); a larger one is the real file,
 // bound read-only.
-const keptMaxCopy = 1 << 20
+const keptMaxCopy = 64 << 20
 
 // A built view is what a Built layer lays instead of its target: a base
 // (a tmpfs holding the folders on the way to the kept paths, a copy of
