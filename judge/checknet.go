@@ -1,8 +1,6 @@
 package judge
 
 import (
-	"context"
-	"os/exec"
 	"sync"
 
 	"github.com/looprinter/looprinter/netpolicy"
@@ -56,41 +54,26 @@ func boxNetworks(l *spec.Loop) (network, setup string) {
 	return string(l.Checks.Network), ""
 }
 
-// checksProxy starts (once) the proxy of the checks of r's loop, unless r
-// names one, and returns the starters of its checks and setups through it:
-// nil when the loop's checks have no allowlist. why says what the box kind
-// gives up ("" when nothing).
-func checksProxy(r *CheckRequest, kind string, box *sandbox.CheckBox) (check, setup Starter, why string, err error) {
+// checksProxy is the network of r's checks: r's proxy, or the proxy of
+// r's loop's checks, started once; the check box is built with it
+// (CheckBoxOptions.Proxy). nil when the loop's checks have no allowlist.
+// why says what the box kind gives up ("" when nothing).
+func checksProxy(r *CheckRequest, kind string) (n *sandbox.Network, why string, err error) {
 	l := r.Loop
 	if l.Checks.Network != spec.ChecksNetworkAllow {
-		return nil, nil, "", nil
+		return nil, "", nil
 	}
 	switch kind {
 	case sandbox.Landlock:
-		return nil, nil, "checks.network allow needs a bubblewrap box for the judge's proxy: under Landlock the checks get no network at all", nil
+		return nil, "checks.network allow needs a bubblewrap box for the judge's proxy: under Landlock the checks get no network at all", nil
 	case sandbox.Off:
-		return nil, nil, "checks.network allow is not enforced with the sandbox off: the checks reach the host's network", nil
+		return nil, "checks.network allow is not enforced with the sandbox off: the checks reach the host's network", nil
 	}
-	n := r.Proxy
-	if n == nil {
-		if n, err = loopChecksProxy(l); err != nil {
-			return nil, nil, "", err
-		}
+	if r.Proxy != nil {
+		return r.Proxy, "", nil
 	}
-	through := func(start Starter) Starter {
-		return func(ctx context.Context, dir, line string, env []string) (*exec.Cmd, func(), error) {
-			cmd, cleanup, err := start(ctx, dir, line, env)
-			if err != nil {
-				return cmd, cleanup, err
-			}
-			if err := sandbox.ThroughProxy(cmd, n); err != nil {
-				cleanup()
-				return nil, nil, err
-			}
-			return cmd, cleanup, nil
-		}
-	}
-	return through(box.Command), through(box.SetupCommand), "", nil
+	n, err = loopChecksProxy(l)
+	return n, "", err
 }
 
 // loopChecksProxy is the proxy of loop l's checks, started on first use.

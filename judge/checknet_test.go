@@ -25,14 +25,14 @@ func TestChecksNetworkBox(t *testing.T) {
 	}
 	l := &spec.Loop{Dir: t.TempDir(), Checks: spec.Checks{Network: spec.ChecksNetworkAllow, NetworkAllow: []string{"127.0.0.1:1"}}}
 	for kind, want := range map[string]string{sandbox.Landlock: "no network at all", sandbox.Off: "not enforced"} {
-		check, setup, why, err := checksProxy(&CheckRequest{Loop: l}, kind, nil)
-		if err != nil || check != nil || setup != nil || !strings.Contains(why, want) {
-			t.Errorf("%s: %v %v %q %v", kind, check != nil, setup != nil, why, err)
+		proxy, why, err := checksProxy(&CheckRequest{Loop: l}, kind)
+		if err != nil || proxy != nil || !strings.Contains(why, want) {
+			t.Errorf("%s: %v %q %v", kind, proxy != nil, why, err)
 		}
 	}
 	l.Checks.Network = spec.ChecksNetworkNone
-	if check, _, why, err := checksProxy(&CheckRequest{Loop: l}, sandbox.Bwrap, nil); check != nil || why != "" || err != nil {
-		t.Errorf("none: %v %q %v", check != nil, why, err)
+	if proxy, why, err := checksProxy(&CheckRequest{Loop: l}, sandbox.Bwrap); proxy != nil || why != "" || err != nil {
+		t.Errorf("none: %v %q %v", proxy != nil, why, err)
 	}
 	CloseChecksNetwork(l.Dir) // none started: nothing to close
 }

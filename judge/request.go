@@ -79,7 +79,7 @@ func Check(ctx context.Context, r CheckRequest) []CheckResult {
 		r.Tree = r.Loop.Dir
 	}
 	if r.Unconfined {
-		return runInOrder(ctx, nil, &r)
+		return runInOrder(ctx, nil, &r, nil)
 	}
 	if r.Cache == nil {
 		r.Cache = checkCacheFor(ctx, r.Loop, r.Tree) // before a copy: the warm-up's is the loop folder's
@@ -177,36 +177,38 @@ func (r *CheckRequest) boxOptions(ctx context.Context, kind string) sandbox.Chec
 }
 
 // inBox runs r's setup, then its checks, in a check box of kind over r's
-// tree.
+// tree. The box is built with the proxy of `checks.network: {allow: [...]}`
+// (CheckBoxOptions.Proxy); a failing check whose output names a path
+// outside the box's view says so (WithViewHint).
 func (r *CheckRequest) inBox(ctx context.Context, kind string) []CheckResult {
-	box, err := sandbox.NewCheckBox(r.boxOptions(ctx, kind))
-	if err != nil {
-		return failAll(r.Cmds, r.LogPath, "the checks' sandbox cannot be made: "+err.Error())
-	}
-	defer box.Close()
-	start, setupStart, nwhy, err := checksProxy(r, kind, box) // checks.network: {allow: [...]}
+	proxy, nwhy, err := checksProxy(r, kind)
 	if err != nil {
 		return failAll(r.Cmds, r.LogPath, "the checks' network proxy cannot start: "+err.Error())
 	}
 	r.note(nwhy)
-	if start == nil {
-		start, setupStart = box.Command, box.SetupCommand
+	o := r.boxOptions(ctx, kind)
+	o.Proxy = proxy
+	box, err := sandbox.NewCheckBox(o)
+	if err != nil {
+		return failAll(r.Cmds, r.LogPath, "the checks' sandbox cannot be made: "+err.Error())
 	}
+	defer box.Close()
 	for i, c := range r.Setup {
-		res := runCheck(ctx, setupStart, r, c, r.LogPath(-1-i))
+		res := WithViewHint(box, r.Env, runCheck(ctx, box.SetupCommand, r, c, r.LogPath(-1-i)))
 		if !res.Pass {
 			return failAll(r.Cmds, r.LogPath, fmt.Sprintf("setup `%s` failed in the checks' sandbox (exit %d), rebuilding the dependencies the agent changed: %s", c, res.ExitCode, res.Signal))
 		}
 	}
 	// The Go accounting's wrapper, in the clean room (goaccount.go).
-	return runInOrder(ctx, accountedStarter(ctx, start), r)
+	return runInOrder(ctx, accountedStarter(ctx, box.Command), r, box)
 }
 
-// runInOrder runs r's checks in order with start, until the context ends.
-func runInOrder(ctx context.Context, start Starter, r *CheckRequest) []CheckResult {
+// runInOrder runs r's checks in order with start, until the context ends;
+// box, when not nil, is the box they run in (for WithViewHint).
+func runInOrder(ctx context.Context, start Starter, r *CheckRequest, box *sandbox.CheckBox) []CheckResult {
 	var out []CheckResult
 	for i, c := range r.Cmds {
-		out = append(out, runCheck(ctx, start, r, c, r.LogPath(i)))
+		out = append(out, WithViewHint(box, r.Env, runCheck(ctx, start, r, c, r.LogPath(i))))
 		if ctx.Err() != nil {
 			break
 		}

@@ -295,6 +295,7 @@ func (r *runner) failedRun(res agent.Result) string {
 	if fi, err := os.Stat(res.Transcript); err == nil && fi.Size() > 0 {
 		msg += fmt.Sprintf(" (transcript %s)", rel(r.dir, res.Transcript))
 	}
+	msg += r.outsideView(res) // a path it needs is not in its view: the field to add it to
 	if fix := r.refusedFix(); fix != "" {
 		res.Fix = fix
 	}

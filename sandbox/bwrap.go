@@ -110,9 +110,9 @@ func (p Policy) bwrapArgs(tmp, path string, args []string) []string {
 	// The view is built from the manifest, not from the host: what it does
 	// not name does not exist in the run's view (other projects, other
 	// loops, the rest of HOME, the host's sockets).
-	a = append(a, viewArgs(p.manifest(path))...)
 	writable := append([]string{p.Dir, tmp}, p.Writable...)
 	sortByDepth(writable)
+	a = append(a, viewArgs(p.manifest(path).beside(writable))...)
 	seen := map[string]bool{}
 	for _, w := range writable {
 		if !seen[w] {

@@ -19,7 +19,7 @@ const (
 	CheckNetworkHost = "host"
 	// checkNetworkAllow is the loop file's `checks.network: {allow: […]}`,
 	// as the reports name it: a box without the network (None) whose checks
-	// the judge sends through its proxy (ThroughProxy).
+	// the judge sends through its proxy (CheckBoxOptions.Proxy).
 	checkNetworkAllow = "allow"
 )
 
@@ -77,6 +77,13 @@ type CheckBoxOptions struct {
 	// Cache is the loop's trusted cache layer (see CheckCache): nil for
 	// none.
 	Cache *CheckCache
+	// Proxy, when set, is the checks' only way out (`checks.network:
+	// {allow: [...]}`): each check and setup keeps a network namespace of
+	// its own, in which the layer helper runs a relay on 127.0.0.1 to the
+	// judge's proxy on Proxy.Socket, and its environment names the relay
+	// as its proxy (HTTP_PROXY and the like). A bubblewrap box only, with
+	// Network and SetupNetwork none: never more network than that.
+	Proxy *Network
 }
 
 // A CheckBox runs checks confined: whatever a check's code writes is gone
@@ -96,12 +103,6 @@ type CheckBox struct {
 	// Landlock box's own (checkcache_linux.go).
 	cacheSeed    sync.Once
 	cacheSeedErr error
-	// mask is a folder of whiteouts hiding what of HOME the box's checks
-	// may not see, made once for the environment maskEnv and laid under
-	// every check's throw-away HOME layer (bwrap; check_linux.go).
-	maskMu  sync.Mutex
-	mask    string
-	maskEnv string
 }
 
 // Kind is the kind in force for the box's checks.
@@ -151,6 +152,9 @@ func NewCheckBox(o CheckBoxOptions) (*CheckBox, error) {
 			return nil, fmt.Errorf("sandbox: %q is not a path inside the checks' tree", r)
 		}
 	}
+	if err := checkProxy(o); err != nil {
+		return nil, err
+	}
 	if o.Env == nil {
 		o.Env = os.Environ()
 	}
@@ -163,6 +167,26 @@ func NewCheckBox(o CheckBoxOptions) (*CheckBox, error) {
 		return nil, err
 	}
 	return b, nil
+}
+
+// checkProxy refuses a proxy the box cannot confine its checks to: one
+// that is not running, a box that is not bubblewrap's, a box whose checks
+// or setups have the host's network.
+func checkProxy(o CheckBoxOptions) error {
+	n := o.Proxy
+	if n == nil {
+		return nil
+	}
+	if n.Socket == "" || n.Port == 0 {
+		return errors.New("sandbox: the checks' proxy is not running")
+	}
+	if o.Kind != Bwrap {
+		return errors.New("sandbox: only a bubblewrap check box can reach the network through the judge's proxy")
+	}
+	if o.Network != CheckNetworkNone || o.SetupNetwork != CheckNetworkNone {
+		return errors.New("sandbox: the check has the host's network: it cannot be confined to the judge's proxy")
+	}
+	return nil
 }
 
 // Close removes the box's folder; a box is not used after it.

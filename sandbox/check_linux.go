@@ -269,12 +269,17 @@ func (b *CheckBox) command(ctx context.Context, dir, shellLine string, env []str
 		})
 	}
 	if b.opts.Kind == Bwrap {
-		if info, infoW, err = os.Pipe(); err != nil {
-			cleanup()
-			return nil, nil, err
+		// Through a proxy the helper starts bubblewrap as its child beside
+		// the relay, without the info pipe: the check's end is then waited
+		// for by its process group and cgroup.
+		if b.opts.Proxy == nil {
+			if info, infoW, err = os.Pipe(); err != nil {
+				cleanup()
+				return nil, nil, err
+			}
 		}
 		cmd, err = b.bwrapCommand(ctx, c, cdir, shellLine, env, setup)
-		if cmd != nil {
+		if cmd != nil && infoW != nil {
 			cmd.ExtraFiles = []*os.File{infoW}
 		}
 	} else {
@@ -332,11 +337,16 @@ func (b *CheckBox) bwrapCommand(ctx context.Context, c, dir, shellLine string, e
 	}
 	// --info-fd 3: bubblewrap writes there the PID of its namespace's
 	// first process, which cleanup waits for (see waitPidNS).
-	a := []string{"--die-with-parent", "--unshare-pid", "--new-session", "--unshare-user", "--cap-drop", "ALL", "--info-fd", "3"}
+	a := []string{"--die-with-parent", "--unshare-pid", "--new-session", "--unshare-user", "--cap-drop", "ALL"}
+	if b.opts.Proxy == nil {
+		a = append(a, "--info-fd", "3")
+	}
 	if uid := os.Getuid(); uid != 0 {
 		a = append(a, "--uid", strconv.Itoa(uid), "--gid", strconv.Itoa(os.Getgid()))
 	}
-	if network := b.network(setup); network != CheckNetworkHost {
+	// Through the proxy the helper's network namespace is the check's own
+	// (bubblewrap keeps it): the relay runs there.
+	if network := b.network(setup); network != CheckNetworkHost && b.opts.Proxy == nil {
 		a = append(a, "--unshare-net")
 	}
 	// /tmp is an empty tmpfs of the check's own, not a layer over the
@@ -351,10 +361,8 @@ func (b *CheckBox) bwrapCommand(ctx context.Context, c, dir, shellLine string, e
 	// agent's, the daemons', the agents' network proxies, through which
 	// code would reach past every namespace).
 	m := b.manifest(env)
-	a = append(a, viewArgs(m)...)
-	if err := b.maskHomeOnce(layers, c, m, env); err != nil {
-		return nil, err
-	}
+	a = append(a, viewArgs(m.beside(b.targets))...)
+	b.buildHome(layers, m, env)
 	for _, t := range b.targets {
 		a = append(a, "--bind", t, t)
 	}
@@ -378,7 +386,10 @@ func (b *CheckBox) bwrapCommand(ctx context.Context, c, dir, shellLine string, e
 	}
 	a = append(a, socketArgs(m)...)
 	a = append(a, "--chdir", dir, "--", "/bin/sh", "-c", shellLine)
-	s := layerSpec{Stage: 1, Layers: layers, Exec: bwrapOnce.path, Args: a, Root: b.tree, FD3: true}
+	s := layerSpec{Stage: 1, Layers: layers, Exec: bwrapOnce.path, Args: a, Root: b.tree, FD3: b.opts.Proxy == nil}
+	if n := b.opts.Proxy; n != nil {
+		s.Net = &nshelper.Net{Socket: n.Socket, Port: n.Port}
+	}
 	if !setup {
 		s.Put = append([]ViewFile(nil), b.opts.Put...)
 	}
@@ -396,55 +407,8 @@ func (b *CheckBox) bwrapCommand(ctx context.Context, c, dir, shellLine string, e
 	cmd.Env = append(append(DropServiceEnv(env), "TMPDIR=/tmp"), checkPythonEnv("/tmp/.looprinter-pycache")...)
 	cmd.Env = append(cmd.Env, b.cacheEnv(env, setup)...)
 	cmd.Env = append(cmd.Env, EnvCheckLayers+"="+string(spec))
+	cmd.Env = append(cmd.Env, b.opts.Proxy.Env()...)
 	return cmd, nil
-}
-
-// maskHomeOnce hides what of HOME the check may not see: the box's mask
-// (made by maskHome once for env, in a folder of the box's own) laid under
-// the check's fresh HOME layer (its upper in c), as the whiteouts in it
-// would be, so that neither writing them nor removing them is paid per
-// check. A HOME layer whose upper is not the check's own (the warm-up's
-// cache layer) gets its whiteouts written, as before.
-func (b *CheckBox) maskHomeOnce(layers []Layer, c string, m Manifest, env []string) error {
-	home, err := canonical(lookupEnv(env, "HOME"))
-	if err != nil || home == "/" {
-		return nil
-	}
-	for i := range layers {
-		l := &layers[i]
-		if l.Target != home || l.Target == b.tree {
-			continue
-		}
-		if !Within(l.Upper, c) {
-			return b.maskHome(layers[i:i+1], m, env)
-		}
-		mask, err := b.homeMask(home, m, env)
-		if err != nil {
-			return err
-		}
-		l.Lower = append([]string{mask}, l.Lower...)
-	}
-	return nil
-}
-
-// homeMask is the box's folder of HOME's whiteouts for env, made on first
-// use (again when the environment differs).
-func (b *CheckBox) homeMask(home string, m Manifest, env []string) (string, error) {
-	key := strings.Join(env, "\x00")
-	b.maskMu.Lock()
-	defer b.maskMu.Unlock()
-	if b.mask != "" && b.maskEnv == key {
-		return b.mask, nil
-	}
-	dir, err := os.MkdirTemp(b.scratch, "homemask-")
-	if err != nil {
-		return "", fmt.Errorf("sandbox: the mask of HOME: %w", err)
-	}
-	if err := b.maskHome([]Layer{{Target: home, Upper: dir}}, m, env); err != nil {
-		return "", err
-	}
-	b.mask, b.maskEnv = dir, key
-	return dir, nil
 }
 
 // homeSeeds are the small files of the user's HOME a Landlock check's

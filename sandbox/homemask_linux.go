@@ -2,89 +2,30 @@
 
 package sandbox
 
-import (
-	"fmt"
-	"os"
-	"path/filepath"
-
-	"golang.org/x/sys/unix"
-)
-
-// maskHomeLayers lays, in the upper folder of HOME's layer, a whiteout for
-// every entry of the real HOME the run may not see (see Policy.HomeMask):
-// the agent finds HOME empty but for its CLI's config, the toolchains and
-// the loop's own folders, and what it writes there still lands in the
-// layer (a new entry replaces the whiteout). Laid before every run, so
-// entries the user made since are hidden too.
-func (q *Policy) maskHomeLayers(layers []Layer, path string) error {
+// buildHomeLayers makes HOME's layer a view built by construction (see
+// nshelper.Layer.Built): the agent finds in HOME only its CLIs' config,
+// git's settings, the toolchains, what the loop file adds and the loop's
+// own folders, each from the real HOME, and what it wrote there itself in
+// earlier runs (the layer). Nothing else of the real HOME is in the view,
+// whenever it was made: no listing of HOME is involved.
+func (q *Policy) buildHomeLayers(layers []Layer, path string) {
 	home, err := canonical(lookupEnv(q.viewEnv(), "HOME"))
 	if err != nil || home == "/" {
-		return nil
+		return
 	}
-	for _, l := range layers {
+	for i, l := range layers {
 		if l.Target != home {
 			continue
 		}
 		keep := q.homeKeep(home, path)
-		if err := whiteoutAround(l, "", keep); err != nil {
-			return fmt.Errorf("sandbox: cannot hide the rest of HOME from the agent: %w", err)
+		for _, o := range layers {
+			if o.Target != home && Within(o.Target, home) {
+				keep = append(keep, o.Target) // its mount point
+			}
 		}
+		layers[i].Built, layers[i].Keep = true, keep
 		q.maskedHome, q.keptHome = home, keep
 	}
-	return nil
-}
-
-// whiteoutAround hides, in l's upper folder, the entries of l.Target's
-// folder rel that are neither in keep nor on the way to it, and those
-// beside what the layer itself holds in a folder it merges with the real
-// one.
-func whiteoutAround(l Layer, rel string, keep []string) error {
-	ents, err := os.ReadDir(filepath.Join(l.Target, filepath.FromSlash(rel)))
-	if err != nil {
-		return nil
-	}
-	for _, e := range ents {
-		r := joinRel(rel, e.Name())
-		abs := filepath.Join(l.Target, filepath.FromSlash(r))
-		if covered(abs, keep) {
-			continue
-		}
-		var way []string
-		for _, k := range keep {
-			if Within(k, abs) {
-				way = append(way, k)
-			}
-		}
-		up := filepath.Join(l.Upper, filepath.FromSlash(r))
-		if ufi, err := os.Lstat(up); err == nil {
-			// The layer's own: a file or a whiteout replaces the real
-			// entry, and so does an opaque folder; a plain folder merges
-			// with the real one, whose other entries are hidden.
-			if ufi.IsDir() && e.IsDir() && !opaque(up) {
-				if err := whiteoutAround(l, r, way); err != nil {
-					return err
-				}
-			}
-			continue
-		}
-		if len(way) > 0 && e.IsDir() {
-			fi, err := e.Info()
-			if err != nil {
-				continue
-			}
-			if err := os.Mkdir(up, fi.Mode().Perm()|0o700); err != nil {
-				return err
-			}
-			if err := whiteoutAround(l, r, way); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := unix.Mknod(up, unix.S_IFCHR, 0); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // manifest is the view of the box's checks with env: the manifest of the
@@ -96,13 +37,13 @@ func (b *CheckBox) manifest(env []string) Manifest {
 	return BuildManifest(v)
 }
 
-// maskHome hides, in the check's throw-away layer over HOME, every entry
-// of the real HOME its manifest, its tree, its caches and its views do not
-// keep.
-func (b *CheckBox) maskHome(layers []Layer, m Manifest, env []string) error {
+// buildHome makes the check's throw-away layer over HOME a view built by
+// construction: only what its manifest, its tree, its caches and its
+// views keep of the real HOME is in it.
+func (b *CheckBox) buildHome(layers []Layer, m Manifest, env []string) {
 	home, err := canonical(lookupEnv(env, "HOME"))
 	if err != nil || home == "/" {
-		return nil
+		return
 	}
 	var keep []string
 	for _, e := range m {
@@ -116,12 +57,27 @@ func (b *CheckBox) maskHome(layers []Layer, m Manifest, env []string) error {
 			keep = append(keep, k)
 		}
 	}
-	for _, l := range layers {
+	for i, l := range layers {
 		if l.Target == home && l.Target != b.tree {
-			if err := whiteoutAround(l, "", keep); err != nil {
-				return fmt.Errorf("sandbox: cannot hide the rest of HOME from the check: %w", err)
-			}
+			layers[i].Built, layers[i].Keep = true, keep
 		}
 	}
-	return nil
+}
+
+// InView says whether the box's checks see path (or are kept from it on
+// purpose: the hidden folders, their own fresh ones): the box's manifest
+// for env, the tree, its views, the caches' and other layers' trees (HOME
+// only where the manifest keeps it). With the sandbox off every path is.
+func (b *CheckBox) InView(path string, env []string) bool {
+	if b.opts.Kind == Off {
+		return true
+	}
+	home, _ := canonical(lookupEnv(env, "HOME"))
+	shown := append([]string{b.tree}, b.views...)
+	for _, t := range append(b.targets, existing(cacheDirs(env))...) {
+		if t != home {
+			shown = append(shown, t)
+		}
+	}
+	return inManifestView(path, b.manifest(env), shown, b.hide)
 }

@@ -88,4 +88,4 @@ type LayerEntry struct {
 // LayerEntries: no layers here.
 func LayerEntries(string) ([]LayerEntry, error) { return nil, errNoLayers }
 
-func (q *Policy) maskHomeLayers([]Layer, string) error { return nil }
+func (q *Policy) buildHomeLayers([]Layer, string) {}

@@ -107,13 +107,13 @@ type Policy struct {
 	// names them (the repository the engine commits to, outside the loop
 	// folder).
 	Shown []string
-	// HomeMask: HOME's copy-on-write layer (bwrap) shows only the
-	// manifest's entries under HOME, the writable trees and the loop
-	// folder; every other entry of the real HOME is a whiteout in the
-	// layer, laid before each run.
+	// HomeMask: HOME's copy-on-write layer (bwrap) is built by
+	// construction: it holds the manifest's entries under HOME, the
+	// writable trees and the loop folder, each from the real HOME, over an
+	// empty base; nothing else of the real HOME is in the view.
 	HomeMask bool
 
-	maskedHome string   // HOME, when its layer is masked (maskHomeLayers)
+	maskedHome string   // HOME, when its layer is built (buildHomeLayers)
 	keptHome   []string // what the mask keeps of it
 }
 
@@ -316,9 +316,7 @@ func (p Policy) wrapLayered(dir, path string, args []string) (string, []string, 
 	}
 	q := Policy{Kind: Bwrap, Dir: dir, Writable: existing(p.Writable), ReadOnly: existing(ro), Hidden: p.Hidden, Masked: p.Masked, Slot: p.Slot, View: p.View, Shown: existing(p.Shown)}
 	if p.HomeMask {
-		if err := q.maskHomeLayers(layers, path); err != nil {
-			return "", nil, nil, err
-		}
+		q.buildHomeLayers(layers, path)
 	}
 	bw, bargs, extra, err := q.wrapBwrap(path, args)
 	if err != nil {

@@ -46,6 +46,21 @@ func viewArgs(m Manifest) []string {
 	return a
 }
 
+// beside is m without the read-only entries inside one of trees, which
+// are bound writable over them anyway (HOME's layer shows ~/.cargo as it
+// shows the rest it keeps): bubblewrap need not find them where the
+// tree's layer has hidden or replaced them.
+func (m Manifest) beside(trees []string) Manifest {
+	var out Manifest
+	for _, e := range m {
+		if e.How == ReadOnlyBind && covered(e.Path, trees) {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
 // socketArgs bind the sockets the loop file lets in (sandbox.allow_sockets).
 func socketArgs(m Manifest) []string {
 	var a []string

@@ -12,6 +12,7 @@ import (
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/sandbox"
 )
 
 // Run states of a loop, as `list` and `status` show them.
@@ -390,6 +391,19 @@ func describe(e record.Event) string {
 			w = strings.ReplaceAll(e.Event, "_", " ")
 		}
 		return w + rest
+	}
+	if e.Event == record.Verify || e.Event == record.Baseline {
+		// A check that failed on a path outside its view: the path and the
+		// field of loop.yaml that lets it in.
+		text := e.FailureSignal
+		for _, c := range e.Checks {
+			if !strings.Contains(text, c.Signal) {
+				text += "\n" + c.Signal
+			}
+		}
+		if hints := sandbox.ViewHintLines(text); len(hints) > 0 {
+			d += " — " + strings.Join(hints, "; ")
+		}
 	}
 	return d
 }

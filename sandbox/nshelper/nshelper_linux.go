@@ -191,10 +191,26 @@ func mountLayers(layers []Layer, userNS bool) error {
 		}
 		return fd, nil
 	}
+	// A view built by construction (HOME): its base and its kept folders'
+	// layers, before any layer is laid.
+	blt := make([]*built, len(layers))
+	for i, l := range layers {
+		if l.Built {
+			b, err := prepareBuilt(l, layers, userNS)
+			if err != nil {
+				return fmt.Errorf("the view of %s: %w", l.Target, err)
+			}
+			blt[i] = b
+		}
+	}
 	all := make([]fds, len(layers))
 	for i, l := range layers {
 		var err error
-		if all[i].lower, err = open(l.Target); err != nil {
+		lowest := l.Target
+		if blt[i] != nil {
+			lowest = blt[i].base
+		}
+		if all[i].lower, err = open(lowest); err != nil {
 			return err
 		}
 		if all[i].upper, err = open(l.Upper); err != nil {
@@ -226,6 +242,11 @@ func mountLayers(layers []Layer, userNS bool) error {
 		}
 		if err := unix.Mount("overlay", l.Target, "overlay", 0, opts); err != nil {
 			return fmt.Errorf("overlay on %s: %w", l.Target, err)
+		}
+		if blt[i] != nil {
+			if err := blt[i].place(l.Target); err != nil {
+				return fmt.Errorf("the view of %s: %w", l.Target, err)
+			}
 		}
 	}
 	return nil

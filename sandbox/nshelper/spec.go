@@ -35,6 +35,15 @@ type Layer struct {
 	// the whole file system Upper is on, which costs milliseconds to
 	// seconds on a busy machine).
 	Volatile bool `json:"volatile,omitempty"`
+	// Built: Target's view is built, not subtracted (HOME). No entry of
+	// Target is laid under Upper but the paths Keep names (absolute,
+	// inside Target) and the folders on their way: a kept folder is a
+	// layer of its own over the real one, its upper folder inside Upper;
+	// a kept file is a copy (a large one, a socket: the real one, bound
+	// read-only). Whatever else Target holds, whenever it was made, does
+	// not exist in the view; what the run writes still lands in Upper.
+	Built bool     `json:"built,omitempty"`
+	Keep  []string `json:"keep,omitempty"`
 }
 
 // ViewFile is one file placed in a view: the content of From (a file
