@@ -14,8 +14,8 @@ import (
 // check's environment (its HOME and toolchains). A check that passed, or
 // whose output names no such path, is returned as it is.
 func WithViewHint(box *sandbox.CheckBox, env []string, r CheckResult) CheckResult {
-	if r.Pass || box == nil {
-		return r
+	if r.Pass || box == nil || confinementFailure(r) != "" {
+		return r // a check the engine could not confine never ran: no path of its is to blame
 	}
 	hints := sandbox.OutsideViewHints(readLog(r.Check.Output), func(p string) bool { return box.InView(p, env) })
 	if len(hints) == 0 {

@@ -28,6 +28,7 @@ go test -count=1 -timeout 30m ./... "$@"
 # that adding one is a line of its own).
 nobody_scripts=(
   attack_home
+  demo_state_in_home
   attack_home_late
   attack_capabilities
   attack_crash_kills_confined

@@ -29,10 +29,14 @@ const keptMaxCopy = 64 << 20
 // overlayfs refuses (or warns about) an upper folder inside the upper
 // folder of a layer already laid.
 type built struct {
-	base  string
-	subs  []string // kept folders (relative) mounted aside, at aside(i)
-	keep  string   // the folder the base and the aside mounts are in
-	binds []keptBind
+	base string
+	subs []string // kept folders (relative) mounted aside, at aside(i)
+	// subFDs hold each aside mount (O_PATH), by which place moves it: its
+	// path may be under the target, hidden once the layer is laid there
+	// (a state folder inside HOME: ~/.local/state).
+	subFDs []int
+	keep   string // the folder the base and the aside mounts are in
+	binds  []keptBind
 }
 
 // keptBind is a kept file bound in from the host: its descriptor (O_PATH)
@@ -249,7 +253,11 @@ func (b *built) mountAside(l Layer, rel string, fi os.FileInfo, userNS bool) err
 	if err := unix.Mount("overlay", at, "overlay", 0, opts); err != nil {
 		return fmt.Errorf("overlay on %s: %w", filepath.Join(l.Target, rel), err)
 	}
-	b.subs = append(b.subs, rel)
+	atFD, err := unix.Open(at, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", at, err)
+	}
+	b.subs, b.subFDs = append(b.subs, rel), append(b.subFDs, atFD)
 	return nil
 }
 
@@ -257,7 +265,9 @@ func (b *built) mountAside(l Layer, rel string, fi os.FileInfo, userNS bool) err
 // binds the other kept files in.
 func (b *built) place(target string) error {
 	for i, rel := range b.subs {
-		if err := unix.Mount(b.aside(i), filepath.Join(target, rel), "", unix.MS_MOVE, ""); err != nil {
+		err := unix.Mount("/proc/self/fd/"+strconv.Itoa(b.subFDs[i]), filepath.Join(target, rel), "", unix.MS_MOVE, "")
+		unix.Close(b.subFDs[i])
+		if err != nil {
 			return fmt.Errorf("lay %s: %w", rel, err)
 		}
 	}
