@@ -182,6 +182,9 @@ func runRun(cmd *cobra.Command, io *IO, o *runOptions) error {
 	// keys) from /proc: not an agent, not another loop's.
 	sandbox.Undumpable()
 	out, err := loop.Run(cmd.Context(), l, opts)
+	if issue != nil && err == nil {
+		out, err = issue.deliver(cmd.Context(), io, l, opts, out)
+	}
 	if after != nil {
 		after(out)
 	}
@@ -190,7 +193,7 @@ func runRun(cmd *cobra.Command, io *IO, o *runOptions) error {
 	case issue != nil && err != nil:
 		issue.failed(cmd.Context(), io, l, err)
 	case issue != nil:
-		forgeErr = issue.finish(cmd.Context(), io, l, out, reportText(l, out))
+		forgeErr = issue.finish(cmd.Context(), io, l, out)
 	}
 	if err := reportOutcome(io, l, out, err, o.json, printReport); err != nil || forgeErr == nil {
 		return err

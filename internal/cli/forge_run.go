@@ -25,6 +25,11 @@ type issueRun struct {
 	work   forge.Work
 	base   string // the commit the loop started from
 	branch string
+	// What deliver did last: the stop, the push, pull request and CI, the
+	// errors met.
+	stop forge.Stop
+	fin  forge.Finished
+	errs []error
 }
 
 // openIssue reads the engine's token, checks issue n and makes l work on
@@ -83,13 +88,54 @@ func (r *issueRun) started(ctx context.Context, io *IO, l, run *spec.Loop) error
 	return nil
 }
 
-// finish pushes and opens or updates the pull request, then comments the
-// verdict; it says what it did on io.Err. A forge that fails here turns
-// the exit code BLOCKED: the work did not reach where it lives.
-func (r *issueRun) finish(ctx context.Context, io *IO, l *spec.Loop, out *loop.Outcome, report string) error {
-	if out == nil {
-		return nil
+// deliver pushes the loop's branch and opens or updates its pull
+// request, then waits for the CI where it is a gate. A red CI with fix
+// rounds left (forge.ci.rounds) is a failed gate: the pull request is
+// told, and the loop runs again from a re-plan whose failure signal is
+// the failing jobs and their log lines; then the new work is delivered.
+// It returns the last outcome; what was delivered is kept for report.
+func (r *issueRun) deliver(ctx context.Context, io *IO, l *spec.Loop, opts loop.Options, out *loop.Outcome) (*loop.Outcome, error) {
+	rounds := l.Forge.CI.MaxRounds()
+	for round := 1; out != nil; round++ {
+		stop := r.stopOf(io, l, out)
+		fin, errs := r.work.Deliver(ctx, stop)
+		r.stop, r.fin, r.errs = stop, fin, errs
+		if fin.Pull != nil {
+			verb := "updated"
+			if fin.Created {
+				verb = "opened"
+			}
+			fmt.Fprintf(io.Err, "looprinter: pull request %s: %s\n", verb, fin.Pull.URL)
+		}
+		if fin.CI != nil {
+			fmt.Fprintf(io.Err, "looprinter: %s\n", termtext.Line(fin.CI.Verdict()))
+		}
+		if len(errs) > 0 || fin.Pull == nil || fin.CI == nil || len(fin.CI.Failing) == 0 {
+			return out, nil
+		}
+		if round > rounds {
+			fmt.Fprintf(io.Err, "looprinter: the CI is still red after %d fix rounds (forge.ci.rounds)\n", rounds)
+			return out, nil
+		}
+		red := loop.Redactor(l).String
+		if err := r.work.CIRound(ctx, fin.Pull.Number, round, rounds, red(fin.CI.Text())); err != nil {
+			r.errs = append(r.errs, err)
+			return out, nil
+		}
+		fmt.Fprintf(io.Err, "looprinter: CI red: fix round %d of %d, with the failing jobs as the failure signal\n", round, rounds)
+		o := opts
+		o.Reopen = &loop.Reopen{Gate: "ci", Signal: red(fin.CI.Signal(r.work.F.Repo(), stop.SHA)), Message: fin.CI.Verdict()}
+		var err error
+		if out, err = loop.Run(ctx, l, o); err != nil {
+			return out, err
+		}
 	}
+	return out, nil
+}
+
+// stopOf is how the loop stopped, as the forge needs it: the verdict,
+// the report, whether there is work to push and the CI gate.
+func (r *issueRun) stopOf(io *IO, l *spec.Loop, out *loop.Outcome) forge.Stop {
 	done := out.Reason == loop.ReasonDone
 	head, _ := gitops.Git(l.Dir, "rev-parse", "--verify", "-q", "refs/heads/"+r.branch)
 	ahead := head != "" && head != r.base
@@ -98,7 +144,7 @@ func (r *issueRun) finish(ctx context.Context, io *IO, l *spec.Loop, out *loop.O
 			ahead = false
 		}
 	}
-	stop := forge.Stop{Verdict: loop.Title(out.Reason), Done: done, Report: report,
+	stop := forge.Stop{Verdict: loop.Title(out.Reason), Done: done, Report: reportText(l, out),
 		Push: head != "" && (done || ahead), Dir: l.Dir, Base: l.Git.Base, SHA: head, Redact: loop.Redactor(l).String}
 	if ci := l.Forge.CI; ci.On() {
 		stop.Gate = &forge.CIGate{Required: ci.Required, Timeout: ci.Timeout.D(), Poll: ciPoll(ci.Timeout.D())}
@@ -106,22 +152,25 @@ func (r *issueRun) finish(ctx context.Context, io *IO, l *spec.Loop, out *loop.O
 			fmt.Fprintf(io.Err, "looprinter: waiting up to %s for the CI of %.12s\n", ci.Timeout, head)
 		}
 	}
-	fin, err := r.work.Finish(ctx, stop)
-	if fin.Pull != nil {
-		verb := "updated"
-		if fin.Created {
-			verb = "opened"
-		}
-		fmt.Fprintf(io.Err, "looprinter: pull request %s: %s\n", verb, fin.Pull.URL)
+	return stop
+}
+
+// finish comments the verdict on the issue and labels it, from what
+// deliver did and the final outcome; it says what it did on io.Err. A
+// forge that failed turns the exit code BLOCKED: the work did not reach
+// where it lives.
+func (r *issueRun) finish(ctx context.Context, io *IO, l *spec.Loop, out *loop.Outcome) error {
+	if out == nil {
+		return nil
 	}
-	if err != nil {
+	stop := r.stop
+	// A landing after the run may have turned the outcome.
+	stop.Verdict, stop.Done, stop.Report = loop.Title(out.Reason), out.Reason == loop.ReasonDone, reportText(l, out)
+	if err := r.work.Report(ctx, stop, r.fin, r.errs); err != nil {
 		fmt.Fprintf(io.Err, "looprinter: --issue: the loop stopped %s, but the forge failed: %v\n", loop.Title(out.Reason), err)
 		return &ExitError{Code: ExitBlocked}
 	}
-	if fin.CI != nil {
-		fmt.Fprintf(io.Err, "looprinter: %s\n", termtext.Line(fin.CI.Verdict()))
-	}
-	if done && stop.Gate != nil && !fin.Done(stop) {
+	if stop.Done && stop.Gate != nil && !r.fin.Done(stop) {
 		fmt.Fprintf(io.Err, "looprinter: --issue: the loop is DONE here, but the CI gate is not passed: the issue is labelled %s\n", forge.LabelBlocked)
 		return &ExitError{Code: ExitBlocked}
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,8 +26,8 @@ type fakeGitHub struct {
 // $FAKEGITHUB is its API's URL (as an Enterprise server's).
 // fakegithub issue LOGIN ASSOCIATION TITLE BODYFILE: file an issue
 // (numbered from 1).
-// fakegithub ci red NAME LOGFILE | green NAME | silent: the repository's
-// CI from now on.
+// fakegithub ci red NAME LOGFILE | green NAME | run NAME SHELL | silent:
+// the repository's CI from now on.
 // fakegithub subst FILE: write $FAKEGITHUB for FAKEGITHUB_URL in FILE.
 // fakegithub dump FILE: the repository as the API holds it (issues,
 // comments, labels, pull requests) and the requests served, as JSON.
@@ -71,8 +72,23 @@ func cmdFakeGitHub(ts *testscript.TestScript, neg bool, args []string) {
 		case len(args) == 3 && args[1] == "green":
 			runs = []fakegithub.CheckRun{{Name: args[2], Conclusion: "success"}}
 		case len(args) == 2 && args[1] == "silent":
+		case len(args) == 4 && args[1] == "run":
+			// A CI that runs SHELL on each pushed commit, with $SHA and
+			// GIT_DIR the repository's git folder: red with its output as
+			// the job's log when it fails.
+			name, script, gitDir := args[2], args[3], f.s.Snapshot(f.repo).GitDir
+			f.s.SetCI(f.repo, func(sha string) []fakegithub.CheckRun {
+				cmd := exec.Command("sh", "-c", script)
+				cmd.Env = append(os.Environ(), "SHA="+sha, "GIT_DIR="+gitDir)
+				out, err := cmd.CombinedOutput()
+				if err != nil {
+					return []fakegithub.CheckRun{{Name: name, Conclusion: "failure", Log: string(out) + "##[error]Process completed with exit code 1.\n"}}
+				}
+				return []fakegithub.CheckRun{{Name: name, Conclusion: "success", Log: string(out)}}
+			})
+			return
 		default:
-			ts.Fatalf("usage: fakegithub ci red NAME LOGFILE | green NAME | silent")
+			ts.Fatalf("usage: fakegithub ci red NAME LOGFILE | green NAME | run NAME SHELL | silent")
 		}
 		f.s.SetCI(f.repo, func(string) []fakegithub.CheckRun { return runs })
 	case "subst":
