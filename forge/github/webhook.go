@@ -89,11 +89,13 @@ type Event struct {
 
 // Webhook is the handler of GitHub's deliveries: it refuses any delivery
 // whose signature does not match Secret (401) or whose id was seen before
-// (409), and hands the others to On (202; a 400 with On's error).
+// (409), and hands the others to On (202; a 400 with On's error). Reply,
+// when set, is used instead of On: its message is the answer's body.
 type Webhook struct {
 	Secret []byte
 	Seen   *Seen
 	On     func(Event) error
+	Reply  func(Event) (string, error)
 }
 
 func (h *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -122,14 +124,23 @@ func (h *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ev, err := ParseEvent(r.Header.Get("X-GitHub-Event"), id, body)
-	if err == nil && h.On != nil {
+	msg := ""
+	switch {
+	case err != nil:
+	case h.Reply != nil:
+		msg, err = h.Reply(ev)
+	case h.On != nil:
 		err = h.On(ev)
 	}
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(http.StatusAccepted)
+	if msg != "" {
+		fmt.Fprintln(w, msg)
+	}
 }
 
 // ParseEvent reads the fields the engine uses from a delivery's payload.

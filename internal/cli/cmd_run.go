@@ -41,6 +41,7 @@ type runOptions struct {
 	json          bool
 	quiet         bool
 	issue         int
+	objective     string
 }
 
 func newRunCmd(io *IO) *cobra.Command {
@@ -80,6 +81,7 @@ the loop, 78 invalid loop file, 130 interrupted.`,
 	f.BoolVar(&o.fresh, "fresh", false, "start the counters again (the old state.json is kept beside it)")
 	f.BoolVar(&o.json, "json", false, "print the final report as JSON")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print only the final report")
+	f.StringVar(&o.objective, "objective", "", "this run's objective instead of the loop file's (the HTTP API's start action passes it)")
 	f.IntVar(&o.issue, "issue", 0, "work on this issue of the loop file's forge: its title and body join the objective as untrusted text; the branch goes to one pull request (docs/forge.md)")
 	return cmd
 }
@@ -129,6 +131,9 @@ func (o *runOptions) apply(l *spec.Loop) error {
 	}
 	if o.allowPassing {
 		l.AllowPassing = true
+	}
+	if strings.TrimSpace(o.objective) != "" {
+		l.Objective = strings.TrimSpace(o.objective)
 	}
 	if err := applyDurationFlags(l, o.wall, o.timeout); err != nil {
 		return err
