@@ -156,6 +156,10 @@ func runRun(cmd *cobra.Command, io *IO, o *runOptions) error {
 		return err
 	}
 	var issue *issueRun
+	if l.Forge.On() {
+		// The webhook's secret is serve's, never a run's.
+		forge.WithholdSecret(l.Forge.GitHub.SecretEnv())
+	}
 	if l.Forge.On() && !cmd.Flags().Changed("issue") {
 		// The forge's token is the engine's even when it is not used.
 		forge.Withhold()
