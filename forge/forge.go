@@ -114,6 +114,10 @@ type Forge interface {
 	Checks(ctx context.Context, sha string) ([]Check, error)
 	JobLog(ctx context.Context, id int64) (string, error)
 	ReviewComments(ctx context.Context, pull int) ([]ReviewComment, error)
+	// ReplyReview answers review comment id in its thread; ResolveThread
+	// marks the thread that comment started resolved.
+	ReplyReview(ctx context.Context, pull int, id int64, body string) error
+	ResolveThread(ctx context.Context, pull int, id int64) error
 
 	// Push pushes src (a ref or commit of the repository in dir) to
 	// branch on the forge, with the engine's credential.

@@ -85,6 +85,9 @@ type Event struct {
 	Issue       int
 	Label       string
 	Comment     string
+	// Head is the branch of the pull request a review or a check suite
+	// is about.
+	Head string
 }
 
 // Webhook is the handler of GitHub's deliveries: it refuses any delivery
@@ -160,6 +163,17 @@ func ParseEvent(kind, id string, body []byte) (Event, error) {
 			Body        string `json:"body"`
 			Association string `json:"author_association"`
 		} `json:"comment"`
+		Review *struct {
+			Association string `json:"author_association"`
+		} `json:"review"`
+		Pull *struct {
+			Head struct {
+				Ref string `json:"ref"`
+			} `json:"head"`
+		} `json:"pull_request"`
+		Suite *struct {
+			Branch string `json:"head_branch"`
+		} `json:"check_suite"`
 	}
 	if err := json.Unmarshal(body, &p); err != nil {
 		return Event{}, fmt.Errorf("the payload is not JSON: %v", err)
@@ -173,6 +187,15 @@ func ParseEvent(kind, id string, body []byte) (Event, error) {
 	}
 	if p.Comment != nil {
 		ev.Comment, ev.Association = p.Comment.Body, p.Comment.Association
+	}
+	if p.Review != nil {
+		ev.Association = p.Review.Association
+	}
+	if p.Pull != nil {
+		ev.Head = p.Pull.Head.Ref
+	}
+	if p.Suite != nil {
+		ev.Head = p.Suite.Branch
 	}
 	return ev, nil
 }

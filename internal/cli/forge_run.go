@@ -92,11 +92,19 @@ func (r *issueRun) started(ctx context.Context, io *IO, l, run *spec.Loop) error
 // request, then waits for the CI where it is a gate. A red CI with fix
 // rounds left (forge.ci.rounds) is a failed gate: the pull request is
 // told, and the loop runs again from a re-plan whose failure signal is
-// the failing jobs and their log lines; then the new work is delivered.
-// It returns the last outcome; what was delivered is kept for report.
+// the failing jobs and their log lines. Once the CI passes, review
+// comments by allowed reviewers that no reply answers yet start a review
+// round (forge.review.rounds) the same way; once its work is delivered,
+// each comment gets a reply, and its thread is resolved where the round
+// changed its file. It returns the last outcome; what was delivered is
+// kept for finish.
 func (r *issueRun) deliver(ctx context.Context, io *IO, l *spec.Loop, opts loop.Options, out *loop.Outcome) (*loop.Outcome, error) {
-	rounds := l.Forge.CI.MaxRounds()
-	for round := 1; out != nil; round++ {
+	ciRounds, reviewRounds := l.Forge.CI.MaxRounds(), l.Forge.Review.MaxRounds()
+	ciRound, reviewRound := 0, 0
+	red := loop.Redactor(l).String
+	var answering []forge.ReviewComment
+	from := ""
+	for out != nil {
 		stop := r.stopOf(io, l, out)
 		fin, errs := r.work.Deliver(ctx, stop)
 		r.stop, r.fin, r.errs = stop, fin, errs
@@ -110,27 +118,89 @@ func (r *issueRun) deliver(ctx context.Context, io *IO, l *spec.Loop, opts loop.
 		if fin.CI != nil {
 			fmt.Fprintf(io.Err, "looprinter: %s\n", termtext.Line(fin.CI.Verdict()))
 		}
-		if len(errs) > 0 || fin.Pull == nil || fin.CI == nil || len(fin.CI.Failing) == 0 {
+		if answering != nil && fin.Pull != nil {
+			r.answer(ctx, io, l, fin.Pull.Number, from, stop, answering)
+			answering = nil
+		}
+		if len(errs) > 0 || fin.Pull == nil {
 			return out, nil
 		}
-		if round > rounds {
-			fmt.Fprintf(io.Err, "looprinter: the CI is still red after %d fix rounds (forge.ci.rounds)\n", rounds)
+		var reopen *loop.Reopen
+		switch {
+		case fin.CI != nil && len(fin.CI.Failing) > 0:
+			if ciRound >= ciRounds {
+				fmt.Fprintf(io.Err, "looprinter: the CI is still red after %d fix rounds (forge.ci.rounds)\n", ciRounds)
+				return out, nil
+			}
+			ciRound++
+			if err := r.work.CIRound(ctx, fin.Pull.Number, ciRound, ciRounds, red(fin.CI.Text())); err != nil {
+				r.errs = append(r.errs, err)
+				return out, nil
+			}
+			fmt.Fprintf(io.Err, "looprinter: CI red: fix round %d of %d, with the failing jobs as the failure signal\n", ciRound, ciRounds)
+			reopen = &loop.Reopen{Gate: "ci", Signal: red(fin.CI.Signal(r.work.F.Repo(), stop.SHA)), Message: fin.CI.Verdict()}
+		case !fin.Done(stop):
 			return out, nil
+		default:
+			pending, err := r.pendingReviews(ctx, l, fin.Pull.Number)
+			if err != nil {
+				r.errs = append(r.errs, err)
+				return out, nil
+			}
+			if len(pending) == 0 {
+				return out, nil
+			}
+			if reviewRound >= reviewRounds {
+				fmt.Fprintf(io.Err, "looprinter: %d review comments wait, but the review rounds are spent (forge.review.rounds: %d)\n", len(pending), reviewRounds)
+				return out, nil
+			}
+			reviewRound++
+			fmt.Fprintf(io.Err, "looprinter: %d review comments: review round %d of %d\n", len(pending), reviewRound, reviewRounds)
+			answering, from = pending, stop.SHA
+			reopen = &loop.Reopen{Gate: "pr-review", Signal: red(forge.ReviewSignal(r.work.F.Repo(), fin.Pull.Number, pending, forge.Nonce())),
+				Message: fmt.Sprintf("%d review comments on %s", len(pending), fin.Pull.URL)}
 		}
-		red := loop.Redactor(l).String
-		if err := r.work.CIRound(ctx, fin.Pull.Number, round, rounds, red(fin.CI.Text())); err != nil {
-			r.errs = append(r.errs, err)
-			return out, nil
-		}
-		fmt.Fprintf(io.Err, "looprinter: CI red: fix round %d of %d, with the failing jobs as the failure signal\n", round, rounds)
 		o := opts
-		o.Reopen = &loop.Reopen{Gate: "ci", Signal: red(fin.CI.Signal(r.work.F.Repo(), stop.SHA)), Message: fin.CI.Verdict()}
+		o.Reopen = reopen
 		var err error
 		if out, err = loop.Run(ctx, l, o); err != nil {
 			return out, err
 		}
 	}
 	return out, nil
+}
+
+// pendingReviews are the review comments of the pull request that start
+// a round: by reviewers forge.github.allow names, not answered yet.
+func (r *issueRun) pendingReviews(ctx context.Context, l *spec.Loop, pull int) ([]forge.ReviewComment, error) {
+	all, err := r.work.F.ReviewComments(ctx, pull)
+	if err != nil {
+		return nil, err
+	}
+	a := l.Forge.GitHub.Allowed()
+	return forge.PendingReviews(all, forge.Allow{Logins: a.Logins, Associations: a.Associations}), nil
+}
+
+// answer replies to the comments of a review round once its work is
+// delivered: the commit, where the round changed the comment's file.
+func (r *issueRun) answer(ctx context.Context, io *IO, l *spec.Loop, pull int, from string, stop forge.Stop, cs []forge.ReviewComment) {
+	changed := map[string]bool{}
+	if from != "" && stop.SHA != "" && from != stop.SHA {
+		if names, err := gitops.Git(l.Dir, "diff", "--name-only", from, stop.SHA); err == nil {
+			for _, n := range strings.Split(strings.TrimSpace(names), "\n") {
+				changed[n] = true
+			}
+		}
+	}
+	var as []forge.Answered
+	for _, c := range cs {
+		as = append(as, forge.Answered{Comment: c, Changed: changed[c.Path]})
+	}
+	if err := r.work.AnswerReviews(ctx, pull, stop.SHA, stop.Verdict, stop.Done, as); err != nil {
+		r.errs = append(r.errs, err)
+		return
+	}
+	fmt.Fprintf(io.Err, "looprinter: answered %d review comments\n", len(cs))
 }
 
 // stopOf is how the loop stopped, as the forge needs it: the verdict,

@@ -67,6 +67,9 @@ type ReviewComment struct {
 	Line        int
 	Body        string
 	InReplyTo   int64
+	// Resolved: the thread this comment starts was resolved (GraphQL's
+	// resolveReviewThread).
+	Resolved bool
 }
 
 // CheckRun is a check run of a commit; Log is its job's log.
@@ -243,6 +246,8 @@ func (s *Server) Handler() http.Handler {
 		mux.HandleFunc(method+" "+path, handle)
 		mux.HandleFunc(method+" /api/v3"+path, handle)
 	}
+	mux.HandleFunc("POST /graphql", s.graphql)
+	mux.HandleFunc("POST /api/graphql", s.graphql)
 	mux.HandleFunc("GET /user", func(w http.ResponseWriter, r *http.Request) {
 		if !s.authorized(r) {
 			writeJSON(w, http.StatusUnauthorized, map[string]string{"message": "Bad credentials"})

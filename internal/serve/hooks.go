@@ -158,9 +158,20 @@ func (s *Server) onEvent(e ops.Entry, l *spec.Loop, ev github.Event) (string, er
 		}
 		return "ignored: /looprinter " + cmd + " is not run, stop or status", nil
 	case ev.Kind == "pull_request_review" && ev.Action == "submitted":
-		return "noted: a review of the loop's pull request (by " + ev.Sender + ")", nil
+		n := issueOfBranch(ev.Head)
+		if n == 0 {
+			return "ignored: a review of a pull request that is no loop's (" + ev.Head + ")", nil
+		}
+		if ok, why := a.Allowed(ev.Sender, ev.Association); !ok {
+			return "nothing started: " + why, nil
+		}
+		// The run delivers again and reads the pull request's review
+		// comments: those by allowed reviewers start its review round.
+		return s.start(e, StartRequest{Issue: n, By: by})
 	case ev.Kind == "check_suite" && ev.Action == "completed":
-		return "noted: a check suite completed; a loop waiting for its CI reads the checks itself", nil
+		// The CI gate: a run waiting for its commit's CI reads the checks
+		// itself (forge.ci.timeout); a completed suite starts nothing.
+		return "noted: a check suite completed on " + ev.Head + "; the loop waiting for its CI reads the checks itself", nil
 	}
 	return fmt.Sprintf("ignored: %s %s", ev.Kind, ev.Action), nil
 }
@@ -247,4 +258,14 @@ func (s *Server) startAction(e ops.Entry, in actionInput, by string) (string, in
 		return "", http.StatusInternalServerError, err
 	}
 	return msg, 0, nil
+}
+
+// issueOfBranch is N of a loop's branch looprinter/issue-N, or 0.
+func issueOfBranch(branch string) int {
+	rest, ok := strings.CutPrefix(branch, "looprinter/issue-")
+	n, err := strconv.Atoi(rest)
+	if !ok || err != nil || n < 1 {
+		return 0
+	}
+	return n
 }
