@@ -90,9 +90,9 @@ type GitHubForge struct {
 	// serve` that holds the webhook's secret (never the secret itself:
 	// an agent reads the loop file). Empty: DefaultWebhookSecretEnv.
 	WebhookSecretEnv string `yaml:"webhook_secret_env"`
-	// Label, when set, makes the next open issue with this label the
-	// loop's work (`run --issue next`, and an issue labelled so starts the
-	// loop by webhook).
+	// Label is the label that starts the loop on an issue when GitHub's
+	// webhook says the issue got it (`looprinter serve`); empty: the
+	// label "looprinter".
 	Label string `yaml:"label"`
 }
 
