@@ -11,6 +11,7 @@ import (
 	"github.com/looprinter/looprinter/forge"
 	"github.com/looprinter/looprinter/forge/github"
 	"github.com/looprinter/looprinter/internal/gitops"
+	"github.com/looprinter/looprinter/internal/ops"
 	"github.com/looprinter/looprinter/internal/termtext"
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/spec"
@@ -30,6 +31,9 @@ type issueRun struct {
 	stop forge.Stop
 	fin  forge.Finished
 	errs []error
+	// key is the loop's in the registry, where the dashboard finds the
+	// issue's and the pull request's links.
+	key string
 }
 
 // openIssue reads the engine's token, checks issue n and makes l work on
@@ -81,6 +85,8 @@ func (r *issueRun) started(ctx context.Context, io *IO, l, run *spec.Loop) error
 		r.branch = l.Git.Branch
 	}
 	r.work.Branch = r.branch
+	r.key = ops.KeyFor(l.Name, l.Path)
+	ops.Update(ops.Entry{Key: r.key, Name: l.Name, LoopFile: l.Path, Dir: l.Dir}, func(e *ops.Entry) { e.Issue = r.work.Issue.URL })
 	if err := r.work.Started(ctx, l.Name, r.branch); err != nil {
 		return &ExitError{Code: ExitBlocked, Err: fmt.Errorf("--issue: the issue could not be told the loop starts: %w", err)}
 	}
@@ -109,6 +115,7 @@ func (r *issueRun) deliver(ctx context.Context, io *IO, l *spec.Loop, opts loop.
 		fin, errs := r.work.Deliver(ctx, stop)
 		r.stop, r.fin, r.errs = stop, fin, errs
 		if fin.Pull != nil {
+			ops.Update(ops.Entry{Key: r.key}, func(e *ops.Entry) { e.Pull = fin.Pull.URL })
 			verb := "updated"
 			if fin.Created {
 				verb = "opened"

@@ -187,3 +187,30 @@ func TestAPIStart(t *testing.T) {
 		t.Fatalf("starts %+v", st)
 	}
 }
+
+// The loop's page links the issue it works on and its pull request.
+func TestLoopPageLinksIssueAndPull(t *testing.T) {
+	h := newHookEnv(t)
+	entries, _ := ops.Entries()
+	if len(entries) != 1 {
+		t.Fatalf("entries %+v", entries)
+	}
+	e := entries[0]
+	ops.Update(e, func(x *ops.Entry) {
+		x.Issue, x.Pull = "https://github.com/acme/widget/issues/7", "javascript:alert(1)"
+	})
+	res, err := http.Get(h.srv.URL + "/loops/" + e.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var b bytes.Buffer
+	b.ReadFrom(res.Body)
+	page := b.String()
+	if !strings.Contains(page, `<a id="forge-issue" href="https://github.com/acme/widget/issues/7" rel="noreferrer">`) {
+		t.Fatalf("no link to the issue:\n%s", page)
+	}
+	if strings.Contains(page, `href="javascript:`) || !strings.Contains(page, `id="forge-pull"`) {
+		t.Fatalf("the pull request's link is missing or unsafe:\n%s", page)
+	}
+}
