@@ -23,7 +23,8 @@ type Reopen struct {
 }
 
 // reopen turns a DONE loop back to a re-plan with r's signal: a failed
-// gate like any other (a verify record, the evidence), the next cycle
+// gate like any other (a verify record; the evidence is the next
+// verdict's, as after any failed gate), the next cycle
 // within the cycle budget, the post phases to run again. A spent budget
 // is the outcome returned; nil when the loop goes on.
 func (e *Engine) reopen(r Reopen) *Outcome {
@@ -35,7 +36,6 @@ func (e *Engine) reopen(r Reopen) *Outcome {
 	msg := e.red.String(oneLine(r.Message))
 	e.emit(record.Event{Event: record.Verify, Gate: gate, Pass: record.Bool(false), FailureSignal: signal,
 		Signature: Signature(signal), Message: msg})
-	e.st.Evidence = append(e.st.Evidence, fmt.Sprintf("%s gate: FAIL after DONE: %s", gate, msg))
 	e.st.PostIndex, e.st.PostSteps = 0, 0
 	err := e.nextCycle(fmt.Sprintf("plan_cycle_%d_%s.json", e.st.Cycle, gate), gate+" gate failed", nil, signal)
 	var s *errStop
