@@ -100,6 +100,9 @@ type Forge interface {
 	DefaultBranch(ctx context.Context) (string, error)
 
 	Issue(ctx context.Context, n int) (Issue, error)
+	// OpenIssues are the open issues (and pull requests) with label,
+	// oldest first.
+	OpenIssues(ctx context.Context, label string) ([]Issue, error)
 	Comment(ctx context.Context, n int, body string) (Comment, error)
 	AddLabels(ctx context.Context, n int, labels ...string) error
 	RemoveLabel(ctx context.Context, n int, label string) error

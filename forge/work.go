@@ -281,3 +281,22 @@ func codeBlock(text string) string {
 	fence := strings.Repeat("`", n)
 	return fence + "text\n" + strings.TrimRight(text, "\n") + "\n" + fence + "\n"
 }
+
+// Next is the number of the next issue to work on among open (oldest
+// first): the first that is not a pull request, whose author allow names,
+// and that carries none of the engine's state labels (running, done,
+// blocked); 0 when there is none. A stranger's labelled issue is passed
+// over, never answered.
+func Next(open []Issue, allow Allow) int {
+	for _, is := range open {
+		busy := false
+		for _, l := range is.Labels {
+			busy = busy || l == LabelRunning || l == LabelDone || l == LabelBlocked
+		}
+		ok, _ := allow.Allowed(is.Author, is.Association)
+		if !is.IsPull && is.State != "closed" && !busy && ok {
+			return is.Number
+		}
+	}
+	return 0
+}

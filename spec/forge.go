@@ -90,10 +90,22 @@ type GitHubForge struct {
 	// serve` that holds the webhook's secret (never the secret itself:
 	// an agent reads the loop file). Empty: DefaultWebhookSecretEnv.
 	WebhookSecretEnv string `yaml:"webhook_secret_env"`
-	// Label is the label that starts the loop on an issue when GitHub's
-	// webhook says the issue got it (`looprinter serve`); empty: the
-	// label "looprinter".
+	// Label is the label that starts the loop on an issue: when GitHub's
+	// webhook says the issue got it (`looprinter serve`), and the issue
+	// `run --next-issue` takes; empty: DefaultLabel.
 	Label string `yaml:"label"`
+}
+
+// DefaultLabel starts work on an issue when forge.github.label is not
+// set.
+const DefaultLabel = "looprinter"
+
+// StartLabel is the label that starts work on an issue.
+func (g GitHubForge) StartLabel() string {
+	if g.Label == "" {
+		return DefaultLabel
+	}
+	return g.Label
 }
 
 // DefaultWebhookSecretEnv holds the webhook secret when

@@ -41,6 +41,7 @@ type runOptions struct {
 	json          bool
 	quiet         bool
 	issue         int
+	nextIssue     bool
 	objective     string
 }
 
@@ -81,6 +82,7 @@ the loop, 78 invalid loop file, 130 interrupted.`,
 	f.BoolVar(&o.fresh, "fresh", false, "start the counters again (the old state.json is kept beside it)")
 	f.BoolVar(&o.json, "json", false, "print the final report as JSON")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print only the final report")
+	f.BoolVar(&o.nextIssue, "next-issue", false, "work on the oldest open issue labelled forge.github.label (default looprinter) that no run took yet; nothing runs when none waits")
 	f.StringVar(&o.objective, "objective", "", "this run's objective instead of the loop file's (the HTTP API's start action passes it)")
 	f.IntVar(&o.issue, "issue", 0, "work on this issue of the loop file's forge: its title and body join the objective as untrusted text; the branch goes to one pull request (docs/forge.md)")
 	return cmd
@@ -160,15 +162,21 @@ func runRun(cmd *cobra.Command, io *IO, o *runOptions) error {
 		// The webhook's secret is serve's, never a run's.
 		forge.WithholdSecret(l.Forge.GitHub.SecretEnv())
 	}
-	if l.Forge.On() && !cmd.Flags().Changed("issue") {
+	onIssue := cmd.Flags().Changed("issue") || o.nextIssue
+	if l.Forge.On() && !onIssue {
 		// The forge's token is the engine's even when it is not used.
 		forge.Withhold()
 	}
-	if cmd.Flags().Changed("issue") {
+	if onIssue {
 		// The forge's token is in the engine's memory from here on: no
 		// other process of the user reads it from /proc.
 		sandbox.Undumpable()
-		if issue, err = openIssue(cmd.Context(), l, o.issue); err != nil {
+		if issue, err = openIssue(cmd.Context(), l, o.issue, o.nextIssue && !cmd.Flags().Changed("issue")); err != nil {
+			var none errNoIssue
+			if errors.As(err, &none) {
+				fmt.Fprintln(io.Err, "looprinter: "+none.Error())
+				return nil
+			}
 			return err
 		}
 	}

@@ -39,11 +39,11 @@ type issueRun struct {
 // openIssue reads the engine's token, checks issue n and makes l work on
 // it. The token is held by the client alone from here on: it is out of
 // the engine's environment, so no agent, check or hook inherits it.
-func openIssue(ctx context.Context, l *spec.Loop, n int) (*issueRun, error) {
+func openIssue(ctx context.Context, l *spec.Loop, n int, next bool) (*issueRun, error) {
 	if !l.Forge.On() {
 		return nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("--issue: %s names no forge: add forge: {github: {repo: OWNER/NAME}} (docs/forge.md)", l.Path)}
 	}
-	if n < 1 {
+	if n < 1 && !next {
 		return nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("--issue %d: want an issue number from 1", n)}
 	}
 	if gitops.TopLevel(l.Dir) == "" {
@@ -62,6 +62,15 @@ func openIssue(ctx context.Context, l *spec.Loop, n int) (*issueRun, error) {
 		c.Remote = gitops.PushTarget(l.Dir, l.Git.Remote)
 	}
 	allow := g.Allowed()
+	if next {
+		open, err := c.OpenIssues(ctx, g.StartLabel())
+		if err != nil {
+			return nil, &ExitError{Code: ExitBlocked, Err: fmt.Errorf("--next-issue: %w", err)}
+		}
+		if n = forge.Next(open, forge.Allow{Logins: allow.Logins, Associations: allow.Associations}); n == 0 {
+			return nil, errNoIssue{label: g.StartLabel()}
+		}
+	}
 	w, err := forge.Begin(ctx, c, n, forge.Allow{Logins: allow.Logins, Associations: allow.Associations})
 	if err != nil {
 		if errors.Is(err, forge.ErrNotAllowed) {
@@ -294,4 +303,11 @@ func printForge(w stdio.Writer, l *spec.Loop) {
 		}
 		fmt.Fprintf(w, "forge ci:   %s\n", line)
 	}
+}
+
+// errNoIssue: --next-issue found no issue to work on; nothing ran.
+type errNoIssue struct{ label string }
+
+func (e errNoIssue) Error() string {
+	return fmt.Sprintf("--next-issue: no open issue labelled %s waits (one labelled %s, %s or %s is taken)", e.label, forge.LabelRunning, forge.LabelDone, forge.LabelBlocked)
 }

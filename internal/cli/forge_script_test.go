@@ -105,6 +105,15 @@ func cmdFakeGitHub(ts *testscript.TestScript, neg bool, args []string) {
 		line, err := strconv.Atoi(args[5])
 		ts.Check(err)
 		f.s.AddReviewComment(f.repo, n, fakegithub.ReviewComment{Author: args[1], Association: args[2], Path: args[4], Line: line, Body: ts.ReadFile(args[6])})
+	case "label":
+		// fakegithub label N LABEL: put LABEL on issue N.
+		if len(args) != 3 {
+			ts.Fatalf("usage: fakegithub label N LABEL")
+		}
+		f := get()
+		n, err := strconv.Atoi(args[1])
+		ts.Check(err)
+		f.s.Label(f.repo, n, args[2])
 	case "port":
 		// fakegithub port: a free port of 127.0.0.1 in $SERVEPORT (for a
 		// `looprinter serve` started in the background).

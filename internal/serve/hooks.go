@@ -24,10 +24,6 @@ type StartRequest struct {
 	By        string
 }
 
-// DefaultLabel starts a loop when its issue is labelled with it and the
-// loop file names no forge.github.label.
-const DefaultLabel = "looprinter"
-
 // maxObjective bounds an objective given to the start action.
 const maxObjective = 16 << 10
 
@@ -122,10 +118,7 @@ func (s *Server) onEvent(e ops.Entry, l *spec.Loop, ev github.Event) (string, er
 	case ev.Kind == "ping":
 		return "pong", nil
 	case ev.Kind == "issues" && ev.Action == "labeled":
-		label := g.Label
-		if label == "" {
-			label = DefaultLabel
-		}
+		label := g.StartLabel()
 		if ev.Label != label {
 			return fmt.Sprintf("ignored: label %q is not %q", ev.Label, label), nil
 		}
