@@ -135,7 +135,7 @@ func (r *issueRun) deliver(ctx context.Context, io *IO, l *spec.Loop, opts loop.
 			fmt.Fprintf(io.Err, "looprinter: %s\n", termtext.Line(fin.CI.Verdict()))
 		}
 		if answering != nil && fin.Pull != nil {
-			r.answer(ctx, io, l, fin.Pull.Number, from, stop, answering)
+			r.answer(ctx, io, l, fin.Pull.Number, stop, pendingRound{from: from, comments: answering})
 			answering = nil
 		}
 		if len(errs) > 0 || fin.Pull == nil {
@@ -197,9 +197,17 @@ func (r *issueRun) pendingReviews(ctx context.Context, l *spec.Loop, pull int) (
 	return forge.PendingReviews(all, forge.Allow{Logins: a.Logins, Associations: a.Associations}), nil
 }
 
+// pendingRound is a review round's comments and the commit it started
+// from.
+type pendingRound struct {
+	from     string
+	comments []forge.ReviewComment
+}
+
 // answer replies to the comments of a review round once its work is
 // delivered: the commit, where the round changed the comment's file.
-func (r *issueRun) answer(ctx context.Context, io *IO, l *spec.Loop, pull int, from string, stop forge.Stop, cs []forge.ReviewComment) {
+func (r *issueRun) answer(ctx context.Context, io *IO, l *spec.Loop, pull int, stop forge.Stop, rr pendingRound) {
+	from, cs := rr.from, rr.comments
 	changed := map[string]bool{}
 	if from != "" && stop.SHA != "" && from != stop.SHA {
 		if names, err := gitops.Git(l.Dir, "diff", "--name-only", from, stop.SHA); err == nil {
