@@ -166,3 +166,30 @@ func FailLines(log string, max int) []string {
 	}
 	return hits
 }
+
+// Signal is the CI's failure as the loop's next failure signal: the
+// repository and commit, then each failing job's name and the lines of
+// its log that say why (already cut by FailLines). It is data for a
+// prompt, fenced there as check output is.
+func (c CI) Signal(repo, sha string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "The repository's CI (%s) failed on the pushed commit %.12s: %s\n", repo, sha, c.Verdict())
+	for _, f := range c.Failing {
+		fmt.Fprintf(&b, "\n## job %s\n", f.Name)
+		if len(f.Lines) == 0 {
+			b.WriteString("(no log: a commit status, or the log could not be read)\n")
+		}
+		for _, l := range f.Lines {
+			b.WriteString(l + "\n")
+		}
+	}
+	return b.String()
+}
+
+// CIRound tells the pull request that its CI is red and the loop starts
+// fix round round of rounds, with the failing jobs and their lines.
+func (w Work) CIRound(ctx context.Context, pull, round, rounds int, text string) error {
+	body := fmt.Sprintf("looprinter: the CI is red on this pull request; fix round %d of %d starts, with the failing jobs as its failure signal.\n\n%s", round, rounds, text)
+	_, err := w.F.Comment(ctx, pull, body)
+	return err
+}

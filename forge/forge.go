@@ -100,6 +100,9 @@ type Forge interface {
 	DefaultBranch(ctx context.Context) (string, error)
 
 	Issue(ctx context.Context, n int) (Issue, error)
+	// OpenIssues are the open issues (and pull requests) with label,
+	// oldest first.
+	OpenIssues(ctx context.Context, label string) ([]Issue, error)
 	Comment(ctx context.Context, n int, body string) (Comment, error)
 	AddLabels(ctx context.Context, n int, labels ...string) error
 	RemoveLabel(ctx context.Context, n int, label string) error
@@ -114,6 +117,10 @@ type Forge interface {
 	Checks(ctx context.Context, sha string) ([]Check, error)
 	JobLog(ctx context.Context, id int64) (string, error)
 	ReviewComments(ctx context.Context, pull int) ([]ReviewComment, error)
+	// ReplyReview answers review comment id in its thread; ResolveThread
+	// marks the thread that comment started resolved.
+	ReplyReview(ctx context.Context, pull int, id int64, body string) error
+	ResolveThread(ctx context.Context, pull int, id int64) error
 
 	// Push pushes src (a ref or commit of the repository in dir) to
 	// branch on the forge, with the engine's credential.

@@ -91,3 +91,18 @@ func Withhold() {
 	}
 	ScrubEnv()
 }
+
+// WithholdSecret keeps the webhook secret in the variable name (the loop
+// file's forge.github.webhook_secret_env) from every process the engine
+// starts: its value is held by the redactor and the variable removed from
+// the engine's environment. `looprinter serve` reads it; a run never
+// needs it.
+func WithholdSecret(name string) {
+	if name == "" {
+		return
+	}
+	if v := strings.TrimSpace(os.Getenv(name)); v != "" {
+		redact.Hold(name, v)
+	}
+	os.Unsetenv(name)
+}

@@ -130,6 +130,14 @@ func (f Finished) Done(s Stop) bool {
 // the issue and sets its label. Every step is tried; the first error is
 // returned.
 func (w Work) Finish(ctx context.Context, s Stop) (Finished, error) {
+	fin, errs := w.Deliver(ctx, s)
+	return fin, w.Report(ctx, s, fin, errs)
+}
+
+// Deliver pushes the loop's branch, opens or updates its pull request
+// and, where CI is a gate and the loop is DONE, waits for the CI of the
+// pushed commit. It writes nothing on the issue (Report does).
+func (w Work) Deliver(ctx context.Context, s Stop) (Finished, []error) {
 	var fin Finished
 	var errs []error
 	if s.Push {
@@ -147,6 +155,13 @@ func (w Work) Finish(ctx context.Context, s Stop) (Finished, error) {
 			}
 		}
 	}
+	return fin, errs
+}
+
+// Report comments the verdict on the issue (with what Deliver did and
+// the errors it met) and sets the issue's label. The first error is
+// returned.
+func (w Work) Report(ctx context.Context, s Stop, fin Finished, errs []error) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "looprinter stopped: **%s**.", s.Verdict)
 	switch {
@@ -185,9 +200,9 @@ func (w Work) Finish(ctx context.Context, s Stop) (Finished, error) {
 		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
-		return fin, errs[0]
+		return errs[0]
 	}
-	return fin, nil
+	return nil
 }
 
 // pull pushes the branch and opens its pull request, or updates the one
@@ -265,4 +280,23 @@ func codeBlock(text string) string {
 	}
 	fence := strings.Repeat("`", n)
 	return fence + "text\n" + strings.TrimRight(text, "\n") + "\n" + fence + "\n"
+}
+
+// Next is the number of the next issue to work on among open (oldest
+// first): the first that is not a pull request, whose author allow names,
+// and that carries none of the engine's state labels (running, done,
+// blocked); 0 when there is none. A stranger's labelled issue is passed
+// over, never answered.
+func Next(open []Issue, allow Allow) int {
+	for _, is := range open {
+		busy := false
+		for _, l := range is.Labels {
+			busy = busy || l == LabelRunning || l == LabelDone || l == LabelBlocked
+		}
+		ok, _ := allow.Allowed(is.Author, is.Association)
+		if !is.IsPull && is.State != "closed" && !busy && ok {
+			return is.Number
+		}
+	}
+	return 0
 }

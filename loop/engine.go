@@ -90,6 +90,10 @@ type Options struct {
 	// Hooks act on records as they are written and may fail the loop (git
 	// commits, notifications).
 	Hooks []Hook
+	// Reopen, when set, is a gate outside the loop that failed after the
+	// loop was DONE (the forge's CI, review comments): a DONE loop starts
+	// its next cycle with its signal (reopen.go).
+	Reopen *Reopen
 }
 
 // Hook acts on a record as it is written (a git commit after a passed task,
@@ -184,6 +188,11 @@ func Run(ctx context.Context, l *spec.Loop, opts Options) (*Outcome, error) {
 	}
 	if l.Redact.Off {
 		e.st.addNotVerified(redactionNote)
+	}
+	if opts.Reopen != nil && st.Phase == PhaseDone {
+		if o := e.reopen(*opts.Reopen); o != nil {
+			return e.finish(o), nil
+		}
 	}
 	if st.Phase == PhaseDone {
 		o := e.outcome(ReasonDone, "the loop was already DONE; nothing to run (use --fresh to start again)")

@@ -52,6 +52,7 @@ nobody_scripts=(
   best_of
   attack_forge_issue
   attack_forge_token_unused
+  forge_e2e
   attack_tells_go_context
   attack_tells_go_initexit
   attack_tells_python

@@ -16,6 +16,41 @@ type Forge struct {
 	GitHub GitHubForge `yaml:"github"`
 	// CI makes the forge's CI a gate after the push (docs/forge.md).
 	CI ForgeCI `yaml:"ci"`
+	// Review makes review comments on the loop's pull request the next
+	// failure signal (docs/forge.md).
+	Review ForgeReview `yaml:"review"`
+}
+
+// DefaultCIRounds and DefaultPullReviewRounds bound the fix rounds a red CI
+// and review comments start when the loop file does not say.
+const (
+	DefaultCIRounds         = 2
+	DefaultPullReviewRounds = 2
+)
+
+// ForgeReview is `forge.review`: how many rounds review comments by
+// allowed reviewers may start (0: none).
+type ForgeReview struct {
+	Rounds int `yaml:"rounds"`
+	// RoundsSet: the loop file wrote rounds (0 then means none).
+	RoundsSet bool `yaml:"-"`
+}
+
+// MaxRounds is the number of review rounds (DefaultPullReviewRounds unset).
+func (r ForgeReview) MaxRounds() int {
+	if !r.RoundsSet {
+		return DefaultPullReviewRounds
+	}
+	return r.Rounds
+}
+
+// MaxRounds is the number of fix rounds a red CI may start
+// (DefaultCIRounds unset).
+func (c ForgeCI) MaxRounds() int {
+	if !c.RoundsSet {
+		return DefaultCIRounds
+	}
+	return c.Rounds
 }
 
 // ForgeCI is `forge.ci`: after the branch is pushed, the engine waits up
@@ -25,6 +60,12 @@ type Forge struct {
 type ForgeCI struct {
 	Timeout  Duration `yaml:"timeout"`
 	Required []string `yaml:"required"`
+	// Rounds bounds the fix rounds a red CI starts: its failing jobs' log
+	// lines are the next failure signal (unset: DefaultCIRounds; 0:
+	// none).
+	Rounds int `yaml:"rounds"`
+	// RoundsSet: the loop file wrote rounds.
+	RoundsSet bool `yaml:"-"`
 }
 
 // On says whether CI is a gate.
@@ -45,6 +86,38 @@ type GitHubForge struct {
 	// repository's owner, members and collaborators
 	// (DefaultAssociations).
 	Allow ForgeAllow `yaml:"allow"`
+	// WebhookSecretEnv names the environment variable of `looprinter
+	// serve` that holds the webhook's secret (never the secret itself:
+	// an agent reads the loop file). Empty: DefaultWebhookSecretEnv.
+	WebhookSecretEnv string `yaml:"webhook_secret_env"`
+	// Label is the label that starts the loop on an issue: when GitHub's
+	// webhook says the issue got it (`looprinter serve`), and the issue
+	// `run --next-issue` takes; empty: DefaultLabel.
+	Label string `yaml:"label"`
+}
+
+// DefaultLabel starts work on an issue when forge.github.label is not
+// set.
+const DefaultLabel = "looprinter"
+
+// StartLabel is the label that starts work on an issue.
+func (g GitHubForge) StartLabel() string {
+	if g.Label == "" {
+		return DefaultLabel
+	}
+	return g.Label
+}
+
+// DefaultWebhookSecretEnv holds the webhook secret when
+// forge.github.webhook_secret_env is not set.
+const DefaultWebhookSecretEnv = "LOOPRINTER_WEBHOOK_SECRET"
+
+// SecretEnv is the variable that holds the webhook's secret.
+func (g GitHubForge) SecretEnv() string {
+	if g.WebhookSecretEnv == "" {
+		return DefaultWebhookSecretEnv
+	}
+	return g.WebhookSecretEnv
 }
 
 // ForgeAllow names who may start work: GitHub logins, and authors by their
@@ -71,6 +144,7 @@ func (g GitHubForge) Allowed() ForgeAllow {
 }
 
 var (
+	envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	ghOwner = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$`)
 	ghName  = regexp.MustCompile(`^[A-Za-z0-9._-]{1,100}$`)
 )
@@ -122,14 +196,31 @@ func (l *Loop) validateForge(nodes map[string]*yaml.Node, at func(path, format s
 		if l.Forge.CI.Timeout <= 0 {
 			at("forge.ci.timeout", "forge.ci.timeout: want how long to wait for the pushed commit's CI, like 30m")
 		}
+		_, l.Forge.CI.RoundsSet = nodes["forge.ci.rounds"]
+		if r := l.Forge.CI.Rounds; r < 0 || r > 20 {
+			at("forge.ci.rounds", "forge.ci.rounds: %d: want from 0 (no fix round) to 20", r)
+		}
 		for i, name := range l.Forge.CI.Required {
 			if strings.TrimSpace(name) == "" {
 				at(fmt.Sprintf("forge.ci.required[%d]", i), "forge.ci.required[%d] is empty: name a check run or a status context", i)
 			}
 		}
 	}
+	if _, set := nodes["forge.review"]; set && !github {
+		at("forge.review", "forge.review: the pull requests of which repository? add forge.github.repo")
+	}
+	_, l.Forge.Review.RoundsSet = nodes["forge.review.rounds"]
+	if r := l.Forge.Review.Rounds; r < 0 || r > 20 {
+		at("forge.review.rounds", "forge.review.rounds: %d: want from 0 (review comments start nothing) to 20", r)
+	}
 	if !github {
 		return
+	}
+	if v := g.WebhookSecretEnv; v != "" && !envName.MatchString(v) {
+		at("forge.github.webhook_secret_env", "forge.github.webhook_secret_env: %q is not an environment variable's name", v)
+	}
+	if g.Label != "" && (strings.TrimSpace(g.Label) != g.Label || len(g.Label) > 50) {
+		at("forge.github.label", "forge.github.label: %q: want a label's name (no spaces around it, at most 50 characters)", g.Label)
 	}
 	if !validRepo(g.Repo) {
 		at("forge.github.repo", "forge.github.repo: %q is not a repository: want OWNER/NAME, e.g. acme/widget", g.Repo)

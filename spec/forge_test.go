@@ -96,7 +96,13 @@ func TestForgeBadInput(t *testing.T) {
 		{"forge: {github: {repo: a/b}, ci: {timeout: 0s}}\n", `forge.ci.timeout: want how long`},
 		{"forge: {github: {repo: a/b}, ci: {timeout: 10m, required: [test, ' ']}}\n", `forge.ci.required[1] is empty: name a check run or a status context`},
 		{"forge: {ci: {timeout: 10m}}\n", `loop.yaml:3:13: forge.ci: the CI of which repository? add forge.github.repo`},
-		{"forge: {github: {repo: a/b}, ci: {timeout: 10m, rounds: 2}}\n", `unknown field "rounds" in forge.ci`},
+		{"forge: {github: {repo: a/b}, ci: {timeout: 10m, rounds: -1}}\n", `loop.yaml:3:57: forge.ci.rounds: -1: want from 0 (no fix round) to 20`},
+		{"forge: {github: {repo: a/b}, ci: {timeout: 10m, rounds: 21}}\n", `forge.ci.rounds: 21: want from 0`},
+		{"forge: {github: {repo: a/b}, review: {rounds: 99}}\n", `forge.review.rounds: 99: want from 0 (review comments start nothing) to 20`},
+		{"forge: {review: {rounds: 1}}\n", `forge.review: the pull requests of which repository? add forge.github.repo`},
+		{"forge: {github: {repo: a/b, webhook_secret_env: 'MY SECRET'}}\n", `forge.github.webhook_secret_env: "MY SECRET" is not an environment variable's name`},
+		{"forge: {github: {repo: a/b, label: ' x'}}\n", `forge.github.label: " x": want a label's name`},
+		{"forge: {github: {repo: a/b}, ci: {timeout: 10m, retries: 2}}\n", `unknown field "retries" in forge.ci`},
 	} {
 		_, err := Parse([]byte("objective: x\nverify: [true]\n"+c.yaml), "/l/loop.yaml")
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -116,5 +122,19 @@ func TestForgeLoopbackHosts(t *testing.T) {
 	}
 	if baseURLProblem("https://ghe.example.com/api/v3") != "" || baseURLProblem("http://127.0.0.1:1/") != "" {
 		t.Error("baseURLProblem refused a good URL")
+	}
+}
+
+func TestForgeRounds(t *testing.T) {
+	l, err := Parse([]byte("objective: x\nverify: [true]\nforge: {github: {repo: a/b}, ci: {timeout: 1m}}\n"), "/l/loop.yaml")
+	if err != nil || l.Forge.CI.MaxRounds() != DefaultCIRounds || l.Forge.Review.MaxRounds() != DefaultPullReviewRounds {
+		t.Fatalf("unset: ci %d review %d, %v", l.Forge.CI.MaxRounds(), l.Forge.Review.MaxRounds(), err)
+	}
+	if l.Forge.GitHub.SecretEnv() != DefaultWebhookSecretEnv {
+		t.Fatalf("secret env %q", l.Forge.GitHub.SecretEnv())
+	}
+	l, err = Parse([]byte("objective: x\nverify: [true]\nforge: {github: {repo: a/b, webhook_secret_env: HOOK, label: looprinter}, ci: {timeout: 1m, rounds: 0}, review: {rounds: 3}}\n"), "/l/loop.yaml")
+	if err != nil || l.Forge.CI.MaxRounds() != 0 || l.Forge.Review.MaxRounds() != 3 || l.Forge.GitHub.SecretEnv() != "HOOK" || l.Forge.GitHub.Label != "looprinter" {
+		t.Fatalf("set: ci %d review %d %+v, %v", l.Forge.CI.MaxRounds(), l.Forge.Review.MaxRounds(), l.Forge.GitHub, err)
 	}
 }

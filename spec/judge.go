@@ -335,6 +335,10 @@ var judgeRules = map[string]judgeRule{
 	"forge.github.allow.associations": refuse("who may start work is the user's choice"),
 	"forge.ci.timeout":                refuse("the CI gate may not change"),
 	"forge.ci.required":               refuse("the CI gate may not change"),
+	"forge.ci.rounds":                 refuse("the CI gate may not change"),
+	"forge.review.rounds":             refuse("review rounds are the user's choice"),
+	"forge.github.webhook_secret_env": refuse("who may start work is the user's choice"),
+	"forge.github.label":              refuse("which issues start work is the user's choice"),
 
 	"redact.off": func(d fieldDiff, _, _ *Loop) string {
 		if d.New.Bool() {

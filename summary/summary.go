@@ -218,7 +218,7 @@ func (s *Summary) Add(e record.Event, file string, at int64) {
 // baseline, not setup).
 func JudgingGate(g string) bool {
 	switch g {
-	case "cycle", "objective", "verify", "review", "review-final", "review-fix", "review-writer":
+	case "cycle", "objective", "verify", "review", "review-final", "review-fix", "review-writer", "ci", "pr-review":
 		return true
 	}
 	return false

@@ -214,12 +214,30 @@ func (c *Client) Issue(ctx context.Context, n int) (forge.Issue, error) {
 	if err := c.do(ctx, "GET", "repo/issues/"+strconv.Itoa(n), nil, &is); err != nil {
 		return forge.Issue{}, err
 	}
+	return is.forge(), nil
+}
+
+// OpenIssues are the open issues with label, oldest first (the first 100).
+func (c *Client) OpenIssues(ctx context.Context, label string) ([]forge.Issue, error) {
+	var iss []issue
+	q := url.Values{"state": {"open"}, "labels": {label}, "sort": {"created"}, "direction": {"asc"}, "per_page": {"100"}}
+	if err := c.do(ctx, "GET", "repo/issues?"+q.Encode(), nil, &iss); err != nil {
+		return nil, err
+	}
+	var out []forge.Issue
+	for _, is := range iss {
+		out = append(out, is.forge())
+	}
+	return out, nil
+}
+
+func (is issue) forge() forge.Issue {
 	out := forge.Issue{Number: is.Number, Title: is.Title, Body: is.Body, State: is.State, Author: is.User.Login,
 		Association: is.Association, URL: is.HTMLURL, IsPull: is.PullRequest != nil}
 	for _, l := range is.Labels {
 		out.Labels = append(out.Labels, l.Name)
 	}
-	return out, nil
+	return out
 }
 
 type comment struct {

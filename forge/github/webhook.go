@@ -85,15 +85,20 @@ type Event struct {
 	Issue       int
 	Label       string
 	Comment     string
+	// Head is the branch of the pull request a review or a check suite
+	// is about.
+	Head string
 }
 
 // Webhook is the handler of GitHub's deliveries: it refuses any delivery
 // whose signature does not match Secret (401) or whose id was seen before
-// (409), and hands the others to On (202; a 400 with On's error).
+// (409), and hands the others to On (202; a 400 with On's error). Reply,
+// when set, is used instead of On: its message is the answer's body.
 type Webhook struct {
 	Secret []byte
 	Seen   *Seen
 	On     func(Event) error
+	Reply  func(Event) (string, error)
 }
 
 func (h *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -122,14 +127,23 @@ func (h *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ev, err := ParseEvent(r.Header.Get("X-GitHub-Event"), id, body)
-	if err == nil && h.On != nil {
+	msg := ""
+	switch {
+	case err != nil:
+	case h.Reply != nil:
+		msg, err = h.Reply(ev)
+	case h.On != nil:
 		err = h.On(ev)
 	}
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(http.StatusAccepted)
+	if msg != "" {
+		fmt.Fprintln(w, msg)
+	}
 }
 
 // ParseEvent reads the fields the engine uses from a delivery's payload.
@@ -149,6 +163,17 @@ func ParseEvent(kind, id string, body []byte) (Event, error) {
 			Body        string `json:"body"`
 			Association string `json:"author_association"`
 		} `json:"comment"`
+		Review *struct {
+			Association string `json:"author_association"`
+		} `json:"review"`
+		Pull *struct {
+			Head struct {
+				Ref string `json:"ref"`
+			} `json:"head"`
+		} `json:"pull_request"`
+		Suite *struct {
+			Branch string `json:"head_branch"`
+		} `json:"check_suite"`
 	}
 	if err := json.Unmarshal(body, &p); err != nil {
 		return Event{}, fmt.Errorf("the payload is not JSON: %v", err)
@@ -162,6 +187,15 @@ func ParseEvent(kind, id string, body []byte) (Event, error) {
 	}
 	if p.Comment != nil {
 		ev.Comment, ev.Association = p.Comment.Body, p.Comment.Association
+	}
+	if p.Review != nil {
+		ev.Association = p.Review.Association
+	}
+	if p.Pull != nil {
+		ev.Head = p.Pull.Head.Ref
+	}
+	if p.Suite != nil {
+		ev.Head = p.Suite.Branch
 	}
 	return ev, nil
 }

@@ -42,6 +42,8 @@ type runOptions struct {
 	json          bool
 	quiet         bool
 	issue         int
+	nextIssue     bool
+	objective     string
 }
 
 func newRunCmd(io *IO) *cobra.Command {
@@ -81,6 +83,8 @@ the loop, 78 invalid loop file, 130 interrupted.`,
 	f.BoolVar(&o.fresh, "fresh", false, "start the counters again (the old state.json is kept beside it)")
 	f.BoolVar(&o.json, "json", false, "print the final report as JSON")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print only the final report")
+	f.BoolVar(&o.nextIssue, "next-issue", false, "work on the oldest open issue labelled forge.github.label (default looprinter) that no run took yet; nothing runs when none waits")
+	f.StringVar(&o.objective, "objective", "", "this run's objective instead of the loop file's (the HTTP API's start action passes it)")
 	f.IntVar(&o.issue, "issue", 0, "work on this issue of the loop file's forge: its title and body join the objective as untrusted text; the branch goes to one pull request (docs/forge.md)")
 	return cmd
 }
@@ -131,6 +135,9 @@ func (o *runOptions) apply(l *spec.Loop) error {
 	if o.allowPassing {
 		l.AllowPassing = true
 	}
+	if strings.TrimSpace(o.objective) != "" {
+		l.Objective = strings.TrimSpace(o.objective)
+	}
 	if err := applyDurationFlags(l, o.wall, o.timeout); err != nil {
 		return err
 	}
@@ -152,15 +159,25 @@ func runRun(cmd *cobra.Command, io *IO, o *runOptions) error {
 		return err
 	}
 	var issue *issueRun
-	if l.Forge.On() && !cmd.Flags().Changed("issue") {
+	if l.Forge.On() {
+		// The webhook's secret is serve's, never a run's.
+		forge.WithholdSecret(l.Forge.GitHub.SecretEnv())
+	}
+	onIssue := cmd.Flags().Changed("issue") || o.nextIssue
+	if l.Forge.On() && !onIssue {
 		// The forge's token is the engine's even when it is not used.
 		forge.Withhold()
 	}
-	if cmd.Flags().Changed("issue") {
+	if onIssue {
 		// The forge's token is in the engine's memory from here on: no
 		// other process of the user reads it from /proc.
 		sandbox.Undumpable()
-		if issue, err = openIssue(cmd.Context(), l, o.issue); err != nil {
+		if issue, err = openIssue(cmd.Context(), l, o.issue, o.nextIssue && !cmd.Flags().Changed("issue")); err != nil {
+			var none errNoIssue
+			if errors.As(err, &none) {
+				fmt.Fprintln(io.Err, "looprinter: "+none.Error())
+				return nil
+			}
 			return err
 		}
 	}
@@ -183,6 +200,9 @@ func runRun(cmd *cobra.Command, io *IO, o *runOptions) error {
 	// keys) from /proc: not an agent, not another loop's.
 	sandbox.Undumpable()
 	out, err := loop.Run(cmd.Context(), l, opts)
+	if issue != nil && err == nil {
+		out, err = issue.deliver(cmd.Context(), io, l, opts, out)
+	}
 	if after != nil {
 		after(out)
 	}
@@ -191,7 +211,7 @@ func runRun(cmd *cobra.Command, io *IO, o *runOptions) error {
 	case issue != nil && err != nil:
 		issue.failed(cmd.Context(), io, l, err)
 	case issue != nil:
-		forgeErr = issue.finish(cmd.Context(), io, l, out, reportText(l, out))
+		forgeErr = issue.finish(cmd.Context(), io, l, out)
 	}
 	if err := reportOutcome(io, l, out, err, o.json, printReport); err != nil || forgeErr == nil {
 		return err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/looprinter/looprinter/internal/ops"
 	"github.com/looprinter/looprinter/internal/serve"
 	"github.com/looprinter/looprinter/sandbox"
 )
@@ -25,6 +26,7 @@ type serveOptions struct {
 	tlsKey      string
 	behindProxy bool
 	tokenFile   string
+	loops       []string
 }
 
 func newServeCmd(io *IO) *cobra.Command {
@@ -61,6 +63,7 @@ that may only read. Every action is written to serve/audit.jsonl.`,
 	f.StringVar(&o.tlsCert, "tls-cert", "", "serve HTTPS with this certificate (PEM)")
 	f.StringVar(&o.tlsKey, "tls-key", "", "the certificate's key (PEM)")
 	f.BoolVar(&o.behindProxy, "behind-tls-proxy", false, "a TLS reverse proxy is in front: do not warn about plain HTTP")
+	f.StringSliceVarP(&o.loops, "file", "f", nil, "a loop file to serve even before it first runs (GitHub's webhooks may start it: docs/forge.md)")
 	f.StringVar(&o.tokenFile, "token-file", "", "the token file (default $LOOPRINTER_STATE_DIR/serve/tokens.json)")
 	f.MarkHidden("token-file")
 	return cmd
@@ -71,6 +74,15 @@ func runServe(ctx context.Context, io *IO, o *serveOptions) error {
 	path := o.tokenFile
 	if path == "" {
 		path = serve.DefaultTokenPath()
+	}
+	for _, file := range o.loops {
+		l, err := loadLoop(file)
+		if err != nil {
+			return err
+		}
+		if _, err := ops.Update(ops.Entry{Name: l.Name, LoopFile: l.Path, Dir: l.Dir, RunDir: l.Dir, RunFile: l.Path}, func(*ops.Entry) {}); err != nil {
+			return fmt.Errorf("cannot register %s in %s: %w", l.Path, ops.StateDir(), err)
+		}
 	}
 	tokens, created, err := serve.OpenTokens(path)
 	if err != nil {

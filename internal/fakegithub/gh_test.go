@@ -3,6 +3,7 @@ package fakegithub
 import (
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -49,6 +50,22 @@ func TestGhDrivesTheFake(t *testing.T) {
 	// A wrong token: GitHub's 401, and gh fails.
 	if out, err := gh("tok_wrong_0123456789abcdef", "repos/acme/widget/issues/1"); err == nil || !strings.Contains(out, "Bad credentials") {
 		t.Fatalf("a wrong token: %q, %v", out, err)
+	}
+	// GraphQL: the review threads of a pull request, and the mutation
+	// that resolves one, as gh sends them.
+	s.AddIssue("acme/widget", Issue{Title: "a pull", Author: "bot", Association: "OWNER", Pull: &Pull{Head: "looprinter/issue-1", Base: "main"}})
+	rc := s.AddReviewComment("acme/widget", 2, ReviewComment{Author: "bob", Association: "MEMBER", Path: "a.go", Line: 3, Body: "rename it"})
+	thread := "PRRT_" + strconv.FormatInt(rc, 10)
+	q := `query($owner: String!, $name: String!, $number: Int!) { repository(owner: $owner, name: $name) { pullRequest(number: $number) { reviewThreads(first: 100) { nodes { id isResolved comments(first: 1) { nodes { databaseId } } } } } } }`
+	if out, err := gh(tok, "graphql", "-f", "query="+q, "-f", "owner=acme", "-f", "name=widget", "-F", "number=2", "--jq", ".data.repository.pullRequest.reviewThreads.nodes[0].id"); err != nil || out != thread {
+		t.Fatalf("gh api graphql threads: %q, %v", out, err)
+	}
+	m := `mutation($threadId: ID!) { resolveReviewThread(input: {threadId: $threadId}) { thread { id isResolved } } }`
+	if out, err := gh(tok, "graphql", "-f", "query="+m, "-f", "threadId="+thread, "--jq", ".data.resolveReviewThread.thread.isResolved"); err != nil || out != "true" {
+		t.Fatalf("gh api graphql resolve: %q, %v", out, err)
+	}
+	if !s.Snapshot("acme/widget").Issues[2].Pull.ReviewComments[0].Resolved {
+		t.Fatalf("the thread was not resolved")
 	}
 	is := s.Snapshot("acme/widget").Issues[n]
 	if len(is.Comments) != 1 || is.Comments[0].Body != "from gh" || strings.Join(is.Labels, ",") != "looprinter:running" {

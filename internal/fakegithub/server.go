@@ -67,6 +67,9 @@ type ReviewComment struct {
 	Line        int
 	Body        string
 	InReplyTo   int64
+	// Resolved: the thread this comment starts was resolved (GraphQL's
+	// resolveReviewThread).
+	Resolved bool
 }
 
 // CheckRun is a check run of a commit; Log is its job's log.
@@ -243,6 +246,8 @@ func (s *Server) Handler() http.Handler {
 		mux.HandleFunc(method+" "+path, handle)
 		mux.HandleFunc(method+" /api/v3"+path, handle)
 	}
+	mux.HandleFunc("POST /graphql", s.graphql)
+	mux.HandleFunc("POST /api/graphql", s.graphql)
 	mux.HandleFunc("GET /user", func(w http.ResponseWriter, r *http.Request) {
 		if !s.authorized(r) {
 			writeJSON(w, http.StatusUnauthorized, map[string]string{"message": "Bad credentials"})
@@ -349,8 +354,17 @@ func (s *Server) createIssue(w http.ResponseWriter, r *http.Request, repo *Repo)
 
 func (s *Server) listIssues(w http.ResponseWriter, r *http.Request, repo *Repo) {
 	out := []map[string]any{}
+	var want []string
+	if ls := r.URL.Query().Get("labels"); ls != "" {
+		want = strings.Split(ls, ",")
+	}
 	for _, n := range sortedKeys(repo.Issues) {
-		if is := repo.Issues[n]; is.State == "open" {
+		is := repo.Issues[n]
+		has := true
+		for _, l := range want {
+			has = has && contains(is.Labels, l)
+		}
+		if is.State == "open" && has {
 			out = append(out, s.issueJSON(repo, is))
 		}
 	}
@@ -476,4 +490,13 @@ func (s *Server) SetCI(full string, ci func(sha string) []CheckRun) {
 	defer s.mu.Unlock()
 	s.repos[full].CI = ci
 	s.repos[full].Checks = nil
+}
+
+// Label puts label on issue n.
+func (s *Server) Label(full string, n int, label string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if is := s.repos[full].Issues[n]; !contains(is.Labels, label) {
+		is.Labels = append(is.Labels, label)
+	}
 }

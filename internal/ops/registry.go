@@ -43,6 +43,10 @@ type Entry struct {
 	// to its own (git.branch): where it lands unless git.base says.
 	Base     string `json:"base,omitempty"`
 	Archived bool   `json:"archived,omitempty"` // the worktree was cleaned up; RunDir is the archive
+	// Issue and Pull are the links of the forge's issue a run works on and
+	// of its pull request (run --issue), for the dashboard.
+	Issue string `json:"issue,omitempty"`
+	Pull  string `json:"pull,omitempty"`
 
 	Log          string    `json:"log,omitempty"`          // output of background runs
 	LauncherPID  int       `json:"launcher_pid,omitempty"` // the process `start` spawned

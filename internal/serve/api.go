@@ -325,6 +325,9 @@ type actionInput struct {
 	ID   string `json:"id"`
 	Text string `json:"text"`
 	Now  bool   `json:"now"`
+	// Objective and Issue are the start action's.
+	Objective string `json:"objective"`
+	Issue     int    `json:"issue"`
 }
 
 func readAction(r *http.Request) (actionInput, error) {
@@ -341,6 +344,8 @@ func readAction(r *http.Request) (actionInput, error) {
 		}
 		in.ID, in.Text = r.PostFormValue("id"), r.PostFormValue("text")
 		in.Now = r.PostFormValue("now") == "1" || r.PostFormValue("now") == "true"
+		in.Objective = r.PostFormValue("objective")
+		in.Issue, _ = strconv.Atoi(r.PostFormValue("issue"))
 	default:
 		return in, fmt.Errorf("unsupported Content-Type %q: send JSON or a form", ct)
 	}
@@ -436,6 +441,8 @@ func (s *Server) do(what string, e ops.Entry, in actionInput, by string) (string
 		}
 		msg, err := s.cfg.Actions.Answer(e, in.ID, in.Text, by)
 		return msg, actionStatus(err), err
+	case "start":
+		return s.startAction(e, in, by)
 	case "guide":
 		if err := operator.CheckText("guidance", in.Text); err != nil {
 			return "", http.StatusBadRequest, err

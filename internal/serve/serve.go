@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/looprinter/looprinter/forge/github"
 	"github.com/looprinter/looprinter/internal/ops"
 )
 
@@ -37,6 +38,9 @@ type Actions struct {
 	Answer func(e ops.Entry, id, text, by string) (string, error)
 	// Guide queues guidance for the loop's next agent run.
 	Guide func(e ops.Entry, text, by string) (string, error)
+	// Start runs the loop in the background, on an issue or with an
+	// objective (hooks.go: startLoop).
+	Start func(e ops.Entry, req StartRequest) (string, error)
 }
 
 // Config is how a server runs.
@@ -69,6 +73,8 @@ type Server struct {
 	mux      *http.ServeMux
 	pages    *pages
 	cop      *http.CrossOriginProtection
+	// seen are the webhook deliveries taken: one seen again is a replay.
+	seen *github.Seen
 }
 
 // New makes a server; it does not listen (see Serve).
@@ -88,6 +94,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Actions.Guide == nil {
 		cfg.Actions.Guide = guideLoop
 	}
+	if cfg.Actions.Start == nil {
+		cfg.Actions.Start = startLoop
+	}
 	if cfg.Redact == nil {
 		cfg.Redact = newRedactors().Bytes
 	}
@@ -95,7 +104,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, loopback: Loopback(cfg.Addr), mux: http.NewServeMux(), pages: p, cop: http.NewCrossOriginProtection()}
+	s := &Server{cfg: cfg, loopback: Loopback(cfg.Addr), mux: http.NewServeMux(), pages: p, cop: http.NewCrossOriginProtection(), seen: &github.Seen{Max: 100000}}
 	s.routes()
 	return s, nil
 }
@@ -188,7 +197,9 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/loops/{name}/files/{path...}", s.read(s.apiFile))
 	m.HandleFunc("GET /api/audit", s.admin(s.apiAudit))
 
-	for _, a := range []string{"pause", "resume", "stop", "answer", "guide"} {
+	// GitHub's deliveries: signed, not token-bearing (hooks.go).
+	m.HandleFunc("POST /hooks/github/{name}", s.githubHook)
+	for _, a := range []string{"pause", "resume", "stop", "answer", "guide", "start"} {
 		m.HandleFunc("POST /api/loops/{name}/"+a, s.action(a))
 	}
 	m.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {

@@ -1,0 +1,49 @@
+package loop
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/looprinter/looprinter/record"
+)
+
+// Reopen is a gate outside the loop that failed once the loop was DONE:
+// the forge's CI on the pushed commit, review comments on its pull
+// request. Its signal is the next failure signal, as an objective gap is:
+// the loop starts its next cycle with a re-plan that reads it.
+type Reopen struct {
+	// Gate names the gate ("ci", "pr-review"), for the records.
+	Gate string
+	// Signal is what the re-plan reads: the failing jobs and their log
+	// lines, the review comments. It is data, fenced by the prompt.
+	Signal string
+	// Message says in one line why, for the records and the report.
+	Message string
+}
+
+// reopen turns a DONE loop back to a re-plan with r's signal: a failed
+// gate like any other (a verify record; the evidence is the next
+// verdict's, as after any failed gate), the next cycle
+// within the cycle budget, the post phases to run again. A spent budget
+// is the outcome returned; nil when the loop goes on.
+func (e *Engine) reopen(r Reopen) *Outcome {
+	gate := strings.TrimSpace(r.Gate)
+	if gate == "" {
+		gate = "external"
+	}
+	signal := e.red.String(r.Signal)
+	msg := e.red.String(oneLine(r.Message))
+	e.emit(record.Event{Event: record.Verify, Gate: gate, Pass: record.Bool(false), FailureSignal: signal,
+		Signature: Signature(signal), Message: msg})
+	e.st.PostIndex, e.st.PostSteps = 0, 0
+	err := e.nextCycle(fmt.Sprintf("plan_cycle_%d_%s.json", e.st.Cycle, gate), gate+" gate failed", nil, signal)
+	var s *errStop
+	switch {
+	case errors.As(err, &s):
+		return s.o
+	case err != nil:
+		return e.outcome(ReasonBlocked, err.Error())
+	}
+	return nil
+}
