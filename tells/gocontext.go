@@ -74,6 +74,7 @@ func (s *goScan) packageOf(f *ast.File, siblings func() map[string][]byte) *goPa
 				funcs[key] = fn
 				roots = append(roots, key)
 				sc.graphRefs(d, fn)
+				sc.varFuncs(d, funcs)
 			}
 		}
 	}
