@@ -61,7 +61,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 packages=("$@")
-[ ${#packages[@]} -gt 0 ] || packages=(spec record cost guard judge loop)
+[ ${#packages[@]} -gt 0 ] || packages=(spec record cost guard judge loop tells)
 base_file=scripts/mutation-base
 
 # Code where no mutant may live: FILE:FUNCTION (FUNCTION * for the whole
@@ -86,6 +86,7 @@ critical=(
   "judge/cleanroom.go:holdoutCounts"
   "judge/cleanroom.go:holdoutSignal"
   "judge/holdout.go:*"
+  "judge/goaccount.go:*"
   "loop/run_agent.go:runAgent"
   "loop/run_agent.go:keepLoopFileEdit"
   "loop/engine.go:checkBudgets"
@@ -94,6 +95,11 @@ critical=(
   "loop/judged.go:*"
   "loop/trust.go:keepEdit"
   "cost/loop.go:EstimateLoop"
+  "tells/tells.go:LibraryOnly"
+  "tells/gocontext.go:*"
+  "tells/pycontext.go:*"
+  "tells/jscontext.go:*"
+  "tells/aliases.go:*"
 )
 # The packages mutated in their critical code only, in parts, each against
 # the tests that exercise it (a `go test -run` pattern; empty: all of the
@@ -106,6 +112,7 @@ critical=(
 parts=(
   "guard/protection||guard/protect.go:* guard/protect_rules.go:* guard/protect_ecosystems.go:* guard/protect_config.go:* guard/snapshot.go:* guard/guard.go:Snapshot guard/guard.go:Check guard/guard.go:RestoreSaved"
   "judge/verdict||judge/gates.go:CannotRun judge/gates.go:SaveTestBase judge/gates.go:Ratchet judge/cleanroom.go:JudgeCleanRoom judge/cleanroom.go:holdoutCounts judge/cleanroom.go:holdoutSignal judge/holdout.go:*"
+  "judge/goaccount|^Test(CleanRoomGoAccounting|GoAccountSource|CleanRoomRefusesForgedGoTests)$|judge/goaccount.go:*"
   "loop/budgets|^Test(Pin|Engine|APIErrors|RateLimits|EndlessRateLimits|Failover)|loop/run_agent.go:runAgent loop/run_agent.go:keepLoopFileEdit loop/engine.go:checkBudgets loop/engine.go:outcome loop/engine.go:finish"
   "loop/judged|^Test(Judged|EngineProtected|EngineLoopFileEdits|Crash|Watch|Hardlink|Renamed|Gitignored|LoadTrusted|TargetProblems|ReadOnly)|loop/judged.go:* loop/trust.go:keepEdit"
 )
