@@ -67,6 +67,9 @@ nobody_scripts=(
   attack_strength_embed
   best_of_special_case
   inline_tests_rust
+  attack_tells_assigned_alias
+  attack_doctest_expected
+  attack_test_fixture_python
 )
 # The sandbox as an ordinary user too (user namespaces, no root): when the
 # tests run as root (CI), its tests run again as nobody.
