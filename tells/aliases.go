@@ -112,8 +112,8 @@ func jsAssignSource(toks []srctok.Token, i int, source func(int) string) (name, 
 
 // jsModuleRequire reads module.require('m') at toks[j]: the specifier.
 func jsModuleRequire(toks []srctok.Token, j int) (string, bool) {
-	if seq(toks, j, "module", ".", "require", "(") && j+5 < len(toks) && toks[j+4].Kind == srctok.String && seq(toks, j+5, ")") {
-		return toks[j+4].Value, true
+	if !seq(toks, j, "module", ".", "require", "(") || !seq(toks, j+5, ")") || toks[j+4].Kind != srctok.String {
+		return "", false
 	}
-	return "", false
+	return toks[j+4].Value, true
 }
