@@ -31,3 +31,11 @@ func TestScanAliasesAtTheStart(t *testing.T) {
 	check(t, "a/a.js", "const m = module.require(\n", nil)
 	check(t, "a/a.js", "const m = module.require(x);\nm.equal = 1;\n", nil)
 }
+
+func TestScanGoReadersAndDotExits(t *testing.T) {
+	check(t, "a/a.go", "package a\nimport . \"os\"\nfunc init() { Exit(0) }\n", []want{{3, ExitsEarly}})
+	check(t, "a/a.go", "package a\nimport . \"os\"\nvar p int\nfunc init() { p = Getpid() }\n", nil)
+	check(t, "a/a.go", "package a\nfunc f(x string) bool { return x != \"--- PASS\" }\n", nil)
+	check(t, "a/a.go", "package a\nfunc f(x string) bool { return x == \"--- PASS\" }\n", nil)
+	check(t, "a/a.go", "package a\nvar c = '\\x16'\nvar d = 'a'\n", []want{{2, PrintsRunnerFraming}})
+}
