@@ -57,6 +57,12 @@ var defaultRules = []defaultRule{
 		globs: []string{"**/jest.config.*", "**/vitest.config.*", "**/.mocharc*", "**/playwright.config.*", "**/karma.conf.*",
 			"**/package.json", "**/.npmrc", "**/babel.config.*", "**/.babelrc*", "**/ava.config.*", "**/.nycrc*", "**/.c8rc*", "**/.taprc"}},
 	{id: "rust-tests", what: "rust integration tests", eco: ecoRust, globs: []string{"tests/**"}}, // relative to each Cargo.toml
+	// Snapshots a test compares with (jest, vitest, syrupy, go-snaps:
+	// __snapshots__; insta: snapshots/*.snap) are its expected values.
+	{id: "js-test-snapshots", what: "test snapshots", eco: ecoJS, globs: []string{"**/__snapshots__/**"}},
+	{id: "python-test-snapshots", what: "test snapshots", eco: ecoPython, globs: []string{"**/__snapshots__/**"}},
+	{id: "go-test-snapshots", what: "test snapshots", eco: ecoGo, globs: []string{"**/__snapshots__/**"}},
+	{id: "rust-test-snapshots", what: "test snapshots", eco: ecoRust, globs: []string{"**/snapshots/*.snap", "**/snapshots/*.snap.new"}},
 	{id: "rust-test-config", what: "cargo configuration", eco: ecoRust, config: true, globs: []string{".cargo/config", ".cargo/config.toml"}},
 	// Cargo.toml is listed whole; KeepTestConfigEdit lets an edit stand
 	// that leaves its [profile.*], [patch.*] and [replace] tables as they

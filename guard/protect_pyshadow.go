@@ -141,14 +141,44 @@ func (r *ProtectRules) shadowsImported(dir, name string) bool {
 	if dir != "" && !dirs[dir] {
 		return false
 	}
-	return pythonStdlib[name] || pythonRunnerDeps[name] || (all || imported[name]) && r.installedInVenv(name)
+	return pythonStdlib[name] || pythonRunnerDeps[name] || (all || imported[name]) && (r.installedInVenv(name) || installedOnMachine(name))
+}
+
+// pythonSiteDirs are the machine's folders of installed distributions
+// (globs): the system's, /usr/local's, the user's and pyenv's. A variable
+// so that tests can point it elsewhere.
+var pythonSiteDirs = func() []string {
+	home, _ := os.UserHomeDir()
+	dirs := []string{"/usr/lib/python3/dist-packages", "/usr/lib/python3*/site-packages", "/usr/local/lib/python3*/dist-packages",
+		"/usr/local/lib/python3*/site-packages"}
+	if home != "" {
+		dirs = append(dirs, filepath.Join(home, ".local/lib/python3*/site-packages"), filepath.Join(home, ".pyenv/versions/*/lib/python3*/site-packages"))
+	}
+	if root := os.Getenv("PYENV_ROOT"); root != "" {
+		dirs = append(dirs, filepath.Join(root, "versions/*/lib/python3*/site-packages"))
+	}
+	return dirs
+}
+
+// installedOnMachine says whether a distribution installed on the machine
+// (outside the project) has a module of that name: a new module of the
+// project named like it, which a test file imports, would be imported in
+// its stead.
+func installedOnMachine(name string) bool {
+	for _, d := range pythonSiteDirs() {
+		for _, pat := range []string{name, name + ".py", name + ".*.so"} {
+			if m, _ := filepath.Glob(filepath.Join(d, pat)); len(m) > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // installedInVenv says whether the project's virtual environment (.venv,
 // venv, env) has a distribution's module of that name: a module of the
 // project named like it would be imported in its stead. Distributions
-// installed outside the project are not seen (the standard library's and
-// the runners' names are known without looking).
+// installed outside the project are found by installedOnMachine.
 func (r *ProtectRules) installedInVenv(name string) bool {
 	for _, v := range []string{".venv", "venv", "env"} {
 		for _, pat := range []string{name, name + ".py", name + ".*.so"} {

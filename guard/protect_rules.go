@@ -71,6 +71,7 @@ type ProtectRules struct {
 	exists       func(rel string) bool // for paths not walked
 	support      map[string]bool       // folders of Go packages only tests use (goTestSupport)
 	testData     map[string]bool       // data files Go tests name (goTestData)
+	fixtures     map[string]bool       // data files Python and JS tests name (testFixtures)
 	// shadow are the modules the checks run with `python -m`; shadowAtStart
 	// the top-level names of the folder when the rules were made.
 	shadow, shadowAtStart map[string]bool
@@ -144,6 +145,7 @@ func NewProtectRules(dir string, l *spec.Loop) (*ProtectRules, error) {
 	}
 	r.support = goTestSupport(abs, r.files) // nil without a go.mod
 	r.testData = goTestData(abs, r.files)
+	r.fixtures = testFixtures(abs, r.files)
 	r.shadow = shadowable(l.Verify, l.ObjectiveVerify, l.HoldoutVerify)
 	r.shadowAtStart = map[string]bool{}
 	if ents, err := os.ReadDir(abs); err == nil {
@@ -382,6 +384,9 @@ func (r *ProtectRules) rule(rel string, exists bool) (Protected, bool) {
 	}
 	if exists && r.testData[rel] {
 		return Protected{Path: rel, Rule: "go test data: a file the tests name (default rule go-test-data-read)", Default: true}, true
+	}
+	if exists && r.fixtures[rel] {
+		return Protected{Path: rel, Rule: "test data: a file the tests name (default rule test-data-read)", Default: true}, true
 	}
 	for _, dr := range defaultRules {
 		if !r.ecos[dr.eco] || !exists && !dr.config {

@@ -110,8 +110,12 @@ func isIdentByte(b byte) bool {
 
 // InlineTestsChanged says how cur changed the inline test modules old
 // held ("" when it did not, or old held none): the whole text of each
-// module is compared, in order.
+// module is compared, in order; a Python file's doctest examples, each
+// wherever it is (judge/doctests.go).
 func InlineTestsChanged(rel string, old, cur []byte) string {
+	if path.Ext(rel) == ".py" {
+		return doctestsChanged(old, cur)
+	}
 	was := InlineTestSpans(rel, old)
 	if len(was) == 0 {
 		return ""

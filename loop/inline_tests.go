@@ -14,7 +14,7 @@ func (r *runner) inlineTests(rel string, cur []byte, ok bool) string {
 	if !ok {
 		return ""
 	}
-	return inlineTestsIn(rel, func() []byte {
+	return r.inlineTestsOf(rel, func() []byte {
 		old, err := guard.ReadBounded(filepath.Join(r.dir, filepath.FromSlash(rel)), 4<<20)
 		if err != nil {
 			return nil
@@ -30,4 +30,16 @@ func inlineTestsIn(rel string, before func() []byte, cur []byte) string {
 		return ""
 	}
 	return judge.InlineTestsChanged(rel, before(), cur)
+}
+
+// inlineTestsOf is inlineTestsIn where a Python file's doctests count only
+// when a check runs them (judge.RunsDoctests).
+func (r *runner) inlineTestsOf(rel string, before func() []byte, cur []byte) string {
+	if filepath.Ext(rel) == ".py" {
+		if len(cur) > 4<<20 || !judge.RunsDoctests(r.spec(), r.dir) {
+			return ""
+		}
+		return judge.InlineTestsChanged(rel, before(), cur)
+	}
+	return inlineTestsIn(rel, before, cur)
 }

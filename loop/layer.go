@@ -177,7 +177,7 @@ func (r *runner) folderTells(changed, created []string) []guard.Tamper {
 		if secret := secretsInChange(rel, cur, r.red()); secret != "" {
 			t.What = "refused: it holds " + secret
 		} else {
-			inline := inlineTestsIn(rel, head, cur)
+			inline := r.inlineTestsOf(rel, head, cur)
 			if inline == "" && (!judge.ScansForTells(rel) || r.judge().TellsAllowed(rel) || len(cur) > 4<<20) {
 				continue
 			}

@@ -94,6 +94,14 @@ critical=(
   "loop/judged.go:*"
   "loop/trust.go:keepEdit"
   "cost/loop.go:EstimateLoop"
+  # tells: its critical code, mutated by hand (`scripts/mutation.sh tells`)
+  # and not yet in CI: its first measurement is under the thresholds
+  # (docs/design.md, "Mutation testing").
+  "tells/tells.go:LibraryOnly"
+  "tells/gocontext.go:*"
+  "tells/pycontext.go:*"
+  "tells/jscontext.go:*"
+  "tells/aliases.go:*"
 )
 # The packages mutated in their critical code only, in parts, each against
 # the tests that exercise it (a `go test -run` pattern; empty: all of the

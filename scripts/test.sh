@@ -74,6 +74,10 @@ nobody_scripts=(
   parallel_apply_crash
   attack_best_of_judged_view
   inline_tests_rust
+  attack_tells_assigned_alias
+  attack_doctest_expected
+  attack_test_fixture_python
+  attack_pyshadow_installed
 )
 # The sandbox as an ordinary user too (user namespaces, no root): when the
 # tests run as root (CI), its tests run again as nobody.

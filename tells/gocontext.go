@@ -74,6 +74,7 @@ func (s *goScan) packageOf(f *ast.File, siblings func() map[string][]byte) *goPa
 				funcs[key] = fn
 				roots = append(roots, key)
 				sc.graphRefs(d, fn)
+				sc.varFuncs(d, funcs)
 			}
 		}
 	}
@@ -259,7 +260,7 @@ func (s *goScan) contextReads(f *ast.File) {
 			if n.Recv != nil {
 				key = "." + key
 			}
-			if n.Body != nil && (n.Recv != nil || key != "init") && s.pkg.reached[key] {
+			if n.Body != nil && key != "init" && s.pkg.reached[key] { // a method's key starts with "."
 				s.exitsIn(n.Body)
 			}
 		}

@@ -193,7 +193,8 @@ func (s *goScan) walk(root ast.Node, early bool) {
 }
 
 func (s *goScan) isExit(fun ast.Expr) bool {
-	return s.isFunc(fun, "os", "Exit") || s.isFunc(fun, "syscall", "Exit") || s.isFunc(fun, "runtime", "Goexit")
+	return s.isFunc(fun, "os", "Exit") || s.isFunc(fun, "syscall", "Exit") || s.isFunc(fun, "runtime", "Goexit") ||
+		s.isFunc(fun, "golang.org/x/sys/unix", "Exit")
 }
 
 func (s *goScan) call(c *ast.CallExpr, early bool) {

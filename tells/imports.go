@@ -69,6 +69,9 @@ func pyImportList(toks []srctok.Token) (mods []string, dynamic bool) {
 		case lineStart && t.Text == "from":
 			dots, j := relDots(i + 1)
 			name, k := dotted(toks, j)
+			if name == "import" { // from . import x: the keyword, not a module
+				name, k = "", j
+			}
 			mod := dots + name
 			if mod == "" || !seq(toks, k, "import") {
 				continue
@@ -78,7 +81,7 @@ func pyImportList(toks []srctok.Token) (mods []string, dynamic bool) {
 			if name == "" {
 				sep = ""
 			}
-			for k++; k < len(toks) && toks[k].Kind != srctok.Newline; k++ {
+			for k++; k < len(toks) && toks[k].Kind != srctok.Newline && !seq(toks, k, ";"); k++ {
 				if toks[k].Kind == srctok.Ident && toks[k-1].Text != "as" && toks[k].Text != "as" {
 					mods = append(mods, mod+sep+toks[k].Text)
 				}

@@ -43,6 +43,12 @@ func jsAliases(toks []srctok.Token) map[string]string {
 		if seq(toks, j, "process") && !seq(toks, j+1, ".") {
 			return "process"
 		}
+		if (seq(toks, j, "globalThis") || seq(toks, j, "global")) && !seq(toks, j+1, ".") && !seq(toks, j+1, "[") {
+			return "globalThis"
+		}
+		if m, ok := jsModuleRequire(toks, j); ok {
+			return module(m)
+		}
 		if seq(toks, j, "require", "(") && j+3 < len(toks) && toks[j+2].Kind == srctok.String && toks[j+3].Text == ")" {
 			return module(toks[j+2].Value)
 		}
@@ -53,6 +59,10 @@ func jsAliases(toks []srctok.Token) map[string]string {
 	}
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
+		if name, src := jsAssignSource(toks, i, source); src != "" {
+			out[name] = src
+			continue
+		}
 		switch {
 		case t.Kind == srctok.Ident && (t.Text == "const" || t.Text == "let" || t.Text == "var") && i+1 < len(toks):
 			if toks[i+1].Kind == srctok.Ident && seq(toks, i+2, "=") {
@@ -142,6 +152,12 @@ func jsChain(toks []srctok.Token, i int, aliases map[string]string) (q string, e
 	switch t.Text {
 	case "process", "require", "module":
 		q = t.Text
+		if m, ok := jsModuleRequire(toks, i); ok {
+			if !jsFramework(m) {
+				return "", i
+			}
+			q, j = "mod:"+strings.TrimPrefix(m, "node:"), i+6
+		}
 		if q == "require" && seq(toks, i+1, "(") && i+3 < len(toks) && toks[i+2].Kind == srctok.String && toks[i+3].Text == ")" {
 			if !jsFramework(toks[i+2].Value) {
 				return "", i

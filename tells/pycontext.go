@@ -122,6 +122,7 @@ func under(q, prefix string) bool {
 // they are left out.
 func pyContext(src []byte, toks []srctok.Token, mainModule bool) []Tell {
 	imports := pyImports(toks)
+	pyAssignAliases(toks, imports)
 	if len(imports) == 0 {
 		return nil
 	}

@@ -400,6 +400,7 @@ func printInitProtected(stdio *IO, l *spec.Loop, failing string) {
 	for _, line := range doctor.ProtectedByRule(ps) {
 		fmt.Fprintln(stdio.Out, line)
 	}
+	printInlineTests(stdio.Out, l, "", 20)
 	warns := doctor.NamedProtected(ps, "the objective", l.Objective)
 	warns = append(warns, doctor.NamedProtected(ps, "the failing checks' output", failing)...)
 	for _, w := range warns {

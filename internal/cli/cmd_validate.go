@@ -153,6 +153,7 @@ func printProtected(w io.Writer, l *spec.Loop, maxProtected int) {
 	for _, warn := range doctor.NamedProtected(ps, "the objective", l.Objective) {
 		fmt.Fprintf(w, "warning:    %s\n", warn)
 	}
+	printInlineTests(w, l, "", maxProtected)
 }
 
 func agentLine(a spec.Agent) string {

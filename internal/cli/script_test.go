@@ -64,6 +64,8 @@ func ScriptParams() testscript.Params {
 				return os.Geteuid() == 0, nil
 			case "cargo": // Rust's cargo: on PATH or in ~/.cargo/bin (withcargo.sh finds it)
 				return cargoFound(), nil
+			case "pyyaml": // python3 imports a distribution installed outside the project (PyYAML)
+				return exec.Command("python3", "-c", "import yaml").Run() == nil, nil
 			case "landlocknet": // Landlock with network rules (ABI 4)
 				_, ok := sandbox.NetworkEnforced(sandbox.Landlock)
 				return ok, nil
