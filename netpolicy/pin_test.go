@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/looprinter/looprinter/netproxy"
+	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/sandbox"
 	"github.com/looprinter/looprinter/spec"
 )
@@ -175,5 +177,25 @@ func TestPinProxySocketFolder(t *testing.T) {
 		if want := map[bool]string{true: d, false: "/tmp"}[n <= 60]; in != want {
 			t.Errorf("TMPDIR of %d bytes: the socket is in %s, want %s", n, in, want)
 		}
+	}
+}
+
+// A connection's record names an IPv6 host in brackets, a name or an IPv4
+// address as it is.
+func TestPinReportHostPort(t *testing.T) {
+	for _, c := range []struct {
+		host string
+		port int
+		want string
+	}{{"::1", 443, "[::1]:443"}, {"2001:db8::5", 8080, "[2001:db8::5]:8080"}, {"a.example", 80, "a.example:80"}, {"10.0.0.1", 9, "10.0.0.1:9"}} {
+		if got := hostPort(c.host, c.port); got != c.want {
+			t.Errorf("hostPort(%s, %d) = %s, want %s", c.host, c.port, got, c.want)
+		}
+	}
+	var got []string
+	x := &Proxy{sink: func(ev record.Event) { got = append(got, ev.To+" "+ev.Event) }}
+	x.report(netproxy.Conn{Proto: "socks5", Host: "::1", Port: 22, Allowed: true})
+	if len(got) != 1 || got[0] != "[::1]:22 "+record.NetAllowed {
+		t.Errorf("%q", got)
 	}
 }
