@@ -144,6 +144,7 @@ parts=(
   "sandbox/view|^Test(BuildManifest|ToolchainRoot|DropServiceEnv|BwrapArgsBuildTheView|InstallRoot|PinView)|sandbox/manifest.go:DropServiceEnv sandbox/manifest.go:IsServiceEnv sandbox/manifest.go:BuildManifest sandbox/manifest.go:expandHome sandbox/manifest.go:covers sandbox/manifest.go:tidy sandbox/manifest.go:Paths sandbox/manifest.go:toolchainRoot sandbox/manifest.go:installRoot sandbox/manifest.go:linkTargets sandbox/view_bwrap.go:*"
   "sandbox/rules|^Test(GrantSplit|PinRules|StripInPlace|PinSpecial)|sandbox/landlock.go:grant sandbox/network.go:maskArgs sandbox/special.go:*"
 )
+# sandbox/rules: its rules
 # The equivalent mutants left alive, one a line in docs/design.md:
 #   - `FILE` `FUNCTION` MUTATOR on `SOURCE LINE`: why
 allowed=docs/design.md
