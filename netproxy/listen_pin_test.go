@@ -173,3 +173,25 @@ func TestPinRelay(t *testing.T) {
 		t.Errorf("relay: %d accepts in 200 ms", n)
 	}
 }
+
+// Bytes a client sends right behind its CONNECT request, in the same
+// write (read into the proxy's buffer with the request), reach the host.
+func TestPinConnectPipelinedBytes(t *testing.T) {
+	echo := echoServer(t)
+	f := newFixture(t, echo, "a.test:443")
+	c, err := net.Dial("unix", f.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(3 * time.Second))
+	io.WriteString(c, "CONNECT a.test:443 HTTP/1.1\r\nHost: a.test:443\r\n\r\nearly\n")
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("%v %v", resp, err)
+	}
+	if line, err := br.ReadString('\n'); line != "early\n" {
+		t.Errorf("the bytes behind the request: %q %v", line, err)
+	}
+}
