@@ -195,3 +195,23 @@ func TestPinConnectPipelinedBytes(t *testing.T) {
 		t.Errorf("the bytes behind the request: %q %v", line, err)
 	}
 }
+
+// A long path's short address is used only while it fits, 100 bytes.
+func TestPinSockAddrVia(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), strings.Repeat("d", 90))
+	os.MkdirAll(dir, 0o700)
+	probe, done := sockAddr(filepath.Join(dir, "s"))
+	done()
+	if !strings.HasPrefix(probe, "/proc/self/fd/") {
+		t.Skipf("no /proc/self/fd here: %s", probe)
+	}
+	prefix := len(probe) - 1 // "/proc/self/fd/N/"
+	for _, n := range []int{maxSockPath, maxSockPath + 1} {
+		name := strings.Repeat("s", n-prefix)
+		addr, done := sockAddr(filepath.Join(dir, name))
+		done()
+		if via := strings.HasPrefix(addr, "/proc/self/fd/"); via != (n <= maxSockPath) || (via && len(addr) != n) {
+			t.Errorf("a %d-byte short address: %s", n, addr)
+		}
+	}
+}
