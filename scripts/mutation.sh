@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Mutation testing of the packages that judge agents: spec, record, cost,
-# guard, judge and loop. Each package is mutated by gremlins (pinned below)
+# guard, judge and loop; and of those that draw the sandbox's boundary:
+# netpolicy, netproxy and sandbox (its view, its rules and the apply's
+# special bits). Each package is mutated by gremlins (pinned below)
 # and only its own tests run against each mutant. Prints one table row a
 # package (or part) and fails when one falls under the thresholds, or when
 # a mutant lives in code that decides a budget, a cap, a permission, a
@@ -13,19 +15,25 @@
 #                                    measurement (CI; see below)
 #   scripts/mutation.sh spec cost    only these
 #   scripts/mutation.sh loop/budgets one part of a package's critical code
-#   scripts/mutation.sh --full       the full measurement: spec, record and
-#                                    cost in full; guard, judge and loop in
+#   scripts/mutation.sh --full       the full measurement: spec, record,
+#                                    cost, netpolicy and netproxy in full;
+#                                    guard, judge, loop and sandbox in
 #                                    their critical parts; records the base
 #   scripts/mutation.sh --all loop   every mutant of loop (about an hour)
 #
-# guard, judge and loop are mutated in parts: only the functions and files
+# guard, judge, loop and sandbox are mutated in parts: only the functions and files
 # of the critical list below (gremlins v0.5.0 has no file filter: the rest
 # of the package is marked unchanged through its --diff, see scope_to).
 # loop's tests run an engine per test and take minutes, once per mutant,
 # and run with -short there (the 60,000-file scale test and the 20,000-file
 # event-queue flood are left out). guard's and judge's tests take seconds,
 # but the rest of those packages is pinned by loop's engine tests, which
-# gremlins cannot run against another package's mutants.
+# gremlins cannot run against another package's mutants. sandbox's full
+# suite runs bubblewrap and takes about a minute: each of its parts runs
+# only the unit tests of its own files (seconds a mutant).
+#
+# The packages of the boundary (netpolicy, netproxy, sandbox) are held to
+# higher thresholds (MIN_EFFICACY_BOUNDARY, MIN_COVERAGE_BOUNDARY).
 #
 # Diff mode (the default): scripts/mutation-base holds, a line a package,
 # the commit of the package's last full measurement (--full writes it when
@@ -50,6 +58,11 @@ GREMLINS=github.com/go-gremlins/gremlins
 GREMLINS_VERSION=v0.5.0
 MIN_EFFICACY=85
 MIN_COVERAGE=70
+# The packages that draw the sandbox's boundary: what an agent's run sees
+# and reaches.
+BOUNDARY_PACKAGES="netpolicy netproxy sandbox"
+MIN_EFFICACY_BOUNDARY=90
+MIN_COVERAGE_BOUNDARY=85
 workers=${MUTATION_WORKERS:-2}
 full=0 all=0
 while [ $# -gt 0 ]; do
@@ -61,7 +74,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 packages=("$@")
-[ ${#packages[@]} -gt 0 ] || packages=(spec record cost guard judge loop)
+[ ${#packages[@]} -gt 0 ] || packages=(spec record cost guard judge loop netpolicy)
 base_file=scripts/mutation-base
 
 # Code where no mutant may live: FILE:FUNCTION (FUNCTION * for the whole
@@ -102,6 +115,29 @@ critical=(
   "tells/pycontext.go:*"
   "tells/jscontext.go:*"
   "tells/aliases.go:*"
+  # netproxy and sandbox: mutated by hand (`scripts/mutation.sh --full
+  # netproxy`, `scripts/mutation.sh --full sandbox`) until their first
+  # full measurement records a base; CI then mutates what changed since.
+  "netproxy/allow.go:*"
+  "netproxy/proxy.go:refusal"
+  "netproxy/proxy.go:dial"
+  "netpolicy/netpolicy.go:backends"
+  "netpolicy/netpolicy.go:Allow"
+  "netpolicy/netpolicy.go:Masks"
+  "sandbox/manifest.go:DropServiceEnv"
+  "sandbox/manifest.go:IsServiceEnv"
+  "sandbox/manifest.go:BuildManifest"
+  "sandbox/manifest.go:expandHome"
+  "sandbox/manifest.go:covers"
+  "sandbox/manifest.go:tidy"
+  "sandbox/manifest.go:Paths"
+  "sandbox/manifest.go:toolchainRoot"
+  "sandbox/manifest.go:installRoot"
+  "sandbox/manifest.go:linkTargets"
+  "sandbox/view_bwrap.go:*"
+  "sandbox/landlock.go:grant"
+  "sandbox/network.go:maskArgs"
+  "sandbox/special.go:*"
 )
 # The packages mutated in their critical code only, in parts, each against
 # the tests that exercise it (a `go test -run` pattern; empty: all of the
@@ -116,7 +152,10 @@ parts=(
   "judge/verdict||judge/gates.go:CannotRun judge/gates.go:SaveTestBase judge/gates.go:Ratchet judge/cleanroom.go:JudgeCleanRoom judge/cleanroom.go:holdoutCounts judge/cleanroom.go:holdoutSignal judge/holdout.go:*"
   "loop/budgets|^Test(Pin|Engine|APIErrors|RateLimits|EndlessRateLimits|Failover)|loop/run_agent.go:runAgent loop/run_agent.go:keepLoopFileEdit loop/engine.go:checkBudgets loop/engine.go:outcome loop/engine.go:finish"
   "loop/judged|^Test(Judged|EngineProtected|EngineLoopFileEdits|Crash|Watch|Hardlink|Renamed|Gitignored|LoadTrusted|TargetProblems|ReadOnly)|loop/judged.go:* loop/trust.go:keepEdit"
+  "sandbox/view|^Test(BuildManifest|ToolchainRoot|DropServiceEnv|BwrapArgsBuildTheView|InstallRoot|PinView)|sandbox/manifest.go:DropServiceEnv sandbox/manifest.go:IsServiceEnv sandbox/manifest.go:BuildManifest sandbox/manifest.go:expandHome sandbox/manifest.go:covers sandbox/manifest.go:tidy sandbox/manifest.go:Paths sandbox/manifest.go:toolchainRoot sandbox/manifest.go:installRoot sandbox/manifest.go:linkTargets sandbox/view_bwrap.go:*"
+  "sandbox/rules|^Test(GrantSplit|PinRules|StripInPlace|PinSpecial)|sandbox/landlock.go:grant sandbox/network.go:maskArgs sandbox/special.go:*"
 )
+# sandbox/rules: its rules
 # The equivalent mutants left alive, one a line in docs/design.md:
 #   - `FILE` `FUNCTION` MUTATOR on `SOURCE LINE`: why
 allowed=docs/design.md
@@ -269,6 +308,14 @@ func_at() {
     NR == want { print (fn == "" ? "-" : fn); exit }' "$1"
 }
 
+# thresholds PKG: sets min_eff and min_cov, PKG's thresholds.
+thresholds() {
+  min_eff=$MIN_EFFICACY min_cov=$MIN_COVERAGE
+  if [[ " $BOUNDARY_PACKAGES " == *" $1 "* ]]; then
+    min_eff=$MIN_EFFICACY_BOUNDARY min_cov=$MIN_COVERAGE_BOUNDARY
+  fi
+}
+
 fail=0
 rows=()
 declare -A pkg_fail=()
@@ -282,7 +329,8 @@ pct() { if [ "$1" = - ]; then echo -; else echo "$1%"; fi; }
 mutate() {
   local pkg=$1 name=$2 scope=$3 pattern=$4 base=$5
   shift 5
-  local log=$logs/${name//\//-}.log start secs killed lived notcov timedout eff cov
+  local log=$logs/${name//\//-}.log start secs killed lived notcov timedout eff cov min_eff min_cov
+  thresholds "$pkg"
   # A mutant that makes the tests hang costs the timeout: the coefficient
   # times the tests' time under coverage. 10 leaves room for a loaded
   # machine; loop's tests take minutes, so 4 there.
@@ -328,22 +376,22 @@ mutate() {
   # A diff (a package's changed lines, or the changed entries of a loop
   # part) is judged as one; a full run or a whole part as the other.
   if [ -z "$base" ] && [ "$scope" != changed ]; then
-    if [ "$eff" = - ] || awk -v e="$eff" -v m="$MIN_EFFICACY" 'BEGIN { exit !(e < m) }'; then
-      echo "FAIL $name: test efficacy $eff% is under $MIN_EFFICACY%"; failed=1
+    if [ "$eff" = - ] || awk -v e="$eff" -v m="$min_eff" 'BEGIN { exit !(e < m) }'; then
+      echo "FAIL $name: test efficacy $eff% is under $min_eff%"; failed=1
     fi
-    if [ "$cov" = - ] || awk -v c="$cov" -v m="$MIN_COVERAGE" 'BEGIN { exit !(c < m) }'; then
-      echo "FAIL $name: mutator coverage $cov% is under $MIN_COVERAGE%"; failed=1
+    if [ "$cov" = - ] || awk -v c="$cov" -v m="$min_cov" 'BEGIN { exit !(c < m) }'; then
+      echo "FAIL $name: mutator coverage $cov% is under $min_cov%"; failed=1
     fi
   else
     # A diff holds few mutants: a percentage is met, or missed by one
     # mutant alone (under 7 mutants a single one that lives puts efficacy
     # under 85%; in a full run it is one among hundreds). Critical code
     # keeps its own rule below: no mutant lives there at all.
-    if [ "$eff" != - ] && [ "$lived" -gt 1 ] && awk -v e="$eff" -v m="$MIN_EFFICACY" 'BEGIN { exit !(e < m) }'; then
-      echo "FAIL $name: test efficacy $eff% of the changed code is under $MIN_EFFICACY% ($lived mutants lived)"; failed=1
+    if [ "$eff" != - ] && [ "$lived" -gt 1 ] && awk -v e="$eff" -v m="$min_eff" 'BEGIN { exit !(e < m) }'; then
+      echo "FAIL $name: test efficacy $eff% of the changed code is under $min_eff% ($lived mutants lived)"; failed=1
     fi
-    if [ "$cov" != - ] && [ "$notcov" -gt 1 ] && awk -v c="$cov" -v m="$MIN_COVERAGE" 'BEGIN { exit !(c < m) }'; then
-      echo "FAIL $name: mutator coverage $cov% of the changed code is under $MIN_COVERAGE% ($notcov mutants not covered)"; failed=1
+    if [ "$cov" != - ] && [ "$notcov" -gt 1 ] && awk -v c="$cov" -v m="$min_cov" 'BEGIN { exit !(c < m) }'; then
+      echo "FAIL $name: mutator coverage $cov% of the changed code is under $min_cov% ($notcov mutants not covered)"; failed=1
     fi
   fi
   # Every mutant that lived, with the function it is in, read from the
@@ -505,5 +553,5 @@ fi
 echo
 printf '%-16s %-9s %7s %6s %12s %10s %10s %10s %7s\n' package scope killed lived "not covered" "timed out" efficacy coverage time
 printf '%s\n' "${rows[@]}"
-echo "(thresholds: efficacy >= $MIN_EFFICACY%, mutator coverage >= $MIN_COVERAGE%; in a diff, or missed by one mutant alone; logs in .cache/mutation/; $(($(date +%s) - started)) s in all)"
+echo "(thresholds: efficacy >= $MIN_EFFICACY%, mutator coverage >= $MIN_COVERAGE%; $BOUNDARY_PACKAGES: $MIN_EFFICACY_BOUNDARY%, $MIN_COVERAGE_BOUNDARY%; in a diff, or missed by one mutant alone; logs in .cache/mutation/; $(($(date +%s) - started)) s in all)"
 exit $fail
