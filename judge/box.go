@@ -78,6 +78,7 @@ func confinedView(ctx context.Context, l *spec.Loop, tree string, remove []strin
 		return nil
 	}
 	cache := checkCacheFor(ctx, l, tree)
+	around := workTreeAround(tree) // before a copy replaces the tree
 	kind, why := checkKind(l)
 	if why != "" && note != nil {
 		if _, seen := warnedKinds.LoadOrStore(l.Dir+"\x00"+why, true); !seen {
@@ -121,8 +122,10 @@ func confinedView(ctx context.Context, l *spec.Loop, tree string, remove []strin
 			}
 		}
 		tree, remove, put, lower = cp, nil, nil, ""
+		around = "" // a copy has no work tree around it: what it names there, it cannot see, and fails
 	}
 	o := boxOptions(l, tree, hideDirs)
+	o.Around, o.AroundMasked = around, loopdir.OtherSecrets(l.Dir)
 	o.Kind, o.Remove, o.Put, o.Env = kind, remove, put, env
 	o.View.AllowRead = append(o.View.AllowRead, programFolders(tree, setup, cmds)...)
 	if o.Cache = cache; cache != nil && cache.Warm {

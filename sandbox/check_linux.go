@@ -355,6 +355,7 @@ func (b *CheckBox) bwrapCommand(ctx context.Context, c, dir, shellLine string, e
 	if err := b.maskHome(layers, m, env); err != nil {
 		return nil, err
 	}
+	a = append(a, b.aroundBwrap()...)
 	for _, t := range b.targets {
 		a = append(a, "--bind", t, t)
 	}
@@ -368,9 +369,11 @@ func (b *CheckBox) bwrapCommand(ctx context.Context, c, dir, shellLine string, e
 	if !covered(b.scratch, b.hide) && (!Within(b.scratch, "/tmp") || covered(b.scratch, b.targets)) {
 		a = append(a, "--tmpfs", b.scratch)
 	}
+	a = append(a, b.aroundAgain()...)
 	if hidden || Within(b.tree, b.scratch) {
 		a = append(a, "--bind", b.tree, b.tree) // the tree inside a hidden folder stays the check's
 	}
+	a = append(a, b.aroundMasks()...)
 	if !setup {
 		for _, v := range b.views {
 			a = append(a, "--ro-bind", v, v)
@@ -460,7 +463,7 @@ func (b *CheckBox) landlockCommand(ctx context.Context, c, dir, shellLine string
 	// Reads: the box's manifest, the tree and Go's module cache; nothing
 	// else (the engine's state folder, other loops and projects, the rest
 	// of HOME).
-	s.RODirs, s.ROFiles = readRules(b.manifest(env), b.tree, goModCache(get, realHome))
+	s.RODirs, s.ROFiles = readRules(b.manifest(env), append([]string{b.tree, goModCache(get, realHome)}, b.aroundReads()...)...)
 	views := b.views
 	if setup {
 		views = nil
