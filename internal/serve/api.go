@@ -436,6 +436,11 @@ func (s *Server) do(what string, e ops.Entry, in actionInput, by string) (string
 		}
 		msg, err := s.cfg.Actions.Answer(e, in.ID, in.Text, by)
 		return msg, actionStatus(err), err
+	case "approve":
+		if err := ops.Approve(e, by); err != nil {
+			return "", actionStatus(err), err
+		}
+		return "approved the plan of " + e.Name + "; its build runs start", 0, nil
 	case "guide":
 		if err := operator.CheckText("guidance", in.Text); err != nil {
 			return "", http.StatusBadRequest, err
@@ -450,7 +455,7 @@ func actionStatus(err error) int {
 	switch {
 	case err == nil:
 		return 0
-	case errors.Is(err, ops.ErrNoQuestion):
+	case errors.Is(err, ops.ErrNoQuestion), errors.Is(err, ops.ErrNotWaitingApproval):
 		return http.StatusConflict
 	}
 	return http.StatusInternalServerError

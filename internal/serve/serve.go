@@ -188,7 +188,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/loops/{name}/files/{path...}", s.read(s.apiFile))
 	m.HandleFunc("GET /api/audit", s.admin(s.apiAudit))
 
-	for _, a := range []string{"pause", "resume", "stop", "answer", "guide"} {
+	for _, a := range []string{"pause", "resume", "stop", "answer", "guide", "approve"} {
 		m.HandleFunc("POST /api/loops/{name}/"+a, s.action(a))
 	}
 	m.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
