@@ -67,6 +67,10 @@ type CheckRequest struct {
 	// only `setup:` at the loop's start, before any agent ran, whose
 	// writes must reach the folder.
 	Unconfined bool
+
+	// around is the git work tree around Tree (workTreeAround): shown
+	// read-only beneath the tree's layer; "" for a copy, which has none.
+	around string
 }
 
 // Check runs the checks of r and returns their results, in order, until
@@ -84,6 +88,7 @@ func Check(ctx context.Context, r CheckRequest) []CheckResult {
 	if r.Cache == nil {
 		r.Cache = checkCacheFor(ctx, r.Loop, r.Tree) // before a copy: the warm-up's is the loop folder's
 	}
+	r.around = workTreeAround(r.Tree) // before a copy replaces the tree
 	kind, why := checkKind(r.Loop)
 	r.note(why)
 	if r.needsCopy(kind) {
@@ -92,6 +97,7 @@ func Check(ctx context.Context, r CheckRequest) []CheckResult {
 			return failAll(r.Cmds, r.LogPath, err.Error())
 		}
 		defer done()
+		r.around = "" // a copy has no work tree around it: what it names there, it cannot see, and fails
 	}
 	return r.inBox(ctx, kind)
 }
@@ -165,6 +171,7 @@ func layCopy(r *CheckRequest, cp string, skip map[string]bool) error {
 // boxOptions are the options of r's check box of kind.
 func (r *CheckRequest) boxOptions(ctx context.Context, kind string) sandbox.CheckBoxOptions {
 	o := boxOptions(r.Loop, r.Tree, r.HideDirs)
+	o.Around, o.AroundMasked = r.around, loopdir.OtherSecrets(r.Loop.Dir)
 	o.Kind, o.Remove, o.Put, o.Env = kind, r.Remove, r.Put, r.Env
 	o.View.AllowRead = append(o.View.AllowRead, programFolders(r.Tree, r.Setup, r.Cmds)...)
 	if o.Cache = r.Cache; o.Cache != nil && o.Cache.Warm {

@@ -187,6 +187,10 @@ func (r *runner) runAgent(ctx context.Context, phase string, post bool, task str
 				r.retryRecord(phase, task, ran, res, try, 0)
 				continue
 			}
+			if err := r.limitStop(phase, task, ran, res, try, wait); err != nil {
+				uncount() // limits: the policy refuses to wait
+				return nil, err
+			}
 		case agent.StatusAPIError:
 			apiErrors++
 			if apiErrors > r.spec().Budget.APIRetries {

@@ -186,6 +186,11 @@ type State struct {
 	Answered     *Answered      `json:"answered,omitempty"`
 	GuidanceTold map[string]int `json:"guidance_told,omitempty"`
 	Unanswered   int            `json:"unanswered,omitempty"`
+	// PlanWait is the first plan's wait for the operator's OK
+	// (plan.approve; approve.go); PlanApproved once it came (or the
+	// timeout let the plan run).
+	PlanWait     *PlanWait `json:"plan_wait,omitempty"`
+	PlanApproved bool      `json:"plan_approved,omitempty"`
 
 	AgentPGID   int       `json:"agent_pgid,omitempty"`   // the running agent's process group
 	AgentCgroup string    `json:"agent_cgroup,omitempty"` // the running agent's cgroup, where the machine gives one

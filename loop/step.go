@@ -115,6 +115,9 @@ func (e *Engine) step(ctx context.Context) *Outcome {
 		return e.outcome(ReasonBlocked, "cannot save state: "+err.Error())
 	}
 	e.reloadSpec()
+	if o := e.waitForApproval(ctx); o != nil {
+		return o
+	}
 	var err error
 	switch e.st.Phase {
 	case "", PhaseSetup:

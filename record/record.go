@@ -56,6 +56,9 @@ const (
 	QuestionTimeout = "question_timeout"
 	Guidance        = "guidance"
 	GuidanceAck     = "guidance_ack"
+	// PlanApproval: the first plan waits for the operator's OK (kind
+	// asked), got it (approved, By who), or none came in time (timeout).
+	PlanApproval = "plan_approval"
 	// Rollback: the engine moved the loop's branch back to a checkpoint
 	// (kind task: a build run broke a check; kind stop: the best state at
 	// a stop without DONE); what it undid is kept on Ref.
@@ -620,6 +623,8 @@ func Describe(e Event) string {
 		return fmt.Sprintf("guidance %s delivered (%s): %s", e.ID, orDash(e.By), e.Message)
 	case GuidanceAck:
 		return fmt.Sprintf("guidance %s acknowledged", e.ID)
+	case PlanApproval:
+		return fmt.Sprintf("plan approval %s: %s", e.Kind, e.Message)
 	default:
 		s := e.Event
 		if e.Message != "" {

@@ -50,6 +50,15 @@ type CheckBoxOptions struct {
 	// visible when it lies inside one); under Landlock they are left out of
 	// the read rules. Missing ones are skipped.
 	Hide []string
+	// Around is the work tree Tree lies in (a loop in a sub-folder of its
+	// repository, the landing's merged tree): shown read-only beneath the
+	// tree, so that a check reading `../other` sees the tree it judges,
+	// wherever it lives (/tmp and /var/tmp are fresh folders in the view).
+	// "" or Tree itself: nothing more. Hide and AroundMasked stay out of it.
+	Around string
+	// AroundMasked are paths inside Around checks do not see (other loops'
+	// records and holdout files).
+	AroundMasked []string
 	// Views are files or folders outside Tree that checks of this box see
 	// read-only although they lie inside a hidden folder (the holdout files
 	// kept in the engine's private folder).
@@ -96,6 +105,8 @@ type CheckBox struct {
 	targets []string // bwrap: the throw-away layers' targets, canonical, none inside another
 	hide    []string // canonical, existing
 	views   []string // canonical, existing
+	around  string   // canonical, a folder holding tree; "" for none
+	masked  []string // inside around, existing
 	env     []string
 	pending sync.WaitGroup // the housekeeping of ended checks
 	base    Layer          // bwrap: what setups wrote in the tree, under every check's layer
@@ -159,6 +170,7 @@ func NewCheckBox(o CheckBoxOptions) (*CheckBox, error) {
 		o.Env = os.Environ()
 	}
 	b := &CheckBox{opts: o, tree: tree, env: o.Env, hide: existing(o.Hide), views: existing(o.Views)}
+	b.around, b.masked = aroundOf(o.Around, tree, o.AroundMasked)
 	if o.Kind == Off {
 		return b, nil
 	}

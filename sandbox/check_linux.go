@@ -363,6 +363,7 @@ func (b *CheckBox) bwrapCommand(ctx context.Context, c, dir, shellLine string, e
 	m := b.manifest(env)
 	a = append(a, viewArgs(m.beside(b.targets))...)
 	b.buildHome(layers, m, env)
+	a = append(a, b.aroundBwrap()...)
 	for _, t := range b.targets {
 		a = append(a, "--bind", t, t)
 	}
@@ -376,9 +377,11 @@ func (b *CheckBox) bwrapCommand(ctx context.Context, c, dir, shellLine string, e
 	if !covered(b.scratch, b.hide) && (!Within(b.scratch, "/tmp") || covered(b.scratch, b.targets)) {
 		a = append(a, "--tmpfs", b.scratch)
 	}
+	a = append(a, b.aroundAgain()...)
 	if hidden || Within(b.tree, b.scratch) {
 		a = append(a, "--bind", b.tree, b.tree) // the tree inside a hidden folder stays the check's
 	}
+	a = append(a, b.aroundMasks()...)
 	if !setup {
 		for _, v := range b.views {
 			a = append(a, "--ro-bind", v, v)
@@ -472,7 +475,7 @@ func (b *CheckBox) landlockCommand(ctx context.Context, c, dir, shellLine string
 	// Reads: the box's manifest, the tree and Go's module cache; nothing
 	// else (the engine's state folder, other loops and projects, the rest
 	// of HOME).
-	s.RODirs, s.ROFiles = readRules(b.manifest(env), b.tree, goModCache(get, realHome))
+	s.RODirs, s.ROFiles = readRules(b.manifest(env), append([]string{b.tree, goModCache(get, realHome)}, b.aroundReads()...)...)
 	views := b.views
 	if setup {
 		views = nil

@@ -51,7 +51,7 @@ func (b *CheckBox) buildHome(layers []Layer, m Manifest, env []string) {
 			keep = append(keep, e.Path)
 		}
 	}
-	more := append(append(append([]string{b.tree}, b.targets...), b.views...), existing(cacheDirs(env))...)
+	more := append(append(append([]string{b.tree, b.around}, b.targets...), b.views...), existing(cacheDirs(env))...)
 	for _, k := range more {
 		if Within(k, home) && k != home {
 			keep = append(keep, k)

@@ -48,6 +48,7 @@ nobody_scripts=(
   attack_dependency_shim
   secret_scan_unlayered
   land_clean_room
+  land_whole_tree
   parallel_hostile
   best_of
   attack_forge_issue

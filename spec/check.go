@@ -26,6 +26,8 @@ var (
 	typeChecksMode = reflect.TypeOf(ChecksNetworkMode(""))
 	typeSandbox    = reflect.TypeOf(SandboxOpts{})
 	typeStrength   = reflect.TypeOf(VerifyStrength{})
+	typeLimits     = reflect.TypeOf(Limits{})
+	typeApprove    = reflect.TypeOf(PlanApprove{})
 )
 
 // checker walks the YAML node tree against the Go types, so that every
@@ -77,6 +79,8 @@ func (c *checker) walk(n *yaml.Node, t reflect.Type, path string) {
 		return
 	case t == typeStrength && c.walkStrength(n, path):
 		return
+	case (t == typeLimits || t == typeApprove) && n.Kind == yaml.ScalarNode:
+		return // limits: wait|stop, plan.approve: true: checked with the rest of the meaning
 	case (t == typeNetwork || t == typeSandbox || t == typeChecksNet) && n.Kind == yaml.ScalarNode:
 		return // the mode, checked with the rest of the meaning
 	case t == typeChecksMode && n.Kind == yaml.MappingNode:

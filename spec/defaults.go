@@ -138,6 +138,10 @@ func (l *Loop) applyDefaults() {
 	if l.AskTimeout == 0 {
 		l.AskTimeout = Duration(DefaultAskTimeout)
 	}
+	if l.Limits.Policy == "" {
+		l.Limits.Policy = LimitsWait
+	}
+	l.planDefaults()
 	if l.OnTimeout == "" {
 		l.OnTimeout = OnTimeoutBlocked
 	}
@@ -353,6 +357,8 @@ func (l *Loop) validate(nodes map[string]*yaml.Node) []Problem {
 		at("private_budget", "private_budget: %v", err)
 	}
 	l.validateChecksNetwork(at)
+	l.validateLimits(at)
+	l.validatePlan(at)
 	switch l.Sandbox {
 	case "auto", "bwrap", "landlock", "seatbelt", "off":
 	default:

@@ -357,7 +357,12 @@ var judgeRules = map[string]judgeRule{
 	"schedule.every": refuse("the schedule may not change"),
 	"schedule.cron":  refuse("the schedule may not change"),
 
-	"ask_timeout": down("ask_timeout may only go down"),
+	"ask_timeout":          down("ask_timeout may only go down"),
+	"limits.policy":        refuse("the usage-limit policy is the user's choice"),
+	"limits.resume_within": refuse("the usage-limit policy is the user's choice"),
+	"plan.approve.on":      refuse("the plan's approval is the user's"),
+	"plan.approve.timeout": refuse("the plan's approval is the user's"),
+	"plan.approve.then":    refuse("the plan's approval is the user's"),
 	"on_timeout": func(d fieldDiff, _, _ *Loop) string {
 		if d.New.String() == OnTimeoutBlocked {
 			return ""

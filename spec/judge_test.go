@@ -395,6 +395,17 @@ var judgeCases = []judgeCase{
 	{"ask_timeout", "ask timeout raised", func(l *Loop) { l.AskTimeout = Duration(48 * time.Hour) }, false, nil},
 	{"on_timeout", "on_timeout to blocked", func(l *Loop) { l.OnTimeout = OnTimeoutBlocked }, true, func(l *Loop) { l.OnTimeout = OnTimeoutContinue }},
 	{"on_timeout", "on_timeout to continue", func(l *Loop) { l.OnTimeout = OnTimeoutContinue }, false, nil},
+	{"limits.policy", "limits from stop to wait", func(l *Loop) { l.Limits.Policy = LimitsWait }, false, func(l *Loop) { l.Limits.Policy = LimitsStop }},
+	{"limits.resume_within", "limits window widened", func(l *Loop) { l.Limits.ResumeWithin = "00:00-23:59" }, false, func(l *Loop) { l.Limits = Limits{Policy: LimitsWindow, ResumeWithin: "22:00-07:00"} }},
+	{"plan.approve.on", "plan approval turned off", func(l *Loop) { l.Plan.Approve.On = false }, false, func(l *Loop) {
+		l.Plan.Approve = PlanApprove{On: true, Timeout: Duration(time.Hour), Then: ApproveThenStop}
+	}},
+	{"plan.approve.timeout", "plan approval's timeout shortened", func(l *Loop) { l.Plan.Approve.Timeout = Duration(time.Second) }, false, func(l *Loop) {
+		l.Plan.Approve = PlanApprove{On: true, Timeout: Duration(time.Hour), Then: ApproveThenStop}
+	}},
+	{"plan.approve.then", "plan approval's timeout runs the plan", func(l *Loop) { l.Plan.Approve.Then = ApproveThenRun }, false, func(l *Loop) {
+		l.Plan.Approve = PlanApprove{On: true, Timeout: Duration(time.Hour), Then: ApproveThenStop}
+	}},
 }
 
 // Every rule: the table above changes its field one way that tightens (kept,

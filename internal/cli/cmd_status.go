@@ -285,6 +285,11 @@ func firstLineOf(s string) string {
 // printChannel prints the question a loop waits on and the guidance no agent
 // run has acknowledged yet.
 func printChannel(w io.Writer, s ops.Status) {
+	if s.Loop != nil && s.Loop.PlanWait != nil {
+		pw := s.Loop.PlanWait
+		fmt.Fprintf(w, "waiting:    waiting for plan approval: the first plan (%d task(s), output/plan.json) since %s, until %s\n", pw.Tasks, pw.AskedAt.Local().Format(time.DateTime), pw.Deadline.Local().Format(time.DateTime))
+		fmt.Fprintf(w, "  approve:  looprinter approve %s\n", s.Name)
+	}
 	if q := s.Question; q != nil {
 		fmt.Fprintf(w, "question:   %s (asked by the %s run, %s; ask_timeout ends %s)\n", q.ID, q.Phase, q.AskedAt.Local().Format(time.DateTime), q.Deadline.Local().Format(time.DateTime))
 		for _, l := range strings.Split(q.Text, "\n") {

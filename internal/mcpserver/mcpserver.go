@@ -57,6 +57,7 @@ const (
 	ToolResume  = "loop_resume"
 	ToolStop    = "loop_stop"
 	ToolAnswer  = "loop_answer"
+	ToolApprove = "approve_plan"
 	ToolGuide   = "loop_guide"
 )
 
@@ -92,6 +93,7 @@ func New(o Options) *mcp.Server {
 	mcp.AddTool(s, &mcp.Tool{Name: ToolResume, Description: "Resume a paused loop (looprinter resume)."}, h.action("resume"))
 	mcp.AddTool(s, &mcp.Tool{Name: ToolStop, Description: "Stop a loop (looprinter stop): SIGTERM, the run writes its final record; it can be started again and resumes.",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true)}}, h.action("stop"))
+	mcp.AddTool(s, &mcp.Tool{Name: ToolApprove, Description: "Approve the first plan a loop waits on (plan.approve; looprinter approve): its build runs start. Read the plan first with loop_status."}, h.approve)
 	mcp.AddTool(s, &mcp.Tool{Name: ToolAnswer, Description: "Answer the question a waiting loop's agent asked (looprinter answer): the next agent run's prompt carries the answer, labelled as the operator's."}, h.answer)
 	mcp.AddTool(s, &mcp.Tool{Name: ToolGuide, Description: "Queue guidance for a loop's next agent run (looprinter guide); runs are told again until one acknowledges it."}, h.guide)
 	return s
@@ -317,6 +319,22 @@ func (h *handlers) answer(ctx context.Context, _ *mcp.CallToolRequest, in Answer
 		return nil, DoneOut{}, err
 	}
 	return nil, DoneOut{Loop: e.Name, Message: fmt.Sprintf("answered %s; the loop goes on with the answer in its next prompt", in.ID)}, nil
+}
+
+// ApproveArg is approve_plan's input.
+type ApproveArg struct {
+	Loop string `json:"loop" jsonschema:"the loop: its name, its registry key, its directory or its loop file"`
+}
+
+func (h *handlers) approve(ctx context.Context, _ *mcp.CallToolRequest, in ApproveArg) (*mcp.CallToolResult, DoneOut, error) {
+	e, err := find(in.Loop)
+	if err != nil {
+		return nil, DoneOut{}, err
+	}
+	if err := ops.Approve(e, By); err != nil {
+		return nil, DoneOut{}, err
+	}
+	return nil, DoneOut{Loop: e.Name, Message: "approved the plan; its build runs start"}, nil
 }
 
 // GuideArg is loop_guide's input.

@@ -91,3 +91,22 @@ func oneLine(s string) string {
 	}
 	return s
 }
+
+// ErrNotWaitingApproval says the loop is not waiting for plan approval.
+var ErrNotWaitingApproval = loop.ErrNotWaitingApproval
+
+// Approve gives the OK to the first plan the loop waits on
+// (plan.approve); by says who ("looprinter approve", "mcp", "serve token
+// …"). The OK is kept in the engine's private folder, which no agent run
+// can write.
+func Approve(e Entry, by string) error {
+	dir := channelDir(e)
+	st, err := loop.LoadState(dir)
+	if err != nil {
+		return err
+	}
+	if st.PlanWait == nil {
+		return fmt.Errorf("%w: %s", ErrNotWaitingApproval, e.Name)
+	}
+	return operator.PutApproval(dir, by)
+}

@@ -93,7 +93,7 @@ func Inspect(e Entry) Status {
 		s.State, s.PID = StateRunning, pid
 		if s.PausePending && PausedNow(dir) {
 			s.State = StatePaused
-		} else if st.Question != nil {
+		} else if st.Question != nil || st.PlanWait != nil {
 			s.State = StateWaiting
 		}
 	case e.LauncherPID != 0 && Alive(e.LauncherPID) && (!started || st.Outcome == ""):
@@ -216,6 +216,8 @@ func Line(st *loop.State, p *loop.Plan, state string) string {
 		b.WriteString(" Paused.")
 	case state == StateWaiting && st.Question != nil:
 		fmt.Fprintf(&b, " Waiting for the answer to %s.", st.Question.ID)
+	case state == StateWaiting && st.PlanWait != nil:
+		fmt.Fprintf(&b, " Waiting for plan approval (looprinter approve) until %s.", st.PlanWait.Deadline.Local().Format("15:04"))
 	}
 	return b.String()
 }

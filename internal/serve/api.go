@@ -443,6 +443,11 @@ func (s *Server) do(what string, e ops.Entry, in actionInput, by string) (string
 		return msg, actionStatus(err), err
 	case "start":
 		return s.startAction(e, in, by)
+	case "approve":
+		if err := ops.Approve(e, by); err != nil {
+			return "", actionStatus(err), err
+		}
+		return "approved the plan of " + e.Name + "; its build runs start", 0, nil
 	case "guide":
 		if err := operator.CheckText("guidance", in.Text); err != nil {
 			return "", http.StatusBadRequest, err
@@ -457,7 +462,7 @@ func actionStatus(err error) int {
 	switch {
 	case err == nil:
 		return 0
-	case errors.Is(err, ops.ErrNoQuestion):
+	case errors.Is(err, ops.ErrNoQuestion), errors.Is(err, ops.ErrNotWaitingApproval):
 		return http.StatusConflict
 	}
 	return http.StatusInternalServerError

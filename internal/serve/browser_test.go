@@ -316,6 +316,26 @@ func TestBrowser(t *testing.T) {
 	}
 	shot("list.png")
 
+	// The list's filter: finished hides the running loop and says how many
+	// it shows; running and a search for its name keep it.
+	if err := chromedp.Do(ctx, chromedp.Navigate(url+"?state=finished"), chromedp.WaitVisible(chromedp.CSS(`form.filter`))); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#rows tr").length`)); err != nil || n != 0 {
+		t.Errorf("state=finished: %d rows (%v); want none (the one loop runs)", n, err)
+	}
+	if shown := text(`form.filter .shown`); !strings.Contains(shown, "0 of 1 loops") {
+		t.Errorf("state=finished: the filter says %q", shown)
+	}
+	shot("list-filter-finished.png")
+	if err := chromedp.Do(ctx, chromedp.Navigate(url+"?state=running&q=WE"), chromedp.WaitVisible(chromedp.CSS(`#rows tr`))); err != nil {
+		t.Fatal(err)
+	}
+	if row := text(`#rows tr`); !strings.Contains(row, "web") {
+		t.Errorf("state=running&q=WE: the row %q", row)
+	}
+	shot("list-filter-running.png")
+
 	// Sign in with the link serve printed (the token is in the fragment).
 	if err := chromedp.Do(ctx, chromedp.Navigate(url+"login#token="+token), chromedp.WaitVisible(chromedp.CSS(`#rows tr`))); err != nil {
 		t.Fatal(err)

@@ -112,7 +112,10 @@ func (s *Server) renderBlock(w http.ResponseWriter, r *http.Request, name, block
 // refreshes it when /api/loops/stream says the list changed).
 func (s *Server) listPage(w http.ResponseWriter, r *http.Request) {
 	rows, _ := listRows()
-	data := map[string]any{"Title": "Loops", "Rows": rows}
+	all := len(rows)
+	state, text := r.URL.Query().Get("state"), r.URL.Query().Get("q")
+	rows = filterRows(rows, state, text)
+	data := map[string]any{"Title": "Loops", "Rows": rows, "All": all, "State": state, "Q": text}
 	if r.URL.Query().Get("part") == "rows" {
 		s.renderBlock(w, r, "list.html", "rows", data)
 		return

@@ -199,7 +199,7 @@ func (s *Server) routes() {
 
 	// GitHub's deliveries: signed, not token-bearing (hooks.go).
 	m.HandleFunc("POST /hooks/github/{name}", s.githubHook)
-	for _, a := range []string{"pause", "resume", "stop", "answer", "guide", "start"} {
+	for _, a := range []string{"pause", "resume", "stop", "answer", "guide", "start", "approve"} {
 		m.HandleFunc("POST /api/loops/{name}/"+a, s.action(a))
 	}
 	m.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {

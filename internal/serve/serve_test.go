@@ -301,7 +301,7 @@ func TestTokenRules(t *testing.T) {
 		t.Errorf("read with a wrong token: %d, want 401", r.status)
 	}
 	// Actions: 401 without a token, 403 with a read token, 200 with admin.
-	for _, a := range []string{"pause", "resume", "stop", "answer", "guide"} {
+	for _, a := range []string{"pause", "resume", "stop", "answer", "guide", "approve"} {
 		if r := e.post("/api/loops/api/"+a, "", url.Values{"id": {"q1"}, "text": {"x"}}, nil); r.status != 401 {
 			t.Errorf("%s without a token: %d, want 401", a, r.status)
 		}
@@ -340,6 +340,10 @@ func TestTokenRules(t *testing.T) {
 	en, _ := ops.Find("api")
 	if g := ops.ChannelOf(en).Guidance; len(g) != 1 || g[0].Text != "smaller steps" || g[0].By != "serve token "+e.admin[4:12] {
 		t.Errorf("queued guidance: %+v", g)
+	}
+	// approve: a loop that waits for no plan approval refuses it (409).
+	if r := e.post("/api/loops/api/approve", e.admin, nil, nil); r.status != 409 || !strings.Contains(r.body, "not waiting for plan approval") {
+		t.Errorf("approve of a loop that waits for none: %d %s, want 409", r.status, r.body)
 	}
 	if r := e.post("/api/loops/api/answer", e.admin, url.Values{"text": {"no id"}}, nil); r.status != 400 {
 		t.Errorf("answer without an id: %d, want 400", r.status)

@@ -31,7 +31,7 @@
     var first = true;
     new EventSource(table.dataset.live).addEventListener("loops", function () {
       if (first) { first = false; return; }
-      refresh(rows, "/?part=rows");
+      refresh(rows, "/?part=rows" + (location.search ? "&" + location.search.slice(1) : ""));
     });
   }
 
