@@ -117,19 +117,8 @@ func ClearWork(l Layer) error {
 }
 
 // removeAllWritable is os.RemoveAll that first makes folders writable to
-// their owner (overlayfs leaves a mode 000 folder in its work folder).
-func removeAllWritable(p string) error {
-	if err := os.RemoveAll(p); err == nil {
-		return nil
-	}
-	filepath.WalkDir(p, func(path string, d os.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			os.Chmod(path, 0o700)
-		}
-		return nil
-	})
-	return os.RemoveAll(p)
-}
+// their owner (nshelper.RemoveAllWritable).
+func removeAllWritable(p string) error { return nshelper.RemoveAllWritable(p) }
 
 // A LayerChange is one path of a layer as ApplyLayer judged it.
 type LayerChange struct {

@@ -131,7 +131,7 @@ func inOther(l Layer, rel string, layers []Layer) bool {
 // It runs before any layer is laid.
 func prepareBuilt(l Layer, layers []Layer, userNS bool) (*built, error) {
 	b := &built{keep: filepath.Join(l.Work, "keep")}
-	if err := removeAllWritable(b.keep); err != nil {
+	if err := RemoveAllWritable(b.keep); err != nil {
 		return nil, err
 	}
 	b.base = filepath.Join(b.keep, "base")
@@ -359,19 +359,4 @@ func chownLike(p string, fi os.FileInfo) {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		os.Lchown(p, int(st.Uid), int(st.Gid))
 	}
-}
-
-// removeAllWritable is os.RemoveAll that first makes folders writable to
-// their owner (overlayfs leaves a mode 000 folder in its work folder).
-func removeAllWritable(p string) error {
-	if err := os.RemoveAll(p); err == nil {
-		return nil
-	}
-	filepath.WalkDir(p, func(path string, d os.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			os.Chmod(path, 0o700)
-		}
-		return nil
-	})
-	return os.RemoveAll(p)
 }
