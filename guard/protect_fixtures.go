@@ -26,14 +26,7 @@ import (
 const maxFixtureReads = 2000
 
 func testFixtures(dir string, files []string) map[string]bool {
-	byDir := map[string][]string{}
-	isFile := map[string]bool{}
-	for _, f := range files {
-		isFile[f] = true
-		for d := path.Dir(f); d != "." && d != "/"; d = path.Dir(d) {
-			byDir[d] = append(byDir[d], f)
-		}
-	}
+	byDir, isFile := filesByDir(files)
 	out := map[string]bool{}
 	name := func(rel string) {
 		switch {

@@ -19,14 +19,7 @@ import (
 // are (default rule go-test-data-read): only when they exist, that is as
 // the loop started with them; a new case the agent adds is its own.
 func goTestData(dir string, files []string) map[string]bool {
-	byDir := map[string][]string{} // folder → files under it (any depth)
-	isFile := map[string]bool{}
-	for _, f := range files {
-		isFile[f] = true
-		for d := path.Dir(f); d != "." && d != "/"; d = path.Dir(d) {
-			byDir[d] = append(byDir[d], f)
-		}
-	}
+	byDir, isFile := filesByDir(files)
 	out := map[string]bool{}
 	fset := token.NewFileSet()
 	for _, f := range files {
@@ -73,4 +66,17 @@ func holdsGo(files []string) bool {
 		}
 	}
 	return false
+}
+
+// filesByDir indexes a listing of the loop folder (slash-separated paths):
+// each folder → the files under it (any depth), and which paths are files.
+func filesByDir(files []string) (byDir map[string][]string, isFile map[string]bool) {
+	byDir, isFile = map[string][]string{}, map[string]bool{}
+	for _, f := range files {
+		isFile[f] = true
+		for d := path.Dir(f); d != "." && d != "/"; d = path.Dir(d) {
+			byDir[d] = append(byDir[d], f)
+		}
+	}
+	return byDir, isFile
 }
