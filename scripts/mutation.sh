@@ -20,6 +20,10 @@
 #                                    guard, judge, loop and sandbox in
 #                                    their critical parts; records the base
 #   scripts/mutation.sh --all loop   every mutant of loop (about an hour)
+#   scripts/mutation.sh --critical   CI: only the critical entries that
+#                                    changed since each package's base,
+#                                    each mutated whole (the rest of a
+#                                    package's changed lines by hand)
 #
 # guard, judge, loop and sandbox are mutated in parts: only the functions and files
 # of the critical list below (gremlins v0.5.0 has no file filter: the rest
@@ -64,10 +68,11 @@ BOUNDARY_PACKAGES="netpolicy netproxy sandbox"
 MIN_EFFICACY_BOUNDARY=90
 MIN_COVERAGE_BOUNDARY=85
 workers=${MUTATION_WORKERS:-2}
-full=0 all=0
+full=0 all=0 critical_only=0
 while [ $# -gt 0 ]; do
   case $1 in
     --full) full=1 ;;
+    --critical) critical_only=1 ;;
     --all) full=1 all=1 ;;
     *) break ;;
   esac
@@ -513,6 +518,22 @@ for pkg in "${packages[@]}"; do
       echo "$name: changed since ${base:0:12}: ${changed[*]}"
       mutate "$p" "$name" changed "$pattern" "" "${changed[@]}"
     done
+  elif [ $critical_only = 1 ]; then
+    # --critical: only the package's critical entries that changed since
+    # its base (all of them without one), each mutated whole.
+    entries=()
+    for c in "${critical[@]}"; do
+      [[ $c == "$pkg"/* ]] && entries+=("$c")
+    done
+    changed=("${entries[@]}")
+    [ -z "$base" ] || [ ${#entries[@]} = 0 ] || mapfile -t changed < <(changed_entries "$base" "${entries[@]}")
+    if [ ${#changed[@]} = 0 ]; then
+      echo "$pkg: none of its critical code changed since ${base:0:12} (--critical: the rest is measured by hand)"
+      rows+=("$(printf '%-16s %-9s %7d %6d %12d %10d %10s %10s %6ss' "$pkg" changed 0 0 0 0 - - 0)")
+      continue
+    fi
+    echo "$pkg: critical code, mutated whole: ${changed[*]} (--critical: the rest is measured by hand)"
+    mutate "$pkg" "$pkg" changed "" "" "${changed[@]}"
   elif [ -n "$base" ]; then
     entries=()
     for c in "${critical[@]}"; do
