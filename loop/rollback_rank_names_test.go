@@ -2,7 +2,8 @@ package loop
 
 import rollbacks "github.com/looprinter/looprinter/rollback"
 
-// keptTests and noteTests are rollback's ranking counts (rollback.CopyTests,
+// keptTests and noteTests keep the names the ledger tests call rollback's
+// ranking counts by (rollback.CopyTests,
 // rollback.NoteTests).
 func keptTests(m map[string]int) map[string]int { return rollbacks.CopyTests(m) }
 
