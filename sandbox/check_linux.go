@@ -22,7 +22,6 @@ import (
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsyscall "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"github.com/looprinter/looprinter/sandbox/nshelper"
-	"golang.org/x/sys/unix"
 )
 
 // EnvCheck marks a process started by a Landlock CheckBox: this package's
@@ -36,6 +35,9 @@ type checkSpec struct {
 	ROFiles []string `json:"ro_files"`
 	RWDirs  []string `json:"rw_dirs"`
 	NoNet   bool     `json:"no_net"` // refuse TCP bind and connect (ABI 4+)
+	// Sockets are the host's unix sockets the loop lets in
+	// (sandbox.allow_sockets).
+	Sockets []string `json:"sockets,omitempty"`
 }
 
 // EnvCheckLayers marks a process started by a bwrap CheckBox: package
@@ -71,43 +73,14 @@ func checkHelperMain(v string) int {
 
 // restrictCheck applies a check's ruleset to the calling thread: read
 // where s says, write only to its fresh folders and the harmless devices,
-// no TCP unless the loop allows the network, no signal or abstract unix
-// socket out of the domain, no capability.
+// no TCP unless the loop allows the network, no signal or unix socket out
+// of the domain, no capability.
 func restrictCheck(s checkSpec) error {
-	cfg := landlock.Config{HandledAccessFS: fsRights, Scoped: llsyscall.ScopeSignal | llsyscall.ScopeAbstractUnixSocket}
+	r := landlockRules{ReadDirs: s.RODirs, ReadFiles: s.ROFiles, Dirs: s.RWDirs, Sockets: s.Sockets}
 	if s.NoNet {
-		cfg.HandledAccessNet = landlock.AccessNetSet(llsyscall.AccessNetBindTCP | llsyscall.AccessNetConnectTCP)
+		r.TCP = landlock.AccessNetSet(llsyscall.AccessNetBindTCP | llsyscall.AccessNetConnectTCP)
 	}
-	cfg = cfg.BestEffort()
-	// The harmless devices only: not /dev/shm, which outlives the check
-	// and which an agent run could read.
-	rules := []landlock.Rule{
-		landlock.RWFiles(deviceFiles...).WithIoctlDev().IgnoreIfMissing(),
-	}
-	if len(s.RODirs) > 0 {
-		rules = append(rules, landlock.RODirs(s.RODirs...).IgnoreIfMissing())
-	}
-	if len(s.ROFiles) > 0 {
-		rules = append(rules, landlock.ROFiles(s.ROFiles...).IgnoreIfMissing())
-	}
-	if len(s.RWDirs) > 0 {
-		rules = append(rules, landlock.RWDirs(s.RWDirs...).WithRefer().IgnoreIfMissing())
-	}
-	fd, flags, err := cfg.NewRulesetFD(rules...)
-	if err != nil {
-		return fmt.Errorf("landlock ruleset: %w", err)
-	}
-	if fd < 0 {
-		return errors.New("landlock is not available in this kernel")
-	}
-	defer unix.Close(fd)
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("no_new_privs: %w", err)
-	}
-	if err := llsyscall.LandlockRestrictSelf(fd, flags); err != nil {
-		return fmt.Errorf("landlock_restrict_self: %w", err)
-	}
-	return dropCapabilities()
+	return r.restrict()
 }
 
 // landlockABI is the kernel's Landlock ABI (0: none).
@@ -475,7 +448,9 @@ func (b *CheckBox) landlockCommand(ctx context.Context, c, dir, shellLine string
 	// Reads: the box's manifest, the tree and Go's module cache; nothing
 	// else (the engine's state folder, other loops and projects, the rest
 	// of HOME).
-	s.RODirs, s.ROFiles = readRules(b.manifest(env), append([]string{b.tree, goModCache(get, realHome)}, b.aroundReads()...)...)
+	m := b.manifest(env)
+	s.RODirs, s.ROFiles = readRules(m, append([]string{b.tree, goModCache(get, realHome)}, b.aroundReads()...)...)
+	s.Sockets = m.sockets()
 	views := b.views
 	if setup {
 		views = nil

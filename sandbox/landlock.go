@@ -33,11 +33,16 @@ type helperSpec struct {
 	// may write: the view's manifest (see BuildManifest).
 	ReadDirs  []string `json:"read_dirs,omitempty"`
 	ReadFiles []string `json:"read_files,omitempty"`
+	// Sockets are the host's unix sockets the loop lets in
+	// (sandbox.allow_sockets): with none, no unix socket can be reached
+	// by path (see landlockRules).
+	Sockets []string `json:"sockets,omitempty"`
 }
 
 // fsRights are the filesystem rights the ruleset handles: everything up to
-// ABI 5 (ioctl on devices). Later rights (connecting to UNIX sockets by path)
-// are left alone so agents can still talk to local daemons.
+// ABI 5 (ioctl on devices). Connecting to a unix socket by path (ABI 9) is
+// handled too, by landlockRules, which keeps it to the box's own folders
+// and the sockets the loop lets in.
 const fsRights = landlock.AccessFSSet(1<<16 - 1)
 
 // devices stay writable (and usable with ioctl) for every agent; the rest of
@@ -161,7 +166,9 @@ func (p Policy) wrapLandlock(path string, args []string) (string, []string, []st
 		return "", nil, nil, fmt.Errorf("sandbox: private temporary folder: %w", err)
 	}
 	s := helperSpec{Exec: path, Dirs: []string{p.Dir, tmp}}
-	s.ReadDirs, s.ReadFiles = readRules(p.manifest(path), p.Shown...)
+	m := p.manifest(path)
+	s.ReadDirs, s.ReadFiles = readRules(m, p.Shown...)
+	s.Sockets = m.sockets()
 	if p.Net != nil {
 		s.Net, s.NetPort = true, p.Net.Port
 	}

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/landlock-lsm/go-landlock/landlock"
 	llsyscall "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )
@@ -15,45 +14,11 @@ import (
 // restrictThread applies the Landlock ruleset of s to the calling thread
 // (best effort across ABI versions; an error when Landlock is missing).
 func restrictThread(s helperSpec) error {
-	// Signals and abstract unix sockets stay inside the run's domain
-	// (ABI 6): no signal to the engine or the user's processes, no
-	// connection to an abstract socket of theirs (a session bus, an X
-	// server).
-	cfg := landlock.Config{HandledAccessFS: fsRights, Scoped: llsyscall.ScopeSignal | llsyscall.ScopeAbstractUnixSocket}
+	r := landlockRules{ReadDirs: s.ReadDirs, ReadFiles: s.ReadFiles, Dirs: s.Dirs, Files: s.Files, DeviceDirs: true, Sockets: s.Sockets}
 	if s.Net {
-		cfg.HandledAccessNet = llsyscall.AccessNetConnectTCP
+		r.TCP, r.ConnectPort = llsyscall.AccessNetConnectTCP, s.NetPort
 	}
-	cfg = cfg.BestEffort()
-	rules := []landlock.Rule{
-		landlock.RODirs(s.ReadDirs...).IgnoreIfMissing(),
-		landlock.ROFiles(s.ReadFiles...).IgnoreIfMissing(),
-		landlock.RWFiles(deviceFiles...).WithIoctlDev().IgnoreIfMissing(),
-		landlock.RWDirs(deviceDirs...).WithIoctlDev().IgnoreIfMissing(),
-	}
-	if len(s.Dirs) > 0 {
-		rules = append(rules, landlock.RWDirs(s.Dirs...).WithRefer().IgnoreIfMissing())
-	}
-	if len(s.Files) > 0 {
-		rules = append(rules, landlock.RWFiles(s.Files...).IgnoreIfMissing())
-	}
-	if s.Net && s.NetPort > 0 && s.NetPort < 65536 {
-		rules = append(rules, landlock.ConnectTCP(uint16(s.NetPort)))
-	}
-	fd, flags, err := cfg.NewRulesetFD(rules...)
-	if err != nil {
-		return fmt.Errorf("landlock ruleset: %w", err)
-	}
-	if fd < 0 {
-		return errors.New("landlock is not available in this kernel")
-	}
-	defer unix.Close(fd)
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("no_new_privs: %w", err)
-	}
-	if err := llsyscall.LandlockRestrictSelf(fd, flags); err != nil {
-		return fmt.Errorf("landlock_restrict_self: %w", err)
-	}
-	return dropCapabilities()
+	return r.restrict()
 }
 
 // dropCapabilities leaves the calling thread, and what it executes, no

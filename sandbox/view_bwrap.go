@@ -115,3 +115,14 @@ func readRules(m Manifest, more ...string) (dirs, files []string) {
 	}
 	return dirs, files
 }
+
+// sockets are the host's unix sockets m lets in (sandbox.allow_sockets).
+func (m Manifest) sockets() []string {
+	var out []string
+	for _, e := range m {
+		if e.How == Socket {
+			out = append(out, e.Path)
+		}
+	}
+	return out
+}
