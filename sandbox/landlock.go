@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -227,4 +228,29 @@ func grant(w string, ro []string, dirs, files *[]string) {
 		}
 		grant(filepath.Join(w, e.Name()), inside, dirs, files)
 	}
+}
+
+// resolveUnixABI is the first Landlock ABI that mediates connecting to a
+// unix socket by its path.
+const resolveUnixABI = 9
+
+// LandlockUnixByPath says whether this kernel's Landlock itself mediates
+// connecting to a unix socket by path (ABI 9), so that the landlock
+// sandbox can let in only the sockets the loop lists.
+func LandlockUnixByPath() bool {
+	return landlockProbe() == nil && landlockOnce.abi >= resolveUnixABI
+}
+
+// SocketGap is validate's and doctor's warning about sandbox.allow_sockets
+// under kind ("" when there is none to give): Landlock before ABI 9
+// cannot tell one unix socket path from another, so letting any socket
+// in lets every unix socket of the host in, by path.
+func SocketGap(kind string, sockets []string) string {
+	if kind != Landlock || len(sockets) == 0 {
+		return ""
+	}
+	if LandlockUnixByPath() {
+		return ""
+	}
+	return fmt.Sprintf("sandbox.allow_sockets: under landlock, allow_sockets opens every unix socket of the host by path (a terminal multiplexer's, an ssh agent's), not only %s: %s cannot tell one socket path from another; use bwrap to allow only these", strings.Join(sockets, ", "), landlockWhat())
 }

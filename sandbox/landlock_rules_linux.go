@@ -26,10 +26,6 @@ type landlockRules struct {
 	Sockets []string
 }
 
-// resolveUnixABI is the first Landlock ABI that mediates connecting to a
-// unix socket by its path.
-const resolveUnixABI = 9
-
 // unixFilter says whether a box on a kernel with Landlock ABI abi needs
 // the seccomp filter that refuses unix sockets: Landlock cannot refuse
 // connecting to them by path before resolveUnixABI; with sockets let in

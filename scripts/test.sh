@@ -65,6 +65,7 @@ nobody_scripts=(
   attack_holdout_other_loop
   attack_checks_network_allow
   attack_host_services
+  attack_host_services_landlock
   attack_view_landlock
   attack_check_cache
   checks_warm

@@ -295,4 +295,7 @@ func printView(w io.Writer, l *spec.Loop) {
 	for _, warn := range l.SocketWarnings() {
 		fmt.Fprintf(w, "warning:    %s\n", warn)
 	}
+	if gap := sandbox.SocketGap(kind, l.SandboxOpts.AllowSockets); gap != "" {
+		fmt.Fprintf(w, "warning:    %s\n", gap)
+	}
 }

@@ -66,6 +66,8 @@ func ScriptParams() testscript.Params {
 				return cargoFound(), nil
 			case "pyyaml": // python3 imports a distribution installed outside the project (PyYAML)
 				return exec.Command("python3", "-c", "import yaml").Run() == nil, nil
+			case "landlockunix": // Landlock mediates unix sockets by path (ABI 9)
+				return sandbox.LandlockUnixByPath(), nil
 			case "landlocknet": // Landlock with network rules (ABI 4)
 				_, ok := sandbox.NetworkEnforced(sandbox.Landlock)
 				return ok, nil

@@ -321,6 +321,9 @@ func viewFindings(l *spec.Loop, kind string) []Finding {
 	for _, w := range l.SocketWarnings() {
 		out = append(out, Finding{Level: Warn, Area: AreaSandbox, Message: w, Fix: "remove it from sandbox.allow_sockets unless the checks need that service"})
 	}
+	if gap := sandbox.SocketGap(kind, l.SandboxOpts.AllowSockets); gap != "" {
+		out = append(out, Finding{Level: Warn, Area: AreaSandbox, Message: gap, Fix: "use `sandbox: bwrap` (apt-get install bubblewrap), which lets only the listed sockets in, or a kernel with Landlock ABI 9"})
+	}
 	return out
 }
 
