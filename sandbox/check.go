@@ -236,7 +236,7 @@ func CheckGuarantee(kind, network string) string {
 		} else if network != CheckNetworkHost {
 			net = "the host's network (Landlock below ABI 4 has no network rules)"
 		}
-		return "checks run under a Landlock ruleset of the judge's own: writes only to fresh folders made for the check (HOME, the temporary folder, the caches it may write), the tree and the user's caches read-only, the engine's state folder unreadable, no capabilities, " + net
+		return "checks run under a Landlock ruleset of the judge's own: writes only to fresh folders made for the check (HOME, the temporary folder, the caches it may write), the tree and the user's caches read-only, the engine's state folder unreadable, no capabilities, " + landlockUnixNote() + ", " + net
 	}
 	return ""
 }
@@ -264,14 +264,14 @@ func CheckGaps(kind, network string) []string {
 		abi := landlockABI()
 		out = append(out,
 			"Landlock: the tree is read-only to a check (no throw-away layer): a runner that writes into it (caches, reports) fails",
-			"Landlock: unix sockets by path (the host's /tmp and /run: a terminal multiplexer's, an ssh agent's, docker's) stay reachable: Landlock does not cover them (reads are limited to the manifest, the tree and the module cache)",
+			"Landlock: "+landlockUnixGap(),
 			"Landlock: HOME, the temporary folder and the caches are fresh empty folders for every check; the module cache is the user's, read-only (a module not downloaded yet cannot be); Go's build cache is the box's own, shared by its checks (a copy of the loop's cache layer's, else cold; what one check's code writes there, a later check of the same box reads)",
 			"Landlock: no PID namespace: a check sees the host's processes in /proc",
 			"Landlock: the folders on the way to a hidden one (/, HOME…) cannot be listed by a check, and entries made in them after the check starts cannot be read",
 		)
 		if network != CheckNetworkHost {
 			if abi >= 4 {
-				out = append(out, "Landlock: TCP bind and connect are refused to every port, loopback included (no network namespace): a check cannot run a local server; UDP and unix sockets by path are not covered")
+				out = append(out, "Landlock: TCP bind and connect are refused to every port, loopback included (no network namespace): a check cannot run a local server; UDP is not covered")
 			} else {
 				out = append(out, fmt.Sprintf("Landlock ABI %d (below 4): checks have the host's network", abi))
 			}

@@ -254,3 +254,20 @@ func SocketGap(kind string, sockets []string) string {
 	}
 	return fmt.Sprintf("sandbox.allow_sockets: under landlock, allow_sockets opens every unix socket of the host by path (a terminal multiplexer's, an ssh agent's), not only %s: %s cannot tell one socket path from another; use bwrap to allow only these", strings.Join(sockets, ", "), landlockWhat())
 }
+
+// landlockUnixNote is what the landlock sandbox guarantees about unix
+// sockets on this kernel.
+func landlockUnixNote() string {
+	if LandlockUnixByPath() {
+		return "no unix socket of the host's but those in sandbox.allow_sockets (Landlock ABI 9)"
+	}
+	return "no unix socket of the host's (a seccomp filter refuses making any unix socket; socketpair works), unless sandbox.allow_sockets is set, which opens every one by path"
+}
+
+// landlockUnixGap is what that costs a check.
+func landlockUnixGap() string {
+	if LandlockUnixByPath() {
+		return "a unix socket is reachable only in the check's own folders and sandbox.allow_sockets"
+	}
+	return "no unix socket can be made (a seccomp filter; socketpair works): code that makes one of its own (a Python multiprocessing manager, a test server on a socket file) fails unless sandbox.allow_sockets is set, which opens every unix socket of the host by path"
+}

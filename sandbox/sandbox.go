@@ -188,12 +188,12 @@ func Guarantees(kind string) []string {
 	case Landlock:
 		if err := CgroupProbe(); err != nil {
 			return []string{
-				"guaranteed: writes only to the loop folder, a private HOME and caches of the loop's (the real ones, which the checks and the engine's git read, are read-only to it) and a private temporary folder; no capabilities (as root too); no mounts; leftover processes swept before anything is judged; " + always,
+				"guaranteed: writes only to the loop folder, a private HOME and caches of the loop's (the real ones, which the checks and the engine's git read, are read-only to it) and a private temporary folder; no capabilities (as root too); no mounts; " + landlockUnixNote() + "; leftover processes swept before anything is judged; " + always,
 				"not guaranteed: protected files in the loop folder, and .git's config, hooks and info (where a program for the user's next git command could be planted), are put back after the run, not refused (Landlock rules only grant: nothing inside the writable loop folder can be kept read-only); no PID namespace: other processes are visible in /proc (engines are not dumpable, but root reads them); no cgroup either (" + err.Error() + "): a daemon an agent started can outlive an engine that is killed (its leftover processes are swept only while an engine lives); holdout files cannot be hidden (a loop with holdout stops BLOCKED)",
 			}
 		}
 		return []string{
-			"guaranteed: writes only to the loop folder, a private HOME and caches of the loop's (the real ones, which the checks and the engine's git read, are read-only to it) and a private temporary folder; no capabilities (as root too); no mounts; each run in a cgroup of its own: what it starts is ended after the run, and after an engine that was killed, before anything is judged; " + always,
+			"guaranteed: writes only to the loop folder, a private HOME and caches of the loop's (the real ones, which the checks and the engine's git read, are read-only to it) and a private temporary folder; no capabilities (as root too); no mounts; " + landlockUnixNote() + "; each run in a cgroup of its own: what it starts is ended after the run, and after an engine that was killed, before anything is judged; " + always,
 			"not guaranteed: protected files in the loop folder, and .git's config, hooks and info (where a program for the user's next git command could be planted), are put back after the run, not refused (Landlock rules only grant: nothing inside the writable loop folder can be kept read-only); no PID namespace: other processes are visible in /proc (engines are not dumpable, but root reads them); holdout files cannot be hidden (a loop with holdout stops BLOCKED)",
 		}
 	case Seatbelt:
