@@ -269,5 +269,5 @@ func landlockUnixGap() string {
 	if LandlockUnixByPath() {
 		return "a unix socket is reachable only in the check's own folders and sandbox.allow_sockets"
 	}
-	return "no unix socket can be made (a seccomp filter; socketpair works): code that makes one of its own (a Python multiprocessing manager, a test server on a socket file) fails unless sandbox.allow_sockets is set, which opens every unix socket of the host by path"
+	return "no unix socket can be made (a seccomp filter; socketpair works): code that makes one of its own (a Python multiprocessing manager or forkserver, the default start method from Python 3.14, a test server on a socket file) fails unless sandbox.allow_sockets is set, which opens every unix socket of the host by path"
 }
