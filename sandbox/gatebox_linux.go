@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/looprinter/looprinter/sandbox/nshelper"
 	"golang.org/x/sys/unix"
@@ -288,9 +289,20 @@ func (s *boxServer) close() {
 	if s.conn != nil {
 		s.conn.Close()
 	}
+	// The server ends when its connection does (and with it bubblewrap);
+	// what does not end in a moment is killed.
 	if s.cmd != nil && s.cmd.Process != nil {
-		s.cmd.Process.Kill()
-		s.cmd.Wait()
+		done := make(chan struct{})
+		go func() {
+			s.cmd.Wait()
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			s.cmd.Process.Kill()
+			<-done
+		}
 	}
 	if s.g != nil {
 		s.g.End()
