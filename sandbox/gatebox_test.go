@@ -95,3 +95,30 @@ func TestBoxServerConfined(t *testing.T) {
 		t.Fatalf("the box does not run a check after one was killed: %d %s", code, out)
 	}
 }
+
+// The loop's cache layer lies under every check of the server's as under
+// a check of its own: each starts warm, and what one writes there (the
+// agent's code poisoning an entry) the next never sees.
+func TestBoxServerCacheLayer(t *testing.T) {
+	f := newBoxFixture(t)
+	need(t, Bwrap)
+	c := CheckCache{Dir: filepath.Join(f.priv, "engine", "cache")}
+	warm := c
+	warm.Warm = true
+	b := f.box(t, Bwrap, CheckBoxOptions{Cache: &warm})
+	if out, code := runBox(t, b, f.tree, cacheWarmLine, f.env); code != 0 {
+		t.Fatalf("warm-up: exit %d: %s", code, out)
+	}
+	b.Close()
+	if err := FinishCacheWarm(c, f.env, f.tree); err != nil {
+		t.Fatal(err)
+	}
+	b = f.box(t, Bwrap, CheckBoxOptions{Cache: &c})
+	for round := 0; round < 2; round++ {
+		out, code := serveBox(t, b, f.tree, cacheReadLine, f.env)
+		if code != 0 || !strings.Contains(out, "entry=warm") || strings.Contains(out, "poison=poison") || strings.Contains(out, "junk=junk") || !strings.Contains(out, "out=built\n") {
+			t.Fatalf("round %d: a check should start with the warm-up's cache and nothing else (exit %d): %s", round, code, out)
+		}
+		serveBox(t, b, f.tree, cachePoisonLine, f.env)
+	}
+}
