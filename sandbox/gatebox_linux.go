@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -88,13 +89,32 @@ func (b *CheckBox) Run(ctx context.Context, dir, shellLine string, env []string,
 		io.Copy(out, pr)
 		close(copied)
 	}()
+	// Past ctx the server kills the check; a server that does not answer
+	// in a moment (stopped by what a check ran) is ended with the whole
+	// box, whose later checks then fail.
+	srv := b.server
+	var mu sync.Mutex
+	var gone *time.Timer
+	answered := false
 	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if answered {
+			return
+		}
 		k, _ := json.Marshal(nshelper.ServeRequest{Kill: true})
-		unix.Sendmsg(int(b.server.conn.Fd()), k, nil, nil, 0)
+		unix.Sendmsg(int(srv.conn.Fd()), k, nil, nil, 0)
+		gone = time.AfterFunc(serverGrace, srv.kill)
 	})
 	buf := make([]byte, 64<<10)
-	n, _, _, _, rerr := unix.Recvmsg(int(b.server.conn.Fd()), buf, nil, 0)
+	n, _, _, _, rerr := unix.Recvmsg(int(srv.conn.Fd()), buf, nil, 0)
 	stop()
+	mu.Lock()
+	answered = true
+	if gone != nil {
+		gone.Stop()
+	}
+	mu.Unlock()
 	<-copied
 	var r nshelper.ServeReply
 	if rerr != nil || n == 0 || json.Unmarshal(buf[:n], &r) != nil {
@@ -283,6 +303,22 @@ func (b *CheckBox) closeServer() {
 		b.server.close()
 		b.server = nil
 	}
+}
+
+// serverGrace is how long a box's server has to end a check past its
+// context before the whole box is ended.
+const serverGrace = 5 * time.Second
+
+// kill ends the server and every process of the box at once; the engine's
+// end of the socket reads its end.
+func (s *boxServer) kill() {
+	if s.g != nil {
+		s.g.End()
+	}
+	if s.cmd != nil && s.cmd.Process != nil {
+		s.cmd.Process.Kill()
+	}
+	unix.Shutdown(int(s.conn.Fd()), unix.SHUT_RDWR)
 }
 
 func (s *boxServer) close() {

@@ -122,3 +122,19 @@ func TestBoxServerCacheLayer(t *testing.T) {
 		serveBox(t, b, f.tree, cachePoisonLine, f.env)
 	}
 }
+
+// A check cannot signal the box's server (to stop it, and so pass or
+// hang the engine): /proc shows it, but it lies outside the check's PID
+// namespace. The box's later checks run as before.
+func TestBoxServerOutOfReach(t *testing.T) {
+	f := newBoxFixture(t)
+	b := f.box(t, Bwrap, CheckBoxOptions{})
+	line := `for p in /proc/[0-9]*; do n=${p#/proc/}; grep -q '^NSpid:.*[[:space:]]1$' $p/status 2>/dev/null && continue; kill -STOP $n 2>/dev/null && echo "stopped $n"; done; echo tried`
+	out, code := serveBox(t, b, f.tree, line, f.env)
+	if code != 0 || strings.Contains(out, "stopped") || !strings.Contains(out, "tried") {
+		t.Fatalf("a check signalled a process outside its namespace (exit %d): %s", code, out)
+	}
+	if out, code := serveBox(t, b, f.tree, "echo again", f.env); code != 0 || !strings.Contains(out, "again") {
+		t.Fatalf("the box's next check did not run: %d %s", code, out)
+	}
+}
