@@ -217,6 +217,12 @@ func (b *CheckBox) startServer(env []string) error {
 	}
 	a = append(a, view...)
 	a = append(append(a, aside...), "--dir", filepath.Join(serverStage, "s"))
+	spec.Bases = filepath.Join(serverStage, "b")
+	for i, l := range layers {
+		if l.Built {
+			a = append(a, "--dir", filepath.Join(spec.Bases, strconv.Itoa(i)))
+		}
+	}
 	// The helper is started by its descriptor: the view need not hold it.
 	self, err := pass(exe)
 	if err != nil {

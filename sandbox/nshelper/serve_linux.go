@@ -56,7 +56,8 @@ type Serve struct {
 	NewNet bool       `json:"new_net,omitempty"` // each check a network namespace of its own (loopback only)
 	Keep   []int      `json:"keep,omitempty"`    // descriptors the layers and files name
 	Stage  string     `json:"stage,omitempty"`   // a folder the layers' folders are made in, on a tmpfs of the check's
-	Aside  string     `json:"aside,omitempty"`   // the folder holding Stage and the lower folders, covered last
+	Aside  string     `json:"aside,omitempty"`
+	Bases  string     `json:"bases,omitempty"` // where the Built layers' bases are made, once (inside Aside)   // the folder holding Stage and the lower folders, covered last
 }
 
 // ServeRequest is one check: /bin/sh -c Line in Dir with Env.
@@ -96,6 +97,19 @@ func serveMain(v string) int {
 	// of its own: here, not as the first process of a check's PID
 	// namespace (whose end would end the namespace).
 	exec.Command("/bin/sh", "-c", ":").Run()
+	// HOME's base (the folders on the way to what it keeps, the copies of
+	// its small files) is the same for every check, and none writes it
+	// (it lies under the check's layer): made once, in this namespace.
+	for i, l := range s.Layers {
+		if l.Built && s.Bases != "" {
+			base := filepath.Join(s.Bases, strconv.Itoa(i))
+			if err := MakeBase(l, base); err != nil {
+				fmt.Fprintf(os.Stderr, "looprinter check box: %v\n", err)
+				return 126
+			}
+			s.Layers[i].Base = base
+		}
+	}
 	var mu sync.Mutex
 	var running *os.Process
 	buf, oob := make([]byte, 1<<20), make([]byte, unix.CmsgSpace(4*4))
