@@ -99,15 +99,16 @@ func serveMain(v string) int {
 	exec.Command("/bin/sh", "-c", ":").Run()
 	// HOME's base (the folders on the way to what it keeps, the copies of
 	// its small files) is the same for every check, and none writes it
-	// (it lies under the check's layer): made once, in this namespace.
+	// (it lies under the check's layer): made once, in this namespace,
+	// where this namespace can be mounted on (as root; a user's server
+	// holds its capabilities in a user namespace that does not own it, and
+	// each check makes its own).
 	for i, l := range s.Layers {
 		if l.Built && s.Bases != "" {
 			base := filepath.Join(s.Bases, strconv.Itoa(i))
-			if err := MakeBase(l, base); err != nil {
-				fmt.Fprintf(os.Stderr, "looprinter check box: %v\n", err)
-				return 126
+			if MakeBase(l, base) == nil {
+				s.Layers[i].Base = base
 			}
-			s.Layers[i].Base = base
 		}
 	}
 	var mu sync.Mutex
