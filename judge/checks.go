@@ -60,7 +60,10 @@ func runCheck(ctx context.Context, start Starter, r *CheckRequest, command, outP
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var cmd *exec.Cmd
-	if start == nil {
+	if start != nil && r.served != nil {
+		// The box runs its checks in its server (sandbox.CheckBox.Run):
+		// no process of the check's own here.
+	} else if start == nil {
 		cmd = exec.CommandContext(cctx, "/bin/sh", "-c", command)
 		cmd.Dir = dir
 		cmd.Env = env
@@ -81,14 +84,16 @@ func runCheck(ctx context.Context, start Starter, r *CheckRequest, command, outP
 			cmd.SysProcAttr = proc.GroupAttr()
 		}
 	}
-	cmd.Cancel = func() error { return proc.KillGroup(cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 2 * time.Second
 	pr, pw := io.Pipe()
 	// Redacted before anything reads it: the log, the failure signal and
 	// the next prompt never see a secret the check printed.
 	rw := red.Writer(pw)
-	cmd.Stdout = rw
-	cmd.Stderr = rw
+	if cmd != nil {
+		cmd.Cancel = func() error { return proc.KillGroup(cmd.Process.Pid, syscall.SIGKILL) }
+		cmd.WaitDelay = 2 * time.Second
+		cmd.Stdout = rw
+		cmd.Stderr = rw
+	}
 	out, _ := os.OpenFile(outPath, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
 	tests, _ := testcount.NewParser(r.Loop.TestSummaries)
 
@@ -119,7 +124,12 @@ func runCheck(ctx context.Context, start Starter, r *CheckRequest, command, outP
 		}
 		io.Copy(io.Discard, pr)
 	}()
-	err := cmd.Run()
+	var err error
+	if cmd != nil {
+		err = cmd.Run()
+	} else {
+		err = r.runServed(ctx, cctx, command, rw)
+	}
 	rw.Close()
 	pw.Close()
 	<-done
@@ -130,8 +140,11 @@ func runCheck(ctx context.Context, start Starter, r *CheckRequest, command, outP
 	res.ExitCode = 0
 	if err != nil {
 		var ee *exec.ExitError
+		var se servedExit
 		if errors.As(err, &ee) {
 			res.ExitCode = ee.ExitCode()
+		} else if errors.As(err, &se) {
+			res.ExitCode = se.code
 		} else {
 			res.ExitCode = -1
 		}
@@ -188,6 +201,29 @@ func runCheck(ctx context.Context, start Starter, r *CheckRequest, command, outP
 		res.Signal = strings.Join(lines, "\n")
 	}
 	return res
+}
+
+// servedExit is a check's exit status from a box's server.
+type servedExit struct{ code int }
+
+func (e servedExit) Error() string { return "exit status " + itoa(e.code) }
+
+// runServed runs command in r's box's server (accounted as the box's
+// other checks are), its output to w, until cctx ends: nil when it exited
+// 0, a servedExit for another status, another error when it did not run.
+func (r *CheckRequest) runServed(ctx, cctx context.Context, command string, w io.Writer) error {
+	code, err := r.served.Run(cctx, r.Tree, accountedLine(ctx, command), r.Env, w)
+	if cctx.Err() != nil {
+		return cctx.Err() // killed: timed out, or the run ended
+	}
+	if err != nil {
+		fmt.Fprintf(w, "the check's sandbox: %v\n", err)
+		return err
+	}
+	if code != 0 {
+		return servedExit{code}
+	}
+	return nil
 }
 
 // testFailureLines is the failure signal of a check whose output names its

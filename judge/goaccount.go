@@ -147,6 +147,15 @@ func accountedStarter(ctx context.Context, start Starter) Starter {
 	}
 }
 
+// accountedLine is line wrapped for the Go accounting of ctx (see
+// accountedStarter), line itself without one.
+func accountedLine(ctx context.Context, line string) string {
+	if a, _ := ctx.Value(goAccountCtx{}).(*goAccount); a != nil {
+		return a.wrap(line)
+	}
+	return line
+}
+
 // wrap is line run with the accounting file made before and printed,
 // each line under the nonce, after it; the line's exit status is kept.
 func (a *goAccount) wrap(line string) string {

@@ -71,6 +71,9 @@ type CheckRequest struct {
 	// around is the git work tree around Tree (workTreeAround): shown
 	// read-only beneath the tree's layer; "" for a copy, which has none.
 	around string
+	// served is the box whose server runs the checks (one bubblewrap
+	// for all of them), nil when each is a process of its own.
+	served *sandbox.CheckBox
 }
 
 // Check runs the checks of r and returns their results, in order, until
@@ -205,6 +208,9 @@ func (r *CheckRequest) inBox(ctx context.Context, kind string) []CheckResult {
 		if !res.Pass {
 			return failAll(r.Cmds, r.LogPath, fmt.Sprintf("setup `%s` failed in the checks' sandbox (exit %d), rebuilding the dependencies the agent changed: %s", c, res.ExitCode, res.Signal))
 		}
+	}
+	if box.Serves(r.Env) {
+		r.served = box
 	}
 	// The Go accounting's wrapper, in the clean room (goaccount.go).
 	return runInOrder(ctx, accountedStarter(ctx, box.Command), r, box)

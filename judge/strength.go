@@ -437,22 +437,10 @@ func (j *Judge) checkMutant(ctx context.Context, box *sandbox.CheckBox, dir stri
 			return mutantNotRun
 		}
 		cctx, cancel := context.WithTimeout(ctx, timeout)
-		cmd, done, err := accountedStarter(ctx, box.Command)(cctx, dir, c, j.checkEnv())
-		if err != nil {
-			cancel()
-			return mutantNotRun
-		}
 		var out capped
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if cmd.SysProcAttr == nil {
-			cmd.SysProcAttr = proc.GroupAttr()
-		}
-		cmd.Cancel = func() error { return proc.KillGroup(cmd.Process.Pid, syscall.SIGKILL) }
-		cmd.WaitDelay = 2 * time.Second
-		err = cmd.Run()
+		err := j.runMutantCheck(ctx, cctx, box, dir, c, &out)
 		timedOut := cctx.Err() == context.DeadlineExceeded
 		cancel()
-		done()
 		if err == nil {
 			continue
 		}
@@ -460,7 +448,8 @@ func (j *Judge) checkMutant(ctx context.Context, box *sandbox.CheckBox, dir stri
 			return mutantNotRun // the budget ran out under it: no verdict
 		}
 		var ee *exec.ExitError
-		if !errors.As(err, &ee) && !timedOut {
+		var se servedExit
+		if !errors.As(err, &ee) && !errors.As(err, &se) && !timedOut {
 			return mutantNotRun // it could not start
 		}
 		if timedOut {
@@ -472,6 +461,35 @@ func (j *Judge) checkMutant(ctx context.Context, box *sandbox.CheckBox, dir stri
 		return j.mutantFailure(out.Bytes(), s.known, s.acct)
 	}
 	return mutantSurvived
+}
+
+// runMutantCheck runs check c of a mutant in box, in its server where it
+// has one, its output to out: nil when it passed, a servedExit or an
+// exec.ExitError when it failed, another error when it did not run.
+func (j *Judge) runMutantCheck(ctx, cctx context.Context, box *sandbox.CheckBox, dir, c string, out *capped) error {
+	env := j.checkEnv()
+	if box.Serves(env) {
+		code, err := box.Run(cctx, dir, accountedLine(ctx, c), env, out)
+		switch {
+		case err != nil:
+			return err
+		case code != 0:
+			return servedExit{code}
+		}
+		return nil
+	}
+	cmd, done, err := accountedStarter(ctx, box.Command)(cctx, dir, c, env)
+	if err != nil {
+		return err
+	}
+	defer done()
+	cmd.Stdout, cmd.Stderr = out, out
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = proc.GroupAttr()
+	}
+	cmd.Cancel = func() error { return proc.KillGroup(cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second
+	return cmd.Run()
 }
 
 // capped keeps the first 1 MiB written to it.

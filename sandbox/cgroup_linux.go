@@ -192,6 +192,10 @@ func (g *Cgroup) End() ([]int, error) {
 	return EndCgroup(g.Path)
 }
 
+// onCgroupEnd, when set (a benchmark), is told of each cgroup EndCgroup
+// emptied, before it is removed.
+var onCgroupEnd func(path string)
+
 // cgroupDrain bounds the wait for a killed cgroup to empty: SIGKILL is
 // not refusable, but a process in uninterruptible sleep dies when its
 // system call ends.
@@ -238,6 +242,9 @@ func EndCgroup(path string) ([]int, error) {
 	}
 	// A killed process leaves the cgroup's list when it is reaped; rmdir
 	// is refused until then (EBUSY) even with no live process.
+	if onCgroupEnd != nil {
+		onCgroupEnd(path)
+	}
 	for {
 		err := syscall.Rmdir(path)
 		if err == nil || errors.Is(err, os.ErrNotExist) {

@@ -114,6 +114,7 @@ type CheckBox struct {
 	// Landlock box's own (checkcache_linux.go).
 	cacheSeed    sync.Once
 	cacheSeedErr error
+	server       *boxServer // bwrap: the box's server, from its first check run by Run
 }
 
 // Kind is the kind in force for the box's checks.
@@ -206,6 +207,7 @@ func (b *CheckBox) Close() error {
 	if b == nil || b.scratch == "" {
 		return nil
 	}
+	b.closeServer()
 	b.pending.Wait()
 	err := removeTree(b.scratch)
 	b.scratch = ""

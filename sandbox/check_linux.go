@@ -334,33 +334,8 @@ func (b *CheckBox) bwrapCommand(ctx context.Context, c, dir, shellLine string, e
 	// agent's, the daemons', the agents' network proxies, through which
 	// code would reach past every namespace).
 	m := b.manifest(env)
-	a = append(a, viewArgs(m.beside(b.targets))...)
 	b.buildHome(layers, m, env)
-	a = append(a, b.aroundBwrap()...)
-	for _, t := range b.targets {
-		a = append(a, "--bind", t, t)
-	}
-	hidden := false
-	for _, h := range b.hide {
-		if fi, err := os.Stat(h); err == nil && fi.IsDir() {
-			a = append(a, "--tmpfs", h)
-			hidden = hidden || Within(b.tree, h)
-		}
-	}
-	if !covered(b.scratch, b.hide) && (!Within(b.scratch, "/tmp") || covered(b.scratch, b.targets)) {
-		a = append(a, "--tmpfs", b.scratch)
-	}
-	a = append(a, b.aroundAgain()...)
-	if hidden || Within(b.tree, b.scratch) {
-		a = append(a, "--bind", b.tree, b.tree) // the tree inside a hidden folder stays the check's
-	}
-	a = append(a, b.aroundMasks()...)
-	if !setup {
-		for _, v := range b.views {
-			a = append(a, "--ro-bind", v, v)
-		}
-	}
-	a = append(a, socketArgs(m)...)
+	a = append(a, b.viewBwrap(m, setup)...)
 	a = append(a, "--chdir", dir, "--", "/bin/sh", "-c", shellLine)
 	s := layerSpec{Stage: 1, Layers: layers, Exec: bwrapOnce.path, Args: a, Root: b.tree, FD3: b.opts.Proxy == nil}
 	if n := b.opts.Proxy; n != nil {
@@ -385,6 +360,38 @@ func (b *CheckBox) bwrapCommand(ctx context.Context, c, dir, shellLine string, e
 	cmd.Env = append(cmd.Env, EnvCheckLayers+"="+string(spec))
 	cmd.Env = append(cmd.Env, b.opts.Proxy.Env()...)
 	return cmd, nil
+}
+
+// viewBwrap are bubblewrap's arguments that build a check's view from m:
+// the manifest, the work tree around the tree, the targets of the layers
+// (bound where they are), the hidden folders, the views and the sockets.
+func (b *CheckBox) viewBwrap(m Manifest, setup bool) []string {
+	a := viewArgs(m.beside(b.targets))
+	a = append(a, b.aroundBwrap()...)
+	for _, t := range b.targets {
+		a = append(a, "--bind", t, t)
+	}
+	hidden := false
+	for _, h := range b.hide {
+		if fi, err := os.Stat(h); err == nil && fi.IsDir() {
+			a = append(a, "--tmpfs", h)
+			hidden = hidden || Within(b.tree, h)
+		}
+	}
+	if !covered(b.scratch, b.hide) && (!Within(b.scratch, "/tmp") || covered(b.scratch, b.targets)) {
+		a = append(a, "--tmpfs", b.scratch)
+	}
+	a = append(a, b.aroundAgain()...)
+	if hidden || Within(b.tree, b.scratch) {
+		a = append(a, "--bind", b.tree, b.tree) // the tree inside a hidden folder stays the check's
+	}
+	a = append(a, b.aroundMasks()...)
+	if !setup {
+		for _, v := range b.views {
+			a = append(a, "--ro-bind", v, v)
+		}
+	}
+	return append(a, socketArgs(m)...)
 }
 
 // homeSeeds are the small files of the user's HOME a Landlock check's

@@ -135,12 +135,34 @@ func prepareBuilt(l Layer, layers []Layer, userNS bool) (*built, error) {
 		return nil, err
 	}
 	b.base = filepath.Join(b.keep, "base")
-	if err := os.MkdirAll(b.base, 0o700); err != nil {
+	if l.Base != "" {
+		b.base = l.Base // made already (a box's server: once for its checks)
+	} else if err := MakeBase(l, b.base); err != nil {
 		return nil, err
 	}
-	if err := unix.Mount("tmpfs", b.base, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
-		return nil, fmt.Errorf("the base of %s: %w", l.Target, err)
+	if err := os.MkdirAll(b.keep, 0o700); err != nil {
+		return nil, err
 	}
+	return b, b.layAside(l, layers, userNS, true)
+}
+
+// MakeBase makes, at base (a folder that exists or is made), l's base: a
+// tmpfs with the folders on the way to the kept paths and a copy of each
+// small kept file (under every check's layer, never written).
+func MakeBase(l Layer, base string) error {
+	if err := os.MkdirAll(base, 0o700); err != nil {
+		return err
+	}
+	if err := unix.Mount("tmpfs", base, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
+		return fmt.Errorf("the base of %s: %w", l.Target, err)
+	}
+	b := &built{base: base}
+	return b.layAside(l, nil, false, false)
+}
+
+// layAside makes the base's entries (unless made) and, with layers, lays
+// the kept folders' layers aside and opens the files to bind in.
+func (b *built) layAside(l Layer, layers []Layer, userNS, made bool) error {
 	over := append([]string{l.Upper}, l.Lower...)
 	for _, rel := range keptPaths(l) {
 		real := filepath.Join(l.Target, rel)
@@ -149,45 +171,60 @@ func prepareBuilt(l Layer, layers []Layer, userNS bool) (*built, error) {
 			continue // not there, or on the way through a link: not in the view
 		}
 		dst := filepath.Join(b.base, rel)
-		switch m := fi.Mode(); {
-		case m.IsDir():
-			if err := mkdirLike(dst, fi); err != nil {
-				return nil, err
+		if made {
+			if _, err := os.Lstat(dst); err != nil {
+				continue // made after the base: not in the view
 			}
-			if inOther(l, rel, layers) || shadowed(over, rel) {
+		}
+		m := fi.Mode()
+		copied := m&os.ModeSymlink != 0 || m.IsRegular() && fi.Size() <= keptMaxCopy
+		if !made {
+			if err := baseEntry(real, dst, fi); err != nil {
+				return fmt.Errorf("%s: %w", rel, err)
+			}
+		}
+		if layers == nil || copied || shadowed(over, rel) {
+			continue
+		}
+		if m.IsDir() {
+			if inOther(l, rel, layers) {
 				continue
 			}
 			if err := b.mountAside(l, rel, fi, userNS); err != nil {
-				return nil, err
+				return err
 			}
-		case m&os.ModeSymlink != 0:
-			t, err := os.Readlink(real)
-			if err == nil {
-				err = os.Symlink(t, dst)
-			}
-			if err != nil {
-				return nil, err
-			}
-		case m.IsRegular() && fi.Size() <= keptMaxCopy:
-			if err := CopyFile(real, dst, m.Perm()); err != nil {
-				return nil, fmt.Errorf("copy %s: %w", rel, err)
-			}
-			chownLike(dst, fi)
-		default:
-			if err := os.WriteFile(dst, nil, 0o600); err != nil {
-				return nil, err
-			}
-			if shadowed(over, rel) {
-				continue
-			}
-			fd, err := unix.Open(real, unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
-			if err != nil {
-				continue
-			}
-			b.binds = append(b.binds, keptBind{rel: rel, fd: fd, ro: m.IsRegular()})
+			continue
 		}
+		fd, err := unix.Open(real, unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+		if err != nil {
+			continue
+		}
+		b.binds = append(b.binds, keptBind{rel: rel, fd: fd, ro: m.IsRegular()})
 	}
-	return b, nil
+	return nil
+}
+
+// baseEntry makes the base's entry dst for the real kept path real: a
+// folder as it is, a link as it is, a copy of a small file, an empty file
+// for what is bound in.
+func baseEntry(real, dst string, fi os.FileInfo) error {
+	switch m := fi.Mode(); {
+	case m.IsDir():
+		return mkdirLike(dst, fi)
+	case m&os.ModeSymlink != 0:
+		t, err := os.Readlink(real)
+		if err == nil {
+			err = os.Symlink(t, dst)
+		}
+		return err
+	case m.IsRegular() && fi.Size() <= keptMaxCopy:
+		if err := CopyFile(real, dst, m.Perm()); err != nil {
+			return err
+		}
+		chownLike(dst, fi)
+		return nil
+	}
+	return os.WriteFile(dst, nil, 0o600)
 }
 
 // mountAside mounts the layer of the kept folder rel aside: its upper

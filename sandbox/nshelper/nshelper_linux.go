@@ -177,13 +177,33 @@ func mountLayers(layers []Layer, userNS bool) error {
 	if err := unix.Mount("none", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make the mounts private: %w", err)
 	}
+	p, err := prepareLayers(layers, userNS)
+	if err != nil {
+		return err
+	}
+	return p.mount()
+}
+
+// prepared are layers whose folders are open and whose built views are
+// made, ready to be laid (mount).
+type prepared struct {
+	layers []Layer
+	all    []layerFDs
+	blt    []*built
+	userNS bool
+}
+
+type layerFDs struct {
+	lower, upper, work int
+	extra              []int
+}
+
+// prepareLayers sorts layers shallowest first, makes the built views and
+// opens every folder the layers name; nothing is laid yet.
+func prepareLayers(layers []Layer, userNS bool) (*prepared, error) {
 	sort.SliceStable(layers, func(i, j int) bool {
 		return strings.Count(layers[i].Target, "/") < strings.Count(layers[j].Target, "/")
 	})
-	type fds struct {
-		lower, upper, work int
-		extra              []int
-	}
 	open := func(p string) (int, error) {
 		fd, err := unix.Open(p, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
@@ -193,48 +213,54 @@ func mountLayers(layers []Layer, userNS bool) error {
 	}
 	// A view built by construction (HOME): its base and its kept folders'
 	// layers, before any layer is laid.
-	blt := make([]*built, len(layers))
+	p := &prepared{layers: layers, all: make([]layerFDs, len(layers)), blt: make([]*built, len(layers)), userNS: userNS}
 	for i, l := range layers {
 		if l.Built {
 			b, err := prepareBuilt(l, layers, userNS)
 			if err != nil {
-				return fmt.Errorf("the view of %s: %w", l.Target, err)
+				return nil, fmt.Errorf("the view of %s: %w", l.Target, err)
 			}
-			blt[i] = b
+			p.blt[i] = b
 		}
 	}
-	all := make([]fds, len(layers))
 	for i, l := range layers {
 		var err error
 		lowest := l.Target
-		if blt[i] != nil {
-			lowest = blt[i].base
+		if p.blt[i] != nil {
+			lowest = p.blt[i].base
 		}
-		if all[i].lower, err = open(lowest); err != nil {
-			return err
+		if p.all[i].lower, err = open(lowest); err != nil {
+			return nil, err
 		}
-		if all[i].upper, err = open(l.Upper); err != nil {
-			return err
+		if p.all[i].upper, err = open(l.Upper); err != nil {
+			return nil, err
 		}
-		if all[i].work, err = open(l.Work); err != nil {
-			return err
+		if p.all[i].work, err = open(l.Work); err != nil {
+			return nil, err
 		}
 		for _, x := range l.Lower {
 			fd, err := open(x)
 			if err != nil {
-				return err
+				return nil, err
 			}
-			all[i].extra = append(all[i].extra, fd)
+			p.all[i].extra = append(p.all[i].extra, fd)
 		}
 	}
+	return p, nil
+}
+
+// mount lays the prepared layers, shallowest first, and closes their
+// folders.
+func (p *prepared) mount() error {
+	defer p.close()
 	fdPath := func(fd int) string { return "/proc/self/fd/" + strconv.Itoa(fd) }
-	for i, l := range layers {
-		lower := fdPath(all[i].lower)
-		for j := len(all[i].extra) - 1; j >= 0; j-- {
-			lower = fdPath(all[i].extra[j]) + ":" + lower
+	for i, l := range p.layers {
+		lower := fdPath(p.all[i].lower)
+		for j := len(p.all[i].extra) - 1; j >= 0; j-- {
+			lower = fdPath(p.all[i].extra[j]) + ":" + lower
 		}
-		opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s", lower, fdPath(all[i].upper), fdPath(all[i].work))
-		if userNS {
+		opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s", lower, fdPath(p.all[i].upper), fdPath(p.all[i].work))
+		if p.userNS {
 			opts += ",userxattr" // in a user namespace the trusted.* attributes cannot be written
 		}
 		if l.Volatile {
@@ -243,13 +269,25 @@ func mountLayers(layers []Layer, userNS bool) error {
 		if err := unix.Mount("overlay", l.Target, "overlay", 0, opts); err != nil {
 			return fmt.Errorf("overlay on %s: %w", l.Target, err)
 		}
-		if blt[i] != nil {
-			if err := blt[i].place(l.Target); err != nil {
+		if p.blt[i] != nil {
+			if err := p.blt[i].place(l.Target); err != nil {
 				return fmt.Errorf("the view of %s: %w", l.Target, err)
 			}
 		}
 	}
 	return nil
+}
+
+// close closes the prepared layers' folders.
+func (p *prepared) close() {
+	for _, f := range p.all {
+		for _, fd := range append([]int{f.lower, f.upper, f.work}, f.extra...) {
+			if fd > 0 {
+				unix.Close(fd)
+			}
+		}
+	}
+	p.all = nil
 }
 
 // shapeView runs in stage 2 once the layers are laid: it removes and

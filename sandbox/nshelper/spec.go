@@ -44,6 +44,9 @@ type Layer struct {
 	// not exist in the view; what the run writes still lands in Upper.
 	Built bool     `json:"built,omitempty"`
 	Keep  []string `json:"keep,omitempty"`
+	// Base, for a Built layer, is its base made already (MakeBase): a box's
+	// server makes it once for all its checks.
+	Base string `json:"base,omitempty"`
 }
 
 // ViewFile is one file placed in a view: the content of From (a file
