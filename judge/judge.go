@@ -53,6 +53,10 @@ type Judge struct {
 	// files among them), for the clean room's reading of Go runs
 	// (goframing.go).
 	StartFiles func() []string
+	// StartTop lists the top-level names the loop folder held at the
+	// loop's start: the project's own modules, which the engine's Python
+	// finder leaves to Python's own order (pyguard.go).
+	StartTop func() []string
 	// Auditor runs the audit's agent (audit.go).
 	Auditor Auditor
 	// Flaky gives the flaky checks the loop saw (flaky.go) and NoteFlaky
@@ -158,7 +162,10 @@ func (j *Judge) checkEnv() []string {
 	if o := sandbox.CheckNodeOptions(os.Getenv("NODE_OPTIONS")); o != "" {
 		env = append(env, "NODE_OPTIONS="+o)
 	}
-	return env
+	// Python checks load the engine's sitecustomize first: standard
+	// library names from the standard library, installed distributions'
+	// from site-packages.
+	return append(env, j.pythonEnv()...)
 }
 
 // RunChecks runs commands in order and saves each output under

@@ -49,6 +49,10 @@ func (e *Engine) judge() *judge.Judge {
 				rf, _ := runnerStart(e.priv)
 				return rf.Files
 			},
+			StartTop: func() []string {
+				rf, _ := runnerStart(e.priv)
+				return rf.Top
+			},
 			WriteFile: WriteFileAtomic,
 			Flaky:     func() judge.FlakyTests { return e.st.Flaky },
 			NoteFlaky: e.noteFlaky,

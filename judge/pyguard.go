@@ -1,0 +1,136 @@
+package judge
+
+import (
+	"bytes"
+	"crypto/sha256"
+	_ "embed" // the engine's sitecustomize
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/looprinter/looprinter/loopdir"
+)
+
+// Python checks resolve the standard library's names from the standard
+// library, by construction. A new difflib.py at the top of the project
+// would otherwise be imported instead of the real one wherever the project
+// comes first on Python's path (pytest's rootdir, the script's folder,
+// `python -m`'s current folder), and unittest imports difflib, argparse,
+// fnmatch, pprint … lazily, after the project's code: the shadow loads the
+// real module, then replaces the deliverable's function. The guard's
+// static rule (a new module named like one is a runner file, set aside in
+// the clean room) is the first layer; this is the second, in every check
+// of the judge's box (the gates, the clean room, the holdout checks, the
+// strength mutants): the engine's sitecustomize.py, first on PYTHONPATH in
+// a read-only folder of the engine's, puts a finder at the front of
+// sys.meta_path that looks a top-level name of sys.stdlib_module_names up
+// only in the standard library's folders, and a name of an installed
+// distribution's top-level module only in site-packages. The project's own
+// top-level modules the loop started with are left to Python's order
+// (LOOPRINTER_PY_OWN). A check that sets PYTHONPATH itself, or runs
+// Python with -E or -I, runs without it; Python before 3.10 has no list
+// of the standard library's names, and runs without it too.
+
+//go:embed pyguard/sitecustomize.py
+var pyGuardSource []byte
+
+// pyGuardEnvOwn names the environment variable that lists the project's
+// own top-level modules for the engine's sitecustomize.
+const pyGuardEnvOwn = "LOOPRINTER_PY_OWN"
+
+// maxPyOwn bounds the names passed in LOOPRINTER_PY_OWN.
+const maxPyOwn = 2000
+
+var pyGuardOnce struct {
+	sync.Mutex
+	root, dir string
+}
+
+// pyGuardDir is the read-only folder holding the engine's sitecustomize.py
+// in the engine's state folder (which agents and checks do not see; the
+// checks' box shows this folder read-only), written once per content: ""
+// when it cannot be written.
+func pyGuardDir() string {
+	root := loopdir.StateRoot()
+	m := &pyGuardOnce
+	m.Lock()
+	defer m.Unlock()
+	if m.root == root && m.dir != "" {
+		return m.dir
+	}
+	sum := sha256.Sum256(pyGuardSource)
+	dir := filepath.Join(root, "python-guard", hex.EncodeToString(sum[:])[:16])
+	file := filepath.Join(dir, "sitecustomize.py")
+	if data, err := os.ReadFile(file); err != nil || !bytes.Equal(data, pyGuardSource) {
+		if err := writeReadOnly(dir, file, pyGuardSource); err != nil {
+			return ""
+		}
+	}
+	m.root, m.dir = root, dir
+	return dir
+}
+
+// writeReadOnly writes data to file in dir (made if missing) through a
+// temporary file renamed into place, read-only.
+func writeReadOnly(dir, file string, data []byte) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, ".sitecustomize-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o444); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), file)
+}
+
+// pythonEnv is what Python checks get in their environment: PYTHONPATH
+// with the engine's folder first (the caller's after it) and the
+// project's own top-level module names; nothing when the folder cannot be
+// written.
+func (j *Judge) pythonEnv() []string {
+	dir := pyGuardDir()
+	if dir == "" {
+		return nil
+	}
+	path := dir
+	if cur := os.Getenv("PYTHONPATH"); cur != "" {
+		path += string(os.PathListSeparator) + cur
+	}
+	var own []string
+	if j.StartTop != nil {
+		for _, n := range j.StartTop() {
+			if n = pyModuleName(n); n != "" && len(own) < maxPyOwn {
+				own = append(own, n)
+			}
+		}
+	}
+	return []string{"PYTHONPATH=" + path, pyGuardEnvOwn + "=" + strings.Join(own, ",")}
+}
+
+// pyModuleName is the top-level module a folder entry named n would be
+// imported as (calc.py, calc/, calc.cpython-311-x86_64-linux-gnu.so:
+// calc), "" for one that is none (README.md).
+func pyModuleName(n string) string {
+	name, ext, dotted := strings.Cut(n, ".")
+	if name == "" || strings.ContainsAny(name, "-, ") {
+		return ""
+	}
+	if dotted && !strings.HasSuffix(ext, "py") && !strings.HasSuffix(ext, ".so") && ext != "so" && ext != "pyd" && ext != "pyc" {
+		return ""
+	}
+	return name
+}
