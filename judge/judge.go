@@ -18,7 +18,6 @@ import (
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/redact"
-	"github.com/looprinter/looprinter/sandbox"
 	"github.com/looprinter/looprinter/spec"
 )
 
@@ -152,20 +151,17 @@ func (j *Judge) writeFile(path string, data []byte) error {
 	return j.WriteFile(path, data)
 }
 
-// checkEnv is the environment checks run with.
+// checkEnv is the environment checks run with: the engine's own, the
+// loop's, and what keeps a check's imports its runner's (GuardEnv).
 func (j *Judge) checkEnv() []string {
 	j.noteChecksNetwork()
 	cycle, _ := j.stamp()
 	env := append(os.Environ(), "LOOPRINTER_DIR="+j.Dir, fmt.Sprintf("LOOPRINTER_CYCLE=%d", cycle))
-	// Node checks load the engine's preload first (the assertion modules
-	// frozen), where the node on PATH takes it.
-	if o := sandbox.CheckNodeOptions(os.Getenv("NODE_OPTIONS")); o != "" {
-		env = append(env, "NODE_OPTIONS="+o)
+	var top []string
+	if j.StartTop != nil {
+		top = j.StartTop()
 	}
-	// Python checks load the engine's sitecustomize first: standard
-	// library names from the standard library, installed distributions'
-	// from site-packages.
-	return append(env, j.pythonEnv()...)
+	return append(env, GuardEnv(top)...)
 }
 
 // RunChecks runs commands in order and saves each output under

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/looprinter/looprinter/loopdir"
+	"github.com/looprinter/looprinter/sandbox"
 )
 
 // Python checks resolve the standard library's names from the standard
@@ -97,11 +98,25 @@ func writeReadOnly(dir, file string, data []byte) error {
 	return os.Rename(tmp.Name(), file)
 }
 
+// GuardEnv is what the engine adds to a check's environment, given the
+// top-level names the loop folder held at the loop's start: Node checks
+// load the engine's preload first (the assertion modules frozen, where
+// the node on PATH takes it), Python checks the engine's sitecustomize
+// (standard-library names from the standard library, installed
+// distributions' from site-packages).
+func GuardEnv(startTop []string) []string {
+	var env []string
+	if o := sandbox.CheckNodeOptions(os.Getenv("NODE_OPTIONS")); o != "" {
+		env = append(env, "NODE_OPTIONS="+o)
+	}
+	return append(env, pythonEnv(startTop)...)
+}
+
 // pythonEnv is what Python checks get in their environment: PYTHONPATH
 // with the engine's folder first (the caller's after it) and the
 // project's own top-level module names; nothing when the folder cannot be
 // written.
-func (j *Judge) pythonEnv() []string {
+func pythonEnv(startTop []string) []string {
 	dir := pyGuardDir()
 	if dir == "" {
 		return nil
@@ -111,11 +126,9 @@ func (j *Judge) pythonEnv() []string {
 		path += string(os.PathListSeparator) + cur
 	}
 	var own []string
-	if j.StartTop != nil {
-		for _, n := range j.StartTop() {
-			if n = pyModuleName(n); n != "" && len(own) < maxPyOwn {
-				own = append(own, n)
-			}
+	for _, n := range startTop {
+		if n = pyModuleName(n); n != "" && len(own) < maxPyOwn {
+			own = append(own, n)
 		}
 	}
 	return []string{"PYTHONPATH=" + path, pyGuardEnvOwn + "=" + strings.Join(own, ",")}

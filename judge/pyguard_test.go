@@ -59,8 +59,7 @@ func TestPyGuardSitecustomize(t *testing.T) {
 		}
 		return strings.TrimSpace(string(out))
 	}
-	j := &Judge{}
-	env := j.pythonEnv()
+	env := pythonEnv(nil)
 	if len(env) != 2 || !strings.HasPrefix(env[0], "PYTHONPATH="+dir) {
 		t.Fatalf("env %q", env)
 	}
@@ -70,8 +69,7 @@ func TestPyGuardSitecustomize(t *testing.T) {
 	if got := run(env[0]+string(os.PathListSeparator)+own, env[1]); got != "stdlib 1" {
 		t.Fatalf("with it: %q", got)
 	}
-	j.StartTop = func() []string { return []string{"difflib.py", "README.md"} }
-	env = j.pythonEnv()
+	env = pythonEnv([]string{"difflib.py", "README.md"})
 	if env[1] != pyGuardEnvOwn+"=difflib" {
 		t.Fatalf("own names: %q", env[1])
 	}
