@@ -60,6 +60,7 @@ nobody_scripts=(
   attack_tells_js
   attack_pyshadow_stdlib
   attack_js_assert_patch
+  attack_pyshadow_bypass
   attack_secret_encoded
   tells_controls
   attack_setuid_apply
