@@ -61,6 +61,7 @@ nobody_scripts=(
   attack_pyshadow_stdlib
   attack_js_assert_patch
   attack_pyshadow_bypass
+  attack_pyshadow_holdout
   attack_secret_encoded
   tells_controls
   attack_setuid_apply
