@@ -157,11 +157,14 @@ func (j *Judge) checkEnv() []string {
 	j.noteChecksNetwork()
 	cycle, _ := j.stamp()
 	env := append(os.Environ(), "LOOPRINTER_DIR="+j.Dir, fmt.Sprintf("LOOPRINTER_CYCLE=%d", cycle))
-	var top []string
+	var top, files []string
 	if j.StartTop != nil {
 		top = j.StartTop()
 	}
-	return append(env, GuardEnv(top)...)
+	if j.StartFiles != nil {
+		files = j.StartFiles()
+	}
+	return append(env, GuardEnv(j.Dir, top, files)...)
 }
 
 // RunChecks runs commands in order and saves each output under

@@ -10,8 +10,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/sandbox"
+	"github.com/looprinter/looprinter/tells"
 )
 
 // Python checks resolve the standard library's names from the standard
@@ -27,8 +29,11 @@ import (
 // strength mutants): the engine's sitecustomize.py, first on PYTHONPATH in
 // a read-only folder of the engine's, puts a finder at the front of
 // sys.meta_path that looks a top-level name of sys.stdlib_module_names up
-// only in the standard library's folders, and a name of an installed
-// distribution's top-level module only in site-packages. The project's own
+// only in the standard library's folders, and the name of an installed
+// distribution's top-level module that a test file of the loop's start
+// imports (or a test runner's: pytest, pluggy …) only in site-packages;
+// other installed names are left alone, so that a new tests/ or utils/
+// of the project is not taken for a sloppy distribution's. The project's own
 // top-level modules the loop started with are left to Python's order
 // (LOOPRINTER_PY_OWN). A check that sets PYTHONPATH itself, or runs
 // Python with -E or -I, runs without it; Python before 3.10 has no list
@@ -40,6 +45,11 @@ var pyGuardSource []byte
 // pyGuardEnvOwn names the environment variable that lists the project's
 // own top-level modules for the engine's sitecustomize.
 const pyGuardEnvOwn = "LOOPRINTER_PY_OWN"
+
+// pyGuardEnvDist names the one that lists the modules the loop's test
+// files import: an installed distribution's among them, and a test
+// runner's, are looked up only in site-packages.
+const pyGuardEnvDist = "LOOPRINTER_PY_DIST"
 
 // maxPyOwn bounds the names passed in LOOPRINTER_PY_OWN.
 const maxPyOwn = 2000
@@ -99,24 +109,59 @@ func writeReadOnly(dir, file string, data []byte) error {
 }
 
 // GuardEnv is what the engine adds to a check's environment, given the
-// top-level names the loop folder held at the loop's start: Node checks
+// loop's folder, the top-level names it held at the loop's start and the
+// runner files it started with: Node checks
 // load the engine's preload first (the assertion modules frozen, where
 // the node on PATH takes it), Python checks the engine's sitecustomize
 // (standard-library names from the standard library, installed
 // distributions' from site-packages).
-func GuardEnv(startTop []string) []string {
+func GuardEnv(dir string, startTop, startFiles []string) []string {
 	var env []string
 	if o := sandbox.CheckNodeOptions(os.Getenv("NODE_OPTIONS")); o != "" {
 		env = append(env, "NODE_OPTIONS="+o)
 	}
-	return append(env, pythonEnv(startTop)...)
+	return append(env, pythonEnv(startTop, pyTestImports(dir, startFiles))...)
+}
+
+// maxPyImportReads bounds the test files read for the modules they import.
+const maxPyImportReads = 2000
+
+// pyTestImports are the top-level modules the Python test files the loop
+// started with import ("*" when there are too many files to read): the
+// installed distributions among them are the ones the engine's finder
+// looks up only in site-packages. Those files are protected: as they are
+// now, they were at the start.
+func pyTestImports(dir string, startFiles []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	n := 0
+	for _, f := range startFiles {
+		if tells.Language(f) != "python" || !tells.IsTestFile(f) {
+			continue
+		}
+		if n++; n > maxPyImportReads {
+			return []string{"*"}
+		}
+		src, err := guard.ReadBounded(filepath.Join(dir, filepath.FromSlash(f)), 1<<20)
+		if err != nil {
+			continue
+		}
+		mods, _ := tells.Imports(f, src)
+		for _, m := range mods {
+			if top, _, _ := strings.Cut(m, "."); top != "" && !seen[top] && len(out) < maxPyOwn {
+				seen[top] = true
+				out = append(out, top)
+			}
+		}
+	}
+	return out
 }
 
 // pythonEnv is what Python checks get in their environment: PYTHONPATH
 // with the engine's folder first (the caller's after it) and the
 // project's own top-level module names; nothing when the folder cannot be
 // written.
-func pythonEnv(startTop []string) []string {
+func pythonEnv(startTop, testImports []string) []string {
 	dir := pyGuardDir()
 	if dir == "" {
 		return nil
@@ -131,7 +176,7 @@ func pythonEnv(startTop []string) []string {
 			own = append(own, n)
 		}
 	}
-	return []string{"PYTHONPATH=" + path, pyGuardEnvOwn + "=" + strings.Join(own, ",")}
+	return []string{"PYTHONPATH=" + path, pyGuardEnvOwn + "=" + strings.Join(own, ","), pyGuardEnvDist + "=" + strings.Join(testImports, ",")}
 }
 
 // pyModuleName is the top-level module a folder entry named n would be

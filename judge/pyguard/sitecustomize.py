@@ -3,13 +3,20 @@
 # any code of the project. It puts a finder at the front of sys.meta_path:
 # a top-level module named like one of the standard library's is found only
 # in the standard library, and one named like a top-level module of the
-# installed distributions only in site-packages, whatever the project puts
-# on sys.path (pytest's rootdir, the script's folder, the current folder).
+# installed distributions that the loop's test files import
+# (LOOPRINTER_PY_DIST) or a test runner imports only in site-packages,
+# whatever the project puts on sys.path (pytest's rootdir, the script's
+# folder, the current folder).
 # The project's own modules the loop started with (LOOPRINTER_PY_OWN) are
 # left to Python's own order. Then the next sitecustomize of the
 # interpreter's own paths (a distribution's) runs as it would have.
 import os
 import sys
+
+# The modules the test runners import themselves (pytest's dependencies).
+RUNNER_DEPS = frozenset(("pytest", "_pytest", "pluggy", "iniconfig", "packaging", "py", "exceptiongroup", "tomli",
+                         "colorama", "pygments", "nose2", "hypothesis", "coverage", "xdist", "pytest_cov",
+                         "typing_extensions"))
 
 
 def _looprinter_guard():
@@ -57,6 +64,13 @@ def _looprinter_guard():
             if n.isidentifier() and (e == n or e.endswith((".py", ".so", ".pyd", ".pyc"))):
                 dist.add(n)
     own = set(n for n in os.environ.get("LOOPRINTER_PY_OWN", "").split(",") if n)
+    # Of the installed names, those the loop's test files import and the
+    # test runners' own: a sloppy distribution's tests/ or utils/ must not
+    # hide a new package of the project's.
+    wanted = set(n for n in os.environ.get("LOOPRINTER_PY_DIST", "").split(",") if n)
+    if "*" not in wanted:
+        wanted |= RUNNER_DEPS
+        dist &= wanted
     std = frozenset(std) - own
     dist = frozenset(dist - std - own)
     finder = machinery.PathFinder
