@@ -132,8 +132,27 @@ const maxPyImportReads = 2000
 // looks up only in site-packages. Those files are protected: as they are
 // now, they were at the start.
 func pyTestImports(dir string, startFiles []string) []string {
+	key := dir + "\x00" + strings.Join(startFiles, "\x00")
+	m := &pyImportsMemo
+	m.Lock()
+	defer m.Unlock()
+	if m.key != key || m.imports == nil {
+		m.key, m.imports = key, readTestImports(dir, startFiles)
+	}
+	return m.imports
+}
+
+// pyImportsMemo keeps the last answer of pyTestImports: every check asks.
+var pyImportsMemo struct {
+	sync.Mutex
+	key     string
+	imports []string
+}
+
+// readTestImports reads what pyTestImports answers.
+func readTestImports(dir string, startFiles []string) []string {
+	out := []string{}
 	seen := map[string]bool{}
-	var out []string
 	n := 0
 	for _, f := range startFiles {
 		if tells.Language(f) != "python" || !tells.IsTestFile(f) {
