@@ -149,6 +149,10 @@ func boxOptions(l *spec.Loop, tree string, hideDirs []string) sandbox.CheckBoxOp
 	if len(hideDirs) == 0 {
 		views = gitDirsOf(tree)
 	}
+	// The engine's sitecustomize for Python checks (pyguard.go), read-only.
+	if d := pyGuardDir(); d != "" {
+		views = append(views, d)
+	}
 	network, setupNet := boxNetworks(l)
 	o := sandbox.CheckBoxOptions{Tree: tree, Hide: append([]string{loopdir.StateRoot()}, hideDirs...), Views: views, Network: network, SetupNetwork: setupNet, Scratch: scratch}
 	o.View = sandbox.ViewSpec{AllowRead: l.SandboxOpts.AllowRead, AllowSockets: l.SandboxOpts.AllowSockets}

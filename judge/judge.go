@@ -18,7 +18,6 @@ import (
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/redact"
-	"github.com/looprinter/looprinter/sandbox"
 	"github.com/looprinter/looprinter/spec"
 )
 
@@ -53,6 +52,10 @@ type Judge struct {
 	// files among them), for the clean room's reading of Go runs
 	// (goframing.go).
 	StartFiles func() []string
+	// StartTop lists the top-level names the loop folder held at the
+	// loop's start: the project's own modules, which the engine's Python
+	// finder leaves to Python's own order (pyguard.go).
+	StartTop func() []string
 	// Auditor runs the audit's agent (audit.go).
 	Auditor Auditor
 	// Flaky gives the flaky checks the loop saw (flaky.go) and NoteFlaky
@@ -148,17 +151,20 @@ func (j *Judge) writeFile(path string, data []byte) error {
 	return j.WriteFile(path, data)
 }
 
-// checkEnv is the environment checks run with.
+// checkEnv is the environment checks run with: the engine's own, the
+// loop's, and what keeps a check's imports its runner's (GuardEnv).
 func (j *Judge) checkEnv() []string {
 	j.noteChecksNetwork()
 	cycle, _ := j.stamp()
 	env := append(os.Environ(), "LOOPRINTER_DIR="+j.Dir, fmt.Sprintf("LOOPRINTER_CYCLE=%d", cycle))
-	// Node checks load the engine's preload first (the assertion modules
-	// frozen), where the node on PATH takes it.
-	if o := sandbox.CheckNodeOptions(os.Getenv("NODE_OPTIONS")); o != "" {
-		env = append(env, "NODE_OPTIONS="+o)
+	var top, files []string
+	if j.StartTop != nil {
+		top = j.StartTop()
 	}
-	return env
+	if j.StartFiles != nil {
+		files = j.StartFiles()
+	}
+	return append(env, GuardEnv(j.Dir, top, files)...)
 }
 
 // RunChecks runs commands in order and saves each output under

@@ -49,6 +49,10 @@ func (e *Engine) judge() *judge.Judge {
 				rf, _ := runnerStart(e.priv)
 				return rf.Files
 			},
+			StartTop: func() []string {
+				rf, _ := runnerStart(e.priv)
+				return rf.Top
+			},
 			WriteFile: WriteFileAtomic,
 			Flaky:     func() judge.FlakyTests { return e.st.Flaky },
 			NoteFlaky: e.noteFlaky,
@@ -352,6 +356,11 @@ func LandChecksTo(ctx context.Context, l *spec.Loop, runDir, logDir, prefix stri
 		}
 	}
 	env := append(os.Environ(), "LOOPRINTER_DIR="+l.Dir, "LOOPRINTER_CYCLE=0")
+	var rf guard.RunnerFiles
+	if runDir != "" {
+		rf, _ = runnerStart(string(loopdir.PrivateOf(runDir)))
+	}
+	env = append(env, judge.GuardEnv(l.Dir, rf.Top, rf.Files)...)
 	return judge.Check(ctx, judge.CheckRequest{Loop: l, Cmds: l.GateChecks(), Remove: aside, Env: env, Redactor: Redactor(l), LogPath: func(i int) string {
 		return filepath.Join(logDir, fmt.Sprintf("%s-%d.log", prefix, i+1))
 	}}), aside, nil

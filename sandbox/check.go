@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -330,12 +331,21 @@ func cacheDirs(env []string) []string {
 	return out
 }
 
-// nodeFreeze is the engine's preload for Node checks: the assertion
+// nodeFreezeJS is the engine's preload for Node checks: the assertion
 // modules frozen before the project's code loads, so that code under test
 // cannot replace what a test asserts with (require('node:assert').strictEqual
-// = () => {} has no effect; in strict code it throws). A data: URL, so that
-// no file of the engine needs to be in the check's view.
-const nodeFreeze = "--import=data:text/javascript,import%20a%20from%20%22node:assert%22;import%20s%20from%20%22node:assert/strict%22;Object.freeze(a);Object.freeze(s);Object.freeze(a.strict)"
+// = () => {} has no effect; in strict code it throws), and node:test's
+// exports frozen on their first require (t.it = … in the library has no
+// effect on a test file that calls t.it later). chai and jest's expect are
+// not frozen: their plugins extend them.
+const nodeFreezeJS = `import a from "node:assert";import s from "node:assert/strict";import M from "node:module";` +
+	`Object.freeze(a);Object.freeze(s);Object.freeze(a.strict);` +
+	`const l=M._load;M._load=function(r){const x=l.apply(this,arguments);` +
+	`if(r==="node:test"&&x&&!Object.isFrozen(x)){Object.freeze(x)}return x}`
+
+// nodeFreeze is the preload as a node option: a data: URL, so that no file
+// of the engine needs to be in the check's view.
+var nodeFreeze = "--import=data:text/javascript," + url.PathEscape(nodeFreezeJS)
 
 var nodeImportOnce struct {
 	sync.Once

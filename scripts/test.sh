@@ -58,6 +58,10 @@ nobody_scripts=(
   attack_tells_go_initexit
   attack_tells_python
   attack_tells_js
+  attack_pyshadow_stdlib
+  attack_js_assert_patch
+  attack_pyshadow_bypass
+  attack_pyshadow_holdout
   attack_secret_encoded
   tells_controls
   attack_setuid_apply
