@@ -60,7 +60,9 @@ func (j *Judge) CannotRun(results []CheckResult) string {
 		if !slices.Contains(l.Verify, r.Command) {
 			key = "objective_verify"
 		}
-		if r.Pass {
+		if r.Pass || r.NegatedNotRun != "" {
+			// A negated program not there: said with its fix (the output's
+			// line, read by RunnerCannotStart, says less).
 			if prog, why := checkcmd.NegatedCannotRun(r.Command, j.Dir, os.Getenv("PATH")); why != "" {
 				cannot = append(cannot, fmt.Sprintf("the check `%s` cannot run: %s\nfix: %s", r.Command, why, checkcmd.RunFix(prog, "program "+prog+" not found on PATH", key)))
 			}
