@@ -24,7 +24,11 @@ func ranNoTests(r CheckResult) string {
 	if runner == "" {
 		runner = "go"
 	}
-	return fmt.Sprintf("it exited 0 and its runner's counts (%s) say no test ran", runner)
+	skipped := ""
+	if r.Tests.Skipped > 0 {
+		skipped = fmt.Sprintf(", %d skipped or deselected", r.Tests.Skipped)
+	}
+	return fmt.Sprintf("it exited 0 and its runner's counts (%s) say no test ran%s", runner, skipped)
 }
 
 // noTestsNote is the NOT VERIFIED note of a check that ran no tests.

@@ -55,11 +55,12 @@ func (p *Parser) goPkgResult(line []byte) {
 }
 
 // noTests says the output read proves that no test ran: what was
-// recognised counts zero tests, and every go test package printed that it
-// has no test files or no tests to run.
+// recognised counts no test that passed or failed (skipped and deselected
+// tests did not run), and every go test package printed that it has no
+// test files or no tests to run.
 func (p *Parser) noTests(c Counts) bool {
 	if !c.Known && p.goNoTests == 0 {
 		return false // nothing readable
 	}
-	return c.Passed == 0 && c.Failed == 0 && c.Skipped == 0 && p.goRan == 0
+	return c.Passed == 0 && c.Failed == 0 && p.goRan == 0
 }

@@ -54,7 +54,8 @@ type Counts struct {
 	// Known is false when nothing was recognised: the counts mean nothing.
 	Known bool `json:"known"`
 	// NoTests says the output proves that no test ran: the runners
-	// recognised count none (pytest's "no tests ran", cargo's "running 0
+	// recognised count none that passed or failed, only skipped ones if any
+	// (pytest's "no tests ran" or "3 deselected", cargo's "running 0
 	// tests" for every binary, node's "pass 0", TAP's "1..0", jest's and
 	// vitest's "No tests found, exiting with code 0"), and every go test
 	// package printed "[no test files]" or "[no tests to run]". Known may
