@@ -64,3 +64,18 @@ func (p *Parser) noTests(c Counts) bool {
 	}
 	return c.Passed == 0 && c.Failed == 0 && p.goRan == 0
 }
+
+// goJSONPackage counts a go test -json package's end: "skip" (no test
+// files) ran none, "pass" or "fail" ran tests (a pass with no tests to run
+// counts as one that ran: its output line is not read here).
+func (p *Parser) goJSONPackage(b []byte) {
+	if !bytes.Contains(b, []byte(`"Package":`)) {
+		return
+	}
+	switch {
+	case bytes.Contains(b, []byte(`"Action":"skip"`)):
+		p.goNoTests++
+	case bytes.Contains(b, []byte(`"Action":"pass"`)), bytes.Contains(b, []byte(`"Action":"fail"`)):
+		p.goRan++
+	}
+}

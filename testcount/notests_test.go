@@ -41,3 +41,20 @@ func TestNoTests(t *testing.T) {
 		}
 	}
 }
+
+// go test -json: a package's "skip" (no test files) ran none.
+func TestNoTestsGoJSON(t *testing.T) {
+	for _, tc := range []struct {
+		name, out string
+		want      bool
+	}{
+		{"none", `{"Action":"output","Package":"example.com/m","Output":"?   \texample.com/m\t[no test files]\n"}` + "\n" + `{"Action":"skip","Package":"example.com/m","Elapsed":0}` + "\n", true},
+		{"some", `{"Action":"skip","Package":"example.com/m","Elapsed":0}` + "\n" + `{"Action":"run","Package":"example.com/m/sub","Test":"TestA"}` + "\n" + `{"Action":"pass","Package":"example.com/m/sub","Test":"TestA","Elapsed":0}` + "\n" + `{"Action":"pass","Package":"example.com/m/sub","Elapsed":0.01}` + "\n", false},
+		{"ran, no test events", `{"Action":"pass","Package":"example.com/m","Elapsed":0.01}` + "\n", false},
+	} {
+		c, _ := ParseString(tc.out, nil)
+		if c.NoTests != tc.want {
+			t.Errorf("%s: NoTests %v, want %v (%+v)", tc.name, c.NoTests, tc.want, c)
+		}
+	}
+}

@@ -147,6 +147,7 @@ type goEvent struct {
 
 func (p *Parser) goJSONLine(b []byte) {
 	if !bytes.Contains(b, []byte(`"Test":`)) {
+		p.goJSONPackage(b)
 		return
 	}
 	var action string

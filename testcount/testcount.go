@@ -58,8 +58,9 @@ type Counts struct {
 	// (pytest's "no tests ran" or "3 deselected", cargo's "running 0
 	// tests" for every binary, node's "pass 0", TAP's "1..0", jest's and
 	// vitest's "No tests found, exiting with code 0"), and every go test
-	// package printed "[no test files]" or "[no tests to run]". Known may
-	// be false then (go test without -v).
+	// package printed "[no test files]" or "[no tests to run]" (with
+	// -json: its package's "skip"). Known may be false then (go test
+	// without -v).
 	NoTests bool `json:"no_tests,omitempty"`
 	// Unreadable says why the counts cannot be read when Known is false,
 	// for the caller's warning (the passing-count rule is off for a check
