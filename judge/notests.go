@@ -2,6 +2,7 @@ package judge
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/looprinter/looprinter/record"
 )
@@ -54,4 +55,14 @@ func (j *Judge) noteNoTests(gate string, results []CheckResult) {
 			j.dropNotVerified(noTestsNote(r.Command))
 		}
 	}
+}
+
+// noTestsNoteCheck is the check a note of noTestsNote names.
+func noTestsNoteCheck(note string) (string, bool) {
+	rest, ok := strings.CutPrefix(note, "the check `")
+	if !ok {
+		return "", false
+	}
+	c, ok := strings.CutSuffix(rest, "` ran no tests: its pass shows nothing about the work (write or select the tests it should run)")
+	return c, ok
 }

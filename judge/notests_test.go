@@ -68,3 +68,16 @@ func TestNoTestsRan(t *testing.T) {
 		t.Fatalf("NOT VERIFIED %q after the check ran tests", nv)
 	}
 }
+
+// A note of a check that ran no tests goes once the check is no longer in
+// the loop file; the notes of its checks stay.
+func TestNoTestsNoteRefreshed(t *testing.T) {
+	j, _ := newJudge(t, &spec.Loop{Verify: []string{"go test ./..."}})
+	keep, _ := j.RefreshVacuous([]string{noTestsNote("go test ./..."), noTestsNote("cargo test"), "sandbox: off"}, false)
+	if !slices.Equal(keep, []string{noTestsNote("go test ./..."), "sandbox: off"}) {
+		t.Errorf("kept %q", keep)
+	}
+	if c, ok := noTestsNoteCheck(noTestsNote("a `b` c")); !ok || c != "a `b` c" {
+		t.Errorf("noTestsNoteCheck: %q %v", c, ok)
+	}
+}
