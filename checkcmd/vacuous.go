@@ -3,8 +3,22 @@ package checkcmd
 import (
 	"fmt"
 	"path"
+	"regexp"
 	"strings"
 )
+
+// shellCannotRun is the shell's line for a program it could not start:
+// dash's "/bin/sh: 1: ./lint.sh: not found", bash's "bash: line 1: lint:
+// command not found", "…: Permission denied".
+var shellCannotRun = regexp.MustCompile(`^(?:/\S*/)?(?:sh|dash|bash|ash|busybox)(?:: \d+|: line \d+)?: (\S+): ((?:command )?not found|No such file or directory|Permission denied)$`)
+
+// shellExit is the status the shell gives a program it could not start.
+func shellExit(why string) string {
+	if why == "Permission denied" {
+		return "126"
+	}
+	return "127"
+}
 
 // outcome is the set of ways a command list can end.
 type outcome uint8
@@ -332,7 +346,9 @@ func explain(cmds []Command, ev *evaluator) string {
 // TODO`) judged nothing: a program of its negated commands printed that
 // it could not run — a line "PROG: …" (`grep: a.txt: No such file or
 // directory`), or for git "fatal: …" (`fatal: not a git repository`) —
-// and `!` turned its failure into a pass. "" when none did. Reading the
+// or the shell could not start it (`/bin/sh: 1: ./lint.sh: not found`,
+// exit 127; `Permission denied`, exit 126), and `!` turned its failure
+// into a pass. "" when none did. Reading the
 // output can only fail a check, never pass one.
 func NegatedRunFailed(line, output string) string {
 	p, err := parse(line, "", 0)
@@ -340,6 +356,7 @@ func NegatedRunFailed(line, output string) string {
 		return ""
 	}
 	var progs []string
+	named := map[string]bool{}
 	for i, c := range p.cmds {
 		if !c.Bang || c.Nested {
 			continue
@@ -351,6 +368,7 @@ func NegatedRunFailed(line, output string) string {
 			}
 			if w := Unwrap(pc.Words); len(w) > 0 && !w[0].Dynamic && !shellBuiltins[w[0].Text] {
 				progs = append(progs, path.Base(w[0].Text))
+				named[w[0].Text] = true
 			}
 		}
 	}
@@ -361,6 +379,9 @@ func NegatedRunFailed(line, output string) string {
 		output = output[:1<<20]
 	}
 	for _, l := range strings.Split(output, "\n") {
+		if m := shellCannotRun.FindStringSubmatch(l); m != nil && named[m[1]] {
+			return fmt.Sprintf("`%s` could not run (%s), and `!` turns the shell's exit %s into a pass", m[1], strings.TrimSpace(l), shellExit(m[2]))
+		}
 		for _, prog := range progs {
 			if strings.HasPrefix(l, prog+": ") || prog == "git" && strings.HasPrefix(l, "fatal: ") {
 				return fmt.Sprintf("`%s` could not run (%s), and `!` turns its failure into a pass", prog, strings.TrimSpace(l))

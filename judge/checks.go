@@ -160,7 +160,14 @@ func runCheck(ctx context.Context, start Starter, r *CheckRequest, command, outP
 	if res.Pass && strings.Contains(command, "!") {
 		// A negated command that could not run passes under `!`: the
 		// check judged nothing, and fails.
-		if why := checkcmd.NegatedRunFailed(command, readLog(outPath)); why != "" {
+		why := checkcmd.NegatedRunFailed(command, readLog(outPath))
+		if why == "" && r.Lower == "" && len(r.Put) == 0 && len(r.Setup) == 0 {
+			// The tree the check saw is the folder as it is (nothing laid
+			// under or placed in its view, no setup before it): a quiet
+			// grep's file that is not there was not there for it either.
+			why = checkcmd.NegatedGrepMissing(command, dir)
+		}
+		if why != "" {
 			res.Pass, res.ExitCode = false, 1
 			res.NegatedNotRun = why
 			matched, tail = []string{"the check cannot fail as it ran: " + why}, nil

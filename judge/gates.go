@@ -35,9 +35,13 @@ func (j *Judge) RefreshVacuous(notVerified []string, baselineDone bool) (keep, a
 			want[vacuousNote(c, why)] = true
 		}
 	}
+	checks := j.spec().GateChecks()
 	for _, n := range notVerified {
 		if strings.HasPrefix(n, "the check `") && strings.Contains(n, "` cannot fail (") && !want[n] {
 			continue // the check was fixed or removed
+		}
+		if c, ok := noTestsNoteCheck(n); ok && !slices.Contains(checks, c) {
+			continue // the check that ran no tests was removed
 		}
 		keep = append(keep, n)
 	}
@@ -60,7 +64,9 @@ func (j *Judge) CannotRun(results []CheckResult) string {
 		if !slices.Contains(l.Verify, r.Command) {
 			key = "objective_verify"
 		}
-		if r.Pass {
+		if r.Pass || r.NegatedNotRun != "" {
+			// A negated program not there: said with its fix (the output's
+			// line, read by RunnerCannotStart, says less).
 			if prog, why := checkcmd.NegatedCannotRun(r.Command, j.Dir, os.Getenv("PATH")); why != "" {
 				cannot = append(cannot, fmt.Sprintf("the check `%s` cannot run: %s\nfix: %s", r.Command, why, checkcmd.RunFix(prog, "program "+prog+" not found on PATH", key)))
 			}

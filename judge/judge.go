@@ -203,6 +203,7 @@ func (j *Judge) RunChecks(ctx context.Context, gate string, cmds []string) []Che
 			j.markKnownFlaky(results)
 			j.distrustFlaky(gate, results)
 		}
+		j.noteNoTests(gate, results)
 	}
 	return results
 }

@@ -123,9 +123,13 @@ func (p *Parser) builtin(b []byte) {
 	if p.jestTestLine(b, trim) || p.vitestLine(b, trim) || p.nodeLine(b) || p.mochaLine(b, trim) {
 		return
 	}
+	if p.noTestsLine(b) {
+		return
+	}
 	if b[0] == 'o' || b[0] == 'F' {
 		if m := goPkgLine.FindSubmatch(b); m != nil {
 			p.goPkgSeen = true
+			p.goPkgResult(b)
 			p.flushGo(string(m[2]))
 			return
 		}
@@ -143,6 +147,7 @@ type goEvent struct {
 
 func (p *Parser) goJSONLine(b []byte) {
 	if !bytes.Contains(b, []byte(`"Test":`)) {
+		p.goJSONPackage(b)
 		return
 	}
 	var action string

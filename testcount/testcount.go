@@ -53,6 +53,15 @@ type Counts struct {
 	NamesTruncated bool `json:"names_truncated,omitempty"`
 	// Known is false when nothing was recognised: the counts mean nothing.
 	Known bool `json:"known"`
+	// NoTests says the output proves that no test ran: the runners
+	// recognised count none that passed or failed, only skipped ones if any
+	// (pytest's "no tests ran" or "3 deselected", cargo's "running 0
+	// tests" for every binary, node's "pass 0", TAP's "1..0", jest's and
+	// vitest's "No tests found, exiting with code 0"), and every go test
+	// package printed "[no test files]" or "[no tests to run]" (with
+	// -json: its package's "skip"). Known may be false then (go test
+	// without -v).
+	NoTests bool `json:"no_tests,omitempty"`
 	// Unreadable says why the counts cannot be read when Known is false,
 	// for the caller's warning (the passing-count rule is off for a check
 	// whose counts cannot be read).
@@ -128,6 +137,7 @@ type Parser struct {
 	pytest, cargo, vitest, mocha           session
 	mochaOpen                              bool // mocha's summary is being read
 	goPkgSeen                              bool // a go test package result line was seen
+	goNoTests, goRan                       int  // go test packages that ran no test, and the others
 	tapSeen                                bool // a TAP version, plan or bail-out line was seen
 	goVerbose                              bool // go test -v's "=== RUN" was seen
 	inCaptured                             bool // inside pytest's "Captured stdout call" section
@@ -308,6 +318,7 @@ func (p *Parser) Counts() Counts {
 			c.Unreadable = "go test printed its packages' results but no line per test: run it with -v (or -json)"
 		}
 	}
+	c.NoTests = p.noTests(c)
 	c.PassedNames = p.passed.sorted()
 	c.SkippedNames = p.skipped.sorted()
 	c.NamesTruncated = p.passed.truncated || p.skipped.truncated

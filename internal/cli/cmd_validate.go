@@ -150,7 +150,13 @@ func printProtected(w io.Writer, l *spec.Loop, maxProtected int) {
 	for _, why := range doctor.RuleReasons(ps) {
 		fmt.Fprintf(w, "  why: %s\n", why)
 	}
-	for _, warn := range doctor.NamedProtected(ps, "the objective", l.Objective) {
+	warns := doctor.NamedProtected(ps, "the objective", l.Objective)
+	if st, err := loop.LoadState(l.Dir); err == nil && st.BaselineSignal != "" {
+		// The loop ran: the checks that failed at its baseline name the
+		// failing tests, and the files their failure points at.
+		warns = append(warns, doctor.NamedProtected(ps, "the baseline's failing checks' output", st.BaselineSignal)...)
+	}
+	for _, warn := range warns {
 		fmt.Fprintf(w, "warning:    %s\n", warn)
 	}
 	printInlineTests(w, l, "", maxProtected)

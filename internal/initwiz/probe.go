@@ -2,6 +2,7 @@ package initwiz
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -61,6 +62,10 @@ func RanReport(r Ran) (line string, warnings []string) {
 		warnings = append(warnings, why+". `looprinter run` would stop BLOCKED before any agent run")
 		return line, warnings
 	}
+	if r.Exit == 0 && r.Tests.NoTests {
+		warnings = append(warnings, fmt.Sprintf("the check `%s` exited 0 having run no tests: its pass shows nothing about the work, and a loop could not end DONE on it (NOT VERIFIED); write or select the tests it should run", r.Command))
+		return line, warnings
+	}
 	if !r.Tests.Known && looksLikeTests(r.Command) {
 		w := fmt.Sprintf("the test counts of `%s` cannot be read from its output, so the rule that the passing count never drops is off for it", r.Command)
 		if how := CountFlags(r.Command); how != "" {
@@ -95,11 +100,15 @@ func looksLikeTests(cmd string) bool {
 	return false
 }
 
+// goTestWord is `go test` as a command of its own, not the end of
+// `cargo test`.
+var goTestWord = regexp.MustCompile(`(?:^|[\s;&|(])go\s+test\b`)
+
 // CountFlags says which flags make a runner's counts readable, for a
 // command whose output showed none; "" when there is no known flag.
 func CountFlags(cmd string) string {
 	switch {
-	case strings.Contains(cmd, "go test"):
+	case goTestWord.MatchString(cmd):
 		return "add -v (or -json): plain `go test` prints no passing tests"
 	case strings.Contains(cmd, "pytest"):
 		return "drop -qq (pytest -qq prints no summary line); -q or -v print it"
@@ -125,7 +134,7 @@ func HoldoutRunWarning(command string, exit int, tests testcount.Counts, failed 
 		first = first[:i]
 	}
 	switch {
-	case tests.Known && tests.Passed+tests.Failed == 0:
+	case tests.NoTests || tests.Known && tests.Passed+tests.Failed == 0:
 		return fmt.Sprintf("the holdout check `%s` ran no test: the loop could never show the holdout tests pass; correct it in holdout_verify", command)
 	case exit != 0 && failed == 0 && (!tests.Known || tests.Failed == 0):
 		return fmt.Sprintf("the holdout check `%s` failed (exit %d) without a failing test: it may never pass, and the loop would never reach DONE; run it yourself and correct it in holdout_verify (its output: %s)", command, exit, first)
