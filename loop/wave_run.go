@@ -329,6 +329,9 @@ func (r *runner) waveTries(ctx context.Context, rn *waveRun) {
 				r.waveEmit(rn, r.retryEvent("build", rn.task.ID, rn.ran, rn.res, try, 0))
 				continue
 			}
+			if r.waveLimitStop(rn, try, wait) {
+				return // limits: the policy refuses to wait
+			}
 		case agent.StatusAPIError:
 			apiErrors++
 			if apiErrors > r.spec().Budget.APIRetries {
