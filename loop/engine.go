@@ -669,8 +669,10 @@ func (e *Engine) checkBudgets() error {
 	b := e.spec.Budget
 	wall := e.store.wall()
 	if wall >= b.Wall.D() {
-		o := e.outcome(ReasonTimeCost, fmt.Sprintf("wall budget spent: %s of %s", wall.Round(time.Second), b.Wall))
-		o.Next = wallNextSteps(e.dir, e.spec.Path, wall)
+		// The time spent is the report's "spent" figure, counted to the
+		// stop's last save: named here too, it would be a second, older one.
+		o := e.outcome(ReasonTimeCost, fmt.Sprintf("wall budget spent: the loop's time reached budget.wall (%s)", b.Wall))
+		o.Next = wallNextSteps(e.dir, e.spec.Path)
 		return &errStop{o}
 	}
 	if e.st.CostUSD >= b.CostUSD {
