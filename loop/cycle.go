@@ -168,17 +168,26 @@ func (e *Engine) build(ctx context.Context, plan *Plan, task Task) error {
 		return err
 	}
 	run, err := e.run.runAgent(ctx, "build", false, task.ID, prompt, true)
-	if err != nil {
+	if err == nil {
+		after, errs, rerr := e.readPlan()
+		if rerr != nil || len(errs) > 0 {
+			after = nil
+		}
+		err = e.judgeBuild(ctx, task, run, e.st.Judged, after)
+	} else {
 		// A run cut short never counts as done, whatever it wrote into the
 		// plan before it was stopped: the task runs again on resume.
 		e.judged.enforceJudgedPlan(task.ID, "the build run that was cut short")
-		return err
 	}
-	after, errs, rerr := e.readPlan()
-	if rerr != nil || len(errs) > 0 {
-		after = nil
+	// The note of its apply (runAgent) goes once its verdict is saved.
+	if serr := e.store.note(); serr != nil {
+		if err == nil {
+			err = serr
+		}
+	} else {
+		e.run.singleSaved()
 	}
-	return e.judgeBuild(ctx, task, run, e.st.Judged, after)
+	return err
 }
 
 // buildPrompt notes the task's target before its first attempt and

@@ -413,17 +413,6 @@ func previousNote(outcome string) string {
 	return "previous run ended: " + outcome
 }
 
-func defaultBackoff(n int) time.Duration {
-	d := 5 * time.Second
-	for i := 1; i < n && d < 10*time.Minute; i++ { // bounded whatever n is
-		d *= 3
-	}
-	if d > 10*time.Minute {
-		d = 10 * time.Minute
-	}
-	return d
-}
-
 // loop drives the state machine until a step returns an outcome: between
 // steps it holds while paused, then runs one step (oneStep, which a fleet
 // worker also calls on its own).
@@ -466,6 +455,9 @@ func (e *Engine) outcome(reason, summary string) *Outcome {
 // finish writes the final record and state.
 func (e *Engine) finish(o *Outcome) *Outcome {
 	st := e.st
+	// The connections the proxy saw last are in the report, not only in
+	// the records written as the engine closes.
+	e.run.flushNetwork()
 	if o.NotVerified == nil {
 		o.NotVerified = st.NotVerified
 	}
@@ -536,6 +528,7 @@ func (e *Engine) emit(ev record.Event) {
 		ev.Iteration = e.st.Iterations
 	}
 	e.store.noteWriteErr(e.rec.Write(ev))
+	e.noteRefused(ev)
 	for _, h := range e.opts.Hooks {
 		emit := func(x record.Event) {
 			if x.Cycle == 0 {
@@ -669,8 +662,10 @@ func (e *Engine) checkBudgets() error {
 	b := e.spec.Budget
 	wall := e.store.wall()
 	if wall >= b.Wall.D() {
-		o := e.outcome(ReasonTimeCost, fmt.Sprintf("wall budget spent: %s of %s", wall.Round(time.Second), b.Wall))
-		o.Next = wallNextSteps(e.dir, e.spec.Path, wall)
+		// The time spent is the report's "spent" figure, counted to the
+		// stop's last save: named here too, it would be a second, older one.
+		o := e.outcome(ReasonTimeCost, fmt.Sprintf("wall budget spent: the loop's time reached budget.wall (%s)", b.Wall))
+		o.Next = wallNextSteps(e.dir, e.spec.Path)
 		return &errStop{o}
 	}
 	if e.st.CostUSD >= b.CostUSD {

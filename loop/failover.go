@@ -176,3 +176,16 @@ func (r *runner) failoverOnLimit(phase, task string, first, cur spec.Agent, wait
 func setAgent(req *agent.Request, a spec.Agent) {
 	req.Backend, req.Model, req.Command, req.Args, req.Env, req.Permissions = a.Backend, a.Model, a.Command, a.Args, a.Env, a.Permissions
 }
+
+// defaultBackoff is the wait before try n+1 of a run that hit a rate
+// limit without a reset time, or an API error: 5s, tripled, at most 10m.
+func defaultBackoff(n int) time.Duration {
+	d := 5 * time.Second
+	for i := 1; i < n && d < 10*time.Minute; i++ { // bounded whatever n is
+		d *= 3
+	}
+	if d > 10*time.Minute {
+		d = 10 * time.Minute
+	}
+	return d
+}

@@ -20,15 +20,44 @@ import (
 // usage limit that resets in wait; nil when the loop waits. The try that
 // hit the limit is recorded (its cost once, on its agent_end).
 func (r *runner) limitStop(phase, task string, ran spec.Agent, res agent.Result, try int, wait time.Duration) error {
-	why := limitRefusal(r.spec().Limits, time.Now(), wait)
-	if why == "" {
+	msg := r.limitSummary(ran, wait)
+	if msg == "" {
 		return nil
 	}
-	spent := res
-	spent.CostUSD, spent.CostEstimated, spent.InputTokens, spent.OutputTokens, spent.CachedTokens = 0, false, 0, 0, 0
-	r.retryRecord(phase, task, ran, spent, try, wait)
+	r.retryRecord(phase, task, ran, costless(res), try, wait)
 	r.endRecord(phase, task, ran, res, nil)
-	return r.stop(ReasonBlocked, fmt.Sprintf("usage limit: %s reported a usage limit that resets in %s (%s); %s", agentKey(ran), wait.Round(time.Second), time.Now().Add(wait).Format("Mon 15:04"), why))
+	return r.stop(ReasonBlocked, msg)
+}
+
+// waveLimitStop is limitStop for a run of a wave (waveTries, on the run's
+// own goroutine): the same policy and the same stop, set on the run; its
+// agent_end is written when the wave's runs are judged (finishWaveRun).
+// It says whether the run stops.
+func (r *runner) waveLimitStop(rn *waveRun, try int, wait time.Duration) bool {
+	msg := r.limitSummary(rn.ran, wait)
+	if msg == "" {
+		return false
+	}
+	r.waveEmit(rn, r.retryEvent("build", rn.task.ID, rn.ran, costless(rn.res), try, wait))
+	rn.stop = r.stop(ReasonBlocked, msg)
+	return true
+}
+
+// limitSummary is the stop's summary when the loop's limits policy refuses
+// to wait for a usage limit of ran that resets in wait ("" when it waits).
+func (r *runner) limitSummary(ran spec.Agent, wait time.Duration) string {
+	why := limitRefusal(r.spec().Limits, time.Now(), wait)
+	if why == "" {
+		return ""
+	}
+	return fmt.Sprintf("usage limit: %s reported a usage limit that resets in %s (%s); %s", agentKey(ran), wait.Round(time.Second), time.Now().Add(wait).Format("Mon 15:04"), why)
+}
+
+// costless is a try's result without its cost and tokens: a record of it
+// besides its agent_end, which counts them once.
+func costless(res agent.Result) agent.Result {
+	res.CostUSD, res.CostEstimated, res.InputTokens, res.OutputTokens, res.CachedTokens = 0, false, 0, 0, 0
+	return res
 }
 
 // limitRefusal says why policy l does not wait from at for a limit that

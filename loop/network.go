@@ -43,14 +43,35 @@ func (r *runner) confineNetwork(p *sandbox.Policy) error {
 // flushNetwork records the connections the proxy saw since the last flush.
 func (r *runner) flushNetwork() {
 	for _, ev := range r.netProxy.Drain() {
-		r.emit(ev)
-		if ev.Event == record.NetRefused && len(r.st.NetRefused) < 20 && !slices.Contains(r.st.NetRefused, ev.To) {
-			r.st.NetRefused = append(r.st.NetRefused, ev.To)
-		}
+		r.emit(ev) // the state's list of refused hosts: noteRefused
 		if ev.Event == record.NetRefused && len(r.runRefused) < 5 && !slices.Contains(r.runRefused, ev.To) {
 			r.runRefused = append(r.runRefused, ev.To)
 		}
 	}
+}
+
+// maxRefused bounds the state's list of refused hosts.
+const maxRefused = 20
+
+// noteRefused adds the host of a net_refused record to the state's list
+// of refused hosts, which the report, status and the dashboard show: the
+// agents' (through the loop's proxy) and the checks' (through the judge's,
+// marked so: checks.network.allow is where those are allowed). Taken
+// under the state's save lock: the checks' proxy records from its own
+// goroutine.
+func (e *Engine) noteRefused(ev record.Event) {
+	if ev.Event != record.NetRefused || ev.To == "" {
+		return
+	}
+	host := ev.To
+	if ev.Phase == "checks" {
+		host += " (checks)"
+	}
+	e.store.with(func() {
+		if len(e.st.NetRefused) < maxRefused && !slices.Contains(e.st.NetRefused, host) {
+			e.st.NetRefused = append(e.st.NetRefused, host)
+		}
+	})
 }
 
 // closeNetwork stops the loop's proxy and records what it saw last.

@@ -236,11 +236,26 @@ func (r *runner) runAgent(ctx context.Context, phase string, post bool, task str
 	gitTamper := r.restoreGit()
 	r.st.AgentPGID = 0
 	run := &AgentRun{Result: res}
+	// A build run's apply is noted first: a restart after a kill from here
+	// to the save of its task's verdict knows its work is in the folder.
+	noted := r.singleApply(phase, task, counts)
+	var noteErr error
+	if noted {
+		noteErr = r.noteSingleApply(seq, task, false, false)
+	}
 	changed, created, layerTamper, werr := r.endRun(phase, task, changes)
 	run.Changed = changed
 	r.st.touched(changed)
 	tamper, gerr := r.guard.Check(changes, created, rules)
 	run.Tamper = append(append(layerTamper, tamper...), gitTamper...)
+	if noted {
+		if err := r.noteSingleApply(seq, task, true, len(run.Tamper) > 0 || gerr != nil || werr != nil || noteErr != nil); err != nil && noteErr == nil {
+			noteErr = err
+		}
+		if gerr == nil {
+			gerr = noteErr // the loop stops: a kill before its verdict is saved would run the task again
+		}
+	}
 	r.endRecord(phase, task, ran, res, run.Changed)
 	r.recordTamper(phase, task, run.Tamper)
 	r.afterOperator(ctx, phase, task, res, told)

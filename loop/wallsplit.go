@@ -39,7 +39,7 @@ func splitWall(evs []record.Event) wallSplit {
 // wallNextSteps is the advice of a loop stopped by its wall budget: when
 // the checks took more of the time than the agent runs, it is the checks
 // that need to be faster, not the runs.
-func wallNextSteps(dir, loopFile string, wall time.Duration) []string {
+func wallNextSteps(dir, loopFile string) []string {
 	evs, _ := loopdir.Dir(dir).ReadRecords()
 	s := splitWall(evs)
 	round := func(d time.Duration) time.Duration {
@@ -50,12 +50,12 @@ func wallNextSteps(dir, loopFile string, wall time.Duration) []string {
 	}
 	if s.Checks > s.Agent {
 		return []string{
-			fmt.Sprintf("the checks (setup, baseline and gates) took %s of the %s spent; the agent runs took %s", round(s.Checks), round(wall), round(s.Agent)),
+			fmt.Sprintf("the checks (setup, baseline and gates) took %s of the time spent; the agent runs took %s", round(s.Checks), round(s.Agent)),
 			"make the checks faster (a narrower verify, a faster test command) or raise budget.wall in " + filepath.Base(loopFile),
 		}
 	}
 	return []string{
-		fmt.Sprintf("the agent runs took %s of the %s spent; the checks took %s", round(s.Agent), round(wall), round(s.Checks)),
+		fmt.Sprintf("the agent runs took %s of the time spent; the checks took %s", round(s.Agent), round(s.Checks)),
 		"raise budget.wall in " + filepath.Base(loopFile) + " if the loop was close, or make each run shorter: a smaller model for plan runs, lower agent.max_turns",
 	}
 }

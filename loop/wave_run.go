@@ -329,6 +329,9 @@ func (r *runner) waveTries(ctx context.Context, rn *waveRun) {
 				r.waveEmit(rn, r.retryEvent("build", rn.task.ID, rn.ran, rn.res, try, 0))
 				continue
 			}
+			if r.waveLimitStop(rn, try, wait) {
+				return // limits: the policy refuses to wait
+			}
 		case agent.StatusAPIError:
 			apiErrors++
 			if apiErrors > r.spec().Budget.APIRetries {
@@ -504,6 +507,17 @@ func (r *runner) dropInFlight(f *InFlight) {
 // none that reads: then its task is not marked) and takes it out of the
 // layer: the folder's plan stays the engine's.
 func takeLayerPlan(l sandbox.Layer) *Plan {
+	plan := layerPlan(l)
+	p := filepath.Join(l.Upper, loopdir.OutputDir, "plan.json")
+	if _, err := os.Lstat(p); err == nil {
+		os.RemoveAll(p)
+	}
+	return plan
+}
+
+// layerPlan is the plan a run left, read from its layer before the apply
+// (where the layer holds none, the folder's): nil when none reads.
+func layerPlan(l sandbox.Layer) *Plan {
 	p := filepath.Join(l.Upper, loopdir.OutputDir, "plan.json")
 	fi, err := os.Lstat(p)
 	if err != nil {
@@ -511,19 +525,14 @@ func takeLayerPlan(l sandbox.Layer) *Plan {
 			return nil // output/ replaced whole, without a plan
 		}
 		// Not in the layer: the run left the folder's plan as it was.
-		plan, errs, err := ReadPlan(filepath.Join(l.Target, loopdir.OutputDir, "plan.json"))
-		if err != nil || len(errs) > 0 {
-			return nil
-		}
-		return plan
+		p = filepath.Join(l.Target, loopdir.OutputDir, "plan.json")
+	} else if !fi.Mode().IsRegular() {
+		return nil
 	}
-	var plan *Plan
-	if fi.Mode().IsRegular() {
-		if pl, errs, err := ReadPlan(p); err == nil && len(errs) == 0 {
-			plan = pl
-		}
+	plan, errs, err := ReadPlan(p)
+	if err != nil || len(errs) > 0 {
+		return nil
 	}
-	os.RemoveAll(p)
 	return plan
 }
 

@@ -50,7 +50,10 @@ type Loop struct {
 	Landings      []string `json:"landings,omitempty"`
 	Failovers     int      `json:"failovers,omitempty"`
 	// Parallel says what running builds at once saved.
-	Parallel   string   `json:"parallel,omitempty"`
+	Parallel string `json:"parallel,omitempty"`
+	// NetRefused are the hosts the loop's proxies refused (the checks'
+	// marked "(checks)"), as the run's report and status list them.
+	NetRefused []string `json:"net_refused,omitempty"`
 	Violations []string `json:"violations,omitempty"`
 	// PrivateBytes is what the agents wrote to HOME and the caches (kept
 	// in the engine's private folder); PrivateWarning says it is over the
@@ -196,6 +199,9 @@ func loopOf(e ops.Entry, s ops.Status, since time.Time) (Loop, bool) {
 	}
 	l.Strength = strengthLine(st, s.Outcome, e.LoopFile)
 	l.Parallel = loop.ParallelSaving(st)
+	for _, h := range st.NetRefused {
+		l.NetRefused = append(l.NetRefused, termtext.Line(h))
+	}
 	for _, n := range loop.EscalationLines(st) {
 		l.Escalations = append(l.Escalations, termtext.Line(n))
 	}
@@ -316,6 +322,9 @@ func (l Loop) fields() [][2]string {
 		add("land", x)
 	}
 	add("parallel", l.Parallel)
+	if len(l.NetRefused) > 0 {
+		add("network", "refused "+strings.Join(l.NetRefused, ", ")+" (add what is needed to network.allow)")
+	}
 	if l.Failovers > 0 {
 		add("failovers", fmt.Sprintf("%d (usage limits)", l.Failovers))
 	}

@@ -238,7 +238,7 @@ func (s *Server) historyPage(w http.ResponseWriter, r *http.Request) {
 // only an action's name, never other text a link could carry.
 func doneAction(s string) string {
 	switch s {
-	case "pause", "resume", "stop", "answer", "guide":
+	case "pause", "resume", "stop", "answer", "guide", "approve":
 		return s
 	}
 	return ""
