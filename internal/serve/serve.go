@@ -64,6 +64,9 @@ type Config struct {
 	Poll time.Duration
 	// StopTimeout is how long a stop waits for a clean stop (default 30s).
 	StopTimeout time.Duration
+	// Deliveries are the webhook deliveries taken (OpenDeliveries: kept
+	// across restarts); default: remembered in memory only.
+	Deliveries *github.Seen
 }
 
 // Server is one `looprinter serve`.
@@ -100,11 +103,14 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Redact == nil {
 		cfg.Redact = newRedactors().Bytes
 	}
+	if cfg.Deliveries == nil {
+		cfg.Deliveries = &github.Seen{Max: maxDeliveries, MaxAge: deliveryAge}
+	}
 	p, err := loadPages()
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, loopback: Loopback(cfg.Addr), mux: http.NewServeMux(), pages: p, cop: http.NewCrossOriginProtection(), seen: &github.Seen{Max: 100000}}
+	s := &Server{cfg: cfg, loopback: Loopback(cfg.Addr), mux: http.NewServeMux(), pages: p, cop: http.NewCrossOriginProtection(), seen: cfg.Deliveries}
 	s.routes()
 	return s, nil
 }
