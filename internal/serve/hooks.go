@@ -168,7 +168,7 @@ func (s *Server) onEvent(e ops.Entry, l *spec.Loop, ev github.Event) (string, er
 			}
 			return fmt.Sprintf("stopped %s (pid %d), asked by %s", e.Name, res.PID, by), nil
 		case "status":
-			return statusLine(e), nil
+			return s.answerStatus(e, l, ev.Issue, by)
 		}
 		return "ignored: /looprinter " + cmd + " is not run, stop or status", nil
 	case ev.Kind == "pull_request_review" && ev.Action == "submitted":

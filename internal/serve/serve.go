@@ -24,6 +24,7 @@ import (
 
 	"github.com/looprinter/looprinter/forge/github"
 	"github.com/looprinter/looprinter/internal/ops"
+	"github.com/looprinter/looprinter/spec"
 )
 
 //go:embed web
@@ -41,6 +42,9 @@ type Actions struct {
 	// Start runs the loop in the background, on an issue or with an
 	// objective (hooks.go: startLoop).
 	Start func(e ops.Entry, req StartRequest) (string, error)
+	// Comment posts body on issue (or pull request) n of the loop's forge
+	// (hookstatus.go: commentOn).
+	Comment func(l *spec.Loop, n int, body string) error
 }
 
 // Config is how a server runs.
@@ -99,6 +103,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Actions.Start == nil {
 		cfg.Actions.Start = startLoop
+	}
+	if cfg.Actions.Comment == nil {
+		cfg.Actions.Comment = commentOn
 	}
 	if cfg.Redact == nil {
 		cfg.Redact = newRedactors().Bytes
