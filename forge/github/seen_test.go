@@ -1,11 +1,15 @@
 package github
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/looprinter/looprinter/internal/fakegithub"
 )
 
 func TestSeenKeptAcrossLoads(t *testing.T) {
@@ -91,5 +95,24 @@ func TestSeenRefusesWhatItCannotKeep(t *testing.T) {
 	s.Path = filepath.Join(dir, "deliveries.json")
 	if fresh, err := s.Take("a"); !fresh || err != nil {
 		t.Fatalf("the refused id was used up: %v %v", fresh, err)
+	}
+}
+
+// A delivery whose id cannot be kept is refused (503) and not acted on:
+// a restart would forget it, and a replay would be taken then.
+func TestWebhookRefusesWhatItCannotKeep(t *testing.T) {
+	blocker := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(blocker, []byte("x"), 0o600)
+	acted := 0
+	h := &Webhook{Secret: []byte("k"), Seen: &Seen{Path: filepath.Join(blocker, "deliveries.json")}, On: func(Event) error { acted++; return nil }}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	code, err := fakegithub.Deliver(srv.URL, "k", fakegithub.Delivery{ID: "d-1", Event: "issues", Body: []byte(labeled)})
+	if err != nil || code != http.StatusServiceUnavailable || acted != 0 {
+		t.Fatalf("status %d, acted %d, %v", code, acted, err)
+	}
+	long := fakegithub.Delivery{ID: strings.Repeat("x", 201), Event: "issues", Body: []byte(labeled)}
+	if code, _ := fakegithub.Deliver(srv.URL, "k", long); code != http.StatusBadRequest {
+		t.Fatalf("an id of 201 bytes: %d", code)
 	}
 }
