@@ -39,7 +39,9 @@ type Client struct {
 	// Remote is where Push pushes: the repository's https URL, or what
 	// the loop file names (a path, for tests).
 	Remote string
-	HTTP   *http.Client
+	// HTTP sends the GraphQL requests (with the token) and reads job logs
+	// at their signed links (without it).
+	HTTP *http.Client
 	// rest is go-github's client of the same API (rest.go).
 	rest *gh.Client
 }
