@@ -29,6 +29,16 @@ var ErrNoToken = errors.New("no GitHub token: set GITHUB_TOKEN or GH_TOKEN, or l
 // the variables are removed from the engine's environment (ScrubEnv), so
 // no agent, check or hook the engine starts inherits them.
 func Token(ctx context.Context, host string) (string, error) {
+	tok, err := Lookup(ctx, host)
+	ScrubEnv()
+	return tok, err
+}
+
+// Lookup finds the token for host as Token does and holds it in the
+// redactor, but leaves the environment as it is: `looprinter serve`
+// answers on the forge with it, and the runs it starts read it from its
+// environment (and remove it from theirs).
+func Lookup(ctx context.Context, host string) (string, error) {
 	vars := TokenVars
 	if host != "" && host != "github.com" {
 		vars = append(append([]string{}, EnterpriseTokenVars...), TokenVars...)
@@ -43,7 +53,6 @@ func Token(ctx context.Context, host string) (string, error) {
 	if tok == "" {
 		tok = ghToken(ctx, host)
 	}
-	ScrubEnv()
 	if tok == "" {
 		return "", ErrNoToken
 	}

@@ -53,6 +53,7 @@ nobody_scripts=(
   best_of
   attack_forge_issue
   attack_forge_token_unused
+  attack_forge_replay_restart
   forge_e2e
   attack_tells_go_context
   attack_tells_go_initexit

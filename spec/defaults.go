@@ -366,6 +366,7 @@ func (l *Loop) validate(nodes map[string]*yaml.Node) []Problem {
 	}
 	l.validateNetwork(at)
 	l.validateForge(nodes, at)
+	l.validateSource(nodes, at)
 	for i, p := range l.Redact.Patterns {
 		if _, err := regexp.Compile(p); err != nil {
 			at(fmt.Sprintf("redact.patterns[%d]", i), "redact.patterns[%d]: %v", i, err)

@@ -110,7 +110,7 @@ type judgeRule func(d fieldDiff, old, nu *Loop) string
 //	  requirements, architecture,       review before the fix check)
 //	  rules
 //	git.*, notify.*, schedule.*       never: they push, run or start things
-//	forge.*                           never: where the work is pushed,
+//	forge.*, source.*                 never: where the work is pushed,
 //	                                    who may start work and the CI gate
 //	                                    are the user's
 //	redact.off                        it is turned off (redaction back on)
@@ -339,6 +339,7 @@ var judgeRules = map[string]judgeRule{
 	"forge.review.rounds":             refuse("review rounds are the user's choice"),
 	"forge.github.webhook_secret_env": refuse("who may start work is the user's choice"),
 	"forge.github.label":              refuse("which issues start work is the user's choice"),
+	"source.github.label":             refuse("which issues start work is the user's choice"),
 
 	"redact.off": func(d fieldDiff, _, _ *Loop) string {
 		if d.New.Bool() {

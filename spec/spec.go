@@ -113,8 +113,10 @@ type Loop struct {
 	Schedule      Schedule            `yaml:"schedule"`
 	Redact        Redact              `yaml:"redact"`
 	// Forge is the code host where the loop's work lives (forge.go).
-	Forge Forge             `yaml:"forge"`
-	Vars  map[string]string `yaml:"vars"` // extra fields for prompt templates
+	Forge Forge `yaml:"forge"`
+	// Source is where a plain `run` takes its work from (source.go).
+	Source Source            `yaml:"source"`
+	Vars   map[string]string `yaml:"vars"` // extra fields for prompt templates
 	// AskTimeout is how long the loop waits for the operator's answer to an
 	// agent's <ask>; OnTimeout says what happens then: blocked (stop
 	// BLOCKED) or continue (the next run is told no answer came).

@@ -1,10 +1,11 @@
 // Package github is the forge.Forge of a repository on GitHub or GitHub
-// Enterprise, over GitHub's REST API (v3, version 2022-11-28).
+// Enterprise, over GitHub's REST API (v3, version 2022-11-28) through
+// github.com/google/go-github (rest.go), and GraphQL for what REST cannot
+// (review.go: resolving a review thread).
 //
-// The client is a small one on net/http: the Go module proxy this project
-// builds from does not serve github.com/google/go-github, and the engine
-// needs a dozen endpoints. Every request carries the token in its
-// Authorization header only; no error, URL or log line holds it.
+// Every request carries the token in its Authorization header only, and
+// only to the API's own origin; no error, URL or log line holds it. Every
+// answer read is bounded (maxBody).
 package github
 
 import (
@@ -16,9 +17,10 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
+
+	gh "github.com/google/go-github/v93/github"
 
 	"github.com/looprinter/looprinter/forge"
 )
@@ -37,7 +39,11 @@ type Client struct {
 	// Remote is where Push pushes: the repository's https URL, or what
 	// the loop file names (a path, for tests).
 	Remote string
-	HTTP   *http.Client
+	// HTTP sends the GraphQL requests (with the token) and reads job logs
+	// at their signed links (without it).
+	HTTP *http.Client
+	// rest is go-github's client of the same API (rest.go).
+	rest *gh.Client
 }
 
 var _ forge.Forge = (*Client)(nil)
@@ -59,8 +65,11 @@ func New(repo, base, token string) (*Client, error) {
 	if !strings.HasSuffix(u.Path, "/") {
 		u.Path += "/"
 	}
-	c := &Client{api: u, owner: owner, name: name, token: token, HTTP: &http.Client{Timeout: 60 * time.Second}}
+	c := &Client{api: u, owner: owner, name: name, token: token, HTTP: &http.Client{Timeout: 60 * time.Second, Transport: bounded{http.DefaultTransport}}}
 	c.Remote = WebURL(u) + "/" + owner + "/" + name + ".git"
+	if c.rest, err = restClient(u, token); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -180,223 +189,6 @@ type user struct {
 
 type label struct {
 	Name string `json:"name"`
-}
-
-type issue struct {
-	Number      int       `json:"number"`
-	Title       string    `json:"title"`
-	Body        string    `json:"body"`
-	State       string    `json:"state"`
-	User        user      `json:"user"`
-	Association string    `json:"author_association"`
-	Labels      []label   `json:"labels"`
-	HTMLURL     string    `json:"html_url"`
-	PullRequest *struct{} `json:"pull_request"`
-}
-
-// DefaultBranch is the repository's default branch.
-func (c *Client) DefaultBranch(ctx context.Context) (string, error) {
-	var r struct {
-		DefaultBranch string `json:"default_branch"`
-	}
-	if err := c.do(ctx, "GET", "repos/"+url.PathEscape(c.owner)+"/"+url.PathEscape(c.name), nil, &r); err != nil {
-		return "", err
-	}
-	if r.DefaultBranch == "" {
-		return "", fmt.Errorf("GitHub: %s names no default branch", c.Repo())
-	}
-	return r.DefaultBranch, nil
-}
-
-// Issue reads issue n.
-func (c *Client) Issue(ctx context.Context, n int) (forge.Issue, error) {
-	var is issue
-	if err := c.do(ctx, "GET", "repo/issues/"+strconv.Itoa(n), nil, &is); err != nil {
-		return forge.Issue{}, err
-	}
-	return is.forge(), nil
-}
-
-// OpenIssues are the open issues with label, oldest first (the first 100).
-func (c *Client) OpenIssues(ctx context.Context, label string) ([]forge.Issue, error) {
-	var iss []issue
-	q := url.Values{"state": {"open"}, "labels": {label}, "sort": {"created"}, "direction": {"asc"}, "per_page": {"100"}}
-	if err := c.do(ctx, "GET", "repo/issues?"+q.Encode(), nil, &iss); err != nil {
-		return nil, err
-	}
-	var out []forge.Issue
-	for _, is := range iss {
-		out = append(out, is.forge())
-	}
-	return out, nil
-}
-
-func (is issue) forge() forge.Issue {
-	out := forge.Issue{Number: is.Number, Title: is.Title, Body: is.Body, State: is.State, Author: is.User.Login,
-		Association: is.Association, URL: is.HTMLURL, IsPull: is.PullRequest != nil}
-	for _, l := range is.Labels {
-		out.Labels = append(out.Labels, l.Name)
-	}
-	return out
-}
-
-type comment struct {
-	ID          int64  `json:"id"`
-	User        user   `json:"user"`
-	Association string `json:"author_association"`
-	Body        string `json:"body"`
-	HTMLURL     string `json:"html_url"`
-}
-
-// Comment writes a comment on issue (or pull request) n.
-func (c *Client) Comment(ctx context.Context, n int, body string) (forge.Comment, error) {
-	var cm comment
-	if err := c.do(ctx, "POST", "repo/issues/"+strconv.Itoa(n)+"/comments", map[string]string{"body": body}, &cm); err != nil {
-		return forge.Comment{}, err
-	}
-	return forge.Comment{ID: cm.ID, Author: cm.User.Login, Association: cm.Association, Body: cm.Body, URL: cm.HTMLURL}, nil
-}
-
-// AddLabels adds labels to issue n (GitHub makes a label that does not
-// exist yet).
-func (c *Client) AddLabels(ctx context.Context, n int, labels ...string) error {
-	return c.do(ctx, "POST", "repo/issues/"+strconv.Itoa(n)+"/labels", map[string][]string{"labels": labels}, nil)
-}
-
-// RemoveLabel takes label off issue n; a label it does not have is no
-// error.
-func (c *Client) RemoveLabel(ctx context.Context, n int, name string) error {
-	err := c.do(ctx, "DELETE", "repo/issues/"+strconv.Itoa(n)+"/labels/"+url.PathEscape(name), nil, nil)
-	if NotFound(err) {
-		return nil
-	}
-	return err
-}
-
-type pull struct {
-	Number  int    `json:"number"`
-	Title   string `json:"title"`
-	Body    string `json:"body"`
-	State   string `json:"state"`
-	Draft   bool   `json:"draft"`
-	HTMLURL string `json:"html_url"`
-	Head    struct {
-		Ref string `json:"ref"`
-		SHA string `json:"sha"`
-	} `json:"head"`
-	Base struct {
-		Ref string `json:"ref"`
-	} `json:"base"`
-}
-
-func (p pull) out() forge.PullRequest {
-	return forge.PullRequest{Number: p.Number, Title: p.Title, Body: p.Body, Head: p.Head.Ref, HeadSHA: p.Head.SHA,
-		Base: p.Base.Ref, Draft: p.Draft, State: p.State, URL: p.HTMLURL}
-}
-
-// FindPull is the open pull request whose head is branch of this
-// repository, or nil.
-func (c *Client) FindPull(ctx context.Context, head string) (*forge.PullRequest, error) {
-	var ps []pull
-	q := url.Values{"state": {"open"}, "head": {c.owner + ":" + head}}
-	if err := c.do(ctx, "GET", "repo/pulls?"+q.Encode(), nil, &ps); err != nil {
-		return nil, err
-	}
-	for _, p := range ps {
-		if p.Head.Ref == head {
-			o := p.out()
-			return &o, nil
-		}
-	}
-	return nil, nil
-}
-
-// CreatePull opens a pull request.
-func (c *Client) CreatePull(ctx context.Context, in forge.PullInput) (forge.PullRequest, error) {
-	var p pull
-	body := map[string]any{"title": in.Title, "body": in.Body, "head": in.Head, "base": in.Base, "draft": in.Draft}
-	if err := c.do(ctx, "POST", "repo/pulls", body, &p); err != nil {
-		return forge.PullRequest{}, err
-	}
-	return p.out(), nil
-}
-
-// UpdatePull writes the title and body of pull request n (its draft
-// state is GitHub's to change: the REST API cannot mark a draft ready).
-func (c *Client) UpdatePull(ctx context.Context, n int, in forge.PullInput) (forge.PullRequest, error) {
-	var p pull
-	body := map[string]any{"title": in.Title, "body": in.Body}
-	if err := c.do(ctx, "PATCH", "repo/pulls/"+strconv.Itoa(n), body, &p); err != nil {
-		return forge.PullRequest{}, err
-	}
-	return p.out(), nil
-}
-
-// Checks are the check runs and the commit statuses of sha.
-func (c *Client) Checks(ctx context.Context, sha string) ([]forge.Check, error) {
-	var runs struct {
-		CheckRuns []struct {
-			ID         int64  `json:"id"`
-			Name       string `json:"name"`
-			Status     string `json:"status"`
-			Conclusion string `json:"conclusion"`
-			HTMLURL    string `json:"html_url"`
-		} `json:"check_runs"`
-	}
-	ref := url.PathEscape(sha)
-	if err := c.do(ctx, "GET", "repo/commits/"+ref+"/check-runs?per_page=100", nil, &runs); err != nil {
-		return nil, err
-	}
-	var out []forge.Check
-	for _, r := range runs.CheckRuns {
-		state := r.Status
-		if r.Status == "completed" {
-			state = r.Conclusion
-		}
-		out = append(out, forge.Check{ID: r.ID, Name: r.Name, State: state, URL: r.HTMLURL})
-	}
-	var st struct {
-		Statuses []struct {
-			ID        int64  `json:"id"`
-			Context   string `json:"context"`
-			State     string `json:"state"`
-			TargetURL string `json:"target_url"`
-		} `json:"statuses"`
-	}
-	if err := c.do(ctx, "GET", "repo/commits/"+ref+"/status", nil, &st); err != nil {
-		return nil, err
-	}
-	for _, s := range st.Statuses {
-		out = append(out, forge.Check{ID: s.ID, Name: s.Context, State: s.State, URL: s.TargetURL, Status: true})
-	}
-	return out, nil
-}
-
-// JobLog is the log of an Actions job (a check run's id is its job's).
-func (c *Client) JobLog(ctx context.Context, id int64) (string, error) {
-	b, err := c.raw(ctx, "GET", "repo/actions/jobs/"+strconv.FormatInt(id, 10)+"/logs", nil)
-	return string(b), err
-}
-
-// ReviewComments are the comments on the lines of pull request n.
-func (c *Client) ReviewComments(ctx context.Context, n int) ([]forge.ReviewComment, error) {
-	var rs []struct {
-		ID          int64  `json:"id"`
-		User        user   `json:"user"`
-		Association string `json:"author_association"`
-		Path        string `json:"path"`
-		Line        int    `json:"line"`
-		Body        string `json:"body"`
-		InReplyTo   int64  `json:"in_reply_to_id"`
-	}
-	if err := c.do(ctx, "GET", "repo/pulls/"+strconv.Itoa(n)+"/comments?per_page=100", nil, &rs); err != nil {
-		return nil, err
-	}
-	var out []forge.ReviewComment
-	for _, r := range rs {
-		out = append(out, forge.ReviewComment{ID: r.ID, Author: r.User.Login, Association: r.Association, Path: r.Path, Line: r.Line, Body: r.Body, InReplyTo: r.InReplyTo})
-	}
-	return out, nil
 }
 
 // Push pushes src of the repository in dir to branch of c.Remote with the

@@ -9,8 +9,8 @@ import (
 
 // ReplyReview answers review comment id of pull request n in its thread.
 func (c *Client) ReplyReview(ctx context.Context, n int, id int64, body string) error {
-	in := map[string]any{"body": body, "in_reply_to": id}
-	return c.do(ctx, "POST", "repo/pulls/"+strconv.Itoa(n)+"/comments", in, nil)
+	_, _, err := c.rest.PullRequests.CreateCommentInReplyTo(ctx, c.owner, c.name, n, body, id)
+	return apiError("POST", c.repoPath("pulls/"+strconv.Itoa(n)+"/comments"), err)
 }
 
 // graphqlPath is the GraphQL endpoint beside the REST API: /graphql for

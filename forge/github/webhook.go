@@ -10,12 +10,14 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 )
 
 // maxDelivery bounds a webhook delivery's body (GitHub caps them at 25
 // MB; the events the engine reads are a few KB).
 const maxDelivery = 5 << 20
+
+// maxDeliveryID bounds an X-GitHub-Delivery id (GitHub's are GUIDs).
+const maxDeliveryID = 200
 
 // Signature errors.
 var (
@@ -42,35 +44,6 @@ func Verify(secret, body []byte, header string) error {
 		return ErrSignature
 	}
 	return nil
-}
-
-// Seen remembers delivery ids, so that a delivery replayed (by someone
-// who recorded it: its signature stays valid) is refused. It keeps the
-// last Max ids.
-type Seen struct {
-	Max   int
-	mu    sync.Mutex
-	ids   map[string]bool
-	order []string
-}
-
-// First records id and says whether it is new.
-func (s *Seen) First(id string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ids == nil {
-		s.ids = map[string]bool{}
-	}
-	if s.ids[id] {
-		return false
-	}
-	s.ids[id] = true
-	s.order = append(s.order, id)
-	if max := s.Max; max > 0 && len(s.order) > max {
-		delete(s.ids, s.order[0])
-		s.order = s.order[1:]
-	}
-	return true
 }
 
 // Event is a verified delivery, as the engine reads it.
@@ -122,7 +95,17 @@ func (h *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// Checked after the signature: an unsigned request cannot use up an
 	// id.
-	if !h.Seen.First(id) {
+	if len(id) > maxDeliveryID {
+		http.Error(w, "the X-GitHub-Delivery id is too long", http.StatusBadRequest)
+		return
+	}
+	switch fresh, err := h.Seen.Take(id); {
+	case err != nil:
+		// Not kept across a restart, it could be replayed then: refused,
+		// and forgotten, so that GitHub's redelivery is taken once it can be.
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return
+	case !fresh:
 		http.Error(w, ErrReplayed.Error(), http.StatusConflict)
 		return
 	}

@@ -163,7 +163,10 @@ func runRun(cmd *cobra.Command, io *IO, o *runOptions) error {
 		// The webhook's secret is serve's, never a run's.
 		forge.WithholdSecret(l.Forge.GitHub.SecretEnv())
 	}
-	onIssue := cmd.Flags().Changed("issue") || o.nextIssue
+	// A loop file with a source takes the next issue with its label, as
+	// --next-issue does, unless --issue names one.
+	next := (o.nextIssue || l.Source.On()) && !cmd.Flags().Changed("issue")
+	onIssue := cmd.Flags().Changed("issue") || next
 	if l.Forge.On() && !onIssue {
 		// The forge's token is the engine's even when it is not used.
 		forge.Withhold()
@@ -172,7 +175,7 @@ func runRun(cmd *cobra.Command, io *IO, o *runOptions) error {
 		// The forge's token is in the engine's memory from here on: no
 		// other process of the user reads it from /proc.
 		sandbox.Undumpable()
-		if issue, err = openIssue(cmd.Context(), l, o.issue, o.nextIssue && !cmd.Flags().Changed("issue")); err != nil {
+		if issue, err = openIssue(cmd.Context(), l, o.issue, next); err != nil {
 			var none errNoIssue
 			if errors.As(err, &none) {
 				fmt.Fprintln(io.Err, "looprinter: "+none.Error())

@@ -109,11 +109,16 @@ func runServe(ctx context.Context, io *IO, o *serveOptions) error {
 	if (o.tlsCert == "") != (o.tlsKey == "") {
 		return &ExitError{Code: ExitUsage, Err: errors.New("--tls-cert and --tls-key go together")}
 	}
+	seen, err := serve.OpenDeliveries(serve.DefaultDeliveriesPath())
+	if err != nil {
+		fmt.Fprintf(io.Err, "WARNING: %v\n", err)
+	}
 	srv, err := serve.New(serve.Config{
 		Addr:         o.addr,
 		AllowedHosts: o.allowHosts,
 		Tokens:       tokens,
 		Audit:        serve.OpenAudit(serve.DefaultAuditPath()),
+		Deliveries:   seen,
 	})
 	if err != nil {
 		return err

@@ -63,12 +63,16 @@ func openIssue(ctx context.Context, l *spec.Loop, n int, next bool) (*issueRun, 
 	}
 	allow := g.Allowed()
 	if next {
-		open, err := c.OpenIssues(ctx, g.StartLabel())
+		label, what := g.StartLabel(), "--next-issue"
+		if l.Source.On() {
+			label, what = l.Source.IssueLabel(), "source.github"
+		}
+		open, err := c.OpenIssues(ctx, label)
 		if err != nil {
-			return nil, &ExitError{Code: ExitBlocked, Err: fmt.Errorf("--next-issue: %w", err)}
+			return nil, &ExitError{Code: ExitBlocked, Err: fmt.Errorf("%s: %w", what, err)}
 		}
 		if n = forge.Next(open, forge.Allow{Logins: allow.Logins, Associations: allow.Associations}); n == 0 {
-			return nil, errNoIssue{label: g.StartLabel()}
+			return nil, errNoIssue{label: label, what: what}
 		}
 	}
 	w, err := forge.Begin(ctx, c, n, forge.Allow{Logins: allow.Logins, Associations: allow.Associations})
@@ -304,6 +308,9 @@ func printForge(w stdio.Writer, l *spec.Loop) {
 		who = append(who, "associations "+strings.Join(a.Associations, ", "))
 	}
 	fmt.Fprintf(w, "forge:      %s on %s; `run --issue N` starts on issues by %s\n", g.Repo, where, strings.Join(who, "; "))
+	if l.Source.On() {
+		fmt.Fprintf(w, "source:     a run without --issue works on the oldest open issue of %s labelled %s\n", g.Repo, l.Source.IssueLabel())
+	}
 	if ci := l.Forge.CI; ci.On() {
 		line := fmt.Sprintf("after the push of a DONE loop, wait up to %s for the commit's CI", spec.FormatDuration(ci.Timeout.D()))
 		if len(ci.Required) > 0 {
@@ -314,8 +321,8 @@ func printForge(w stdio.Writer, l *spec.Loop) {
 }
 
 // errNoIssue: --next-issue found no issue to work on; nothing ran.
-type errNoIssue struct{ label string }
+type errNoIssue struct{ label, what string }
 
 func (e errNoIssue) Error() string {
-	return fmt.Sprintf("--next-issue: no open issue labelled %s waits (one labelled %s, %s or %s is taken)", e.label, forge.LabelRunning, forge.LabelDone, forge.LabelBlocked)
+	return fmt.Sprintf("%s: no open issue labelled %s waits (one labelled %s, %s or %s is taken)", e.what, e.label, forge.LabelRunning, forge.LabelDone, forge.LabelBlocked)
 }

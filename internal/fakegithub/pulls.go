@@ -290,8 +290,37 @@ func (s *Server) createStatus(w http.ResponseWriter, r *http.Request, repo *Repo
 	writeJSON(w, 201, map[string]any{"id": st.ID, "context": st.Context, "state": st.State})
 }
 
+// jobLog answers as GitHub does: 302 to a signed link of the log, which
+// is read without the token (logBlob).
 func (s *Server) jobLog(w http.ResponseWriter, r *http.Request, repo *Repo) {
 	id, _ := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	for _, c := range repo.Checks {
+		if c.ID == id {
+			w.Header().Set("Location", s.URL+"/_logs/"+r.PathValue("owner")+"/"+r.PathValue("repo")+"/"+r.PathValue("id")+"?sig="+s.logSig)
+			w.WriteHeader(http.StatusFound)
+			return
+		}
+	}
+	notFound(w)
+}
+
+// logBlob is GET /_logs/OWNER/REPO/ID?sig=…: a job's log at the link
+// jobLog gives; the signature, not a token, lets it be read.
+func (s *Server) logBlob(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests = append(s.requests, r.Method+" "+r.URL.Path)
+	if r.Header.Get("Authorization") != "" {
+		// The token stays with the API's origin.
+		http.Error(w, "a token was sent to the log's link", http.StatusBadRequest)
+		return
+	}
+	repo := s.repos[r.PathValue("owner")+"/"+r.PathValue("repo")]
+	id, _ := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if repo == nil || r.URL.Query().Get("sig") != s.logSig {
+		notFound(w)
+		return
+	}
 	for _, c := range repo.Checks {
 		if c.ID == id {
 			w.Header().Set("Content-Type", "text/plain")

@@ -11,6 +11,8 @@
 package fakegithub
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -114,8 +116,10 @@ type Server struct {
 	repos    map[string]*Repo
 	nextID   int64
 	requests []string
-	srv      *http.Server
-	ln       net.Listener
+	// logSig signs the links of job logs (jobLog).
+	logSig string
+	srv    *http.Server
+	ln     net.Listener
 }
 
 // Start serves a fake API on 127.0.0.1 that accepts token.
@@ -124,7 +128,9 @@ func Start(token string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{Token: token, Login: "looprinter-bot", repos: map[string]*Repo{}, nextID: 1000, ln: ln}
+	sig := make([]byte, 8)
+	rand.Read(sig)
+	s := &Server{Token: token, Login: "looprinter-bot", repos: map[string]*Repo{}, nextID: 1000, ln: ln, logSig: hex.EncodeToString(sig)}
 	s.URL = "http://" + ln.Addr().String()
 	s.srv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go s.srv.Serve(ln)
@@ -246,6 +252,7 @@ func (s *Server) Handler() http.Handler {
 		mux.HandleFunc(method+" "+path, handle)
 		mux.HandleFunc(method+" /api/v3"+path, handle)
 	}
+	mux.HandleFunc("GET /_logs/{owner}/{repo}/{id}", s.logBlob)
 	mux.HandleFunc("POST /graphql", s.graphql)
 	mux.HandleFunc("POST /api/graphql", s.graphql)
 	mux.HandleFunc("GET /user", func(w http.ResponseWriter, r *http.Request) {
@@ -428,10 +435,16 @@ func (s *Server) addLabels(w http.ResponseWriter, r *http.Request, repo *Repo) {
 	if is == nil {
 		return
 	}
+	// GitHub takes {"labels": [...]} or the bare list.
+	var raw json.RawMessage
+	if !decode(w, r, &raw) {
+		return
+	}
 	var in struct {
 		Labels []string `json:"labels"`
 	}
-	if !decode(w, r, &in) {
+	if json.Unmarshal(raw, &in) != nil && json.Unmarshal(raw, &in.Labels) != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"message": "Problems parsing JSON"})
 		return
 	}
 	for _, l := range in.Labels {

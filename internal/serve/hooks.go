@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/looprinter/looprinter/forge"
 	"github.com/looprinter/looprinter/forge/github"
@@ -55,6 +56,26 @@ func startLoop(e ops.Entry, req StartRequest) (string, error) {
 		what = fmt.Sprintf("issue #%d", req.Issue)
 	}
 	return fmt.Sprintf("started %s on %s (pid %d), asked by %s", e.Name, what, d.PID, req.By), nil
+}
+
+// The webhook deliveries kept: the last maxDeliveries ids, none older
+// than deliveryAge.
+const (
+	maxDeliveries = 20000
+	deliveryAge   = 30 * 24 * time.Hour
+)
+
+// DefaultDeliveriesPath is where `serve` keeps the webhook deliveries it
+// took.
+func DefaultDeliveriesPath() string {
+	return filepath.Join(loopdir.StateRoot(), "serve", "deliveries.json")
+}
+
+// OpenDeliveries are the webhook deliveries taken, kept in path across
+// restarts (the last 20,000 of the last 30 days). An error is a warning:
+// the file could not be read, and the ids it held are forgotten.
+func OpenDeliveries(path string) (*github.Seen, error) {
+	return github.LoadSeen(path, maxDeliveries, deliveryAge)
 }
 
 // githubHook is POST /hooks/github/{name}: GitHub's deliveries for the
@@ -147,7 +168,7 @@ func (s *Server) onEvent(e ops.Entry, l *spec.Loop, ev github.Event) (string, er
 			}
 			return fmt.Sprintf("stopped %s (pid %d), asked by %s", e.Name, res.PID, by), nil
 		case "status":
-			return statusLine(e), nil
+			return s.answerStatus(e, l, ev.Issue, by)
 		}
 		return "ignored: /looprinter " + cmd + " is not run, stop or status", nil
 	case ev.Kind == "pull_request_review" && ev.Action == "submitted":

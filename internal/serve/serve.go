@@ -24,6 +24,7 @@ import (
 
 	"github.com/looprinter/looprinter/forge/github"
 	"github.com/looprinter/looprinter/internal/ops"
+	"github.com/looprinter/looprinter/spec"
 )
 
 //go:embed web
@@ -41,6 +42,9 @@ type Actions struct {
 	// Start runs the loop in the background, on an issue or with an
 	// objective (hooks.go: startLoop).
 	Start func(e ops.Entry, req StartRequest) (string, error)
+	// Comment posts body on issue (or pull request) n of the loop's forge
+	// (hookstatus.go: commentOn).
+	Comment func(l *spec.Loop, n int, body string) error
 }
 
 // Config is how a server runs.
@@ -64,6 +68,9 @@ type Config struct {
 	Poll time.Duration
 	// StopTimeout is how long a stop waits for a clean stop (default 30s).
 	StopTimeout time.Duration
+	// Deliveries are the webhook deliveries taken (OpenDeliveries: kept
+	// across restarts); default: remembered in memory only.
+	Deliveries *github.Seen
 }
 
 // Server is one `looprinter serve`.
@@ -97,14 +104,20 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Actions.Start == nil {
 		cfg.Actions.Start = startLoop
 	}
+	if cfg.Actions.Comment == nil {
+		cfg.Actions.Comment = commentOn
+	}
 	if cfg.Redact == nil {
 		cfg.Redact = newRedactors().Bytes
+	}
+	if cfg.Deliveries == nil {
+		cfg.Deliveries = &github.Seen{Max: maxDeliveries, MaxAge: deliveryAge}
 	}
 	p, err := loadPages()
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, loopback: Loopback(cfg.Addr), mux: http.NewServeMux(), pages: p, cop: http.NewCrossOriginProtection(), seen: &github.Seen{Max: 100000}}
+	s := &Server{cfg: cfg, loopback: Loopback(cfg.Addr), mux: http.NewServeMux(), pages: p, cop: http.NewCrossOriginProtection(), seen: cfg.Deliveries}
 	s.routes()
 	return s, nil
 }
