@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"sort"
 	"sync"
 	"time"
 
 	"github.com/looprinter/looprinter/guard"
+	"github.com/looprinter/looprinter/proc"
 )
 
 // Seen remembers delivery ids, so that a delivery replayed (by someone
@@ -63,14 +66,60 @@ func LoadSeen(path string, max int, maxAge time.Duration) (*Seen, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ids = map[string]bool{}
-	for _, d := range f.Deliveries {
+	s.mergeLocked(f.Deliveries)
+	return s, nil
+}
+
+// mergeLocked adds the ids of list that s does not hold yet, keeping
+// s.order oldest first, and trims.
+func (s *Seen) mergeLocked(list []SeenID) {
+	if s.ids == nil {
+		s.ids = map[string]bool{}
+	}
+	added := false
+	for _, d := range list {
 		if d.ID != "" && !s.ids[d.ID] {
 			s.ids[d.ID] = true
 			s.order = append(s.order, d)
+			added = true
 		}
 	}
+	if added {
+		sort.SliceStable(s.order, func(i, j int) bool { return s.order[i].At.Before(s.order[j].At) })
+	}
 	s.trimLocked()
-	return s, nil
+}
+
+// lockFile holds the file lock that makes the read, the check and the
+// write of Take one step across processes: two `looprinter serve` on one
+// state folder each see the ids the other took. It returns the unlock.
+func (s *Seen) lockFile() (func(), error) {
+	if err := os.MkdirAll(filepath.Dir(s.Path), 0o700); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(s.Path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := proc.Lock(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { _ = proc.Unlock(f); f.Close() }, nil
+}
+
+// reloadLocked merges the ids another process wrote to Path since. A file
+// that cannot be read leaves s as it is (its own ids still count).
+func (s *Seen) reloadLocked() {
+	data, err := os.ReadFile(s.Path)
+	if err != nil {
+		return
+	}
+	var f seenFile
+	if json.Unmarshal(data, &f) != nil || f.Version != 1 {
+		return
+	}
+	s.mergeLocked(f.Deliveries)
 }
 
 // First records id and says whether it is new (an error keeping it
@@ -83,12 +132,22 @@ func (s *Seen) First(id string) bool {
 // Take records id and says whether it is new. With Path, a new id is
 // written to the file before Take returns; when that fails the id is not
 // recorded and the error says why (the delivery should be refused: it
-// would be forgotten by a restart).
+// would be forgotten by a restart). With Path, the file is locked and
+// read again first, so a second process keeping the same file counts
+// the ids this one took.
 func (s *Seen) Take(id string) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ids == nil {
 		s.ids = map[string]bool{}
+	}
+	if s.Path != "" {
+		unlock, err := s.lockFile()
+		if err != nil {
+			return false, fmt.Errorf("the delivery id cannot be kept (the deliveries file cannot be locked: %v): refused, a replay could not be recognised", err)
+		}
+		defer unlock()
+		s.reloadLocked()
 	}
 	s.trimLocked()
 	if s.ids[id] {

@@ -116,3 +116,54 @@ func TestWebhookRefusesWhatItCannotKeep(t *testing.T) {
 		t.Fatalf("an id of 201 bytes: %d", code)
 	}
 }
+
+// Two serve processes on one state folder: each counts the ids the other
+// took, even when both were loaded before either took one, and when they
+// take the same ids at once exactly one of them gets each.
+func TestSeenSharedByTwoProcesses(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "deliveries.json")
+	a, err := LoadSeen(path, 0, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := LoadSeen(path, 0, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.First("d1") {
+		t.Fatal("d1 was not new to the first")
+	}
+	if b.First("d1") {
+		t.Fatal("the second took d1, which the first had taken: a replay to the other process is accepted")
+	}
+	const n = 40
+	fresh := make(chan bool, 2*n)
+	done := make(chan struct{})
+	for _, s := range []*Seen{a, b} {
+		go func(s *Seen) {
+			for i := 0; i < n; i++ {
+				fresh <- s.First("race-" + string(rune('A'+i)))
+			}
+			done <- struct{}{}
+		}(s)
+	}
+	<-done
+	<-done
+	close(fresh)
+	got := 0
+	for f := range fresh {
+		if f {
+			got++
+		}
+	}
+	if got != n {
+		t.Fatalf("%d of %d ids taken as new by the two, want each once", got, n)
+	}
+	again, err := LoadSeen(path, 0, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.First("race-A") || again.First("d1") {
+		t.Fatal("the file lost an id one of the two took")
+	}
+}
