@@ -84,10 +84,15 @@ func pyGuardDir() string {
 }
 
 // writeReadOnly writes data to file in dir (made if missing) through a
-// temporary file renamed into place, read-only.
+// temporary file renamed into place. Like everything in the state folder
+// it is private to the engine's user (folders 0700, the file 0600; the
+// checks run as that user and see it through a read-only bind).
 func writeReadOnly(dir, file string, data []byte) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
+	}
+	for d := dir; d != filepath.Dir(filepath.Dir(dir)); d = filepath.Dir(d) {
+		os.Chmod(d, 0o700)
 	}
 	tmp, err := os.CreateTemp(dir, ".sitecustomize-*")
 	if err != nil {
@@ -98,7 +103,7 @@ func writeReadOnly(dir, file string, data []byte) error {
 		tmp.Close()
 		return err
 	}
-	if err := tmp.Chmod(0o444); err != nil {
+	if err := tmp.Chmod(0o600); err != nil {
 		tmp.Close()
 		return err
 	}
