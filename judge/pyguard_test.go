@@ -31,8 +31,11 @@ func TestPyGuardSitecustomize(t *testing.T) {
 	if dir == "" {
 		t.Fatal("the engine's folder was not written")
 	}
-	if fi, err := os.Stat(filepath.Join(dir, "sitecustomize.py")); err != nil || fi.Mode().Perm() != 0o444 {
+	if fi, err := os.Stat(filepath.Join(dir, "sitecustomize.py")); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("sitecustomize.py: %v %v", fi, err)
+	}
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("the guard's folder is not private: %v %v", fi, err)
 	}
 	if again := pyGuardDir(); again != dir {
 		t.Fatalf("a second call moved the folder: %s, %s", dir, again)
