@@ -80,6 +80,8 @@ nobody_scripts=(
   parallel_transcripts_hidden
   parallel_apply_crash
   attack_best_of_judged_view
+  attack_best_of_review
+  best_of_review
   inline_tests_rust
   attack_tells_assigned_alias
   attack_doctest_expected
