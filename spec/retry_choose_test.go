@@ -93,3 +93,23 @@ func TestJudgeRetryChooseEdit(t *testing.T) {
 		}
 	}
 }
+
+// retry.choose: review with the build agent's own model as the reviewer
+// is legal but warned about; another model is not.
+func TestRetryChooseSameModelWarning(t *testing.T) {
+	availableBestOf(t)
+	base := "objective: x\nverify: [\"true\"]\nobjective_verify: [\"true\"]\nagent: {backend: claude, model: base}\nretry: {best_of: 2, choose: review}\n"
+	warned := func(body string) bool {
+		l, err := Parse([]byte(base+body), "/tmp/x/loop.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Contains(strings.Join(l.Warnings(), "\n"), "retry.choose: review: the reviewer that picks among a best-of's attempts is the build agent's model")
+	}
+	if !warned("") || !warned("agents:\n  reviewer: {model: base}\n") {
+		t.Error("no warning when the build agent picks among its own attempts")
+	}
+	if warned("agents:\n  reviewer: {model: other}\n") {
+		t.Error("a warning with another reviewer model")
+	}
+}
