@@ -81,6 +81,7 @@ nobody_scripts=(
   parallel_apply_crash
   attack_best_of_judged_view
   attack_best_of_review
+  attack_best_of_review_judged_view
   best_of_review
   inline_tests_rust
   attack_tells_assigned_alias
