@@ -38,10 +38,13 @@ const maxChooserDiffs = 48000
 const maxChoiceReason = 300
 
 // choice is what the chooser decided: Chosen is 1 + the position of the
-// attempt it picked (0: none, the rule's order), Reason its reason.
+// attempt it picked (0: none, the rule's order), Reason its reason;
+// Refused says why no pick of a chooser that was asked for counts ("":
+// none was asked for, or its pick counts).
 type choice struct {
-	Chosen int
-	Reason string
+	Chosen  int
+	Reason  string
+	Refused string
 }
 
 // chooseByReview runs the chooser over a best-of's judged attempts when
@@ -61,7 +64,7 @@ func (e *Engine) chooseByReview(ctx context.Context, task Task, runs []*waveRun,
 	fallBack := func(why string) (choice, error) {
 		e.emit(record.Event{Event: record.Warning, Task: task.ID, Kind: "best_of_review",
 			Message: fmt.Sprintf("retry.choose: review: %s: %s; the rule's pick is kept", task.ID, why)})
-		return choice{}, nil
+		return choice{Refused: why}, nil
 	}
 	if !r.layersInForce() {
 		return fallBack("the reviewer runs only with a copy-on-write layer of its own, which this sandbox does not give")
@@ -223,9 +226,13 @@ func parseChoice(final string, n int, passing []int) (int, string, error) {
 func (c choice) attemptEvent(task string, n int, a wave.Attempt, kept, byReview bool) record.Event {
 	ev := wave.AttemptEvent(task, n, a, kept)
 	switch {
+	case kept && byReview:
+		ev.Message = strings.Replace(ev.Message, "passed, kept", "passed, kept (the reviewer's pick: "+c.Reason+")", 1)
+	case kept && c.Chosen > 0:
+		ev.Message = strings.Replace(ev.Message, "passed, kept", fmt.Sprintf("passed, kept (the rule's pick: the reviewer's pick, attempt %d, failed on the applied tree)", c.Chosen), 1)
+	case kept && c.Refused != "":
+		ev.Message = strings.Replace(ev.Message, "passed, kept", "passed, kept (the rule's pick: the reviewer's answer was refused)", 1)
 	case !byReview:
-	case kept:
-		ev.Message = strings.Replace(ev.Message, "passed, kept", "passed, kept (the reviewer's pick)", 1)
 	case a.Pass:
 		ev.Message = strings.Replace(ev.Message, "(a better pinned or smaller passing change was)", "(the reviewer picked another)", 1)
 	}
@@ -252,6 +259,8 @@ func (c choice) chosenEvent(task string, results []wave.Attempt, best int) recor
 		by, reason = spec.ChooseReview, c.Reason
 	case c.Chosen > 0:
 		reason = fmt.Sprintf("the reviewer's pick, attempt %d, failed its checks on the applied tree; %s", c.Chosen, reason)
+	case c.Refused != "":
+		reason = fmt.Sprintf("the reviewer gave no pick that counts (%s); %s", c.Refused, reason)
 	}
 	who := map[string]string{spec.ChooseRule: "rule", spec.ChooseReview: "reviewer"}[by]
 	return record.Event{Event: record.BestOfChosen, Task: task, Attempt: best + 1, By: by, Reason: reason,

@@ -104,6 +104,26 @@ func TestChosenEvent(t *testing.T) {
 	if ev.By != spec.ChooseRule || !strings.Contains(ev.Reason, "the reviewer's pick, attempt 3, failed its checks on the applied tree; the rule:") {
 		t.Errorf("fallback: %+v", ev)
 	}
+	ev = choice{Refused: "the reviewer's answer is refused: keep: 2 names an attempt that did not pass"}.chosenEvent("T-001", []wave.Attempt{{Index: 0, Pass: true}, {Index: 1}, {Index: 2, Pass: true}}, 0)
+	if ev.By != spec.ChooseRule || !strings.HasPrefix(ev.Reason, "the reviewer gave no pick that counts (the reviewer's answer is refused: keep: 2 names") {
+		t.Errorf("refused: %+v", ev)
+	}
+	kept := choice{Chosen: 3, Reason: "general"}.attemptEvent("T-001", 3, wave.Attempt{Index: 2, Pass: true}, true, true)
+	if !strings.Contains(kept.Message, "passed, kept (the reviewer's pick: general)") {
+		t.Errorf("kept by review: %q", kept.Message)
+	}
+	other := choice{Chosen: 3, Reason: "general"}.attemptEvent("T-001", 3, wave.Attempt{Index: 0, Pass: true}, false, true)
+	if !strings.Contains(other.Message, "passed, not kept (the reviewer picked another)") {
+		t.Errorf("not kept by review: %q", other.Message)
+	}
+	fell := choice{Chosen: 3}.attemptEvent("T-001", 3, wave.Attempt{Index: 0, Pass: true}, true, false)
+	if !strings.Contains(fell.Message, "passed, kept (the rule's pick: the reviewer's pick, attempt 3, failed on the applied tree)") {
+		t.Errorf("fallback: %q", fell.Message)
+	}
+	refused := choice{Refused: "x"}.attemptEvent("T-001", 3, wave.Attempt{Index: 0, Pass: true}, true, false)
+	if !strings.Contains(refused.Message, "passed, kept (the rule's pick: the reviewer's answer was refused)") {
+		t.Errorf("refused: %q", refused.Message)
+	}
 	ev = choice{}.chosenEvent("T-001", []wave.Attempt{{Index: 0}, {Index: 1, Pass: true}}, 1)
 	if ev.Reason != "the only passing attempt" {
 		t.Errorf("one passing: %+v", ev)
