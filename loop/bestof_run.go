@@ -151,6 +151,13 @@ func (e *Engine) buildBestOf(ctx context.Context, plan *Plan, task Task, n int) 
 		}
 	}
 	e.measureAttempts(ctx, task, runs, results)
+	pick, err := e.chooseByReview(ctx, task, runs, results)
+	if err != nil {
+		for _, rn := range runs {
+			r.dropAttempt(rn)
+		}
+		return err
+	}
 	// The failing attempts go now (their work is on their refs); the
 	// passing ones once one has passed on the applied tree (keepAttempt).
 	var run *AgentRun
@@ -162,7 +169,8 @@ func (e *Engine) buildBestOf(ctx context.Context, plan *Plan, task Task, n int) 
 			run, after, kept, err = e.keepAttempt(ctx, runs[i], seen, &results[i])
 			return kept, err
 		},
-		Drop: func(i int) { r.dropAttempt(runs[i]) },
+		Drop:   func(i int) { r.dropAttempt(runs[i]) },
+		Chosen: pick.Chosen,
 	}.Keep(results)
 	var others []string // where the attempts not kept are, for the report's line
 	for i, a := range results {
@@ -172,13 +180,16 @@ func (e *Engine) buildBestOf(ctx context.Context, plan *Plan, task Task, n int) 
 	}
 	for i, rn := range runs {
 		e.waveRun, e.waveSlot = rn.id, rn.slot+1
-		ev := wave.AttemptEvent(task.ID, len(runs), results[i], ok && i == best)
+		ev := pick.attemptEvent(task.ID, len(runs), results[i], ok && i == best, ok && best == pick.Chosen-1)
 		if ok && i == best && len(others) > 0 {
 			ev.Message += "; the other attempts on " + strings.Join(others, ", ")
 		}
 		e.emit(ev)
 	}
 	e.waveRun, e.waveSlot = "", 0
+	if ok && err == nil {
+		e.emit(pick.chosenEvent(task.ID, results, best))
+	}
 	if err != nil {
 		r.dropAttempt(runs[best]) // applied, or stopped before it
 		if serr := r.store.note(); serr == nil {

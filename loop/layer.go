@@ -263,8 +263,8 @@ func (r *runner) endRun(phase, task string, rc *guard.RunChanges) (changed, crea
 // commits), the rest reaches the folder. It returns the discarded changes
 // to the records as tampering, for the run's verdict.
 func (r *runner) applyLayer(phase, task string) ([]guard.Tamper, error) {
-	if r.layer == nil {
-		return nil, nil
+	if r.layer == nil || r.viewOnly {
+		return nil, nil // a view-only run's layer is its caller's to read and clear
 	}
 	commits := gitDir(r.spec()) != ""
 	held := map[string]bool{}

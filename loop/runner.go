@@ -51,6 +51,10 @@ type runner struct {
 	// slot is the slot of the run being prepared or judged (0 but in a
 	// wave of parallel build runs): its layer is slotLayer's.
 	slot int
+	// viewOnly: the run under way sees the loop folder through its layer
+	// but nothing it writes is applied (the chooser of a best-of); its
+	// caller reads and clears the layer.
+	viewOnly bool
 	// mu orders what the runs of a wave do at once (records, retries,
 	// failover); a single run never waits on it.
 	mu sync.Mutex

@@ -29,7 +29,8 @@ import (
 // command, or nil when the user turned the sandbox off.
 // The auditor gets HOME and cache layers of its own, emptied before each
 // audit (so it starts from the user's HOME and never loads what a builder
-// planted in its layer: ~/.claude/CLAUDE.md and the like).
+// planted in its layer: ~/.claude/CLAUDE.md and the like); so does the
+// chooser of a best-of (retry.choose: review).
 func (r *runner) confinement(files []guard.File, phase string) (func(string, []string) (string, []string, []string, error), error) {
 	p, err := policyFor(r.spec(), nil)
 	if err != nil {
@@ -46,8 +47,8 @@ func (r *runner) confinement(files []guard.File, phase string) (func(string, []s
 		// files: they are judged when the layer is applied.
 		lay, _ := slotLayer(r.dir, r.slot)
 		prefix := "tree-"
-		if phase == "auditor" {
-			prefix = "auditor-tree-"
+		if phase == "auditor" || phase == spec.PhaseChooser {
+			prefix = phase + "-tree-"
 		}
 		if r.slot > 0 {
 			// Runs at once never share an upper folder (overlayfs refuses
@@ -59,10 +60,10 @@ func (r *runner) confinement(files []guard.File, phase string) (func(string, []s
 		if err := r.prepareLayers(p.Layers); err != nil {
 			return nil, err
 		}
-		if phase == "auditor" {
+		if phase == "auditor" || phase == spec.PhaseChooser {
 			for _, l := range r.trees {
 				if err := sandbox.ClearLayer(l); err != nil {
-					return nil, fmt.Errorf("cannot empty the auditor's HOME layer: %w", err)
+					return nil, fmt.Errorf("cannot empty the %s's HOME layer: %w", phase, err)
 				}
 			}
 		}

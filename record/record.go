@@ -96,6 +96,11 @@ const (
 	// many, its change's size), Ref (where its layer was committed),
 	// Message (the line the report shows).
 	AttemptJudged = "attempt_judged"
+	// BestOfChosen: who chose a best-of's kept attempt: By rule (the
+	// strength pass, then the smallest change) or review (a reviewer
+	// agent, retry.choose: review), Task, Attempt (from 1), Reason, and
+	// Message (the line the console and the report show).
+	BestOfChosen = "best_of_chosen"
 )
 
 // BestOf is an attempt's place in its best-of and the size of its change.
@@ -593,7 +598,7 @@ func Describe(e Event) string {
 		return StrengthLine(e.Strength)
 	case Escalated:
 		return "escalated: " + e.Message
-	case AttemptJudged:
+	case AttemptJudged, BestOfChosen:
 		return "best of: " + e.Message
 	case NetAllowed:
 		return fmt.Sprintf("  network %s allowed (%s, %d bytes up, %d down, %.1fs)", e.To, e.Kind, e.BytesUp, e.BytesDown, float64(e.DurationMS)/1000)

@@ -80,6 +80,9 @@ nobody_scripts=(
   parallel_transcripts_hidden
   parallel_apply_crash
   attack_best_of_judged_view
+  attack_best_of_review
+  attack_best_of_review_judged_view
+  best_of_review
   inline_tests_rust
   attack_tells_assigned_alias
   attack_doctest_expected

@@ -176,8 +176,17 @@ func defaultName(dir string) string {
 }
 
 // AgentFor returns the agent of a phase: agents.<phase> (for post phases,
-// agents.<name>, then agents.post) over agent.
+// agents.<name>, then agents.post) over agent. The chooser (PhaseChooser,
+// the reviewer of retry.choose: review) is agents.reviewer's agent when
+// the loop file names one, else the build agent.
 func (l *Loop) AgentFor(phase string, post bool) Agent {
+	if phase == PhaseChooser && !post {
+		if _, ok := l.Agents["reviewer"]; ok {
+			phase = "reviewer"
+		} else {
+			phase = "build"
+		}
+	}
 	a := l.Agent
 	if post {
 		if o, ok := l.Agents["post"]; ok {

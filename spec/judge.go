@@ -97,6 +97,9 @@ type judgeRule func(d fieldDiff, old, nu *Loop) string
 //	retry.best_of                     it goes down
 //	retry.after                       it becomes same_failure (later)
 //	retry.agents.*                    never: another agent would run
+//	retry.choose                      never (left out and rule are the
+//	                                    same): either way an agent could
+//	                                    pick who judges its own attempts
 //	prompts.*, vars.*                 always: text for the agent
 //	post_phases.*.prompt              the phase stays (text for the agent)
 //	post_phases.*.max_steps           it goes down
@@ -279,6 +282,14 @@ var judgeRules = map[string]judgeRule{
 			return ""
 		}
 		return "retry.after may only become same_failure (attempts start later)"
+	},
+	// Who picks among the passing attempts: a switch to review lets an
+	// attempt argue for itself, one to rule takes the user's reviewer out.
+	"retry.choose": func(_ fieldDiff, old, nu *Loop) string {
+		if old.Retry.ChooseOf() == nu.Retry.ChooseOf() {
+			return ""
+		}
+		return "retry.choose may not change: who picks the kept attempt is the user's choice"
 	},
 	"retry.agents.*.backend": refuse("the agent program is the user's choice"),
 	"retry.agents.*.model":   refuse("the model is the user's choice"),

@@ -28,6 +28,19 @@ const (
 	RetryAfterSameFailure = "same_failure"
 )
 
+// Values of retry.choose: who picks the kept attempt among the passing
+// ones. rule (the default, also when left out): the checks' strength
+// pass, then the smallest change. review: a reviewer agent picks among
+// the passing attempts; a missing or refused answer falls back to rule.
+const (
+	ChooseRule   = "rule"
+	ChooseReview = "review"
+)
+
+// PhaseChooser is the phase of the agent run that picks a best-of's kept
+// attempt under retry.choose: review (AgentFor gives its agent).
+const PhaseChooser = "chooser"
+
 // Retry is `retry:`: BestOf attempts of a task at once (0 and 1: one, as
 // without it) once the task has failed (After: failed) or failed the same
 // way twice (After: same_failure). Attempt K runs on Agents[K mod
@@ -37,6 +50,21 @@ type Retry struct {
 	BestOf int          `yaml:"best_of"`
 	After  string       `yaml:"after"`
 	Agents []RetryAgent `yaml:"agents"`
+	// Choose is who picks the kept attempt: ChooseRule ("" too) or
+	// ChooseReview.
+	Choose string `yaml:"choose"`
+}
+
+// ChoosesByReview says whether a reviewer agent picks the kept attempt
+// of a best-of among the passing ones (retry.choose: review).
+func (r Retry) ChoosesByReview() bool { return r.Choose == ChooseReview }
+
+// ChooseOf is retry.choose in force: rule when it is left out.
+func (r Retry) ChooseOf() string {
+	if r.Choose == "" {
+		return ChooseRule
+	}
+	return r.Choose
 }
 
 // RetryAgent is the agent of some of a best-of's attempts: Model on
@@ -75,6 +103,14 @@ func (l *Loop) validateRetry(at func(path, format string, args ...any)) {
 	}
 	if r.BestOf > 1 && l.Shape != ShapeCycle {
 		at("retry.best_of", "retry.best_of: %d: only the cycle shape runs a task's attempts at once; the %s shape has no tasks, so remove retry", r.BestOf, l.Shape)
+	}
+	switch r.Choose {
+	case "", ChooseRule, ChooseReview:
+		if r.Choose != "" && r.BestOf < 2 {
+			at("retry.choose", "retry.choose: %s: it picks among a best-of's attempts, and retry.best_of is %d: set best_of to 2 or more, or remove choose", r.Choose, r.BestOf)
+		}
+	default:
+		at("retry.choose", "retry.choose: %q is not known (rule: the checks' strength pass, then the smallest change; review: a reviewer agent picks among the passing attempts)", r.Choose)
 	}
 	if len(r.Agents) > 0 && r.BestOf < 2 {
 		at("retry.agents", "retry.agents names agents but retry.best_of is %d: set best_of to 2 or more, or remove agents", r.BestOf)

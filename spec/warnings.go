@@ -24,6 +24,12 @@ func (l *Loop) Warnings() []string {
 	if l.Checks.Network == ChecksNetworkHost {
 		w = append(w, ChecksHostWarning)
 	}
+	if l.Retry.ChoosesByReview() && l.Retry.BestOf > 1 {
+		c, b := l.AgentFor(PhaseChooser, false), l.AgentFor("build", false)
+		if c.Backend == b.Backend && c.Model == b.Model && c.Command == b.Command {
+			w = append(w, "retry.choose: review: the reviewer that picks among a best-of's attempts is the build agent's model, which wrote them (self-preference, shared blind spots); set agents.reviewer to another backend or model")
+		}
+	}
 	for _, g := range []struct {
 		key  string
 		cmds []string

@@ -39,7 +39,12 @@ func Ranked(attempts []Attempt) []int {
 // kept attempt's position, false when no attempt passed on the applied tree,
 // and try's error, which ends the tries.
 func Keep(attempts []Attempt, try func(i int) (bool, error)) (int, bool, error) {
-	for _, i := range Ranked(attempts) {
+	return keepIn(Ranked(attempts), try)
+}
+
+// keepIn is Keep over the passing attempts in order.
+func keepIn(order []int, try func(i int) (bool, error)) (int, bool, error) {
+	for _, i := range order {
 		ok, err := try(i)
 		if err != nil {
 			return i, ok, err
@@ -60,6 +65,9 @@ func Keep(attempts []Attempt, try func(i int) (bool, error)) (int, bool, error) 
 type Keeper struct {
 	Apply func(i int) (bool, error)
 	Drop  func(i int)
+	// Chosen is 1 + the position of the attempt a reviewer chose
+	// (retry.choose: review), tried first when it passed; 0: none.
+	Chosen int
 }
 
 // Keep runs the choice over the judged attempts: the kept one's position,
@@ -73,7 +81,7 @@ func (k Keeper) Keep(attempts []Attempt) (int, bool, error) {
 			dropped[i] = true
 		}
 	}
-	best, ok, err := Keep(attempts, k.Apply)
+	best, ok, err := keepIn(Order(attempts, k.Chosen), k.Apply)
 	ok = ok && err == nil
 	for i := range attempts {
 		if !dropped[i] && (i != best || !ok && err == nil) {
