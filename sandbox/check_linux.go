@@ -386,6 +386,7 @@ func (b *CheckBox) viewBwrap(m Manifest, setup bool) []string {
 		a = append(a, "--bind", b.tree, b.tree) // the tree inside a hidden folder stays the check's
 	}
 	a = append(a, b.aroundMasks()...)
+	a = append(a, overArgs(b.opts.Over)...)
 	if !setup {
 		for _, v := range b.views {
 			a = append(a, "--ro-bind", v, v)

@@ -265,8 +265,8 @@ func (b *CheckBox) startServer(env []string) error {
 
 // serverOps are the mounts of bubblewrap's view args the server lays
 // again for each check, in their order: every tmpfs (fresh), the targets
-// (the layers, once), and every bind inside a folder laid again (a copy
-// of bubblewrap's, over the fresh one).
+// (the layers, once), and every bind and link inside a folder laid again
+// (a copy of bubblewrap's, over the fresh one).
 func serverOps(args []string, targets []string) []nshelper.Op {
 	var ops []nshelper.Op
 	var again []string
@@ -293,10 +293,12 @@ func serverOps(args []string, targets []string) []nshelper.Op {
 				ops, again = append(ops, nshelper.Op{Kind: "bind", Path: d}), append(again, d)
 			}
 			i += 2
-		case "--symlink", "--dir", "--dev", "--proc", "--chdir", "--remount-ro":
-			if args[i] == "--symlink" {
-				i++
+		case "--symlink":
+			if covered(args[i+2], again) {
+				ops = append(ops, nshelper.Op{Kind: "symlink", Path: args[i+2], Target: args[i+1]})
 			}
+			i += 2
+		case "--dir", "--dev", "--proc", "--chdir", "--remount-ro":
 			i++
 		}
 	}
