@@ -33,8 +33,9 @@ import (
 // pyNames are the names of Python programs looked for on PATH.
 var pyNames = regexp.MustCompile(`^python(3(\.[0-9]+)?)?$`)
 
-// pyProbeTimeout bounds one interpreter's answer.
-const pyProbeTimeout = 10 * time.Second
+// pyProbeTimeout bounds one interpreter's answer (a version manager's
+// shim takes a second or more on a busy machine).
+const pyProbeTimeout = 30 * time.Second
 
 // pyProbe asks an interpreter its version and its standard library's
 // folder, without site (-S) and isolated (-I): nothing of the project or
@@ -106,16 +107,25 @@ func pyStdlibDirs(path, dir string) []string {
 			if fi, err := os.Stat(r); err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
 				continue
 			}
+			// A version manager's shim for python3.N (a script) answers
+			// only when that version is selected, slowly otherwise: python
+			// and python3 name the selected one.
+			if strings.Contains(e.Name(), ".") && isScript(r) {
+				continue
+			}
 			seen[r] = true
 			progs = append(progs, p)
 		}
 	}
 	answers := make([]string, len(progs))
 	var wg sync.WaitGroup
+	slots := make(chan struct{}, 4)
 	for i, p := range progs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			slots <- struct{}{}
+			defer func() { <-slots }()
 			answers[i] = probeStdlib(p, dir)
 		}()
 	}
@@ -130,6 +140,18 @@ func pyStdlibDirs(path, dir string) []string {
 	}
 	m.key, m.dirs = key, dirs
 	return dirs
+}
+
+// isScript says whether the file at p starts with #!.
+func isScript(p string) bool {
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b := make([]byte, 2)
+	n, _ := f.Read(b)
+	return n == 2 && string(b) == "#!"
 }
 
 // probeStdlib is the standard library's folder of the Python prog (run in
