@@ -3,14 +3,15 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 )
 
 // An OverFile is a file of the engine's shown read-only at a path of the
 // machine in a bubblewrap box's view, whatever that path holds outside
 // it: From's content at To (absolute). A link at To is followed (the file
 // is laid where the link leads); where To does not exist, its folder is
-// shown as a fresh one holding the folder's entries (bound read-only) and
-// the file. The engine's sitecustomize is laid so over each Python's own
+// shown as a fresh one holding links to the folder's entries and the
+// file. The engine's sitecustomize is laid so over each Python's own
 // (judge/pyguard.go): Python imports it whatever a check does to
 // PYTHONPATH, and under -E and -I too.
 type OverFile struct {
@@ -19,10 +20,11 @@ type OverFile struct {
 }
 
 // overArgs are bubblewrap's arguments that lay the files of over, after
-// every other mount of the view's system part: the fresh folders first
-// (each holds the real entries), then the files over existing ones.
+// every other mount of the view's system part: the fresh folders first,
+// then the files over existing ones elsewhere.
 func overArgs(over []OverFile) []string {
-	var binds, dirs []string
+	var laid []OverFile
+	var dirs []string
 	fresh := map[string][]OverFile{}
 	for _, o := range over {
 		if !filepath.IsAbs(o.From) || !filepath.IsAbs(o.To) {
@@ -34,22 +36,30 @@ func overArgs(over []OverFile) []string {
 		to := overTarget(o.To)
 		if fi, err := os.Stat(to); err == nil {
 			if fi.Mode().IsRegular() {
-				binds = append(binds, "--ro-bind", o.From, to)
+				laid = append(laid, OverFile{From: o.From, To: to})
 			}
 			continue // a folder or a device of that name: left as it is
 		}
 		if _, err := os.Lstat(to); err == nil {
 			continue // a link that leads nowhere
 		}
-		d := filepath.Dir(to)
-		if fresh[d] == nil {
+		if d := filepath.Dir(to); fresh[d] == nil {
 			dirs = append(dirs, d)
+			fresh[d] = []OverFile{}
 		}
-		fresh[d] = append(fresh[d], OverFile{From: o.From, To: to})
+		laid = append(laid, OverFile{From: o.From, To: to})
+	}
+	var binds []string
+	for _, o := range laid {
+		if d := filepath.Dir(o.To); fresh[d] != nil {
+			fresh[d] = append(fresh[d], o)
+		} else {
+			binds = append(binds, "--ro-bind", o.From, o.To)
+		}
 	}
 	var a []string
-	for _, d := range dirs {
-		a = append(a, freshFolderWith(d, fresh[d])...)
+	for i, d := range dirs {
+		a = append(a, freshFolderWith(d, filepath.Join(overAside, strconv.Itoa(i)), fresh[d])...)
 	}
 	return append(a, binds...)
 }
@@ -79,22 +89,36 @@ func overTarget(p string) string {
 	return filepath.Clean(t)
 }
 
-// freshFolderWith shows dir as a fresh folder holding dir's entries, each
-// bound read-only (a link as a link), and the files of
-// add, then read-only: bubblewrap cannot make a new file inside a
-// read-only folder, nor should it make one in a folder of the host's.
-func freshFolderWith(dir string, add []OverFile) []string {
-	a := []string{"--tmpfs", dir}
+// overAside is the folder of the view where a folder shown anew is bound
+// as it is, read-only: its entries in the fresh one lead there.
+const overAside = "/.looprinter-over"
+
+// freshFolderWith shows dir as a fresh folder whose entries are links to
+// dir's own (bound as it is at aside; a link of dir's stays the link it
+// is), with the files of add, then read-only: bubblewrap cannot make a new
+// file inside a read-only folder, nor should it make one in a folder of
+// the host's. Links cost no mount: a Python's standard library holds 200
+// entries, and a check box's server lays them again for each check.
+func freshFolderWith(dir, aside string, add []OverFile) []string {
+	a := []string{"--ro-bind", dir, aside, "--tmpfs", dir}
 	entries, _ := os.ReadDir(dir)
+	laid := map[string]bool{}
+	for _, o := range add {
+		laid[o.To] = true
+	}
 	for _, e := range entries {
 		p := filepath.Join(dir, e.Name())
-		if e.Type()&os.ModeSymlink != 0 {
-			if t, err := os.Readlink(p); err == nil {
-				a = append(a, "--symlink", t, p)
-			}
-		} else if _, err := os.Stat(p); err == nil {
-			a = append(a, "--ro-bind", p, p)
+		t := filepath.Join(aside, e.Name())
+		if laid[p] {
+			continue
 		}
+		if e.Type()&os.ModeSymlink != 0 {
+			var err error
+			if t, err = os.Readlink(p); err != nil {
+				continue
+			}
+		}
+		a = append(a, "--symlink", t, p)
 	}
 	for _, o := range add {
 		a = append(a, "--ro-bind", o.From, o.To)
