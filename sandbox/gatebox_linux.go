@@ -208,6 +208,14 @@ func (b *CheckBox) startServer(env []string) error {
 	}
 	view := b.viewBwrap(m, false)
 	spec.Ops = serverOps(view, b.targets)
+	// A file laid where none is inside a layer's target: bound aside once,
+	// laid in each check's layer (never made in the host's folder).
+	inLayer, _ := splitOver(b.opts.Over, b.targets)
+	for i, o := range inLayer {
+		at := filepath.Join(overAside, "f", strconv.Itoa(i))
+		view = append(view, "--ro-bind", o.From, at)
+		spec.Ops = append(spec.Ops, nshelper.Op{Kind: "bind", Path: o.To, Target: at})
+	}
 	a := []string{"--die-with-parent", "--unshare-pid", "--new-session", "--cap-add", "ALL"}
 	if !root {
 		a = append(a, "--unshare-user", "--uid", strconv.Itoa(os.Getuid()), "--gid", strconv.Itoa(os.Getgid()))

@@ -9,9 +9,10 @@ import (
 // An OverFile is a file of the engine's shown read-only at a path of the
 // machine in a bubblewrap box's view, whatever that path holds outside
 // it: From's content at To (absolute). A link at To is followed (the file
-// is laid where the link leads); where To does not exist, its folder is
-// shown as a fresh one holding links to the folder's entries and the
-// file. The engine's sitecustomize is laid so over each Python's own
+// is laid where the link leads); where To does not exist, in a folder of
+// a layer's target (HOME's) each check gets the file in its own layer, and
+// elsewhere (a read-only folder of the system's) the folder is shown as a
+// fresh one holding links to its entries and the file. The engine's sitecustomize is laid so over each Python's own
 // (judge/pyguard.go): Python imports it whatever a check does to
 // PYTHONPATH, and under -E and -I too.
 type OverFile struct {
@@ -62,6 +63,28 @@ func overArgs(over []OverFile) []string {
 		a = append(a, freshFolderWith(d, filepath.Join(overAside, strconv.Itoa(i)), fresh[d])...)
 	}
 	return append(a, binds...)
+}
+
+// splitOver parts over: the files whose target is missing in a folder
+// inside one of the layers' targets (HOME's, where a version manager keeps
+// its Pythons), with To where the file lands, which each check lays in its
+// own layer (the layer stays writable there: a check may install into
+// site-packages as before; bubblewrap makes the empty file it binds over
+// in the check's layer, never in the host's folder); and the rest, which
+// overArgs lays.
+func splitOver(over []OverFile, targets []string) (inLayer, rest []OverFile) {
+	for _, o := range over {
+		to := overTarget(o.To)
+		_, err := os.Lstat(to)
+		if !filepath.IsAbs(o.From) || !filepath.IsAbs(o.To) || err == nil || !covered(filepath.Dir(to), targets) {
+			rest = append(rest, o)
+			continue
+		}
+		if fi, err := os.Stat(o.From); err == nil && fi.Mode().IsRegular() {
+			inLayer = append(inLayer, OverFile{From: o.From, To: to})
+		}
+	}
+	return inLayer, rest
 }
 
 // overTarget is where a file laid at p lands: p with its folder's links

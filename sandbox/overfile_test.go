@@ -81,3 +81,48 @@ func TestOverArgsSkips(t *testing.T) {
 		t.Fatalf("args %q", strings.Join(a, " "))
 	}
 }
+
+// Where the folder lies in a layer's target (a Python a version manager
+// keeps in HOME) and holds no such file, each check gets the file in its
+// own layer: the folder stays as writable as it was (a check installs into
+// site-packages there), and nothing is made in the host's folder.
+func TestOverFileInLayer(t *testing.T) {
+	f := newBoxFixture(t)
+	std := filepath.Join(f.home, ".pyenv", "lib", "python3.11")
+	if err := os.MkdirAll(std, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(std, "os.py"), []byte("the standard library's\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	engine := filepath.Join(f.priv, "engine", "laid.py")
+	if err := os.WriteFile(engine, []byte("the engine's\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	line := "cd " + std + " && cat sitecustomize.py os.py && echo x > installed.py && echo wrote"
+	want := "the engine's\nthe standard library's\nwrote\n"
+	for _, served := range []bool{true, false} {
+		o := CheckBoxOptions{Over: []OverFile{{From: engine, To: filepath.Join(std, "sitecustomize.py")}}}
+		o.View.AllowRead = []string{std}
+		b := f.box(t, Bwrap, o)
+		var out string
+		var code int
+		if served {
+			out, code = serveBox(t, b, f.tree, line, f.env)
+			if again, _ := serveBox(t, b, f.tree, line, f.env); again != out {
+				t.Errorf("the second check of the server sees otherwise:\n%s\nthen\n%s", out, again)
+			}
+		} else {
+			out, code = runBox(t, b, f.tree, line, f.env)
+		}
+		if code != 0 || out != want {
+			t.Errorf("served %v: exit %d, output:\n%s\nwant:\n%s", served, code, out, want)
+		}
+		b.Close()
+		for _, n := range []string{"sitecustomize.py", "installed.py"} {
+			if _, err := os.Stat(filepath.Join(std, n)); err == nil {
+				t.Errorf("served %v: %s was made in the host's folder", served, n)
+			}
+		}
+	}
+}
