@@ -12,9 +12,10 @@ import (
 // is laid where the link leads); where To does not exist, in a folder of
 // a layer's target (HOME's) each check gets the file in its own layer, and
 // elsewhere (a read-only folder of the system's) the folder is shown as a
-// fresh one holding links to its entries and the file. The engine's sitecustomize is laid so over each Python's own
-// (judge/pyguard.go): Python imports it whatever a check does to
-// PYTHONPATH, and under -E and -I too.
+// fresh one holding links to its entries and the file. The engine's
+// sitecustomize is laid so over each Python's own (judge/pyguard_lay.go):
+// Python imports it whatever a check does to PYTHONPATH, and under -E and
+// -I too.
 type OverFile struct {
 	From string `json:"from"`
 	To   string `json:"to"`
