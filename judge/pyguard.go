@@ -35,9 +35,12 @@ import (
 // other installed names are left alone, so that a new tests/ or utils/
 // of the project is not taken for a sloppy distribution's. The project's own
 // top-level modules the loop started with are left to Python's order
-// (LOOPRINTER_PY_OWN). A check that sets PYTHONPATH itself, or runs
-// Python with -E or -I, runs without it; Python before 3.10 has no list
-// of the standard library's names, and runs without it too.
+// (LOOPRINTER_PY_OWN). Under bubblewrap it is also laid over each
+// Python's own sitecustomize (pyguard_lay.go), which reaches a check that
+// sets PYTHONPATH itself or runs Python with -E or -I; under Landlock and
+// off PYTHONPATH is the only way in, and such a check runs without it.
+// Python before 3.10 has no list of the standard library's names, and
+// runs without it too.
 
 //go:embed pyguard/sitecustomize.py
 var pyGuardSource []byte

@@ -176,6 +176,9 @@ func (r *CheckRequest) boxOptions(ctx context.Context, kind string) sandbox.Chec
 	o := boxOptions(r.Loop, r.Tree, r.HideDirs)
 	o.Around, o.AroundMasked = r.around, loopdir.OtherSecrets(r.Loop.Dir)
 	o.Kind, o.Remove, o.Put, o.Env = kind, r.Remove, r.Put, r.Env
+	if kind == sandbox.Bwrap {
+		o.Over = pyGuardOver(r.Env, r.Loop.Dir)
+	}
 	o.View.AllowRead = append(o.View.AllowRead, programFolders(r.Tree, r.Setup, r.Cmds)...)
 	if o.Cache = r.Cache; o.Cache != nil && o.Cache.Warm {
 		noteWarmTree(ctx, r.Tree) // the loop folder, or a copy of it

@@ -385,7 +385,7 @@ func (j *Judge) mutantRunner(ctx context.Context, o StrengthOptions, scratch str
 				put = append(put, a.put...)
 			}
 			box, err := sandbox.NewCheckBox(sandbox.CheckBoxOptions{Kind: sandbox.Bwrap, Tree: j.Dir, Remove: hide, Network: network,
-				Put: put, Hide: []string{j.Priv}, Scratch: scratch, Cache: checkCache(j.spec())})
+				Put: put, Hide: []string{j.Priv}, Scratch: scratch, Cache: checkCache(j.spec()), Over: pyGuardOver(os.Environ(), j.Dir)})
 			if err != nil {
 				return mutantNotRun
 			}

@@ -64,6 +64,11 @@ type CheckBoxOptions struct {
 	// read-only although they lie inside a hidden folder (the holdout files
 	// kept in the engine's private folder).
 	Views []string
+	// Over are files of the engine's laid read-only over paths of the
+	// machine in every check's view (bubblewrap only; see OverFile):
+	// under Landlock and off no file can be laid, and the caller reaches
+	// the checks another way.
+	Over []OverFile
 	// Network is CheckNetworkNone (the default when empty) or
 	// CheckNetworkHost.
 	Network string

@@ -336,6 +336,10 @@ func (b *CheckBox) bwrapCommand(ctx context.Context, c, dir, shellLine string, e
 	m := b.manifest(env)
 	b.buildHome(layers, m, env)
 	a = append(a, b.viewBwrap(m, setup)...)
+	inLayer, _ := splitOver(b.opts.Over, b.targets)
+	for _, o := range inLayer {
+		a = append(a, "--ro-bind", o.From, o.To) // made in the check's layer
+	}
 	a = append(a, "--chdir", dir, "--", "/bin/sh", "-c", shellLine)
 	s := layerSpec{Stage: 1, Layers: layers, Exec: bwrapOnce.path, Args: a, Root: b.tree, FD3: b.opts.Proxy == nil}
 	if n := b.opts.Proxy; n != nil {
@@ -386,6 +390,8 @@ func (b *CheckBox) viewBwrap(m Manifest, setup bool) []string {
 		a = append(a, "--bind", b.tree, b.tree) // the tree inside a hidden folder stays the check's
 	}
 	a = append(a, b.aroundMasks()...)
+	_, over := splitOver(b.opts.Over, b.targets)
+	a = append(a, overArgs(over)...)
 	if !setup {
 		for _, v := range b.views {
 			a = append(a, "--ro-bind", v, v)

@@ -220,6 +220,14 @@ func (b *CheckBox) startServer(env []string) error {
 	}
 	view := b.viewBwrap(m, false)
 	spec.Ops = serverOps(view, b.targets)
+	// A file laid where none is inside a layer's target: bound aside once,
+	// laid in each check's layer (never made in the host's folder).
+	inLayer, _ := splitOver(b.opts.Over, b.targets)
+	for i, o := range inLayer {
+		at := filepath.Join(overAside, "f", strconv.Itoa(i))
+		view = append(view, "--ro-bind", o.From, at)
+		spec.Ops = append(spec.Ops, nshelper.Op{Kind: "bind", Path: o.To, Target: at})
+	}
 	a := []string{"--die-with-parent", "--unshare-pid", "--new-session", "--cap-add", "ALL"}
 	if !root {
 		a = append(a, "--unshare-user", "--uid", strconv.Itoa(os.Getuid()), "--gid", strconv.Itoa(os.Getgid()))
@@ -277,8 +285,8 @@ func (b *CheckBox) startServer(env []string) error {
 
 // serverOps are the mounts of bubblewrap's view args the server lays
 // again for each check, in their order: every tmpfs (fresh), the targets
-// (the layers, once), and every bind inside a folder laid again (a copy
-// of bubblewrap's, over the fresh one).
+// (the layers, once), and every bind and link inside a folder laid again
+// (a copy of bubblewrap's, over the fresh one).
 func serverOps(args []string, targets []string) []nshelper.Op {
 	var ops []nshelper.Op
 	var again []string
@@ -305,10 +313,12 @@ func serverOps(args []string, targets []string) []nshelper.Op {
 				ops, again = append(ops, nshelper.Op{Kind: "bind", Path: d}), append(again, d)
 			}
 			i += 2
-		case "--symlink", "--dir", "--dev", "--proc", "--chdir", "--remount-ro":
-			if args[i] == "--symlink" {
-				i++
+		case "--symlink":
+			if covered(args[i+2], again) {
+				ops = append(ops, nshelper.Op{Kind: "symlink", Path: args[i+2], Target: args[i+1]})
 			}
+			i += 2
+		case "--dir", "--dev", "--proc", "--chdir", "--remount-ro":
 			i++
 		}
 	}

@@ -63,6 +63,7 @@ nobody_scripts=(
   attack_js_assert_patch
   attack_pyshadow_bypass
   attack_pyshadow_holdout
+  attack_pyshadow_pythonpath
   attack_secret_encoded
   tells_controls
   attack_setuid_apply

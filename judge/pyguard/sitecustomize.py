@@ -10,8 +10,16 @@
 # The project's own modules the loop started with (LOOPRINTER_PY_OWN) are
 # left to Python's own order. Then the next sitecustomize of the
 # interpreter's own paths (a distribution's) runs as it would have.
+# Under bubblewrap the engine also lays a copy of this file over the
+# interpreter's own sitecustomize in the standard library's folder, which
+# Python imports whatever a check does to PYTHONPATH, and under -E and -I:
+# that copy carries the content of the one it hides (CHAINED) and runs it.
 import os
 import sys
+
+# (path, source) of the interpreter's own sitecustomize this copy is laid
+# over; None for the copy on PYTHONPATH, and where there was none.
+CHAINED = None
 
 # The modules the test runners import themselves (pytest's dependencies).
 RUNNER_DEPS = frozenset(("pytest", "_pytest", "pluggy", "iniconfig", "packaging", "py", "exceptiongroup", "tomli",
@@ -23,9 +31,6 @@ def _looprinter_guard():
     import importlib.machinery as machinery
     import importlib.util
 
-    std = getattr(sys, "stdlib_module_names", None)
-    if not std:
-        return  # Python before 3.10: no list of the standard library's names
     here = os.path.dirname(os.path.abspath(__file__))
     extra = set()
     for p in os.environ.get("PYTHONPATH", "").split(os.pathsep):
@@ -35,20 +40,44 @@ def _looprinter_guard():
     # paths (the standard library, then site-packages): the folder of the
     # script or the current folder comes later.
     trusted = [p for p in sys.path if p and os.path.abspath(p) not in extra]
-    import sysconfig
+    if not any(getattr(f, "__name__", "") == "LooprinterStdlibFirst" for f in sys.meta_path):
+        _looprinter_install(trusted, machinery)
+    if CHAINED is not None:
+        return  # the caller runs the content this copy is laid over
+    # The interpreter's own sitecustomize (a distribution's), which this one
+    # hides by coming first, runs as it would have (the copy laid over the
+    # standard library's, which installs nothing twice, among them).
+    finder = machinery.PathFinder
+    spec = finder.find_spec("sitecustomize", [p for p in trusted if os.path.abspath(p) != here])
+    if spec is not None and spec.loader is not None:
+        mod = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(mod)
+        except Exception:
+            pass
 
+
+def _looprinter_install(trusted, machinery):
+    std = getattr(sys, "stdlib_module_names", None)
+    if not std:
+        return  # Python before 3.10: no list of the standard library's names
+    # The standard library's folder, from the interpreter itself (no
+    # module is imported for it: a shadow of sysconfig would run first).
     roots = set()
-    for k in ("stdlib", "platstdlib"):
-        v = sysconfig.get_paths().get(k)
-        if v:
+    for v in (getattr(sys, "_stdlib_dir", None), os.path.dirname(getattr(os, "__file__", None) or ""),
+              os.path.join(sys.base_prefix, getattr(sys, "platlibdir", "lib"), "python%d.%d" % sys.version_info[:2]),
+              os.path.join(sys.base_prefix, "Lib")):
+        if v and os.path.isdir(v):
             roots.add(os.path.abspath(v))
-    stdpaths, sitepaths = [], []
-    for p in trusted:
+
+    def in_stdlib(p):
         a = os.path.abspath(p)
-        if any(a == r or a.startswith(r + os.sep) for r in roots) and "-packages" not in a:
-            stdpaths.append(p)
-        else:
-            sitepaths.append(p)
+        return any(a == r or a.startswith(r + os.sep) for r in roots) and "-packages" not in a
+
+    # All of sys.path: a PYTHONPATH that names the standard library's
+    # folder does not take it out.
+    stdpaths = [p for p in sys.path if p and in_stdlib(p)]
+    sitepaths = [p for p in trusted if p not in stdpaths]
     if not stdpaths:
         stdpaths = [p for p in trusted if p.endswith(".zip")] or trusted
     dist = set()
@@ -73,6 +102,16 @@ def _looprinter_guard():
         dist &= wanted
     std = frozenset(std) - own
     dist = frozenset(dist - std - own)
+    # What Python imported before this file (a .pth file of site-packages
+    # imports modules at start) came in Python's order: a standard-library
+    # module imported from the project (PYTHONPATH=src) is refused here.
+    for name, mod in list(sys.modules.items()):
+        f = getattr(mod, "__file__", None)
+        if "." in name or name not in std or not isinstance(f, str) or in_stdlib(f) or "-packages" in f:
+            continue
+        sys.stderr.write("looprinter: the standard library's %s was imported from %s before the engine's guard\n" % (name, f))
+        sys.stderr.flush()
+        os._exit(3)
     finder = machinery.PathFinder
     builtin, frozen = machinery.BuiltinImporter, machinery.FrozenImporter
 
@@ -100,16 +139,9 @@ def _looprinter_guard():
             pass
 
     sys.meta_path.insert(0, LooprinterStdlibFirst)
-    # The interpreter's own sitecustomize (a distribution's), which this one
-    # hides by coming first, runs as it would have.
-    spec = finder.find_spec("sitecustomize", [p for p in trusted if os.path.abspath(p) != here])
-    if spec is not None and spec.loader is not None:
-        mod = importlib.util.module_from_spec(spec)
-        try:
-            spec.loader.exec_module(mod)
-        except Exception:
-            pass
 
 
 _looprinter_guard()
-del _looprinter_guard
+del _looprinter_guard, _looprinter_install
+if CHAINED is not None:
+    exec(compile(CHAINED[1], CHAINED[0], "exec"))

@@ -34,12 +34,15 @@ const EnvServe = "LOOPRINTER_SANDBOX_CHECK_SERVE"
 const ServeFD = 3
 
 // Op is one mount of bubblewrap's view, in bubblewrap's order: a fresh
-// "tmpfs", a "bind" (a copy of the mount bubblewrap made there), or the
+// "tmpfs", a "bind" (a copy of the mount bubblewrap made there, or at
+// Target when set), the
 // "layers" (the throw-away layers over the targets, laid where bubblewrap
-// bound the first target).
+// bound the first target), or a "symlink" to Target bubblewrap made in a
+// fresh folder.
 type Op struct {
-	Kind string `json:"kind"`
-	Path string `json:"path"`
+	Kind   string `json:"kind"`
+	Path   string `json:"path"`
+	Target string `json:"target,omitempty"`
 }
 
 // Serve is what the box's server needs: the layers each check gets (their
@@ -267,7 +270,11 @@ func (s Serve) layView() error {
 		if op.Kind != "bind" {
 			continue
 		}
-		fd, err := unix.OpenTree(unix.AT_FDCWD, op.Path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+		from := op.Path
+		if op.Target != "" {
+			from = op.Target
+		}
+		fd, err := unix.OpenTree(unix.AT_FDCWD, from, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
 		if err != nil {
 			return fmt.Errorf("copy the mount at %s: %w", op.Path, err)
 		}
@@ -311,6 +318,12 @@ func (s Serve) layView() error {
 		}
 	}()
 	for i, op := range s.Ops {
+		if op.Kind == "symlink" {
+			if err := os.Symlink(op.Target, op.Path); err != nil {
+				return fmt.Errorf("lay a link at %s: %w", op.Path, err)
+			}
+			continue
+		}
 		if err := s.mountpoint(op, clones[i]); err != nil {
 			return fmt.Errorf("lay %s at %s: %w", op.Kind, op.Path, err)
 		}
