@@ -30,7 +30,7 @@ func TestPyLaidFileChains(t *testing.T) {
 	if laid == "" || laid == pyLaidFile(filepath.Join(t.TempDir(), "sitecustomize.py")) {
 		t.Fatalf("laid %q", laid)
 	}
-	if fi, err := os.Stat(laid); err != nil || fi.Mode().Perm() != 0o444 {
+	if fi, err := os.Stat(laid); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("the laid file: %v %v", fi, err)
 	}
 	// Where Python finds it: as sitecustomize, first on its path.
