@@ -80,7 +80,7 @@ func (r *runner) agentHome(env map[string]string) (privateHome, error) {
 	}
 	// The module cache holds what the user downloaded: read-only to the
 	// agent (the checks trust it), not a copy.
-	if mc := goModCache(get, realHome); mc != "" {
+	if mc := sandbox.GoModCache(get, realHome); mc != "" {
 		out.Env = append(out.Env, "GOMODCACHE="+mc)
 	}
 	// A CLI folder moved by its variable (CLAUDE_CONFIG_DIR, CODEX_HOME…)
@@ -103,23 +103,6 @@ func (r *runner) agentHome(env map[string]string) (privateHome, error) {
 		}
 	}
 	return out, nil
-}
-
-// goModCache is where Go's module cache is for the user: GOMODCACHE, else
-// the first GOPATH's pkg/mod, else HOME's go/pkg/mod.
-func goModCache(get func(string) string, home string) string {
-	if v := get("GOMODCACHE"); filepath.IsAbs(v) {
-		return v
-	}
-	if v := get("GOPATH"); v != "" {
-		if first := filepath.SplitList(v)[0]; filepath.IsAbs(first) {
-			return filepath.Join(first, "pkg", "mod")
-		}
-	}
-	if filepath.IsAbs(home) {
-		return filepath.Join(home, "go", "pkg", "mod")
-	}
-	return ""
 }
 
 // seedOnce copies from to to when to does not exist yet (a file, or a

@@ -447,7 +447,7 @@ func (b *CheckBox) landlockCommand(ctx context.Context, c, dir, shellLine string
 		"npm_config_cache=" + filepath.Join(cache, "npm"),
 	}
 	extra = append(extra, "GOCACHE="+goCache)
-	if mc := goModCache(get, realHome); mc != "" {
+	if mc := GoModCache(get, realHome); mc != "" {
 		extra = append(extra, "GOMODCACHE="+mc)
 	}
 	cenv, crw, cro, err := b.landlockCache(goCache, setup)
@@ -462,7 +462,7 @@ func (b *CheckBox) landlockCommand(ctx context.Context, c, dir, shellLine string
 	// else (the engine's state folder, other loops and projects, the rest
 	// of HOME).
 	m := b.manifest(env)
-	s.RODirs, s.ROFiles = readRules(m, append([]string{b.tree, goModCache(get, realHome)}, b.aroundReads()...)...)
+	s.RODirs, s.ROFiles = readRules(m, append([]string{b.tree, GoModCache(get, realHome)}, b.aroundReads()...)...)
 	s.Sockets = m.sockets()
 	views := b.views
 	if setup {
@@ -482,23 +482,6 @@ func (b *CheckBox) landlockCommand(ctx context.Context, c, dir, shellLine string
 	cmd := exec.CommandContext(ctx, exe, "/bin/sh", "-c", shellLine)
 	cmd.Env = append(append(append(append(DropServiceEnv(env), extra...), checkPythonEnv(filepath.Join(tmp, "pycache"))...), cenv...), EnvCheck+"="+string(spec))
 	return cmd, nil
-}
-
-// goModCache is where Go's module cache is: GOMODCACHE, else the first
-// GOPATH's pkg/mod, else HOME's go/pkg/mod.
-func goModCache(get func(string) string, home string) string {
-	if v := get("GOMODCACHE"); filepath.IsAbs(v) {
-		return v
-	}
-	if v := get("GOPATH"); v != "" {
-		if first := filepath.SplitList(v)[0]; filepath.IsAbs(first) {
-			return filepath.Join(first, "pkg", "mod")
-		}
-	}
-	if filepath.IsAbs(home) {
-		return filepath.Join(home, "go", "pkg", "mod")
-	}
-	return ""
 }
 
 // removeTree removes a scratch folder (overlayfs leaves mode 000 folders).

@@ -57,3 +57,20 @@ func (c *CheckCache) targetDir(target, tree string) string {
 	h := sha256.Sum256([]byte(target))
 	return filepath.Join(c.Dir, cacheHomeDir, hex.EncodeToString(h[:8]))
 }
+
+// GoModCache is where Go's module cache is: GOMODCACHE, else the first
+// GOPATH's pkg/mod, else HOME's go/pkg/mod.
+func GoModCache(get func(string) string, home string) string {
+	if v := get("GOMODCACHE"); filepath.IsAbs(v) {
+		return v
+	}
+	if v := get("GOPATH"); v != "" {
+		if first := filepath.SplitList(v)[0]; filepath.IsAbs(first) {
+			return filepath.Join(first, "pkg", "mod")
+		}
+	}
+	if filepath.IsAbs(home) {
+		return filepath.Join(home, "go", "pkg", "mod")
+	}
+	return ""
+}

@@ -55,7 +55,7 @@ func cacheKeep(env []string) []string {
 	case xdg != "":
 		add(filepath.Join(xdg, "go-build"))
 	}
-	add(goModCache(get, home))
+	add(GoModCache(get, home))
 	npm := get("npm_config_cache")
 	if npm == "" {
 		npm = get("NPM_CONFIG_CACHE")
