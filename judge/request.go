@@ -174,7 +174,11 @@ func layCopy(r *CheckRequest, cp string, skip map[string]bool) error {
 // boxOptions are the options of r's check box of kind.
 func (r *CheckRequest) boxOptions(ctx context.Context, kind string) sandbox.CheckBoxOptions {
 	o := boxOptions(r.Loop, r.Tree, r.HideDirs)
+	// Other loops' folders around the tree show what git tracks, nothing
+	// else (the boundary); the secrets their engines listed are masked
+	// too (defence in depth).
 	o.Around, o.AroundMasked = r.around, loopdir.OtherSecrets(r.Loop.Dir)
+	o.AroundLoops = otherLoopsAround(r.around, canonicalOr(r.Tree), canonicalOr(r.Loop.Dir))
 	o.Kind, o.Remove, o.Put, o.Env = kind, r.Remove, r.Put, r.Env
 	if kind == sandbox.Bwrap {
 		o.Over = pyGuardOver(r.Env, r.Loop.Dir)

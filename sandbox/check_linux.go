@@ -371,7 +371,7 @@ func (b *CheckBox) bwrapCommand(ctx context.Context, c, dir, shellLine string, e
 // (bound where they are), the hidden folders, the views and the sockets.
 func (b *CheckBox) viewBwrap(m Manifest, setup bool) []string {
 	a := viewArgs(m.beside(b.targets))
-	a = append(a, b.aroundBwrap()...)
+	a = append(a, b.aroundBwrap(m)...)
 	for _, t := range b.targets {
 		a = append(a, "--bind", t, t)
 	}
@@ -385,7 +385,7 @@ func (b *CheckBox) viewBwrap(m Manifest, setup bool) []string {
 	if !covered(b.scratch, b.hide) && (!Within(b.scratch, "/tmp") || covered(b.scratch, b.targets)) {
 		a = append(a, "--tmpfs", b.scratch)
 	}
-	a = append(a, b.aroundAgain()...)
+	a = append(a, b.aroundAgain(m)...)
 	if hidden || Within(b.tree, b.scratch) {
 		a = append(a, "--bind", b.tree, b.tree) // the tree inside a hidden folder stays the check's
 	}
