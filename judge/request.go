@@ -71,6 +71,9 @@ type CheckRequest struct {
 	// around is the git work tree around Tree (workTreeAround): shown
 	// read-only beneath the tree's layer; "" for a copy, which has none.
 	around string
+	// nested are the paths inside Tree that other loops' folders inside
+	// it keep from its checks (OtherLoopSecretsIn), found before a copy.
+	nested []string
 	// served is the box whose server runs the checks (one bubblewrap
 	// for all of them), nil when each is a process of its own.
 	served *sandbox.CheckBox
@@ -92,6 +95,7 @@ func Check(ctx context.Context, r CheckRequest) []CheckResult {
 		r.Cache = checkCacheFor(ctx, r.Loop, r.Tree) // before a copy: the warm-up's is the loop folder's
 	}
 	r.around = workTreeAround(r.Tree) // before a copy replaces the tree
+	r.nested = OtherLoopSecretsIn(r.Tree)
 	kind, why := checkKind(r.Loop)
 	r.note(why)
 	if r.needsCopy(kind) {
@@ -142,11 +146,17 @@ func (r *CheckRequest) toCopy() (done func(), err error) {
 	for _, p := range r.Remove {
 		skip[filepath.ToSlash(p)] = true
 	}
+	tree := canonicalOr(r.Tree)
+	for _, n := range r.nested {
+		if rel, err := filepath.Rel(tree, n); err == nil && !strings.HasPrefix(rel, "..") {
+			skip[filepath.ToSlash(rel)] = true // other loops' secrets never copied
+		}
+	}
 	if err := layCopy(r, cp, skip); err != nil {
 		done()
 		return nil, err
 	}
-	r.Tree, r.Remove, r.Put, r.Lower = cp, nil, nil, ""
+	r.Tree, r.Remove, r.Put, r.Lower, r.nested = cp, nil, nil, "", nil
 	return done, nil
 }
 
@@ -179,6 +189,7 @@ func (r *CheckRequest) boxOptions(ctx context.Context, kind string) sandbox.Chec
 	// too (defence in depth).
 	o.Around, o.AroundMasked = r.around, loopdir.OtherSecrets(r.Loop.Dir)
 	o.AroundLoops = otherLoopsAround(r.around, canonicalOr(r.Tree), canonicalOr(r.Loop.Dir))
+	o.TreeMasked = r.nested
 	o.Kind, o.Remove, o.Put, o.Env = kind, r.Remove, r.Put, r.Env
 	if kind == sandbox.Bwrap {
 		o.Over = pyGuardOver(r.Env, r.Loop.Dir)

@@ -64,6 +64,11 @@ type CheckBoxOptions struct {
 	// Tree): each is shown with the entries git tracks and nothing else
 	// (see OtherLoop), whatever AroundMasked says.
 	AroundLoops []OtherLoop
+	// TreeMasked are paths inside Tree checks do not see (the records
+	// folders and ignored files of other loops' folders inside it): under
+	// bwrap each reads as empty; under Landlock the tree is granted around
+	// them (a setup, which writes the tree, still reads them).
+	TreeMasked []string
 	// Views are files or folders outside Tree that checks of this box see
 	// read-only although they lie inside a hidden folder (the holdout files
 	// kept in the engine's private folder).
@@ -118,6 +123,7 @@ type CheckBox struct {
 	around  string      // canonical, a folder holding tree; "" for none
 	masked  []string    // inside around, existing
 	others  []otherView // other loops' folders inside around
+	inTree  []string    // masked paths inside tree (TreeMasked), existing
 	env     []string
 	pending sync.WaitGroup // the housekeeping of ended checks
 	base    Layer          // bwrap: what setups wrote in the tree, under every check's layer
@@ -185,6 +191,12 @@ func NewCheckBox(o CheckBoxOptions) (*CheckBox, error) {
 	b.around, b.masked = aroundOf(o.Around, tree, o.AroundMasked)
 	b.others = planOthers(o.AroundLoops, b.around, tree)
 	b.masked = outsideOthers(b.masked, b.others, tree)
+	for _, m := range existing(o.TreeMasked) {
+		if Within(m, tree) && m != tree {
+			b.masked = append(b.masked, m)
+			b.inTree = append(b.inTree, m)
+		}
+	}
 	if o.Kind == Off {
 		return b, nil
 	}

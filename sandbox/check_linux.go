@@ -462,7 +462,7 @@ func (b *CheckBox) landlockCommand(ctx context.Context, c, dir, shellLine string
 	// else (the engine's state folder, other loops and projects, the rest
 	// of HOME).
 	m := b.manifest(env)
-	s.RODirs, s.ROFiles = readRules(m, append([]string{b.tree, goModCache(get, realHome)}, b.aroundReads()...)...)
+	s.RODirs, s.ROFiles = readRules(m, append(append(grantsAvoiding(b.tree, b.inTree, 0), goModCache(get, realHome)), b.aroundReads()...)...)
 	s.Sockets = m.sockets()
 	views := b.views
 	if setup {
