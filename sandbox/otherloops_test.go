@@ -39,7 +39,11 @@ func TestOthersBwrapShowsOnlyTracked(t *testing.T) {
 	if len(others) != 1 || others[0].holds {
 		t.Fatalf("planned %+v, want b's folder, not holding the tree", others)
 	}
-	args := othersBwrap(others, nil, []string{tree})
+	allowed := filepath.Join(top, "b", "lib")
+	args := othersBwrap(others, Manifest{{Path: allowed, How: ReadOnlyBind, Why: "sandbox.allow_read"}}, []string{tree})
+	if i := slices.Index(args, allowed); i < 0 || args[i-1] != "--ro-bind" || i < slices.Index(args, "--tmpfs") {
+		t.Errorf("sandbox.allow_read's path inside the folder is not laid again after it: %v", args)
+	}
 	line := strings.Join(args, " ")
 	b := filepath.Join(top, "b")
 	for _, want := range []string{"--tmpfs " + b, "--ro-bind " + b + "/a.txt", "--ro-bind " + b + "/lib/x.go", "--symlink a.txt " + b + "/link", "--remount-ro " + b} {
