@@ -27,24 +27,69 @@ func loopFolder(dir string) bool {
 	return err == nil && fi.IsDir()
 }
 
-// otherLoopsAround are the loop folders of the git work tree top other
-// than own and tree (and those inside tree): each with what git tracks in
-// it and what it does not. They are found from git's listing of the work
-// tree and on the way from tree up to top, whether or not their engines
-// ever ran here (loopsIn). None when git cannot list the tree.
-func otherLoopsAround(top, tree, own string) []sandbox.OtherLoop {
+// treeList is git's listing of a work tree, relative to its top with
+// slashes: what git tracks, what it does not track and does not ignore
+// (file by file), and what it ignores (a wholly ignored folder as one
+// entry, with a trailing slash).
+type treeList struct {
+	top                         string
+	tracked, untracked, ignored []string
+}
+
+// listTree lists the work tree top with two runs of git; nil when top is
+// "" or git cannot list it.
+func listTree(top string) *treeList {
 	if top == "" {
 		return nil
 	}
+	ctx := context.Background()
+	list := func(args ...string) ([]string, bool) {
+		out, err := safegit.Run(ctx, top, nil, append([]string{"ls-files", "-z"}, args...)...)
+		if err != nil {
+			return nil, false
+		}
+		return strings.FieldsFunc(out, func(r rune) bool { return r == 0 }), true
+	}
+	// -t tags each entry: "? " for one git does not track.
+	both, ok1 := list("-t", "--cached", "--others", "--exclude-standard")
+	ignored, ok2 := list("--others", "--ignored", "--exclude-standard", "--directory")
+	if !ok1 || !ok2 {
+		return nil
+	}
+	t := &treeList{top: top, ignored: ignored}
+	seen := map[string]bool{}
+	for _, e := range both {
+		tag, p, ok := strings.Cut(e, " ")
+		if !ok || seen[e] {
+			continue
+		}
+		seen[e] = true
+		if tag == "?" {
+			t.untracked = append(t.untracked, p)
+		} else {
+			t.tracked = append(t.tracked, p)
+		}
+	}
+	return t
+}
+
+// around are the loop folders of the work tree other than own and tree
+// (and those inside tree): each with what git tracks in it and what it
+// does not, found in the listing and on the way from tree up to the top,
+// whether or not their engines ever ran here.
+func (t *treeList) around(tree, own string) []sandbox.OtherLoop {
+	if t == nil {
+		return nil
+	}
 	var ways []string
-	for d := filepath.Dir(tree); sandbox.Within(d, top); d = filepath.Dir(d) {
+	for d := filepath.Dir(tree); sandbox.Within(d, t.top); d = filepath.Dir(d) {
 		ways = append(ways, d)
-		if d == top || filepath.Dir(d) == d {
+		if d == t.top || filepath.Dir(d) == d {
 			break
 		}
 	}
 	var out []sandbox.OtherLoop
-	for _, l := range loopsIn(top, ways, func(d string) bool {
+	for _, l := range t.loops(ways, func(d string) bool {
 		return d != tree && d != own && !sandbox.Within(d, tree)
 	}) {
 		out = append(out, l.OtherLoop)
@@ -64,9 +109,16 @@ func OtherLoopSecretsIn(dir string) []string {
 	if top == "" {
 		return nil
 	}
-	top = canonicalOr(top)
+	return listTree(canonicalOr(top)).secretsIn(dir)
+}
+
+// secretsIn is OtherLoopSecretsIn for a loop folder of the listed tree.
+func (t *treeList) secretsIn(dir string) []string {
+	if t == nil {
+		return nil
+	}
 	var out []string
-	for _, l := range loopsIn(top, nil, func(d string) bool { return d != dir && sandbox.Within(d, dir) }) {
+	for _, l := range t.loops(nil, func(d string) bool { return d != dir && sandbox.Within(d, dir) }) {
 		out = append(out, filepath.Join(l.Dir, loopdir.RecordsDir))
 		for _, o := range l.Ignored {
 			out = append(out, filepath.Join(l.Dir, filepath.FromSlash(strings.TrimSuffix(o, "/"))))
@@ -75,39 +127,24 @@ func OtherLoopSecretsIn(dir string) []string {
 	return out
 }
 
-// loopsIn are the loop folders of the git work tree top that want keeps,
-// with what git tracks in each and what it does not: found from git's
-// listing of the work tree (a loop file tracked or not; an ignored folder
-// that is a records folder or holds a loop file at its top) and among
-// more (folders checked one by one). None when git cannot list the tree.
-func loopsIn(top string, more []string, want func(string) bool) []otherLoop {
-	ctx := context.Background()
-	list := func(args ...string) ([]string, bool) {
-		out, err := safegit.Run(ctx, top, nil, append([]string{"ls-files", "-z"}, args...)...)
-		if err != nil {
-			return nil, false
-		}
-		return strings.FieldsFunc(out, func(r rune) bool { return r == 0 }), true
-	}
-	tracked, ok1 := list("--cached")
-	untracked, ok2 := list("--others", "--exclude-standard")
-	ignored, ok3 := list("--others", "--ignored", "--exclude-standard", "--directory")
-	if !ok1 || !ok2 || !ok3 {
-		return nil
-	}
+// loops are the loop folders of the listed tree that want keeps, with
+// what git tracks in each and what it does not: a loop file tracked or
+// not; an ignored folder that is a records folder or holds a loop file at
+// its top; and among more (folders checked one by one).
+func (t *treeList) loops(more []string, want func(string) bool) []otherLoop {
 	dirs := map[string]bool{}
 	add := func(rel string) {
-		d := filepath.Join(top, filepath.FromSlash(rel))
+		d := filepath.Join(t.top, filepath.FromSlash(rel))
 		if want(d) && loopFolder(d) {
 			dirs[d] = true
 		}
 	}
-	for _, f := range append(append([]string(nil), tracked...), untracked...) {
+	for _, f := range append(append([]string(nil), t.tracked...), t.untracked...) {
 		if f == LoopFile || strings.HasSuffix(f, "/"+LoopFile) {
 			add(pathDir(f))
 		}
 	}
-	for _, f := range ignored {
+	for _, f := range t.ignored {
 		switch {
 		case f == loopdir.RecordsDir+"/" || strings.HasSuffix(f, "/"+loopdir.RecordsDir+"/"):
 			add(pathDir(strings.TrimSuffix(f, "/")))
@@ -124,13 +161,13 @@ func loopsIn(top string, more []string, want func(string) bool) []otherLoop {
 	}
 	var out []otherLoop
 	for d := range dirs {
-		rel, err := filepath.Rel(top, d)
+		rel, err := filepath.Rel(t.top, d)
 		if err != nil {
 			continue
 		}
 		rel = filepath.ToSlash(rel)
-		l := otherLoop{OtherLoop: sandbox.OtherLoop{Dir: d, Tracked: under(tracked, rel)}, Ignored: under(ignored, rel)}
-		l.Others = append(under(untracked, rel), l.Ignored...)
+		l := otherLoop{OtherLoop: sandbox.OtherLoop{Dir: d, Tracked: under(t.tracked, rel)}, Ignored: under(t.ignored, rel)}
+		l.Others = append(under(t.untracked, rel), l.Ignored...)
 		out = append(out, l)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Dir < out[j].Dir })

@@ -47,7 +47,7 @@ func TestOtherLoopsAround(t *testing.T) {
 	tree := filepath.Join(top, "svc")
 	got := map[string][]string{}
 	others := map[string][]string{}
-	for _, l := range otherLoopsAround(top, tree, tree) {
+	for _, l := range listTree(top).around(tree, tree) {
 		got[l.Dir] = l.Tracked
 		others[l.Dir] = l.Others
 	}
@@ -71,7 +71,7 @@ func TestOtherLoopsAround(t *testing.T) {
 			t.Errorf("b's untracked entries %v lack %s", others[b], o)
 		}
 	}
-	if otherLoopsAround("", tree, tree) != nil {
+	if listTree("").around(tree, tree) != nil {
 		t.Error("loops found with no work tree")
 	}
 }

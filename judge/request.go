@@ -72,8 +72,10 @@ type CheckRequest struct {
 	// read-only beneath the tree's layer; "" for a copy, which has none.
 	around string
 	// nested are the paths inside Tree that other loops' folders inside
-	// it keep from its checks (OtherLoopSecretsIn), found before a copy.
+	// it keep from its checks (OtherLoopSecretsIn), found before a copy;
+	// others the loop folders around it (treeList.around).
 	nested []string
+	others []sandbox.OtherLoop
 	// served is the box whose server runs the checks (one bubblewrap
 	// for all of them), nil when each is a process of its own.
 	served *sandbox.CheckBox
@@ -95,7 +97,7 @@ func Check(ctx context.Context, r CheckRequest) []CheckResult {
 		r.Cache = checkCacheFor(ctx, r.Loop, r.Tree) // before a copy: the warm-up's is the loop folder's
 	}
 	r.around = workTreeAround(r.Tree) // before a copy replaces the tree
-	r.nested = OtherLoopSecretsIn(r.Tree)
+	r.listOthers()
 	kind, why := checkKind(r.Loop)
 	r.note(why)
 	if r.needsCopy(kind) {
@@ -107,6 +109,23 @@ func Check(ctx context.Context, r CheckRequest) []CheckResult {
 		r.around = "" // a copy has no work tree around it: what it names there, it cannot see, and fails
 	}
 	return r.inBox(ctx, kind)
+}
+
+// listOthers finds, with one listing of the work tree, the other loops'
+// folders around r's tree and what those inside it keep from its checks.
+func (r *CheckRequest) listOthers() {
+	tree := canonicalOr(r.Tree)
+	top := r.around
+	if top == "" {
+		if top = gitTop(tree); top == "" {
+			return
+		}
+	}
+	l := listTree(canonicalOr(top))
+	r.nested = l.secretsIn(tree)
+	if r.around != "" {
+		r.others = l.around(tree, canonicalOr(r.Loop.Dir))
+	}
 }
 
 // note tells r.Note why once per process and loop.
@@ -156,7 +175,7 @@ func (r *CheckRequest) toCopy() (done func(), err error) {
 		done()
 		return nil, err
 	}
-	r.Tree, r.Remove, r.Put, r.Lower, r.nested = cp, nil, nil, "", nil
+	r.Tree, r.Remove, r.Put, r.Lower, r.nested, r.others = cp, nil, nil, "", nil, nil
 	return done, nil
 }
 
@@ -188,7 +207,7 @@ func (r *CheckRequest) boxOptions(ctx context.Context, kind string) sandbox.Chec
 	// else (the boundary); the secrets their engines listed are masked
 	// too (defence in depth).
 	o.Around, o.AroundMasked = r.around, loopdir.OtherSecrets(r.Loop.Dir)
-	o.AroundLoops = otherLoopsAround(r.around, canonicalOr(r.Tree), canonicalOr(r.Loop.Dir))
+	o.AroundLoops = r.others
 	o.TreeMasked = r.nested
 	o.Kind, o.Remove, o.Put, o.Env = kind, r.Remove, r.Put, r.Env
 	if kind == sandbox.Bwrap {
