@@ -51,6 +51,7 @@ type otherView struct {
 func planOthers(loops []OtherLoop, around, tree string) []otherView {
 	var out []otherView
 	size := 0
+	loops = append([]OtherLoop(nil), loops...)
 	sort.SliceStable(loops, func(i, j int) bool { return len(loops[i].Dir) < len(loops[j].Dir) })
 	for _, l := range loops {
 		d, err := canonical(l.Dir)
