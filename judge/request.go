@@ -71,6 +71,11 @@ type CheckRequest struct {
 	// around is the git work tree around Tree (workTreeAround): shown
 	// read-only beneath the tree's layer; "" for a copy, which has none.
 	around string
+	// nested are the paths inside Tree that other loops' folders inside
+	// it keep from its checks (OtherLoopSecretsIn), found before a copy;
+	// others the loop folders around it (treeList.around).
+	nested []string
+	others []sandbox.OtherLoop
 	// served is the box whose server runs the checks (one bubblewrap
 	// for all of them), nil when each is a process of its own.
 	served *sandbox.CheckBox
@@ -92,6 +97,7 @@ func Check(ctx context.Context, r CheckRequest) []CheckResult {
 		r.Cache = checkCacheFor(ctx, r.Loop, r.Tree) // before a copy: the warm-up's is the loop folder's
 	}
 	r.around = workTreeAround(r.Tree) // before a copy replaces the tree
+	r.listOthers()
 	kind, why := checkKind(r.Loop)
 	r.note(why)
 	if r.needsCopy(kind) {
@@ -103,6 +109,23 @@ func Check(ctx context.Context, r CheckRequest) []CheckResult {
 		r.around = "" // a copy has no work tree around it: what it names there, it cannot see, and fails
 	}
 	return r.inBox(ctx, kind)
+}
+
+// listOthers finds, with one listing of the work tree, the other loops'
+// folders around r's tree and what those inside it keep from its checks.
+func (r *CheckRequest) listOthers() {
+	tree := canonicalOr(r.Tree)
+	top := r.around
+	if top == "" {
+		if top = gitTop(tree); top == "" {
+			return
+		}
+	}
+	l := listTree(canonicalOr(top))
+	r.nested = l.secretsIn(tree)
+	if r.around != "" {
+		r.others = l.around(tree, canonicalOr(r.Loop.Dir))
+	}
 }
 
 // note tells r.Note why once per process and loop.
@@ -142,11 +165,17 @@ func (r *CheckRequest) toCopy() (done func(), err error) {
 	for _, p := range r.Remove {
 		skip[filepath.ToSlash(p)] = true
 	}
+	tree := canonicalOr(r.Tree)
+	for _, n := range r.nested {
+		if rel, err := filepath.Rel(tree, n); err == nil && !strings.HasPrefix(rel, "..") {
+			skip[filepath.ToSlash(rel)] = true // other loops' secrets never copied
+		}
+	}
 	if err := layCopy(r, cp, skip); err != nil {
 		done()
 		return nil, err
 	}
-	r.Tree, r.Remove, r.Put, r.Lower = cp, nil, nil, ""
+	r.Tree, r.Remove, r.Put, r.Lower, r.nested, r.others = cp, nil, nil, "", nil, nil
 	return done, nil
 }
 
@@ -174,7 +203,12 @@ func layCopy(r *CheckRequest, cp string, skip map[string]bool) error {
 // boxOptions are the options of r's check box of kind.
 func (r *CheckRequest) boxOptions(ctx context.Context, kind string) sandbox.CheckBoxOptions {
 	o := boxOptions(r.Loop, r.Tree, r.HideDirs)
+	// Other loops' folders around the tree show what git tracks, nothing
+	// else (the boundary); the secrets their engines listed are masked
+	// too (defence in depth).
 	o.Around, o.AroundMasked = r.around, loopdir.OtherSecrets(r.Loop.Dir)
+	o.AroundLoops = r.others
+	o.TreeMasked = r.nested
 	o.Kind, o.Remove, o.Put, o.Env = kind, r.Remove, r.Put, r.Env
 	if kind == sandbox.Bwrap {
 		o.Over = pyGuardOver(r.Env, r.Loop.Dir)

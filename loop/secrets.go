@@ -17,9 +17,16 @@ func (r *runner) writeSecrets() {
 	}
 }
 
-// otherSecrets are the records folders and holdout files of every other
-// loop on the machine, masked in this loop's agent runs.
-func (r *runner) otherSecrets() []string { return loopdir.OtherSecrets(r.dir) }
+// otherSecrets are what other loops keep from this loop's agent runs,
+// masked there: in the loop folders inside this one, their records
+// folders and what git ignores (judge.OtherLoopSecretsIn: found on disk,
+// whether or not their engines ever ran here); and, as defence in depth,
+// the records folders and holdout files every other engine that ran with
+// this state folder listed. Other loops' folders outside the loop folder
+// are not in the agent's view at all (its view is built from a manifest).
+func (r *runner) otherSecrets() []string {
+	return append(judge.OtherLoopSecretsIn(r.dir), loopdir.OtherSecrets(r.dir)...)
+}
 
 // putHoldoutsBack returns the holdout files the engine kept out of the
 // loop folder while it ran.

@@ -10,8 +10,13 @@ import (
 // Every engine writes, in its private folder, the paths of its loop that
 // no other loop's agent may read (WriteSecrets): the loop's records
 // folder (transcripts, check logs) and its holdout files. Every agent run
-// then keeps out of its view the paths every other loop on the machine
-// wrote (OtherSecrets), whether that loop is running or not.
+// and check box then masks the paths every other loop on the machine
+// wrote (OtherSecrets), whether that loop is running or not. This list is
+// defence in depth, not the boundary: a loop whose engine never ran with
+// this state folder is not on it. The views are what keep other loops'
+// secrets out, by construction (judge/otherloops.go: another loop's
+// folder around a check's tree shows only what git tracks; one inside the
+// loop folder shows no records and nothing git ignores).
 
 // secrets is the file's content.
 type secrets struct {

@@ -60,6 +60,15 @@ type CheckBoxOptions struct {
 	// AroundMasked are paths inside Around checks do not see (other loops'
 	// records and holdout files).
 	AroundMasked []string
+	// AroundLoops are the other loops' folders inside Around (and above
+	// Tree): each is shown with the entries git tracks and nothing else
+	// (see OtherLoop), whatever AroundMasked says.
+	AroundLoops []OtherLoop
+	// TreeMasked are paths inside Tree checks do not see (the records
+	// folders and ignored files of other loops' folders inside it): under
+	// bwrap each reads as empty; under Landlock the tree is granted around
+	// them (a setup, which writes the tree, still reads them).
+	TreeMasked []string
 	// Views are files or folders outside Tree that checks of this box see
 	// read-only although they lie inside a hidden folder (the holdout files
 	// kept in the engine's private folder).
@@ -106,13 +115,15 @@ type CheckBoxOptions struct {
 // judge (NewCheckBox), call Command for every check, Close at the end.
 type CheckBox struct {
 	opts    CheckBoxOptions
-	tree    string   // canonical
-	scratch string   // the box's own folder (removed by Close)
-	targets []string // bwrap: the throw-away layers' targets, canonical, none inside another
-	hide    []string // canonical, existing
-	views   []string // canonical, existing
-	around  string   // canonical, a folder holding tree; "" for none
-	masked  []string // inside around, existing
+	tree    string      // canonical
+	scratch string      // the box's own folder (removed by Close)
+	targets []string    // bwrap: the throw-away layers' targets, canonical, none inside another
+	hide    []string    // canonical, existing
+	views   []string    // canonical, existing
+	around  string      // canonical, a folder holding tree; "" for none
+	masked  []string    // inside around, existing
+	others  []otherView // other loops' folders inside around
+	inTree  []string    // masked paths inside tree (TreeMasked), existing
 	env     []string
 	pending sync.WaitGroup // the housekeeping of ended checks
 	base    Layer          // bwrap: what setups wrote in the tree, under every check's layer
@@ -178,6 +189,14 @@ func NewCheckBox(o CheckBoxOptions) (*CheckBox, error) {
 	}
 	b := &CheckBox{opts: o, tree: tree, env: o.Env, hide: existing(o.Hide), views: existing(o.Views)}
 	b.around, b.masked = aroundOf(o.Around, tree, o.AroundMasked)
+	b.others = planOthers(o.AroundLoops, b.around, tree)
+	b.masked = outsideOthers(b.masked, b.others, tree)
+	for _, m := range existing(o.TreeMasked) {
+		if Within(m, tree) && m != tree {
+			b.masked = append(b.masked, m)
+			b.inTree = append(b.inTree, m)
+		}
+	}
 	if o.Kind == Off {
 		return b, nil
 	}

@@ -39,24 +39,25 @@ func aroundOf(around, tree string, masked []string) (string, []string) {
 
 // aroundBwrap are bubblewrap's arguments that show the work tree around
 // the tree read-only, to be given before the tree's own binds.
-func (b *CheckBox) aroundBwrap() []string {
+func (b *CheckBox) aroundBwrap(m Manifest) []string {
 	if b.around == "" {
 		return nil
 	}
-	return []string{"--ro-bind", b.around, b.around}
+	later := append(append(append([]string{b.tree, b.scratch}, b.targets...), b.hide...), b.views...)
+	return append([]string{"--ro-bind", b.around, b.around}, othersBwrap(b.others, m, later)...)
 }
 
 // aroundAgain shows the work tree around the tree again when a hidden
 // folder holds it (a worktree loop's work tree in the engine's state
 // folder), before the tree's bind, then masks what other loops keep
 // there.
-func (b *CheckBox) aroundAgain() []string {
+func (b *CheckBox) aroundAgain(m Manifest) []string {
 	if b.around == "" {
 		return nil
 	}
 	var a []string
 	if covered(b.around, b.hide) {
-		a = append(a, "--ro-bind", b.around, b.around)
+		a = append(a, b.aroundBwrap(m)...)
 	}
 	return a
 }
@@ -84,7 +85,27 @@ func (b *CheckBox) aroundReads() []string {
 	}
 	out := append([]string(nil), b.masked...)
 	out = append(out, b.hide...)
-	return grantsAvoiding(b.around, out, 0)
+	out = append(out, otherDirs(b.others)...)
+	grants := grantsAvoiding(b.around, out, 0)
+	for _, s := range othersReads(b.others) {
+		if !covered(s, b.hide) && !covered(s, b.masked) {
+			grants = append(grants, s)
+		}
+	}
+	return grants
+}
+
+// outsideOthers are the masked paths that other loops' folders do not
+// hold (what they hold is out of the view already), and those inside the
+// tree.
+func outsideOthers(masked []string, others []otherView, tree string) []string {
+	var out []string
+	for _, m := range masked {
+		if !covered(m, otherDirs(others)) || Within(m, tree) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // grantsAvoiding is dir, or the entries of dir that are not and do not hold

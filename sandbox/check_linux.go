@@ -371,7 +371,7 @@ func (b *CheckBox) bwrapCommand(ctx context.Context, c, dir, shellLine string, e
 // (bound where they are), the hidden folders, the views and the sockets.
 func (b *CheckBox) viewBwrap(m Manifest, setup bool) []string {
 	a := viewArgs(m.beside(b.targets))
-	a = append(a, b.aroundBwrap()...)
+	a = append(a, b.aroundBwrap(m)...)
 	for _, t := range b.targets {
 		a = append(a, "--bind", t, t)
 	}
@@ -385,7 +385,7 @@ func (b *CheckBox) viewBwrap(m Manifest, setup bool) []string {
 	if !covered(b.scratch, b.hide) && (!Within(b.scratch, "/tmp") || covered(b.scratch, b.targets)) {
 		a = append(a, "--tmpfs", b.scratch)
 	}
-	a = append(a, b.aroundAgain()...)
+	a = append(a, b.aroundAgain(m)...)
 	if hidden || Within(b.tree, b.scratch) {
 		a = append(a, "--bind", b.tree, b.tree) // the tree inside a hidden folder stays the check's
 	}
@@ -462,7 +462,7 @@ func (b *CheckBox) landlockCommand(ctx context.Context, c, dir, shellLine string
 	// else (the engine's state folder, other loops and projects, the rest
 	// of HOME).
 	m := b.manifest(env)
-	s.RODirs, s.ROFiles = readRules(m, append([]string{b.tree, GoModCache(get, realHome)}, b.aroundReads()...)...)
+	s.RODirs, s.ROFiles = readRules(m, append(append(grantsAvoiding(b.tree, b.inTree, 0), GoModCache(get, realHome)), b.aroundReads()...)...)
 	s.Sockets = m.sockets()
 	views := b.views
 	if setup {

@@ -69,6 +69,8 @@ nobody_scripts=(
   attack_setuid_apply
   attack_dependency_shim_landlock
   attack_holdout_other_loop
+  attack_other_loop_unlisted
+  attack_other_loop_unlisted_landlock
   attack_checks_network_allow
   attack_host_services
   attack_host_services_landlock
