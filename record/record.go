@@ -201,32 +201,38 @@ type Event struct {
 	PID      int    `json:"pid,omitempty"`
 	Resumed  bool   `json:"resumed,omitempty"`
 
-	Phase         string   `json:"phase,omitempty"`
-	Task          string   `json:"task,omitempty"`
-	Backend       string   `json:"backend,omitempty"`
-	Model         string   `json:"model,omitempty"`
-	Status        string   `json:"status,omitempty"`
-	ExitCode      *int     `json:"exit_code,omitempty"`
-	Turns         int      `json:"turns,omitempty"`
-	InputTokens   int64    `json:"input_tokens,omitempty"`
-	OutputTokens  int64    `json:"output_tokens,omitempty"`
-	CachedTokens  int64    `json:"cached_tokens,omitempty"`
-	CostUSD       float64  `json:"cost_usd,omitempty"`
-	CostEstimated bool     `json:"cost_estimated,omitempty"`
-	DurationMS    int64    `json:"duration_ms,omitempty"`
-	Transcript    string   `json:"transcript,omitempty"`
-	PromptFile    string   `json:"prompt_file,omitempty"`
-	FilesChanged  []string `json:"files_changed,omitempty"`
-	SessionID     string   `json:"session_id,omitempty"`
-	Tools         []string `json:"tools,omitempty"`
-	Tool          string   `json:"tool,omitempty"`
-	Promise       string   `json:"promise,omitempty"`
-	Blocked       string   `json:"blocked,omitempty"`
-	Error         string   `json:"error,omitempty"`
-	Attempt       int      `json:"attempt,omitempty"`
-	WaitMS        int64    `json:"wait_ms,omitempty"`
-	BytesUp       int64    `json:"bytes_up,omitempty"`
-	BytesDown     int64    `json:"bytes_down,omitempty"`
+	Phase         string  `json:"phase,omitempty"`
+	Task          string  `json:"task,omitempty"`
+	Backend       string  `json:"backend,omitempty"`
+	Model         string  `json:"model,omitempty"`
+	Status        string  `json:"status,omitempty"`
+	ExitCode      *int    `json:"exit_code,omitempty"`
+	Turns         int     `json:"turns,omitempty"`
+	InputTokens   int64   `json:"input_tokens,omitempty"`
+	OutputTokens  int64   `json:"output_tokens,omitempty"`
+	CachedTokens  int64   `json:"cached_tokens,omitempty"`
+	CostUSD       float64 `json:"cost_usd,omitempty"`
+	CostEstimated bool    `json:"cost_estimated,omitempty"`
+	DurationMS    int64   `json:"duration_ms,omitempty"`
+	// Ended is when an agent run's process ended, on its agent_end (ts is
+	// when the record was written: for a run of a wave, once the engine
+	// got to it); Signal the signal that ended it ("SIGKILL"), instead of
+	// an exit code.
+	Ended        time.Time `json:"ended,omitzero"`
+	Signal       string    `json:"signal,omitempty"`
+	Transcript   string    `json:"transcript,omitempty"`
+	PromptFile   string    `json:"prompt_file,omitempty"`
+	FilesChanged []string  `json:"files_changed,omitempty"`
+	SessionID    string    `json:"session_id,omitempty"`
+	Tools        []string  `json:"tools,omitempty"`
+	Tool         string    `json:"tool,omitempty"`
+	Promise      string    `json:"promise,omitempty"`
+	Blocked      string    `json:"blocked,omitempty"`
+	Error        string    `json:"error,omitempty"`
+	Attempt      int       `json:"attempt,omitempty"`
+	WaitMS       int64     `json:"wait_ms,omitempty"`
+	BytesUp      int64     `json:"bytes_up,omitempty"`
+	BytesDown    int64     `json:"bytes_down,omitempty"`
 	// AgentRun is the id of one agent run of a wave (parallel: N), on its
 	// agent_start, agent_retry, tool_call and agent_end records; Slot its
 	// slot (1 is the first). Runs one at a time carry neither.
@@ -541,14 +547,7 @@ func Describe(e Event) string {
 		}
 		return s
 	case AgentEnd:
-		s := fmt.Sprintf("agent %s ended: %s, exit %d, %d turns, $%.4f, %.1fs", e.Phase, e.Status, deref(e.ExitCode), e.Turns, e.CostUSD, float64(e.DurationMS)/1000)
-		if e.Task != "" {
-			s = fmt.Sprintf("agent %s %s ended: %s, exit %d, %d turns, $%.4f, %.1fs", e.Phase, e.Task, e.Status, deref(e.ExitCode), e.Turns, e.CostUSD, float64(e.DurationMS)/1000)
-		}
-		if e.Error != "" {
-			s += " — " + firstLine(e.Error)
-		}
-		return s
+		return agentEndLine(e)
 	case AgentRetry:
 		return fmt.Sprintf("agent %s: %s, retrying in %.0fs (attempt %d)", e.Phase, e.Status, float64(e.WaitMS)/1000, e.Attempt)
 	case ToolCall:
