@@ -56,10 +56,10 @@ func (r *runner) deadRunTimes(f *InFlight, res *agent.Result) {
 	if !f.Ended.IsZero() {
 		// Its process had ended; the engine died before it judged it.
 		res.Ended, res.ExitCode = f.Ended, exitUnknown
-		res.Error = "the run had ended when the engine died, before it was judged; it was judged when the loop started again"
+		res.Error = "the engine died during this run, after its process ended and before the engine judged it; it was judged when the loop started again"
 	} else {
 		res.Ended, res.Signal = r.store.deadAt, "SIGKILL"
-		res.Error = "killed with the engine: the engine died (or was stopped at once) during this run; it was judged when the loop started again"
+		res.Error = "killed with the engine: the engine died during this run (a crash, or looprinter stop --now); it was judged when the loop started again"
 		for _, p := range []string{f.Transcript, f.Transcript + ".stderr"} {
 			if fi, err := os.Stat(p); err == nil && fi.ModTime().After(res.Ended) {
 				res.Ended = fi.ModTime() // its last output
