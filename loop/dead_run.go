@@ -73,3 +73,13 @@ func (r *runner) deadRunTimes(f *InFlight, res *agent.Result) {
 	res.Ended = res.Ended.UTC()
 	res.Duration = res.Ended.Sub(f.Started)
 }
+
+// judgeDead judges the run in flight the engine died in (judgeDeadRun),
+// its records carrying its run id and slot when it was a run of a wave.
+func (e *Engine) judgeDead() error {
+	if f := e.st.InFlight; f != nil && f.Run != "" {
+		e.waveRun, e.waveSlot = f.Run, f.Slot+1
+		defer func() { e.waveRun, e.waveSlot = "", 0 }()
+	}
+	return e.run.judgeDeadRun()
+}

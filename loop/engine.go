@@ -388,7 +388,7 @@ func (e *Engine) recover() error {
 		e.run.recordTamper("build", task, ts)
 	}
 	if st.InFlight != nil {
-		if err := e.run.judgeDeadRun(); err != nil {
+		if err := e.judgeDead(); err != nil {
 			return err
 		}
 	}
@@ -397,7 +397,7 @@ func (e *Engine) recover() error {
 	for len(st.InFlightMore) > 0 {
 		st.InFlight, st.InFlightMore = st.InFlightMore[0], st.InFlightMore[1:]
 		slot := st.InFlight.Slot
-		if err := e.run.judgeDeadRun(); err != nil {
+		if err := e.judgeDead(); err != nil {
 			return err
 		}
 		if l, _ := slotLayer(e.dir, slot); slot > 0 {
