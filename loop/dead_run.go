@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/agent"
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 )
 
@@ -30,14 +31,18 @@ func exitOf(res agent.Result) *int {
 	return record.Int(res.ExitCode)
 }
 
-// lastSignOfLife is the latest of the state's last save and the last
-// record of its record file: the last time a run that died is known to
-// have been alive (now at the latest).
-func lastSignOfLife(st *State, now time.Time) time.Time {
+// lastSignOfLife is the latest of the state's last save, the last record
+// of its record file and the engine's heartbeat while agents run (beat):
+// the last time an engine that died with runs in flight is known to have
+// been alive (now at the latest).
+func lastSignOfLife(st *State, priv string, now time.Time) time.Time {
 	if st.InFlight == nil && len(st.InFlightMore) == 0 {
 		return time.Time{}
 	}
 	last := st.UpdatedAt
+	if fi, err := os.Stat(loopdir.Private(priv).Alive()); err == nil && fi.ModTime().After(last) {
+		last = fi.ModTime()
+	}
 	if st.Records != "" {
 		one := func() ([]string, error) { return []string{st.Records}, nil }
 		if evs, _, err := record.TailOf(one, 1, nil); err == nil && len(evs) > 0 && evs[len(evs)-1].TS.After(last) {
@@ -82,4 +87,14 @@ func (e *Engine) judgeDead() error {
 		defer func() { e.waveRun, e.waveSlot = "", 0 }()
 	}
 	return e.run.judgeDeadRun()
+}
+
+// beat touches the engine's heartbeat file (loopdir.Private.Alive), every
+// second while agents run (checkpointEvery).
+func (s *store) beat() {
+	p := loopdir.Private(s.priv).Alive()
+	now := time.Now()
+	if os.Chtimes(p, now, now) != nil {
+		os.WriteFile(p, nil, 0o600)
+	}
 }

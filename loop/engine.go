@@ -304,7 +304,7 @@ func openEngine(l *spec.Loop, opts Options, runID string, fresh bool) (e *Engine
 	// A run that died (SIGKILL, a power loss) saved its wall time last at
 	// st.UpdatedAt; it lived on until its last sign of life.
 	e.store.deadWall, e.store.deadPID = deadRunTail(st, start), st.PID
-	e.store.deadAt = lastSignOfLife(st, start)
+	e.store.deadAt = lastSignOfLife(st, priv, start)
 	st.WallMS += e.store.deadWall.Milliseconds()
 	st.Loop, st.Shape, st.PID, st.Run, st.Records = l.Name, l.Shape, os.Getpid(), runID, rec.Path()
 	if !resumed {

@@ -184,14 +184,18 @@ func (s *store) checkpointEvery(d time.Duration) func() {
 	done := make(chan struct{})
 	var once sync.Once
 	go func() {
-		t := time.NewTicker(d)
+		t, beat := time.NewTicker(d), time.NewTicker(time.Second)
 		defer t.Stop()
+		defer beat.Stop()
+		s.beat()
 		for {
 			select {
 			case <-done:
 				return
 			case <-t.C:
 				s.tick()
+			case <-beat.C:
+				s.beat()
 			}
 		}
 	}()
