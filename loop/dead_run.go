@@ -13,8 +13,8 @@ import (
 // loss) is judged when the loop starts again. Its agent_end says what
 // happened: killed with the engine (the agent dies with it: SIGKILL), and
 // how long it ran, from its start to the engine's last sign of life (its
-// last save, its last record, which stop --now writes as it kills, or
-// the run's last output); or, for a run whose process had ended before
+// heartbeat, every second while agents run; its last save; its last
+// record, which stop --now writes as it kills; or the run's last output); or, for a run whose process had ended before
 // the engine died, when that was, with no exit status (none was
 // collected). Never "exit -1 … 0.0s".
 
