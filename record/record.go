@@ -201,38 +201,39 @@ type Event struct {
 	PID      int    `json:"pid,omitempty"`
 	Resumed  bool   `json:"resumed,omitempty"`
 
-	Phase         string  `json:"phase,omitempty"`
-	Task          string  `json:"task,omitempty"`
-	Backend       string  `json:"backend,omitempty"`
-	Model         string  `json:"model,omitempty"`
-	Status        string  `json:"status,omitempty"`
-	ExitCode      *int    `json:"exit_code,omitempty"`
-	Turns         int     `json:"turns,omitempty"`
-	InputTokens   int64   `json:"input_tokens,omitempty"`
-	OutputTokens  int64   `json:"output_tokens,omitempty"`
-	CachedTokens  int64   `json:"cached_tokens,omitempty"`
-	CostUSD       float64 `json:"cost_usd,omitempty"`
-	CostEstimated bool    `json:"cost_estimated,omitempty"`
-	DurationMS    int64   `json:"duration_ms,omitempty"`
+	Phase         string   `json:"phase,omitempty"`
+	Task          string   `json:"task,omitempty"`
+	Backend       string   `json:"backend,omitempty"`
+	Model         string   `json:"model,omitempty"`
+	Status        string   `json:"status,omitempty"`
+	ExitCode      *int     `json:"exit_code,omitempty"`
+	Turns         int      `json:"turns,omitempty"`
+	InputTokens   int64    `json:"input_tokens,omitempty"`
+	OutputTokens  int64    `json:"output_tokens,omitempty"`
+	CachedTokens  int64    `json:"cached_tokens,omitempty"`
+	CostUSD       float64  `json:"cost_usd,omitempty"`
+	CostEstimated bool     `json:"cost_estimated,omitempty"`
+	DurationMS    int64    `json:"duration_ms,omitempty"`
+	Transcript    string   `json:"transcript,omitempty"`
+	PromptFile    string   `json:"prompt_file,omitempty"`
+	FilesChanged  []string `json:"files_changed,omitempty"`
+	SessionID     string   `json:"session_id,omitempty"`
+	Tools         []string `json:"tools,omitempty"`
+	Tool          string   `json:"tool,omitempty"`
+	Promise       string   `json:"promise,omitempty"`
+	Blocked       string   `json:"blocked,omitempty"`
+	Error         string   `json:"error,omitempty"`
+	Attempt       int      `json:"attempt,omitempty"`
+	WaitMS        int64    `json:"wait_ms,omitempty"`
+	BytesUp       int64    `json:"bytes_up,omitempty"`
+	BytesDown     int64    `json:"bytes_down,omitempty"`
+
 	// Ended is when an agent run's process ended, on its agent_end (ts is
 	// when the record was written: for a run of a wave, once the engine
 	// got to it); Signal the signal that ended it ("SIGKILL"), instead of
-	// an exit code.
-	Ended        time.Time `json:"ended,omitzero"`
-	Signal       string    `json:"signal,omitempty"`
-	Transcript   string    `json:"transcript,omitempty"`
-	PromptFile   string    `json:"prompt_file,omitempty"`
-	FilesChanged []string  `json:"files_changed,omitempty"`
-	SessionID    string    `json:"session_id,omitempty"`
-	Tools        []string  `json:"tools,omitempty"`
-	Tool         string    `json:"tool,omitempty"`
-	Promise      string    `json:"promise,omitempty"`
-	Blocked      string    `json:"blocked,omitempty"`
-	Error        string    `json:"error,omitempty"`
-	Attempt      int       `json:"attempt,omitempty"`
-	WaitMS       int64     `json:"wait_ms,omitempty"`
-	BytesUp      int64     `json:"bytes_up,omitempty"`
-	BytesDown    int64     `json:"bytes_down,omitempty"`
+	// an exit code (agent_end.go).
+	Ended  time.Time `json:"ended,omitzero"`
+	Signal string    `json:"signal,omitempty"`
 	// AgentRun is the id of one agent run of a wave (parallel: N), on its
 	// agent_start, agent_retry, tool_call and agent_end records; Slot its
 	// slot (1 is the first). Runs one at a time carry neither.
