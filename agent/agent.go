@@ -119,8 +119,14 @@ type Result struct {
 	Fix           string        `json:"fix,omitempty"`     // how to fix a blocked run, for people
 	RetryAfter    time.Duration `json:"retry_after,omitempty"`
 	Duration      time.Duration `json:"duration"`
-	OutputBytes   int64         `json:"output_bytes"`
-	Transcript    string        `json:"transcript"`
+	// Ended is when the run's process ended (the runner sets it): a run
+	// of a wave is recorded later, once the engine gets to it.
+	Ended time.Time `json:"ended,omitzero"`
+	// Signal names the signal that ended the process ("SIGKILL"), when
+	// one did; ExitCode is then -1.
+	Signal      string `json:"signal,omitempty"`
+	OutputBytes int64  `json:"output_bytes"`
+	Transcript  string `json:"transcript"`
 }
 
 // ToolEvent is one tool call seen live in the stream, for the console.

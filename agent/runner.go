@@ -107,9 +107,12 @@ var (
 func Run(ctx context.Context, req Request, ad Adapter, onTool func(ToolEvent)) Result {
 	start := time.Now()
 	parser := ad.NewParser(req)
+	var signal string // set once the process was waited for
 	finish := func(exit Exit, out int64) Result {
 		res := parser.Finish(exit)
 		res.Duration = time.Since(start)
+		res.Ended = start.Add(res.Duration).UTC()
+		res.Signal = signal
 		res.OutputBytes = out
 		res.Transcript = req.Transcript
 		if res.Status == "" {
@@ -321,6 +324,7 @@ loop:
 	errR.Close()
 
 	code := exitCode(werr, cmd)
+	signal = signalOf(cmd)
 	return finish(Exit{Code: code, Killed: killed, StderrTail: errTail.String()}, outBytes.Load())
 }
 
@@ -397,6 +401,40 @@ func exitCode(err error, cmd *exec.Cmd) int {
 		return -1
 	}
 	return 0
+}
+
+// signalOf names the signal that ended cmd's process, "" when it exited.
+func signalOf(cmd *exec.Cmd) string {
+	if cmd.ProcessState == nil {
+		return ""
+	}
+	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() {
+		return ""
+	}
+	return SignalName(ws.Signal())
+}
+
+// SignalName is the usual name of a signal: "SIGKILL", "SIGTERM" … (its
+// number for the others).
+func SignalName(sig syscall.Signal) string {
+	switch sig {
+	case syscall.SIGKILL:
+		return "SIGKILL"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	case syscall.SIGQUIT:
+		return "SIGQUIT"
+	case syscall.SIGSEGV:
+		return "SIGSEGV"
+	case syscall.SIGABRT:
+		return "SIGABRT"
+	}
+	return fmt.Sprintf("signal %d", int(sig))
 }
 
 // streamLines copies r to sink in chunks, and hands complete lines (cut at

@@ -304,6 +304,7 @@ func openEngine(l *spec.Loop, opts Options, runID string, fresh bool) (e *Engine
 	// A run that died (SIGKILL, a power loss) saved its wall time last at
 	// st.UpdatedAt; it lived on until its last sign of life.
 	e.store.deadWall, e.store.deadPID = deadRunTail(st, start), st.PID
+	e.store.deadAt = lastSignOfLife(st, priv, start)
 	st.WallMS += e.store.deadWall.Milliseconds()
 	st.Loop, st.Shape, st.PID, st.Run, st.Records = l.Name, l.Shape, os.Getpid(), runID, rec.Path()
 	if !resumed {
@@ -387,7 +388,7 @@ func (e *Engine) recover() error {
 		e.run.recordTamper("build", task, ts)
 	}
 	if st.InFlight != nil {
-		if err := e.run.judgeDeadRun(); err != nil {
+		if err := e.judgeDead(); err != nil {
 			return err
 		}
 	}
@@ -396,7 +397,7 @@ func (e *Engine) recover() error {
 	for len(st.InFlightMore) > 0 {
 		st.InFlight, st.InFlightMore = st.InFlightMore[0], st.InFlightMore[1:]
 		slot := st.InFlight.Slot
-		if err := e.run.judgeDeadRun(); err != nil {
+		if err := e.judgeDead(); err != nil {
 			return err
 		}
 		if l, _ := slotLayer(e.dir, slot); slot > 0 {

@@ -120,7 +120,7 @@ func (r *runner) runAgent(ctx context.Context, phase string, post bool, task str
 	// the run did (and counts what it reported) before anything else.
 	cgroup := r.runCgroup(seq)
 	req.CgroupFD = cgroup.FD()
-	r.st.InFlight = &InFlight{Phase: phase, Task: task, Seq: seq, Post: post, Transcript: filepath.Join(tdir, base+".log"), PromptFile: promptFile}
+	r.st.InFlight = &InFlight{Phase: phase, Task: task, Seq: seq, Post: post, Transcript: filepath.Join(tdir, base+".log"), PromptFile: promptFile, Started: time.Now().UTC()}
 	if err := r.store.checkpointInFlight(); err != nil {
 		return nil, r.stop(ReasonBlocked, "cannot save state: "+err.Error())
 	}
@@ -151,7 +151,9 @@ func (r *runner) runAgent(ctx context.Context, phase string, post bool, task str
 			req.Transcript = uniquePath(filepath.Join(tdir, base+".log"))
 		}
 		r.st.InFlight.Transcript = req.Transcript
+		r.store.with(func() { r.st.InFlight.Ended = time.Time{} })
 		res, ran = agent.Run(ctx, req, ad, onTool), a
+		r.store.with(func() { r.st.InFlight.Ended = res.Ended })
 		r.st.CostUSD += res.CostUSD
 		if res.Status != agent.StatusRateLimited {
 			onlyLimits = false
@@ -394,7 +396,7 @@ func (r *runner) endRecord(phase, task string, a spec.Agent, res agent.Result, c
 		r.st.BuildRuns++
 	}
 	r.emit(record.Event{Event: record.AgentEnd, Phase: phase, Task: task, Backend: a.Backend, Model: a.Model,
-		Status: string(res.Status), ExitCode: record.Int(res.ExitCode), Turns: res.Turns,
+		Status: string(res.Status), ExitCode: exitOf(res), Signal: res.Signal, Ended: res.Ended, Turns: res.Turns,
 		InputTokens: res.InputTokens, OutputTokens: res.OutputTokens, CachedTokens: res.CachedTokens,
 		CostUSD: res.CostUSD, CostEstimated: res.CostEstimated, DurationMS: res.Duration.Milliseconds(),
 		Transcript: rel(r.dir, res.Transcript), FilesChanged: changed, SessionID: res.SessionID, Tools: res.Tools,

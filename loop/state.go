@@ -223,6 +223,9 @@ type InFlight struct {
 	// Attempt is its number (from 1) when it is one of a task's attempts
 	// run at once (best of N).
 	Attempt int `json:"attempt,omitempty"`
+	// Ended is when its process ended, once it did (the engine had not
+	// judged it yet): a restart records that end, not its own time.
+	Ended time.Time `json:"ended,omitzero"`
 }
 
 func freshState() *State {

@@ -34,6 +34,7 @@ type store struct {
 	markRem  time.Duration    // wall time below a millisecond, carried to the next checkpoint
 	deadWall time.Duration    // wall time the previous run spent after its last save, when it died
 	deadPID  int              // that run's pid
+	deadAt   time.Time        // that run's last sign of life, when it died with agent runs in flight (dead_run.go)
 
 	spaceMu  sync.Mutex
 	spaceErr error // the first write of the engine's own that failed for want of space (loop/diskspace.go)
@@ -183,14 +184,18 @@ func (s *store) checkpointEvery(d time.Duration) func() {
 	done := make(chan struct{})
 	var once sync.Once
 	go func() {
-		t := time.NewTicker(d)
+		t, beat := time.NewTicker(d), time.NewTicker(time.Second)
 		defer t.Stop()
+		defer beat.Stop()
+		s.beat()
 		for {
 			select {
 			case <-done:
 				return
 			case <-t.C:
 				s.tick()
+			case <-beat.C:
+				s.beat()
 			}
 		}
 	}()

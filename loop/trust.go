@@ -415,7 +415,7 @@ func (r *runner) judgeDeadRun() error {
 	if ad, err := agent.Lookup(a.Backend); err == nil && f.Transcript != "" {
 		req := agent.Request{Phase: f.Phase, Task: f.Task, Dir: r.dir, Backend: a.Backend, Model: a.Model, Prices: prices(r.spec().Prices), Transcript: f.Transcript}
 		res := agent.ParseTranscript(req, ad)
-		res.Error = "the engine died during this run; it was judged when the loop started again"
+		r.deadRunTimes(f, &res)
 		r.st.CostUSD += res.CostUSD
 		r.endRecord(f.Phase, f.Task, a, res, nil)
 	}

@@ -293,10 +293,10 @@ func (r *runner) waveTries(ctx context.Context, rn *waveRun) {
 			final = loopdir.UniquePath(filepath.Join(tdir, rn.base+".log"))
 		}
 		rn.req.Transcript = r.liveTranscript(rn, final)
-		r.store.with(func() { rn.fl.Transcript = rn.req.Transcript })
+		r.store.with(func() { rn.fl.Transcript, rn.fl.Ended = rn.req.Transcript, time.Time{} })
 		rn.res, rn.ran = agent.Run(ctx, rn.req, ad, onTool), a
 		rn.res.Transcript = final // where it is once the wave ended
-		r.store.with(func() { r.st.CostUSD += rn.res.CostUSD })
+		r.store.with(func() { r.st.CostUSD, rn.fl.Ended = r.st.CostUSD+rn.res.CostUSD, rn.res.Ended })
 		if rn.res.Status != agent.StatusRateLimited {
 			rn.onlyLimits = false
 		}

@@ -161,6 +161,11 @@ func (p Private) CheckCache() string { return p.join("check-cache") }
 // Once every run of the wave ended they move to the loop's transcripts.
 func (p Private) LiveTranscripts() string { return p.join("live-transcripts") }
 
+// Alive is an empty file the engine touches every second while an agent
+// runs: after the engine died, its time is when the engine was last alive
+// (the end of the runs killed with it).
+func (p Private) Alive() string { return p.join("alive") }
+
 // LayerJournal is where the apply of layer name keeps its plan and
 // progress until the layer is wholly applied.
 func (p Private) LayerJournal(name string) string {

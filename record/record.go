@@ -227,6 +227,13 @@ type Event struct {
 	WaitMS        int64    `json:"wait_ms,omitempty"`
 	BytesUp       int64    `json:"bytes_up,omitempty"`
 	BytesDown     int64    `json:"bytes_down,omitempty"`
+
+	// Ended is when an agent run's process ended, on its agent_end (ts is
+	// when the record was written: for a run of a wave, once the engine
+	// got to it); Signal the signal that ended it ("SIGKILL"), instead of
+	// an exit code (agent_end.go).
+	Ended  time.Time `json:"ended,omitzero"`
+	Signal string    `json:"signal,omitempty"`
 	// AgentRun is the id of one agent run of a wave (parallel: N), on its
 	// agent_start, agent_retry, tool_call and agent_end records; Slot its
 	// slot (1 is the first). Runs one at a time carry neither.
@@ -541,14 +548,7 @@ func Describe(e Event) string {
 		}
 		return s
 	case AgentEnd:
-		s := fmt.Sprintf("agent %s ended: %s, exit %d, %d turns, $%.4f, %.1fs", e.Phase, e.Status, deref(e.ExitCode), e.Turns, e.CostUSD, float64(e.DurationMS)/1000)
-		if e.Task != "" {
-			s = fmt.Sprintf("agent %s %s ended: %s, exit %d, %d turns, $%.4f, %.1fs", e.Phase, e.Task, e.Status, deref(e.ExitCode), e.Turns, e.CostUSD, float64(e.DurationMS)/1000)
-		}
-		if e.Error != "" {
-			s += " — " + firstLine(e.Error)
-		}
-		return s
+		return agentEndLine(e)
 	case AgentRetry:
 		return fmt.Sprintf("agent %s: %s, retrying in %.0fs (attempt %d)", e.Phase, e.Status, float64(e.WaitMS)/1000, e.Attempt)
 	case ToolCall:

@@ -186,8 +186,12 @@ func statusOne(io *IO, e ops.Entry, asJSON bool) error {
 	}
 	if st := s.Loop; st != nil {
 		phase := st.Phase
-		if st.CurrentTask != "" && st.Phase == loop.PhaseBuild {
-			phase += ", task " + st.CurrentTask
+		switch busy := loop.TasksInProgress(st); len(busy) {
+		case 0:
+		case 1:
+			phase += ", task " + busy[0]
+		default:
+			phase += ", tasks " + strings.Join(busy, ", ")
 		}
 		fmt.Fprintf(w, "phase:      %s\n", phase)
 		for _, f := range loop.WaveInFlight(st) {

@@ -158,6 +158,10 @@ func taskStatuses(p *loop.Plan, st *loop.State, live bool) []TaskStatus {
 		return nil
 	}
 	out := make([]TaskStatus, 0, len(p.Tasks))
+	active := map[string]bool{}
+	for _, id := range loop.TasksInProgress(st) {
+		active[id] = true
+	}
 	passed := map[string]bool{}
 	for _, t := range p.Tasks {
 		passed[t.ID] = t.Passes
@@ -169,7 +173,7 @@ func taskStatuses(p *loop.Plan, st *loop.State, live bool) []TaskStatus {
 				ts.Waits = append(ts.Waits, d)
 			}
 		}
-		if live && !t.Passes && st.Phase == loop.PhaseBuild && st.CurrentTask == t.ID {
+		if live && !t.Passes && active[t.ID] {
 			ts.Active = true
 		}
 		out = append(out, ts)
@@ -268,8 +272,9 @@ func orDash(s string) string {
 	return s
 }
 
-// tasksPhrase says which tasks are complete and which one is in progress:
-// "T-001..T-003 complete, T-004 in progress".
+// tasksPhrase says which tasks are complete and which are in progress:
+// "T-001..T-003 complete, T-004 in progress", or, while a wave's runs
+// work on several at once, "T-004, T-005 in progress, 2 more open".
 func tasksPhrase(st *loop.State, p *loop.Plan, live bool) string {
 	if p == nil || len(p.Tasks) == 0 {
 		if st.Phase == loop.PhasePlan || st.Phase == "" || st.Phase == loop.PhaseSetup || st.Phase == loop.PhaseBaseline {
@@ -293,15 +298,17 @@ func tasksPhrase(st *loop.State, p *loop.Plan, live bool) string {
 		parts = append(parts, Ranges(done)+" complete")
 	}
 	if len(open) > 0 {
-		next := open[0]
-		switch {
-		case live && st.Phase == loop.PhaseBuild:
-			parts = append(parts, next+" in progress")
-		default:
-			parts = append(parts, next+" next")
+		now := []string{open[0]}
+		word := " next"
+		if live && st.Phase == loop.PhaseBuild {
+			word = " in progress"
+			if busy := inProgress(st, open); len(busy) > 0 {
+				now = busy
+			}
 		}
-		if len(open) > 1 {
-			parts = append(parts, fmt.Sprintf("%d more open", len(open)-1))
+		parts = append(parts, strings.Join(now, ", ")+word)
+		if len(open) > len(now) {
+			parts = append(parts, fmt.Sprintf("%d more open", len(open)-len(now)))
 		}
 	}
 	if len(open) == 0 && live {
@@ -315,6 +322,22 @@ func tasksPhrase(st *loop.State, p *loop.Plan, live bool) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// inProgress are the open tasks (in plan order) the build runs under way
+// work on.
+func inProgress(st *loop.State, open []string) []string {
+	busy := map[string]bool{}
+	for _, id := range loop.TasksInProgress(st) {
+		busy[id] = true
+	}
+	var out []string
+	for _, id := range open {
+		if busy[id] {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 var idNum = regexp.MustCompile(`^(.*?)(\d+)$`)

@@ -262,13 +262,17 @@ func (m Model) detail(b *strings.Builder, line func(string, ...any), v LoopView)
 		return
 	}
 	phase := oneLine(st.Phase)
-	if st.CurrentTask != "" && st.Phase == loop.PhaseBuild {
-		phase += " " + oneLine(st.CurrentTask)
+	switch busy := loop.TasksInProgress(st); len(busy) {
+	case 0:
+	case 1:
+		phase += " " + oneLine(busy[0])
 		for _, t := range s.Tasks {
-			if t.ID == st.CurrentTask {
+			if t.ID == busy[0] {
 				phase += " " + oneLine(t.Title)
 			}
 		}
+	default:
+		phase += " " + oneLine(strings.Join(busy, ", "))
 	}
 	bud := v.Budget
 	if bud != nil {
