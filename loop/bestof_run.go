@@ -180,7 +180,7 @@ func (e *Engine) buildBestOf(ctx context.Context, plan *Plan, task Task, n int) 
 	}
 	for i, rn := range runs {
 		e.waveRun, e.waveSlot = rn.id, rn.slot+1
-		ev := pick.attemptEvent(task.ID, len(runs), results[i], ok && i == best, ok && best == pick.Chosen-1)
+		ev := pick.AttemptEvent(task.ID, len(runs), results[i], ok && i == best, ok && best == pick.Chosen-1)
 		if ok && i == best && len(others) > 0 {
 			ev.Message += "; the other attempts on " + strings.Join(others, ", ")
 		}
@@ -188,7 +188,7 @@ func (e *Engine) buildBestOf(ctx context.Context, plan *Plan, task Task, n int) 
 	}
 	e.waveRun, e.waveSlot = "", 0
 	if ok && err == nil {
-		e.emit(pick.chosenEvent(task.ID, results, best))
+		e.emit(pick.ChosenEvent(task.ID, results, best))
 	}
 	if err != nil {
 		r.dropAttempt(runs[best]) // applied, or stopped before it
