@@ -100,46 +100,41 @@ func (r *runner) layersInForce() bool {
 }
 
 // buildWave runs a wave's build runs at once, then judges and applies
-// them one by one in plan order.
+// them one by one in plan order (wave.Wave; the engine's side is
+// waveHost).
 func (e *Engine) buildWave(ctx context.Context, plan *Plan, tasks []Task) error {
-	r := e.run
-	var runs []*waveRun
-	var pending error
-	for k, t := range tasks {
-		prompt, err := e.buildPrompt(plan, t)
-		if err == nil {
-			var rn *waveRun
-			if rn, err = r.startWaveRun(k, t, prompt, r.spec().AgentFor("build", false), 0); err == nil {
-				runs = append(runs, rn)
-				continue
-			}
-		}
-		// A run the budgets (or anything else) refuse: no more start; the
-		// ones started run and are judged, then the loop stops.
-		pending = err
-		break
-	}
-	if len(runs) == 0 {
-		return pending
-	}
-	if err := r.runWave(ctx, runs); err != nil {
-		return err
-	}
-	w := &waveApply{Merger: wave.NewMerger(), seen: clonePlan(e.st.Judged)}
-	for _, rn := range runs {
-		if err := finishAndJudge(ctx, e, rn, w); err != nil && pending == nil {
-			pending = err
-		}
-		if err := r.store.note(); err != nil {
-			if pending == nil {
-				pending = err
-			}
-		} else {
-			r.appliedSaved(rn) // its verdict is saved
-		}
-	}
-	return pending
+	return wave.Wave[*waveRun]{Host: &waveHost{e: e, plan: plan, tasks: tasks}, N: len(tasks)}.Run(ctx)
 }
+
+// waveHost is the engine's side of a wave (wave.Host).
+type waveHost struct {
+	e     *Engine
+	plan  *Plan
+	tasks []Task
+	w     *waveApply // the wave's applies, from the first run finished
+}
+
+func (h *waveHost) Start(k int) (*waveRun, error) {
+	prompt, err := h.e.buildPrompt(h.plan, h.tasks[k])
+	if err != nil {
+		return nil, err
+	}
+	return h.e.run.startWaveRun(k, h.tasks[k], prompt, h.e.run.spec().AgentFor("build", false), 0)
+}
+
+func (h *waveHost) RunAll(ctx context.Context, runs []*waveRun) error {
+	return h.e.run.runWave(ctx, runs)
+}
+
+func (h *waveHost) Finish(ctx context.Context, rn *waveRun) error {
+	if h.w == nil {
+		h.w = &waveApply{Merger: wave.NewMerger(), seen: clonePlan(h.e.st.Judged)}
+	}
+	return finishAndJudge(ctx, h.e, rn, h.w)
+}
+
+func (h *waveHost) Save() error       { return h.e.run.store.note() }
+func (h *waveHost) Saved(rn *waveRun) { h.e.run.appliedSaved(rn) }
 
 // runWave runs the started runs of a wave at once and waits for every one
 // to end: one synced save with every run in flight, an agent_start each,
