@@ -69,21 +69,15 @@ func (r *runner) attemptsOf(t Task) int {
 	return n
 }
 
-// bestOfWidth is how many of n attempts the budgets let start: each is a
-// build run counted against the iteration budget, and past the first each
-// reserves a run's cost (runReserve) of what the cost budget leaves, as a
-// wave's runs do.
+// bestOfWidth is how many of n attempts the budgets let start
+// (wave.Width).
 func bestOfWidth(l *spec.Loop, st *State, n int) int {
-	left := l.Budget.Iterations - st.Iterations
-	perRun := runReserve(l.AgentFor("build", false).MaxBudgetUSD, st.CostUSD, st.AgentRuns)
-	k := 0
-	for k < n && k < left {
-		if k > 0 && l.Budget.CostUSD > 0 && l.Budget.CostUSD-st.CostUSD-float64(k+1)*perRun < 0 {
-			break
-		}
-		k++
-	}
-	return k
+	return wave.Width(l, st.spent(), n)
+}
+
+// spent is what the loop spent so far, as the waves read it.
+func (s *State) spent() wave.Spent {
+	return wave.Spent{Iterations: s.Iterations, AgentRuns: s.AgentRuns, BuildRuns: s.BuildRuns, CostUSD: s.CostUSD, BuildCostUSD: s.BuildCostUSD}
 }
 
 // buildBestOf runs n attempts of task at once, judges each on its own

@@ -3,7 +3,6 @@ package loop
 import (
 	"context"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"sync"
@@ -68,15 +67,7 @@ func (r *runner) waveTasks(plan *Plan) []Task {
 	if l.Parallel < 2 || l.Shape != spec.ShapeCycle || !r.layersInForce() {
 		return nil
 	}
-	b := waveBudget{IterationsLeft: l.Budget.Iterations - r.st.Iterations, CostLeft: math.Inf(1)}
-	if l.Budget.CostUSD > 0 {
-		b.CostLeft = l.Budget.CostUSD - r.st.CostUSD
-	}
-	// The mean cost of the loop's build runs so far (a plan run's cost says
-	// nothing of a build's), unless the agent caps its own.
-	capUSD := l.AgentFor("build", false).MaxBudgetUSD
-	b.PerRun = runReserve(capUSD, r.st.BuildCostUSD, r.st.BuildRuns)
-	b.Unknown = !(capUSD > 0 || r.st.BuildRuns > 0)
+	b := wave.BudgetFor(l, r.st.spent())
 	// pickWave reserves for the runs in flight past the first; here the
 	// wave starts from none, so its first run is decided as today.
 	w := pickWave(plan, nil, l.Parallel, b)
