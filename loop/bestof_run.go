@@ -266,7 +266,7 @@ func (e *Engine) judgeAttempt(ctx context.Context, rn *waveRun, seen *Plan, iter
 	switch {
 	case !done:
 		problems = append(problems, fmt.Sprintf("attempt %d for %s ended without marking it passes: true", rn.slot+1, task.ID))
-	case layerFileSum(rn.layer, task.TargetFile) == e.st.TaskBase[task.ID]:
+	case wave.LayerFileSum(rn.layer, task.TargetFile) == e.st.TaskBase[task.ID]:
 		msg := fmt.Sprintf("attempt %d of %s marked it done without changing its target %s", rn.slot+1, task.ID, task.TargetFile)
 		e.emit(record.Event{Event: record.Violation, Task: task.ID, Kind: "marked_done_without_change", File: task.TargetFile, Message: msg})
 		problems = append(problems, "VIOLATION: "+msg)
@@ -290,25 +290,6 @@ func (e *Engine) judgeAttempt(ctx context.Context, rn *waveRun, seen *Plan, iter
 		}
 	}
 	return res, stopWhy
-}
-
-// layerFileSum is the sum of rel as a layer shows it over its folder: the
-// layer's file where it wrote one, none where it removed it (or replaced
-// a folder above it without it), else the folder's.
-func layerFileSum(l sandbox.Layer, rel string) string {
-	up := filepath.Join(l.Upper, filepath.FromSlash(rel))
-	if fi, err := os.Lstat(up); err == nil {
-		if fi.Mode()&os.ModeCharDevice != 0 {
-			return "" // a whiteout: no file (FileSum of an absent one)
-		}
-		return guard.FileSum(up)
-	}
-	for d := filepath.Dir(up); len(d) > len(l.Upper); d = filepath.Dir(d) {
-		if fi, err := os.Lstat(d); err == nil && (fi.Mode()&os.ModeCharDevice != 0 || fi.IsDir() && sandbox.Opaque(d)) {
-			return ""
-		}
-	}
-	return guard.FileSum(filepath.Join(l.Target, filepath.FromSlash(rel)))
 }
 
 // refuseInLayer takes out of an attempt's layer what applying it would
