@@ -75,10 +75,3 @@ func (e *Engine) tagWave(rn *waveRun) func() {
 	e.waveRun, e.waveSlot, e.waveTask, e.waveIter = rn.id, rn.slot+1, rn.task.ID, rn.req.Iteration
 	return func() { e.waveRun, e.waveSlot, e.waveTask, e.waveIter = "", 0, "", 0 }
 }
-
-// tagRun tags every record written until the returned func runs with rn's
-// run id and slot.
-func (e *Engine) tagRun(rn *waveRun) func() {
-	e.waveRun, e.waveSlot = rn.id, rn.slot+1
-	return func() { e.waveRun, e.waveSlot = "", 0 }
-}

@@ -132,13 +132,20 @@ func (h *bestOfHost) Unstart(rn *waveRun) {
 }
 
 func (h *bestOfHost) Abandon(rn *waveRun) {
-	defer h.e.tagRun(rn)()
+	defer h.tag(rn)()
 	h.e.run.endRecord("build", h.task.ID, rn.ran, rn.res, nil)
 	h.e.run.dropAttempt(rn)
 }
 
+// tag tags every record written until the returned func runs with rn's
+// run id and slot.
+func (h *bestOfHost) tag(rn *waveRun) func() {
+	h.e.waveRun, h.e.waveSlot = rn.id, rn.slot+1
+	return func() { h.e.waveRun, h.e.waveSlot = "", 0 }
+}
+
 func (h *bestOfHost) EmitFor(rn *waveRun, ev record.Event) {
-	defer h.e.tagRun(rn)()
+	defer h.tag(rn)()
 	h.e.emit(ev)
 }
 
