@@ -88,12 +88,12 @@ func (e *Engine) buildBestOf(ctx context.Context, plan *Plan, task Task, n int) 
 	if err != nil {
 		return err
 	}
-	return wave.BestOf[*waveRun]{Host: &bestOfHost{e: e, task: task, prompt: prompt}, Task: task.ID, N: n}.Run(ctx)
+	return wave.BestOf[*waveRun]{Host: &bestOfHost{waveRuns: waveRuns{e: e}, task: task, prompt: prompt}, Task: task.ID, N: n}.Run(ctx)
 }
 
 // bestOfHost is the engine's side of a best-of (wave.BestOfHost).
 type bestOfHost struct {
-	e      *Engine
+	waveRuns
 	task   Task
 	prompt string
 	// seen is the judged plan every attempt started from, taken once the
@@ -112,10 +112,6 @@ func (h *bestOfHost) Start(k int) (*waveRun, error) {
 		h.iteration = rn.req.Iteration
 	}
 	return rn, err
-}
-
-func (h *bestOfHost) RunAll(ctx context.Context, runs []*waveRun) error {
-	return h.e.run.runWave(ctx, runs)
 }
 
 func (h *bestOfHost) Save() error               { return h.e.run.store.note() }

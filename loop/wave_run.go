@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/looprinter/looprinter/agent"
@@ -94,12 +93,12 @@ func (r *runner) layersInForce() bool {
 // them one by one in plan order (wave.Wave; the engine's side is
 // waveHost).
 func (e *Engine) buildWave(ctx context.Context, plan *Plan, tasks []Task) error {
-	return wave.Wave[*waveRun]{Host: &waveHost{e: e, plan: plan, tasks: tasks}, N: len(tasks)}.Run(ctx)
+	return wave.Wave[*waveRun]{Host: &waveHost{waveRuns: waveRuns{e: e}, plan: plan, tasks: tasks}, N: len(tasks)}.Run(ctx)
 }
 
 // waveHost is the engine's side of a wave (wave.Host).
 type waveHost struct {
-	e     *Engine
+	waveRuns
 	plan  *Plan
 	tasks []Task
 	w     *waveApply // the wave's applies, from the first run finished
@@ -113,10 +112,6 @@ func (h *waveHost) Start(k int) (*waveRun, error) {
 	return h.e.run.startWaveRun(k, h.tasks[k], prompt, h.e.run.spec().AgentFor("build", false), 0)
 }
 
-func (h *waveHost) RunAll(ctx context.Context, runs []*waveRun) error {
-	return h.e.run.runWave(ctx, runs)
-}
-
 func (h *waveHost) Finish(ctx context.Context, rn *waveRun) error {
 	if h.w == nil {
 		h.w = &waveApply{Merger: wave.NewMerger(), seen: clonePlan(h.e.st.Judged)}
@@ -124,13 +119,17 @@ func (h *waveHost) Finish(ctx context.Context, rn *waveRun) error {
 	return finishAndJudge(ctx, h.e, rn, h.w)
 }
 
-func (h *waveHost) Save() error       { return h.e.run.store.note() }
-func (h *waveHost) Saved(rn *waveRun) { h.e.run.appliedSaved(rn) }
+// waveRuns is the engine's side of running the started runs of a wave or
+// a best-of at once (wave.Runs, but for Start): one synced save with every
+// run in flight, an agent_start each, the state saved every few seconds
+// while they run; then nothing any run started outlives them.
+type waveRuns struct {
+	e          *Engine
+	stopTicker func()
+}
 
-// runWave runs the started runs of a wave at once and waits for every one
-// to end: one synced save with every run in flight, an agent_start each,
-// a goroutine each; then nothing any run started outlives the wave.
-func (r *runner) runWave(ctx context.Context, runs []*waveRun) error {
+func (h *waveRuns) Begin(runs []*waveRun) error {
+	r := h.e.run
 	r.st.CurrentTask = runs[0].task.ID
 	if err := r.store.checkpointInFlight(); err != nil {
 		return r.stop(ReasonBlocked, "cannot save state: "+err.Error())
@@ -139,25 +138,25 @@ func (r *runner) runWave(ctx context.Context, runs []*waveRun) error {
 		r.emit(record.Event{Event: record.AgentStart, Phase: "build", Task: rn.task.ID, Backend: rn.a.Backend, Model: rn.a.Model,
 			PromptFile: rn.req.PromptFile, AgentRun: rn.id, Slot: rn.slot + 1, Attempt: rn.req.Attempt, Iteration: rn.req.Iteration})
 	}
-	stopTicker := r.store.checkpointEvery(5 * time.Second)
-	var wg sync.WaitGroup
-	for _, rn := range runs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r.waveTries(ctx, rn)
-		}()
-	}
-	wg.Wait()
-	stopTicker()
+	h.stopTicker = r.store.checkpointEvery(5 * time.Second)
+	return nil
+}
+
+func (h *waveRuns) Try(ctx context.Context, rn *waveRun) { h.e.run.waveTries(ctx, rn) }
+
+func (h *waveRuns) End(runs []*waveRun) {
+	r := h.e.run
+	h.stopTicker()
 	// Nothing any run started outlives the wave; only then are files judged.
 	r.sweep()
 	r.publishTranscripts(runs)
 	for _, rn := range runs {
 		r.endCgroup(rn.cgroup)
 	}
-	return nil
 }
+
+func (h *waveRuns) Save() error       { return h.e.run.store.note() }
+func (h *waveRuns) Saved(rn *waveRun) { h.e.run.appliedSaved(rn) }
 
 // startWaveRun prepares the run of task in slot k, as runAgent does
 // before its agent starts: the budgets asked, counted, its layer and

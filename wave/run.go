@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/looprinter/looprinter/record"
 )
@@ -21,8 +22,15 @@ type Runs[R any] interface {
 	// layer and confinement, its prompt, in flight in the state. An error
 	// is a stop.
 	Start(k int) (R, error)
-	// RunAll runs the started runs at once and waits for every one to end.
-	RunAll(ctx context.Context, runs []R) error
+	// Begin readies the started runs to run at once (one save with every
+	// run in flight, an agent_start each); an error is a stop. Try runs
+	// one run's agent, with its retries and waits, on a goroutine of its
+	// own, beside the others' (what it changes of the engine's is the
+	// engine's to guard). End follows once every Try returned: nothing
+	// any run started outlives the runs.
+	Begin(runs []R) error
+	Try(ctx context.Context, r R)
+	End(runs []R)
 	// Save saves the state with the verdicts given since the last save;
 	// Saved drops the note of r's apply once its verdict is saved.
 	Save() error
@@ -63,7 +71,7 @@ func (w Wave[R]) Run(ctx context.Context) error {
 	if len(runs) == 0 {
 		return pending
 	}
-	if err := h.RunAll(ctx, runs); err != nil {
+	if err := runAll(ctx, h, runs); err != nil {
 		return err
 	}
 	for _, rn := range runs {
@@ -79,6 +87,24 @@ func (w Wave[R]) Run(ctx context.Context) error {
 		}
 	}
 	return pending
+}
+
+// runAll runs the started runs at once and waits for every one to end.
+func runAll[R any](ctx context.Context, h Runs[R], runs []R) error {
+	if err := h.Begin(runs); err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	for _, rn := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h.Try(ctx, rn)
+		}()
+	}
+	wg.Wait()
+	h.End(runs)
+	return nil
 }
 
 // BestOfHost is what a best-of takes of the engine.
@@ -144,7 +170,7 @@ func (b BestOf[R]) Run(ctx context.Context) error {
 		}
 		runs = append(runs, rn)
 	}
-	if err := h.RunAll(ctx, runs); err != nil {
+	if err := runAll(ctx, h, runs); err != nil {
 		return err
 	}
 	var stop error

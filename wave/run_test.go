@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/looprinter/looprinter/record"
 )
@@ -30,6 +32,11 @@ type fakeHost struct {
 	choice   Choice
 	cancel   func() // called by Judge of attempt 0: the loop is interrupted
 	events   []record.Event
+
+	mu            sync.Mutex
+	barrier       *sync.WaitGroup // every Try waits for the others
+	trying, tried int
+	endEarly      bool // End ran before every Try returned
 }
 
 func (h *fakeHost) note(f string, a ...any) { h.log = append(h.log, fmt.Sprintf(f, a...)) }
@@ -43,9 +50,33 @@ func (h *fakeHost) Start(k int) (*fakeRun, error) {
 	return &fakeRun{k}, nil
 }
 
-func (h *fakeHost) RunAll(_ context.Context, runs []*fakeRun) error {
+func (h *fakeHost) Begin(runs []*fakeRun) error {
 	h.note("run %d", len(runs))
 	return h.runErr
+}
+
+// Try runs on a goroutine of its own: it counts under mu, and, with
+// barrier set, waits until every run of the wave is in its Try.
+func (h *fakeHost) Try(_ context.Context, r *fakeRun) {
+	h.mu.Lock()
+	h.trying++
+	h.mu.Unlock()
+	if h.barrier != nil {
+		h.barrier.Done()
+		h.barrier.Wait()
+	}
+	h.mu.Lock()
+	h.trying--
+	h.tried++
+	h.mu.Unlock()
+}
+
+func (h *fakeHost) End(runs []*fakeRun) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.trying != 0 || h.tried != len(runs) {
+		h.endEarly = true
+	}
 }
 
 func (h *fakeHost) Save() error {
@@ -290,4 +321,29 @@ func TestBestOfKeepErrorDropsIt(t *testing.T) {
 	}
 	wantLog(t, h, "start 0", "start 1", "run 2", "judge 0", "judge 1", "measure 2", "choose",
 		"keep 0", "drop 1", "drop 0", "save", "saved 0")
+}
+
+// The runs of a wave run at once, each in a Try of its own, and End
+// follows only once every one returned; a Begin that fails runs none.
+func TestWaveRunsAtOnce(t *testing.T) {
+	h := &fakeHost{barrier: &sync.WaitGroup{}}
+	h.barrier.Add(3)
+	done := make(chan error, 1)
+	go func() { done <- (Wave[*fakeRun]{Host: h, N: 3}).Run(context.Background()) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the runs of a wave did not run at once")
+	}
+	if h.tried != 3 || h.endEarly {
+		t.Errorf("tried %d, End before every Try returned: %v", h.tried, h.endEarly)
+	}
+
+	h = &fakeHost{runErr: errors.New("cannot save state")}
+	if err := (BestOf[*fakeRun]{Host: h, Task: "T-1", N: 2}).Run(context.Background()); err == nil || h.tried != 0 {
+		t.Errorf("err %v, tried %d", err, h.tried)
+	}
 }
