@@ -114,8 +114,6 @@ func (h *bestOfHost) Start(k int) (*waveRun, error) {
 	return rn, err
 }
 
-func (h *bestOfHost) Save() error               { return h.e.run.store.note() }
-func (h *bestOfHost) Saved(rn *waveRun)         { h.e.run.appliedSaved(rn) }
 func (h *bestOfHost) Drop(rn *waveRun)          { h.e.run.dropAttempt(rn) }
 func (h *bestOfHost) Stopped(rn *waveRun) error { return rn.stop }
 func (h *bestOfHost) Iteration(rn *waveRun) int { return rn.req.Iteration }
