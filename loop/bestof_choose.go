@@ -3,10 +3,8 @@ package loop
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/looprinter/looprinter/forge"
-	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/sandbox"
 	"github.com/looprinter/looprinter/spec"
 	"github.com/looprinter/looprinter/wave"
@@ -26,54 +24,33 @@ import (
 // prompt and the reading of its answer are wave's (choose_prompt.go).
 
 // chooseByReview runs the chooser over a best-of's judged attempts when
-// the loop asks for it and more than one passed. An error is a stop
-// (interrupted); every other failure falls back to the rule.
+// the loop asks for it and more than one passed (wave.Review). An error is
+// a stop (interrupted); every other failure falls back to the rule.
 func (e *Engine) chooseByReview(ctx context.Context, task Task, runs []*waveRun, results []wave.Attempt) (wave.Choice, error) {
-	var passing []int // attempt numbers, from 1
-	for i, a := range results {
-		if a.Pass {
-			passing = append(passing, i+1)
-		}
-	}
-	if !e.spec.Retry.ChoosesByReview() || len(passing) < 2 {
-		return wave.Choice{}, nil
-	}
 	r := e.run
-	fallBack := func(why string) (wave.Choice, error) {
-		e.emit(record.Event{Event: record.Warning, Task: task.ID, Kind: "best_of_review",
-			Message: fmt.Sprintf("retry.choose: review: %s: %s; the rule's pick is kept", task.ID, why)})
-		return wave.Choice{Refused: why}, nil
-	}
-	if !r.layersInForce() {
-		return fallBack("the reviewer runs only with a copy-on-write layer of its own, which this sandbox does not give")
-	}
-	var diffs []string
-	for _, n := range passing {
-		d, err := wave.LayerDiff(ctx, r.dir, runs[n-1].layer.Upper, wave.MaxChooserDiffs/len(passing))
-		if err != nil {
-			return fallBack(fmt.Sprintf("the diff of attempt %d cannot be read (%v)", n, err))
-		}
-		diffs = append(diffs, d)
-	}
-	rule, _ := wave.PickBest(results)
-	prompt := wave.ChooserPrompt(wave.TaskText{ID: task.ID, Title: task.Title, Description: task.Description}, results, passing, diffs, rule+1, forge.Nonce())
-	run, err := r.runViewOnly(ctx, len(runs), task.ID, prompt)
-	if ctx.Err() != nil {
-		return wave.Choice{}, r.stop(ReasonInterrupted, "interrupted while the reviewer chose among the attempts of "+task.ID)
-	}
-	if err != nil || run == nil {
-		why := "the reviewer's run did not end with an answer"
-		var s *errStop
-		if errors.As(err, &s) && s.o != nil {
-			why = "the reviewer's run ended without an answer: " + s.o.Summary
-		}
-		return fallBack(why)
-	}
-	keep, reason, perr := wave.ParseChoice(run.Result.FinalMessage, len(results), passing)
-	if perr != nil {
-		return fallBack("the reviewer's answer is refused: " + perr.Error())
-	}
-	return wave.Choice{Chosen: keep, Reason: reason}, nil
+	return wave.Review{
+		Asked:    e.spec.Retry.ChoosesByReview(),
+		Viewable: r.layersInForce,
+		Dir:      r.dir,
+		Upper:    func(i int) string { return runs[i].layer.Upper },
+		Nonce:    forge.Nonce,
+		Run: func(ctx context.Context, prompt string) (string, string, error) {
+			run, err := r.runViewOnly(ctx, len(runs), task.ID, prompt)
+			if ctx.Err() != nil {
+				return "", "", r.stop(ReasonInterrupted, "interrupted while the reviewer chose among the attempts of "+task.ID)
+			}
+			if err != nil || run == nil {
+				why := "the reviewer's run did not end with an answer"
+				var s *errStop
+				if errors.As(err, &s) && s.o != nil {
+					why = "the reviewer's run ended without an answer: " + s.o.Summary
+				}
+				return "", why, nil
+			}
+			return run.Result.FinalMessage, "", nil
+		},
+		Emit: e.emit,
+	}.Choose(ctx, wave.TaskText{ID: task.ID, Title: task.Title, Description: task.Description}, results)
 }
 
 // runViewOnly runs the chooser in slot (one past the attempts'): its own
