@@ -69,156 +69,118 @@ func (r *runner) attemptsOf(t Task) int {
 	return n
 }
 
-// bestOfWidth is how many of n attempts the budgets let start: each is a
-// build run counted against the iteration budget, and past the first each
-// reserves a run's cost (runReserve) of what the cost budget leaves, as a
-// wave's runs do.
+// bestOfWidth is how many of n attempts the budgets let start
+// (wave.Width).
 func bestOfWidth(l *spec.Loop, st *State, n int) int {
-	left := l.Budget.Iterations - st.Iterations
-	perRun := runReserve(l.AgentFor("build", false).MaxBudgetUSD, st.CostUSD, st.AgentRuns)
-	k := 0
-	for k < n && k < left {
-		if k > 0 && l.Budget.CostUSD > 0 && l.Budget.CostUSD-st.CostUSD-float64(k+1)*perRun < 0 {
-			break
-		}
-		k++
-	}
-	return k
+	return wave.Width(l, st.spent(), n)
+}
+
+// spent is what the loop spent so far, as the waves read it.
+func (s *State) spent() wave.Spent {
+	return wave.Spent{Iterations: s.Iterations, AgentRuns: s.AgentRuns, BuildRuns: s.BuildRuns, CostUSD: s.CostUSD, BuildCostUSD: s.BuildCostUSD}
 }
 
 // buildBestOf runs n attempts of task at once, judges each on its own
-// layer, applies the best passing one, or notes one failed try.
+// layer, applies the best passing one, or notes one failed try
+// (wave.BestOf; the engine's side is bestOfHost).
 func (e *Engine) buildBestOf(ctx context.Context, plan *Plan, task Task, n int) error {
-	r := e.run
 	prompt, err := e.buildPrompt(plan, task)
 	if err != nil {
 		return err
 	}
-	var runs []*waveRun
-	for k := 0; k < n; k++ {
-		rn, err := r.startWaveRun(k, task, prompt, e.spec.AttemptAgent(k), k+1)
-		if err != nil {
-			// Started runs are dropped unrun: a best-of starts whole.
-			for _, s := range runs {
-				r.endCgroup(s.cgroup)
-				r.dropAttempt(s)
-				r.st.Iterations--
-			}
-			return err
-		}
-		runs = append(runs, rn)
+	return wave.BestOf[*waveRun]{Host: &bestOfHost{waveRuns: waveRuns{e: e}, task: task, prompt: prompt}, Task: task.ID, N: n}.Run(ctx)
+}
+
+// bestOfHost is the engine's side of a best-of (wave.BestOfHost).
+type bestOfHost struct {
+	waveRuns
+	task   Task
+	prompt string
+	// seen is the judged plan every attempt started from, taken once the
+	// attempts ended; iteration the first attempt's build run number.
+	seen      *Plan
+	seenTaken bool
+	iteration int
+	// run and after are the kept attempt's, for its task's verdict.
+	run   *AgentRun
+	after *Plan
+}
+
+func (h *bestOfHost) Start(k int) (*waveRun, error) {
+	rn, err := h.e.run.startWaveRun(k, h.task, h.prompt, h.e.spec.AttemptAgent(k), k+1)
+	if err == nil && k == 0 {
+		h.iteration = rn.req.Iteration
 	}
-	if err := e.run.runWave(ctx, runs); err != nil {
-		return err
+	return rn, err
+}
+
+func (h *bestOfHost) Drop(rn *waveRun)          { h.e.run.dropAttempt(rn) }
+func (h *bestOfHost) Stopped(rn *waveRun) error { return rn.stop }
+func (h *bestOfHost) Iteration(rn *waveRun) int { return rn.req.Iteration }
+func (h *bestOfHost) Emit(ev record.Event)      { h.e.emit(ev) }
+
+func (h *bestOfHost) Unstart(rn *waveRun) {
+	h.e.run.endCgroup(rn.cgroup)
+	h.e.run.dropAttempt(rn)
+	h.e.st.Iterations--
+}
+
+func (h *bestOfHost) Abandon(rn *waveRun) {
+	defer h.tag(rn)()
+	h.e.run.endRecord("build", h.task.ID, rn.ran, rn.res, nil)
+	h.e.run.dropAttempt(rn)
+}
+
+// tag tags every record written until the returned func runs with rn's
+// run id and slot.
+func (h *bestOfHost) tag(rn *waveRun) func() {
+	h.e.waveRun, h.e.waveSlot = rn.id, rn.slot+1
+	return func() { h.e.waveRun, h.e.waveSlot = "", 0 }
+}
+
+func (h *bestOfHost) EmitFor(rn *waveRun, ev record.Event) {
+	defer h.tag(rn)()
+	h.e.emit(ev)
+}
+
+func (h *bestOfHost) Interrupted(summary string) error { return h.e.stop(ReasonInterrupted, summary) }
+func (h *bestOfHost) Blocked(summary string) error     { return h.e.stop(ReasonBlocked, summary) }
+
+// seenPlan is the judged plan every attempt started from.
+func (h *bestOfHost) seenPlan() *Plan {
+	if !h.seenTaken {
+		h.seen, h.seenTaken = clonePlan(h.e.st.Judged), true
 	}
-	var stop error
-	for _, rn := range runs {
-		if rn.stop != nil && stop == nil {
-			stop = rn.stop
-		}
-	}
-	if stop != nil || ctx.Err() != nil {
-		// Nothing of any attempt reaches the folder.
-		for _, rn := range runs {
-			e.waveRun, e.waveSlot = rn.id, rn.slot+1
-			r.endRecord("build", task.ID, rn.ran, rn.res, nil)
-			r.dropAttempt(rn)
-		}
-		e.waveRun, e.waveSlot = "", 0
-		if stop != nil {
-			return stop
-		}
-		return r.stop(ReasonInterrupted, "interrupted during the attempts of "+task.ID+"; the agents were stopped")
-	}
-	seen := clonePlan(e.st.Judged)
-	results := make([]wave.Attempt, len(runs))
-	blocked := 0
-	var first string // the first attempt's reason to stop, when every one ended so
-	for i, rn := range runs {
-		var stopWhy string
-		results[i], stopWhy = e.judgeAttempt(ctx, rn, seen, runs[0].req.Iteration)
-		if stopWhy != "" {
-			blocked++
-			if first == "" {
-				first = stopWhy
-			}
-		}
-		if ctx.Err() != nil {
-			for _, rn := range runs {
-				r.dropAttempt(rn)
-			}
-			return r.stop(ReasonInterrupted, "interrupted while the attempts of "+task.ID+" were judged")
-		}
-	}
-	e.measureAttempts(ctx, task, runs, results)
-	pick, err := e.chooseByReview(ctx, task, runs, results)
-	if err != nil {
-		for _, rn := range runs {
-			r.dropAttempt(rn)
-		}
-		return err
-	}
-	// The failing attempts go now (their work is on their refs); the
-	// passing ones once one has passed on the applied tree (keepAttempt).
-	var run *AgentRun
-	var after *Plan
-	best, ok, err := wave.Keeper{
-		Apply: func(i int) (bool, error) {
-			var kept bool
-			var err error
-			run, after, kept, err = e.keepAttempt(ctx, runs[i], seen, &results[i])
-			return kept, err
-		},
-		Drop:   func(i int) { r.dropAttempt(runs[i]) },
-		Chosen: pick.Chosen,
-	}.Keep(results)
-	var others []string // where the attempts not kept are, for the report's line
-	for i, a := range results {
-		if (!ok || i != best) && a.Ref != "" {
-			others = append(others, a.Ref)
-		}
-	}
-	for i, rn := range runs {
-		e.waveRun, e.waveSlot = rn.id, rn.slot+1
-		ev := pick.attemptEvent(task.ID, len(runs), results[i], ok && i == best, ok && best == pick.Chosen-1)
-		if ok && i == best && len(others) > 0 {
-			ev.Message += "; the other attempts on " + strings.Join(others, ", ")
-		}
-		e.emit(ev)
-	}
-	e.waveRun, e.waveSlot = "", 0
-	if ok && err == nil {
-		e.emit(pick.chosenEvent(task.ID, results, best))
-	}
-	if err != nil {
-		r.dropAttempt(runs[best]) // applied, or stopped before it
-		if serr := r.store.note(); serr == nil {
-			r.appliedSaved(runs[best])
-		}
-		return err
-	}
-	if !ok {
-		if blocked == len(runs) {
-			return r.stop(ReasonBlocked, "every attempt of "+task.ID+" ended without working: "+first)
-		}
-		e.st.taskFailed(task.ID)
-		err := e.noteFailure(wave.Failure(task.ID, results), fmt.Sprintf("runs %d–%d on %s: %d attempts at once, none passed", runs[0].req.Iteration, runs[len(runs)-1].req.Iteration, task.ID, len(runs)))
-		if serr := r.store.note(); serr != nil && err == nil {
-			err = serr
-		}
-		return err
-	}
-	// The kept attempt, applied and passing on the applied tree: its task
-	// is judged as one run of a wave.
-	untag := e.tagWave(runs[best])
-	err = e.judgeBuild(ctx, task, run, seen, after)
-	untag()
-	if serr := r.store.note(); serr != nil && err == nil {
-		err = serr
-	} else if serr == nil {
-		r.appliedSaved(runs[best]) // its verdict is saved
-	}
-	return err
+	return h.seen
+}
+
+func (h *bestOfHost) Judge(ctx context.Context, rn *waveRun) (wave.Attempt, string) {
+	return h.e.judgeAttempt(ctx, rn, h.seenPlan(), h.iteration)
+}
+
+func (h *bestOfHost) Measure(ctx context.Context, runs []*waveRun, results []wave.Attempt) {
+	h.e.measureAttempts(ctx, h.task, runs, results)
+}
+
+func (h *bestOfHost) Choose(ctx context.Context, runs []*waveRun, results []wave.Attempt) (wave.Choice, error) {
+	return h.e.chooseByReview(ctx, h.task, runs, results)
+}
+
+func (h *bestOfHost) Keep(ctx context.Context, rn *waveRun, a *wave.Attempt) (bool, error) {
+	var kept bool
+	var err error
+	h.run, h.after, kept, err = h.e.keepAttempt(ctx, rn, h.seenPlan(), a)
+	return kept, err
+}
+
+func (h *bestOfHost) Failed(signal, summary string) error {
+	h.e.st.taskFailed(h.task.ID)
+	return h.e.noteFailure(signal, summary)
+}
+
+func (h *bestOfHost) JudgeKept(ctx context.Context, rn *waveRun) error {
+	defer h.e.tagWave(rn)()
+	return h.e.judgeBuild(ctx, h.task, h.run, h.seenPlan(), h.after)
 }
 
 // dropAttempt clears an attempt's layers and takes it out of flight:
@@ -305,7 +267,7 @@ func (e *Engine) judgeAttempt(ctx context.Context, rn *waveRun, seen *Plan, iter
 	switch {
 	case !done:
 		problems = append(problems, fmt.Sprintf("attempt %d for %s ended without marking it passes: true", rn.slot+1, task.ID))
-	case layerFileSum(rn.layer, task.TargetFile) == e.st.TaskBase[task.ID]:
+	case wave.LayerFileSum(rn.layer, task.TargetFile) == e.st.TaskBase[task.ID]:
 		msg := fmt.Sprintf("attempt %d of %s marked it done without changing its target %s", rn.slot+1, task.ID, task.TargetFile)
 		e.emit(record.Event{Event: record.Violation, Task: task.ID, Kind: "marked_done_without_change", File: task.TargetFile, Message: msg})
 		problems = append(problems, "VIOLATION: "+msg)
@@ -329,25 +291,6 @@ func (e *Engine) judgeAttempt(ctx context.Context, rn *waveRun, seen *Plan, iter
 		}
 	}
 	return res, stopWhy
-}
-
-// layerFileSum is the sum of rel as a layer shows it over its folder: the
-// layer's file where it wrote one, none where it removed it (or replaced
-// a folder above it without it), else the folder's.
-func layerFileSum(l sandbox.Layer, rel string) string {
-	up := filepath.Join(l.Upper, filepath.FromSlash(rel))
-	if fi, err := os.Lstat(up); err == nil {
-		if fi.Mode()&os.ModeCharDevice != 0 {
-			return "" // a whiteout: no file (FileSum of an absent one)
-		}
-		return guard.FileSum(up)
-	}
-	for d := filepath.Dir(up); len(d) > len(l.Upper); d = filepath.Dir(d) {
-		if fi, err := os.Lstat(d); err == nil && (fi.Mode()&os.ModeCharDevice != 0 || fi.IsDir() && sandbox.Opaque(d)) {
-			return ""
-		}
-	}
-	return guard.FileSum(filepath.Join(l.Target, filepath.FromSlash(rel)))
 }
 
 // refuseInLayer takes out of an attempt's layer what applying it would

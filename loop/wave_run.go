@@ -3,10 +3,8 @@ package loop
 import (
 	"context"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/looprinter/looprinter/agent"
@@ -68,15 +66,7 @@ func (r *runner) waveTasks(plan *Plan) []Task {
 	if l.Parallel < 2 || l.Shape != spec.ShapeCycle || !r.layersInForce() {
 		return nil
 	}
-	b := waveBudget{IterationsLeft: l.Budget.Iterations - r.st.Iterations, CostLeft: math.Inf(1)}
-	if l.Budget.CostUSD > 0 {
-		b.CostLeft = l.Budget.CostUSD - r.st.CostUSD
-	}
-	// The mean cost of the loop's build runs so far (a plan run's cost says
-	// nothing of a build's), unless the agent caps its own.
-	capUSD := l.AgentFor("build", false).MaxBudgetUSD
-	b.PerRun = runReserve(capUSD, r.st.BuildCostUSD, r.st.BuildRuns)
-	b.Unknown = !(capUSD > 0 || r.st.BuildRuns > 0)
+	b := wave.BudgetFor(l, r.st.spent())
 	// pickWave reserves for the runs in flight past the first; here the
 	// wave starts from none, so its first run is decided as today.
 	w := pickWave(plan, nil, l.Parallel, b)
@@ -100,51 +90,46 @@ func (r *runner) layersInForce() bool {
 }
 
 // buildWave runs a wave's build runs at once, then judges and applies
-// them one by one in plan order.
+// them one by one in plan order (wave.Wave; the engine's side is
+// waveHost).
 func (e *Engine) buildWave(ctx context.Context, plan *Plan, tasks []Task) error {
-	r := e.run
-	var runs []*waveRun
-	var pending error
-	for k, t := range tasks {
-		prompt, err := e.buildPrompt(plan, t)
-		if err == nil {
-			var rn *waveRun
-			if rn, err = r.startWaveRun(k, t, prompt, r.spec().AgentFor("build", false), 0); err == nil {
-				runs = append(runs, rn)
-				continue
-			}
-		}
-		// A run the budgets (or anything else) refuse: no more start; the
-		// ones started run and are judged, then the loop stops.
-		pending = err
-		break
-	}
-	if len(runs) == 0 {
-		return pending
-	}
-	if err := r.runWave(ctx, runs); err != nil {
-		return err
-	}
-	w := &waveApply{Merger: wave.NewMerger(), seen: clonePlan(e.st.Judged)}
-	for _, rn := range runs {
-		if err := finishAndJudge(ctx, e, rn, w); err != nil && pending == nil {
-			pending = err
-		}
-		if err := r.store.note(); err != nil {
-			if pending == nil {
-				pending = err
-			}
-		} else {
-			r.appliedSaved(rn) // its verdict is saved
-		}
-	}
-	return pending
+	return wave.Wave[*waveRun]{Host: &waveHost{waveRuns: waveRuns{e: e}, plan: plan, tasks: tasks}, N: len(tasks)}.Run(ctx)
 }
 
-// runWave runs the started runs of a wave at once and waits for every one
-// to end: one synced save with every run in flight, an agent_start each,
-// a goroutine each; then nothing any run started outlives the wave.
-func (r *runner) runWave(ctx context.Context, runs []*waveRun) error {
+// waveHost is the engine's side of a wave (wave.Host).
+type waveHost struct {
+	waveRuns
+	plan  *Plan
+	tasks []Task
+	w     *waveApply // the wave's applies, from the first run finished
+}
+
+func (h *waveHost) Start(k int) (*waveRun, error) {
+	prompt, err := h.e.buildPrompt(h.plan, h.tasks[k])
+	if err != nil {
+		return nil, err
+	}
+	return h.e.run.startWaveRun(k, h.tasks[k], prompt, h.e.run.spec().AgentFor("build", false), 0)
+}
+
+func (h *waveHost) Finish(ctx context.Context, rn *waveRun) error {
+	if h.w == nil {
+		h.w = &waveApply{Merger: wave.NewMerger(), seen: clonePlan(h.e.st.Judged)}
+	}
+	return finishAndJudge(ctx, h.e, rn, h.w)
+}
+
+// waveRuns is the engine's side of running the started runs of a wave or
+// a best-of at once (wave.Runs, but for Start): one synced save with every
+// run in flight, an agent_start each, the state saved every few seconds
+// while they run; then nothing any run started outlives them.
+type waveRuns struct {
+	e          *Engine
+	stopTicker func()
+}
+
+func (h *waveRuns) Begin(runs []*waveRun) error {
+	r := h.e.run
 	r.st.CurrentTask = runs[0].task.ID
 	if err := r.store.checkpointInFlight(); err != nil {
 		return r.stop(ReasonBlocked, "cannot save state: "+err.Error())
@@ -153,25 +138,25 @@ func (r *runner) runWave(ctx context.Context, runs []*waveRun) error {
 		r.emit(record.Event{Event: record.AgentStart, Phase: "build", Task: rn.task.ID, Backend: rn.a.Backend, Model: rn.a.Model,
 			PromptFile: rn.req.PromptFile, AgentRun: rn.id, Slot: rn.slot + 1, Attempt: rn.req.Attempt, Iteration: rn.req.Iteration})
 	}
-	stopTicker := r.store.checkpointEvery(5 * time.Second)
-	var wg sync.WaitGroup
-	for _, rn := range runs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r.waveTries(ctx, rn)
-		}()
-	}
-	wg.Wait()
-	stopTicker()
+	h.stopTicker = r.store.checkpointEvery(5 * time.Second)
+	return nil
+}
+
+func (h *waveRuns) Try(ctx context.Context, rn *waveRun) { h.e.run.waveTries(ctx, rn) }
+
+func (h *waveRuns) End(runs []*waveRun) {
+	r := h.e.run
+	h.stopTicker()
 	// Nothing any run started outlives the wave; only then are files judged.
 	r.sweep()
 	r.publishTranscripts(runs)
 	for _, rn := range runs {
 		r.endCgroup(rn.cgroup)
 	}
-	return nil
 }
+
+func (h *waveRuns) Save() error       { return h.e.run.store.note() }
+func (h *waveRuns) Saved(rn *waveRun) { h.e.run.appliedSaved(rn) }
 
 // startWaveRun prepares the run of task in slot k, as runAgent does
 // before its agent starts: the budgets asked, counted, its layer and

@@ -149,3 +149,22 @@ func (w *Merger) Prepare(ctx context.Context, dir, priv string, l sandbox.Layer)
 	}
 	return "", nil
 }
+
+// LayerFileSum is the sum of rel as a layer shows it over its folder: the
+// layer's file where it wrote one, none where it removed it (or replaced
+// a folder above it without it), else the folder's.
+func LayerFileSum(l sandbox.Layer, rel string) string {
+	up := filepath.Join(l.Upper, filepath.FromSlash(rel))
+	if fi, err := os.Lstat(up); err == nil {
+		if fi.Mode()&os.ModeCharDevice != 0 {
+			return "" // a whiteout: no file (FileSum of an absent one)
+		}
+		return guard.FileSum(up)
+	}
+	for d := filepath.Dir(up); len(d) > len(l.Upper); d = filepath.Dir(d) {
+		if fi, err := os.Lstat(d); err == nil && (fi.Mode()&os.ModeCharDevice != 0 || fi.IsDir() && sandbox.Opaque(d)) {
+			return ""
+		}
+	}
+	return guard.FileSum(filepath.Join(l.Target, filepath.FromSlash(rel)))
+}

@@ -1,12 +1,14 @@
 // Package wave holds build runs at once (parallel: N) and best of N below
-// the engine: which ready tasks a wave starts (Pick), within the free
+// the engine: a wave and a best-of as such (Wave, BestOf: in which order
+// the runs start, run, are judged, applied and saved, over a Host the
+// engine gives); which ready tasks a wave starts (Pick), within the free
 // slots, the budgets and the tasks' declared files (touches); the slots'
 // layers; the three-way merge of a run's layer against the runs applied
 // before it (Merger, MergeText); and for a best-of, the size of an
 // attempt's change (LayerChange), the attempt kept (PickBest, Keep), the
 // failure when none passes (Failure) and the refs the others are kept on
-// (CommitRef). It knows no engine: the engine (loop/) starts the runs,
-// judges and applies them, and asks this package what to do.
+// (CommitRef). It knows no engine: the engine (loop/) composes it and
+// starts, judges and applies a run when its Host is asked to.
 package wave
 
 import (
