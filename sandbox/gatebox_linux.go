@@ -42,10 +42,6 @@ type boxServer struct {
 	files []*os.File
 }
 
-// serverForUsers lets an ordinary user's boxes run their checks in the
-// server too (the server's own tests, which hold as such a user).
-var serverForUsers = false
-
 // Serves says whether the box runs a check with env in its server (Run),
 // rather than as a process of its own (Command): a bubblewrap box whose
 // checks reach no proxy and write to no cache layer, every check with the
@@ -55,14 +51,6 @@ func (b *CheckBox) Serves(env []string) bool {
 		return false
 	}
 	if os.Getenv("LOOPRINTER_CHECK_BOX_SERVER") == "off" {
-		return false
-	}
-	// As an ordinary user the server lays each check's layers in a user
-	// namespace of its own, where a gate after a build run (the run's
-	// layer under the check's) sees no shell (exit 127): until that is
-	// mended, an ordinary user's checks run one bubblewrap each, as
-	// before the server (serverForUsers: the server's own tests).
-	if os.Getuid() != 0 && !serverForUsers {
 		return false
 	}
 	return b.server == nil || slices.Equal(b.server.env, env)
@@ -200,6 +188,19 @@ func (b *CheckBox) startServer(env []string) error {
 				aside = append(aside, "--ro-bind", x, asideOf[x])
 			}
 			layers[i].Lower[j] = asideOf[x]
+		}
+		// The target too: where the view binds a folder inside it (HOME
+		// or a cache inside the tree), overlayfs refuses the target as a
+		// lower folder in a user's check, whose mount namespace locks every
+		// mount it copies (bubblewrap's user namespace is not the one
+		// that owns the view's mounts). Bound aside, it holds no mount.
+		if !layers[i].Built {
+			x := layers[i].Target
+			if _, ok := asideOf[x]; !ok {
+				asideOf[x] = filepath.Join(serverStage, "l", strconv.Itoa(len(asideOf)))
+				aside = append(aside, "--ro-bind", x, asideOf[x])
+			}
+			layers[i].From = asideOf[x]
 		}
 	}
 	// As root the server lays the layers as stage 2 does (trusted

@@ -1,0 +1,49 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A gate after a build run, as the loops' own folders are laid out: HOME
+// (bound in the view) inside the tree, the run's layer under the checks'.
+// As an ordinary user every mount the server's checks see is locked
+// (bubblewrap's user namespace does not own the view's mounts), and
+// overlayfs refused the tree, a folder holding one, as a lower folder
+// (EINVAL): each check then ran no shell. Both checks run and see the
+// tree as the run left it; neither sees the other's writes.
+func TestBoxServerHomeInTree(t *testing.T) {
+	f := newBoxFixture(t)
+	need(t, Bwrap)
+	home := filepath.Join(f.tree, "home")
+	if err := os.MkdirAll(filepath.Join(home, ".config", "go"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".config", "go", "env"), []byte("GOFLAGS=-count=1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := filepath.Join(f.priv, "engine", "run", "u")
+	if err := os.MkdirAll(run, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(run, "deliverable.txt"), []byte("built\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.home = home
+	f.env = append(withoutEnv(f.env, "HOME"), "HOME="+home)
+	b := f.box(t, Bwrap, CheckBoxOptions{Lower: []string{run}})
+	line := `cat deliverable.txt; cat "$HOME/.config/go/env"; [ -e mark ] && echo "seen: mark"; echo x > mark`
+	for round := 0; round < 2; round++ {
+		out, code := serveBox(t, b, f.tree, line, f.env)
+		if code != 0 || !strings.Contains(out, "built") || !strings.Contains(out, "GOFLAGS=-count=1") || strings.Contains(out, "seen:") {
+			t.Fatalf("round %d: the check should see the run's tree and HOME, and nothing of the check before (exit %d):\n%s", round, code, out)
+		}
+	}
+	if data, _ := os.ReadFile(filepath.Join(f.tree, "deliverable.txt")); string(data) != "original\n" {
+		t.Fatalf("the tree was written: %q", data)
+	}
+}
