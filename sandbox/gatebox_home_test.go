@@ -47,3 +47,35 @@ func TestBoxServerHomeInTree(t *testing.T) {
 		t.Fatalf("the tree was written: %q", data)
 	}
 }
+
+// The work tree around the checks' tree (Around), under a folder each
+// check gets fresh (/tmp): the server copies its mount for every check.
+// As an ordinary user that mount holds locked mounts (the tree's, the
+// hidden folders'), which a copy of the mount alone may not leave out
+// (EINVAL): no check ran. Both checks run, see the folder around the
+// tree and the tree, and nothing of the check before.
+func TestBoxServerAroundUnderTmp(t *testing.T) {
+	tmp, err := os.MkdirTemp("/tmp", "looprinter-around-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	t.Setenv("TMPDIR", tmp) // the fixture's folders lie under /tmp
+	f := newBoxFixture(t)
+	need(t, Bwrap)
+	around := filepath.Dir(f.tree)
+	if err := os.WriteFile(filepath.Join(around, "beside.txt"), []byte("beside\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := f.box(t, Bwrap, CheckBoxOptions{Around: around})
+	line := `cat ../beside.txt deliverable.txt; [ -e mark ] && echo "seen: mark"; echo x > mark`
+	for round := 0; round < 2; round++ {
+		out, code := serveBox(t, b, f.tree, line, f.env)
+		if code != 0 || !strings.Contains(out, "beside") || !strings.Contains(out, "original") || strings.Contains(out, "seen:") {
+			t.Fatalf("round %d: the check should see the work tree around it and its tree, and nothing of the check before (exit %d):\n%s", round, code, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(f.tree, "mark")); err == nil {
+		t.Fatal("the tree was written")
+	}
+}
