@@ -79,3 +79,37 @@ func TestBoxServerAroundUnderTmp(t *testing.T) {
 		t.Fatal("the tree was written")
 	}
 }
+
+// A cache inside a folder HOME keeps (a Go module cache inside the folder
+// of a PATH entry, ~/go): the kept folder's own layer lies over the real
+// folder, which in the view holds the cache's. As an ordinary user
+// overlayfs refused it (a locked mount inside, EINVAL): no check ran.
+// The check runs the kept program and reads the cache.
+func TestBoxServerKeptHoldsCache(t *testing.T) {
+	f := newBoxFixture(t)
+	need(t, Bwrap)
+	bin := filepath.Join(f.home, "go", "bin")
+	mod := filepath.Join(f.home, "go", "pkg", "mod")
+	for _, d := range []string{bin, mod} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(bin, "tool"), []byte("#!/bin/sh\necho tool-ran\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mod, "m.txt"), []byte("mod-entry\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.env = append(withoutEnv(withoutEnv(f.env, "PATH"), "GOMODCACHE"), "PATH="+bin+":/usr/bin:/bin", "GOMODCACHE="+mod)
+	b := f.box(t, Bwrap, CheckBoxOptions{})
+	for round := 0; round < 2; round++ {
+		out, code := serveBox(t, b, f.tree, `tool; cat "$GOMODCACHE/m.txt"; [ -e "$GOMODCACHE/mark" ] && echo "seen: mark"; echo x > "$GOMODCACHE/mark"`, f.env)
+		if code != 0 || !strings.Contains(out, "tool-ran") || !strings.Contains(out, "mod-entry") || strings.Contains(out, "seen:") {
+			t.Fatalf("round %d: the check should run the kept program and read the cache, and see nothing of the check before (exit %d): %s", round, code, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(mod, "mark")); err == nil {
+		t.Fatal("the cache was written")
+	}
+}

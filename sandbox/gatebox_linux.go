@@ -181,26 +181,35 @@ func (b *CheckBox) startServer(env []string) error {
 	// only); each check's view covers them.
 	var aside []string
 	asideOf := map[string]string{}
+	bindAside := func(x string) string {
+		if _, ok := asideOf[x]; !ok {
+			asideOf[x] = filepath.Join(serverStage, "l", strconv.Itoa(len(asideOf)))
+			aside = append(aside, "--ro-bind", x, asideOf[x])
+		}
+		return asideOf[x]
+	}
 	for i := range layers {
 		for j, x := range layers[i].Lower {
-			if _, ok := asideOf[x]; !ok {
-				asideOf[x] = filepath.Join(serverStage, "l", strconv.Itoa(len(asideOf)))
-				aside = append(aside, "--ro-bind", x, asideOf[x])
-			}
-			layers[i].Lower[j] = asideOf[x]
+			layers[i].Lower[j] = bindAside(x)
 		}
-		// The target too: where the view binds a folder inside it (HOME
-		// or a cache inside the tree), overlayfs refuses the target as a
-		// lower folder in a user's check, whose mount namespace locks every
-		// mount it copies (bubblewrap's user namespace is not the one
-		// that owns the view's mounts). Bound aside, it holds no mount.
+		// The real folders under the layers too (the target; a built
+		// layer's kept folders, each a layer of its own): as an ordinary
+		// user each check's mount namespace is made in a user namespace
+		// (bubblewrap's second) that does not own the view's mounts, so
+		// every mount it copies is locked, and overlayfs refuses a lower
+		// folder holding one (HOME or a cache bound inside the tree, a
+		// cache inside a kept folder). Bound aside, a folder holds none.
 		if !layers[i].Built {
-			x := layers[i].Target
-			if _, ok := asideOf[x]; !ok {
-				asideOf[x] = filepath.Join(serverStage, "l", strconv.Itoa(len(asideOf)))
-				aside = append(aside, "--ro-bind", x, asideOf[x])
+			layers[i].From = bindAside(layers[i].Target)
+			continue
+		}
+		for _, k := range layers[i].Keep {
+			if fi, err := os.Lstat(k); err == nil && fi.IsDir() {
+				if layers[i].KeepFrom == nil {
+					layers[i].KeepFrom = map[string]string{}
+				}
+				layers[i].KeepFrom[filepath.Clean(k)] = bindAside(k)
 			}
-			layers[i].From = asideOf[x]
 		}
 	}
 	// As root the server lays the layers as stage 2 does (trusted

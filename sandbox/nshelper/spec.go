@@ -51,6 +51,9 @@ type Layer struct {
 	// Target (a box's server: Target bound aside, with no mount inside it;
 	// overlayfs refuses a lower folder holding a mount it may not reveal).
 	From string `json:"from,omitempty"`
+	// KeepFrom, for a Built layer, are kept folders (as in Keep) read
+	// through another folder, as From.
+	KeepFrom map[string]string `json:"keep_from,omitempty"`
 }
 
 // ViewFile is one file placed in a view: the content of From (a file
