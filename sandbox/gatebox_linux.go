@@ -42,10 +42,6 @@ type boxServer struct {
 	files []*os.File
 }
 
-// serverForUsers lets an ordinary user's boxes run their checks in the
-// server too (the server's own tests, which hold as such a user).
-var serverForUsers = false
-
 // Serves says whether the box runs a check with env in its server (Run),
 // rather than as a process of its own (Command): a bubblewrap box whose
 // checks reach no proxy and write to no cache layer, every check with the
@@ -55,14 +51,6 @@ func (b *CheckBox) Serves(env []string) bool {
 		return false
 	}
 	if os.Getenv("LOOPRINTER_CHECK_BOX_SERVER") == "off" {
-		return false
-	}
-	// As an ordinary user the server lays each check's layers in a user
-	// namespace of its own, where a gate after a build run (the run's
-	// layer under the check's) sees no shell (exit 127): until that is
-	// mended, an ordinary user's checks run one bubblewrap each, as
-	// before the server (serverForUsers: the server's own tests).
-	if os.Getuid() != 0 && !serverForUsers {
 		return false
 	}
 	return b.server == nil || slices.Equal(b.server.env, env)
@@ -193,13 +181,35 @@ func (b *CheckBox) startServer(env []string) error {
 	// only); each check's view covers them.
 	var aside []string
 	asideOf := map[string]string{}
+	bindAside := func(x string) string {
+		if _, ok := asideOf[x]; !ok {
+			asideOf[x] = filepath.Join(serverStage, "l", strconv.Itoa(len(asideOf)))
+			aside = append(aside, "--ro-bind", x, asideOf[x])
+		}
+		return asideOf[x]
+	}
 	for i := range layers {
 		for j, x := range layers[i].Lower {
-			if _, ok := asideOf[x]; !ok {
-				asideOf[x] = filepath.Join(serverStage, "l", strconv.Itoa(len(asideOf)))
-				aside = append(aside, "--ro-bind", x, asideOf[x])
+			layers[i].Lower[j] = bindAside(x)
+		}
+		// The real folders under the layers too (the target; a built
+		// layer's kept folders, each a layer of its own): as an ordinary
+		// user each check's mount namespace is made in a user namespace
+		// (bubblewrap's second) that does not own the view's mounts, so
+		// every mount it copies is locked, and overlayfs refuses a lower
+		// folder holding one (HOME or a cache bound inside the tree, a
+		// cache inside a kept folder). Bound aside, a folder holds none.
+		if !layers[i].Built {
+			layers[i].From = bindAside(layers[i].Target)
+			continue
+		}
+		for _, k := range layers[i].Keep {
+			if fi, err := os.Lstat(k); err == nil && fi.IsDir() {
+				if layers[i].KeepFrom == nil {
+					layers[i].KeepFrom = map[string]string{}
+				}
+				layers[i].KeepFrom[filepath.Clean(k)] = bindAside(k)
 			}
-			layers[i].Lower[j] = asideOf[x]
 		}
 	}
 	// As root the server lays the layers as stage 2 does (trusted

@@ -40,13 +40,7 @@ func TestOverFilesLaid(t *testing.T) {
 	over := []OverFile{{From: engine, To: filepath.Join(sys1, "own.py")}, {From: engine, To: filepath.Join(sys1, "new.py")}, {From: engine, To: filepath.Join(sys1, "link.py")}}
 	line := "cd " + sys1 + " && cat own.py new.py link.py other.py sub/deep.py; if (echo x > new.py) 2>/dev/null; then echo wrote; fi"
 	want := "the engine's\nthe engine's\nthe engine's\nanother of the system's\ndeep\n"
-	// An ordinary user's boxes run each check as a process of their own
-	// (Serves): the server lays files over the machine's as root only.
-	cases := []bool{true, false}
-	if os.Getuid() != 0 {
-		cases = []bool{false}
-	}
-	for _, served := range cases {
+	for _, served := range []bool{true, false} {
 		o := CheckBoxOptions{Over: over}
 		o.View.AllowRead = []string{sys1}
 		b := f.box(t, Bwrap, o)
@@ -107,13 +101,7 @@ func TestOverFileInLayer(t *testing.T) {
 	}
 	line := "cd " + std + " && cat sitecustomize.py os.py && echo x > installed.py && echo wrote"
 	want := "the engine's\nthe standard library's\nwrote\n"
-	// An ordinary user's boxes run each check as a process of their own
-	// (Serves): the server lays files over the machine's as root only.
-	cases := []bool{true, false}
-	if os.Getuid() != 0 {
-		cases = []bool{false}
-	}
-	for _, served := range cases {
+	for _, served := range []bool{true, false} {
 		o := CheckBoxOptions{Over: []OverFile{{From: engine, To: filepath.Join(std, "sitecustomize.py")}}}
 		o.View.AllowRead = []string{std}
 		b := f.box(t, Bwrap, o)

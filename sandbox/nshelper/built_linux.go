@@ -258,7 +258,11 @@ func (b *built) mountAside(l Layer, rel string, fi os.FileInfo, userNS bool) err
 		fds = append(fds, fd)
 		return "/proc/self/fd/" + strconv.Itoa(fd), nil
 	}
-	lower, err := open(filepath.Join(l.Target, rel))
+	real := filepath.Join(l.Target, rel)
+	if from, ok := l.KeepFrom[real]; ok {
+		real = from
+	}
+	lower, err := open(real)
 	if err != nil {
 		return err
 	}

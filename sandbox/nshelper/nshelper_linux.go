@@ -226,6 +226,9 @@ func prepareLayers(layers []Layer, userNS bool) (*prepared, error) {
 	for i, l := range layers {
 		var err error
 		lowest := l.Target
+		if l.From != "" {
+			lowest = l.From
+		}
 		if p.blt[i] != nil {
 			lowest = p.blt[i].base
 		}

@@ -275,6 +275,12 @@ func (s Serve) layView() error {
 			from = op.Target
 		}
 		fd, err := unix.OpenTree(unix.AT_FDCWD, from, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+		if errors.Is(err, unix.EINVAL) {
+			// A user's box: every mount the check's namespace copied is
+			// locked, and a mount holding one is copied with it (what it
+			// holds lies under the mounts laid again over it).
+			fd, err = unix.OpenTree(unix.AT_FDCWD, from, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+		}
 		if err != nil {
 			return fmt.Errorf("copy the mount at %s: %w", op.Path, err)
 		}

@@ -47,6 +47,13 @@ type Layer struct {
 	// Base, for a Built layer, is its base made already (MakeBase): a box's
 	// server makes it once for all its checks.
 	Base string `json:"base,omitempty"`
+	// From, when set, is the folder read as the layer's lowest instead of
+	// Target (a box's server: Target bound aside, with no mount inside it;
+	// overlayfs refuses a lower folder holding a mount it may not reveal).
+	From string `json:"from,omitempty"`
+	// KeepFrom, for a Built layer, are kept folders (as in Keep) read
+	// through another folder, as From.
+	KeepFrom map[string]string `json:"keep_from,omitempty"`
 }
 
 // ViewFile is one file placed in a view: the content of From (a file
