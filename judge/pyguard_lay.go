@@ -42,13 +42,16 @@ const pyProbeTimeout = 30 * time.Second
 // the environment is imported.
 const pyProbe = `import sys, sysconfig; print("%d.%d" % sys.version_info[:2]); print(sysconfig.get_path("stdlib"))`
 
-// pyStdlibMemo keeps the folders found for one PATH and folder: every box
-// asks.
+// pyStdlibMemo keeps the folders found for each PATH and folder: every
+// box asks, and a loop's boxes alternate between folders (the loop's, the
+// clean room's copy, each mutant worker's), so one entry is not enough.
+// Bounded: past pyStdlibMemoMax entries it starts again.
 var pyStdlibMemo struct {
 	sync.Mutex
-	key  string
-	dirs []string
+	dirs map[string][]string
 }
+
+const pyStdlibMemoMax = 256
 
 // pyGuardOver are the files a bubblewrap box lays for Python checks run
 // with env in dir: the engine's sitecustomize over each Python's own.
@@ -85,8 +88,8 @@ func pyStdlibDirs(path, dir string) []string {
 	m.Lock()
 	defer m.Unlock()
 	key := path + "\x00" + dir
-	if m.dirs != nil && m.key == key {
-		return m.dirs
+	if dirs, ok := m.dirs[key]; ok {
+		return dirs
 	}
 	var progs []string
 	seen := map[string]bool{}
@@ -138,7 +141,10 @@ func pyStdlibDirs(path, dir string) []string {
 			dirs = append(dirs, a)
 		}
 	}
-	m.key, m.dirs = key, dirs
+	if m.dirs == nil || len(m.dirs) >= pyStdlibMemoMax {
+		m.dirs = map[string][]string{}
+	}
+	m.dirs[key] = dirs
 	return dirs
 }
 
