@@ -87,8 +87,8 @@ base_file=scripts/mutation-base
 # exit code.
 critical=(
   "spec/judge.go:*"
-  "spec/defaults.go:AgentFor"
-  "spec/defaults.go:merge"
+  "spec/agent_for.go:AgentFor"
+  "spec/agent_for.go:merge"
   "guard/protect.go:*"
   "guard/protect_rules.go:*"
   "guard/protect_ecosystems.go:*"
