@@ -60,7 +60,7 @@ func pyGuardOver(env []string, dir string) []sandbox.OverFile {
 		return nil
 	}
 	var out []sandbox.OverFile
-	for _, std := range pyStdlibDirs(envValue(env, "PATH"), dir) {
+	for _, std := range pyStdlibDirsEnv(env, dir) {
 		to := filepath.Join(std, "sitecustomize.py")
 		if from := pyLaidFile(to); from != "" {
 			out = append(out, sandbox.OverFile{From: from, To: to})
@@ -81,17 +81,63 @@ func envValue(env []string, key string) string {
 }
 
 // pyStdlibDirs are the standard library's folders of the Pythons 3.10+
-// that path names, asked once per path and dir (a version manager's shim
-// picks the interpreter by the folder).
+// that path names, for a check run in dir.
 func pyStdlibDirs(path, dir string) []string {
-	m := &pyStdlibMemo
+	return pyStdlibDirsEnv([]string{"PATH=" + path}, dir)
+}
+
+// pyStdlibDirsEnv are the standard library's folders of the Pythons 3.10+
+// that env's PATH names, for a check run with env in dir: read from the
+// file system where they can be (pyguard_static.go), read again for every
+// box; the rest asked of the interpreters once per PATH and dir (a
+// version manager's shim picks the interpreter by the folder).
+func pyStdlibDirsEnv(env []string, dir string) []string {
+	path := envValue(env, "PATH")
+	dirs := []string{}
+	have := map[string]bool{}
+	add := func(d string) {
+		if d != "" && !have[d] {
+			have[d] = true
+			dirs = append(dirs, d)
+		}
+	}
+	var ask []pyProgram
+	for _, pr := range pyPrograms(path) {
+		found, ok := pyStaticStdlib(pr.path, pr.real, env, dir)
+		if !ok {
+			ask = append(ask, pr)
+			continue
+		}
+		for _, d := range found {
+			add(d)
+		}
+	}
+	for _, d := range pyAsked(path, dir, ask) {
+		add(d)
+	}
+	return dirs
+}
+
+// A pyProgram is a Python program found on PATH: its path there and the
+// file it leads to.
+type pyProgram struct{ path, real string }
+
+// pyProgramsMemo keeps the Pythons found for each PATH.
+var pyProgramsMemo struct {
+	sync.Mutex
+	progs map[string][]pyProgram
+}
+
+// pyPrograms are the Python programs path names (python, python3,
+// python3.N), one a file they lead to, in PATH's order.
+func pyPrograms(path string) []pyProgram {
+	m := &pyProgramsMemo
 	m.Lock()
 	defer m.Unlock()
-	key := path + "\x00" + dir
-	if dirs, ok := m.dirs[key]; ok {
-		return dirs
+	if progs, ok := m.progs[path]; ok {
+		return progs
 	}
-	var progs []string
+	var progs []pyProgram
 	seen := map[string]bool{}
 	for _, d := range filepath.SplitList(path) {
 		entries, err := os.ReadDir(d)
@@ -117,8 +163,28 @@ func pyStdlibDirs(path, dir string) []string {
 				continue
 			}
 			seen[r] = true
-			progs = append(progs, p)
+			progs = append(progs, pyProgram{path: p, real: r})
 		}
+	}
+	if m.progs == nil || len(m.progs) >= pyStdlibMemoMax {
+		m.progs = map[string][]pyProgram{}
+	}
+	m.progs[path] = progs
+	return progs
+}
+
+// pyAsked are the standard library's folders of the Pythons progs (found
+// on path) as they answer when run in dir, asked once per path and dir.
+func pyAsked(path, dir string, progs []pyProgram) []string {
+	if len(progs) == 0 {
+		return nil
+	}
+	m := &pyStdlibMemo
+	m.Lock()
+	defer m.Unlock()
+	key := path + "\x00" + dir
+	if dirs, ok := m.dirs[key]; ok {
+		return dirs
 	}
 	answers := make([]string, len(progs))
 	var wg sync.WaitGroup
@@ -129,15 +195,13 @@ func pyStdlibDirs(path, dir string) []string {
 			defer wg.Done()
 			slots <- struct{}{}
 			defer func() { <-slots }()
-			answers[i] = probeStdlib(p, dir)
+			answers[i] = probeStdlib(p.path, dir)
 		}()
 	}
 	wg.Wait()
-	dirs := []string{}
-	have := map[string]bool{}
+	var dirs []string
 	for _, a := range answers {
-		if a != "" && !have[a] {
-			have[a] = true
+		if a != "" {
 			dirs = append(dirs, a)
 		}
 	}
