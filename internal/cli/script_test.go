@@ -66,6 +66,8 @@ func ScriptParams() testscript.Params {
 				return cargoFound(), nil
 			case "pyyaml": // python3 imports a distribution installed outside the project (PyYAML)
 				return exec.Command("python3", "-c", "import yaml").Run() == nil, nil
+			case "pyenv2": // python3 is pyenv's shim, and another 3.10+ version is installed ($PYENV_OTHER)
+				return otherPyenvVersion() != "", nil
 			case "landlockunix": // Landlock mediates unix sockets by path (ABI 9)
 				return sandbox.LandlockUnixByPath(), nil
 			case "landlocknet": // Landlock with network rules (ABI 4)
@@ -76,6 +78,7 @@ func ScriptParams() testscript.Params {
 		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("LOOPRINTER_TEST", "1")
+			env.Setenv("PYENV_OTHER", otherPyenvVersion())
 			// Each script has its own registry, logs and engine folders,
 			// never the user's ~/.local/state/looprinter: beside $WORK (so
 			// no loop in $WORK sees it as its own files), removed with it,
