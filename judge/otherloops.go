@@ -51,8 +51,16 @@ func listTree(top string) *treeList {
 		return strings.FieldsFunc(out, func(r rune) bool { return r == 0 }), true
 	}
 	// -t tags each entry: "? " for one git does not track.
+	// The two runs at once: each walks the work tree.
+	var ignored []string
+	var ok2 bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ignored, ok2 = list("--others", "--ignored", "--exclude-standard", "--directory")
+	}()
 	both, ok1 := list("-t", "--cached", "--others", "--exclude-standard")
-	ignored, ok2 := list("--others", "--ignored", "--exclude-standard", "--directory")
+	<-done
 	if !ok1 || !ok2 {
 		return nil
 	}
