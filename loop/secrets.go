@@ -2,6 +2,10 @@ package loop
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
 
 	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/loopdir"
@@ -26,6 +30,40 @@ func (r *runner) writeSecrets() {
 // are not in the agent's view at all (its view is built from a manifest).
 func (r *runner) otherSecrets() []string {
 	return append(judge.OtherLoopSecretsIn(r.dir), loopdir.OtherSecrets(r.dir)...)
+}
+
+// secretsInReach are the paths of otherSecrets that exist inside the loop
+// folder: what a run writing the folder in place (Landlock) would read.
+func (r *runner) secretsInReach() []string {
+	dirs := []string{r.dir}
+	if c, err := filepath.EvalSymlinks(r.dir); err == nil && c != r.dir {
+		dirs = append(dirs, c)
+	}
+	var in []string
+	seen := map[string]bool{}
+	for _, p := range r.otherSecrets() {
+		for _, d := range dirs {
+			rel, err := filepath.Rel(d, p)
+			if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				continue
+			}
+			if _, err := os.Lstat(p); err == nil && !seen[rel] {
+				seen[rel] = true
+				in = append(in, filepath.ToSlash(rel))
+			}
+			break
+		}
+	}
+	sort.Strings(in)
+	return in
+}
+
+// listSome is the first n of list, then how many more.
+func listSome(list []string, n int) string {
+	if len(list) <= n {
+		return strings.Join(list, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(list[:n], ", "), len(list)-n)
 }
 
 // putHoldoutsBack returns the holdout files the engine kept out of the

@@ -120,6 +120,12 @@ func (r *runner) confinement(files []guard.File, phase string) (func(string, []s
 		what += " (no copy-on-write layer here: " + sandbox.LayerProbe().Error() + "; protected files are bound read-only one by one; a private HOME)"
 		r.confined(what)
 	case sandbox.Landlock:
+		// Landlock only grants: another loop's records or ignored files
+		// inside the loop folder cannot be kept from the agent, so the
+		// run does not start while there are any.
+		if in := r.secretsInReach(); len(in) > 0 {
+			return nil, fmt.Errorf("under sandbox: landlock the agent writes the loop folder in place, and Landlock cannot keep a path inside it unreadable: %s (another loop's records or files git ignores there, such as its holdout files) would be in the agent's reach; use sandbox: bwrap (it masks them), or move that loop out of this folder", listSome(in, 3))
+		}
 		r.confined(what + " (a private HOME)")
 		// Landlock only grants: .git's control files (config, hooks, info)
 		// cannot be kept read-only inside a writable folder, so they are

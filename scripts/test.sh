@@ -71,6 +71,7 @@ nobody_scripts=(
   attack_holdout_other_loop
   attack_other_loop_unlisted
   attack_other_loop_unlisted_landlock
+  attack_other_loop_nested_landlock
   attack_checks_network_allow
   attack_host_services
   attack_host_services_landlock
