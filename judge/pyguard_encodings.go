@@ -31,12 +31,20 @@ import (
 const pyEarlyMark = "# looprinter: the engine's finder, from Python's start"
 
 // pyEarlyTail is the tail added to encodings/__init__.py: {guard} is the
-// engine's sitecustomize with EARLY set, in hex. It leaves no name in
-// encodings; an error in it leaves Python as it was (sys.stderr is not
-// there yet: the note goes to the file descriptor).
+// engine's sitecustomize with EARLY set, in hex. While it runs, sys.path
+// holds only the standard library's folders (a folder of PYTHONPATH's
+// comes first otherwise, and Python 3.10's os is not frozen: the guard
+// imports it). It leaves no name in encodings; an error in it leaves
+// Python as it was (sys.stderr is not there yet: the note goes to the
+// file descriptor).
 const pyEarlyTail = "\n\n" + pyEarlyMark + " (-S too; judge/pyguard_encodings.go).\n" +
 	"def _looprinter_early(src):\n" +
+	"    import sys\n" +
+	"    path = sys.path[:]\n" +
+	"    std = __file__[:__file__.rfind(\"/encodings/\")] if isinstance(__file__, str) and \"/encodings/\" in __file__ else \"\"\n" +
 	"    try:\n" +
+	"        if std in path:\n" +
+	"            sys.path[:] = [p for p in path if p == std or p.startswith(std + \"/\")]\n" +
 	"        exec(compile(src, \"<looprinter guard>\", \"exec\"), {\"__name__\": \"_looprinter_guard\"})\n" +
 	"    except Exception as e:\n" +
 	"        try:\n" +
@@ -44,6 +52,8 @@ const pyEarlyTail = "\n\n" + pyEarlyMark + " (-S too; judge/pyguard_encodings.go
 	"            posix.write(2, (\"looprinter: the engine's guard did not start with Python: %r\\n\" % (e,)).encode(\"utf-8\", \"replace\"))\n" +
 	"        except Exception:\n" +
 	"            pass\n" +
+	"    finally:\n" +
+	"        sys.path[:] = path\n" +
 	"\n" +
 	"\n" +
 	"_looprinter_early(bytes.fromhex(\"{guard}\"))\n" +

@@ -179,6 +179,16 @@ func TestPyEarlyEncodings(t *testing.T) {
 			if got := run(home); got != "stdlib [False] True []" {
 				t.Fatalf("with site: %q", got)
 			}
+			// A folder of PYTHONPATH's comes before the standard library's:
+			// while the tail runs (it imports os, not frozen in 3.10) the
+			// path holds only the standard library's folders, then all.
+			shadow := t.TempDir()
+			os.WriteFile(filepath.Join(shadow, "os.py"), []byte("SHADOW = True\n"), 0o644)
+			cmd := exec.Command(prog, "-S", "-c", "import os, sys; print(hasattr(os, 'SHADOW'), sys.path.count(sys.argv[1]))", shadow)
+			cmd.Env = append(os.Environ(), "PYTHONHOME="+home, "PYTHONDONTWRITEBYTECODE=1", "PYTHONPATH="+shadow)
+			if out, err := cmd.CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "False 1" {
+				t.Fatalf("an os.py on PYTHONPATH: %v: %s", err, out)
+			}
 			t.Setenv("PYTHONPATH", guardDir)
 			if got := run(home); got != "stdlib [False] True []" {
 				t.Fatalf("with the engine's sitecustomize on PYTHONPATH: %q", got)
