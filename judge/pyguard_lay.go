@@ -54,7 +54,9 @@ var pyStdlibMemo struct {
 const pyStdlibMemoMax = 256
 
 // pyGuardOver are the files a bubblewrap box lays for Python checks run
-// with env in dir: the engine's sitecustomize over each Python's own.
+// with env in dir: the engine's sitecustomize over each Python's own, and
+// its encodings/__init__.py with the engine's finder at its end, which
+// runs under -S too (pyguard_encodings.go).
 func pyGuardOver(env []string, dir string) []sandbox.OverFile {
 	if pyGuardDir() == "" {
 		return nil
@@ -64,7 +66,9 @@ func pyGuardOver(env []string, dir string) []sandbox.OverFile {
 		to := filepath.Join(std, "sitecustomize.py")
 		if from := pyLaidFile(to); from != "" {
 			out = append(out, sandbox.OverFile{From: from, To: to})
+			out = append(out, pyUncheckedPycs(to)...)
 		}
+		out = append(out, pyEarlyOver(std)...)
 	}
 	return out
 }

@@ -51,19 +51,37 @@ func overArgs(over []OverFile) []string {
 		}
 		laid = append(laid, OverFile{From: o.From, To: to})
 	}
-	var binds []string
+	var binds []OverFile
 	for _, o := range laid {
 		if d := filepath.Dir(o.To); fresh[d] != nil {
 			fresh[d] = append(fresh[d], o)
 		} else {
-			binds = append(binds, "--ro-bind", o.From, o.To)
+			binds = append(binds, o)
 		}
 	}
 	var a []string
 	for i, d := range dirs {
 		a = append(a, freshFolderWith(d, filepath.Join(overAside, strconv.Itoa(i)), fresh[d])...)
 	}
-	return append(a, binds...)
+	for _, o := range binds {
+		a = append(a, "--ro-bind", o.From, besideFresh(o.To, dirs))
+	}
+	return a
+}
+
+// besideFresh is where a file at to is laid: to, or for one beneath a
+// folder of dirs shown anew (encodings/__init__.py of a standard library
+// given a sitecustomize.py), the same place in the folder's aside, where
+// the fresh folder's link leads: bubblewrap does not follow that link.
+func besideFresh(to string, dirs []string) string {
+	for i, d := range dirs {
+		if filepath.Dir(to) != d && Within(to, d) {
+			if rel, err := filepath.Rel(d, to); err == nil {
+				return filepath.Join(overAside, strconv.Itoa(i), rel)
+			}
+		}
+	}
+	return to
 }
 
 // splitOver parts over: the files whose target is missing in a folder

@@ -92,6 +92,7 @@ nobody_scripts=(
   attack_doctest_expected
   attack_test_fixture_python
   attack_pyshadow_installed
+  attack_pyshadow_nosite
 )
 # The sandbox as an ordinary user too (user namespaces, no root): when the
 # tests run as root (CI), its tests run again as nobody.

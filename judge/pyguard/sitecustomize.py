@@ -14,12 +14,23 @@
 # interpreter's own sitecustomize in the standard library's folder, which
 # Python imports whatever a check does to PYTHONPATH, and under -E and -I:
 # that copy carries the content of the one it hides (CHAINED) and runs it.
+# And it lays the standard library's encodings/__init__.py carrying this
+# file (EARLY) at its end: Python imports encodings at every start, -S
+# too, before the folder of the script or the current folder is on
+# sys.path and before site-packages is: that copy puts a finder in place
+# for the standard library's names alone (EARLY), which the first of the
+# other copies replaces with the whole one once site has run.
 import os
 import sys
 
 # (path, source) of the interpreter's own sitecustomize this copy is laid
 # over; None for the copy on PYTHONPATH, and where there was none.
 CHAINED = None
+
+# True in the copy run at the end of encodings/__init__.py: nothing but
+# the builtin, the frozen and the standard library's modules can be
+# imported yet, sys.stderr is not there yet, and site has not run.
+EARLY = False
 
 # The modules the test runners import themselves (pytest's dependencies).
 RUNNER_DEPS = frozenset(("pytest", "_pytest", "pluggy", "iniconfig", "packaging", "py", "exceptiongroup", "tomli",
@@ -28,10 +39,11 @@ RUNNER_DEPS = frozenset(("pytest", "_pytest", "pluggy", "iniconfig", "packaging"
 
 
 def _looprinter_guard():
-    import importlib.machinery as machinery
-    import importlib.util
+    # importlib's own, without importing importlib (EARLY): the classes
+    # importlib.machinery names.
+    import _frozen_importlib as bootstrap
+    import _frozen_importlib_external as external
 
-    here = os.path.dirname(os.path.abspath(__file__))
     extra = set()
     for p in os.environ.get("PYTHONPATH", "").split(os.pathsep):
         if p:
@@ -40,24 +52,29 @@ def _looprinter_guard():
     # paths (the standard library, then site-packages): the folder of the
     # script or the current folder comes later.
     trusted = [p for p in sys.path if p and os.path.abspath(p) not in extra]
-    if not any(getattr(f, "__name__", "") == "LooprinterStdlibFirst" for f in sys.meta_path):
-        _looprinter_install(trusted, machinery)
-    if CHAINED is not None:
+    # Once: the one installed EARLY is replaced by the whole one.
+    have = [f for f in sys.meta_path if getattr(f, "__name__", "") == "LooprinterStdlibFirst"]
+    if not have or (not EARLY and all(getattr(f, "early", False) for f in have)):
+        _looprinter_install(trusted, bootstrap, external)
+        for f in have:
+            sys.meta_path.remove(f)
+    if EARLY or CHAINED is not None:
         return  # the caller runs the content this copy is laid over
+    here = os.path.dirname(os.path.abspath(__file__))
     # The interpreter's own sitecustomize (a distribution's), which this one
     # hides by coming first, runs as it would have (the copy laid over the
     # standard library's, which installs nothing twice, among them).
-    finder = machinery.PathFinder
+    finder = external.PathFinder
     spec = finder.find_spec("sitecustomize", [p for p in trusted if os.path.abspath(p) != here])
     if spec is not None and spec.loader is not None:
-        mod = importlib.util.module_from_spec(spec)
+        mod = bootstrap.module_from_spec(spec)
         try:
             spec.loader.exec_module(mod)
         except Exception:
             pass
 
 
-def _looprinter_install(trusted, machinery):
+def _looprinter_install(trusted, bootstrap, external):
     std = getattr(sys, "stdlib_module_names", None)
     if not std:
         return  # Python before 3.10: no list of the standard library's names
@@ -109,15 +126,17 @@ def _looprinter_install(trusted, machinery):
         f = getattr(mod, "__file__", None)
         if "." in name or name not in std or not isinstance(f, str) or in_stdlib(f) or "-packages" in f:
             continue
-        sys.stderr.write("looprinter: the standard library's %s was imported from %s before the engine's guard\n" % (name, f))
-        sys.stderr.flush()
+        msg = "looprinter: the standard library's %s was imported from %s before the engine's guard\n" % (name, f)
+        os.write(2, msg.encode("utf-8", "surrogateescape"))
         os._exit(3)
-    finder = machinery.PathFinder
-    builtin, frozen = machinery.BuiltinImporter, machinery.FrozenImporter
+    finder = external.PathFinder
+    builtin, frozen = bootstrap.BuiltinImporter, bootstrap.FrozenImporter
 
     class LooprinterStdlibFirst:
         """Top-level standard-library names from the standard library,
         installed distributions' names from site-packages."""
+
+        early = EARLY
 
         @staticmethod
         def find_spec(name, path=None, target=None):
