@@ -13,8 +13,9 @@ import (
 // vitest, mocha), installed once by scripts/install-js-runners.sh into
 // LOOPRINTER_JS_RUNNERS (default <repo>/.cache/js-runners). A script test
 // needs them with [jsrunners] (false without the install, and an error
-// when LOOPRINTER_REQUIRE_JS_RUNNERS=1 or LOOPRINTER_REQUIRE_AGENT_CLIS=1
-// asks for them, as CI does) and gives its project them with `jsrunners`.
+// in CI or when LOOPRINTER_REQUIRE_JS_RUNNERS=1 asks for them: there a
+// missing install fails the tests that need it, never skips them) and
+// gives its project them with `jsrunners`.
 
 // jsRunnersDir is the install folder, whether or not it holds the runners.
 func jsRunnersDir() string {
@@ -30,7 +31,7 @@ func jsRunnersDir() string {
 
 // jsRunnersRequired says whether a missing install fails the tests.
 func jsRunnersRequired() bool {
-	return os.Getenv("LOOPRINTER_REQUIRE_JS_RUNNERS") == "1" || os.Getenv("LOOPRINTER_REQUIRE_AGENT_CLIS") == "1"
+	return os.Getenv("CI") != "" || os.Getenv("LOOPRINTER_REQUIRE_JS_RUNNERS") == "1"
 }
 
 // jsRunnersCond is the [jsrunners] condition.
@@ -39,7 +40,7 @@ func jsRunnersCond() (bool, error) {
 	for _, tool := range []string{"jest", "vitest", "mocha", "tsc"} {
 		if fi, err := os.Stat(filepath.Join(d, "node_modules", ".bin", tool)); err != nil || fi.IsDir() {
 			if jsRunnersRequired() {
-				return false, fmt.Errorf("the JavaScript test runners are not installed in %s (%s missing): run scripts/install-js-runners.sh (required: LOOPRINTER_REQUIRE_JS_RUNNERS or LOOPRINTER_REQUIRE_AGENT_CLIS is set)", d, tool)
+				return false, fmt.Errorf("the JavaScript test runners are not installed in %s (%s missing): run scripts/install-js-runners.sh (required: CI or LOOPRINTER_REQUIRE_JS_RUNNERS=1 is set)", d, tool)
 			}
 			return false, nil
 		}
@@ -51,8 +52,9 @@ func jsRunnersCond() (bool, error) {
 // the installed runners: their node_modules, hard-linked (copied where
 // links cannot be made) into DIR/node_modules, beside what is there. A
 // copy in the tree, not a symlink out of it: the checks run in a box that
-// sees the project's tree, and a link leading out of it need not resolve
-// there.
+// sees the project's tree, and a link leading out of it does not resolve
+// there (the check exits 127). Hard links share the install's files: a
+// script must not write into node_modules' files (new files are its own).
 func cmdJSRunners(ts *testscript.TestScript, neg bool, args []string) {
 	if neg {
 		ts.Fatalf("unsupported: ! jsrunners")
