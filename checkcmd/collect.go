@@ -24,8 +24,12 @@ var (
 	pytestCollectErr = regexp.MustCompile(`(?m)^!+ Interrupted: \d+ errors? during collection !+$`)
 	// unittest (Python 3.12+): no test was found.
 	unittestNoTests = regexp.MustCompile(`(?m)^NO TESTS RAN\b`)
-	// jest, vitest, mocha: no test file matched.
-	jsNoTests = regexp.MustCompile(`(?m)^(?:No tests found, exiting with code \d+|No test files found, exiting with code \d+|Error: No test files found:? .*)$`)
+	// jest, vitest, mocha: no test file matched. mocha names the pattern
+	// when the one it was given is no path ("Error: No test files found:
+	// "test""), and names none when its folder is there but holds no file
+	// of its extensions ("Error: No test files found": TypeScript tests
+	// without mocha's .ts setup) or its glob matched nothing.
+	jsNoTests = regexp.MustCompile(`(?m)^(?:No tests found, exiting with code \d+|No test files found, exiting with code \d+|Error: No test files found(?::? .*)?)$`)
 	// node --test FILE where FILE is not there.
 	nodeNotFound = regexp.MustCompile(`(?m)^Could not find '([^']+)'$`)
 	// go: the module's dependencies or toolchain are not there.

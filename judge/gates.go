@@ -72,7 +72,7 @@ func (j *Judge) CannotRun(results []CheckResult) string {
 			}
 			continue
 		}
-		if r.ExitCode != 126 && r.ExitCode != 127 {
+		if r.ExitCode != 126 && r.ExitCode != 127 || failuresAsExit(r) {
 			continue
 		}
 		if why := confinementFailure(r); why != "" {

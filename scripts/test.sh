@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # The project's test command: installs the pinned agent CLIs (once, into
-# .cache/agent-clis) for the end-to-end tests, then runs every Go test.
+# .cache/agent-clis) for the end-to-end tests and the pinned JavaScript test
+# runners (once, into .cache/js-runners) for the script tests of real
+# projects, then runs every Go test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export LOOPRINTER_AGENT_CLIS="${LOOPRINTER_AGENT_CLIS:-$PWD/.cache/agent-clis}"
 if [ -x scripts/install-agent-clis.sh ]; then
   scripts/install-agent-clis.sh
+fi
+export LOOPRINTER_JS_RUNNERS="${LOOPRINTER_JS_RUNNERS:-$PWD/.cache/js-runners}"
+if [ -x scripts/install-js-runners.sh ]; then
+  scripts/install-js-runners.sh
 fi
 go vet ./...
 # macOS and Windows are built, not tested, here (no machine of the project

@@ -9,6 +9,10 @@ import (
 // number or a quoted string.
 var jsCaseValue = regexp.MustCompile("-?\\d+(?:\\.\\d+)?|'[^']*'|\"[^\"]*\"|`[^`]*`")
 
+// jsTitleSep joins a JS runner's file, describe blocks and test title in
+// the names it prints.
+var jsTitleSep = map[string]string{"jest": " › ", "vitest": " > "}
+
 // CaseOf says which parametrized test a failing test is a case of: its
 // family (the test's name without the case) and the case's id, ok false
 // for a test that is no case of another. A pytest id
@@ -16,7 +20,8 @@ var jsCaseValue = regexp.MustCompile("-?\\d+(?:\\.\\d+)?|'[^']*'|\"[^\"]*\"|`[^`
 // ("pkg.TestParse/empty/x": pkg.TestParse, "empty/x"), a unittest subtest
 // ("mod.Class.test_x (i=1)": mod.Class.test_x, "i=1"), and the titles of a
 // JS each/table test, which differ only in the numbers and quoted strings
-// put in them ("adds 1 + 2": "adds # + #", the whole title its id).
+// put in them ("math › adds 1 + 2": "math › adds # + #", the test's own
+// title "adds 1 + 2" its id).
 func CaseOf(f Failure) (family, id string, ok bool) {
 	name := f.Name
 	switch f.Runner {
@@ -51,7 +56,16 @@ func CaseOf(f Failure) (family, id string, ok bool) {
 		if fam == name {
 			return "", "", false
 		}
-		return fam, name, true
+		// The id is the case's own title: jest and vitest put the file and
+		// the describe blocks before it (" › ", " > "), the same in every
+		// case, and would leave room for few ids.
+		id := name
+		if sep, ok := jsTitleSep[f.Runner]; ok {
+			if i := strings.LastIndex(name, sep); i >= 0 && i+len(sep) < len(name) {
+				id = name[i+len(sep):]
+			}
+		}
+		return fam, id, true
 	}
 	return "", "", false
 }

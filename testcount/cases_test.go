@@ -79,8 +79,8 @@ func TestCaseOf(t *testing.T) {
 		{Failure{Runner: "go", Name: "example.com/a/b.TestParse/"}, "", "", false},
 		{Failure{Runner: "unittest", Name: "mod.Class.test_x (i=1)"}, "mod.Class.test_x", "i=1", true},
 		{Failure{Runner: "unittest", Name: "mod.Class.test_x"}, "", "", false},
-		{Failure{Runner: "jest", Name: "math › adds 1 + 2"}, "math › adds # + #", "math › adds 1 + 2", true},
-		{Failure{Runner: "vitest", Name: `parse > reads "x"`}, "parse > reads #", `parse > reads "x"`, true},
+		{Failure{Runner: "jest", Name: "math › adds 1 + 2"}, "math › adds # + #", "adds 1 + 2", true},
+		{Failure{Runner: "vitest", Name: `parse > reads "x"`}, "parse > reads #", `reads "x"`, true},
 		{Failure{Runner: "mocha", Name: "parse reads"}, "", "", false},
 		{Failure{Runner: "cargo", Name: "tests::case_1"}, "", "", false},
 	} {

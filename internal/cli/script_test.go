@@ -70,6 +70,8 @@ func ScriptParams() testscript.Params {
 				return otherPyenvVersion() != "", nil
 			case "landlockunix": // Landlock mediates unix sockets by path (ABI 9)
 				return sandbox.LandlockUnixByPath(), nil
+			case "jsrunners": // the pinned jest, ts-jest, vitest, mocha (scripts/install-js-runners.sh)
+				return jsRunnersCond()
 			case "landlocknet": // Landlock with network rules (ABI 4)
 				_, ok := sandbox.NetworkEnforced(sandbox.Landlock)
 				return ok, nil
@@ -102,6 +104,7 @@ func ScriptParams() testscript.Params {
 			"overlap":    cmdOverlap,
 			"buildruns":  cmdBuildRuns,
 			"fakegithub": cmdFakeGitHub,
+			"jsrunners":  cmdJSRunners,
 		},
 	}
 }
