@@ -104,6 +104,11 @@ critical=(
   "judge/cleanroom.go:holdoutCounts"
   "judge/cleanroom.go:holdoutSignal"
   "judge/holdout.go:*"
+  # The clean room's and the holdout's own accounting of the Go tests that
+  # ran: the engine's test main, the wrapper, the claims and the reports.
+  "judge/goaccount.go:*"
+  "judge/goframing.go:forgedGo"
+  "judge/goframing.go:goTestNames"
   "loop/run_agent.go:runAgent"
   "loop/run_agent.go:keepLoopFileEdit"
   "loop/engine.go:checkBudgets"
@@ -143,6 +148,13 @@ critical=(
   "sandbox/landlock.go:grant"
   "sandbox/network.go:maskArgs"
   "sandbox/special.go:*"
+  "sandbox/landlock_rules_linux.go:unixFilter"
+  "sandbox/unixfilter_linux.go:filterArches"
+  "sandbox/unixfilter_linux.go:unixSocketProgram"
+  "sandbox/unixfilter_linux.go:label"
+  "sandbox/unixfilter_linux.go:jumpIf"
+  "sandbox/unixfilter_linux.go:jumpTo"
+  "sandbox/unixfilter_linux.go:resolve"
 )
 # The packages mutated in their critical code only, in parts, each against
 # the tests that exercise it (a `go test -run` pattern; empty: all of the
@@ -155,10 +167,12 @@ critical=(
 parts=(
   "guard/protection||guard/protect.go:* guard/protect_rules.go:* guard/protect_ecosystems.go:* guard/protect_config.go:* guard/snapshot.go:* guard/guard.go:Snapshot guard/guard.go:Check guard/guard.go:RestoreSaved"
   "judge/verdict||judge/gates.go:CannotRun judge/gates.go:SaveTestBase judge/gates.go:Ratchet judge/cleanroom.go:JudgeCleanRoom judge/cleanroom.go:holdoutCounts judge/cleanroom.go:holdoutSignal judge/holdout.go:*"
+  "judge/accounting|^Test(CleanRoomGoAccounting|GoAccountSource|CleanRoomRefusesForgedGo|PinGoAccount)|judge/goaccount.go:* judge/goframing.go:forgedGo judge/goframing.go:goTestNames"
   "loop/budgets|^Test(Pin|Engine|APIErrors|RateLimits|EndlessRateLimits|Failover)|loop/run_agent.go:runAgent loop/run_agent.go:keepLoopFileEdit loop/engine.go:checkBudgets loop/engine.go:outcome loop/engine.go:finish"
   "loop/judged|^Test(Judged|EngineProtected|EngineLoopFileEdits|Crash|Watch|Hardlink|Renamed|Gitignored|LoadTrusted|TargetProblems|ReadOnly)|loop/judged.go:* loop/trust.go:keepEdit"
   "sandbox/view|^Test(BuildManifest|ToolchainRoot|DropServiceEnv|BwrapArgsBuildTheView|InstallRoot|PinView)|sandbox/manifest.go:DropServiceEnv sandbox/manifest.go:IsServiceEnv sandbox/manifest.go:BuildManifest sandbox/manifest.go:expandHome sandbox/manifest.go:covers sandbox/manifest.go:tidy sandbox/manifest.go:Paths sandbox/manifest.go:toolchainRoot sandbox/manifest.go:installRoot sandbox/manifest.go:linkTargets sandbox/view_bwrap.go:*"
-  "sandbox/rules|^Test(GrantSplit|PinRules|StripInPlace|PinSpecial)|sandbox/landlock.go:grant sandbox/network.go:maskArgs sandbox/special.go:*"
+  "sandbox/rules|^Test(GrantSplit|PinRules|StripInPlace|PinSpecial|UnixSocketProgram|UnixFilterNeeded|UnixFilterRefusesUnixSockets)|sandbox/landlock.go:grant sandbox/network.go:maskArgs sandbox/special.go:* sandbox/landlock_rules_linux.go:unixFilter sandbox/unixfilter_linux.go:filterArches sandbox/unixfilter_linux.go:unixSocketProgram sandbox/unixfilter_linux.go:label sandbox/unixfilter_linux.go:jumpIf sandbox/unixfilter_linux.go:jumpTo sandbox/unixfilter_linux.go:resolve"
+  "tells/context||tells/tells.go:LibraryOnly tells/gocontext.go:* tells/pycontext.go:* tells/jscontext.go:* tells/aliases.go:*"
 )
 # sandbox/rules: its rules
 # The equivalent mutants left alive, one a line in docs/design.md:
