@@ -435,3 +435,20 @@ func TestPinGoAccountForgedNames(t *testing.T) {
 		t.Errorf("without start files: %v", got)
 	}
 }
+
+// A failing report of a package the printout does not claim fails the
+// check even when the printout claims another package that passed.
+func TestPinGoAccountHiddenBesideClaimed(t *testing.T) {
+	j, _ := newJudge(t, &spec.Loop{Sandbox: "off"})
+	a := &goAccount{nonce: "n", module: "example.com/add", dirs: map[string]bool{".": true, "sub": true}}
+	p := filepath.Join(t.TempDir(), "out")
+	pinWrite(t, p, "ok  \texample.com/add\t0.1s\nlooprinter-account n 0 .\nlooprinter-account n 1 sub\n")
+	rs := []CheckResult{{Check: record.Check{Command: "go test ./... | grep -v FAIL", Pass: true, Output: p}}}
+	j.judgeGo(a, rs)
+	if rs[0].Pass || len(rs[0].Lines) == 0 || !strings.Contains(rs[0].Lines[0], "the tests of package sub failed (the testing package returned 1)") {
+		t.Errorf("pass %v, lines %q", rs[0].Pass, rs[0].Lines)
+	}
+	if containsStr([]string{".", "sub"}, "x") || !containsStr([]string{".", "sub"}, "sub") {
+		t.Error("containsStr")
+	}
+}
