@@ -133,3 +133,14 @@ func TestMutantLibraryOnly(t *testing.T) {
 		}
 	}
 }
+
+// The global object's names listed through Object's and Reflect's
+// functions, at the start of a file and after a declaration.
+func TestMutantJSReflect(t *testing.T) {
+	check(t, "a/a.js", "Object.keys(globalThis).forEach(f);\n", []want{{1, ReadsRunContext}})
+	check(t, "a/a.js", "const n = Reflect.ownKeys(globalThis);\n", []want{{1, ReadsRunContext}})
+	check(t, "a/a.js", "const n = Object.is(globalThis, x);\n", nil)
+	// A member named by a string index is the member.
+	check(t, "a/a.js", "const a = process['argv'];\n", []want{{1, ReadsRunContext}})
+	check(t, "a/a.js", "const a = process['title'];\n", nil)
+}
