@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Mutation testing of the packages that judge agents: spec, record, cost,
-# guard, judge and loop; and of those that draw the sandbox's boundary:
+# guard, judge, loop and tells (its scanners of a run's context); and of those that draw the sandbox's boundary:
 # netpolicy, netproxy and sandbox (its view, its rules and the apply's
 # special bits). Each package is mutated by gremlins (pinned below)
 # and only its own tests run against each mutant. Prints one table row a
@@ -17,15 +17,16 @@
 #   scripts/mutation.sh loop/budgets one part of a package's critical code
 #   scripts/mutation.sh --full       the full measurement: spec, record,
 #                                    cost, netpolicy and netproxy in full;
-#                                    guard, judge, loop and sandbox in
-#                                    their critical parts; records the base
+#                                    guard, judge, loop, sandbox and tells
+#                                    in their critical parts; records the
+#                                    base
 #   scripts/mutation.sh --all loop   every mutant of loop (about an hour)
 #   scripts/mutation.sh --critical   CI: only the critical entries that
 #                                    changed since each package's base,
 #                                    each mutated whole (the rest of a
 #                                    package's changed lines by hand)
 #
-# guard, judge, loop and sandbox are mutated in parts: only the functions and files
+# guard, judge, loop, sandbox and tells are mutated in parts: only the functions and files
 # of the critical list below (gremlins v0.5.0 has no file filter: the rest
 # of the package is marked unchanged through its --diff, see scope_to).
 # loop's tests run an engine per test and take minutes, once per mutant,
@@ -79,7 +80,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 packages=("$@")
-[ ${#packages[@]} -gt 0 ] || packages=(spec record cost guard judge loop netpolicy)
+[ ${#packages[@]} -gt 0 ] || packages=(spec record cost guard judge loop tells netpolicy netproxy sandbox)
 base_file=scripts/mutation-base
 
 # Code where no mutant may live: FILE:FUNCTION (FUNCTION * for the whole
@@ -117,9 +118,9 @@ critical=(
   "loop/judged.go:*"
   "loop/trust.go:keepEdit"
   "cost/loop.go:EstimateLoop"
-  # tells: its critical code, mutated by hand (`scripts/mutation.sh tells`)
-  # and not yet in CI: its first measurement is under the thresholds
-  # (docs/design.md, "Mutation testing").
+  # tells: what reads the run's context, patches a test framework or exits
+  # early in the agent's code, and the aliases it resolves (part
+  # tells/context).
   "tells/tells.go:LibraryOnly"
   "tells/gocontext.go:*"
   "tells/pycontext.go:*"
@@ -159,6 +160,9 @@ critical=(
 # The packages mutated in their critical code only, in parts, each against
 # the tests that exercise it (a `go test -run` pattern; empty: all of the
 # package's tests): PACKAGE/NAME, PATTERN, then entries of the list above.
+# tells/context: all of tells' tests (seconds). judge/accounting: the
+# clean room's accounting, against its own tests (judge's whole suite
+# takes a minute a mutant).
 # guard and judge: their tests are seconds, but only the critical code is
 # held to the thresholds (the watch and the list of changes, the checks'
 # runner and the audit are pinned by loop's engine tests, which gremlins
@@ -174,7 +178,6 @@ parts=(
   "sandbox/rules|^Test(GrantSplit|PinRules|StripInPlace|PinSpecial|UnixSocketProgram|UnixFilterNeeded|UnixFilterRefusesUnixSockets)|sandbox/landlock.go:grant sandbox/network.go:maskArgs sandbox/special.go:* sandbox/landlock_rules_linux.go:unixFilter sandbox/unixfilter_linux.go:filterArches sandbox/unixfilter_linux.go:unixSocketProgram sandbox/unixfilter_linux.go:label sandbox/unixfilter_linux.go:jumpIf sandbox/unixfilter_linux.go:jumpTo sandbox/unixfilter_linux.go:resolve"
   "tells/context||tells/tells.go:LibraryOnly tells/gocontext.go:* tells/pycontext.go:* tells/jscontext.go:* tells/aliases.go:*"
 )
-# sandbox/rules: its rules
 # The equivalent mutants left alive, one a line in docs/design.md:
 #   - `FILE` `FUNCTION` MUTATOR on `SOURCE LINE`: why
 allowed=docs/design.md
