@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Mutation testing of the packages that judge agents: spec, record, cost,
-# guard, judge and loop; and of those that draw the sandbox's boundary:
+# guard, judge, loop and tells (its scanners of a run's context); and of those that draw the sandbox's boundary:
 # netpolicy, netproxy and sandbox (its view, its rules and the apply's
 # special bits). Each package is mutated by gremlins (pinned below)
 # and only its own tests run against each mutant. Prints one table row a
@@ -17,15 +17,16 @@
 #   scripts/mutation.sh loop/budgets one part of a package's critical code
 #   scripts/mutation.sh --full       the full measurement: spec, record,
 #                                    cost, netpolicy and netproxy in full;
-#                                    guard, judge, loop and sandbox in
-#                                    their critical parts; records the base
+#                                    guard, judge, loop, sandbox and tells
+#                                    in their critical parts; records the
+#                                    base
 #   scripts/mutation.sh --all loop   every mutant of loop (about an hour)
 #   scripts/mutation.sh --critical   CI: only the critical entries that
 #                                    changed since each package's base,
 #                                    each mutated whole (the rest of a
 #                                    package's changed lines by hand)
 #
-# guard, judge, loop and sandbox are mutated in parts: only the functions and files
+# guard, judge, loop, sandbox and tells are mutated in parts: only the functions and files
 # of the critical list below (gremlins v0.5.0 has no file filter: the rest
 # of the package is marked unchanged through its --diff, see scope_to).
 # loop's tests run an engine per test and take minutes, once per mutant,
@@ -79,7 +80,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 packages=("$@")
-[ ${#packages[@]} -gt 0 ] || packages=(spec record cost guard judge loop netpolicy)
+[ ${#packages[@]} -gt 0 ] || packages=(spec record cost guard judge loop tells netpolicy netproxy sandbox)
 base_file=scripts/mutation-base
 
 # Code where no mutant may live: FILE:FUNCTION (FUNCTION * for the whole
@@ -104,6 +105,11 @@ critical=(
   "judge/cleanroom.go:holdoutCounts"
   "judge/cleanroom.go:holdoutSignal"
   "judge/holdout.go:*"
+  # The clean room's and the holdout's own accounting of the Go tests that
+  # ran: the engine's test main, the wrapper, the claims and the reports.
+  "judge/goaccount.go:*"
+  "judge/goframing.go:forgedGo"
+  "judge/goframing.go:goTestNames"
   "loop/run_agent.go:runAgent"
   "loop/run_agent.go:keepLoopFileEdit"
   "loop/engine.go:checkBudgets"
@@ -112,17 +118,18 @@ critical=(
   "loop/judged.go:*"
   "loop/trust.go:keepEdit"
   "cost/loop.go:EstimateLoop"
-  # tells: its critical code, mutated by hand (`scripts/mutation.sh tells`)
-  # and not yet in CI: its first measurement is under the thresholds
-  # (docs/design.md, "Mutation testing").
+  # tells: what reads the run's context, patches a test framework or exits
+  # early in the agent's code, and the aliases it resolves (part
+  # tells/context).
   "tells/tells.go:LibraryOnly"
   "tells/gocontext.go:*"
   "tells/pycontext.go:*"
   "tells/jscontext.go:*"
   "tells/aliases.go:*"
-  # netproxy and sandbox: mutated by hand (`scripts/mutation.sh --full
-  # netproxy`, `scripts/mutation.sh --full sandbox`) until their first
-  # full measurement records a base; CI then mutates what changed since.
+  # netproxy (in CI since its first full measurement) and sandbox: sandbox
+  # is mutated by hand (`scripts/mutation.sh --full sandbox`) until its
+  # first full measurement records a base; CI then mutates what changed
+  # since.
   "netproxy/allow.go:*"
   "netproxy/proxy.go:refusal"
   "netproxy/proxy.go:dial"
@@ -143,10 +150,20 @@ critical=(
   "sandbox/landlock.go:grant"
   "sandbox/network.go:maskArgs"
   "sandbox/special.go:*"
+  "sandbox/landlock_rules_linux.go:unixFilter"
+  "sandbox/unixfilter_linux.go:filterArches"
+  "sandbox/unixfilter_linux.go:unixSocketProgram"
+  "sandbox/unixfilter_linux.go:label"
+  "sandbox/unixfilter_linux.go:jumpIf"
+  "sandbox/unixfilter_linux.go:jumpTo"
+  "sandbox/unixfilter_linux.go:resolve"
 )
 # The packages mutated in their critical code only, in parts, each against
 # the tests that exercise it (a `go test -run` pattern; empty: all of the
 # package's tests): PACKAGE/NAME, PATTERN, then entries of the list above.
+# tells/context: all of tells' tests (seconds). judge/accounting: the
+# clean room's accounting, against its own tests (judge's whole suite
+# takes a minute a mutant).
 # guard and judge: their tests are seconds, but only the critical code is
 # held to the thresholds (the watch and the list of changes, the checks'
 # runner and the audit are pinned by loop's engine tests, which gremlins
@@ -155,12 +172,13 @@ critical=(
 parts=(
   "guard/protection||guard/protect.go:* guard/protect_rules.go:* guard/protect_ecosystems.go:* guard/protect_config.go:* guard/snapshot.go:* guard/guard.go:Snapshot guard/guard.go:Check guard/guard.go:RestoreSaved"
   "judge/verdict||judge/gates.go:CannotRun judge/gates.go:SaveTestBase judge/gates.go:Ratchet judge/cleanroom.go:JudgeCleanRoom judge/cleanroom.go:holdoutCounts judge/cleanroom.go:holdoutSignal judge/holdout.go:*"
+  "judge/accounting|^Test(CleanRoomGoAccounting|GoAccountSource|CleanRoomRefusesForgedGo|PinGoAccount)|judge/goaccount.go:* judge/goframing.go:forgedGo judge/goframing.go:goTestNames"
   "loop/budgets|^Test(Pin|Engine|APIErrors|RateLimits|EndlessRateLimits|Failover)|loop/run_agent.go:runAgent loop/run_agent.go:keepLoopFileEdit loop/engine.go:checkBudgets loop/engine.go:outcome loop/engine.go:finish"
   "loop/judged|^Test(Judged|EngineProtected|EngineLoopFileEdits|Crash|Watch|Hardlink|Renamed|Gitignored|LoadTrusted|TargetProblems|ReadOnly)|loop/judged.go:* loop/trust.go:keepEdit"
   "sandbox/view|^Test(BuildManifest|ToolchainRoot|DropServiceEnv|BwrapArgsBuildTheView|InstallRoot|PinView)|sandbox/manifest.go:DropServiceEnv sandbox/manifest.go:IsServiceEnv sandbox/manifest.go:BuildManifest sandbox/manifest.go:expandHome sandbox/manifest.go:covers sandbox/manifest.go:tidy sandbox/manifest.go:Paths sandbox/manifest.go:toolchainRoot sandbox/manifest.go:installRoot sandbox/manifest.go:linkTargets sandbox/view_bwrap.go:*"
-  "sandbox/rules|^Test(GrantSplit|PinRules|StripInPlace|PinSpecial)|sandbox/landlock.go:grant sandbox/network.go:maskArgs sandbox/special.go:*"
+  "sandbox/rules|^Test(GrantSplit|PinRules|StripInPlace|PinSpecial|UnixSocketProgram|UnixFilterNeeded|UnixFilterRefusesUnixSockets)|sandbox/landlock.go:grant sandbox/network.go:maskArgs sandbox/special.go:* sandbox/landlock_rules_linux.go:unixFilter sandbox/unixfilter_linux.go:filterArches sandbox/unixfilter_linux.go:unixSocketProgram sandbox/unixfilter_linux.go:label sandbox/unixfilter_linux.go:jumpIf sandbox/unixfilter_linux.go:jumpTo sandbox/unixfilter_linux.go:resolve"
+  "tells/context||tells/tells.go:LibraryOnly tells/gocontext.go:* tells/pycontext.go:* tells/jscontext.go:* tells/aliases.go:*"
 )
-# sandbox/rules: its rules
 # The equivalent mutants left alive, one a line in docs/design.md:
 #   - `FILE` `FUNCTION` MUTATOR on `SOURCE LINE`: why
 allowed=docs/design.md

@@ -232,7 +232,7 @@ func jsContextRead(toks []srctok.Token, i, end int, q string) bool {
 		if i >= 2 && toks[i-1].Text == "in" && toks[i-2].Kind == srctok.String {
 			return jsTestGlobals[toks[i-2].Value]
 		}
-		return i >= 1 && toks[i-1].Text == "(" && i >= 2 && isReflect(toks, i-2)
+		return i >= 2 && toks[i-1].Text == "(" && isReflect(toks, i-2)
 	case strings.HasPrefix(q, "globalThis."):
 		name := strings.TrimPrefix(q, "globalThis.")
 		name, _, _ = strings.Cut(name, ".")
