@@ -3,7 +3,6 @@ package judge
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"os"
 	"os/exec"
@@ -75,12 +74,7 @@ func pyGuardOver(env []string, dir string) []sandbox.OverFile {
 
 // envValue is key's last value in env.
 func envValue(env []string, key string) string {
-	v := ""
-	for _, kv := range env {
-		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
-			v = val
-		}
-	}
+	v, _ := envLookup(env, key)
 	return v
 }
 
@@ -270,17 +264,5 @@ func pyLaidFile(to string) string {
 		chained := []byte("CHAINED = (bytes.fromhex(\"" + hex.EncodeToString([]byte(to)) + "\").decode(\"utf-8\", \"surrogateescape\"), bytes.fromhex(\"" + hex.EncodeToString(own) + "\"))\n")
 		data = bytes.Replace(pyGuardSource, []byte("CHAINED = None\n"), chained, 1)
 	}
-	dir := pyGuardDir()
-	if dir == "" {
-		return ""
-	}
-	sum := sha256.Sum256(data)
-	file := filepath.Join(dir, "laid-"+hex.EncodeToString(sum[:])[:16]+".py")
-	if old, err := os.ReadFile(file); err == nil && bytes.Equal(old, data) {
-		return file
-	}
-	if err := writeReadOnly(dir, file, data); err != nil {
-		return ""
-	}
-	return file
+	return pyEngineFile("laid-", ".py", data)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/sandbox"
 )
 
 // writeSecrets notes, in the loop's private folder, what of it no other
@@ -44,7 +45,7 @@ func (r *runner) secretsInReach() []string {
 	for _, p := range r.otherSecrets() {
 		for _, d := range dirs {
 			rel, err := filepath.Rel(d, p)
-			if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			if err != nil || p == d || !sandbox.Within(p, d) {
 				continue
 			}
 			if _, err := os.Lstat(p); err == nil && !seen[rel] {
