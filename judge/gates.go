@@ -72,7 +72,7 @@ func (j *Judge) CannotRun(results []CheckResult) string {
 			}
 			continue
 		}
-		if r.ExitCode != 126 && r.ExitCode != 127 || failuresAsExit(r) {
+		if r.ExitCode != 126 && r.ExitCode != 127 || FailuresAsExit(r) {
 			continue
 		}
 		if why := confinementFailure(r); why != "" {

@@ -24,7 +24,7 @@ func (j *Judge) RunnerCannotStart(results []CheckResult) string {
 			cannot = append(cannot, fmt.Sprintf("the negated check `%s` cannot fail: %s; make the command it negates able to run (or check for it first: `git rev-parse --git-dir && ! git grep …`)", r.Command, r.NegatedNotRun))
 			continue
 		}
-		if r.Pass || r.TimedOut || r.Output == "" || failuresAsExit(r) {
+		if r.Pass || r.TimedOut || r.Output == "" || FailuresAsExit(r) {
 			continue
 		}
 		missing, hint := checkcmd.RunnerMissingLog(r.Output, r.ExitCode)
@@ -51,10 +51,10 @@ func (j *Judge) RunnerCannotStart(results []CheckResult) string {
 	return strings.Join(cannot, "\n") + "\n(no agent ran: a check whose runner cannot start or collect its tests judges nothing, and no change to the code can fix it; fix the environment or the check and run again)"
 }
 
-// failuresAsExit says whether a check's exit 126 or 127 is its runner's
+// FailuresAsExit says whether a check's exit 126 or 127 is its runner's
 // count of failing tests (mocha exits with it: 127 failing tests, exit
 // 127), not the shell's "cannot execute" or "not found": the tests ran.
-func failuresAsExit(r CheckResult) bool {
+func FailuresAsExit(r CheckResult) bool {
 	return (r.ExitCode == 126 || r.ExitCode == 127) && r.Tests.Failed == r.ExitCode
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/internal/doctor"
 	"github.com/looprinter/looprinter/internal/initwiz"
+	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/spec"
 )
@@ -363,7 +364,7 @@ func checkWarnings(ctx context.Context, l *spec.Loop) (lines, out []string, fail
 			TimedOut: r.TimedOut, Tests: r.Tests, Output: r.Signal, Dir: l.Dir, Objective: l.Objective})
 		lines = append(lines, line)
 		out = append(out, warns...)
-		if (r.ExitCode == 126 || r.ExitCode == 127) && len(warns) == 0 {
+		if (r.ExitCode == 126 || r.ExitCode == 127) && !judge.FailuresAsExit(r) && len(warns) == 0 {
 			out = append(out, fmt.Sprintf("the check `%s` cannot run (exit %d): `looprinter run` would stop BLOCKED; `looprinter doctor` says how to fix it", r.Command, r.ExitCode))
 		}
 	}
