@@ -276,7 +276,7 @@ func (e *Engine) judgeBuild(ctx context.Context, task Task, run *AgentRun, seen,
 		e.emit(record.Event{Event: record.TaskPassed, Task: task.ID, File: task.TargetFile, Message: task.Title, Checks: judge.ChecksOf(checked)})
 		e.roll.noteCheckpoint(checked, false, nil)
 		e.st.LastFailure = ""
-		e.progressMade()
+		e.nop.Progress()
 	}
 	if len(problems) > 0 {
 		signal := strings.Join(problems, "\n")
@@ -355,7 +355,7 @@ func (e *Engine) stepCycleGate(ctx context.Context) error {
 	}
 	e.st.CycleGate = "fail"
 	e.st.CycleFailed = true
-	if err := e.noteGateFailure(signal, e.planSummary(plan)); err != nil {
+	if err := e.nop.GateFailure(signal, e.planSummary(plan)); err != nil {
 		e.archive(fmt.Sprintf("plan_cycle_%d.json", e.st.Cycle), "cycle gate failed")
 		return err
 	}
@@ -403,7 +403,7 @@ func (e *Engine) stepObjectiveGate(ctx context.Context) error {
 			return e.stop(ReasonNotVerified, "the objective checks passed before any agent run and never failed since: they cannot show that the agent's work met the objective. Sharpen objective_verify so it fails until the work is done (or set allow_passing: true to keep a passing loop green)")
 		}
 		e.st.Phase = PhasePost
-		e.progressMade()
+		e.nop.Progress()
 		return nil
 	}
 	e.st.ObjectiveGate = "fail"
@@ -547,7 +547,7 @@ func (e *Engine) stepRalph(ctx context.Context) error {
 			return e.stop(ReasonNotVerified, "the verify checks passed before any agent run and never failed since: they cannot show that the agent's work met the objective. Sharpen them so they fail until the work is done (or set allow_passing: true to keep a passing loop green)")
 		}
 		e.st.Phase = PhasePost
-		e.progressMade()
+		e.nop.Progress()
 		return nil
 	}
 	e.st.ObjectiveFailed = true

@@ -14,14 +14,17 @@ import (
 	"sync"
 	"time"
 
+	"github.com/looprinter/looprinter/failover"
 	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/loopdir"
+	"github.com/looprinter/looprinter/operator"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/redact"
 	"github.com/looprinter/looprinter/review"
 	"github.com/looprinter/looprinter/sandbox"
 	"github.com/looprinter/looprinter/spec"
+	"github.com/looprinter/looprinter/stopping"
 )
 
 // Outcome reasons, with their exit codes (docs/stopping.md).
@@ -129,6 +132,12 @@ type Engine struct {
 	judged    *judgedPlan      // the engine's own copy of the plan (loop/judged.go)
 	roll      *rollback        // checkpoints and rollback (loop/rollback.go)
 	run       *runner          // the agent runs: confinement, layers, failover, the operator (loop/runner.go)
+
+	// nop is no-progress detection (stopping.NoProgress; loop/noprogress.go).
+	nop *stopping.NoProgress
+	// approval holds the first plan for the operator's OK (operator.PlanGate;
+	// loop/approve.go).
+	approval *operator.PlanGate
 
 	hookMu  sync.Mutex
 	hookErr error
@@ -270,7 +279,7 @@ func openEngine(l *spec.Loop, opts Options, runID string, fresh bool) (e *Engine
 	}
 	resumed = !st.StartedAt.IsZero()
 	if opts.Backoff == nil {
-		opts.Backoff = defaultBackoff
+		opts.Backoff = failover.Backoff
 	}
 	start := time.Now()
 	if runID == "" {
@@ -295,6 +304,8 @@ func openEngine(l *spec.Loop, opts Options, runID string, fresh bool) (e *Engine
 	e.run = &runner{dir: dir, priv: priv, st: st, spec: inForce, red: func() *redact.Redactor { return e.red },
 		backoff: opts.Backoff, emit: e.emit, stop: e.stop, checkBudgets: e.checkBudgets, store: e.store, judge: e.judge,
 		enforceJudgedPlan: e.judged.enforceJudgedPlan}
+	e.nop, e.approval = newNoProgress(e), newPlanGate(e)
+	e.run.agents, e.run.ops = newSwitch(e.run), newChannel(e.run)
 	e.guard = guard.New(guard.Config{Dir: dir, Priv: priv, Rules: e.protectRules, Keep: e.run.keepEdit, Emit: e.emit})
 	e.run.guard = e.guard
 	e.setRedactor(Redactor(l))
@@ -666,7 +677,7 @@ func (e *Engine) checkBudgets() error {
 		// The time spent is the report's "spent" figure, counted to the
 		// stop's last save: named here too, it would be a second, older one.
 		o := e.outcome(ReasonTimeCost, fmt.Sprintf("wall budget spent: the loop's time reached budget.wall (%s)", b.Wall))
-		o.Next = wallNextSteps(e.dir, e.spec.Path)
+		o.Next = stopping.WallNextSteps(e.dir, e.spec.Path)
 		return &errStop{o}
 	}
 	if e.st.CostUSD >= b.CostUSD {

@@ -1,191 +1,61 @@
 package loop
 
 import (
-	"fmt"
-	"github.com/looprinter/looprinter/wave"
 	"time"
 
 	"github.com/looprinter/looprinter/agent"
-	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/failover"
 	"github.com/looprinter/looprinter/spec"
 )
 
-// Failover on usage limits. A phase's agent comes with agent.fallback: the
-// agents that take over, in order. When the agent in use reports a usage
-// limit that resets later than fallback_after, its reset time is kept in
-// the state and the same run goes on with the first candidate that is
-// installed and not limited (an agent_failover record; the try that hit the
-// limit is not an attempt). Every run starts again with the first choice
-// whose limit has passed. When every candidate is limited, the run waits
-// for the earliest reset, as without fallbacks. In the review shape, the
-// reviewer never takes the model its writer or fixer is on, nor they the
-// reviewer's.
+// Which agent a run starts with and goes on with, failover on usage limits
+// and escalation after repeated failures, is failover.Switch's; its records
+// stay in the state (FailoverState, EscalationState). The runner holds one.
 
 // FailoverState is what the engine knows about usage limits.
-type FailoverState struct {
-	// Limits is, per agent (backend/model), when its usage limit resets.
-	Limits map[string]time.Time `json:"limits,omitempty"`
-	// InUse is, per phase, the agent its last run used.
-	InUse map[string]string `json:"in_use,omitempty"`
+type FailoverState = failover.State
+
+// EscalationState is what the engine knows of escalations.
+type EscalationState = failover.Escalation
+
+// newSwitch is the runner's failover.Switch, over the state's records.
+func newSwitch(r *runner) *failover.Switch {
+	return &failover.Switch{Spec: r.spec, Dir: r.dir, Emit: r.emit,
+		Failover: &r.st.Failover, Escalation: &r.st.Escalation, Cycle: &r.st.Cycle, SameCount: &r.st.SameCount}
 }
 
-// agentKey names an agent for limits and records: backend/model; for the
-// command backend without a model, its program (two programs are two
-// agents).
-func agentKey(a spec.Agent) string { return wave.AgentKey(a) }
+// agentKey names an agent for limits and records (failover.Key).
+func agentKey(a spec.Agent) string { return failover.Key(a) }
 
-// Candidates are a phase's agent and its fallbacks, in order, as the
-// engine tries them. A fallback keeps the first choice's limits and
-// environment; a different backend gets its own model, command and no
-// arguments.
-func Candidates(a spec.Agent) []spec.Agent {
-	out := []spec.Agent{a}
-	for _, f := range a.Fallback {
-		c := a
-		if f.Backend != a.Backend {
-			c.Args = nil
-		}
-		c.Backend, c.Model, c.Command = f.Backend, f.Model, f.Command
-		out = append(out, c)
-	}
-	return out
-}
-
-func (r *runner) failover() *FailoverState {
-	if r.st.Failover == nil {
-		r.st.Failover = &FailoverState{}
-	}
-	if r.st.Failover.Limits == nil {
-		r.st.Failover.Limits = map[string]time.Time{}
-	}
-	if r.st.Failover.InUse == nil {
-		r.st.Failover.InUse = map[string]string{}
-	}
-	return r.st.Failover
-}
-
-// avoidKeys are the agents a phase may not take: the reviewer stays off the
-// writer's and fixer's, and they off the reviewer's.
-func (r *runner) avoidKeys(phase string) map[string]bool {
-	if r.spec().Shape != spec.ShapeReview {
-		return nil
-	}
-	fs := r.failover()
-	out := map[string]bool{}
-	add := func(p string) {
-		if k, ok := fs.InUse[p]; ok {
-			out[k] = true
-		} else {
-			out[agentKey(r.spec().AgentFor(p, false))] = true
-		}
-	}
-	if phase == "reviewer" {
-		add("writer")
-		add("fixer")
-	} else if phase == "writer" || phase == "fixer" {
-		add("reviewer")
-	}
-	return out
-}
-
-// usable says whether a candidate can run now: not limited, not avoided,
-// and its program installed.
-func (r *runner) usable(c spec.Agent, avoid map[string]bool, now time.Time) bool {
-	k := agentKey(c)
-	if avoid[k] || r.failover().Limits[k].After(now) {
-		return false
-	}
-	ad, err := agent.Lookup(c.Backend)
-	if err != nil {
-		return false
-	}
-	req := agent.Request{Dir: r.dir, Backend: c.Backend, Model: c.Model, Command: c.Command, Args: c.Args, Env: c.Env, Permissions: c.Permissions}
-	_, err = ad.Invocation(req)
-	return err == nil
-}
-
-// chooseAgent is the agent a run of phase starts with: the first candidate
-// that can run now (the first choice again once its limit has passed). With
-// no fallback it is the phase's agent, unchanged.
+// chooseAgent is the agent a run of phase starts with (Switch.Choose).
 func (r *runner) chooseAgent(phase, task string, a spec.Agent) spec.Agent {
-	if len(a.Fallback) == 0 {
-		return a
-	}
-	fs := r.failover()
-	now := time.Now()
-	chosen := a
-	if avoid := r.avoidKeys(phase); !r.usable(a, avoid, now) {
-		for _, c := range Candidates(a)[1:] {
-			if r.usable(c, avoid, now) {
-				chosen = c
-				break
-			}
-		}
-	}
-	prev, had := fs.InUse[phase]
-	if k := agentKey(chosen); had && prev != k {
-		msg := fmt.Sprintf("the %s run goes to %s (was %s)", phase, k, prev)
-		if k == agentKey(a) {
-			msg = fmt.Sprintf("back to the first choice %s: its usage limit has reset", k)
-		}
-		r.emit(record.Event{Event: record.AgentFailover, Phase: phase, Task: task, From: prev, To: k, Backend: chosen.Backend, Model: chosen.Model, Message: msg})
-	}
-	fs.InUse[phase] = agentKey(chosen)
-	return chosen
+	return r.agents.Choose(phase, task, a)
 }
 
-// failoverOnLimit is called when a try of a run hit a usage limit resetting
-// in wait. It keeps the limit and returns the candidate to go on with (ok),
-// or, when every candidate is limited, the one whose limit resets first and
-// how long until then.
+// failoverOnLimit is the agent a run goes on with after a usage limit
+// (Switch.OnLimit).
 func (r *runner) failoverOnLimit(phase, task string, first, cur spec.Agent, wait time.Duration) (spec.Agent, time.Duration, bool) {
-	if len(first.Fallback) == 0 || wait <= first.FallbackAfter.D() {
-		return cur, wait, false
-	}
-	fs := r.failover()
-	now := time.Now()
-	fs.Limits[agentKey(cur)] = now.Add(wait)
-	avoid := r.avoidKeys(phase)
-	for _, c := range Candidates(first) {
-		if agentKey(c) == agentKey(cur) || !r.usable(c, avoid, now) {
-			continue
-		}
-		from := agentKey(cur)
-		fs.InUse[phase] = agentKey(c)
-		r.emit(record.Event{Event: record.AgentFailover, Phase: phase, Task: task, From: from, To: agentKey(c), Backend: c.Backend, Model: c.Model,
-			WaitMS: wait.Milliseconds(), Message: fmt.Sprintf("%s reported a usage limit resetting in %s (more than fallback_after %s): the run goes on with %s; no attempt counted",
-				from, wait.Round(time.Second), first.FallbackAfter, agentKey(c))})
-		return c, 0, true
-	}
-	// Every candidate is limited: wait for the earliest reset, then go on
-	// with the agent it belongs to.
-	next, earliest := cur, wait
-	for _, c := range Candidates(first) {
-		if avoid[agentKey(c)] {
-			continue
-		}
-		if t, ok := fs.Limits[agentKey(c)]; ok && t.After(now) && t.Sub(now) < earliest {
-			next, earliest = c, t.Sub(now)
-		}
-	}
-	fs.InUse[phase] = agentKey(next)
-	return next, earliest, false
+	return r.agents.OnLimit(phase, task, first, cur, wait)
 }
+
+// escalate is the agent a run starts with after its task's failures
+// (Switch.Escalate).
+func (r *runner) escalate(phase, task string, first, a spec.Agent) spec.Agent {
+	return r.agents.Escalate(phase, task, first, a)
+}
+
+// untry takes back one run of task from the escalation's count
+// (Switch.Untry).
+func (r *runner) untry(task string, first spec.Agent) { r.agents.Untry(task, first) }
 
 // setAgent points a request at another agent.
-func setAgent(req *agent.Request, a spec.Agent) {
-	req.Backend, req.Model, req.Command, req.Args, req.Env, req.Permissions = a.Backend, a.Model, a.Command, a.Args, a.Env, a.Permissions
-}
+func setAgent(req *agent.Request, a spec.Agent) { failover.SetAgent(req, a) }
 
-// defaultBackoff is the wait before try n+1 of a run that hit a rate
-// limit without a reset time, or an API error: 5s, tripled, at most 10m.
-func defaultBackoff(n int) time.Duration {
-	d := 5 * time.Second
-	for i := 1; i < n && d < 10*time.Minute; i++ { // bounded whatever n is
-		d *= 3
+// EscalationLines are the escalations of a state, for status and the
+// report.
+func EscalationLines(st *State) []string {
+	if st == nil {
+		return nil
 	}
-	if d > 10*time.Minute {
-		d = 10 * time.Minute
-	}
-	return d
+	return failover.Lines(st.Escalation)
 }

@@ -1,20 +1,15 @@
 package loop
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/looprinter/looprinter/agent"
 	"github.com/looprinter/looprinter/spec"
+	"github.com/looprinter/looprinter/stopping"
 )
 
-// The usage-limit policy (the loop file's `limits:`). With `wait` (the
-// default) a run that hit a usage limit no fallback can take waits for
-// the reset, within the wall budget; with `stop` the loop stops at once;
-// with `{resume_within: "22:00-07:00"}` it waits only when the limit
-// resets inside those hours (local time), else it stops. Waiting, the
-// loop still ends at `looprinter stop` (the wait ends with the engine's
-// context).
+// The usage-limit policy (the loop file's `limits:`) is stopping's
+// (stopping/limits.go): here, the stop it asks for.
 
 // limitStop stops the loop when its limits policy refuses to wait for a
 // usage limit that resets in wait; nil when the loop waits. The try that
@@ -46,11 +41,7 @@ func (r *runner) waveLimitStop(rn *waveRun, try int, wait time.Duration) bool {
 // limitSummary is the stop's summary when the loop's limits policy refuses
 // to wait for a usage limit of ran that resets in wait ("" when it waits).
 func (r *runner) limitSummary(ran spec.Agent, wait time.Duration) string {
-	why := limitRefusal(r.spec().Limits, time.Now(), wait)
-	if why == "" {
-		return ""
-	}
-	return fmt.Sprintf("usage limit: %s reported a usage limit that resets in %s (%s); %s", agentKey(ran), wait.Round(time.Second), time.Now().Add(wait).Format("Mon 15:04"), why)
+	return stopping.LimitSummary(r.spec().Limits, agentKey(ran), time.Now(), wait)
 }
 
 // costless is a try's result without its cost and tokens: a record of it
@@ -58,22 +49,4 @@ func (r *runner) limitSummary(ran spec.Agent, wait time.Duration) string {
 func costless(res agent.Result) agent.Result {
 	res.CostUSD, res.CostEstimated, res.InputTokens, res.OutputTokens, res.CachedTokens = 0, false, 0, 0, 0
 	return res
-}
-
-// limitRefusal says why policy l does not wait from at for a limit that
-// resets in wait ("" when it waits).
-func limitRefusal(l spec.Limits, at time.Time, wait time.Duration) string {
-	switch l.Policy {
-	case spec.LimitsStop:
-		return "limits: stop ends the loop at a usage limit; run it again once the limit has reset (the loop resumes where it stopped)"
-	case spec.LimitsWindow:
-		w, err := spec.ParseWindow(l.ResumeWithin)
-		if err != nil {
-			return "limits.resume_within cannot be read: " + err.Error()
-		}
-		if reset := at.Add(wait); !w.Holds(reset) {
-			return fmt.Sprintf("it resets at %s, outside limits.resume_within %s: the loop stops rather than resume then; run it again in those hours (the loop resumes where it stopped)", reset.Format("15:04"), l.ResumeWithin)
-		}
-	}
-	return ""
 }

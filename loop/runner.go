@@ -4,9 +4,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/looprinter/looprinter/failover"
 	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/netpolicy"
+	"github.com/looprinter/looprinter/operator"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/redact"
 	"github.com/looprinter/looprinter/sandbox"
@@ -47,6 +49,11 @@ type runner struct {
 	// enforceJudgedPlan puts plan.json back to the judged plan
 	// (judgedPlan.enforceJudgedPlan), for a run that died.
 	enforceJudgedPlan func(dead, who string) []string
+	// agents chooses each run's agent: failover and escalation
+	// (failover.Switch; loop/failover.go).
+	agents *failover.Switch
+	// ops is the operator channel (operator.Channel; loop/operator.go).
+	ops *operator.Channel
 
 	// slot is the slot of the run being prepared or judged (0 but in a
 	// wave of parallel build runs): its layer is slotLayer's.

@@ -118,7 +118,7 @@ type State struct {
 	// StrengthBase is the loop folder's git tree before the first agent
 	// run (verify_strength on); Strength the last verify_strength pass.
 	// Escalation: the tasks whose runs went to a stronger agent
-	// (escalate.go).
+	// (failover/escalate.go).
 	Escalation   *EscalationState `json:"escalation,omitempty"`
 	StrengthBase string           `json:"strength_base,omitempty"`
 	Strength     *record.Strength `json:"strength,omitempty"`
@@ -179,7 +179,7 @@ type State struct {
 	// time for what running builds at once saved (ParallelSaving).
 	AgentMS int64 `json:"agent_ms,omitempty"`
 
-	// The operator channel (operator.go): the question the loop waits on,
+	// The operator channel (operator/channel.go): the question the loop waits on,
 	// the answer the next agent run's prompt carries, guidance shown to runs
 	// that did not acknowledge it, and questions in a row nobody answered.
 	Question     *Question      `json:"question,omitempty"`
@@ -187,7 +187,7 @@ type State struct {
 	GuidanceTold map[string]int `json:"guidance_told,omitempty"`
 	Unanswered   int            `json:"unanswered,omitempty"`
 	// PlanWait is the first plan's wait for the operator's OK
-	// (plan.approve; approve.go); PlanApproved once it came (or the
+	// (plan.approve; operator/plan_wait.go); PlanApproved once it came (or the
 	// timeout let the plan run).
 	PlanWait     *PlanWait `json:"plan_wait,omitempty"`
 	PlanApproved bool      `json:"plan_approved,omitempty"`

@@ -115,8 +115,12 @@ func (e *Engine) step(ctx context.Context) *Outcome {
 		return e.outcome(ReasonBlocked, "cannot save state: "+err.Error())
 	}
 	e.reloadSpec()
-	if o := e.waitForApproval(ctx); o != nil {
-		return o
+	if err := e.approval.Hold(ctx); err != nil {
+		var s *errStop
+		if errors.As(err, &s) {
+			return s.o
+		}
+		return e.outcome(ReasonBlocked, err.Error())
 	}
 	var err error
 	switch e.st.Phase {

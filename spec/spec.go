@@ -122,11 +122,11 @@ type Loop struct {
 	// BLOCKED) or continue (the next run is told no answer came).
 	AskTimeout Duration `yaml:"ask_timeout"`
 	OnTimeout  string   `yaml:"on_timeout"`
-	// Limits says what a usage limit does (limits.go): wait, stop, or wait
+	// Limits says what a usage limit does (stopping/limits.go): wait, stop, or wait
 	// only when it resets within a window of hours.
 	Limits Limits `yaml:"limits"`
 	// Plan holds plan.approve: the first plan waits for the operator's OK
-	// (approve.go).
+	// (operator/plan_wait.go).
 	Plan PlanOpts `yaml:"plan"`
 
 	// Path is the absolute path of the loop file; Dir its directory, where

@@ -12,7 +12,7 @@ import (
 	"github.com/google/shlex"
 
 	"github.com/looprinter/looprinter/checkcmd"
-	"github.com/looprinter/looprinter/loop"
+	"github.com/looprinter/looprinter/failover"
 	"github.com/looprinter/looprinter/spec"
 )
 
@@ -111,7 +111,7 @@ func agentOf(c AgentCLI, l *spec.Loop, phases, fallbackFor []string) (spec.Agent
 		return l.AgentFor(phases[0], isPost(l, phases[0])), true
 	}
 	for _, ph := range fallbackFor {
-		for _, a := range loop.Candidates(l.AgentFor(ph, isPost(l, ph)))[1:] {
+		for _, a := range failover.Candidates(l.AgentFor(ph, isPost(l, ph)))[1:] {
 			if a.Backend == c.Backend {
 				return a, true
 			}

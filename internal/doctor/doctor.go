@@ -21,6 +21,7 @@ import (
 
 	"github.com/looprinter/looprinter/checkcmd"
 	"github.com/looprinter/looprinter/detect"
+	"github.com/looprinter/looprinter/failover"
 	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/netpolicy"
@@ -108,7 +109,7 @@ func Run(ctx context.Context, opts Options) *Report {
 		for _, ph := range loopPhases(l) {
 			a := l.AgentFor(ph.name, ph.post)
 			used[a.Backend] = appendUnique(used[a.Backend], ph.name)
-			for _, f := range loop.Candidates(a)[1:] {
+			for _, f := range failover.Candidates(a)[1:] {
 				fallbacks[f.Backend] = appendUnique(fallbacks[f.Backend], ph.name)
 			}
 		}
@@ -378,7 +379,7 @@ func checkCommandBackend(l *spec.Loop, phases, fallbackFor []string) []Finding {
 		check(ph, l.AgentFor(ph, isPost(l, ph)), false)
 	}
 	for _, ph := range fallbackFor {
-		for _, c := range loop.Candidates(l.AgentFor(ph, isPost(l, ph)))[1:] {
+		for _, c := range failover.Candidates(l.AgentFor(ph, isPost(l, ph)))[1:] {
 			check(ph, c, true)
 		}
 	}

@@ -1,4 +1,4 @@
-package loop
+package failover
 
 import (
 	"fmt"
@@ -20,8 +20,8 @@ import (
 // and the report keeps "T-004 needed the stronger model … after 2 same
 // failures".
 
-// EscalationState is what the engine knows of escalations.
-type EscalationState struct {
+// Escalation is what the engine knows of escalations.
+type Escalation struct {
 	// Tries counts the runs started per task (c<cycle>/<task>).
 	Tries map[string]int `json:"tries,omitempty"`
 	// Level is the escalation step in force per task (0: the base agent).
@@ -37,11 +37,11 @@ type EscalationState struct {
 // maxEscalationNotes bounds the notes kept.
 const maxEscalationNotes = 20
 
-func (r *runner) escalation() *EscalationState {
-	if r.st.Escalation == nil {
-		r.st.Escalation = &EscalationState{}
+func (s *Switch) escalation() *Escalation {
+	if *s.Escalation == nil {
+		*s.Escalation = &Escalation{}
 	}
-	es := r.st.Escalation
+	es := *s.Escalation
 	if es.Tries == nil {
 		es.Tries = map[string]int{}
 	}
@@ -69,26 +69,26 @@ func escalatedAgent(a spec.Agent, e spec.Escalation) spec.Agent {
 	return a
 }
 
-// escalate gives the agent a run of phase for task starts with: a (the
+// Escalate gives the agent a run of phase for task starts with: a (the
 // phase's agent after failover), or the escalation step the task's
 // failures reached. Only build runs and ralph attempts escalate.
-func (r *runner) escalate(phase, task string, first, a spec.Agent) spec.Agent {
+func (s *Switch) Escalate(phase, task string, first, a spec.Agent) spec.Agent {
 	if phase == "reviewer" {
-		return r.reviewerOffEscalated(a)
+		return s.reviewerOffEscalated(a)
 	}
 	if len(first.Escalate) == 0 || (phase != "build" && phase != "ralph" && phase != "fixer") {
 		return a
 	}
-	es := r.escalation()
+	es := s.escalation()
 	name := task
 	if name == "" {
 		name = "the task"
 	}
-	key := fmt.Sprintf("c%d/%s", r.st.Cycle, task)
+	key := fmt.Sprintf("c%d/%s", *s.Cycle, task)
 	if task == "" || phase == "fixer" {
 		// The fixer's runs are one task: its rounds (round-1, round-2 …)
 		// each follow a review that found something.
-		key = fmt.Sprintf("c%d/%s", r.st.Cycle, phase)
+		key = fmt.Sprintf("c%d/%s", *s.Cycle, phase)
 	}
 	if phase == "fixer" {
 		name = "the fix"
@@ -96,7 +96,7 @@ func (r *runner) escalate(phase, task string, first, a spec.Agent) spec.Agent {
 	tries := es.Tries[key] // the task's runs before this one: each failed
 	es.Tries[key]++
 	// The same failure in a row, counted within this task's runs.
-	same := min(r.st.SameCount, tries)
+	same := min(*s.SameCount, tries)
 	level, reason := 0, ""
 	for i, step := range first.Escalate {
 		switch {
@@ -112,13 +112,13 @@ func (r *runner) escalate(phase, task string, first, a spec.Agent) spec.Agent {
 		chosen = escalatedAgent(a, first.Escalate[level-1])
 	}
 	if prev := es.Level[key]; level != prev {
-		from := agentKey(a)
+		from := Key(a)
 		if prev > 0 {
-			from = agentKey(escalatedAgent(a, first.Escalate[prev-1]))
+			from = Key(escalatedAgent(a, first.Escalate[prev-1]))
 		}
-		msg := fmt.Sprintf("%s's next run goes to %s %s (was %s)", name, agentKey(chosen), reason, from)
-		r.emit(record.Event{Event: record.Escalated, Phase: phase, Task: task, From: from, To: agentKey(chosen), Backend: chosen.Backend, Model: chosen.Model, Reason: reason, Message: msg})
-		es.Notes = append(es.Notes, fmt.Sprintf("%s needed the stronger model %s %s", name, agentKey(chosen), reason))
+		msg := fmt.Sprintf("%s's next run goes to %s %s (was %s)", name, Key(chosen), reason, from)
+		s.Emit(record.Event{Event: record.Escalated, Phase: phase, Task: task, From: from, To: Key(chosen), Backend: chosen.Backend, Model: chosen.Model, Reason: reason, Message: msg})
+		es.Notes = append(es.Notes, fmt.Sprintf("%s needed the stronger model %s %s", name, Key(chosen), reason))
 		if len(es.Notes) > maxEscalationNotes {
 			es.Notes = es.Notes[len(es.Notes)-maxEscalationNotes:]
 		}
@@ -126,25 +126,26 @@ func (r *runner) escalate(phase, task string, first, a spec.Agent) spec.Agent {
 		es.Escalated = key
 	} else if level == 0 && es.Escalated != "" && es.Escalated != key {
 		from := es.Escalated
-		r.emit(record.Event{Event: record.Escalated, Kind: "back", Phase: phase, Task: task, To: agentKey(chosen), Backend: chosen.Backend, Model: chosen.Model,
-			Message: fmt.Sprintf("%s runs on the base agent %s (the escalation of %s ended)", name, agentKey(chosen), from)})
+		s.Emit(record.Event{Event: record.Escalated, Kind: "back", Phase: phase, Task: task, To: Key(chosen), Backend: chosen.Backend, Model: chosen.Model,
+			Message: fmt.Sprintf("%s runs on the base agent %s (the escalation of %s ended)", name, Key(chosen), from)})
 		es.Escalated = ""
 	}
 	// The review's reviewer keeps off the agent in use.
-	es.InUse[phase] = agentKey(chosen)
+	es.InUse[phase] = Key(chosen)
 	return chosen
 }
 
-// untry takes back one run of task from the count escalate keeps (a build
-// run's escalate counted it): the attempts of a best-of after its first
+// Untry takes back one run of task from the count Escalate keeps (a build
+// run's Escalate counted it): the attempts of a best-of after its first
 // are one try with it, and start from the step the first one reached.
-func (r *runner) untry(task string, first spec.Agent) {
-	if len(first.Escalate) == 0 || r.st.Escalation == nil {
+func (s *Switch) Untry(task string, first spec.Agent) {
+	es := *s.Escalation
+	if len(first.Escalate) == 0 || es == nil {
 		return
 	}
-	key := fmt.Sprintf("c%d/%s", r.st.Cycle, task)
-	if r.st.Escalation.Tries[key] > 0 {
-		r.st.Escalation.Tries[key]--
+	key := fmt.Sprintf("c%d/%s", *s.Cycle, task)
+	if es.Tries[key] > 0 {
+		es.Tries[key]--
 	}
 }
 
@@ -152,15 +153,15 @@ func (r *runner) untry(task string, first spec.Agent) {
 // the fixer's and writer's after an escalation: a reviewer that would run
 // on the agent a fixer was escalated to runs on the fixer's base agent
 // instead (an escalated record of kind reviewer says so).
-func (r *runner) reviewerOffEscalated(a spec.Agent) spec.Agent {
-	es := r.st.Escalation
+func (s *Switch) reviewerOffEscalated(a spec.Agent) spec.Agent {
+	es := *s.Escalation
 	if es == nil {
 		return a
 	}
 	for _, p := range []string{"fixer", "writer"} {
-		if k, ok := es.InUse[p]; ok && k == agentKey(a) && es.Level[fmt.Sprintf("c%d/%s", r.st.Cycle, p)] > 0 {
-			base := r.spec().AgentFor(p, false)
-			if agentKey(base) == agentKey(a) {
+		if k, ok := es.InUse[p]; ok && k == Key(a) && es.Level[fmt.Sprintf("c%d/%s", *s.Cycle, p)] > 0 {
+			base := s.Spec().AgentFor(p, false)
+			if Key(base) == Key(a) {
 				return a
 			}
 			b := a
@@ -168,20 +169,19 @@ func (r *runner) reviewerOffEscalated(a spec.Agent) spec.Agent {
 			if base.Backend != a.Backend {
 				b.Args = nil
 			}
-			r.emit(record.Event{Event: record.Escalated, Kind: "reviewer", Phase: "reviewer", From: agentKey(a), To: agentKey(b), Backend: b.Backend, Model: b.Model,
-				Message: fmt.Sprintf("the reviewer runs on %s: the %s was escalated to %s, and a review is never by the model under review", agentKey(b), p, k)})
-			r.failover().InUse["reviewer"] = agentKey(b)
+			s.Emit(record.Event{Event: record.Escalated, Kind: "reviewer", Phase: "reviewer", From: Key(a), To: Key(b), Backend: b.Backend, Model: b.Model,
+				Message: fmt.Sprintf("the reviewer runs on %s: the %s was escalated to %s, and a review is never by the model under review", Key(b), p, k)})
+			s.failover().InUse["reviewer"] = Key(b)
 			return b
 		}
 	}
 	return a
 }
 
-// EscalationLines are the escalations of a state, for status and the
-// report.
-func EscalationLines(st *State) []string {
-	if st == nil || st.Escalation == nil {
+// Lines are the escalations es noted, for status and the report.
+func Lines(es *Escalation) []string {
+	if es == nil {
 		return nil
 	}
-	return append([]string(nil), st.Escalation.Notes...)
+	return append([]string(nil), es.Notes...)
 }

@@ -1,4 +1,4 @@
-package loop
+package stopping
 
 import (
 	"fmt"
@@ -36,10 +36,10 @@ func splitWall(evs []record.Event) wallSplit {
 	return s
 }
 
-// wallNextSteps is the advice of a loop stopped by its wall budget: when
+// WallNextSteps is the advice of a loop stopped by its wall budget: when
 // the checks took more of the time than the agent runs, it is the checks
 // that need to be faster, not the runs.
-func wallNextSteps(dir, loopFile string) []string {
+func WallNextSteps(dir, loopFile string) []string {
 	evs, _ := loopdir.Dir(dir).ReadRecords()
 	s := splitWall(evs)
 	round := func(d time.Duration) time.Duration {

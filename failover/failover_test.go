@@ -1,4 +1,4 @@
-package loop
+package failover
 
 import (
 	"testing"
@@ -11,7 +11,7 @@ import (
 // failoverRunner is a runner over a review loop whose writer and fixer run
 // command/a and whose reviewer runs command/b, falling back to command/a,
 // then command/c.
-func failoverRunner(t *testing.T) (*runner, *[]record.Event) {
+func failoverRunner(t *testing.T) (*testRunner, *[]record.Event) {
 	t.Helper()
 	dir := t.TempDir()
 	a := spec.Agent{Backend: "command", Model: "a", Command: "/bin/true", FallbackAfter: spec.Duration(10 * time.Minute)}
@@ -26,7 +26,7 @@ func failoverRunner(t *testing.T) (*runner, *[]record.Event) {
 	t.Cleanup(func() { rec.Close() })
 	var evs []record.Event
 	rec.Subscribe(func(ev record.Event) { evs = append(evs, ev) })
-	return &runner{spec: func() *spec.Loop { return l }, dir: dir, st: freshState(), emit: func(ev record.Event) { rec.Write(ev) }}, &evs
+	return newTestRunner(l, dir, func(ev record.Event) { rec.Write(ev) }), &evs
 }
 
 // The reviewer, limited, never fails over onto the writer's and fixer's
