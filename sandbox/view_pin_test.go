@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/looprinter/looprinter/internal/testkit"
 )
 
 // viewRoot is a canonical temporary folder of the test's.
@@ -17,16 +19,6 @@ func viewRoot(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return r
-}
-
-func mkfile(t *testing.T, p string, mode os.FileMode) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte("#!/bin/sh\n"), mode); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func entryOf(m Manifest, path string) (Entry, bool) {
@@ -46,7 +38,7 @@ func TestPinViewProgramsFolders(t *testing.T) {
 	env := []string{"HOME=" + filepath.Join(root, "home"), "PATH=" + filepath.Join(root, "nothing")}
 	os.MkdirAll(filepath.Join(root, "home"), 0o755)
 	real := filepath.Join(root, "srv/tool/bin/prog")
-	mkfile(t, real, 0o755)
+	testkit.WriteFileMode(t, real, "#!/bin/sh\n", 0o755)
 	links := filepath.Join(root, "links")
 	os.MkdirAll(links, 0o755)
 	if err := os.Symlink(real, filepath.Join(links, "prog")); err != nil {
@@ -251,7 +243,7 @@ func TestPinViewToolchainRoot(t *testing.T) {
 	root := viewRoot(t)
 	home := filepath.Join(root, "home")
 	os.MkdirAll(filepath.Join(home, "gp/src"), 0o755)
-	mkfile(t, filepath.Join(home, "fp/src"), 0o644) // src a file: no GOPATH
+	testkit.WriteFileMode(t, filepath.Join(home, "fp/src"), "#!/bin/sh\n", 0o644) // src a file: no GOPATH
 	for _, c := range []struct{ dir, home, want string }{
 		{filepath.Join(home, "gp/bin"), home, filepath.Join(home, "gp/bin")},
 		{filepath.Join(home, "gp/sub"), home, filepath.Join(home, "gp")},
@@ -303,12 +295,12 @@ func TestPinViewLinkTargets(t *testing.T) {
 	os.MkdirAll(bin, 0o755)
 	for i := 0; i < maxLinkTargets+3; i++ {
 		f := filepath.Join(root, fmt.Sprintf("t%02d", i), "prog")
-		mkfile(t, f, 0o755)
+		testkit.WriteFileMode(t, f, "#!/bin/sh\n", 0o755)
 		os.Symlink(f, filepath.Join(bin, fmt.Sprintf("p%02d", i)))
 	}
-	mkfile(t, filepath.Join(root, "t00/other"), 0o755)
+	testkit.WriteFileMode(t, filepath.Join(root, "t00/other"), "#!/bin/sh\n", 0o755)
 	os.Symlink(filepath.Join(root, "t00/other"), filepath.Join(bin, "a-same-folder"))
-	mkfile(t, filepath.Join(bin, "plain"), 0o755)
+	testkit.WriteFileMode(t, filepath.Join(bin, "plain"), "#!/bin/sh\n", 0o755)
 	os.Symlink(filepath.Join(bin, "plain"), filepath.Join(bin, "inside"))
 	os.Symlink(filepath.Join(root, "missing"), filepath.Join(bin, "broken"))
 	got := linkTargets(bin)
@@ -354,7 +346,7 @@ func TestPinViewPathLinks(t *testing.T) {
 	home := filepath.Join(root, "home")
 	os.MkdirAll(home, 0o755)
 	real := filepath.Join(root, "inst/node_modules/pkg/bin/cli")
-	mkfile(t, real, 0o755)
+	testkit.WriteFileMode(t, real, "#!/bin/sh\n", 0o755)
 	bin := filepath.Join(root, "pathbin")
 	os.MkdirAll(bin, 0o755)
 	os.Symlink(real, filepath.Join(bin, "cli"))
@@ -413,7 +405,7 @@ func TestPinViewHomeKeep(t *testing.T) {
 	for _, d := range []string{".claude", "loop", "w", "shown", "prog/bin"} {
 		os.MkdirAll(filepath.Join(home, d), 0o755)
 	}
-	mkfile(t, filepath.Join(home, "prog/bin/tool"), 0o755)
+	testkit.WriteFileMode(t, filepath.Join(home, "prog/bin/tool"), "#!/bin/sh\n", 0o755)
 	p := Policy{
 		Dir:      filepath.Join(home, "loop"),
 		Writable: []string{filepath.Join(home, "w"), "/srv/elsewhere", home},
@@ -436,9 +428,9 @@ func TestPinViewHomeKeep(t *testing.T) {
 func TestPinViewPolicyManifest(t *testing.T) {
 	root := viewRoot(t)
 	prog := filepath.Join(root, "srv/bin/prog")
-	mkfile(t, prog, 0o755)
+	testkit.WriteFileMode(t, prog, "#!/bin/sh\n", 0o755)
 	other := filepath.Join(root, "other/bin/x")
-	mkfile(t, other, 0o755)
+	testkit.WriteFileMode(t, other, "#!/bin/sh\n", 0o755)
 	progs := make([]string, 1, 4)
 	progs[0] = other
 	p := Policy{View: ViewSpec{Env: []string{"PATH="}, Programs: progs}}
