@@ -2,7 +2,7 @@
 // would otherwise each write again: writing a file or a tree of files,
 // running git in a test's repository, making a repository with a first
 // commit, skipping where a program is missing, waiting for a file and
-// building a program. Each takes the test (a *testing.T or *testing.B) and
+// building a program, serving a socket. Each takes the test (a *testing.T or *testing.B) and
 // stops it with t.Fatal when what it does fails, so a call site reads as one
 // line.
 //
@@ -13,6 +13,7 @@
 package testkit
 
 import (
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -97,6 +98,31 @@ func InitRepo(t testing.TB, dir string) {
 	Git(t, dir, "init", "-q")
 	Git(t, dir, "add", "-A")
 	Git(t, dir, "commit", "-qm", "start")
+}
+
+// Serve listens on network at address (127.0.0.1:0 for a free port, a
+// socket's path) until the test ends, and hands each connection to handle
+// in a goroutine of its own; a nil handle closes each connection at once.
+func Serve(t testing.TB, network, address string, handle func(net.Conn)) net.Listener {
+	t.Helper()
+	ln, err := net.Listen(network, address)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	if handle == nil {
+		handle = func(c net.Conn) { c.Close() }
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go handle(c)
+		}
+	}()
+	return ln
 }
 
 // WaitFile waits until path exists, and stops the test when it has not

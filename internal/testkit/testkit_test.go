@@ -1,6 +1,8 @@
 package testkit
 
 import (
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -46,4 +48,16 @@ func TestWaitFileReturnsOnceTheFileIsThere(t *testing.T) {
 		os.WriteFile(p, nil, 0o644)
 	}()
 	WaitFile(t, p, time.Minute)
+}
+
+func TestServeHandsEachConnectionOver(t *testing.T) {
+	ln := Serve(t, "tcp", "127.0.0.1:0", func(c net.Conn) { c.Write([]byte("hi")); c.Close() })
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if b, err := io.ReadAll(c); err != nil || string(b) != "hi" {
+		t.Errorf("read %q, %v", b, err)
+	}
 }
