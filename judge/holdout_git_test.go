@@ -12,15 +12,6 @@ import (
 	"github.com/looprinter/looprinter/spec"
 )
 
-func canonT(t *testing.T, p string) string {
-	t.Helper()
-	r, err := filepath.EvalSymlinks(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
 // A holdout file git tracks is no longer refused: the repository is to be
 // hidden from the agent. What is hidden depends on where the repository is:
 // at the loop folder's top (.git only), above it (the loop in a sub-folder:
@@ -68,7 +59,7 @@ func TestHoldoutTrackedHidesTheRepository(t *testing.T) {
 	}
 
 	// The loop in a sub-folder of the work tree.
-	top := canonT(t, t.TempDir())
+	top := testkit.RealTempDir(t)
 	write(filepath.Join(top, "sub", "hidden_test.go"), "package a\n")
 	testkit.Git(t, top, "init", "-q")
 	testkit.Git(t, top, "add", "-A")
@@ -85,7 +76,7 @@ func TestHoldoutTrackedHidesTheRepository(t *testing.T) {
 
 	// A linked work tree of that repository: its repository folder and the
 	// main work tree's copy of the holdout file are hidden.
-	wt := filepath.Join(canonT(t, t.TempDir()), "wt")
+	wt := filepath.Join(testkit.RealTempDir(t), "wt")
 	testkit.Git(t, top, "worktree", "add", "-q", wt)
 	w, _ := newJudge(t, &spec.Loop{Holdout: []string{"sub/hidden_test.go"}})
 	w.Dir = wt

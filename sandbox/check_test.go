@@ -45,10 +45,7 @@ type boxFixture struct {
 
 func newBoxFixture(t *testing.T) boxFixture {
 	t.Helper()
-	root, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testkit.RealTempDir(t)
 	f := boxFixture{tree: filepath.Join(root, "tree"), home: filepath.Join(root, "home"), priv: filepath.Join(root, "state")}
 	for _, d := range []string{f.tree, filepath.Join(f.home, ".config", "go"), filepath.Join(f.priv, "engine")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {

@@ -82,10 +82,7 @@ type layout struct {
 
 func newLayout(t *testing.T) layout {
 	t.Helper()
-	root, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testkit.RealTempDir(t)
 	l := layout{
 		root:      root,
 		dir:       filepath.Join(root, "loop"),

@@ -11,16 +11,6 @@ import (
 	"github.com/looprinter/looprinter/internal/testkit"
 )
 
-// viewRoot is a canonical temporary folder of the test's.
-func viewRoot(t *testing.T) string {
-	t.Helper()
-	r, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
 func entryOf(m Manifest, path string) (Entry, bool) {
 	for _, e := range m {
 		if e.Path == path {
@@ -34,7 +24,7 @@ func entryOf(m Manifest, path string) (Entry, bool) {
 // view, and the folder of the link it is started by; a program inside the
 // view already adds nothing.
 func TestPinViewProgramsFolders(t *testing.T) {
-	root := viewRoot(t)
+	root := testkit.RealTempDir(t)
 	env := []string{"HOME=" + filepath.Join(root, "home"), "PATH=" + filepath.Join(root, "nothing")}
 	os.MkdirAll(filepath.Join(root, "home"), 0o755)
 	real := filepath.Join(root, "srv/tool/bin/prog")
@@ -95,7 +85,7 @@ func TestPinViewProgramsFolders(t *testing.T) {
 // HOME must be absolute and exist to be used: the folders kept of it and ~
 // in the loop file's paths.
 func TestPinViewHome(t *testing.T) {
-	root := viewRoot(t)
+	root := testkit.RealTempDir(t)
 	home := filepath.Join(root, "home")
 	os.MkdirAll(filepath.Join(home, ".claude"), 0o755)
 	os.MkdirAll(filepath.Join(home, ".config/git"), 0o755)
@@ -240,7 +230,7 @@ func TestPinViewTidy(t *testing.T) {
 }
 
 func TestPinViewToolchainRoot(t *testing.T) {
-	root := viewRoot(t)
+	root := testkit.RealTempDir(t)
 	home := filepath.Join(root, "home")
 	os.MkdirAll(filepath.Join(home, "gp/src"), 0o755)
 	testkit.WriteFileMode(t, filepath.Join(home, "fp/src"), "#!/bin/sh\n", 0o644) // src a file: no GOPATH
@@ -290,7 +280,7 @@ func TestPinViewInstallRoot(t *testing.T) {
 // linkTargets: the folders the links of a PATH folder lead to, each once,
 // at most maxLinkTargets; nothing for the system's folders or a huge one.
 func TestPinViewLinkTargets(t *testing.T) {
-	root := viewRoot(t)
+	root := testkit.RealTempDir(t)
 	bin := filepath.Join(root, "bin")
 	os.MkdirAll(bin, 0o755)
 	for i := 0; i < maxLinkTargets+3; i++ {
@@ -342,7 +332,7 @@ func TestPinViewLinkTargets(t *testing.T) {
 // The PATH's links into installs elsewhere bring those installs into the
 // view.
 func TestPinViewPathLinks(t *testing.T) {
-	root := viewRoot(t)
+	root := testkit.RealTempDir(t)
 	home := filepath.Join(root, "home")
 	os.MkdirAll(home, 0o755)
 	real := filepath.Join(root, "inst/node_modules/pkg/bin/cli")
@@ -357,7 +347,7 @@ func TestPinViewPathLinks(t *testing.T) {
 }
 
 func TestPinViewArgs(t *testing.T) {
-	root := viewRoot(t)
+	root := testkit.RealTempDir(t)
 	os.MkdirAll(filepath.Join(root, "ro"), 0o755)
 	os.Symlink(filepath.Join(root, "ro"), filepath.Join(root, "deep-link"))
 	os.WriteFile(filepath.Join(root, "sock"), nil, 0o644)
@@ -400,7 +390,7 @@ func TestPinViewArgs(t *testing.T) {
 // What HOME's layer keeps: the manifest's entries under HOME (not HOME
 // itself, not a fresh folder), the loop folder and the other trees there.
 func TestPinViewHomeKeep(t *testing.T) {
-	root := viewRoot(t)
+	root := testkit.RealTempDir(t)
 	home := filepath.Join(root, "home")
 	for _, d := range []string{".claude", "loop", "w", "shown", "prog/bin"} {
 		os.MkdirAll(filepath.Join(home, d), 0o755)
@@ -426,7 +416,7 @@ func TestPinViewHomeKeep(t *testing.T) {
 // Policy.manifest adds the program started, by an absolute path only, and
 // leaves the policy's own list alone.
 func TestPinViewPolicyManifest(t *testing.T) {
-	root := viewRoot(t)
+	root := testkit.RealTempDir(t)
 	prog := filepath.Join(root, "srv/bin/prog")
 	testkit.WriteFileMode(t, prog, "#!/bin/sh\n", 0o755)
 	other := filepath.Join(root, "other/bin/x")
@@ -456,7 +446,7 @@ func TestPinViewPolicyManifest(t *testing.T) {
 // Landlock's read grants: /proc, /dev, the read-only entries and sockets,
 // and more; folders and files apart; what does not exist left out.
 func TestPinViewReadRules(t *testing.T) {
-	root := viewRoot(t)
+	root := testkit.RealTempDir(t)
 	os.MkdirAll(filepath.Join(root, "ro"), 0o755)
 	os.WriteFile(filepath.Join(root, "file"), nil, 0o644)
 	os.WriteFile(filepath.Join(root, "sock"), nil, 0o644)

@@ -57,6 +57,17 @@ func Tree(t testing.TB, files map[string]string) string {
 	return dir
 }
 
+// RealTempDir is t.TempDir with its links resolved (macOS's /var is a
+// link to /private/var): the path a program that resolves links sees.
+func RealTempDir(t testing.TB) string {
+	t.Helper()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 // Need skips the test when program is not on PATH, and returns its path.
 func Need(t testing.TB, program string) string {
 	t.Helper()

@@ -23,6 +23,13 @@ func TestTreeWritesEveryFileBelowANewFolder(t *testing.T) {
 	}
 }
 
+func TestRealTempDirHasNoLinks(t *testing.T) {
+	dir := RealTempDir(t)
+	if r, err := filepath.EvalSymlinks(dir); err != nil || r != dir {
+		t.Errorf("%s resolves to %s (%v)", dir, r, err)
+	}
+}
+
 // Git commits as its own author on main whatever the machine's git is set
 // to (a global configuration that would sign, or name another branch).
 func TestGitIsApartFromTheUsersConfiguration(t *testing.T) {
