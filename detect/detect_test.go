@@ -2,26 +2,11 @@ package detect
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
-)
 
-func tree(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, body := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
+	"github.com/looprinter/looprinter/internal/testkit"
+)
 
 // machine is a Probe with the given programs on PATH and the interpreters
 // that can import pytest.
@@ -72,7 +57,7 @@ func TestFind(t *testing.T) {
 		{"nothing", map[string]string{"README": ""}, both, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ts := Find(tree(t, tc.files), tc.probe)
+			ts := Find(testkit.Tree(t, tc.files), tc.probe)
 			var got []string
 			if len(ts) > 0 {
 				got = []string{ts[0].Command, ts[0].Runner}
@@ -85,15 +70,15 @@ func TestFind(t *testing.T) {
 }
 
 func TestBuildOutputPerEcosystem(t *testing.T) {
-	py := tree(t, map[string]string{"pyproject.toml": ""})
+	py := testkit.Tree(t, map[string]string{"pyproject.toml": ""})
 	if got := BuildOutput(Ecosystems(py)); !reflect.DeepEqual(got, []string{"__pycache__/", ".pytest_cache/"}) {
 		t.Errorf("python: %q", got)
 	}
-	js := tree(t, map[string]string{"package.json": "{}"})
+	js := testkit.Tree(t, map[string]string{"package.json": "{}"})
 	if got := BuildOutput(Ecosystems(js)); !reflect.DeepEqual(got, []string{"node_modules/"}) {
 		t.Errorf("node: %q", got)
 	}
-	if got := BuildOutput(Ecosystems(tree(t, map[string]string{"go.mod": ""}))); got != nil {
+	if got := BuildOutput(Ecosystems(testkit.Tree(t, map[string]string{"go.mod": ""}))); got != nil {
 		t.Errorf("go: %q", got)
 	}
 }

@@ -3,6 +3,8 @@ package detect
 import (
 	"strings"
 	"testing"
+
+	"github.com/looprinter/looprinter/internal/testkit"
 )
 
 // A src/ layout whose package the interpreter cannot import gets
@@ -27,7 +29,7 @@ func TestFindSrcLayout(t *testing.T) {
 		{"src without a package", map[string]string{"pytest.ini": "[pytest]\n", "src/data/x.txt": "", "src/ns/mod.py": "", "test_x.py": ""}, probe, "python3 -m pytest", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Find(tree(t, tc.files), tc.probe)
+			got := Find(testkit.Tree(t, tc.files), tc.probe)
 			if len(got) != 1 || got[0].Command != tc.want || tc.from != "" && !strings.Contains(got[0].From, tc.from) || tc.from == "" && strings.Contains(got[0].From, "src/") {
 				t.Errorf("got %+v, want %q (from %q)", got, tc.want, tc.from)
 			}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/internal/fakeapi"
+	"github.com/looprinter/looprinter/internal/testkit"
 )
 
 // kitFor returns the kit of one backend, with its program located.
@@ -41,16 +42,6 @@ func envYAML(env map[string]string, indent string) string {
 		fmt.Fprintf(&b, "%s%s: %q\n", indent, k, env[k])
 	}
 	return b.String()
-}
-
-func gitIn(t *testing.T, dir string, args ...string) {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
 }
 
 // The review shape with the genuine CLIs through the fake model API: Codex
@@ -104,9 +95,9 @@ budget:
 			t.Fatal(err)
 		}
 	}
-	gitIn(t, dir, "init", "-q")
-	gitIn(t, dir, "-c", "user.email=t@example.com", "-c", "user.name=T", "add", "-A")
-	gitIn(t, dir, "-c", "user.email=t@example.com", "-c", "user.name=T", "commit", "-qm", "start")
+	testkit.Git(t, dir, "init", "-q")
+	testkit.Git(t, dir, "-c", "user.email=t@example.com", "-c", "user.name=T", "add", "-A")
+	testkit.Git(t, dir, "-c", "user.email=t@example.com", "-c", "user.name=T", "commit", "-qm", "start")
 	// The change under review: division without a guard.
 	f, _ := os.OpenFile(filepath.Join(dir, "div.sh"), os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString("echo $(($1 / $2)) # DIFF-E2E-MARKER\n")

@@ -13,6 +13,7 @@ import (
 	"github.com/looprinter/looprinter/forge"
 	"github.com/looprinter/looprinter/forge/github"
 	"github.com/looprinter/looprinter/internal/fakegithub"
+	"github.com/looprinter/looprinter/internal/testkit"
 )
 
 const tok = "ghp_workTestToken0123456789abcdefghij"
@@ -32,7 +33,7 @@ func setup(t *testing.T) fixture {
 	t.Cleanup(func() { s.Close() })
 	s.AddRepo("acme/widget")
 	bare := filepath.Join(t.TempDir(), "remote.git")
-	run(t, "", "git", "init", "-q", "--bare", bare)
+	testkit.Git(t, "", "init", "-q", "--bare", bare)
 	s.SetGitDir("acme/widget", bare)
 	c, err := github.New("acme/widget", s.URL, tok)
 	if err != nil {
@@ -40,20 +41,11 @@ func setup(t *testing.T) fixture {
 	}
 	c.Remote = bare
 	work := t.TempDir()
-	run(t, work, "git", "init", "-q", "-b", "looprinter/issue-1")
+	testkit.Git(t, work, "init", "-q", "-b", "looprinter/issue-1")
 	os.WriteFile(filepath.Join(work, "a.txt"), []byte("a\n"), 0o644)
-	run(t, work, "git", "add", "a.txt")
-	run(t, work, "git", "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "a")
+	testkit.Git(t, work, "add", "a.txt")
+	testkit.Git(t, work, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "a")
 	return fixture{s, c, work}
-}
-
-func run(t *testing.T, dir string, name string, args ...string) {
-	t.Helper()
-	cmd := exec.Command(name, args...)
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s %v: %v\n%s", name, args, err, out)
-	}
 }
 
 var members = forge.Allow{Associations: []string{"OWNER", "MEMBER"}}

@@ -3,57 +3,41 @@ package review
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/looprinter/looprinter/internal/testkit"
 	"github.com/looprinter/looprinter/safegit"
 )
-
-func gitIn(t *testing.T, dir string, args ...string) {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-}
-
-func needGit(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
-	}
-}
 
 // The review's base: a named commit, else HEAD when the tree has changes
 // (or a writer will make them), else the last commit's parent, else the
 // empty tree; outside a repository, or with a base that is not a commit,
 // an error that says so.
 func TestResolveReviewBase(t *testing.T) {
-	needGit(t)
+	testkit.Need(t, "git")
 	ctx := context.Background()
 	dir := t.TempDir()
 	if _, _, err := resolveBase(ctx, dir, "", false); err == nil || !strings.Contains(err.Error(), "needs a git repository") {
 		t.Fatalf("outside a repository: %v", err)
 	}
-	gitIn(t, dir, "init", "-q")
-	gitIn(t, dir, "config", "user.email", "t@example.com")
-	gitIn(t, dir, "config", "user.name", "T")
+	testkit.Git(t, dir, "init", "-q")
+	testkit.Git(t, dir, "config", "user.email", "t@example.com")
+	testkit.Git(t, dir, "config", "user.name", "T")
 	if name, sha, err := resolveBase(ctx, dir, "", false); err != nil || !strings.Contains(name, "no commit yet") || sha == "" {
 		t.Errorf("no commit: %q %q %v, want the empty tree", name, sha, err)
 	}
 	os.WriteFile(filepath.Join(dir, "a"), []byte("1"), 0o644)
-	gitIn(t, dir, "add", "a")
-	gitIn(t, dir, "commit", "-qm", "one")
+	testkit.Git(t, dir, "add", "a")
+	testkit.Git(t, dir, "commit", "-qm", "one")
 	empty, _ := emptyTree(ctx, dir)
 	if name, sha, err := resolveBase(ctx, dir, "", false); err != nil || !strings.Contains(name, "the first commit is the change") || sha != empty {
 		t.Errorf("one clean commit: %q %q %v, want the empty tree", name, sha, err)
 	}
 	first := safegit.Head(ctx, dir)
 	os.WriteFile(filepath.Join(dir, "a"), []byte("2"), 0o644)
-	gitIn(t, dir, "commit", "-qam", "two")
+	testkit.Git(t, dir, "commit", "-qam", "two")
 	second := safegit.Head(ctx, dir)
 	if name, sha, err := resolveBase(ctx, dir, "", false); err != nil || name != "HEAD~1" || sha != first {
 		t.Errorf("two clean commits: %q %q %v, want HEAD~1 = %s", name, sha, err, first)

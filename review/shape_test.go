@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/looprinter/looprinter/internal/testkit"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/redact"
@@ -94,14 +95,14 @@ func (h *fakeHost) RunAgent(ctx context.Context, phase, task, prompt string) (Ag
 // reviewRepo is a git repository with one commit and a change to review.
 func reviewRepo(t *testing.T) string {
 	t.Helper()
-	needGit(t)
+	testkit.Need(t, "git")
 	dir := t.TempDir()
-	gitIn(t, dir, "init", "-q")
-	gitIn(t, dir, "config", "user.email", "t@example.com")
-	gitIn(t, dir, "config", "user.name", "T")
+	testkit.Git(t, dir, "init", "-q")
+	testkit.Git(t, dir, "config", "user.email", "t@example.com")
+	testkit.Git(t, dir, "config", "user.name", "T")
 	os.WriteFile(filepath.Join(dir, "a.go"), []byte("package a\n"), 0o644)
-	gitIn(t, dir, "add", "a.go")
-	gitIn(t, dir, "commit", "-qm", "start")
+	testkit.Git(t, dir, "add", "a.go")
+	testkit.Git(t, dir, "commit", "-qm", "start")
 	os.WriteFile(filepath.Join(dir, "a.go"), []byte("package a\n\nfunc F() int { return 1 }\n"), 0o644)
 	return dir
 }

@@ -3,12 +3,12 @@ package rollback
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/looprinter/looprinter/internal/testkit"
 	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
@@ -67,20 +67,9 @@ func TestKeptLinesOldestFirst(t *testing.T) {
 // A keeper over a real repository: a checkpoint at the engine's commit, a
 // later commit that breaks its check undone onto a ref, the ref guarded.
 func TestKeeperUndoesABrokenRunAndGuardsItsRef(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
-	}
+	testkit.Need(t, "git")
 	dir := t.TempDir()
-	git := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
-		cmd.Dir = dir
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
+	git := func(args ...string) string { t.Helper(); return testkit.Git(t, dir, args...) }
 	git("init", "-q")
 	os.WriteFile(filepath.Join(dir, ".gitignore"), []byte(loopdir.RecordsDir+"/\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("good\n"), 0o644)

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/looprinter/looprinter/internal/testkit"
 )
 
 // grant: a writable tree without read-only paths inside is one grant; one
@@ -13,7 +15,7 @@ import (
 // links left out; a tree at or inside a read-only path, or missing, is not
 // granted at all.
 func TestPinRulesGrant(t *testing.T) {
-	root := viewRoot(t)
+	root := testkit.RealTempDir(t)
 	for _, d := range []string{"w/a/ro", "w/a/b", "w/c", "elsewhere"} {
 		os.MkdirAll(filepath.Join(root, d), 0o755)
 	}
@@ -61,7 +63,7 @@ func TestPinRulesGrant(t *testing.T) {
 // maskArgs: a folder masked by an empty tmpfs, anything else by /dev/null,
 // by its real path, once; what does not exist is left out.
 func TestPinRulesMaskArgs(t *testing.T) {
-	root := viewRoot(t)
+	root := testkit.RealTempDir(t)
 	os.MkdirAll(filepath.Join(root, "d"), 0o755)
 	os.WriteFile(filepath.Join(root, "f"), nil, 0o600)
 	os.Symlink(filepath.Join(root, "d"), filepath.Join(root, "ld"))

@@ -3,7 +3,6 @@ package sandbox
 import (
 	"encoding/binary"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
+
+	"github.com/looprinter/looprinter/internal/testkit"
 )
 
 // A process that installs the unix-socket filter on its thread and reports
@@ -210,20 +211,7 @@ func TestUnixFilterNeeded(t *testing.T) {
 func listenUnix(t *testing.T) string {
 	t.Helper()
 	sock := filepath.Join(t.TempDir(), "daemon.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	testkit.Serve(t, "unix", sock, nil)
 	return sock
 }
 

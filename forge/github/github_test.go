@@ -3,7 +3,6 @@ package github
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"github.com/looprinter/looprinter/forge"
 	"github.com/looprinter/looprinter/internal/fakegithub"
 	"github.com/looprinter/looprinter/internal/testenv"
+	"github.com/looprinter/looprinter/internal/testkit"
 )
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
@@ -103,13 +103,13 @@ func TestPullRequestOpenedOnceAndUpdatedInPlace(t *testing.T) {
 	s, c := start(t)
 	ctx := context.Background()
 	bare := t.TempDir()
-	git(t, "", "init", "-q", "--bare", bare)
+	testkit.Git(t, "", "init", "-q", "--bare", bare)
 	setGitDir(s, bare)
 	work := t.TempDir()
-	git(t, work, "init", "-q", "-b", "main")
+	testkit.Git(t, work, "init", "-q", "-b", "main")
 	os.WriteFile(filepath.Join(work, "a.txt"), []byte("a\n"), 0o644)
-	git(t, work, "add", "a.txt")
-	git(t, work, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "a")
+	testkit.Git(t, work, "add", "a.txt")
+	testkit.Git(t, work, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "a")
 
 	// No pull request before the branch is pushed: GitHub refuses a head
 	// that is not on the remote.
@@ -120,8 +120,8 @@ func TestPullRequestOpenedOnceAndUpdatedInPlace(t *testing.T) {
 	if err := c.Push(ctx, work, "HEAD", "looprinter/issue-1"); err != nil {
 		t.Fatal(err)
 	}
-	head := strings.TrimSpace(git(t, work, "rev-parse", "HEAD"))
-	if got := strings.TrimSpace(git(t, bare, "rev-parse", "refs/heads/looprinter/issue-1")); got != head {
+	head := strings.TrimSpace(testkit.Git(t, work, "rev-parse", "HEAD"))
+	if got := strings.TrimSpace(testkit.Git(t, bare, "rev-parse", "refs/heads/looprinter/issue-1")); got != head {
 		t.Fatalf("the remote's branch is %s, want %s", got, head)
 	}
 	if p, err := c.FindPull(ctx, "looprinter/issue-1"); err != nil || p != nil {
@@ -211,15 +211,4 @@ func TestNewRefusesABadRepoOrURL(t *testing.T) {
 	if Host("") != "github.com" || Host("https://api.github.com/") != "github.com" || Host("https://ghe.example.com/api/v3") != "ghe.example.com" {
 		t.Fatal("Host")
 	}
-}
-
-func git(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return string(out)
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/looprinter/looprinter/internal/testkit"
 )
 
 // runCostEstimate runs `cost estimate` through its constructor; the cost
@@ -65,16 +67,6 @@ func hasRow(out string, fields ...string) bool {
 	return false
 }
 
-func writeFile(t *testing.T, path, data string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestCostEstimateFlags(t *testing.T) {
 	// Self-check question 4 of the seed: 2 rounds, no fix verification.
 	out, errs, code := runEstimate(t, t.TempDir(), "--rounds", "2", "--fix-check=false", "--success-rate", "0.5")
@@ -99,7 +91,7 @@ func TestCostEstimateFlags(t *testing.T) {
 
 	// A prices file overrides the defaults field by field.
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "prices.yaml"), "opus:\n  output: 40\n")
+	testkit.WriteFile(t, filepath.Join(dir, "prices.yaml"), "opus:\n  output: 40\n")
 	out, _, code = runEstimate(t, dir, "--prices", "prices.yaml")
 	// writer: 0.535 + 0.3596 + 24,000*40/1e6 = 1.8546
 	if code != 0 || !hasRow(out, "writer", "opus", "30", "107,000", "1,798,000", "24,000", "$1.8546") {
@@ -146,7 +138,7 @@ post_phases:
 
 func TestCostEstimateLoopFile(t *testing.T) {
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "loop.yaml"), estimateLoop)
+	testkit.WriteFile(t, filepath.Join(dir, "loop.yaml"), estimateLoop)
 	// ./loop.yaml is found without -f.
 	out, errs, code := runEstimate(t, dir)
 	if code != 0 {
@@ -177,7 +169,7 @@ func TestCostEstimateLoopFile(t *testing.T) {
 
 	// --turns and --tasks change the figures; the loop's prices: apply, and
 	// --price beats them.
-	writeFile(t, filepath.Join(dir, "other.yaml"), `objective: "go test ./... passes"
+	testkit.WriteFile(t, filepath.Join(dir, "other.yaml"), `objective: "go test ./... passes"
 shape: ralph
 agent: {backend: codex, model: gpt-5-codex}
 budget: {iterations: 4}
@@ -196,7 +188,7 @@ prices:
 	}
 
 	// A model without a price is left out and named.
-	writeFile(t, filepath.Join(dir, "gem.yaml"), "objective: \"go test passes\"\nshape: ralph\nagent: {backend: gemini, model: mystery-model}\nverify: [\"go test ./...\"]\n")
+	testkit.WriteFile(t, filepath.Join(dir, "gem.yaml"), "objective: \"go test passes\"\nshape: ralph\nagent: {backend: gemini, model: mystery-model}\nverify: [\"go test ./...\"]\n")
 	out, _, code = runEstimate(t, dir, "-f", "gem.yaml")
 	if code != 0 || !strings.Contains(out, "no price for mystery-model") || !hasRow(out, "ralph", "gemini", "mystery-model", "30", "unknown", "30", "unknown") {
 		t.Errorf("exit %d, output:\n%s", code, out)
@@ -209,7 +201,7 @@ prices:
 	}
 
 	// A bad loop file is exit 78; a missing -f file too.
-	writeFile(t, filepath.Join(dir, "bad.yaml"), "objective: x\nbudget: {iterations: many}\n")
+	testkit.WriteFile(t, filepath.Join(dir, "bad.yaml"), "objective: x\nbudget: {iterations: many}\n")
 	if _, errs, code := runEstimate(t, dir, "-f", "bad.yaml"); code != ExitBadLoopFile || !strings.Contains(errs, "bad.yaml") {
 		t.Errorf("bad loop file: exit %d %q", code, errs)
 	}
@@ -220,7 +212,7 @@ prices:
 
 func TestCostEstimateReviewLoopFile(t *testing.T) {
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "loop.yaml"), `shape: review
+	testkit.WriteFile(t, filepath.Join(dir, "loop.yaml"), `shape: review
 agent: {backend: claude, model: opus, max_turns: 15}
 agents:
   reviewer: {model: sonnet, max_turns: 10}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/looprinter/looprinter/internal/doctor"
+	"github.com/looprinter/looprinter/internal/testkit"
 	"github.com/looprinter/looprinter/sandbox"
 )
 
@@ -120,9 +121,7 @@ func TestDoctorHealthy(t *testing.T) {
 	e.file("loop.yaml", healthyLoop, 0o644)
 	e.file("objective.sh", "exit 0\n", 0o644)
 	e.file("scripts/gate.sh", "#!/bin/sh\nexit 0\n", 0o755)
-	if out, err := exec.Command("git", "init", "-q", e.dir).CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v %s", err, out)
-	}
+	testkit.Git(t, e.dir, "init", "-q")
 
 	out, code := e.run()
 	if code != 0 {

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/looprinter/looprinter/internal/testkit"
 	"github.com/looprinter/looprinter/spec"
 )
 
@@ -43,19 +44,10 @@ func startInitTmux(t *testing.T, width int, files map[string]string) initTmux {
 	}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "looprinter")
-	build := exec.Command("go", "build", "-o", bin, "../../cmd/looprinter")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	testkit.GoBuild(t, bin, "../../cmd/looprinter")
 	work := filepath.Join(dir, "work")
 	os.Mkdir(work, 0o755)
-	for name, data := range files {
-		p := filepath.Join(work, filepath.FromSlash(name))
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testkit.WriteTree(t, work, files)
 	session := "lpinit" + strings.ReplaceAll(filepath.Base(dir), ".", "")
 	sock := filepath.Join(dir, "tmux.sock")
 	tmux := func(args ...string) string {

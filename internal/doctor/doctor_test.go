@@ -7,17 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/looprinter/looprinter/internal/testkit"
 	"github.com/looprinter/looprinter/sandbox"
 )
-
-func write(t *testing.T, dir, rel, data string, mode os.FileMode) {
-	t.Helper()
-	p := filepath.Join(dir, rel)
-	os.MkdirAll(filepath.Dir(p), 0o755)
-	if err := os.WriteFile(p, []byte(data), mode); err != nil {
-		t.Fatal(err)
-	}
-}
 
 func find(r *Report, level, area, text string) *Finding {
 	for i, f := range r.Findings {
@@ -32,14 +24,14 @@ func find(r *Report, level, area, text string) *Finding {
 func TestRunFindings(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("PATH", "/usr/bin:/bin")
-	write(t, dir, "loop.yaml", `objective: "x passes"
+	testkit.WriteFileMode(t, filepath.Join(dir, "loop.yaml"), `objective: "x passes"
 sandbox: "off"
 agent: {backend: command, command: ./agent.sh}
 verify: ["sh check.sh || true", "./missing.sh"]
 objective_verify: ["sh check.sh"]
 `, 0o644)
-	write(t, dir, "agent.sh", "#!/bin/sh\n", 0o755)
-	write(t, dir, "check.sh", "exit 0\n", 0o644)
+	testkit.WriteFileMode(t, filepath.Join(dir, "agent.sh"), "#!/bin/sh\n", 0o755)
+	testkit.WriteFileMode(t, filepath.Join(dir, "check.sh"), "exit 0\n", 0o644)
 	r := Run(context.Background(), Options{File: filepath.Join(dir, "loop.yaml"), Wd: dir})
 	if r.Loop == nil || !r.Blocked || r.Problems != 1 {
 		t.Fatalf("loop %v blocked %v problems %d: %+v", r.Loop != nil, r.Blocked, r.Problems, r.Findings)
@@ -70,8 +62,8 @@ objective_verify: ["sh check.sh"]
 // A folder whose protected files cannot be listed blocks the loop.
 func TestRunProtectedUnlistable(t *testing.T) {
 	dir := t.TempDir()
-	write(t, dir, "loop.yaml", "objective: x\nsandbox: \"off\"\nagent: {backend: command, command: ./a}\nverify: [\"sh 'x\"]\n", 0o644)
-	write(t, dir, "a", "#!/bin/sh\n", 0o755)
+	testkit.WriteFileMode(t, filepath.Join(dir, "loop.yaml"), "objective: x\nsandbox: \"off\"\nagent: {backend: command, command: ./a}\nverify: [\"sh 'x\"]\n", 0o644)
+	testkit.WriteFileMode(t, filepath.Join(dir, "a"), "#!/bin/sh\n", 0o755)
 	r := Run(context.Background(), Options{File: filepath.Join(dir, "loop.yaml")})
 	if f := find(r, Fail, AreaProtected, "verify[0]"); f == nil || !r.Blocked {
 		t.Errorf("%+v", r.Findings)
@@ -80,7 +72,7 @@ func TestRunProtectedUnlistable(t *testing.T) {
 
 func TestCannotRunAndVacuous(t *testing.T) {
 	dir := t.TempDir()
-	write(t, dir, "x.sh", "exit 0\n", 0o644)
+	testkit.WriteFileMode(t, filepath.Join(dir, "x.sh"), "exit 0\n", 0o644)
 	if why, fix, ok := CannotRun("./x.sh", dir, "verify"); !ok || why != "./x.sh is not executable" || !strings.HasPrefix(fix, "chmod +x ./x.sh") {
 		t.Errorf("%q %q %v", why, fix, ok)
 	}
@@ -153,7 +145,7 @@ func TestInstallHintPinsTestedVersion(t *testing.T) {
 func TestOtherVersionHintPinsTestedVersion(t *testing.T) {
 	bin := cliEnv(t)
 	c := cliNamed(t, "codex")
-	write(t, bin, c.Program, "#!/bin/sh\necho 'codex-cli 0.1.2'\n", 0o755)
+	testkit.WriteFileMode(t, filepath.Join(bin, c.Program), "#!/bin/sh\necho 'codex-cli 0.1.2'\n", 0o755)
 	fs := checkCLI(context.Background(), c, nil, []string{"build"}, nil)
 	if len(fs) == 0 || fs[0].Level != Warn || !strings.Contains(fs[0].Message, "codex-cli 0.1.2") ||
 		!strings.Contains(fs[0].Message, "older than the codex "+c.Version+" looprinter is tested with") {
@@ -162,18 +154,18 @@ func TestOtherVersionHintPinsTestedVersion(t *testing.T) {
 	if !strings.HasPrefix(fs[0].Fix, "npm install -g "+c.NPM+"@"+c.Version+" to update it to the tested version") {
 		t.Errorf("fix: %q", fs[0].Fix)
 	}
-	write(t, bin, c.Program, "#!/bin/sh\necho 'codex-cli 999.0.0'\n", 0o755)
+	testkit.WriteFileMode(t, filepath.Join(bin, c.Program), "#!/bin/sh\necho 'codex-cli 999.0.0'\n", 0o755)
 	fs = checkCLI(context.Background(), c, nil, []string{"build"}, nil)
 	if fs[0].Level != Warn || !strings.Contains(fs[0].Message, "newer than the codex "+c.Version) ||
 		!strings.HasPrefix(fs[0].Fix, "npm install -g "+c.NPM+"@"+c.Version+" to run the tested version") {
 		t.Errorf("a newer version: %+v", fs[0])
 	}
-	write(t, bin, c.Program, "#!/bin/sh\necho 'codex-cli 0.1.2'\n", 0o755)
+	testkit.WriteFileMode(t, filepath.Join(bin, c.Program), "#!/bin/sh\necho 'codex-cli 0.1.2'\n", 0o755)
 	// Not used by the loop: only information.
 	if fs := checkCLI(context.Background(), c, nil, nil, nil); fs[0].Level != Info || fs[0].Fix == "" {
 		t.Errorf("unused, another version: %+v", fs[0])
 	}
-	write(t, bin, c.Program, "#!/bin/sh\necho 'codex-cli "+c.Version+"'\n", 0o755)
+	testkit.WriteFileMode(t, filepath.Join(bin, c.Program), "#!/bin/sh\necho 'codex-cli "+c.Version+"'\n", 0o755)
 	fs = checkCLI(context.Background(), c, nil, []string{"build"}, nil)
 	if fs[0].Level != OK || fs[0].Fix != "" || strings.Contains(fs[0].Message, "tested with") {
 		t.Errorf("the tested version: %+v", fs[0])
@@ -190,17 +182,17 @@ func TestRunnerCannotStart(t *testing.T) {
 	dir := t.TempDir()
 	bin := t.TempDir()
 	marker := filepath.Join(t.TempDir(), "ran")
-	write(t, bin, "python3", "#!/bin/sh\n[ -f pytest.py ] && touch "+marker+"\nexit 1\n", 0o755)
+	testkit.WriteFileMode(t, filepath.Join(bin, "python3"), "#!/bin/sh\n[ -f pytest.py ] && touch "+marker+"\nexit 1\n", 0o755)
 	t.Setenv("PATH", bin+":/usr/bin:/bin")
-	write(t, dir, "loop.yaml", `objective: "x passes"
+	testkit.WriteFileMode(t, filepath.Join(dir, "loop.yaml"), `objective: "x passes"
 sandbox: "off"
 agent: {backend: command, command: ./agent.sh}
 verify: ["python3 -m pytest -q", "npm run unit", ".venv/bin/python -m pytest"]
 `, 0o644)
-	write(t, dir, "agent.sh", "#!/bin/sh\n", 0o755)
-	write(t, dir, "package.json", `{"scripts":{"test":"mocha"}}`, 0o644)
-	write(t, dir, "pytest.py", "open('"+marker+"', 'w')\n", 0o644)
-	write(t, dir, ".venv/bin/python", "#!/bin/sh\ntouch "+marker+"\nexit 1\n", 0o755)
+	testkit.WriteFileMode(t, filepath.Join(dir, "agent.sh"), "#!/bin/sh\n", 0o755)
+	testkit.WriteFileMode(t, filepath.Join(dir, "package.json"), `{"scripts":{"test":"mocha"}}`, 0o644)
+	testkit.WriteFileMode(t, filepath.Join(dir, "pytest.py"), "open('"+marker+"', 'w')\n", 0o644)
+	testkit.WriteFileMode(t, filepath.Join(dir, ".venv/bin/python"), "#!/bin/sh\ntouch "+marker+"\nexit 1\n", 0o755)
 	r := Run(context.Background(), Options{File: filepath.Join(dir, "loop.yaml"), FileGiven: true})
 	if f := find(r, Fail, AreaLoop, `"python3 -m pytest -q": python3 cannot import pytest`); f == nil || !strings.Contains(f.Fix, "pip install pytest") {
 		t.Errorf("pytest: %+v", r.Findings)

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/looprinter/looprinter/internal/cli"
+	"github.com/looprinter/looprinter/internal/testkit"
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
@@ -144,17 +145,10 @@ write ralph.txt done
 cost 0.05
 `
 
-// Git runs git in dir and fails the test on an error.
+// Git runs git in dir (through testkit.Git) and fails the test on an error.
 func Git(t testing.TB, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v: %s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
+	return testkit.Git(t, dir, args...)
 }
 
 // Repo writes p into a new git repository on branch main and returns its

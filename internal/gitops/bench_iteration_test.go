@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/agent"
+	"github.com/looprinter/looprinter/internal/testkit"
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
@@ -83,11 +84,9 @@ agent: {backend: command, command: "true"}
 budget: {iterations: 1000000, same_failure: 1000000, wall: 24h, cost_usd: 1}
 `)
 	os.WriteFile(filepath.Join(dir, "loop.yaml"), src, 0o644)
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"-c", "user.name=b", "-c", "user.email=b@example.com", "-c", "gc.auto=0", "commit", "-qm", "start"}} {
-		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
-			b.Fatalf("git %v: %v %s", args, err, out)
-		}
-	}
+	testkit.Git(b, dir, "init", "-q", "-b", "main")
+	testkit.Git(b, dir, "add", "-A")
+	testkit.Git(b, dir, "-c", "user.name=b", "-c", "user.email=b@example.com", "commit", "-qm", "start")
 	l, err := spec.Parse(src, filepath.Join(dir, "loop.yaml"))
 	if err != nil {
 		b.Fatal(err)

@@ -4,31 +4,19 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/looprinter/looprinter/internal/testkit"
 	"github.com/looprinter/looprinter/record"
 )
-
-func gitT(t testing.TB, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v: %s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
 
 func stagedRepo(t testing.TB, files int) (string, *Committer) {
 	t.Setenv("LOOPRINTER_STATE_DIR", t.TempDir())
 	dir := t.TempDir()
-	gitT(t, dir, "init", "-q", "-b", "main")
+	testkit.Git(t, dir, "init", "-q", "-b", "main")
 	for i := 0; i < files; i++ {
 		d := filepath.Join(dir, fmt.Sprintf("d%03d", i/100))
 		os.MkdirAll(d, 0o755)
@@ -36,8 +24,8 @@ func stagedRepo(t testing.TB, files int) (string, *Committer) {
 	}
 	os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("*.log\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "gone.txt"), []byte("x"), 0o644)
-	gitT(t, dir, "add", "-A")
-	gitT(t, dir, "-c", "gc.auto=0", "commit", "-qm", "start") // no gc left running on the temporary folder
+	testkit.Git(t, dir, "add", "-A")
+	testkit.Git(t, dir, "-c", "gc.auto=0", "commit", "-qm", "start") // no gc left running on the temporary folder
 	c := &Committer{Dir: dir, Name: "t", ident: []string{"-c", "user.name=looprinter", "-c", "user.email=l@example.com"}}
 	return dir, c
 }
@@ -53,7 +41,7 @@ func TestCommitStagesWhatRunsChanged(t *testing.T) {
 	if err := hook(record.Event{Event: record.TaskPassed, Task: "T-001"}, func(record.Event) {}); err != nil {
 		t.Fatal(err)
 	}
-	if got := gitT(t, dir, "show", "--name-status", "--format=", "HEAD"); got != "A\tfirst.txt" {
+	if got := testkit.Git(t, dir, "show", "--name-status", "--format=", "HEAD"); got != "A\tfirst.txt" {
 		t.Fatalf("first commit: %q", got)
 	}
 	os.WriteFile(filepath.Join(dir, "new.txt"), []byte("n"), 0o644)
@@ -67,22 +55,22 @@ func TestCommitStagesWhatRunsChanged(t *testing.T) {
 	if err := hook(record.Event{Event: record.TaskPassed, Task: "T-002"}, func(record.Event) {}); err != nil {
 		t.Fatal(err)
 	}
-	got := gitT(t, dir, "show", "--name-status", "--format=", "HEAD")
+	got := testkit.Git(t, dir, "show", "--name-status", "--format=", "HEAD")
 	if got != "M\td000/f00001.txt\nD\tgone.txt\nA\tnew.txt" {
 		t.Fatalf("second commit:\n%s", got)
 	}
-	if s := gitT(t, dir, "log", "-1", "--format=%s %an"); s != "looprinter t: T-002 built, gates not run yet looprinter" {
+	if s := testkit.Git(t, dir, "log", "-1", "--format=%s %an"); s != "looprinter t: T-002 built, gates not run yet looprinter" {
 		t.Fatalf("message: %q", s)
 	}
 	last, _ := os.ReadFile(c.lastCommitPath())
-	if strings.TrimSpace(string(last)) != gitT(t, dir, "rev-parse", "HEAD") {
+	if strings.TrimSpace(string(last)) != testkit.Git(t, dir, "rev-parse", "HEAD") {
 		t.Fatalf("last commit %q", last)
 	}
 	// A rollback moves files the records do not name: the next commit
 	// stages the folder.
 	hook(record.Event{Event: record.Rollback}, func(record.Event) {})
 	hook(record.Event{Event: record.TaskPassed, Task: "T-003"}, func(record.Event) {})
-	if got := gitT(t, dir, "show", "--name-status", "--format=", "HEAD"); got != "A\tuntold.txt" {
+	if got := testkit.Git(t, dir, "show", "--name-status", "--format=", "HEAD"); got != "A\tuntold.txt" {
 		t.Fatalf("after a rollback: %q", got)
 	}
 }
@@ -117,8 +105,8 @@ func TestCommitByNameEqualsTheIndex(t *testing.T) {
 	os.MkdirAll(filepath.Join(sub, "only"), 0o755)
 	os.WriteFile(filepath.Join(sub, "only", "one.txt"), []byte("1"), 0o644)
 	os.WriteFile(filepath.Join(sub, "keep.txt"), []byte("k"), 0o644)
-	gitT(t, top, "add", "-A")
-	gitT(t, top, "commit", "-qm", "loop")
+	testkit.Git(t, top, "add", "-A")
+	testkit.Git(t, top, "commit", "-qm", "loop")
 	c := &Committer{Dir: sub, Name: "t", scanned: true, ident: []string{"-c", "user.name=looprinter", "-c", "user.email=l@example.com"}}
 	os.WriteFile(filepath.Join(sub, "run.sh"), []byte("#!/bin/sh\n"), 0o755)
 	os.Symlink("keep.txt", filepath.Join(sub, "link"))
@@ -129,17 +117,17 @@ func TestCommitByNameEqualsTheIndex(t *testing.T) {
 	os.WriteFile(filepath.Join(sub, "keep.txt"), []byte("changed"), 0o644)
 	c.note(record.Event{Event: record.AgentEnd, FilesChanged: []string{"run.sh", "link", "a/b/deep.txt", "only/one.txt", "keep.txt"}})
 	paths := c.namedPaths()
-	tree, err := c.treeByName(gitT(t, top, "rev-parse", "HEAD"), paths)
+	tree, err := c.treeByName(testkit.Git(t, top, "rev-parse", "HEAD"), paths)
 	if err != nil {
 		t.Fatalf("treeByName: %v", err)
 	}
 	c.settle()
-	if idx := gitT(t, top, "write-tree"); idx != tree {
-		t.Errorf("the index's tree %s is not the commit's %s:\n%s", idx, tree, gitT(t, top, "diff", "--stat", idx, tree))
+	if idx := testkit.Git(t, top, "write-tree"); idx != tree {
+		t.Errorf("the index's tree %s is not the commit's %s:\n%s", idx, tree, testkit.Git(t, top, "diff", "--stat", idx, tree))
 	}
 	want := "100644 blob\tloop/a/b/deep.txt\n100644 blob\tloop/keep.txt\n120000 blob\tloop/link\n100755 blob\tloop/run.sh"
 	var got []string
-	for _, line := range strings.Split(gitT(t, top, "ls-tree", "-r", tree), "\n") {
+	for _, line := range strings.Split(testkit.Git(t, top, "ls-tree", "-r", tree), "\n") {
 		meta, name, _ := strings.Cut(line, "\t")
 		f := strings.Fields(meta)
 		if strings.HasPrefix(name, "loop/") {
@@ -156,10 +144,10 @@ func TestCommitByNameEqualsTheIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.settle()
-	if s := gitT(t, top, "status", "--porcelain"); s != "" {
+	if s := testkit.Git(t, top, "status", "--porcelain"); s != "" {
 		t.Errorf("after the commit, git status: %q", s)
 	}
-	if got := gitT(t, top, "show", "HEAD:loop/keep.txt"); got != "again" {
+	if got := testkit.Git(t, top, "show", "HEAD:loop/keep.txt"); got != "again" {
 		t.Errorf("HEAD:loop/keep.txt = %q", got)
 	}
 }
@@ -174,14 +162,14 @@ func TestCommitByNameFallsBack(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "gone.txt", "inside"), []byte("i"), 0o644)
 	c.note(record.Event{Event: record.AgentEnd, FilesChanged: []string{"gone.txt/inside", "gone.txt"}})
 	paths := c.namedPaths()
-	if _, err := c.treeByName(gitT(t, dir, "rev-parse", "HEAD"), paths); !errors.Is(err, errNotByName) {
+	if _, err := c.treeByName(testkit.Git(t, dir, "rev-parse", "HEAD"), paths); !errors.Is(err, errNotByName) {
 		t.Fatalf("a file that became a folder: %v, want errNotByName", err)
 	}
 	c.note(record.Event{Event: record.AgentEnd, FilesChanged: []string{"gone.txt/inside", "gone.txt"}})
 	if _, err := c.Commit("x", ""); err != nil {
 		t.Fatal(err)
 	}
-	if got := gitT(t, dir, "show", "HEAD:gone.txt/inside"); got != "i" {
+	if got := testkit.Git(t, dir, "show", "HEAD:gone.txt/inside"); got != "i" {
 		t.Errorf("HEAD:gone.txt/inside = %q", got)
 	}
 }
@@ -192,8 +180,8 @@ func TestCommitByNameFallsBack(t *testing.T) {
 func TestCommitByNameIgnoredButTracked(t *testing.T) {
 	dir, c := stagedRepo(t, 1)
 	os.WriteFile(filepath.Join(dir, "kept.log"), []byte("1"), 0o644)
-	gitT(t, dir, "add", "-f", "kept.log")
-	gitT(t, dir, "-c", "gc.auto=0", "commit", "-qm", "kept")
+	testkit.Git(t, dir, "add", "-f", "kept.log")
+	testkit.Git(t, dir, "-c", "gc.auto=0", "commit", "-qm", "kept")
 	c.scanned = true
 	os.WriteFile(filepath.Join(dir, "kept.log"), []byte("2"), 0o644)
 	os.WriteFile(filepath.Join(dir, "new.log"), []byte("n"), 0o644)
@@ -202,10 +190,10 @@ func TestCommitByNameIgnoredButTracked(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.settle()
-	if got := gitT(t, dir, "show", "--name-status", "--format=", "HEAD"); got != "M\tkept.log" {
+	if got := testkit.Git(t, dir, "show", "--name-status", "--format=", "HEAD"); got != "M\tkept.log" {
 		t.Errorf("the commit: %q, want kept.log only", got)
 	}
-	if s := gitT(t, dir, "status", "--porcelain"); s != "" {
+	if s := testkit.Git(t, dir, "status", "--porcelain"); s != "" {
 		t.Errorf("git status: %q", s)
 	}
 }
@@ -225,7 +213,7 @@ func TestCommitWaitsForTheIndexLock(t *testing.T) {
 	if _, err := c.Commit("x", ""); err != nil { // the first commit stages the folder
 		t.Fatalf("a commit while the index was locked for a moment: %v", err)
 	}
-	if got := gitT(t, dir, "show", "--name-status", "--format=", "HEAD"); got != "A\tnew.txt" {
+	if got := testkit.Git(t, dir, "show", "--name-status", "--format=", "HEAD"); got != "A\tnew.txt" {
 		t.Errorf("the commit: %q", got)
 	}
 }

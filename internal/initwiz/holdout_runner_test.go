@@ -1,32 +1,19 @@
 package initwiz
 
 import (
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/looprinter/looprinter/internal/testkit"
 	"github.com/looprinter/looprinter/testcount"
 )
-
-func writeTree(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, body := range files {
-		p := filepath.Join(dir, name)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
 
 // The holdout check keeps the runner's options from the project's test
 // script or the check (mocha --ui qunit), not its files or watch options.
 func TestHoldoutKeepsRunnerFlags(t *testing.T) {
-	dir := writeTree(t, map[string]string{"test/a.test.js": "test('a', () => {})\n", "test/b.test.js": "test('b', () => {})\n", "spec/x": ""})
+	dir := testkit.Tree(t, map[string]string{"test/a.test.js": "test('a', () => {})\n", "test/b.test.js": "test('b', () => {})\n", "spec/x": ""})
 	for _, tc := range []struct {
 		line, runner string
 		want         []string
@@ -45,7 +32,7 @@ func TestHoldoutKeepsRunnerFlags(t *testing.T) {
 		}
 	}
 	// Through package.json's test script, with npm's lockfile.
-	dir = writeTree(t, map[string]string{
+	dir = testkit.Tree(t, map[string]string{
 		"package.json":      `{"scripts":{"test":"mocha --ui qunit test/"}}`,
 		"package-lock.json": "{}",
 		"test/a.js":         "test('a', function () {})\n",
@@ -63,7 +50,7 @@ func TestHoldoutKeepsRunnerFlags(t *testing.T) {
 // `cargo test --test NAME`; a crate's inline tests and its tests' shared
 // modules are not.
 func TestHoldoutCargo(t *testing.T) {
-	dir := writeTree(t, map[string]string{
+	dir := testkit.Tree(t, map[string]string{
 		"Cargo.toml": "[package]\nname = \"x\"\n", "src/lib.rs": "#[cfg(test)]\nmod tests {}\n",
 		"tests/lib.rs": "", "tests/api.rs": "", "tests/common/mod.rs": "", "tests/big/main.rs": "",
 		"crates/b/Cargo.toml": "[package]\nname = \"b\"\n", "crates/b/tests/it.rs": "",
@@ -87,7 +74,7 @@ func TestHoldoutCargo(t *testing.T) {
 // by its path, by its name where it is the only one, by a Go test function
 // named as failing.
 func TestFailingNamed(t *testing.T) {
-	dir := writeTree(t, map[string]string{
+	dir := testkit.Tree(t, map[string]string{
 		"test/serialize.js": "", "test/parse.js": "", "a/util.test.js": "", "b/util.test.js": "",
 		"ring/ring_test.go":  "package ring\n\nimport \"testing\"\n\nfunc TestGrow(t *testing.T) {}\n",
 		"ring/other_test.go": "package ring\n\nimport \"testing\"\n\nfunc TestGrowth(t *testing.T) {}\n",
@@ -103,7 +90,7 @@ func TestFailingNamed(t *testing.T) {
 	}
 	// PlanHoldout keeps it in sight and says why.
 	a := Answers{HoldoutShare: "2", Verify: []string{"npx mocha"}, FailingOutput: "at Context.<anonymous> (test/serialize.js:30:12)"}
-	dir = writeTree(t, map[string]string{"test/a.js": "it('a', () => {})\n", "test/b.js": "it('b', () => {})\n", "test/serialize.js": "it('s', () => {})\n"})
+	dir = testkit.Tree(t, map[string]string{"test/a.js": "it('a', () => {})\n", "test/b.js": "it('b', () => {})\n", "test/serialize.js": "it('s', () => {})\n"})
 	if err := PlanHoldout(dir, &a); err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +124,7 @@ func TestHoldoutRunWarning(t *testing.T) {
 // init says how to commit the loop file in a git work tree where it is
 // not committed; nothing outside git or once committed.
 func TestCommitHint(t *testing.T) {
-	dir := writeTree(t, map[string]string{"loop.yaml": "x\n", ".gitignore": "output/\n"})
+	dir := testkit.Tree(t, map[string]string{"loop.yaml": "x\n", ".gitignore": "output/\n"})
 	if h := CommitHint(dir, filepath.Join(dir, "loop.yaml")); h != "" {
 		t.Errorf("outside git: %q", h)
 	}

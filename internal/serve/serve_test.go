@@ -21,6 +21,7 @@ import (
 
 	"github.com/looprinter/looprinter/internal/ops"
 	"github.com/looprinter/looprinter/internal/serve"
+	"github.com/looprinter/looprinter/internal/testkit"
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
@@ -61,16 +62,8 @@ func fixture(t *testing.T) (dir string) {
 	t.Helper()
 	t.Setenv("LOOPRINTER_STATE_DIR", filepath.Join(t.TempDir(), "state"))
 	dir = t.TempDir()
-	os.WriteFile(filepath.Join(dir, "loop.yaml"), []byte(fixtureLoop), 0o644)
-	os.WriteFile(filepath.Join(dir, "agent.txt"), []byte(fixtureAgent), 0o644)
-	os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("working-records/\n"), 0o644)
-	for _, args := range [][]string{{"init", "-q"}, {"add", "."}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start"}} {
-		c := exec.Command("git", args...)
-		c.Dir = dir
-		if out, err := c.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	testkit.WriteTree(t, dir, map[string]string{"loop.yaml": fixtureLoop, "agent.txt": fixtureAgent, ".gitignore": "working-records/\n"})
+	testkit.InitRepo(t, dir)
 	c := exec.Command("looprinter", "run")
 	c.Dir = dir
 	if out, err := c.CombinedOutput(); err != nil {

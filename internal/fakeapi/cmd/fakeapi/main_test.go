@@ -12,15 +12,15 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/looprinter/looprinter/internal/testkit"
 )
 
 // The program serves a script file, prints its URL and logs each request.
 func TestProgram(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "fakeapi")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	testkit.GoBuild(t, bin, ".")
 	script := filepath.Join(dir, "script.yaml")
 	os.WriteFile(script, []byte("replies:\n  - text: hello from the script\n"), 0o644)
 	logFile := filepath.Join(dir, "requests.jsonl")
