@@ -17,8 +17,8 @@ import (
 // budget.same_failure times in a row.
 func (e *Engine) noteFailure(signal, tried string) error {
 	e.st.LastFailure = signal
-	if e.waveTask != "" {
-		return e.noteTaskFailure(e.waveTask, signal, tried)
+	if task := e.tagTask(); task != "" {
+		return e.noteTaskFailure(task, signal, tried)
 	}
 	return e.noteRepeat(&e.st.FailureSig, &e.st.SameCount, &e.st.Tried, "", signal, tried)
 }
@@ -81,7 +81,7 @@ func (e *Engine) noteRepeat(last *string, count *int, triedList *[]string, gate,
 		}
 	}
 	if *count >= 2 {
-		e.emit(record.Event{Event: record.SameFailure, Gate: gate, Task: e.waveTask, Signature: sig, Repeats: *count, FailureSignal: signal})
+		e.emit(record.Event{Event: record.SameFailure, Gate: gate, Task: e.tagTask(), Signature: sig, Repeats: *count, FailureSignal: signal})
 	}
 	if *count >= e.spec.Budget.SameFailure {
 		o := e.outcome(ReasonNoProgress, fmt.Sprintf("the same failure came back %d times in a row (signature %s)", *count, sig))
