@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -83,14 +84,15 @@ func (s *State) spent() wave.Spent {
 }
 
 // buildBestOf runs n attempts of task at once, judges each on its own
-// layer, applies the best passing one, or notes one failed try
-// (wave.BestOf; the engine's side is bestOfHost).
+// layer (as many at once as the machine has cores), applies the best
+// passing one, or notes one failed try (wave.BestOf; the engine's side is
+// bestOfHost).
 func (e *Engine) buildBestOf(ctx context.Context, plan *Plan, task Task, n int) error {
 	prompt, err := e.buildPrompt(plan, task)
 	if err != nil {
 		return err
 	}
-	return wave.BestOf[*waveRun]{Host: &bestOfHost{waveRuns: waveRuns{e: e}, task: task, prompt: prompt}, Task: task.ID, N: n}.Run(ctx)
+	return wave.BestOf[*waveRun]{Host: &bestOfHost{waveRuns: waveRuns{e: e}, task: task, prompt: prompt}, Task: task.ID, N: n, Workers: runtime.NumCPU()}.Run(ctx)
 }
 
 // bestOfHost is the engine's side of a best-of (wave.BestOfHost).

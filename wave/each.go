@@ -2,20 +2,16 @@ package wave
 
 import (
 	"context"
-	"runtime"
 	"sync"
 )
 
-// Each calls f(0)…f(n-1), up to workers at once (workers < 1: one per
-// core, runtime.NumCPU()), and returns once every call returned. The
-// calls start in index order; once ctx is done no more start. With one
-// worker (or n 1) they run one after another on the caller's goroutine.
+// Each calls f(0)…f(n-1), up to workers at once, and returns once every
+// call returned. The calls start in index order; once ctx is done no more
+// start. With fewer than 2 workers (or n 1) they run one after another on
+// the caller's goroutine.
 // What f writes, it writes at its own index: the caller reads the results
 // in index order, whatever order the calls ended in.
 func Each(ctx context.Context, n, workers int, f func(i int)) {
-	if workers < 1 {
-		workers = runtime.NumCPU()
-	}
 	if workers <= 1 || n <= 1 {
 		for i := 0; i < n && ctx.Err() == nil; i++ {
 			f(i)

@@ -157,7 +157,8 @@ type BestOf[R any] struct {
 	Host BestOfHost[R]
 	Task string
 	N    int
-	// Workers bounds the attempts judged at once (0: runtime.NumCPU()).
+	// Workers bounds the attempts judged at once (below 2: one after
+	// another, in slot order); the engine gives its cores.
 	Workers int
 }
 
