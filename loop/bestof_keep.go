@@ -70,8 +70,5 @@ func engineOwnedPath(rel string) bool {
 }
 
 // tagWave tags every record written until the returned func runs with
-// rn's run id, slot, task and iteration.
-func (e *Engine) tagWave(rn *waveRun) func() {
-	e.waveRun, e.waveSlot, e.waveTask, e.waveIter = rn.id, rn.slot+1, rn.task.ID, rn.req.Iteration
-	return func() { e.waveRun, e.waveSlot, e.waveTask, e.waveIter = "", 0, "", 0 }
-}
+// rn's run id, slot, task and iteration (setTag).
+func (e *Engine) tagWave(rn *waveRun) func() { return e.setTag(judgingOf(rn)) }

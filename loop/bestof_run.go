@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/looprinter/looprinter/agent"
 	"github.com/looprinter/looprinter/guard"
@@ -22,7 +24,8 @@ import (
 // more than one attempt (attemptsFor) is a wave of its own whose slots all
 // carry it, each attempt on spec.Loop.AttemptAgent(k) in slotLayer(dir, k)
 // with the same prompt. Once every attempt ended, each is judged on its
-// own layer without applying it (judgeAttempt): what an apply would refuse
+// own layer without applying it (judgeAttempt; the attempts at once, up to
+// the machine's cores, each in a check box of its own): what an apply would refuse
 // is taken out of its layer as a violation, its own plan mark and target
 // are read from its layer, and the task's checks run on the folder with
 // its layer laid over it (judge.JudgeAttempt). pickBest keeps one; only
@@ -81,14 +84,15 @@ func (s *State) spent() wave.Spent {
 }
 
 // buildBestOf runs n attempts of task at once, judges each on its own
-// layer, applies the best passing one, or notes one failed try
-// (wave.BestOf; the engine's side is bestOfHost).
+// layer (as many at once as the machine has cores), applies the best
+// passing one, or notes one failed try (wave.BestOf; the engine's side is
+// bestOfHost).
 func (e *Engine) buildBestOf(ctx context.Context, plan *Plan, task Task, n int) error {
 	prompt, err := e.buildPrompt(plan, task)
 	if err != nil {
 		return err
 	}
-	return wave.BestOf[*waveRun]{Host: &bestOfHost{waveRuns: waveRuns{e: e}, task: task, prompt: prompt}, Task: task.ID, N: n}.Run(ctx)
+	return wave.BestOf[*waveRun]{Host: &bestOfHost{waveRuns: waveRuns{e: e}, task: task, prompt: prompt}, Task: task.ID, N: n, Workers: runtime.NumCPU()}.Run(ctx)
 }
 
 // bestOfHost is the engine's side of a best-of (wave.BestOfHost).
@@ -100,6 +104,7 @@ type bestOfHost struct {
 	// attempts ended; iteration the first attempt's build run number.
 	seen      *Plan
 	seenTaken bool
+	prep      sync.Once // beforeJudge
 	iteration int
 	// run and after are the kept attempt's, for its task's verdict.
 	run   *AgentRun
@@ -126,22 +131,12 @@ func (h *bestOfHost) Unstart(rn *waveRun) {
 }
 
 func (h *bestOfHost) Abandon(rn *waveRun) {
-	defer h.tag(rn)()
+	defer h.e.setTag(runOf(rn))()
 	h.e.run.endRecord("build", h.task.ID, rn.ran, rn.res, nil)
 	h.e.run.dropAttempt(rn)
 }
 
-// tag tags every record written until the returned func runs with rn's
-// run id and slot.
-func (h *bestOfHost) tag(rn *waveRun) func() {
-	h.e.waveRun, h.e.waveSlot = rn.id, rn.slot+1
-	return func() { h.e.waveRun, h.e.waveSlot = "", 0 }
-}
-
-func (h *bestOfHost) EmitFor(rn *waveRun, ev record.Event) {
-	defer h.tag(rn)()
-	h.e.emit(ev)
-}
+func (h *bestOfHost) EmitFor(rn *waveRun, ev record.Event) { h.e.emitAs(runOf(rn), ev) }
 
 func (h *bestOfHost) Interrupted(summary string) error { return h.e.stop(ReasonInterrupted, summary) }
 func (h *bestOfHost) Blocked(summary string) error     { return h.e.stop(ReasonBlocked, summary) }
@@ -154,8 +149,22 @@ func (h *bestOfHost) seenPlan() *Plan {
 	return h.seen
 }
 
+// beforeJudge readies, once, what the attempts judged at once only read:
+// the judged plan they started from, the judge, the records of the
+// agents' network (endRecord's, written before any attempt's agent_end).
+func (h *bestOfHost) beforeJudge() {
+	h.prep.Do(func() {
+		h.seenPlan()
+		h.e.judge()
+		h.e.run.flushNetwork()
+	})
+}
+
+// Judge judges one attempt; wave.BestOf calls it for several attempts at
+// once.
 func (h *bestOfHost) Judge(ctx context.Context, rn *waveRun) (wave.Attempt, string) {
-	return h.e.judgeAttempt(ctx, rn, h.seenPlan(), h.iteration)
+	h.beforeJudge()
+	return h.e.judgeAttempt(ctx, rn, h.seen, h.iteration)
 }
 
 func (h *bestOfHost) Measure(ctx context.Context, runs []*waveRun, results []wave.Attempt) {
@@ -202,16 +211,18 @@ func (r *runner) dropAttempt(rn *waveRun) {
 // the layer (violations), its own mark and target read from the layer,
 // then the task's checks with the layer laid over the folder. It returns
 // the attempt's result and, when its agent run itself ended without
-// working (failed, blocked, asked for a human), why.
+// working (failed, blocked, asked for a human), why. The attempts of a
+// best-of are judged at once (wave.BestOf), each on a goroutine of its
+// own, after BeforeJudge: an attempt's records carry its run explicitly
+// (emit below), what it counts in the state is taken under the state's
+// save lock, and nothing of the engine's or the runner's is set for it.
 func (e *Engine) judgeAttempt(ctx context.Context, rn *waveRun, seen *Plan, iteration int) (wave.Attempt, string) {
 	r := e.run
 	task := rn.task
-	e.waveRun, e.waveSlot = rn.id, rn.slot+1
-	r.slot, r.layer, r.trees = rn.slot, &rn.layer, rn.trees
-	defer func() { e.waveRun, e.waveSlot, r.slot, r.layer, r.trees = "", 0, 0, nil, nil }()
+	emit := func(ev record.Event) { e.emitAs(runOf(rn), ev) }
 	res := wave.Attempt{Index: rn.slot, Agent: rn.ran}
 	rn.after, rn.afterTaken = takeLayerPlan(rn.layer), true
-	tamper := r.refuseInLayer(rn)
+	tamper := r.refuseInLayer(rn, emit)
 	var paths []string
 	if entries, err := sandbox.LayerEntries(rn.layer.Upper); err == nil {
 		for _, en := range entries {
@@ -220,9 +231,12 @@ func (e *Engine) judgeAttempt(ctx context.Context, rn *waveRun, seen *Plan, iter
 			}
 		}
 	}
-	r.endRecord("build", task.ID, rn.ran, rn.res, paths)
+	// endRecord, its network's records written before the attempts were
+	// judged (BeforeJudge).
+	r.locked(func() { r.countEnd("build", rn.res) })
+	emit(r.endEvent("build", task.ID, rn.ran, rn.res, paths))
 	rn.ended = true
-	r.recordTamper("build", task.ID, tamper)
+	r.recordTamperTo(emit, "build", task.ID, tamper)
 	var problems []string
 	stopWhy := ""
 	switch rs := rn.res; {
@@ -252,7 +266,7 @@ func (e *Engine) judgeAttempt(ctx context.Context, rn *waveRun, seen *Plan, iter
 		done = t.Passes
 	}
 	for _, d := range structure {
-		e.emit(record.Event{Event: record.Violation, Task: task.ID, Kind: "plan_changed", Message: fmt.Sprintf("attempt %d of %s: %s; its plan was not applied", rn.slot+1, task.ID, d)})
+		emit(record.Event{Event: record.Violation, Task: task.ID, Kind: "plan_changed", Message: fmt.Sprintf("attempt %d of %s: %s; its plan was not applied", rn.slot+1, task.ID, d)})
 		problems = append(problems, "VIOLATION: "+d+"; the plan stays as the engine judged it")
 	}
 	for _, m := range marks {
@@ -261,7 +275,7 @@ func (e *Engine) judgeAttempt(ctx context.Context, rn *waveRun, seen *Plan, iter
 			kind = "marked_other_task"
 		}
 		msg := fmt.Sprintf("%s (by attempt %d of %s); it was not applied", m, rn.slot+1, task.ID)
-		e.emit(record.Event{Event: record.Violation, Task: m.ID, Kind: kind, Message: msg})
+		emit(record.Event{Event: record.Violation, Task: m.ID, Kind: kind, Message: msg})
 		problems = append(problems, "VIOLATION: "+msg)
 	}
 	switch {
@@ -269,7 +283,7 @@ func (e *Engine) judgeAttempt(ctx context.Context, rn *waveRun, seen *Plan, iter
 		problems = append(problems, fmt.Sprintf("attempt %d for %s ended without marking it passes: true", rn.slot+1, task.ID))
 	case wave.LayerFileSum(rn.layer, task.TargetFile) == e.st.TaskBase[task.ID]:
 		msg := fmt.Sprintf("attempt %d of %s marked it done without changing its target %s", rn.slot+1, task.ID, task.TargetFile)
-		e.emit(record.Event{Event: record.Violation, Task: task.ID, Kind: "marked_done_without_change", File: task.TargetFile, Message: msg})
+		emit(record.Event{Event: record.Violation, Task: task.ID, Kind: "marked_done_without_change", File: task.TargetFile, Message: msg})
 		problems = append(problems, "VIOLATION: "+msg)
 	}
 	if len(problems) == 0 {
@@ -287,7 +301,7 @@ func (e *Engine) judgeAttempt(ctx context.Context, rn *waveRun, seen *Plan, iter
 		if _, err := wave.CommitRef(ctx, r.dir, rn.layer.Upper, ref, msg); err == nil {
 			res.Ref = ref
 		} else {
-			e.emit(record.Event{Event: record.Warning, Task: task.ID, Kind: "best_of_ref", Message: fmt.Sprintf("attempt %d of %s could not be kept on %s: %v", rn.slot+1, task.ID, ref, err)})
+			emit(record.Event{Event: record.Warning, Task: task.ID, Kind: "best_of_ref", Message: fmt.Sprintf("attempt %d of %s could not be kept on %s: %v", rn.slot+1, task.ID, ref, err)})
 		}
 	}
 	return res, stopWhy
@@ -301,7 +315,7 @@ func (e *Engine) judgeAttempt(ctx context.Context, rn *waveRun, seen *Plan, iter
 // field by field, a test configuration edit that weakens nothing, stay).
 // Each is a violation of the attempt. The repository's paths the engine
 // discards at any apply stay for it to discard.
-func (r *runner) refuseInLayer(rn *waveRun) []guard.Tamper {
+func (r *runner) refuseInLayer(rn *waveRun, emit func(record.Event)) []guard.Tamper {
 	l := rn.layer
 	entries, err := sandbox.LayerEntries(l.Upper)
 	if err != nil {
@@ -338,7 +352,7 @@ func (r *runner) refuseInLayer(rn *waveRun) []guard.Tamper {
 			continue
 		}
 		if gh := r.judge().HiddenGit(); gitHidden(gh, rel) {
-			if en.What == "written" && r.ownGitNote(rel) || en.What == "removed" && slices.Contains(gh.InTree[1:], rel) {
+			if en.What == "written" && r.ownGitNote(l.Upper, rel) || en.What == "removed" && slices.Contains(gh.InTree[1:], rel) {
 				os.Remove(p) // the engine's own: the repository was hidden from the run
 			}
 			continue // the rest is discarded at any apply
@@ -356,7 +370,7 @@ func (r *runner) refuseInLayer(rn *waveRun) []guard.Tamper {
 				refuse(rel, guard.Tamper{File: rel, What: "refused: it holds " + kinds, Rule: secretRule})
 				continue
 			}
-			if note := r.layerTells(scope, rel, cur, ok); note != "" {
+			if note := r.layerTells(emit, scope, rel, cur, ok); note != "" {
 				refuse(rel, guard.Tamper{Kind: guard.TestAware, File: rel, What: note, Rule: testAwareRule})
 				continue
 			}

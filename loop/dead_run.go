@@ -83,8 +83,7 @@ func (r *runner) deadRunTimes(f *InFlight, res *agent.Result) {
 // its records carrying its run id and slot when it was a run of a wave.
 func (e *Engine) judgeDead() error {
 	if f := e.st.InFlight; f != nil && f.Run != "" {
-		e.waveRun, e.waveSlot = f.Run, f.Slot+1
-		defer func() { e.waveRun, e.waveSlot = "", 0 }()
+		defer e.setTag(judging{run: f.Run, slot: f.Slot + 1})()
 	}
 	return e.run.judgeDeadRun()
 }

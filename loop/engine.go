@@ -142,16 +142,15 @@ type Engine struct {
 	hookMu  sync.Mutex
 	hookErr error
 
-	// waveRun and waveSlot tag every record written while a run of a wave
-	// is judged (its agent_run and slot).
-	waveRun  string
-	waveSlot int
-	// waveTask is the task of the run of a wave being judged: its failures
-	// are counted per task (noteFailure, noprogress.go).
-	waveTask string
-	// waveIter is the iteration of the run of a wave being judged: its
-	// records are tagged with it, not the wave's last.
-	waveIter int
+	// tag is the run of a wave (or the attempt of a best-of) applied or
+	// judged on the engine's goroutine: every record written meanwhile
+	// carries its run, slot and iteration, and its failures are counted
+	// per task (noteFailure, noprogress.go). Set with setTag; the attempts
+	// judged at once carry theirs explicitly (emitAs, bestof_judging.go).
+	tag judging
+	// emitMu orders the records written at once (the attempts judged at
+	// once, the checks' proxy) and guards tag.
+	emitMu sync.Mutex
 }
 
 // errStop carries an outcome out of a step.
@@ -527,14 +526,11 @@ func nextSteps(reason string, l *spec.Loop) []string {
 }
 
 func (e *Engine) emit(ev record.Event) {
-	if ev.AgentRun == "" && e.waveRun != "" {
-		ev.AgentRun, ev.Slot = e.waveRun, e.waveSlot
-	}
+	e.emitMu.Lock()
+	defer e.emitMu.Unlock()
+	e.tag.mark(&ev)
 	if ev.Cycle == 0 && e.spec.Shape == spec.ShapeCycle {
 		ev.Cycle = e.st.Cycle
-	}
-	if ev.Iteration == 0 && e.waveIter > 0 {
-		ev.Iteration = e.waveIter
 	}
 	if ev.Iteration == 0 {
 		ev.Iteration = e.st.Iterations

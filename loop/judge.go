@@ -41,8 +41,8 @@ func (e *Engine) judge() *judge.Judge {
 			Emit:            e.emit,
 			Flush:           func() { e.store.flush() },
 			Stamp:           func() (int, int) { return e.st.Cycle, e.st.Iterations },
-			AddNotVerified:  e.st.addNotVerified,
-			DropNotVerified: e.st.dropNotVerified,
+			AddNotVerified:  func(s string) { e.store.with(func() { e.st.addNotVerified(s) }) }, // locked: attempts are judged at once
+			DropNotVerified: func(s string) { e.store.with(func() { e.st.dropNotVerified(s) }) },
 			AddEvidence:     func(s string) { e.st.Evidence = append(e.st.Evidence, s) },
 			SetAside:        func() ([]string, error) { return setAside(e.dir, e.priv, e.spec, e.judge().IsHoldout) },
 			StartFiles: func() []string {

@@ -126,14 +126,14 @@ const testAwareRule = "no code the agent writes may decide a check's output"
 // source the judge reads for tells): such a change is refused. cur is the
 // layer's file as read for secrets (ok false: not a regular file the
 // engine reads).
-func (r *runner) layerTells(scope *judge.TellScope, rel string, cur []byte, ok bool) string {
+func (r *runner) layerTells(emit func(record.Event), scope *judge.TellScope, rel string, cur []byte, ok bool) string {
 	if note := r.inlineTests(rel, cur, ok); note != "" {
 		return note // an inline test module edited (judge/inline_tests.go)
 	}
 	if !ok || len(cur) > 4<<20 || !judge.ScansForTells(rel) || r.judge().TellsAllowed(rel) {
 		return ""
 	}
-	return r.newTellsIn(scope, rel, func() []byte {
+	return r.newTellsIn(emit, scope, rel, func() []byte {
 		old, err := guard.ReadBounded(filepath.Join(r.dir, filepath.FromSlash(rel)), 4<<20)
 		if err != nil {
 			return nil
@@ -183,7 +183,7 @@ func (r *runner) folderTells(changed, created []string) []guard.Tamper {
 			}
 			note := inline
 			if note == "" {
-				note = r.newTellsIn(scope, rel, head, cur)
+				note = r.newTellsIn(r.emit, scope, rel, head, cur)
 			}
 			if note == "" {
 				continue
@@ -279,7 +279,7 @@ func (r *runner) applyLayer(phase, task string) ([]guard.Tamper, error) {
 			return false
 		}
 		if gitHidden(r.judge().HiddenGit(), rel) {
-			hiddenGit[rel] = r.ownGitNote(rel)
+			hiddenGit[rel] = r.ownGitNote(r.layer.Upper, rel)
 			return false
 		}
 		if _, owned := engineOwned(rel, commits); owned {
@@ -290,7 +290,7 @@ func (r *runner) applyLayer(phase, task string) ([]guard.Tamper, error) {
 			secrets[rel] = kinds
 			return false
 		}
-		if note := r.layerTells(scope, rel, cur, ok); note != "" {
+		if note := r.layerTells(r.emit, scope, rel, cur, ok); note != "" {
 			told[rel] = note
 			return false
 		}
@@ -363,14 +363,15 @@ func gitHidden(gh *judge.GitHide, rel string) bool {
 	return false
 }
 
-// ownGitNote says whether the layer's file at rel is the engine's note
-// at .git, as it laid it (read before the layer is emptied).
-func (r *runner) ownGitNote(rel string) bool {
+// ownGitNote says whether the file at rel of the layer whose upper folder
+// is upper is the engine's note at .git, as it laid it (read before the
+// layer is emptied).
+func (r *runner) ownGitNote(upper, rel string) bool {
 	gh := r.judge().HiddenGit()
 	if rel != gh.InTree[0] {
 		return false
 	}
-	p := filepath.Join(r.layer.Upper, filepath.FromSlash(rel))
+	p := filepath.Join(upper, filepath.FromSlash(rel))
 	fi, err := os.Lstat(p)
 	if err != nil || !fi.Mode().IsRegular() {
 		return false

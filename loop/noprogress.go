@@ -33,8 +33,8 @@ func newNoProgress(e *Engine) *stopping.NoProgress {
 // budget.same_failure times in a row. A run of a wave counts against its
 // own task's last failure.
 func (e *Engine) noteFailure(signal, tried string) error {
-	if e.waveTask != "" {
-		return e.nop.TaskFailure(e.waveTask, signal, tried)
+	if task := e.tagTask(); task != "" {
+		return e.nop.TaskFailure(task, signal, tried)
 	}
 	return e.nop.Failure(signal, tried)
 }

@@ -328,18 +328,28 @@ func (r *runner) failedRun(res agent.Result) string {
 
 // recordTamper writes a violation for each protected file a run changed.
 func (r *runner) recordTamper(phase, task string, ts []guard.Tamper) {
+	r.recordTamperTo(r.emit, phase, task, ts)
+}
+
+// recordTamperTo is recordTamper writing its records with emit: an
+// attempt judged beside others writes them tagged with its run
+// (bestof_judging.go); what it keeps in the state is taken under the
+// state's save lock.
+func (r *runner) recordTamperTo(emit func(record.Event), phase, task string, ts []guard.Tamper) {
 	for _, t := range ts {
 		if t.Rule == secretRule {
-			r.emit(record.Event{Event: record.Violation, Phase: phase, Task: task, Kind: "secret_in_change", File: t.File,
+			emit(record.Event{Event: record.Violation, Phase: phase, Task: task, Kind: "secret_in_change", File: t.File,
 				Message: fmt.Sprintf("%s was not applied to the loop folder: %s (the value is not repeated here); keep secrets out of the loop's files", t.File, t.What)})
 			continue
 		}
 		if t.Kind == guard.TestAware {
-			r.st.Tells = append(r.st.Tells, t.File+": "+t.What)
-			if n := len(r.st.Tells); n > 50 {
-				r.st.Tells = r.st.Tells[n-50:]
-			}
-			r.emit(record.Event{Event: record.Violation, Phase: phase, Task: task, Kind: guard.TestAware, File: t.File,
+			r.locked(func() {
+				r.st.Tells = append(r.st.Tells, t.File+": "+t.What)
+				if n := len(r.st.Tells); n > 50 {
+					r.st.Tells = r.st.Tells[n-50:]
+				}
+			})
+			emit(record.Event{Event: record.Violation, Phase: phase, Task: task, Kind: guard.TestAware, File: t.File,
 				Message: fmt.Sprintf("%s: the change was refused: its code asks whether it runs under a test or forges a test runner's output (%s); %s", t.File, t.What, t.Rule)})
 			continue
 		}
@@ -354,7 +364,7 @@ func (r *runner) recordTamper(phase, task string, ts []guard.Tamper) {
 		if t.Why != "" {
 			msg = fmt.Sprintf("%s was changed during the %s run in a way that weakens the loop (%s); it was restored. To loosen a running loop, pause it (looprinter pause), edit, resume", t.File, phase, t.Why)
 		}
-		r.emit(record.Event{Event: record.Violation, Phase: phase, Task: task, Kind: "protected_file", File: t.File, Message: msg})
+		emit(record.Event{Event: record.Violation, Phase: phase, Task: task, Kind: "protected_file", File: t.File, Message: msg})
 	}
 }
 
@@ -390,17 +400,27 @@ func (r *runner) retryEvent(phase, task string, ran spec.Agent, res agent.Result
 
 func (r *runner) endRecord(phase, task string, a spec.Agent, res agent.Result, changed []string) {
 	r.flushNetwork()
+	r.countEnd(phase, res)
+	r.emit(r.endEvent(phase, task, a, res, changed))
+}
+
+// countEnd counts an ended agent run in the state.
+func (r *runner) countEnd(phase string, res agent.Result) {
 	r.st.AgentMS += res.Duration.Milliseconds()
 	if phase == "build" {
 		r.st.BuildCostUSD += res.CostUSD
 		r.st.BuildRuns++
 	}
-	r.emit(record.Event{Event: record.AgentEnd, Phase: phase, Task: task, Backend: a.Backend, Model: a.Model,
+}
+
+// endEvent is the agent_end record of an ended agent run.
+func (r *runner) endEvent(phase, task string, a spec.Agent, res agent.Result, changed []string) record.Event {
+	return record.Event{Event: record.AgentEnd, Phase: phase, Task: task, Backend: a.Backend, Model: a.Model,
 		Status: string(res.Status), ExitCode: exitOf(res), Signal: res.Signal, Ended: res.Ended, Turns: res.Turns,
 		InputTokens: res.InputTokens, OutputTokens: res.OutputTokens, CachedTokens: res.CachedTokens,
 		CostUSD: res.CostUSD, CostEstimated: res.CostEstimated, DurationMS: res.Duration.Milliseconds(),
 		Transcript: rel(r.dir, res.Transcript), FilesChanged: changed, SessionID: res.SessionID, Tools: res.Tools,
-		Promise: res.Promise, Blocked: res.Blocked, Error: res.Error, Message: firstLines(res.FinalMessage, 3)})
+		Promise: res.Promise, Blocked: res.Blocked, Error: res.Error, Message: firstLines(res.FinalMessage, 3)}
 }
 
 // killedNote describes a run the engine had to kill, as a failure signal.

@@ -355,8 +355,7 @@ func (r *runner) waveTries(ctx context.Context, rn *waveRun) {
 // judges its task (judgeBuild), every record written meanwhile carrying
 // the run's id.
 func finishAndJudge(ctx context.Context, e *Engine, rn *waveRun, w *waveApply) error {
-	e.waveRun, e.waveSlot, e.waveTask, e.waveIter = rn.id, rn.slot+1, rn.task.ID, rn.req.Iteration
-	defer func() { e.waveRun, e.waveSlot, e.waveTask, e.waveIter = "", 0, "", 0 }()
+	defer e.tagWave(rn)()
 	run, after, err := e.run.finishWaveRun(ctx, rn, w)
 	if err == nil && run != nil {
 		err = e.judgeBuild(ctx, rn.task, run, w.seen, after)

@@ -123,6 +123,9 @@ type BestOfHost[R any] interface {
 	Blocked(summary string) error
 	// Judge judges an ended attempt on its own layer, unapplied: its
 	// result and, when its agent run itself ended without working, why.
+	// Several attempts are judged at once, each on a goroutine of its own
+	// (BestOf.Workers): what Judge changes of the engine's is the
+	// engine's to guard, and each attempt's records carry its run.
 	Judge(ctx context.Context, r R) (Attempt, string)
 	// Measure runs the strength pass of the passing attempts.
 	Measure(ctx context.Context, runs []R, results []Attempt)
@@ -154,6 +157,9 @@ type BestOf[R any] struct {
 	Host BestOfHost[R]
 	Task string
 	N    int
+	// Workers bounds the attempts judged at once (below 2: one after
+	// another, in slot order); the engine gives its cores.
+	Workers int
 }
 
 // Run runs the best-of.
@@ -188,23 +194,25 @@ func (b BestOf[R]) Run(ctx context.Context) error {
 		}
 		return h.Interrupted("interrupted during the attempts of " + task + "; the agents were stopped")
 	}
+	// The attempts are judged at once (Each), their verdicts read in slot
+	// order.
 	results := make([]Attempt, len(runs))
+	whys := make([]string, len(runs))
+	Each(ctx, len(runs), b.Workers, func(i int) { results[i], whys[i] = h.Judge(ctx, runs[i]) })
+	if ctx.Err() != nil {
+		for _, rn := range runs {
+			h.Drop(rn)
+		}
+		return h.Interrupted("interrupted while the attempts of " + task + " were judged")
+	}
 	blocked := 0
 	var first string // the first attempt's reason to stop, when every one ended so
-	for i, rn := range runs {
-		var stopWhy string
-		results[i], stopWhy = h.Judge(ctx, rn)
-		if stopWhy != "" {
+	for _, why := range whys {
+		if why != "" {
 			blocked++
 			if first == "" {
-				first = stopWhy
+				first = why
 			}
-		}
-		if ctx.Err() != nil {
-			for _, rn := range runs {
-				h.Drop(rn)
-			}
-			return h.Interrupted("interrupted while the attempts of " + task + " were judged")
 		}
 	}
 	h.Measure(ctx, runs, results)

@@ -1,0 +1,75 @@
+package loop
+
+import "github.com/looprinter/looprinter/record"
+
+// judging is one run of a wave, or one attempt of a best-of, as it is
+// judged: what tags the records written for it (its agent_run, its slot
+// from 1, its build run's iteration) and the task its failures count
+// against. The attempts of a best-of are judged at once (wave.BestOf),
+// each on a goroutine of its own: each carries its judging explicitly
+// (emitAs, recordTamperTo), never through the engine's fields. The runs
+// applied on the engine's goroutine, one at a time, set it as the
+// engine's tag for the time of their apply (setTag).
+type judging struct {
+	run  string // the records' agent_run ("": not a run of a wave)
+	slot int    // from 1
+	task string // its failures are counted per task ("": the loop's)
+	iter int    // its build run's iteration (0: the loop's last)
+}
+
+// judgingOf is rn's judging with its task and iteration.
+func judgingOf(rn *waveRun) judging {
+	return judging{run: rn.id, slot: rn.slot + 1, task: rn.task.ID, iter: rn.req.Iteration}
+}
+
+// runOf tags records with rn's run and slot only (their iteration is the
+// loop's last, as for the records of a best-of's attempts).
+func runOf(rn *waveRun) judging { return judging{run: rn.id, slot: rn.slot + 1} }
+
+// mark tags ev with j where ev names no run or iteration of its own.
+func (j judging) mark(ev *record.Event) {
+	if ev.AgentRun == "" && j.run != "" {
+		ev.AgentRun, ev.Slot = j.run, j.slot
+	}
+	if ev.Iteration == 0 && j.iter > 0 {
+		ev.Iteration = j.iter
+	}
+}
+
+// emitAs writes ev tagged with j, whatever the engine's tag.
+func (e *Engine) emitAs(j judging, ev record.Event) {
+	j.mark(&ev)
+	e.emit(ev)
+}
+
+// setTag tags every record the engine writes with j until the returned
+// func runs, and counts its failures against j's task: for a run applied
+// or judged on the engine's goroutine, never for ones judged at once.
+func (e *Engine) setTag(j judging) func() {
+	e.emitMu.Lock()
+	e.tag = j
+	e.emitMu.Unlock()
+	return func() {
+		e.emitMu.Lock()
+		e.tag = judging{}
+		e.emitMu.Unlock()
+	}
+}
+
+// tagTask is the task the failures noted now count against ("": the
+// loop's).
+func (e *Engine) tagTask() string {
+	e.emitMu.Lock()
+	defer e.emitMu.Unlock()
+	return e.tag.task
+}
+
+// locked runs f under the state's save lock (store.with): what a run
+// judged beside others changes in the state.
+func (r *runner) locked(f func()) {
+	if r.store == nil {
+		f()
+		return
+	}
+	r.store.with(f)
+}
