@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/looprinter/looprinter/agent"
+	"github.com/looprinter/looprinter/confine"
 	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/record"
@@ -307,13 +308,13 @@ func (r *runner) refuseInLayer(rn *waveRun) []guard.Tamper {
 	if err != nil {
 		return []guard.Tamper{{File: ".", What: "its layer cannot be read: " + err.Error(), Rule: "the engine judges every path of a layer"}}
 	}
-	commits := gitDir(r.spec()) != ""
+	commits := confine.GitDir(r.spec()) != ""
 	protected := map[string]string{}
 	for _, f := range rn.files {
 		protected[f.Path] = f.Rule
 	}
 	var out []guard.Tamper
-	scope := r.judge().NewTellScope(r.treeOf(l.Upper))
+	scope := r.judge().NewTellScope(confine.TreeOf(r.dir, l.Upper))
 	refuse := func(rel string, t guard.Tamper) {
 		if err := os.RemoveAll(filepath.Join(l.Upper, filepath.FromSlash(rel))); err != nil {
 			t.What += " (it could not be taken out of the attempt's layer)"
@@ -337,13 +338,13 @@ func (r *runner) refuseInLayer(rn *waveRun) []guard.Tamper {
 			refuse(rel, guard.Tamper{File: rel, What: en.What + " where a holdout file is", Rule: "holdout: the user's hidden tests, never the agent's to see or change"})
 			continue
 		}
-		if gh := r.judge().HiddenGit(); gitHidden(gh, rel) {
+		if gh := r.judge().HiddenGit(); confine.GitHidden(gh, rel) {
 			if en.What == "written" && r.ownGitNote(rel) || en.What == "removed" && slices.Contains(gh.InTree[1:], rel) {
 				os.Remove(p) // the engine's own: the repository was hidden from the run
 			}
 			continue // the rest is discarded at any apply
 		}
-		if why, owned := engineOwned(rel, commits); owned {
+		if why, owned := confine.EngineOwned(rel, commits); owned {
 			if !strings.HasPrefix(rel, ".git") {
 				refuse(rel, guard.Tamper{File: rel, What: "written in the agent's layer", Rule: why})
 			}
@@ -351,9 +352,9 @@ func (r *runner) refuseInLayer(rn *waveRun) []guard.Tamper {
 		}
 		switch en.What {
 		case "written", "link":
-			cur, ok := readChange(p) // one read for secrets and tells
-			if kinds := secretsInChange(rel, cur, r.red()); ok && kinds != "" {
-				refuse(rel, guard.Tamper{File: rel, What: "refused: it holds " + kinds, Rule: secretRule})
+			cur, ok := confine.ReadChange(p) // one read for secrets and tells
+			if kinds := confine.SecretsInChange(rel, cur, r.red()); ok && kinds != "" {
+				refuse(rel, guard.Tamper{File: rel, What: "refused: it holds " + kinds, Rule: confine.SecretRule})
 				continue
 			}
 			if note := r.layerTells(scope, rel, cur, ok); note != "" {

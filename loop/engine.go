@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/looprinter/looprinter/confine"
 	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/loopdir"
@@ -203,7 +204,7 @@ func Run(ctx context.Context, l *spec.Loop, opts Options) (*Outcome, error) {
 		return nil, err
 	}
 	o := e.loop(ctx)
-	e.run.closeNetwork() // every connection's record (and refused host) before the final state
+	e.run.net.Close() // every connection's record (and refused host) before the final state
 	out := e.finish(o)
 	e.store.tallySpend()
 	return out, nil
@@ -294,7 +295,7 @@ func openEngine(l *spec.Loop, opts Options, runID string, fresh bool) (e *Engine
 		writeJudged: e.judged.writeJudged, noteWriteErr: e.store.noteWriteErr}
 	e.run = &runner{dir: dir, priv: priv, st: st, spec: inForce, red: func() *redact.Redactor { return e.red },
 		backoff: opts.Backoff, emit: e.emit, stop: e.stop, checkBudgets: e.checkBudgets, store: e.store, judge: e.judge,
-		enforceJudgedPlan: e.judged.enforceJudgedPlan}
+		enforceJudgedPlan: e.judged.enforceJudgedPlan, net: confine.Network{Emit: e.emit}}
 	e.guard = guard.New(guard.Config{Dir: dir, Priv: priv, Rules: e.protectRules, Keep: e.run.keepEdit, Emit: e.emit})
 	e.run.guard = e.guard
 	e.setRedactor(Redactor(l))
@@ -342,8 +343,8 @@ func (e *Engine) close() {
 		sandbox.RemoveTempDir(e.dir)
 	}
 	e.guard.Close()
-	e.run.closeNetwork()
-	e.putHoldoutsBack()
+	e.run.net.Close()
+	e.run.putHoldoutsBack()
 	judge.CloseChecksNetwork(e.dir)
 	e.rec.Close()
 	e.store.jr.close()
@@ -458,7 +459,7 @@ func (e *Engine) finish(o *Outcome) *Outcome {
 	st := e.st
 	// The connections the proxy saw last are in the report, not only in
 	// the records written as the engine closes.
-	e.run.flushNetwork()
+	e.run.net.Flush()
 	if o.NotVerified == nil {
 		o.NotVerified = st.NotVerified
 	}
@@ -529,7 +530,9 @@ func (e *Engine) emit(ev record.Event) {
 		ev.Iteration = e.st.Iterations
 	}
 	e.store.noteWriteErr(e.rec.Write(ev))
-	e.noteRefused(ev)
+	if ev.Event == record.NetRefused && ev.To != "" { // the state's list of refused hosts
+		e.store.with(func() { e.st.NetRefused = confine.NoteRefused(e.st.NetRefused, ev) })
+	}
 	for _, h := range e.opts.Hooks {
 		emit := func(x record.Event) {
 			if x.Cycle == 0 {

@@ -2,14 +2,13 @@ package loop
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/looprinter/looprinter/confine"
 	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/loopdir"
@@ -29,42 +28,6 @@ import (
 // are never applied: they persist from run to run of the loop, so an agent
 // CLI keeps its sessions and logins, while the checks and the engine's git
 // read the user's own HOME and caches, which no agent wrote.
-
-// loopLayer is the layer over the loop folder.
-func loopLayer(dir string) sandbox.Layer { return layerOf(dir, "loop", dir) }
-
-// layerOf is the layer over target, kept in dir's private folder as name.
-func layerOf(dir, name, target string) sandbox.Layer {
-	p := loopdir.PrivateOf(dir)
-	return sandbox.Layer{Target: target, Upper: p.LayerUpper(name), Work: p.LayerWork(name)}
-}
-
-// treeLayers are the layers over the writable trees outside the loop
-// folder (HOME, caches, a CLI's own folder): one per tree that is not
-// inside another, each named by the tree's path.
-func treeLayers(dir string, trees []string, prefix string) []sandbox.Layer {
-	var out []sandbox.Layer
-	seen := map[string]bool{}
-	for _, t := range trees {
-		t = filepath.Clean(t)
-		if seen[t] || sandbox.Within(t, filepath.Clean(dir)) {
-			continue // named twice, or the loop folder's own layer covers it
-		}
-		seen[t] = true
-		nested := false
-		for _, o := range trees {
-			if o = filepath.Clean(o); o != t && sandbox.Within(t, o) {
-				nested = true
-			}
-		}
-		if nested {
-			continue
-		}
-		h := sha256.Sum256([]byte(t))
-		out = append(out, layerOf(dir, prefix+hex.EncodeToString(h[:6]), t))
-	}
-	return out
-}
 
 // prepareLayers makes the layers' folders. A loop layer that holds what a
 // run wrote before the engine died is dropped: that run's work is lost, and
@@ -152,10 +115,10 @@ func (r *runner) folderTells(changed, created []string) []guard.Tamper {
 		isNew[c] = true
 	}
 	var out []guard.Tamper
-	scope := r.judge().NewTellScope(r.treeOf(""))
+	scope := r.judge().NewTellScope(confine.TreeOf(r.dir, ""))
 	for _, rel := range changed {
 		p := filepath.Join(r.dir, filepath.FromSlash(rel))
-		cur, ok := readChange(p)
+		cur, ok := confine.ReadChange(p)
 		if !ok {
 			continue
 		}
@@ -173,8 +136,8 @@ func (r *runner) folderTells(changed, created []string) []guard.Tamper {
 			}
 			return old
 		}
-		t := guard.Tamper{File: rel, Rule: secretRule}
-		if secret := secretsInChange(rel, cur, r.red()); secret != "" {
+		t := guard.Tamper{File: rel, Rule: confine.SecretRule}
+		if secret := confine.SecretsInChange(rel, cur, r.red()); secret != "" {
 			t.What = "refused: it holds " + secret
 		} else {
 			inline := r.inlineTestsOf(rel, head, cur)
@@ -214,20 +177,6 @@ func (r *runner) folderTells(changed, created []string) []guard.Tamper {
 	return out
 }
 
-// engineOwned says whether a path of the loop folder is the engine's (an
-// agent's change to it is never applied), and why. commits: the engine
-// commits to a .git in the loop folder (in a review the fixer commits its
-// fixes, and .git is the agent's).
-func engineOwned(rel string, commits bool) (string, bool) {
-	switch first, _, _ := strings.Cut(rel, "/"); {
-	case first == loopdir.RecordsDir:
-		return "the engine's records", true
-	case first == ".git" && commits:
-		return "the repository the engine commits to", true
-	}
-	return "", false
-}
-
 // endRun ends the watch of a run's changes, after applying its layer (only
 // then does what the agent wrote reach the loop folder): what changed,
 // what was created, and the layer's discarded changes to the engine's
@@ -248,7 +197,7 @@ func (r *runner) endRun(phase, task string, rc *guard.RunChanges) (changed, crea
 	if r.layer == nil {
 		// No layer judged the run's files before they reached the folder:
 		// they are judged where they are.
-		r.stripInPlace(phase, task, changed, created)
+		confine.StripInPlace(r.emit, r.dir, phase, task, changed, created)
 		tamper = append(tamper, r.folderTells(changed, created)...)
 		if perr := r.judge().Pristine().Lost(created, changed); perr != nil {
 			r.emit(record.Event{Event: record.Warning, Phase: phase, Task: task, Kind: "pristine", Message: "cannot note the dependency files the run changed: " + perr.Error()})
@@ -266,27 +215,27 @@ func (r *runner) applyLayer(phase, task string) ([]guard.Tamper, error) {
 	if r.layer == nil || r.viewOnly {
 		return nil, nil // a view-only run's layer is its caller's to read and clear
 	}
-	commits := gitDir(r.spec()) != ""
+	commits := confine.GitDir(r.spec()) != ""
 	held := map[string]bool{}
 	hiddenGit := map[string]bool{} // a hidden path of the repository → whether it is the engine's note
 	told := map[string]string{}
 	secrets := map[string]string{}
 	var pristineErr error
-	scope := r.judge().NewTellScope(r.treeOf(r.layer.Upper))
+	scope := r.judge().NewTellScope(confine.TreeOf(r.dir, r.layer.Upper))
 	changes, err := sandbox.ApplyLayer(*r.layer, func(rel string) bool {
 		if r.judge().HoldoutPath(r.layer.Upper, rel) {
 			held[rel] = true
 			return false
 		}
-		if gitHidden(r.judge().HiddenGit(), rel) {
+		if confine.GitHidden(r.judge().HiddenGit(), rel) {
 			hiddenGit[rel] = r.ownGitNote(rel)
 			return false
 		}
-		if _, owned := engineOwned(rel, commits); owned {
+		if _, owned := confine.EngineOwned(rel, commits); owned {
 			return false
 		}
-		cur, ok := readChange(filepath.Join(r.layer.Upper, filepath.FromSlash(rel))) // one read for secrets and tells
-		if kinds := secretsInChange(rel, cur, r.red()); ok && kinds != "" {
+		cur, ok := confine.ReadChange(filepath.Join(r.layer.Upper, filepath.FromSlash(rel))) // one read for secrets and tells
+		if kinds := confine.SecretsInChange(rel, cur, r.red()); ok && kinds != "" {
 			secrets[rel] = kinds
 			return false
 		}
@@ -307,22 +256,22 @@ func (r *runner) applyLayer(phase, task string) ([]guard.Tamper, error) {
 	}, loopdir.PrivateOf(r.dir).LayerJournal(slotLayerName(r.slot)))
 	var tamper []guard.Tamper
 	var git []string
-	r.noteSpecial(phase, task, changes)
+	confine.NoteSpecial(r.emit, phase, task, changes)
 	for _, c := range changes {
 		if c.Applied {
 			continue
 		}
-		why, owned := engineOwned(c.Path, commits)
+		why, owned := confine.EngineOwned(c.Path, commits)
 		switch {
 		case told[c.Path] != "":
 			tamper = append(tamper, guard.Tamper{Kind: guard.TestAware, File: c.Path, What: told[c.Path], Rule: testAwareRule})
 		case secrets[c.Path] != "":
-			tamper = append(tamper, guard.Tamper{File: c.Path, What: "refused: it holds " + secrets[c.Path], Rule: secretRule})
+			tamper = append(tamper, guard.Tamper{File: c.Path, What: "refused: it holds " + secrets[c.Path], Rule: confine.SecretRule})
 		case held[c.Path] && c.What == "removed" && slices.Contains(r.judge().Holdouts(), c.Path):
 			// The engine's own whiteout: the holdout file stayed hidden.
-		case gitHidden(r.judge().HiddenGit(), c.Path) && (hiddenGit[c.Path] && c.What == "written" || c.What == "removed" && slices.Contains(r.judge().HiddenGit().InTree[1:], c.Path)):
+		case confine.GitHidden(r.judge().HiddenGit(), c.Path) && (hiddenGit[c.Path] && c.What == "written" || c.What == "removed" && slices.Contains(r.judge().HiddenGit().InTree[1:], c.Path)):
 			// The engine's own: the repository stayed hidden.
-		case gitHidden(r.judge().HiddenGit(), c.Path):
+		case confine.GitHidden(r.judge().HiddenGit(), c.Path):
 			git = append(git, c.Path)
 		case held[c.Path] || r.judge().TouchesHoldout(c.Path):
 			tamper = append(tamper, guard.Tamper{File: c.Path, What: c.What + " where a holdout file is", Rule: "holdout: the user's hidden tests, never the agent's to see or change"})
@@ -347,20 +296,6 @@ func (r *runner) applyLayer(phase, task string) ([]guard.Tamper, error) {
 		return tamper, fmt.Errorf("cannot apply the agent's layer to the loop folder: %w", err)
 	}
 	return tamper, nil
-}
-
-// gitHidden says whether a path of the agent's layer is one of the
-// repository's paths hidden from the agent, or inside one.
-func gitHidden(gh *judge.GitHide, rel string) bool {
-	if gh == nil {
-		return false
-	}
-	for _, g := range gh.InTree {
-		if rel == g || strings.HasPrefix(rel, g+"/") {
-			return true
-		}
-	}
-	return false
 }
 
 // ownGitNote says whether the layer's file at rel is the engine's note

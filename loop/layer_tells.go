@@ -1,57 +1,10 @@
 package loop
 
 import (
-	"os"
-	"path/filepath"
-
 	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/tells"
 )
-
-// treeOf is the loop folder as a run's change leaves it: the files of
-// upper (a copy-on-write layer's upper folder; "" none) over the folder's,
-// a whiteout (a character device) hiding the folder's file.
-func (r *runner) treeOf(upper string) judge.Tree {
-	read := func(rel string) ([]byte, bool) {
-		if upper != "" {
-			p := filepath.Join(upper, filepath.FromSlash(rel))
-			if fi, err := os.Lstat(p); err == nil {
-				if !fi.Mode().IsRegular() {
-					return nil, false
-				}
-				return readChange(p)
-			}
-		}
-		return readChange(filepath.Join(r.dir, filepath.FromSlash(rel)))
-	}
-	list := func(dir string) (files, dirs []string) {
-		seen := map[string]bool{}
-		for _, root := range []string{upper, r.dir} {
-			if root == "" {
-				continue
-			}
-			ents, _ := os.ReadDir(filepath.Join(root, filepath.FromSlash(dir)))
-			for _, e := range ents {
-				n := e.Name()
-				if seen[n] {
-					continue
-				}
-				seen[n] = true
-				switch {
-				case e.Type()&os.ModeCharDevice != 0:
-					// a whiteout: the name is gone
-				case e.IsDir():
-					dirs = append(dirs, n)
-				case e.Type().IsRegular():
-					files = append(files, n)
-				}
-			}
-		}
-		return files, dirs
-	}
-	return judge.Tree{Read: read, List: list}
-}
 
 // newTellsIn is what a file the run wrote tells that its version before
 // did not, with its package around it: the refused tells as one note ("":
