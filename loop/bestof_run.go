@@ -339,7 +339,7 @@ func (r *runner) refuseInLayer(rn *waveRun) []guard.Tamper {
 			continue
 		}
 		if gh := r.judge().HiddenGit(); confine.GitHidden(gh, rel) {
-			if en.What == "written" && r.ownGitNote(rel) || en.What == "removed" && slices.Contains(gh.InTree[1:], rel) {
+			if en.What == "written" && confine.OwnGitNote(gh, l.Upper, rel) || en.What == "removed" && slices.Contains(gh.InTree[1:], rel) {
 				os.Remove(p) // the engine's own: the repository was hidden from the run
 			}
 			continue // the rest is discarded at any apply
@@ -357,8 +357,8 @@ func (r *runner) refuseInLayer(rn *waveRun) []guard.Tamper {
 				refuse(rel, guard.Tamper{File: rel, What: "refused: it holds " + kinds, Rule: confine.SecretRule})
 				continue
 			}
-			if note := r.layerTells(scope, rel, cur, ok); note != "" {
-				refuse(rel, guard.Tamper{Kind: guard.TestAware, File: rel, What: note, Rule: testAwareRule})
+			if note := r.apply.LayerTells(scope, rel, cur, ok); note != "" {
+				refuse(rel, guard.Tamper{Kind: guard.TestAware, File: rel, What: note, Rule: confine.TestAwareRule})
 				continue
 			}
 			if rule, ok := protected[rel]; ok {

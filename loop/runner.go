@@ -66,6 +66,9 @@ type runner struct {
 	// the first agent run and closed with the engine, and the hosts it
 	// refused, which a failed run's message names.
 	net confine.Network
+	// apply judges what a run wrote before it reaches the loop folder
+	// (confine.Applier): its layer's apply, or its changes in place.
+	apply confine.Applier
 	// gitGuard is the snapshot of .git's control files taken before a
 	// Landlock run (nil under other sandboxes).
 	gitGuard *sandbox.GitGuard
