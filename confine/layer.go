@@ -3,13 +3,16 @@ package confine
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/loopdir"
+	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/sandbox"
+	"github.com/looprinter/looprinter/spec"
 )
 
 // The layers. Under bubblewrap an agent never writes the loop folder, its
@@ -123,4 +126,57 @@ func TreeOf(folder, upper string) judge.Tree {
 		return files, dirs
 	}
 	return judge.Tree{Read: read, List: list}
+}
+
+// PrepareLayers makes the layers' folders. A loop layer (the first) that
+// holds what a run wrote before the engine died is dropped: that run's
+// work is lost, and the loop folder was never touched by it.
+func PrepareLayers(layers []sandbox.Layer, emit func(record.Event)) error {
+	for i, l := range layers {
+		left, err := sandbox.PrepareLayer(l)
+		if err != nil {
+			return fmt.Errorf("cannot prepare the copy-on-write layer over %s: %w", l.Target, err)
+		}
+		if i == 0 && left {
+			if err := sandbox.ClearLayer(l); err != nil {
+				return fmt.Errorf("cannot drop the layer a dead run left: %w", err)
+			}
+			emit(record.Event{Event: record.Warning, Kind: "layer_dropped", Message: "the copy-on-write layer of an agent run that died with the engine was dropped: nothing of that run reached the loop folder"})
+		}
+	}
+	return nil
+}
+
+// ResumeApply finishes the apply of the loop folder's layer that the
+// engine died in the middle of (its journal says what was decided and what
+// was done), for the layer of each slot (slot: the layer of the loop
+// folder dir in slot k and its apply's journal): the folder gets all of
+// that run's judged changes, never a part of them, and the run is then
+// judged like any run that died.
+func ResumeApply(dir string, slot func(dir string, k int) (sandbox.Layer, string), emit func(record.Event)) error {
+	for k := 0; k < spec.MaxParallel; k++ {
+		l, journal := slot(dir, k)
+		changes, found, err := sandbox.ResumeApply(l, journal)
+		if !found {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("cannot finish applying the layer of the run that died with the engine: %w", err)
+		}
+		n := 0
+		for _, c := range changes {
+			if c.Applied {
+				n++
+			}
+		}
+		what := fmt.Sprintf("%d paths", n)
+		if n == 1 {
+			what = "1 path"
+		}
+		emit(record.Event{Event: record.Warning, Kind: "layer_apply_finished", Message: fmt.Sprintf("the engine died while applying an agent run's layer to the loop folder: the apply was finished now (%s), and the run is judged as one that died", what)})
+	}
+	return nil
 }

@@ -375,14 +375,14 @@ func (e *Engine) recover() error {
 		st.AgentPGID, st.AgentCgroup = 0, ""
 	}
 	landed := e.run.landedTasks() // before the applies are finished
-	if err := e.run.resumeApply(); err != nil {
+	if err := confine.ResumeApply(e.dir, slotLayer, e.emit); err != nil {
 		return err
 	}
 	if st.InFlight != nil || len(st.InFlightMore) > 0 {
 		e.run.killWave()
 		e.run.publishLeftTranscripts()
 	}
-	if ts := e.run.recoverGit(); len(ts) > 0 {
+	if ts := confine.RecoverGit(e.priv, e.emit); len(ts) > 0 {
 		task := ""
 		if st.InFlight != nil {
 			task = st.InFlight.Task

@@ -1,14 +1,11 @@
 package loop
 
 import (
-	"fmt"
-
 	"github.com/looprinter/looprinter/confine"
 	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/sandbox"
-	"github.com/looprinter/looprinter/spec"
 )
 
 // The layer. Under bubblewrap an agent never writes the loop folder, its
@@ -21,58 +18,6 @@ import (
 // are never applied: they persist from run to run of the loop, so an agent
 // CLI keeps its sessions and logins, while the checks and the engine's git
 // read the user's own HOME and caches, which no agent wrote.
-
-// prepareLayers makes the layers' folders. A loop layer that holds what a
-// run wrote before the engine died is dropped: that run's work is lost, and
-// the loop folder was never touched by it.
-func (r *runner) prepareLayers(layers []sandbox.Layer) error {
-	for i, l := range layers {
-		left, err := sandbox.PrepareLayer(l)
-		if err != nil {
-			return fmt.Errorf("cannot prepare the copy-on-write layer over %s: %w", l.Target, err)
-		}
-		if i == 0 && left {
-			if err := sandbox.ClearLayer(l); err != nil {
-				return fmt.Errorf("cannot drop the layer a dead run left: %w", err)
-			}
-			r.emit(record.Event{Event: record.Warning, Kind: "layer_dropped", Message: "the copy-on-write layer of an agent run that died with the engine was dropped: nothing of that run reached the loop folder"})
-		}
-	}
-	return nil
-}
-
-// resumeApply finishes the apply of the loop folder's layer that the
-// engine died in the middle of (its journal says what was decided and what
-// was done): the folder gets all of that run's judged changes, never a
-// part of them, and the run is then judged like any run that died.
-func (r *runner) resumeApply() error {
-	for k := 0; k < spec.MaxParallel; k++ {
-		if err := r.resumeApplySlot(k); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// resumeApplySlot is resumeApply for the layer of slot k (parallel: N).
-func (r *runner) resumeApplySlot(k int) error {
-	l, journal := slotLayer(r.dir, k)
-	changes, found, err := sandbox.ResumeApply(l, journal)
-	if !found {
-		return err
-	}
-	if err != nil {
-		return fmt.Errorf("cannot finish applying the layer of the run that died with the engine: %w", err)
-	}
-	n := 0
-	for _, c := range changes {
-		if c.Applied {
-			n++
-		}
-	}
-	r.emit(record.Event{Event: record.Warning, Kind: "layer_apply_finished", Message: fmt.Sprintf("the engine died while applying an agent run's layer to the loop folder: the apply was finished now (%s), and the run is judged as one that died", plural(n, "path"))})
-	return nil
-}
 
 // endRun ends the watch of a run's changes, after applying its layer (only
 // then does what the agent wrote reach the loop folder): what changed,

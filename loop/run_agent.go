@@ -300,7 +300,7 @@ func (r *runner) restoreGit() []guard.Tamper {
 		return nil
 	}
 	r.gitGuard = nil
-	return r.putGitBack(g, "after the run")
+	return confine.PutGitBack(r.priv, g, "after the run", r.emit)
 }
 
 // failedRun says why an agent run that ended blocked, failed or

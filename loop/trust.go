@@ -1,9 +1,7 @@
 package loop
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,7 +59,7 @@ func (r *runner) confinement(files []guard.File, phase string) (func(string, []s
 		}
 		r.trees = confine.TreeLayers(r.dir, p.Writable, prefix)
 		p.Layers = append([]sandbox.Layer{lay}, r.trees...)
-		if err := r.prepareLayers(p.Layers); err != nil {
+		if err := confine.PrepareLayers(p.Layers, r.emit); err != nil {
 			return nil, err
 		}
 		if phase == "auditor" || phase == spec.PhaseChooser {
@@ -131,23 +129,14 @@ func (r *runner) confinement(files []guard.File, phase string) (func(string, []s
 			return nil, fmt.Errorf("under sandbox: landlock the agent writes the loop folder in place, and Landlock cannot keep a path inside it unreadable: %s (another loop's records or files git ignores there, such as its holdout files) would be in the agent's reach; use sandbox: bwrap (it masks them), or move that loop out of this folder", confine.ListSome(in, 3))
 		}
 		r.confined(what + " (a private HOME)")
-		// Landlock only grants: .git's control files (config, hooks, info)
-		// cannot be kept read-only inside a writable folder, so they are
-		// snapshot here and put back after the run (a hook or a
-		// core.hooksPath would run unconfined at the user's next commit).
+		// .git's control files, snapshot here and put back after the run
+		// (confine.GuardGit).
 		r.gitGuard = nil
-		if g := confine.RepoGitDir(r.dir); g != "" {
-			gg, err := sandbox.GuardGit(g)
-			if err == nil {
-				// On disk too: a crash before the run's end leaves it for
-				// the restart to put back (recoverGit).
-				err = gg.Save(loopdir.Private(r.priv).GitGuard())
-			}
-			if err != nil {
-				return nil, fmt.Errorf("cannot keep the repository's control files from the agent: %w", err)
-			}
-			r.gitGuard = gg
+		gg, err := confine.GuardGit(r.priv, r.dir)
+		if err != nil {
+			return nil, err
 		}
+		r.gitGuard = gg
 		// Landlock cannot keep a file inside the loop folder read-only
 		// (the check after the run restores it): of the protected files it
 		// needs only the links, whose targets it keeps read-only.
@@ -299,36 +288,6 @@ func (r *runner) judgeDeadRun() error {
 	}
 	r.st.InFlight = nil
 	return r.store.checkpoint()
-}
-
-// recoverGit puts .git's control files back after a crash in the middle
-// of a Landlock run, from the snapshot saved before it: the restart's
-// first act on the repository.
-func (r *runner) recoverGit() []guard.Tamper {
-	g, err := sandbox.LoadGitGuard(loopdir.Private(r.priv).GitGuard())
-	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			r.emit(record.Event{Event: record.Warning, Kind: "git_guard", Message: "cannot read the snapshot of the repository's control files left by a run that crashed: " + err.Error()})
-		}
-		return nil
-	}
-	return r.putGitBack(g, "after a run that crashed")
-}
-
-// putGitBack restores a snapshot of .git's control files and drops its
-// copy on disk; each path it put back is a refused change.
-func (r *runner) putGitBack(g *sandbox.GitGuard, when string) []guard.Tamper {
-	undone, err := g.Restore()
-	if err != nil {
-		r.emit(record.Event{Event: record.Warning, Kind: "git_guard", Message: "cannot put the repository's control files back " + when + ": " + err.Error()})
-	} else {
-		os.Remove(loopdir.Private(r.priv).GitGuard())
-	}
-	var out []guard.Tamper
-	for _, p := range undone {
-		out = append(out, guard.Tamper{File: ".git/" + p, What: "changed", Rule: "the repository's control files (config, hooks, info) are the user's"})
-	}
-	return out
 }
 
 // writeSecrets notes, in the loop's private folder, what of it no other
