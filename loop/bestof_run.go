@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/looprinter/looprinter/agent"
+	"github.com/looprinter/looprinter/confine"
 	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/record"
@@ -156,7 +157,7 @@ func (h *bestOfHost) beforeJudge() {
 	h.prep.Do(func() {
 		h.seenPlan()
 		h.e.judge()
-		h.e.run.flushNetwork()
+		h.e.run.net.Flush()
 	})
 }
 
@@ -321,13 +322,17 @@ func (r *runner) refuseInLayer(rn *waveRun, emit func(record.Event)) []guard.Tam
 	if err != nil {
 		return []guard.Tamper{{File: ".", What: "its layer cannot be read: " + err.Error(), Rule: "the engine judges every path of a layer"}}
 	}
-	commits := gitDir(r.spec()) != ""
+	commits := confine.GitDir(r.spec()) != ""
 	protected := map[string]string{}
 	for _, f := range rn.files {
 		protected[f.Path] = f.Rule
 	}
 	var out []guard.Tamper
-	scope := r.judge().NewTellScope(r.treeOf(l.Upper))
+	scope := r.judge().NewTellScope(confine.TreeOf(r.dir, l.Upper))
+	// The attempt's tells are written with its own emit: attempts are
+	// judged at once (bestof_judging.go).
+	ap := r.apply
+	ap.Emit = emit
 	refuse := func(rel string, t guard.Tamper) {
 		if err := os.RemoveAll(filepath.Join(l.Upper, filepath.FromSlash(rel))); err != nil {
 			t.What += " (it could not be taken out of the attempt's layer)"
@@ -351,13 +356,13 @@ func (r *runner) refuseInLayer(rn *waveRun, emit func(record.Event)) []guard.Tam
 			refuse(rel, guard.Tamper{File: rel, What: en.What + " where a holdout file is", Rule: "holdout: the user's hidden tests, never the agent's to see or change"})
 			continue
 		}
-		if gh := r.judge().HiddenGit(); gitHidden(gh, rel) {
-			if en.What == "written" && r.ownGitNote(l.Upper, rel) || en.What == "removed" && slices.Contains(gh.InTree[1:], rel) {
+		if gh := r.judge().HiddenGit(); confine.GitHidden(gh, rel) {
+			if en.What == "written" && confine.OwnGitNote(gh, l.Upper, rel) || en.What == "removed" && slices.Contains(gh.InTree[1:], rel) {
 				os.Remove(p) // the engine's own: the repository was hidden from the run
 			}
 			continue // the rest is discarded at any apply
 		}
-		if why, owned := engineOwned(rel, commits); owned {
+		if why, owned := confine.EngineOwned(rel, commits); owned {
 			if !strings.HasPrefix(rel, ".git") {
 				refuse(rel, guard.Tamper{File: rel, What: "written in the agent's layer", Rule: why})
 			}
@@ -365,13 +370,13 @@ func (r *runner) refuseInLayer(rn *waveRun, emit func(record.Event)) []guard.Tam
 		}
 		switch en.What {
 		case "written", "link":
-			cur, ok := readChange(p) // one read for secrets and tells
-			if kinds := secretsInChange(rel, cur, r.red()); ok && kinds != "" {
-				refuse(rel, guard.Tamper{File: rel, What: "refused: it holds " + kinds, Rule: secretRule})
+			cur, ok := confine.ReadChange(p) // one read for secrets and tells
+			if kinds := confine.SecretsInChange(rel, cur, r.red()); ok && kinds != "" {
+				refuse(rel, guard.Tamper{File: rel, What: "refused: it holds " + kinds, Rule: confine.SecretRule})
 				continue
 			}
-			if note := r.layerTells(emit, scope, rel, cur, ok); note != "" {
-				refuse(rel, guard.Tamper{Kind: guard.TestAware, File: rel, What: note, Rule: testAwareRule})
+			if note := ap.LayerTells(scope, rel, cur, ok); note != "" {
+				refuse(rel, guard.Tamper{Kind: guard.TestAware, File: rel, What: note, Rule: confine.TestAwareRule})
 				continue
 			}
 			if rule, ok := protected[rel]; ok {

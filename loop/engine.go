@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/failover"
+	"github.com/looprinter/looprinter/confine"
 	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/loopdir"
@@ -211,7 +212,7 @@ func Run(ctx context.Context, l *spec.Loop, opts Options) (*Outcome, error) {
 		return nil, err
 	}
 	o := e.loop(ctx)
-	e.run.closeNetwork() // every connection's record (and refused host) before the final state
+	e.run.net.Close() // every connection's record (and refused host) before the final state
 	out := e.finish(o)
 	e.store.tallySpend()
 	return out, nil
@@ -302,11 +303,12 @@ func openEngine(l *spec.Loop, opts Options, runID string, fresh bool) (e *Engine
 		writeJudged: e.judged.writeJudged, noteWriteErr: e.store.noteWriteErr}
 	e.run = &runner{dir: dir, priv: priv, st: st, spec: inForce, red: func() *redact.Redactor { return e.red },
 		backoff: opts.Backoff, emit: e.emit, stop: e.stop, checkBudgets: e.checkBudgets, store: e.store, judge: e.judge,
-		enforceJudgedPlan: e.judged.enforceJudgedPlan}
+		enforceJudgedPlan: e.judged.enforceJudgedPlan, net: confine.Network{Emit: e.emit}}
 	e.nop, e.approval = newNoProgress(e), newPlanGate(e)
 	e.run.agents, e.run.ops = newSwitch(e.run), newChannel(e.run)
 	e.guard = guard.New(guard.Config{Dir: dir, Priv: priv, Rules: e.protectRules, Keep: e.run.keepEdit, Emit: e.emit})
 	e.run.guard = e.guard
+	e.run.apply = confine.Applier{Dir: dir, Spec: inForce, Red: e.run.red, Judge: e.judge, Emit: e.emit, NoteTell: e.run.noteTell}
 	e.setRedactor(Redactor(l))
 	if fi, err := os.Stat(l.Path); err == nil {
 		e.specTime = fi.ModTime()
@@ -352,8 +354,8 @@ func (e *Engine) close() {
 		sandbox.RemoveTempDir(e.dir)
 	}
 	e.guard.Close()
-	e.run.closeNetwork()
-	e.putHoldoutsBack()
+	e.run.net.Close()
+	e.run.putHoldoutsBack()
 	judge.CloseChecksNetwork(e.dir)
 	e.rec.Close()
 	e.store.jr.close()
@@ -383,14 +385,14 @@ func (e *Engine) recover() error {
 		st.AgentPGID, st.AgentCgroup = 0, ""
 	}
 	landed := e.run.landedTasks() // before the applies are finished
-	if err := e.run.resumeApply(); err != nil {
+	if err := confine.ResumeApply(e.dir, slotLayer, e.emit); err != nil {
 		return err
 	}
 	if st.InFlight != nil || len(st.InFlightMore) > 0 {
 		e.run.killWave()
 		e.run.publishLeftTranscripts()
 	}
-	if ts := e.run.recoverGit(); len(ts) > 0 {
+	if ts := confine.RecoverGit(e.priv, e.emit); len(ts) > 0 {
 		task := ""
 		if st.InFlight != nil {
 			task = st.InFlight.Task
@@ -468,7 +470,7 @@ func (e *Engine) finish(o *Outcome) *Outcome {
 	st := e.st
 	// The connections the proxy saw last are in the report, not only in
 	// the records written as the engine closes.
-	e.run.flushNetwork()
+	e.run.net.Flush()
 	if o.NotVerified == nil {
 		o.NotVerified = st.NotVerified
 	}
@@ -536,7 +538,9 @@ func (e *Engine) emit(ev record.Event) {
 		ev.Iteration = e.st.Iterations
 	}
 	e.store.noteWriteErr(e.rec.Write(ev))
-	e.noteRefused(ev)
+	if ev.Event == record.NetRefused && ev.To != "" { // the state's list of refused hosts
+		e.store.with(func() { e.st.NetRefused = confine.NoteRefused(e.st.NetRefused, ev) })
+	}
 	for _, h := range e.opts.Hooks {
 		emit := func(x record.Event) {
 			if x.Cycle == 0 {

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/looprinter/looprinter/confine"
 	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/loopdir"
@@ -292,7 +293,7 @@ func (e *Engine) holdoutStart() error {
 	if len(e.spec.Holdout) == 0 {
 		return nil
 	}
-	p, err := policyFor(e.spec, nil)
+	p, err := confine.Policy(e.spec, nil)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package loop
 import (
 	"context"
 
+	"github.com/looprinter/looprinter/confine"
 	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/record"
 	rollbacks "github.com/looprinter/looprinter/rollback"
@@ -52,7 +53,7 @@ func (rb *rollback) engineCommits() bool {
 	if rb.spec().Shape == spec.ShapeReview || (rb.spec().Git.Commit != nil && !*rb.spec().Git.Commit) {
 		return false
 	}
-	return gitDir(rb.spec()) != ""
+	return confine.GitDir(rb.spec()) != ""
 }
 
 // judgedTasks are the tasks of the engine's plan it judged passed.

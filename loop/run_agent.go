@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/agent"
+	"github.com/looprinter/looprinter/confine"
 	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
@@ -299,7 +300,7 @@ func (r *runner) restoreGit() []guard.Tamper {
 		return nil
 	}
 	r.gitGuard = nil
-	return r.putGitBack(g, "after the run")
+	return confine.PutGitBack(r.priv, g, "after the run", r.emit)
 }
 
 // failedRun says why an agent run that ended blocked, failed or
@@ -316,8 +317,8 @@ func (r *runner) failedRun(res agent.Result) string {
 	if fi, err := os.Stat(res.Transcript); err == nil && fi.Size() > 0 {
 		msg += fmt.Sprintf(" (transcript %s)", rel(r.dir, res.Transcript))
 	}
-	msg += r.outsideView(res) // a path it needs is not in its view: the field to add it to
-	if fix := r.refusedFix(); fix != "" {
+	msg += confine.OutsideView(r.spec(), res) // a path it needs is not in its view: the field to add it to
+	if fix := r.net.RefusedFix(); fix != "" {
 		res.Fix = fix
 	}
 	if res.Fix != "" {
@@ -337,7 +338,7 @@ func (r *runner) recordTamper(phase, task string, ts []guard.Tamper) {
 // state's save lock.
 func (r *runner) recordTamperTo(emit func(record.Event), phase, task string, ts []guard.Tamper) {
 	for _, t := range ts {
-		if t.Rule == secretRule {
+		if t.Rule == confine.SecretRule {
 			emit(record.Event{Event: record.Violation, Phase: phase, Task: task, Kind: "secret_in_change", File: t.File,
 				Message: fmt.Sprintf("%s was not applied to the loop folder: %s (the value is not repeated here); keep secrets out of the loop's files", t.File, t.What)})
 			continue
@@ -399,7 +400,7 @@ func (r *runner) retryEvent(phase, task string, ran spec.Agent, res agent.Result
 }
 
 func (r *runner) endRecord(phase, task string, a spec.Agent, res agent.Result, changed []string) {
-	r.flushNetwork()
+	r.net.Flush()
 	r.countEnd(phase, res)
 	r.emit(r.endEvent(phase, task, a, res, changed))
 }

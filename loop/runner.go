@@ -4,10 +4,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/looprinter/looprinter/confine"
 	"github.com/looprinter/looprinter/failover"
 	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/judge"
-	"github.com/looprinter/looprinter/netpolicy"
 	"github.com/looprinter/looprinter/operator"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/redact"
@@ -18,8 +18,8 @@ import (
 // runner runs the loop's agents: one agent run with everything around it
 // (run_agent.go: the budgets asked first, the prompt file, retries and
 // waits, the records), its confinement (trust.go: the sandbox, the run's
-// cgroup, the sweep, judging a run that died), the copy-on-write layers
-// (layer.go), the private HOME (home.go), failover on usage limits
+// cgroup, the sweep, judging a run that died, over confine/), the
+// copy-on-write layers' apply (layer.go), failover on usage limits
 // (failover.go) and the operator channel (operator.go: waiting,
 // delivering, acknowledging). It owns the layers and the sandbox kind in
 // force; the state it changes is the engine's (*State), and what it needs
@@ -69,17 +69,17 @@ type runner struct {
 	sandbox string          // the sandbox kind in force
 	layer   *sandbox.Layer  // the copy-on-write layer over the loop folder, when in force
 	trees   []sandbox.Layer // the layers over HOME and caches, never applied
-	// netProxy is the loop's network proxy (network.go), started at the
-	// first agent run and closed with the engine.
-	netProxy *netpolicy.Proxy
+	// net is the loop's network (confine.Network): its proxy, started at
+	// the first agent run and closed with the engine, and the hosts it
+	// refused, which a failed run's message names.
+	net confine.Network
+	// apply judges what a run wrote before it reaches the loop folder
+	// (confine.Applier): its layer's apply, or its changes in place.
+	apply confine.Applier
 	// gitGuard is the snapshot of .git's control files taken before a
 	// Landlock run (nil under other sandboxes).
 	gitGuard *sandbox.GitGuard
 	// attemptsWarned are the tasks (c<cycle>/<task>) told that their
 	// attempts run once here (no layers).
 	attemptsWarned map[string]bool
-	netStarted     bool
-	// runRefused are the hosts the proxy refused since the agent runs
-	// under way started (network.go): what a failed run's message names.
-	runRefused []string
 }

@@ -59,7 +59,7 @@ func RunStep(ctx context.Context, l *spec.Loop, opts StepOptions) (*Outcome, err
 		e.emit(record.Event{Event: record.Warning, Message: n})
 	}
 	end := func(o *Outcome) (*Outcome, error) {
-		e.run.closeNetwork() // every connection's record before the final state
+		e.run.net.Close() // every connection's record before the final state
 		out := e.finish(o)
 		e.store.tallySpend()
 		return out, nil

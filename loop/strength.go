@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/looprinter/looprinter/confine"
 	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/safegit"
@@ -20,7 +21,7 @@ import (
 // since are the ones a pass mutates. Outside a git repository there is
 // none, and the pass says so.
 func (e *Engine) noteStrengthBase(ctx context.Context) {
-	if !e.spec.VerifyStrength.On || e.st.StrengthBase != "" || gitDir(e.spec) == "" {
+	if !e.spec.VerifyStrength.On || e.st.StrengthBase != "" || confine.GitDir(e.spec) == "" {
 		return
 	}
 	if tree, err := safegit.SnapshotTree(ctx, e.dir); err == nil {

@@ -1,15 +1,14 @@
 package loop
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 
 	"github.com/looprinter/looprinter/agent"
+	"github.com/looprinter/looprinter/confine"
 	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/loopdir"
@@ -32,13 +31,16 @@ import (
 // planted in its layer: ~/.claude/CLAUDE.md and the like); so does the
 // chooser of a best-of (retry.choose: review).
 func (r *runner) confinement(files []guard.File, phase string) (func(string, []string) (string, []string, []string, error), error) {
-	p, err := policyFor(r.spec(), nil)
+	p, err := confine.Policy(r.spec(), nil)
 	if err != nil {
 		return nil, err
 	}
 	p.Slot = r.slot
-	p.View, p.Shown = viewOf(r.spec()), shownOf(r.spec())
+	p.View, p.Shown = confine.View(r.spec()), confine.Shown(r.spec())
 	r.layer, r.trees = nil, nil
+	// A run starts with none in flight: the network's count of refused
+	// hosts starts again.
+	fresh := len(r.st.InFlightMore) == 0 && (r.st.InFlight == nil || r.st.InFlight.Run == "")
 	r.writeSecrets()
 	if p.Kind == sandbox.Bwrap && sandbox.LayerProbe() == nil {
 		// HOME's layer shows only the CLIs' folders and the toolchains.
@@ -55,9 +57,9 @@ func (r *runner) confinement(files []guard.File, phase string) (func(string, []s
 			// it): each slot has its own HOME and cache layers.
 			prefix = fmt.Sprintf("slot%d-%s", r.slot+1, prefix)
 		}
-		r.trees = treeLayers(r.dir, p.Writable, prefix)
+		r.trees = confine.TreeLayers(r.dir, p.Writable, prefix)
 		p.Layers = append([]sandbox.Layer{lay}, r.trees...)
-		if err := r.prepareLayers(p.Layers); err != nil {
+		if err := confine.PrepareLayers(p.Layers, r.emit); err != nil {
 			return nil, err
 		}
 		if phase == "auditor" || phase == spec.PhaseChooser {
@@ -77,7 +79,7 @@ func (r *runner) confinement(files []guard.File, phase string) (func(string, []s
 		}
 		if gh := r.judge().HiddenGit(); gh != nil {
 			// git holds holdout files: the agent sees no repository.
-			if err := hideGit(lay, gh); err != nil {
+			if err := confine.HideGit(lay, gh); err != nil {
 				return nil, fmt.Errorf("cannot hide the repository (it holds the holdout files) from the agent: %w", err)
 			}
 		}
@@ -86,15 +88,15 @@ func (r *runner) confinement(files []guard.File, phase string) (func(string, []s
 		// logins live) reads as empty. The loop's own layers are mounted
 		// before, so they stay in force.
 		p.Hidden = append(p.Hidden, loopdir.Private(r.priv).HoldoutChecks())
-		p.Hidden = append(p.Hidden, readOnlyAround(loopdir.StateRoot(), r.dir)...)
-		if err := r.confineNetwork(&p); err != nil {
+		p.Hidden = append(p.Hidden, confine.ReadOnlyAround(loopdir.StateRoot(), r.dir)...)
+		if err := r.net.Confine(&p, r.spec(), r.dir, fresh); err != nil {
 			return nil, err
 		}
 		if gh := r.judge().HiddenGit(); gh != nil {
 			// After the network's masks, which replace the list.
 			p.Masked = append(append(p.Masked, gh.Dirs...), gh.Files...)
 		}
-		p.Masked = append(p.Masked, r.otherSecrets()...)
+		p.Masked = append(p.Masked, confine.OtherSecrets(r.dir)...)
 		r.layer = &lay
 		r.confined(p.Kind + " with copy-on-write layers")
 		return p.Wrap, nil
@@ -123,27 +125,18 @@ func (r *runner) confinement(files []guard.File, phase string) (func(string, []s
 		// Landlock only grants: another loop's records or ignored files
 		// inside the loop folder cannot be kept from the agent, so the
 		// run does not start while there are any.
-		if in := r.secretsInReach(); len(in) > 0 {
-			return nil, fmt.Errorf("under sandbox: landlock the agent writes the loop folder in place, and Landlock cannot keep a path inside it unreadable: %s (another loop's records or files git ignores there, such as its holdout files) would be in the agent's reach; use sandbox: bwrap (it masks them), or move that loop out of this folder", listSome(in, 3))
+		if in := confine.SecretsInReach(r.dir); len(in) > 0 {
+			return nil, fmt.Errorf("under sandbox: landlock the agent writes the loop folder in place, and Landlock cannot keep a path inside it unreadable: %s (another loop's records or files git ignores there, such as its holdout files) would be in the agent's reach; use sandbox: bwrap (it masks them), or move that loop out of this folder", confine.ListSome(in, 3))
 		}
 		r.confined(what + " (a private HOME)")
-		// Landlock only grants: .git's control files (config, hooks, info)
-		// cannot be kept read-only inside a writable folder, so they are
-		// snapshot here and put back after the run (a hook or a
-		// core.hooksPath would run unconfined at the user's next commit).
+		// .git's control files, snapshot here and put back after the run
+		// (confine.GuardGit).
 		r.gitGuard = nil
-		if g := repoGitDir(r.dir); g != "" {
-			gg, err := sandbox.GuardGit(g)
-			if err == nil {
-				// On disk too: a crash before the run's end leaves it for
-				// the restart to put back (recoverGit).
-				err = gg.Save(loopdir.Private(r.priv).GitGuard())
-			}
-			if err != nil {
-				return nil, fmt.Errorf("cannot keep the repository's control files from the agent: %w", err)
-			}
-			r.gitGuard = gg
+		gg, err := confine.GuardGit(r.priv, r.dir)
+		if err != nil {
+			return nil, err
 		}
+		r.gitGuard = gg
 		// Landlock cannot keep a file inside the loop folder read-only
 		// (the check after the run restores it): of the protected files it
 		// needs only the links, whose targets it keeps read-only.
@@ -157,35 +150,25 @@ func (r *runner) confinement(files []guard.File, phase string) (func(string, []s
 	}
 	// No layer over HOME and the caches: the agent gets private ones, and
 	// the real ones are read-only to it.
-	home, err := r.agentHome(r.spec().Agent.Env)
+	home, err := confine.AgentHome(r.priv, r.spec().Agent.Env)
 	if err != nil {
 		return nil, err
 	}
-	if p, err = policyFor(r.spec(), nil, home.Writable...); err != nil {
+	if p, err = confine.Policy(r.spec(), nil, home.Writable...); err != nil {
 		return nil, err
 	}
 	p.Slot = r.slot
-	p.View, p.Shown = viewOf(r.spec()), shownOf(r.spec())
+	p.View, p.Shown = confine.View(r.spec()), confine.Shown(r.spec())
 	p.Writable = home.Writable
 	p.ReadOnly = append(p.ReadOnly, roFiles...)
-	if err := r.confineNetwork(&p); err != nil {
+	if err := r.net.Confine(&p, r.spec(), r.dir, fresh); err != nil {
 		return nil, err
 	}
-	p.Masked = append(p.Masked, r.otherSecrets()...)
+	p.Masked = append(p.Masked, confine.OtherSecrets(r.dir)...)
 	return func(path string, args []string) (string, []string, []string, error) {
 		np, na, env, err := p.Wrap(path, args)
 		return np, na, append(env, home.Env...), err
 	}, nil
-}
-
-// hideGit lays the repository's hiding in the agent's layer: git's note
-// at .git (every git command the agent runs fails, saying why) and the
-// repository's other paths in the loop folder removed.
-func hideGit(lay sandbox.Layer, gh *judge.GitHide) error {
-	if err := sandbox.HideInLayer(lay, gh.InTree[1:]); err != nil {
-		return err
-	}
-	return sandbox.PlaceInLayer(lay, gh.InTree[0], []byte(judge.GitHiddenNote))
 }
 
 // confined records the sandbox in force when it changes.
@@ -195,146 +178,6 @@ func (r *runner) confined(what string) {
 		r.sandbox = kind
 		r.emit(record.Event{Event: record.Warning, Kind: "sandbox", Message: "agent runs are confined by: " + what})
 	}
-}
-
-// Confine is the sandbox of an agent run of loop l: the loop file,
-// working-records/, the engine's state folder, .git when the engine commits,
-// and the paths in readOnly stay read-only; the loop folder, the agent's home
-// and a private temp folder are writable. It returns the wrap for
-// agent.Request.Wrap (nil under sandbox: off) and the kind in force.
-func Confine(l *spec.Loop, readOnly []string) (func(string, []string) (string, []string, []string, error), string, error) {
-	p, err := policyFor(l, readOnly)
-	if err != nil {
-		return nil, "", err
-	}
-	if p.Kind == sandbox.Off {
-		return nil, p.Kind, nil
-	}
-	p.View, p.Shown = viewOf(l), shownOf(l)
-	return p.Wrap, p.Kind, nil
-}
-
-// policyFor is the sandbox policy of an agent run of loop l (see Confine).
-// keep are more writable paths inside the engine's state folder (the
-// loop's private HOME), kept out of what is read-only there.
-func policyFor(l *spec.Loop, readOnly []string, keep ...string) (sandbox.Policy, error) {
-	kind, err := sandbox.Resolve(l.Sandbox)
-	if err != nil {
-		return sandbox.Policy{}, err
-	}
-	if kind == sandbox.Off {
-		return sandbox.Policy{Kind: kind}, nil
-	}
-	ro := append([]string{l.Path, loopdir.Dir(l.Dir).Records()}, readOnly...)
-	ro = append(ro, readOnlyAround(loopdir.StateRoot(), append([]string{l.Dir}, keep...)...)...)
-	if g := gitDir(l); g != "" {
-		ro = append(ro, g)
-	}
-	// The trees every agent of the loop names (each role may have its own
-	// CLI home), and the engine's own.
-	writable := writableTrees(l.Agent.Env)
-	for _, a := range l.Agents {
-		writable = append(writable, writableTrees(a.Env)...)
-	}
-	return sandbox.Policy{Kind: kind, Dir: l.Dir, Writable: writable, ReadOnly: ro}, nil
-}
-
-// readOnlyAround is root, read-only, except the ways down to the paths in
-// keep that are inside it (a worktree loop runs inside the state folder,
-// and so does a private HOME): each folder on a way contributes its other
-// entries, so the kept paths stay writable and everything beside them does
-// not.
-func readOnlyAround(root string, keep ...string) []string {
-	var ways [][]string
-	for _, k := range keep {
-		rel, err := filepath.Rel(root, k)
-		if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
-			continue
-		}
-		ways = append(ways, strings.Split(filepath.ToSlash(rel), "/"))
-	}
-	if len(ways) == 0 {
-		return []string{root}
-	}
-	return readOnlyBeside(root, ways)
-}
-
-// readOnlyBeside lists the entries of cur that no way goes through, and
-// those beside the ways further down.
-func readOnlyBeside(cur string, ways [][]string) []string {
-	next := map[string][][]string{}
-	for _, w := range ways {
-		if len(w) == 0 {
-			return nil // cur itself is kept
-		}
-		next[w[0]] = append(next[w[0]], w[1:])
-	}
-	var out []string
-	entries, _ := os.ReadDir(cur)
-	for _, en := range entries {
-		if sub, ok := next[en.Name()]; ok {
-			out = append(out, readOnlyBeside(filepath.Join(cur, en.Name()), sub)...)
-			continue
-		}
-		out = append(out, filepath.Join(cur, en.Name()))
-	}
-	return out
-}
-
-// gitDir is the repository folder the engine commits to, when it does:
-// agents may not rewrite the history the engine's commits live in.
-// repoGitDir is the .git folder of the repository dir is in ("" when none),
-// whoever commits to it.
-func repoGitDir(dir string) string {
-	for d := dir; ; d = filepath.Dir(d) {
-		if fi, err := os.Lstat(filepath.Join(d, ".git")); err == nil && fi.IsDir() {
-			return filepath.Join(d, ".git")
-		}
-		if filepath.Dir(d) == d {
-			return ""
-		}
-	}
-}
-
-func gitDir(l *spec.Loop) string {
-	if l.Shape == spec.ShapeReview || (l.Git.Commit != nil && !*l.Git.Commit) {
-		return "" // in a review the fixer commits its fixes
-	}
-	for d := l.Dir; ; d = filepath.Dir(d) {
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			return filepath.Join(d, ".git")
-		}
-		if filepath.Dir(d) == d {
-			return ""
-		}
-	}
-}
-
-// writableTrees are the places outside the loop folder an agent CLI needs
-// to write: its home (config, sessions, caches) and the folders named by the
-// usual variables and by each backend's own (agent.Backend.HomeEnv), from
-// the engine's environment or the agent's env.
-func writableTrees(env map[string]string) []string {
-	get := func(k string) string {
-		if v, ok := env[k]; ok {
-			return v
-		}
-		return os.Getenv(k)
-	}
-	keys := []string{"HOME"}
-	for _, b := range agent.All() {
-		keys = append(keys, b.HomeEnv...)
-	}
-	keys = append(keys, "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "GOCACHE", "GOMODCACHE", "GOPATH", "npm_config_cache")
-	var out []string
-	for _, k := range keys {
-		if v := get(k); v != "" && filepath.IsAbs(v) && v != "/" {
-			for _, p := range filepath.SplitList(v) {
-				out = append(out, p)
-			}
-		}
-	}
-	return out
 }
 
 // KillOrphans kills what is left of a crashed run's agent: every process
@@ -447,32 +290,19 @@ func (r *runner) judgeDeadRun() error {
 	return r.store.checkpoint()
 }
 
-// recoverGit puts .git's control files back after a crash in the middle
-// of a Landlock run, from the snapshot saved before it: the restart's
-// first act on the repository.
-func (r *runner) recoverGit() []guard.Tamper {
-	g, err := sandbox.LoadGitGuard(loopdir.Private(r.priv).GitGuard())
-	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			r.emit(record.Event{Event: record.Warning, Kind: "git_guard", Message: "cannot read the snapshot of the repository's control files left by a run that crashed: " + err.Error()})
-		}
-		return nil
+// writeSecrets notes, in the loop's private folder, what of it no other
+// loop's agent may read (its records, its holdout files); a failure is a
+// warning: the loop's own agents are confined as ever.
+func (r *runner) writeSecrets() {
+	if err := loopdir.Dir(r.dir).WriteSecrets(r.judge().Holdouts()); err != nil {
+		r.emit(record.Event{Event: record.Warning, Kind: "secrets", Message: "cannot note the loop's records and holdout files for other loops' sandboxes to hide: " + err.Error()})
 	}
-	return r.putGitBack(g, "after a run that crashed")
 }
 
-// putGitBack restores a snapshot of .git's control files and drops its
-// copy on disk; each path it put back is a refused change.
-func (r *runner) putGitBack(g *sandbox.GitGuard, when string) []guard.Tamper {
-	undone, err := g.Restore()
-	if err != nil {
-		r.emit(record.Event{Event: record.Warning, Kind: "git_guard", Message: "cannot put the repository's control files back " + when + ": " + err.Error()})
-	} else {
-		os.Remove(loopdir.Private(r.priv).GitGuard())
+// putHoldoutsBack returns the holdout files the engine kept out of the
+// loop folder while it ran.
+func (r *runner) putHoldoutsBack() {
+	if err := judge.RestoreHoldouts(r.dir); err != nil {
+		r.emit(record.Event{Event: record.Warning, Kind: "holdout", Message: fmt.Sprintf("cannot put the holdout files back in the loop folder: they stay in %s (the next run puts them back): %v", loopdir.PrivateOf(r.dir).HoldoutFiles(), err)})
 	}
-	var out []guard.Tamper
-	for _, p := range undone {
-		out = append(out, guard.Tamper{File: ".git/" + p, What: "changed", Rule: "the repository's control files (config, hooks, info) are the user's"})
-	}
-	return out
 }

@@ -3,6 +3,7 @@ package loop
 import (
 	"time"
 
+	"github.com/looprinter/looprinter/confine"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/sandbox"
 	"github.com/looprinter/looprinter/wave"
@@ -37,7 +38,7 @@ func slotLayerName(k int) string { return wave.SlotLayerName(k) }
 // the journal of its apply.
 func slotLayer(dir string, k int) (sandbox.Layer, string) {
 	name := slotLayerName(k)
-	return layerOf(dir, name, dir), loopdir.PrivateOf(dir).LayerJournal(name)
+	return confine.LayerOf(dir, name, dir), loopdir.PrivateOf(dir).LayerJournal(name)
 }
 
 // parallelSaving is what running build runs at once saved (wave.Saving).

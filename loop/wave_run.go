@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/agent"
+	"github.com/looprinter/looprinter/confine"
 	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
@@ -85,7 +86,7 @@ func (r *runner) waveTasks(plan *Plan) []Task {
 // layersInForce says whether agent runs get a copy-on-write layer here
 // (bubblewrap with layers): only then can runs work at once.
 func (r *runner) layersInForce() bool {
-	p, err := policyFor(r.spec(), nil)
+	p, err := confine.Policy(r.spec(), nil)
 	return err == nil && p.Kind == sandbox.Bwrap && sandbox.LayerProbe() == nil
 }
 

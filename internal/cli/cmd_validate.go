@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/looprinter/looprinter/confine"
 	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/internal/doctor"
 	"github.com/looprinter/looprinter/internal/termtext"
@@ -295,7 +296,7 @@ func printView(w io.Writer, l *spec.Loop) {
 		return
 	}
 	fmt.Fprintf(w, "%-11s %s\n", "view:", "built from this manifest, with the loop folder and HOME's layer (bwrap) or a private HOME (landlock); nothing else of the machine is visible (bwrap) or readable (landlock); add a path with sandbox.allow_read")
-	for _, line := range loop.ViewOf(l).Lines() {
+	for _, line := range confine.ViewOf(l).Lines() {
 		fmt.Fprintf(w, "%-11s %s\n", "", termtext.Clean(line))
 	}
 	for _, warn := range l.SocketWarnings() {

@@ -20,10 +20,10 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/checkcmd"
+	"github.com/looprinter/looprinter/confine"
 	"github.com/looprinter/looprinter/detect"
 	"github.com/looprinter/looprinter/failover"
 	"github.com/looprinter/looprinter/guard"
-	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/netpolicy"
 	"github.com/looprinter/looprinter/sandbox"
 	"github.com/looprinter/looprinter/spec"
@@ -318,7 +318,7 @@ func viewFindings(l *spec.Loop, kind string) []Finding {
 		return nil
 	}
 	out := []Finding{{Level: Info, Area: AreaSandbox, Message: "view: agents and checks see only this manifest, the loop folder and HOME's layer (nothing else of the machine: other projects and loops, the rest of HOME, the host's /tmp, /var/tmp and /run); a command that needs more names it in sandbox.allow_read",
-		Notes: loop.ViewOf(l).Lines()}}
+		Notes: confine.ViewOf(l).Lines()}}
 	for _, w := range l.SocketWarnings() {
 		out = append(out, Finding{Level: Warn, Area: AreaSandbox, Message: w, Fix: "remove it from sandbox.allow_sockets unless the checks need that service"})
 	}

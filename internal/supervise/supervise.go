@@ -24,6 +24,7 @@ import (
 	"github.com/google/shlex"
 
 	"github.com/looprinter/looprinter/agent"
+	"github.com/looprinter/looprinter/confine"
 	"github.com/looprinter/looprinter/loop"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
@@ -154,7 +155,7 @@ func (s *Supervisor) Run(ctx context.Context, trig Trigger, evs []record.Event) 
 	// The supervising agent runs confined like the loop's own agents: the
 	// live loop file, the records, the engine's state and the check scripts
 	// are read-only to it.
-	wrap, _, err := loop.Confine(old, scriptPaths(scripts))
+	wrap, _, err := confine.Confine(old, scriptPaths(scripts))
 	if err != nil {
 		return s.finish(Result{Status: "failed", Error: err.Error()}, trig)
 	}

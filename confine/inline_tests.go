@@ -1,4 +1,4 @@
-package loop
+package confine
 
 import (
 	"path/filepath"
@@ -10,12 +10,12 @@ import (
 // inlineTests is how a file the run wrote in its layer changed the inline
 // test modules the folder's version holds ("" when it did not): such a
 // change is refused like a tell (judge/inline_tests.go).
-func (r *runner) inlineTests(rel string, cur []byte, ok bool) string {
+func (a *Applier) inlineTests(rel string, cur []byte, ok bool) string {
 	if !ok {
 		return ""
 	}
-	return r.inlineTestsOf(rel, func() []byte {
-		old, err := guard.ReadBounded(filepath.Join(r.dir, filepath.FromSlash(rel)), 4<<20)
+	return a.inlineTestsOf(rel, func() []byte {
+		old, err := guard.ReadBounded(filepath.Join(a.Dir, filepath.FromSlash(rel)), 4<<20)
 		if err != nil {
 			return nil
 		}
@@ -34,9 +34,9 @@ func inlineTestsIn(rel string, before func() []byte, cur []byte) string {
 
 // inlineTestsOf is inlineTestsIn where a Python file's doctests count only
 // when a check runs them (judge.RunsDoctests).
-func (r *runner) inlineTestsOf(rel string, before func() []byte, cur []byte) string {
+func (a *Applier) inlineTestsOf(rel string, before func() []byte, cur []byte) string {
 	if filepath.Ext(rel) == ".py" {
-		if len(cur) > 4<<20 || !judge.RunsDoctests(r.spec(), r.dir) {
+		if len(cur) > 4<<20 || !judge.RunsDoctests(a.Spec(), a.Dir) {
 			return ""
 		}
 		return judge.InlineTestsChanged(rel, before(), cur)

@@ -1,4 +1,4 @@
-package loop
+package confine
 
 import (
 	"path/filepath"
@@ -15,7 +15,7 @@ func TestTreeLayers(t *testing.T) {
 	dir := "/home/u/proj"
 	trees := []string{"/home/u", "/home/u/.cache", "/opt/cli", "/home/u/proj/.gopath", "/opt/cli/"}
 	var got []string
-	for _, l := range treeLayers(dir, trees, "tree-") {
+	for _, l := range TreeLayers(dir, trees, "tree-") {
 		got = append(got, l.Target)
 		if filepath.Dir(l.Upper) != filepath.Dir(l.Work) || filepath.Base(l.Upper) != "upper" {
 			t.Errorf("layer of %s: upper %s, work %s", l.Target, l.Upper, l.Work)
@@ -24,8 +24,8 @@ func TestTreeLayers(t *testing.T) {
 	if want := []string{"/home/u", "/opt/cli"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("layered trees %v, want %v", got, want)
 	}
-	a, b := treeLayers(dir, []string{"/home/u"}, "tree-"), treeLayers("/other", []string{"/home/u"}, "tree-")
-	if a[0].Upper != treeLayers(dir, []string{"/home/u/"}, "tree-")[0].Upper {
+	a, b := TreeLayers(dir, []string{"/home/u"}, "tree-"), TreeLayers("/other", []string{"/home/u"}, "tree-")
+	if a[0].Upper != TreeLayers(dir, []string{"/home/u/"}, "tree-")[0].Upper {
 		t.Error("one tree, two layers")
 	}
 	if a[0].Upper == b[0].Upper {

@@ -1,4 +1,4 @@
-package loop
+package confine
 
 import (
 	"slices"
@@ -17,7 +17,7 @@ func TestWritableTreesReadTheBackends(t *testing.T) {
 		env[k] = "/trees/" + k
 		want = append(want, "/trees/"+k)
 	}
-	if got := writableTrees(env); !slices.Equal(got, want) {
+	if got := WritableTrees(env); !slices.Equal(got, want) {
 		t.Errorf("writable trees %v, want %v", got, want)
 	}
 }

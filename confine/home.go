@@ -1,4 +1,4 @@
-package loop
+package confine
 
 import (
 	"fmt"
@@ -18,31 +18,32 @@ import (
 // engine's git, which read the real HOME.
 var homeSeeds = []string{".gitconfig", ".config/git", ".npmrc"}
 
-// privateHome is the HOME and caches an agent gets where they cannot be
+// Home is the private HOME and caches an agent gets where they cannot be
 // copy-on-write layers (Landlock; bubblewrap without overlayfs): folders of
 // the loop's in the engine's private folder, the only trees outside the
 // loop folder it may write. The user's real HOME and caches are read-only
 // to it, so nothing it writes there (`go env -w`, a user-site `.pth`, an
 // `~/.npmrc`, a `~/.gitconfig`) reaches the checks or the engine's git.
-type privateHome struct {
+type Home struct {
 	Writable []string // the private HOME and cache folders
 	Env      []string // HOME, XDG_*, the caches, each backend's home variable
 }
 
-// agentHome makes (and seeds, the first time) the loop's private HOME and
-// caches. env is the agent's environment from the loop file.
-func (r *runner) agentHome(env map[string]string) (privateHome, error) {
+// AgentHome makes (and seeds, the first time) the loop's private HOME and
+// caches, in priv, the engine's private folder for the loop. env is the
+// agent's environment from the loop file.
+func AgentHome(priv string, env map[string]string) (Home, error) {
 	get := func(k string) string {
 		if v, ok := env[k]; ok {
 			return v
 		}
 		return os.Getenv(k)
 	}
-	priv := loopdir.Private(r.priv)
-	home, cache := priv.AgentHome(), priv.AgentCache()
+	p := loopdir.Private(priv)
+	home, cache := p.AgentHome(), p.AgentCache()
 	for _, d := range []string{home, cache} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
-			return privateHome{}, fmt.Errorf("the agents' private HOME: %w", err)
+			return Home{}, fmt.Errorf("the agents' private HOME: %w", err)
 		}
 	}
 	realHome := get("HOME")
@@ -66,7 +67,7 @@ func (r *runner) agentHome(env map[string]string) (privateHome, error) {
 			refreshNewer(filepath.Join(realHome, rel), filepath.Join(home, rel))
 		}
 	}
-	out := privateHome{Writable: []string{home, cache}}
+	out := Home{Writable: []string{home, cache}}
 	out.Env = []string{
 		"HOME=" + home,
 		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),

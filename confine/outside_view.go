@@ -1,4 +1,4 @@
-package loop
+package confine
 
 import (
 	"io"
@@ -7,22 +7,23 @@ import (
 
 	"github.com/looprinter/looprinter/agent"
 	"github.com/looprinter/looprinter/sandbox"
+	"github.com/looprinter/looprinter/spec"
 )
 
 // outsideViewTail is how much of a failed run's transcript is read for the
 // paths it could not find.
 const outsideViewTail = 256 << 10
 
-// outsideView names, for an agent run that failed, the paths its output
+// OutsideView names, for an agent run of loop l that failed, the paths its output
 // (the end of its transcript and standard error, its error) says it could
 // not find that exist on the host outside the run's view, each with the
 // field of loop.yaml that lets it in: one line each, "" when none.
-func (r *runner) outsideView(res agent.Result) string {
-	p, err := policyFor(r.spec(), nil)
+func OutsideView(l *spec.Loop, res agent.Result) string {
+	p, err := Policy(l, nil)
 	if err != nil || p.Kind == sandbox.Off {
 		return ""
 	}
-	p.View, p.Shown = viewOf(r.spec()), shownOf(r.spec())
+	p.View, p.Shown = View(l), Shown(l)
 	text := tailOf(res.Transcript) + "\n" + tailOf(res.Transcript+".stderr") + "\n" + res.Error
 	hints := sandbox.OutsideViewHints(text, p.InView)
 	if len(hints) == 0 {

@@ -1,4 +1,4 @@
-package loop
+package confine
 
 import (
 	"os"
@@ -13,11 +13,11 @@ import (
 	"github.com/looprinter/looprinter/spec"
 )
 
-// viewOf is what an agent run of loop l sees besides its writable trees
+// View is what an agent run of loop l sees besides its writable trees
 // (sandbox.ViewSpec): the machine's system and toolchains for the agent's
 // environment, the agent CLIs' folders of HOME, and what the loop file's
 // sandbox.allow_read and allow_sockets add.
-func viewOf(l *spec.Loop) sandbox.ViewSpec {
+func View(l *spec.Loop) sandbox.ViewSpec {
 	env := os.Environ()
 	keys := make([]string, 0, len(l.Agent.Env))
 	for k := range l.Agent.Env {
@@ -66,10 +66,10 @@ func commandPaths(l *spec.Loop) []string {
 	return out
 }
 
-// shownOf are the paths outside the loop folder an agent run of l sees
+// Shown are the paths outside the loop folder an agent run of l sees
 // read-only besides its manifest: the repository the engine commits to.
-func shownOf(l *spec.Loop) []string {
-	if g := gitDir(l); g != "" {
+func Shown(l *spec.Loop) []string {
+	if g := GitDir(l); g != "" {
 		return []string{g}
 	}
 	return nil
@@ -78,5 +78,5 @@ func shownOf(l *spec.Loop) []string {
 // ViewOf is the manifest of an agent run of loop l: what it sees of the
 // machine, from where and why (for doctor and validate).
 func ViewOf(l *spec.Loop) sandbox.Manifest {
-	return sandbox.BuildManifest(viewOf(l))
+	return sandbox.BuildManifest(View(l))
 }

@@ -1,4 +1,4 @@
-package loop
+package confine
 
 import (
 	"fmt"
@@ -8,22 +8,22 @@ import (
 	"github.com/looprinter/looprinter/sandbox"
 )
 
-// noteSpecial records what the apply of a run's changes left out of the
+// NoteSpecial records, through emit, what the apply of a run's changes left out of the
 // loop folder of what the agent made: special bits (setuid, setgid,
 // sticky) stripped, devices, fifos and sockets never applied.
-func (r *runner) noteSpecial(phase, task string, changes []sandbox.LayerChange) {
+func NoteSpecial(emit func(record.Event), phase, task string, changes []sandbox.LayerChange) {
 	for _, c := range changes {
 		if c.Applied && c.Stripped != "" {
-			r.emit(record.Event{Event: record.Warning, Phase: phase, Task: task, Kind: "layer_bits", File: c.Path,
+			emit(record.Event{Event: record.Warning, Phase: phase, Task: task, Kind: "layer_bits", File: c.Path,
 				Message: fmt.Sprintf("%s was applied to the loop folder without the %s bit(s) the agent set: an apply keeps no special bits", c.Path, c.Stripped)})
 		}
 	}
 }
 
-// stripInPlace applies the same rule to a run that wrote the loop folder
-// in place: its changed and created paths lose their special bits, and
+// StripInPlace applies the same rule to a run that wrote the loop folder
+// dir in place: its changed and created paths lose their special bits, and
 // its devices, fifos and sockets are removed.
-func (r *runner) stripInPlace(phase, task string, changed, created []string) {
+func StripInPlace(emit func(record.Event), dir, phase, task string, changed, created []string) {
 	seen := map[string]bool{}
 	var rels []string
 	for _, rel := range append(append([]string{}, changed...), created...) {
@@ -33,12 +33,12 @@ func (r *runner) stripInPlace(phase, task string, changed, created []string) {
 			rels = append(rels, p)
 		}
 	}
-	for _, c := range sandbox.StripInPlace(r.dir, rels) {
+	for _, c := range sandbox.StripInPlace(dir, rels) {
 		if c.Why != "" {
-			r.emit(record.Event{Event: record.Warning, Phase: phase, Task: task, Kind: "layer_discarded", File: c.Path,
+			emit(record.Event{Event: record.Warning, Phase: phase, Task: task, Kind: "layer_discarded", File: c.Path,
 				Message: fmt.Sprintf("%s (%s) was removed from the loop folder: %s", c.Path, c.What, c.Why)})
 			continue
 		}
-		r.noteSpecial(phase, task, []sandbox.LayerChange{c})
+		NoteSpecial(emit, phase, task, []sandbox.LayerChange{c})
 	}
 }
