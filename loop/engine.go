@@ -14,8 +14,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/looprinter/looprinter/failover"
 	"github.com/looprinter/looprinter/confine"
+	"github.com/looprinter/looprinter/failover"
 	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/loopdir"
