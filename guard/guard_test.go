@@ -9,7 +9,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/looprinter/looprinter/internal/testkit"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
 )
@@ -52,6 +51,17 @@ func snapshotForRun(t *testing.T, g *Guard, l *spec.Loop) (*RunChanges, *Protect
 	return rc, rules
 }
 
+func write(t *testing.T, dir, rel, data string) {
+	t.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // mustPutBack says the edited test is as it was and the created protected
 // file is gone, each reported once.
 func mustPutBack(t *testing.T, dir string, ts []Tamper, created string) {
@@ -80,9 +90,9 @@ func mustPutBack(t *testing.T, dir string, ts []Tamper, created string) {
 func TestGuardRunPutsBackWhatTheAgentChanged(t *testing.T) {
 	dir, _, l, g, evs := guardLoop(t)
 	rc, rules := snapshotForRun(t, g, l)
-	testkit.WriteFile(t, filepath.Join(dir, "add_test.go"), "package x // PASS\n")
-	testkit.WriteFile(t, filepath.Join(dir, "a/b/new_test.go"), "package b\n")
-	testkit.WriteFile(t, filepath.Join(dir, "add.go"), "package x\n\nfunc Add() {}\n")
+	write(t, dir, "add_test.go", "package x // PASS\n")
+	write(t, dir, "a/b/new_test.go", "package b\n")
+	write(t, dir, "add.go", "package x\n\nfunc Add() {}\n")
 	changed, created, err := g.End(rc)
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +114,7 @@ func TestGuardRunPutsBackWhatTheAgentChanged(t *testing.T) {
 	// The next run starts from the restored files: the same edit is
 	// caught again.
 	rc, rules = snapshotForRun(t, g, l)
-	testkit.WriteFile(t, filepath.Join(dir, "add_test.go"), "package x // PASS\n")
+	write(t, dir, "add_test.go", "package x // PASS\n")
 	_, created, err = g.End(rc)
 	if err != nil {
 		t.Fatal(err)
@@ -123,11 +133,11 @@ func TestWatchTooManyChangesWalks(t *testing.T) {
 	dir, _, l, g, evs := guardLoop(t)
 	rc, rules := snapshotForRun(t, g, l)
 	for i := 0; i < 100; i++ {
-		testkit.WriteFile(t, filepath.Join(dir, fmt.Sprintf("f%d.txt", i)), "x\n")
+		write(t, dir, fmt.Sprintf("f%d.txt", i), "x\n")
 	}
-	testkit.WriteFile(t, filepath.Join(dir, "a/b/new_test.go"), "y\n")
-	testkit.WriteFile(t, filepath.Join(dir, "keep.txt"), "z\n")
-	testkit.WriteFile(t, filepath.Join(dir, "add_test.go"), "package x // PASS\n")
+	write(t, dir, "a/b/new_test.go", "y\n")
+	write(t, dir, "keep.txt", "z\n")
+	write(t, dir, "add_test.go", "package x // PASS\n")
 	changed, created, err := g.End(rc)
 	if err != nil {
 		t.Fatal(err)
@@ -152,8 +162,8 @@ func TestGuardRestoreSavedAfterADeadEngine(t *testing.T) {
 	dir, priv, l, g, _ := guardLoop(t)
 	snapshotForRun(t, g, l)
 	g.Close() // the engine died during the run
-	testkit.WriteFile(t, filepath.Join(dir, "add_test.go"), "package x // PASS\n")
-	testkit.WriteFile(t, filepath.Join(dir, "new_test.go"), "package x\n")
+	write(t, dir, "add_test.go", "package x // PASS\n")
+	write(t, dir, "new_test.go", "package x\n")
 	next := New(Config{Dir: dir, Priv: priv, Rules: func() (*ProtectRules, error) { return NewProtectRules(dir, l) }})
 	defer next.Close()
 	ts, err := next.RestoreSaved()
@@ -185,7 +195,7 @@ func TestManyChangesKeepTheWatch(t *testing.T) {
 		t.Skipf("the kernel queues %d events: too many files to make here", 2*(n-1000))
 	}
 	for i := 0; i < n; i++ {
-		testkit.WriteFile(t, filepath.Join(dir, fmt.Sprintf("gen/d%03d/f%05d.txt", i/500, i)), "a")
+		write(t, dir, fmt.Sprintf("gen/d%03d/f%05d.txt", i/500, i), "a")
 	}
 	rc, rules := snapshotForRun(t, g, l)
 	for i := 0; i < n; i++ {
@@ -197,7 +207,7 @@ func TestManyChangesKeepTheWatch(t *testing.T) {
 		f.WriteString("b")
 		f.Close()
 	}
-	testkit.WriteFile(t, filepath.Join(dir, "add_test.go"), "package x // PASS\n")
+	write(t, dir, "add_test.go", "package x // PASS\n")
 	changed, created, err := g.End(rc)
 	if err != nil {
 		t.Fatal(err)
@@ -247,7 +257,7 @@ func TestLinksFollowTheChanges(t *testing.T) {
 		t.Fatalf("links %v, want %s among them", got, p)
 	}
 	os.Remove(p)
-	testkit.WriteFile(t, filepath.Join(dir, "add_test.go"), "package x // FAIL\n")
+	write(t, dir, "add_test.go", "package x // FAIL\n")
 	if files, _, err = g.Files(l); err != nil {
 		t.Fatal(err)
 	}

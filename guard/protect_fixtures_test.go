@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/looprinter/looprinter/internal/testkit"
 	"github.com/looprinter/looprinter/spec"
 )
 
@@ -16,7 +15,11 @@ import (
 // a new case, and a file no test names stay free.
 func TestTestFixturesProtected(t *testing.T) {
 	dir := t.TempDir()
-	write := func(rel, s string) { testkit.WriteFile(t, filepath.Join(dir, rel), s) }
+	write := func(rel, s string) {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(s), 0o644)
+	}
 	write("package.json", "{}")
 	write("calc.py", "def add(a, b):\n    return a + b\n")
 	write("test_calc.py", "import json, os\nHERE = os.path.dirname(__file__)\nCASES = json.load(open(os.path.join(HERE, 'cases', 'add.json')))\nG = open('golden.txt').read()\nS = 'calc.py'\nL = 'lib'\nU = '../up.json'\nF = f'{HERE}/x.json'\n")

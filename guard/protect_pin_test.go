@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/looprinter/looprinter/internal/testkit"
 )
 
 // The change list's fallback without a watch compares size and mtime of
@@ -16,7 +14,13 @@ import (
 // listed, sorted; an unchanged one is not; skipped folders are not walked.
 func TestPinTreeStampsAndChangedFiles(t *testing.T) {
 	dir := t.TempDir()
-	write := func(rel, data string) { testkit.WriteFile(t, filepath.Join(dir, rel), data) }
+	write := func(rel, data string) {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	write("same.txt", "a")
 	write("size.txt", "a")
 	write("mtime.txt", "a")

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/looprinter/looprinter/internal/testkit"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/spec"
 )
@@ -21,11 +20,17 @@ func protectFixture(t *testing.T, loopYAML string, files map[string]string) (str
 	dir := t.TempDir()
 	files["loop.yaml"] = loopYAML
 	for name, data := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		mode := os.FileMode(0o644)
 		if strings.HasSuffix(data, "!") {
 			mode = 0o755
 		}
-		testkit.WriteFileMode(t, filepath.Join(dir, name), data, mode)
+		if err := os.WriteFile(p, []byte(data), mode); err != nil {
+			t.Fatal(err)
+		}
 	}
 	l, err := spec.Load(filepath.Join(dir, "loop.yaml"))
 	if err != nil {

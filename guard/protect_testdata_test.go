@@ -1,11 +1,11 @@
 package guard
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/looprinter/looprinter/internal/testkit"
 	"github.com/looprinter/looprinter/spec"
 )
 
@@ -15,7 +15,11 @@ import (
 // file is the agent's; the rest stays free.
 func TestGoTestDataProtected(t *testing.T) {
 	dir := t.TempDir()
-	write := func(rel, s string) { testkit.WriteFile(t, filepath.Join(dir, rel), s) }
+	write := func(rel, s string) {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(s), 0o644)
+	}
 	write("go.mod", "module example.com/x\n\ngo 1.22\n")
 	write("x.go", "package x\n")
 	write("x_test.go", "package x\n\nimport \"testing\"\n\nfunc TestCases(t *testing.T) { cases(t, \"cases\"); _ = \"golden.txt\"; _ = \"sub\" }\n")

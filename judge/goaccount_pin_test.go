@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/looprinter/looprinter/internal/testkit"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/sandbox"
 	"github.com/looprinter/looprinter/spec"
@@ -19,6 +18,16 @@ import (
 // The clean room's Go accounting, piece by piece: what each part reads,
 // and what a run that forges a pass (printed by code of the package, or by
 // the check itself) looks like next to an honest one.
+
+func pinWrite(t *testing.T, path, s string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
 
 // The folder of an import path: under the tree's module only, the module
 // itself is ".", a sibling module sharing its prefix is not under it.
@@ -190,25 +199,25 @@ func TestPinGoAccountWith(t *testing.T) {
 // counts as declaring one.
 func TestPinGoAccountTestPackage(t *testing.T) {
 	dir := t.TempDir()
-	testkit.WriteFile(t, filepath.Join(dir, "a.go"), "package impl\n")
-	testkit.WriteFile(t, filepath.Join(dir, "b_test.go"), "package add_test\n\nfunc TestMainly() {}\n\nfunc (x T) TestMain() {}\n")
-	testkit.WriteFile(t, filepath.Join(dir, "c_test.go"), "package add\n")
-	testkit.WriteFile(t, filepath.Join(dir, goAccountFile), "package zz\n\nfunc TestMain() {}\n")
+	pinWrite(t, filepath.Join(dir, "a.go"), "package impl\n")
+	pinWrite(t, filepath.Join(dir, "b_test.go"), "package add_test\n\nfunc TestMainly() {}\n\nfunc (x T) TestMain() {}\n")
+	pinWrite(t, filepath.Join(dir, "c_test.go"), "package add\n")
+	pinWrite(t, filepath.Join(dir, goAccountFile), "package zz\n\nfunc TestMain() {}\n")
 	os.MkdirAll(filepath.Join(dir, "d_test.go"), 0o755)
 	if pkg, own := goTestPackage(dir); pkg != "add_test" || own {
 		t.Errorf("goTestPackage = %q, %v; want add_test, false", pkg, own)
 	}
-	testkit.WriteFile(t, filepath.Join(dir, "e_test.go"), "package add\n\nfunc TestMain(m *testing.M) {}\n")
+	pinWrite(t, filepath.Join(dir, "e_test.go"), "package add\n\nfunc TestMain(m *testing.M) {}\n")
 	if pkg, own := goTestPackage(dir); pkg != "add_test" || !own {
 		t.Errorf("with a TestMain: %q, %v", pkg, own)
 	}
 	bad := t.TempDir()
-	testkit.WriteFile(t, filepath.Join(bad, "a_test.go"), "package add\nfunc TestMain( {\n")
+	pinWrite(t, filepath.Join(bad, "a_test.go"), "package add\nfunc TestMain( {\n")
 	if pkg, own := goTestPackage(bad); pkg != "" || !own {
 		t.Errorf("unparsable with TestMain: %q, %v", pkg, own)
 	}
-	testkit.WriteFile(t, filepath.Join(bad, "a_test.go"), "package add\nfunc Test( {\n")
-	testkit.WriteFile(t, filepath.Join(bad, "b_test.go"), "package add\n")
+	pinWrite(t, filepath.Join(bad, "a_test.go"), "package add\nfunc Test( {\n")
+	pinWrite(t, filepath.Join(bad, "b_test.go"), "package add\n")
 	if pkg, own := goTestPackage(bad); pkg != "add" || own {
 		t.Errorf("unparsable without TestMain: %q, %v", pkg, own)
 	}
@@ -235,16 +244,16 @@ func TestPinGoAccountDeclaresInit(t *testing.T) {
 		}
 	}
 	root := t.TempDir()
-	testkit.WriteFile(t, filepath.Join(root, "p", "a.go"), "package p\nfunc init() { println(\"ok\") }\n")
-	testkit.WriteFile(t, filepath.Join(root, "p", "b.go"), "package p\nvar v = 1\n")
-	testkit.WriteFile(t, filepath.Join(root, "p", "c_test.go"), "package p\nfunc init() {}\n")
-	testkit.WriteFile(t, filepath.Join(root, "p", "d.go", "x.go"), "package x\nfunc init() {}\n")
-	testkit.WriteFile(t, filepath.Join(root, "p", "e.txt"), "func init() {}\n")
-	testkit.WriteFile(t, filepath.Join(root, "p", "f.go"), "package p\nvar w = g()\nfunc g() int { return 1 }\n")
+	pinWrite(t, filepath.Join(root, "p", "a.go"), "package p\nfunc init() { println(\"ok\") }\n")
+	pinWrite(t, filepath.Join(root, "p", "b.go"), "package p\nvar v = 1\n")
+	pinWrite(t, filepath.Join(root, "p", "c_test.go"), "package p\nfunc init() {}\n")
+	pinWrite(t, filepath.Join(root, "p", "d.go", "x.go"), "package x\nfunc init() {}\n")
+	pinWrite(t, filepath.Join(root, "p", "e.txt"), "func init() {}\n")
+	pinWrite(t, filepath.Join(root, "p", "f.go"), "package p\nvar w = g()\nfunc g() int { return 1 }\n")
 	if got := initFiles(root, "p"); !reflect.DeepEqual(got, []string{"p/a.go", "p/f.go"}) {
 		t.Errorf("initFiles = %q", got)
 	}
-	testkit.WriteFile(t, filepath.Join(root, "q", "b.go"), "package q\n")
+	pinWrite(t, filepath.Join(root, "q", "b.go"), "package q\n")
 	if got := initFiles(root, "q"); len(got) != 1 || !strings.Contains(got[0], "none found") {
 		t.Errorf("initFiles without any = %q", got)
 	}
@@ -257,11 +266,11 @@ func TestPinGoAccountModule(t *testing.T) {
 	if got := goModule(dir); got != "" {
 		t.Errorf("no go.mod: %q", got)
 	}
-	testkit.WriteFile(t, filepath.Join(dir, "go.mod"), "// module fake\nmodule\ngo 1.22\n")
+	pinWrite(t, filepath.Join(dir, "go.mod"), "// module fake\nmodule\ngo 1.22\n")
 	if got := goModule(dir); got != "" {
 		t.Errorf("no module line: %q", got)
 	}
-	testkit.WriteFile(t, filepath.Join(dir, "go.mod"), "go 1.22\nmodule \"example.com/q\" // c\n")
+	pinWrite(t, filepath.Join(dir, "go.mod"), "go 1.22\nmodule \"example.com/q\" // c\n")
 	if got := goModule(dir); got != "example.com/q" {
 		t.Errorf("quoted: %q", got)
 	}
@@ -275,10 +284,10 @@ func TestPinGoAccountNew(t *testing.T) {
 	if a := j.newGoAccount([]string{"a.go", "README.md", "sub/" + goAccountFile}); a != nil {
 		t.Errorf("no Go test file, an account: %+v", a)
 	}
-	testkit.WriteFile(t, filepath.Join(j.Dir, "go.mod"), "module example.com/add\n")
-	testkit.WriteFile(t, filepath.Join(j.Dir, "b", "b_test.go"), "package b\n")
-	testkit.WriteFile(t, filepath.Join(j.Dir, "a", "a_test.go"), "package a_test\n")
-	testkit.WriteFile(t, filepath.Join(j.Dir, "own", "own_test.go"), "package own\nfunc TestMain(m *M) {}\n")
+	pinWrite(t, filepath.Join(j.Dir, "go.mod"), "module example.com/add\n")
+	pinWrite(t, filepath.Join(j.Dir, "b", "b_test.go"), "package b\n")
+	pinWrite(t, filepath.Join(j.Dir, "a", "a_test.go"), "package a_test\n")
+	pinWrite(t, filepath.Join(j.Dir, "own", "own_test.go"), "package own\nfunc TestMain(m *M) {}\n")
 	os.MkdirAll(filepath.Join(j.Dir, "gone"), 0o755)
 	a := j.newGoAccount([]string{"b/b_test.go", "a/a_test.go", "own/own_test.go", "gone/g_test.go", "a/x_test.go"})
 	if a == nil {
@@ -319,13 +328,13 @@ func TestPinGoAccountJudge(t *testing.T) {
 	j, _ := newJudge(t, &spec.Loop{Sandbox: "off"})
 	var notes []string
 	j.AddNotVerified = func(s string) { notes = append(notes, s) }
-	testkit.WriteFile(t, filepath.Join(j.Dir, "go.mod"), "module example.com/add\n")
-	testkit.WriteFile(t, filepath.Join(j.Dir, "hook.go"), "package add\nfunc init() {}\n")
+	pinWrite(t, filepath.Join(j.Dir, "go.mod"), "module example.com/add\n")
+	pinWrite(t, filepath.Join(j.Dir, "hook.go"), "package add\nfunc init() {}\n")
 	a := &goAccount{nonce: "n", module: "example.com/add", dirs: map[string]bool{".": true, "sub": true}, own: []string{"mine"}}
 	out := t.TempDir()
 	res := func(name, printout string, pass bool) CheckResult {
 		p := filepath.Join(out, name)
-		testkit.WriteFile(t, p, printout)
+		pinWrite(t, p, printout)
 		return CheckResult{Check: record.Check{Command: name, Pass: pass, Output: p, Signal: "was"}, Lines: []string{"old"}}
 	}
 	okRoot, okSub := "ok  \texample.com/add\t0.1s\n", "ok  \texample.com/add/sub\t0.1s\n"
@@ -389,9 +398,9 @@ func TestPinGoAccountJudge(t *testing.T) {
 // start files and the holdout's test files, other files not read.
 func TestPinGoAccountForgedNames(t *testing.T) {
 	j, _ := newJudge(t, &spec.Loop{Sandbox: "off"})
-	testkit.WriteFile(t, filepath.Join(j.Dir, "add_test.go"), "package add\nimport \"testing\"\nfunc TestAdd(t *testing.T) {}\n")
-	testkit.WriteFile(t, filepath.Join(j.Dir, "hold_test.go"), "package add\nimport \"testing\"\nfunc TestHeld(t *testing.T) {}\n")
-	testkit.WriteFile(t, filepath.Join(j.Dir, "notes.go"), "package add\nimport \"testing\"\nfunc TestNotATest(t *testing.T) {}\n")
+	pinWrite(t, filepath.Join(j.Dir, "add_test.go"), "package add\nimport \"testing\"\nfunc TestAdd(t *testing.T) {}\n")
+	pinWrite(t, filepath.Join(j.Dir, "hold_test.go"), "package add\nimport \"testing\"\nfunc TestHeld(t *testing.T) {}\n")
+	pinWrite(t, filepath.Join(j.Dir, "notes.go"), "package add\nimport \"testing\"\nfunc TestNotATest(t *testing.T) {}\n")
 	j.StartFiles = func() []string { return []string{"add_test.go", "notes.go"} }
 	j.holdouts = []string{"hold_test.go"}
 	if got := j.goTestNames(); !reflect.DeepEqual(got, map[string]bool{"TestAdd": true, "TestHeld": true}) {
@@ -403,7 +412,7 @@ func TestPinGoAccountForgedNames(t *testing.T) {
 		forged.WriteString("--- PASS: " + n + " (0.00s)\n")
 	}
 	p := filepath.Join(out, "forged")
-	testkit.WriteFile(t, p, forged.String())
+	pinWrite(t, p, forged.String())
 	goRun := func(pass bool, runner string) CheckResult {
 		return CheckResult{Check: record.Check{Command: "go test", Pass: pass, Output: p}, Tests: testcount.Counts{Runner: runner}}
 	}
@@ -433,7 +442,7 @@ func TestPinGoAccountHiddenBesideClaimed(t *testing.T) {
 	j, _ := newJudge(t, &spec.Loop{Sandbox: "off"})
 	a := &goAccount{nonce: "n", module: "example.com/add", dirs: map[string]bool{".": true, "sub": true}}
 	p := filepath.Join(t.TempDir(), "out")
-	testkit.WriteFile(t, p, "ok  \texample.com/add\t0.1s\nlooprinter-account n 0 .\nlooprinter-account n 1 sub\n")
+	pinWrite(t, p, "ok  \texample.com/add\t0.1s\nlooprinter-account n 0 .\nlooprinter-account n 1 sub\n")
 	rs := []CheckResult{{Check: record.Check{Command: "go test ./... | grep -v FAIL", Pass: true, Output: p}}}
 	j.judgeGo(a, rs)
 	if rs[0].Pass || len(rs[0].Lines) == 0 || !strings.Contains(rs[0].Lines[0], "the tests of package sub failed (the testing package returned 1)") {

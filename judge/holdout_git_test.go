@@ -8,9 +8,26 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/looprinter/looprinter/internal/testkit"
 	"github.com/looprinter/looprinter/spec"
 )
+
+func gitT(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main"}, args...)...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+func canonT(t *testing.T, p string) string {
+	t.Helper()
+	r, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
 
 // A holdout file git tracks is no longer refused: the repository is to be
 // hidden from the agent. What is hidden depends on where the repository is:
@@ -31,9 +48,9 @@ func TestHoldoutTrackedHidesTheRepository(t *testing.T) {
 	// The loop folder is the repository's top.
 	j, _ := newJudge(t, &spec.Loop{Holdout: []string{"hidden_test.go"}})
 	write(filepath.Join(j.Dir, "hidden_test.go"), "package a\n")
-	testkit.Git(t, j.Dir, "init", "-q")
-	testkit.Git(t, j.Dir, "add", "-A")
-	testkit.Git(t, j.Dir, "commit", "-qm", "init")
+	gitT(t, j.Dir, "init", "-q")
+	gitT(t, j.Dir, "add", "-A")
+	gitT(t, j.Dir, "commit", "-qm", "init")
 	if j.HiddenGit() != nil {
 		t.Fatal("HiddenGit before HoldoutReady")
 	}
@@ -48,22 +65,22 @@ func TestHoldoutTrackedHidesTheRepository(t *testing.T) {
 	// A file in the history only (removed since) is hidden the same way.
 	h, _ := newJudge(t, &spec.Loop{Holdout: []string{"old_test.go"}})
 	write(filepath.Join(h.Dir, "old_test.go"), "package a\n")
-	testkit.Git(t, h.Dir, "init", "-q")
-	testkit.Git(t, h.Dir, "add", "-A")
-	testkit.Git(t, h.Dir, "commit", "-qm", "init")
-	testkit.Git(t, h.Dir, "rm", "-q", "--cached", "old_test.go")
-	testkit.Git(t, h.Dir, "commit", "-qm", "untrack")
+	gitT(t, h.Dir, "init", "-q")
+	gitT(t, h.Dir, "add", "-A")
+	gitT(t, h.Dir, "commit", "-qm", "init")
+	gitT(t, h.Dir, "rm", "-q", "--cached", "old_test.go")
+	gitT(t, h.Dir, "commit", "-qm", "untrack")
 	write(filepath.Join(h.Dir, ".gitignore"), "old_test.go\n")
 	if err := h.HoldoutReady(true); err != nil || h.HiddenGit() == nil {
 		t.Fatalf("a holdout file in the history: %v, %+v", err, h.HiddenGit())
 	}
 
 	// The loop in a sub-folder of the work tree.
-	top := testkit.RealTempDir(t)
+	top := canonT(t, t.TempDir())
 	write(filepath.Join(top, "sub", "hidden_test.go"), "package a\n")
-	testkit.Git(t, top, "init", "-q")
-	testkit.Git(t, top, "add", "-A")
-	testkit.Git(t, top, "commit", "-qm", "init")
+	gitT(t, top, "init", "-q")
+	gitT(t, top, "add", "-A")
+	gitT(t, top, "commit", "-qm", "init")
 	s, _ := newJudge(t, &spec.Loop{Holdout: []string{"hidden_test.go"}})
 	s.Dir = filepath.Join(top, "sub")
 	s.spec().Dir = s.Dir
@@ -76,8 +93,8 @@ func TestHoldoutTrackedHidesTheRepository(t *testing.T) {
 
 	// A linked work tree of that repository: its repository folder and the
 	// main work tree's copy of the holdout file are hidden.
-	wt := filepath.Join(testkit.RealTempDir(t), "wt")
-	testkit.Git(t, top, "worktree", "add", "-q", wt)
+	wt := filepath.Join(canonT(t, t.TempDir()), "wt")
+	gitT(t, top, "worktree", "add", "-q", wt)
 	w, _ := newJudge(t, &spec.Loop{Holdout: []string{"sub/hidden_test.go"}})
 	w.Dir = wt
 	w.spec().Dir = wt
@@ -98,9 +115,9 @@ func TestHoldoutTrackedHidesTheRepository(t *testing.T) {
 	// commit would carry it.
 	u, _ := newJudge(t, &spec.Loop{Holdout: []string{"new_test.go"}})
 	write(filepath.Join(u.Dir, "a.go"), "package a\n")
-	testkit.Git(t, u.Dir, "init", "-q")
-	testkit.Git(t, u.Dir, "add", "-A")
-	testkit.Git(t, u.Dir, "commit", "-qm", "init")
+	gitT(t, u.Dir, "init", "-q")
+	gitT(t, u.Dir, "add", "-A")
+	gitT(t, u.Dir, "commit", "-qm", "init")
 	write(filepath.Join(u.Dir, "new_test.go"), "package a\n")
 	if err := u.HoldoutReady(true); err == nil || !strings.Contains(err.Error(), "not ignored by git") {
 		t.Errorf("untracked, not ignored: %v", err)

@@ -1,11 +1,11 @@
 package judge
 
 import (
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
-
-	"github.com/looprinter/looprinter/internal/testkit"
 )
 
 // loopRepo is a repository with loops at its top, in svc/ (the tree), in
@@ -13,16 +13,27 @@ import (
 // new/ (a loop file git does not track yet), and a folder that is no loop.
 func loopRepo(t *testing.T) string {
 	t.Helper()
-	testkit.Need(t, "git")
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
 	top := canonicalOr(t.TempDir())
 	files := map[string]string{
 		".gitignore": "hidden.sh\nworking-records/\nbuild/\n", "loop.yaml": "x", "svc/loop.yaml": "x", "svc/main.go": "x",
 		"b/loop.yaml": "x", "b/a.txt": "x", "b/hidden.sh": "SECRET", "b/working-records/t.log": "SECRET",
 		"b/build/out": "x", "lib/x.go": "x", "new/loop.yaml": "x", "ran/working-records/state.json": "{}",
 	}
-	testkit.WriteTree(t, top, files)
-	testkit.Git(t, top, "init", "-q")
-	testkit.Git(t, top, "add", ".gitignore", "loop.yaml", "svc", "b", "lib")
+	for f, c := range files {
+		p := filepath.Join(top, filepath.FromSlash(f))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(c), 0o644)
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", ".gitignore", "loop.yaml", "svc", "b", "lib"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = top
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v: %s", args, err, out)
+		}
+	}
 	return top
 }
 

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/looprinter/looprinter/internal/testkit"
 	"github.com/looprinter/looprinter/safegit"
 )
 
@@ -29,9 +28,9 @@ func BenchmarkStrengthPlan(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			testkit.Git(b, dir, "init", "-q")
-			testkit.Git(b, dir, "add", "-A")
-			testkit.Git(b, dir, "commit", "-qm", "init")
+			gitIn(b, dir, "init", "-q")
+			gitIn(b, dir, "add", "-A")
+			gitIn(b, dir, "commit", "-qm", "init")
 			ctx := context.Background()
 			base, err := safegit.SnapshotTree(ctx, dir)
 			if err != nil {

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/looprinter/looprinter/internal/testkit"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/safegit"
 	"github.com/looprinter/looprinter/sandbox"
@@ -56,9 +55,9 @@ func BenchmarkStrengthPass20Lines(b *testing.B) {
 	}
 	write("calc.py", base.String())
 	write("test_calc.py", tests.String())
-	testkit.Git(b, dir, "init", "-q")
-	testkit.Git(b, dir, "add", "-A")
-	testkit.Git(b, dir, "commit", "-qm", "start")
+	gitIn(b, dir, "init", "-q")
+	gitIn(b, dir, "add", "-A")
+	gitIn(b, dir, "commit", "-qm", "start")
 	ctx := context.Background()
 	start, err := safegit.SnapshotTree(ctx, dir)
 	if err != nil {

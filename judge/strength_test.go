@@ -11,12 +11,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/looprinter/looprinter/internal/testkit"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/safegit"
 	"github.com/looprinter/looprinter/sandbox"
 	"github.com/looprinter/looprinter/spec"
 )
+
+func gitIn(t testing.TB, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "gc.auto=0", "-c", "maintenance.auto=false"}, args...)...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
 
 const clampBase = "def clamp(x, lo, hi):\n    raise NotImplementedError\n"
 const clampDone = "def clamp(x, lo, hi):\n    if x < lo:\n        return lo\n    if x > hi:\n        return hi\n    return x\n"
@@ -31,7 +39,7 @@ func strengthLoop(t *testing.T) (*Judge, *[]record.Event, string) {
 	j, evs := newJudge(t, &spec.Loop{})
 	os.WriteFile(filepath.Join(j.Dir, "calc.py"), []byte(clampBase), 0o644)
 	os.WriteFile(filepath.Join(j.Dir, "test_calc.py"), []byte("import calc\n"), 0o644)
-	testkit.Git(t, j.Dir, "init", "-q")
+	gitIn(t, j.Dir, "init", "-q")
 	base, err := safegit.SnapshotTree(context.Background(), j.Dir)
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +82,7 @@ func TestChangedLinesInSubfolder(t *testing.T) {
 	os.MkdirAll(dir, 0o755)
 	os.WriteFile(filepath.Join(root, "other.py"), []byte("x = 1\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "calc.py"), []byte(clampBase), 0o644)
-	testkit.Git(t, root, "init", "-q")
+	gitIn(t, root, "init", "-q")
 	ctx := context.Background()
 	base, err := safegit.SnapshotTree(ctx, dir)
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/looprinter/looprinter/internal/testkit"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
@@ -295,6 +294,15 @@ func TestPinCleanRoomVerdict(t *testing.T) {
 	}
 }
 
+func git(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@localhost", "-c", "commit.gpgsign=false"}, args...)...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
 // Holdout files are found once, each once, sorted, whatever globs name
 // them; they are kept from the agent only if git neither tracks them nor
 // has them in its history, and ignores them.
@@ -322,7 +330,7 @@ func TestPinHoldoutReadyWithGit(t *testing.T) {
 	os.MkdirAll(filepath.Join(j2.Dir, "hidden"), 0o755)
 	os.WriteFile(filepath.Join(j2.Dir, "hidden", "a_test.go"), []byte("package h\n"), 0o644)
 	os.WriteFile(filepath.Join(j2.Dir, "hidden", "b_test.go"), []byte("package h\n"), 0o644)
-	testkit.Git(t, j2.Dir, "init", "-q")
+	git(t, j2.Dir, "init", "-q")
 	if err := j2.HoldoutReady(true); err == nil || !strings.Contains(err.Error(), "holdout file hidden/a_test.go is not ignored by git") {
 		t.Fatalf("not ignored: %v", err)
 	}
@@ -332,13 +340,13 @@ func TestPinHoldoutReadyWithGit(t *testing.T) {
 	}
 	// A holdout file git holds can be set aside: the agent then sees no
 	// repository at all.
-	testkit.Git(t, j2.Dir, "add", "-f", "hidden/b_test.go")
+	git(t, j2.Dir, "add", "-f", "hidden/b_test.go")
 	if err := j2.HoldoutReady(true); err != nil || j2.HiddenGit() == nil {
 		t.Fatalf("staged: %v, the repository hidden: %v", err, j2.HiddenGit() != nil)
 	}
-	testkit.Git(t, j2.Dir, "commit", "-qm", "b")
-	testkit.Git(t, j2.Dir, "rm", "-q", "--cached", "hidden/b_test.go")
-	testkit.Git(t, j2.Dir, "commit", "-qm", "no b")
+	git(t, j2.Dir, "commit", "-qm", "b")
+	git(t, j2.Dir, "rm", "-q", "--cached", "hidden/b_test.go")
+	git(t, j2.Dir, "commit", "-qm", "no b")
 	if got := HoldoutTracked(j2.Dir, []string{"hidden/a_test.go", "hidden/b_test.go"}); !reflect.DeepEqual(got, []string{"hidden/b_test.go"}) {
 		t.Fatalf("in history: %q", got)
 	}
@@ -347,7 +355,7 @@ func TestPinHoldoutReadyWithGit(t *testing.T) {
 	}
 	// A fresh repository where both are ignored: ready, and checked once.
 	os.RemoveAll(filepath.Join(j2.Dir, ".git"))
-	testkit.Git(t, j2.Dir, "init", "-q")
+	git(t, j2.Dir, "init", "-q")
 	os.WriteFile(filepath.Join(j2.Dir, ".gitignore"), []byte("hidden/\n"), 0o644)
 	if err := j2.HoldoutReady(true); err != nil {
 		t.Fatalf("ignored: %v", err)

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/looprinter/looprinter/internal/testkit"
 	"github.com/looprinter/looprinter/netproxy"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/sandbox"
@@ -154,7 +153,10 @@ func TestPinDescribe(t *testing.T) {
 // The proxy's socket lies in the system's temporary folder while that
 // path is at most 60 bytes (a unix socket's path is short), else in /tmp.
 func TestPinProxySocketFolder(t *testing.T) {
-	base := testkit.RealTempDir(t)
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
 	l := parse(t, "network: {allow: [a.example]}\n")
 	for _, n := range []int{60, 61} {
 		d := base + "/" + strings.Repeat("d", n-len(base)-1)

@@ -19,8 +19,6 @@ import (
 	"time"
 
 	"golang.org/x/net/proxy"
-
-	"github.com/looprinter/looprinter/internal/testkit"
 )
 
 // fixture: a proxy on a unix socket, a relay on 127.0.0.1 in front of it,
@@ -326,7 +324,20 @@ func TestNotAProxyRequest(t *testing.T) {
 }
 
 func echoServer(t *testing.T) string {
-	ln := testkit.Serve(t, "tcp", "127.0.0.1:0", func(c net.Conn) { io.Copy(c, c); c.Close() })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { io.Copy(c, c); c.Close() }()
+		}
+	}()
 	return ln.Addr().String()
 }
 

@@ -12,8 +12,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/looprinter/looprinter/internal/testkit"
 )
 
 // A check's code that dials a TCP address (CHECKBOX_TEST_DIAL): the test
@@ -45,7 +43,10 @@ type boxFixture struct {
 
 func newBoxFixture(t *testing.T) boxFixture {
 	t.Helper()
-	root := testkit.RealTempDir(t)
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
 	f := boxFixture{tree: filepath.Join(root, "tree"), home: filepath.Join(root, "home"), priv: filepath.Join(root, "state")}
 	for _, d := range []string{f.tree, filepath.Join(f.home, ".config", "go"), filepath.Join(f.priv, "engine")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -158,7 +159,20 @@ cat deliverable.txt; true`
 
 // A check cannot connect to a service on the host's loopback.
 func TestCheckBoxNoHostNetwork(t *testing.T) {
-	ln := testkit.Serve(t, "tcp", "127.0.0.1:0", nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -386,7 +400,20 @@ func TestCheckBoxSetup(t *testing.T) {
 func TestCheckBoxNoHostTmpSockets(t *testing.T) {
 	sockDir := t.TempDir() // in the host's /tmp, outside the tree
 	sock := filepath.Join(sockDir, "daemon.sock")
-	testkit.Serve(t, "unix", sock, nil)
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

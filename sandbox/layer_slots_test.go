@@ -21,7 +21,12 @@ import (
 // neither write nor remove anything there.
 func TestLayerSlotsIsolated(t *testing.T) {
 	need(t, Bwrap)
-	needLayers(t)
+	if err := LayerProbe(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI runs where overlayfs can be mounted, but: %v", err)
+		}
+		t.Skipf("no copy-on-write layer here: %v", err)
+	}
 	l := newLayout(t)
 	// overlayfs leaves a mode-000 folder in a work folder: emptied before
 	// the test's folders are removed (as an ordinary user too).

@@ -19,7 +19,12 @@ import (
 // and nothing else, and the layer is empty again.
 func TestLayeredBwrap(t *testing.T) {
 	need(t, Bwrap)
-	needLayers(t)
+	if err := LayerProbe(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI runs where overlayfs can be mounted, but: %v", err)
+		}
+		t.Skipf("no copy-on-write layer here: %v", err)
+	}
 	l := newLayout(t)
 	os.WriteFile(filepath.Join(l.dir, "gone.txt"), []byte("x\n"), 0o644)
 	os.MkdirAll(filepath.Join(l.dir, "old", "deep"), 0o755)

@@ -6,15 +6,16 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/looprinter/looprinter/internal/testkit"
 )
 
 // manifestFixture: a HOME with a toolchain on PATH, an agent CLI's folder,
 // a project and a private file no list names.
 func manifestFixture(t *testing.T) (root string, env []string) {
 	t.Helper()
-	root = testkit.RealTempDir(t)
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, d := range []string{"home/.tool/bin", "home/.tool/lib", "home/.claude", "home/projects/other", "home/notes", "opt/thing/bin", "data"} {
 		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
 			t.Fatal(err)

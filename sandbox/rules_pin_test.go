@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/looprinter/looprinter/internal/testkit"
 )
 
 // grant: a writable tree without read-only paths inside is one grant; one
@@ -15,7 +13,7 @@ import (
 // links left out; a tree at or inside a read-only path, or missing, is not
 // granted at all.
 func TestPinRulesGrant(t *testing.T) {
-	root := testkit.RealTempDir(t)
+	root := viewRoot(t)
 	for _, d := range []string{"w/a/ro", "w/a/b", "w/c", "elsewhere"} {
 		os.MkdirAll(filepath.Join(root, d), 0o755)
 	}
@@ -63,7 +61,7 @@ func TestPinRulesGrant(t *testing.T) {
 // maskArgs: a folder masked by an empty tmpfs, anything else by /dev/null,
 // by its real path, once; what does not exist is left out.
 func TestPinRulesMaskArgs(t *testing.T) {
-	root := testkit.RealTempDir(t)
+	root := viewRoot(t)
 	os.MkdirAll(filepath.Join(root, "d"), 0o755)
 	os.WriteFile(filepath.Join(root, "f"), nil, 0o600)
 	os.Symlink(filepath.Join(root, "d"), filepath.Join(root, "ld"))

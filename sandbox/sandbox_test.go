@@ -14,8 +14,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/looprinter/looprinter/internal/testkit"
 )
 
 // TestMain doubles as a fake engine (SANDBOX_TEST_ENGINE): it starts a
@@ -82,7 +80,10 @@ type layout struct {
 
 func newLayout(t *testing.T) layout {
 	t.Helper()
-	root := testkit.RealTempDir(t)
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
 	l := layout{
 		root:      root,
 		dir:       filepath.Join(root, "loop"),
@@ -353,7 +354,7 @@ func TestBwrapKilled(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	testkit.WaitFile(t, filepath.Join(l.dir, "ready"), time.Minute)
+	waitFile(t, filepath.Join(l.dir, "ready"))
 	cmd.Process.Kill()
 	cmd.Wait()
 	noneLeft(t, l)
@@ -369,10 +370,22 @@ func TestBwrapEngineCrash(t *testing.T) {
 	if err := engine.Start(); err != nil {
 		t.Fatal(err)
 	}
-	testkit.WaitFile(t, filepath.Join(l.dir, "ready"), time.Minute)
+	waitFile(t, filepath.Join(l.dir, "ready"))
 	engine.Process.Kill()
 	engine.Wait()
 	noneLeft(t, l)
+}
+
+func waitFile(t *testing.T, f string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute) // a guard against a hang only
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(f); err == nil {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("%s did not appear", f)
 }
 
 func TestLandlockHelperErrors(t *testing.T) {

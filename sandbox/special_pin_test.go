@@ -9,8 +9,6 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/looprinter/looprinter/internal/testkit"
 )
 
 func TestPinSpecialBits(t *testing.T) {
@@ -33,7 +31,7 @@ func TestPinSpecialBits(t *testing.T) {
 
 // StripInPlace, each kind: what it does and the change it lists.
 func TestPinSpecialStripInPlace(t *testing.T) {
-	dir := testkit.RealTempDir(t)
+	dir := viewRoot(t)
 	os.WriteFile(filepath.Join(dir, "plain"), []byte("x"), 0o755)
 	os.WriteFile(filepath.Join(dir, "suid"), []byte("x"), 0o700)
 	os.Chmod(filepath.Join(dir, "suid"), 0o750|os.ModeSetuid|os.ModeSetgid)

@@ -7,9 +7,27 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/looprinter/looprinter/internal/testkit"
 )
+
+// viewRoot is a canonical temporary folder of the test's.
+func viewRoot(t *testing.T) string {
+	t.Helper()
+	r, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func mkfile(t *testing.T, p string, mode os.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"), mode); err != nil {
+		t.Fatal(err)
+	}
+}
 
 func entryOf(m Manifest, path string) (Entry, bool) {
 	for _, e := range m {
@@ -24,11 +42,11 @@ func entryOf(m Manifest, path string) (Entry, bool) {
 // view, and the folder of the link it is started by; a program inside the
 // view already adds nothing.
 func TestPinViewProgramsFolders(t *testing.T) {
-	root := testkit.RealTempDir(t)
+	root := viewRoot(t)
 	env := []string{"HOME=" + filepath.Join(root, "home"), "PATH=" + filepath.Join(root, "nothing")}
 	os.MkdirAll(filepath.Join(root, "home"), 0o755)
 	real := filepath.Join(root, "srv/tool/bin/prog")
-	testkit.WriteFileMode(t, real, "#!/bin/sh\n", 0o755)
+	mkfile(t, real, 0o755)
 	links := filepath.Join(root, "links")
 	os.MkdirAll(links, 0o755)
 	if err := os.Symlink(real, filepath.Join(links, "prog")); err != nil {
@@ -85,7 +103,7 @@ func TestPinViewProgramsFolders(t *testing.T) {
 // HOME must be absolute and exist to be used: the folders kept of it and ~
 // in the loop file's paths.
 func TestPinViewHome(t *testing.T) {
-	root := testkit.RealTempDir(t)
+	root := viewRoot(t)
 	home := filepath.Join(root, "home")
 	os.MkdirAll(filepath.Join(home, ".claude"), 0o755)
 	os.MkdirAll(filepath.Join(home, ".config/git"), 0o755)
@@ -230,10 +248,10 @@ func TestPinViewTidy(t *testing.T) {
 }
 
 func TestPinViewToolchainRoot(t *testing.T) {
-	root := testkit.RealTempDir(t)
+	root := viewRoot(t)
 	home := filepath.Join(root, "home")
 	os.MkdirAll(filepath.Join(home, "gp/src"), 0o755)
-	testkit.WriteFileMode(t, filepath.Join(home, "fp/src"), "#!/bin/sh\n", 0o644) // src a file: no GOPATH
+	mkfile(t, filepath.Join(home, "fp/src"), 0o644) // src a file: no GOPATH
 	for _, c := range []struct{ dir, home, want string }{
 		{filepath.Join(home, "gp/bin"), home, filepath.Join(home, "gp/bin")},
 		{filepath.Join(home, "gp/sub"), home, filepath.Join(home, "gp")},
@@ -280,17 +298,17 @@ func TestPinViewInstallRoot(t *testing.T) {
 // linkTargets: the folders the links of a PATH folder lead to, each once,
 // at most maxLinkTargets; nothing for the system's folders or a huge one.
 func TestPinViewLinkTargets(t *testing.T) {
-	root := testkit.RealTempDir(t)
+	root := viewRoot(t)
 	bin := filepath.Join(root, "bin")
 	os.MkdirAll(bin, 0o755)
 	for i := 0; i < maxLinkTargets+3; i++ {
 		f := filepath.Join(root, fmt.Sprintf("t%02d", i), "prog")
-		testkit.WriteFileMode(t, f, "#!/bin/sh\n", 0o755)
+		mkfile(t, f, 0o755)
 		os.Symlink(f, filepath.Join(bin, fmt.Sprintf("p%02d", i)))
 	}
-	testkit.WriteFileMode(t, filepath.Join(root, "t00/other"), "#!/bin/sh\n", 0o755)
+	mkfile(t, filepath.Join(root, "t00/other"), 0o755)
 	os.Symlink(filepath.Join(root, "t00/other"), filepath.Join(bin, "a-same-folder"))
-	testkit.WriteFileMode(t, filepath.Join(bin, "plain"), "#!/bin/sh\n", 0o755)
+	mkfile(t, filepath.Join(bin, "plain"), 0o755)
 	os.Symlink(filepath.Join(bin, "plain"), filepath.Join(bin, "inside"))
 	os.Symlink(filepath.Join(root, "missing"), filepath.Join(bin, "broken"))
 	got := linkTargets(bin)
@@ -332,11 +350,11 @@ func TestPinViewLinkTargets(t *testing.T) {
 // The PATH's links into installs elsewhere bring those installs into the
 // view.
 func TestPinViewPathLinks(t *testing.T) {
-	root := testkit.RealTempDir(t)
+	root := viewRoot(t)
 	home := filepath.Join(root, "home")
 	os.MkdirAll(home, 0o755)
 	real := filepath.Join(root, "inst/node_modules/pkg/bin/cli")
-	testkit.WriteFileMode(t, real, "#!/bin/sh\n", 0o755)
+	mkfile(t, real, 0o755)
 	bin := filepath.Join(root, "pathbin")
 	os.MkdirAll(bin, 0o755)
 	os.Symlink(real, filepath.Join(bin, "cli"))
@@ -347,7 +365,7 @@ func TestPinViewPathLinks(t *testing.T) {
 }
 
 func TestPinViewArgs(t *testing.T) {
-	root := testkit.RealTempDir(t)
+	root := viewRoot(t)
 	os.MkdirAll(filepath.Join(root, "ro"), 0o755)
 	os.Symlink(filepath.Join(root, "ro"), filepath.Join(root, "deep-link"))
 	os.WriteFile(filepath.Join(root, "sock"), nil, 0o644)
@@ -390,12 +408,12 @@ func TestPinViewArgs(t *testing.T) {
 // What HOME's layer keeps: the manifest's entries under HOME (not HOME
 // itself, not a fresh folder), the loop folder and the other trees there.
 func TestPinViewHomeKeep(t *testing.T) {
-	root := testkit.RealTempDir(t)
+	root := viewRoot(t)
 	home := filepath.Join(root, "home")
 	for _, d := range []string{".claude", "loop", "w", "shown", "prog/bin"} {
 		os.MkdirAll(filepath.Join(home, d), 0o755)
 	}
-	testkit.WriteFileMode(t, filepath.Join(home, "prog/bin/tool"), "#!/bin/sh\n", 0o755)
+	mkfile(t, filepath.Join(home, "prog/bin/tool"), 0o755)
 	p := Policy{
 		Dir:      filepath.Join(home, "loop"),
 		Writable: []string{filepath.Join(home, "w"), "/srv/elsewhere", home},
@@ -416,11 +434,11 @@ func TestPinViewHomeKeep(t *testing.T) {
 // Policy.manifest adds the program started, by an absolute path only, and
 // leaves the policy's own list alone.
 func TestPinViewPolicyManifest(t *testing.T) {
-	root := testkit.RealTempDir(t)
+	root := viewRoot(t)
 	prog := filepath.Join(root, "srv/bin/prog")
-	testkit.WriteFileMode(t, prog, "#!/bin/sh\n", 0o755)
+	mkfile(t, prog, 0o755)
 	other := filepath.Join(root, "other/bin/x")
-	testkit.WriteFileMode(t, other, "#!/bin/sh\n", 0o755)
+	mkfile(t, other, 0o755)
 	progs := make([]string, 1, 4)
 	progs[0] = other
 	p := Policy{View: ViewSpec{Env: []string{"PATH="}, Programs: progs}}
@@ -446,7 +464,7 @@ func TestPinViewPolicyManifest(t *testing.T) {
 // Landlock's read grants: /proc, /dev, the read-only entries and sockets,
 // and more; folders and files apart; what does not exist left out.
 func TestPinViewReadRules(t *testing.T) {
-	root := testkit.RealTempDir(t)
+	root := viewRoot(t)
 	os.MkdirAll(filepath.Join(root, "ro"), 0o755)
 	os.WriteFile(filepath.Join(root, "file"), nil, 0o644)
 	os.WriteFile(filepath.Join(root, "sock"), nil, 0o644)
