@@ -344,12 +344,7 @@ func (r *runner) recordTamperTo(emit func(record.Event), phase, task string, ts 
 			continue
 		}
 		if t.Kind == guard.TestAware {
-			r.locked(func() {
-				r.st.Tells = append(r.st.Tells, t.File+": "+t.What)
-				if n := len(r.st.Tells); n > 50 {
-					r.st.Tells = r.st.Tells[n-50:]
-				}
-			})
+			r.noteTell(t.File + ": " + t.What)
 			emit(record.Event{Event: record.Violation, Phase: phase, Task: task, Kind: guard.TestAware, File: t.File,
 				Message: fmt.Sprintf("%s: the change was refused: its code asks whether it runs under a test or forges a test runner's output (%s); %s", t.File, t.What, t.Rule)})
 			continue
