@@ -529,7 +529,6 @@ func nextSteps(reason string, l *spec.Loop) []string {
 
 func (e *Engine) emit(ev record.Event) {
 	e.emitMu.Lock()
-	defer e.emitMu.Unlock()
 	e.tag.mark(&ev)
 	if ev.Cycle == 0 && e.spec.Shape == spec.ShapeCycle {
 		ev.Cycle = e.st.Cycle
@@ -541,6 +540,9 @@ func (e *Engine) emit(ev record.Event) {
 	if ev.Event == record.NetRefused && ev.To != "" { // the state's list of refused hosts
 		e.store.with(func() { e.st.NetRefused = confine.NoteRefused(e.st.NetRefused, ev) })
 	}
+	// The hooks (notifications, a webhook) run outside the lock: a slow
+	// one holds up no other writer of records.
+	e.emitMu.Unlock()
 	for _, h := range e.opts.Hooks {
 		emit := func(x record.Event) {
 			if x.Cycle == 0 {
