@@ -113,8 +113,7 @@ type Engine struct {
 	// recreated is where the state of a loop whose folder was removed and
 	// made again at this path was set aside ("" when it was not).
 	recreated string
-	// review runs the review shape (loop/shape_review.go); nil until its
-	// first step.
+	// review runs the review shape (loop/shape_review.go).
 	review *review.Shape
 
 	spec      *spec.Loop
@@ -143,15 +142,16 @@ type Engine struct {
 	hookMu  sync.Mutex
 	hookErr error
 
-	// tag is the run of a wave (or the attempt of a best-of) applied or
-	// judged on the engine's goroutine: every record written meanwhile
-	// carries its run, slot and iteration, and its failures are counted
-	// per task (noteFailure, noprogress.go). Set with setTag; the attempts
-	// judged at once carry theirs explicitly (emitAs, bestof_judging.go).
-	tag judging
-	// emitMu orders the records written at once (the attempts judged at
-	// once, the checks' proxy) and guards tag.
-	emitMu sync.Mutex
+	// tags is the run of a wave (or the attempt of a best-of) every record
+	// written meanwhile carries, and the lock that orders the records
+	// written at once (bestof_judging.go).
+	tags tagger
+	// gates is what the judge's verdicts mean for the loop: the setup, the
+	// baseline, the done verdict (loop/judge.go, loop/strength.go).
+	gates *verdicts
+	// waves runs a wave's build runs and a best-of's attempts
+	// (loop/wave_run.go, loop/bestof_run.go).
+	waves *waves
 }
 
 // errStop carries an outcome out of a step.
@@ -184,11 +184,11 @@ func Run(ctx context.Context, l *spec.Loop, opts Options) (*Outcome, error) {
 	e.recordUntrusted(untrusted)
 	e.noteRecreated()
 	e.store.noteDeadWall()
-	e.refreshVacuous() // the loop file may have changed since the last run
+	e.gates.refreshVacuous() // the loop file may have changed since the last run
 	if err := e.recover(); err != nil {
 		return e.finish(e.outcome(ReasonBlocked, err.Error())), nil
 	}
-	if err := e.holdoutStart(); err != nil {
+	if err := e.gates.holdoutStart(); err != nil {
 		return e.finish(e.outcome(ReasonBlocked, err.Error())), nil
 	}
 	e.roll.noteOutside(ctx)
@@ -303,10 +303,15 @@ func openEngine(l *spec.Loop, opts Options, runID string, fresh bool) (e *Engine
 		writeJudged: e.judged.writeJudged, noteWriteErr: e.store.noteWriteErr}
 	e.run = &runner{dir: dir, priv: priv, st: st, spec: inForce, red: func() *redact.Redactor { return e.red },
 		backoff: opts.Backoff, emit: e.emit, stop: e.stop, checkBudgets: e.checkBudgets, store: e.store, judge: e.judge,
-		enforceJudgedPlan: e.judged.enforceJudgedPlan, net: confine.Network{Emit: e.emit}}
+		enforceJudgedPlan: e.judged.enforceJudgedPlan, net: confine.Network{Emit: e.emit}, tags: &e.tags}
+	e.gates = &verdicts{dir: dir, st: st, spec: inForce, judge: e.judge, emit: e.emit, stop: e.stop, roll: e.roll}
+	e.tags.emit, e.review = e.emit, review.New(dir, reviewHost{e})
+	e.waves = &waves{run: e.run, tags: &e.tags, prompt: e.buildPrompt, judgeBuild: e.judgeBuild, noteFailure: e.noteFailure,
+		commits: e.roll.engineCommits, writeJudged: e.judged.writeJudged}
 	e.nop, e.approval = newNoProgress(e), newPlanGate(e)
 	e.run.agents, e.run.ops = newSwitch(e.run), newChannel(e.run)
-	e.guard = guard.New(guard.Config{Dir: dir, Priv: priv, Rules: e.protectRules, Keep: e.run.keepEdit, Emit: e.emit})
+	rules := func() (*guard.ProtectRules, error) { return protectRules(e.dir, e.spec, e.st.Review) }
+	e.guard = guard.New(guard.Config{Dir: dir, Priv: priv, Rules: rules, Keep: e.run.keepEdit, Emit: e.emit})
 	e.run.guard = e.guard
 	e.run.apply = confine.Applier{Dir: dir, Spec: inForce, Red: e.run.red, Judge: e.judge, Emit: e.emit, NoteTell: e.run.noteTell}
 	e.setRedactor(Redactor(l))
@@ -400,7 +405,7 @@ func (e *Engine) recover() error {
 		e.run.recordTamper("build", task, ts)
 	}
 	if st.InFlight != nil {
-		if err := e.judgeDead(); err != nil {
+		if err := e.run.judgeDead(); err != nil {
 			return err
 		}
 	}
@@ -409,14 +414,14 @@ func (e *Engine) recover() error {
 	for len(st.InFlightMore) > 0 {
 		st.InFlight, st.InFlightMore = st.InFlightMore[0], st.InFlightMore[1:]
 		slot := st.InFlight.Slot
-		if err := e.judgeDead(); err != nil {
+		if err := e.run.judgeDead(); err != nil {
 			return err
 		}
 		if l, _ := slotLayer(e.dir, slot); slot > 0 {
 			sandbox.ClearLayer(l) // what it wrote never reaches the folder
 		}
 	}
-	return e.judgeLanded(landed)
+	return e.waves.judgeLanded(landed, &e.lastPlan)
 }
 
 func previousNote(outcome string) string {
@@ -528,8 +533,8 @@ func nextSteps(reason string, l *spec.Loop) []string {
 }
 
 func (e *Engine) emit(ev record.Event) {
-	e.emitMu.Lock()
-	e.tag.mark(&ev)
+	e.tags.mu.Lock()
+	e.tags.cur.mark(&ev)
 	if ev.Cycle == 0 && e.spec.Shape == spec.ShapeCycle {
 		ev.Cycle = e.st.Cycle
 	}
@@ -542,7 +547,7 @@ func (e *Engine) emit(ev record.Event) {
 	}
 	// The hooks (notifications, a webhook) run outside the lock: a slow
 	// one holds up no other writer of records.
-	e.emitMu.Unlock()
+	e.tags.mu.Unlock()
 	for _, h := range e.opts.Hooks {
 		emit := func(x record.Event) {
 			if x.Cycle == 0 {

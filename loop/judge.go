@@ -56,9 +56,9 @@ func (e *Engine) judge() *judge.Judge {
 			},
 			WriteFile: WriteFileAtomic,
 			Flaky:     func() judge.FlakyTests { return e.st.Flaky },
-			NoteFlaky: e.noteFlaky,
+			NoteFlaky: func(cmd string, tests []string) { e.st.noteFlaky(cmd, tests) },
 			Auditor: judge.Auditor{
-				Agent: func() string { return review.AgentName(e.auditor()) },
+				Agent: func() string { return review.AgentName(e.gates.auditor()) },
 				Tells: func() []string { return e.st.Tells },
 				Next: func() (string, string) {
 					e.st.AuditRuns++
@@ -66,12 +66,12 @@ func (e *Engine) judge() *judge.Judge {
 					return keep, review.AgentOutput(keep)
 				},
 				Ask: func(ctx context.Context, prompt, keep string) (bool, []string, error) {
-					return e.reviewShape().AskJSON(ctx, "auditor", "audit", prompt, keep, func(data []byte) []string {
+					return e.review.AskJSON(ctx, "auditor", "audit", prompt, keep, func(data []byte) []string {
 						_, errs := review.ParseFindings(data)
 						return errs
 					})
 				},
-				Findings: e.auditFindings,
+				Findings: func(keep, bar string) (int, []judge.Finding) { return auditFindings(filepath.Join(e.dir, keep), bar) },
 				Touched:  func() []string { return e.st.Touched },
 				LeftOut:  func() int { return e.st.TouchedLeftOut },
 				Schema:   review.FindingsSchema,
@@ -81,20 +81,35 @@ func (e *Engine) judge() *judge.Judge {
 	return e.jd
 }
 
+// verdicts is what the judge's verdicts mean for the loop, given what it
+// needs of the engine: the setup and the baseline (setup_baseline.go),
+// the holdout files at the start, the done verdict (the clean room, the
+// audit, the strength pass: strength.go), the notes of checks that
+// cannot fail.
+type verdicts struct {
+	dir   string
+	st    *State
+	spec  func() *spec.Loop // the loop file in force
+	judge func() *judge.Judge
+	emit  func(record.Event)
+	stop  func(reason, summary string) error // the engine's stop
+	roll  *rollback                          // the baseline's checks are the first checkpoint's
+}
+
 // noteFlaky keeps a check seen flaky, with the tests that flipped, in the
 // state: status and the report show it.
-func (e *Engine) noteFlaky(cmd string, tests []string) {
-	if e.st.Flaky == nil {
-		e.st.Flaky = map[string][]string{}
+func (st *State) noteFlaky(cmd string, tests []string) {
+	if st.Flaky == nil {
+		st.Flaky = map[string][]string{}
 	}
-	have := e.st.Flaky[cmd]
+	have := st.Flaky[cmd]
 	for _, t := range tests {
 		if !slices.Contains(have, t) {
 			have = append(have, t)
 		}
 	}
 	sort.Strings(have)
-	e.st.Flaky[cmd] = have
+	st.Flaky[cmd] = have
 }
 
 // FlakyLines are the flaky checks of a state, one line each, for status
@@ -120,8 +135,8 @@ func FlakyLines(st *State) []string {
 // gateKey names the tree the gates judge: it changes with every agent run
 // (and cycle), so the objective gate takes the cycle gate's results of a
 // shared check only when no agent ran between them.
-func (e *Engine) gateKey() string {
-	return fmt.Sprintf("c%d-a%d-i%d", e.st.Cycle, e.st.AgentRuns, e.st.Iterations)
+func (st *State) gateKey() string {
+	return fmt.Sprintf("c%d-a%d-i%d", st.Cycle, st.AgentRuns, st.Iterations)
 }
 
 // sharedNote says how many checks one run answered for both verify and
@@ -136,11 +151,11 @@ func sharedNote(results []CheckResult) string {
 // refreshVacuous brings the NOT VERIFIED notes about checks that cannot
 // fail up to the loop file in force: a check fixed or removed since is no
 // longer listed; one added since that cannot fail is.
-func (e *Engine) refreshVacuous() {
-	keep, add := e.judge().RefreshVacuous(e.st.NotVerified, e.st.BaselineDone)
-	e.st.NotVerified = keep
+func (v *verdicts) refreshVacuous() {
+	keep, add := v.judge().RefreshVacuous(v.st.NotVerified, v.st.BaselineDone)
+	v.st.NotVerified = keep
 	for _, n := range add {
-		e.st.addNotVerified(n)
+		v.st.addNotVerified(n)
 	}
 }
 
@@ -149,58 +164,59 @@ func (e *Engine) refreshVacuous() {
 // unless a holdout check fails, and checks that cannot fail are named. It
 // returns a stop, or nil to go on, with what the first prompt is to say of
 // failing holdout checks ("" when none).
-func (e *Engine) judgeBaseline(ctx context.Context, results []CheckResult) (holdoutSignal string, err error) {
-	if cannot := e.judge().CannotRun(results); cannot != "" {
-		return "", e.stop(ReasonBlocked, cannot)
+func (v *verdicts) judgeBaseline(ctx context.Context, results []CheckResult) (holdoutSignal string, err error) {
+	l := v.spec()
+	if cannot := v.judge().CannotRun(results); cannot != "" {
+		return "", v.stop(ReasonBlocked, cannot)
 	}
-	if cannot := e.judge().RunnerCannotStart(results); cannot != "" {
-		return "", e.stop(ReasonBlocked, cannot)
+	if cannot := v.judge().RunnerCannotStart(results); cannot != "" {
+		return "", v.stop(ReasonBlocked, cannot)
 	}
-	e.judge().NoteVacuous()
+	v.judge().NoteVacuous()
 	// The baseline ran verify, then objective_verify (a command in both
 	// once, for both).
 	for _, r := range results {
 		if r.Pass {
 			continue
 		}
-		inVerify := slices.Contains(e.spec.Verify, r.Command)
-		if !inVerify || e.spec.Shape == spec.ShapeRalph || slices.Contains(e.spec.ObjectiveVerify, r.Command) {
-			e.st.ObjectiveFailed = true
+		inVerify := slices.Contains(l.Verify, r.Command)
+		if !inVerify || l.Shape == spec.ShapeRalph || slices.Contains(l.ObjectiveVerify, r.Command) {
+			v.st.ObjectiveFailed = true
 		}
 		if inVerify {
-			e.st.CycleFailed = true
+			v.st.CycleFailed = true
 		}
 	}
 	holdoutNote := ""
-	if len(results) > 0 && judge.AllPass(results) && e.spec.Shape != spec.ShapeReview && len(e.spec.HoldoutVerify) > 0 {
+	if len(results) > 0 && judge.AllPass(results) && l.Shape != spec.ShapeReview && len(l.HoldoutVerify) > 0 {
 		// The visible checks pass: the objective is met only if the
 		// holdout checks pass too (a holdout file may hold the only test
 		// that fails), so they run before anything is decided.
-		passed, failed, _, herr := e.judge().BaselineHoldout(ctx)
+		passed, failed, _, herr := v.judge().BaselineHoldout(ctx)
 		if ctx.Err() != nil {
-			return "", e.stop(ReasonInterrupted, "interrupted during the baseline's holdout checks")
+			return "", v.stop(ReasonInterrupted, "interrupted during the baseline's holdout checks")
 		}
 		if herr != nil {
-			return "", e.stop(ReasonBlocked, "the holdout checks cannot run at the baseline: "+herr.Error())
+			return "", v.stop(ReasonBlocked, "the holdout checks cannot run at the baseline: "+herr.Error())
 		}
 		msg := fmt.Sprintf("the visible checks pass before any agent run; holdout checks: %d of %d fail", failed, passed+failed)
-		e.emit(record.Event{Event: record.Baseline, Kind: "holdout", Pass: record.Bool(failed == 0), Message: msg})
+		v.emit(record.Event{Event: record.Baseline, Kind: "holdout", Pass: record.Bool(failed == 0), Message: msg})
 		if failed > 0 {
 			// Not met: the objective gate fails until the holdout checks
 			// pass (they run in its clean room).
-			e.st.ObjectiveFailed = true
+			v.st.ObjectiveFailed = true
 			return fmt.Sprintf("%d of %d holdout checks fail before any agent run, although the visible checks pass: the objective is not met (those checks are not shown to you; make the work meet the objective, not only the visible tests).", failed, passed+failed), nil
 		}
 		holdoutNote = fmt.Sprintf(" (the holdout checks pass too: %d of %d)", passed, passed+failed)
 	}
-	if len(results) > 0 && judge.AllPass(results) && e.spec.Shape != spec.ShapeReview && e.spec.AllowPassing {
+	if len(results) > 0 && judge.AllPass(results) && l.Shape != spec.ShapeReview && l.AllowPassing {
 		// Keep it green: green is the expected answer, and nothing is to do.
-		e.st.Evidence = judge.Evidence("baseline", results, nil)
-		e.st.CycleGate, e.st.ObjectiveGate = "pass", "pass"
-		return "", e.stop(ReasonDone, "every check already passes before any agent run (allow_passing: true)"+holdoutNote+": the loop is green, no agent ran")
+		v.st.Evidence = judge.Evidence("baseline", results, nil)
+		v.st.CycleGate, v.st.ObjectiveGate = "pass", "pass"
+		return "", v.stop(ReasonDone, "every check already passes before any agent run (allow_passing: true)"+holdoutNote+": the loop is green, no agent ran")
 	}
-	if len(results) > 0 && judge.AllPass(results) && e.spec.Shape != spec.ShapeReview {
-		return "", e.stop(ReasonAlreadyPassing, "the checks already pass before any agent run"+holdoutNote+": either the objective is met or the checks cannot fail. No agent ran. Sharpen the checks so they fail until the work is done, or set allow_passing: true to keep a passing loop green")
+	if len(results) > 0 && judge.AllPass(results) && l.Shape != spec.ShapeReview {
+		return "", v.stop(ReasonAlreadyPassing, "the checks already pass before any agent run"+holdoutNote+": either the objective is met or the checks cannot fail. No agent ran. Sharpen the checks so they fail until the work is done, or set allow_passing: true to keep a passing loop green")
 	}
 	return "", nil
 }
@@ -254,15 +270,15 @@ func setAside(dir, priv string, l *spec.Loop, isHoldout func(string) bool) ([]st
 	return out, nil
 }
 
-// doneVerdict decides whether a gate whose checks passed in the loop
+// done decides whether a gate whose checks passed in the loop
 // folder ends the loop DONE: its checks again in the clean room, then the
 // audit. It returns the clean room's record and the failure signal ("":
 // DONE); an error when the loop stops (interrupted, a budget spent by the
 // audit).
-func (e *Engine) doneVerdict(ctx context.Context, gate string, cmds []string) (*record.CleanRoom, string, error) {
-	room, signal := e.judge().JudgeCleanRoom(ctx, gate, cmds)
+func (v *verdicts) done(ctx context.Context, gate string, cmds []string) (*record.CleanRoom, string, error) {
+	room, signal := v.judge().JudgeCleanRoom(ctx, gate, cmds)
 	if ctx.Err() != nil {
-		return room, "", e.stop(ReasonInterrupted, "interrupted during the "+gate+" gate's clean room")
+		return room, "", v.stop(ReasonInterrupted, "interrupted during the "+gate+" gate's clean room")
 	}
 	if !room.Pass {
 		if signal == "" {
@@ -270,34 +286,34 @@ func (e *Engine) doneVerdict(ctx context.Context, gate string, cmds []string) (*
 		}
 		return room, signal, nil
 	}
-	sig, err := e.judge().Audit(ctx, gate)
+	sig, err := v.judge().Audit(ctx, gate)
 	if err != nil {
 		return room, "", err
 	}
 	if ctx.Err() != nil {
-		return room, "", e.stop(ReasonInterrupted, "interrupted during the audit")
+		return room, "", v.stop(ReasonInterrupted, "interrupted during the audit")
 	}
 	if sig == "" {
-		sig, err = e.strengthVerdict(ctx, cmds)
+		sig, err = v.strength(ctx, cmds)
 	}
 	return room, sig, err
 }
 
 // holdoutStart finds the holdout files before any check runs and says why
 // they cannot be kept from the agent here, if they cannot.
-func (e *Engine) holdoutStart() error {
+func (v *verdicts) holdoutStart() error {
 	// A crash left the holdout files in the engine's store: back first.
-	if err := judge.RestoreHoldouts(e.dir); err != nil {
-		return fmt.Errorf("cannot put the holdout files back in the loop folder from the engine's private folder (%s): %w", loopdir.PrivateOf(e.dir).HoldoutFiles(), err)
+	if err := judge.RestoreHoldouts(v.dir); err != nil {
+		return fmt.Errorf("cannot put the holdout files back in the loop folder from the engine's private folder (%s): %w", loopdir.PrivateOf(v.dir).HoldoutFiles(), err)
 	}
-	if len(e.spec.Holdout) == 0 {
+	if len(v.spec().Holdout) == 0 {
 		return nil
 	}
-	p, err := confine.Policy(e.spec, nil)
+	p, err := confine.Policy(v.spec(), nil)
 	if err != nil {
 		return err
 	}
-	return e.judge().HoldoutReady(p.Kind == sandbox.Bwrap && sandbox.LayerProbe() == nil)
+	return v.judge().HoldoutReady(p.Kind == sandbox.Bwrap && sandbox.LayerProbe() == nil)
 }
 
 // ProbeChecks runs a loop's verify and objective_verify checks once, as the
@@ -390,24 +406,25 @@ func (st *State) touched(changed []string) {
 
 // auditor is the agent of the audit: agents.auditor, else another model of
 // the builder's backend where it has one (a warning when they are the same).
-func (e *Engine) auditor() spec.Agent {
-	builder := e.spec.AgentFor("build", false)
-	if e.spec.Shape == spec.ShapeRalph {
-		builder = e.spec.AgentFor("ralph", false)
+func (v *verdicts) auditor() spec.Agent {
+	l := v.spec()
+	builder := l.AgentFor("build", false)
+	if l.Shape == spec.ShapeRalph {
+		builder = l.AgentFor("ralph", false)
 	}
-	review.OtherModelFor(e.spec, "auditor", builder)
-	a := e.spec.AgentFor("auditor", false)
-	if review.SameAgent(a, builder) && !e.st.AuditWarned {
-		e.st.AuditWarned = true
-		e.emit(record.Event{Event: record.Warning, Phase: "auditor", Message: fmt.Sprintf("the auditor and the builder are the same model (%s): they share blind spots; set agents.auditor to another backend or model", review.AgentName(a))})
+	review.OtherModelFor(l, "auditor", builder)
+	a := l.AgentFor("auditor", false)
+	if review.SameAgent(a, builder) && !v.st.AuditWarned {
+		v.st.AuditWarned = true
+		v.emit(record.Event{Event: record.Warning, Phase: "auditor", Message: fmt.Sprintf("the auditor and the builder are the same model (%s): they share blind spots; set agents.auditor to another backend or model", review.AgentName(a))})
 	}
 	return a
 }
 
-// auditFindings reads the auditor's answer kept at keep: how many findings
-// it holds, and those at or above bar.
-func (e *Engine) auditFindings(keep, bar string) (int, []judge.Finding) {
-	data, _ := guard.ReadBounded(e.path(keep), 4<<20)
+// auditFindings reads the auditor's answer kept at path: how many
+// findings it holds, and those at or above bar.
+func auditFindings(path, bar string) (int, []judge.Finding) {
+	data, _ := guard.ReadBounded(path, 4<<20)
 	findings, _ := review.ParseFindings(data)
 	var over []judge.Finding
 	for _, f := range review.AtOrAbove(findings, bar) {

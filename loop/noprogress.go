@@ -33,7 +33,7 @@ func newNoProgress(e *Engine) *stopping.NoProgress {
 // budget.same_failure times in a row. A run of a wave counts against its
 // own task's last failure.
 func (e *Engine) noteFailure(signal, tried string) error {
-	if task := e.tagTask(); task != "" {
+	if task := e.tags.task(); task != "" {
 		return e.nop.TaskFailure(task, signal, tried)
 	}
 	return e.nop.Failure(signal, tried)

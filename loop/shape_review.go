@@ -14,16 +14,8 @@ import (
 	"github.com/looprinter/looprinter/spec"
 )
 
-// The review shape lives in review/ (review.Shape); the engine runs it
-// through reviewHost, its side of review.Host.
-
-// reviewShape is the loop's review shape, made at its first step.
-func (e *Engine) reviewShape() *review.Shape {
-	if e.review == nil {
-		e.review = review.New(e.dir, reviewHost{e})
-	}
-	return e.review
-}
+// The review shape lives in review/ (review.Shape), made with the engine;
+// the engine runs it through reviewHost, its side of review.Host.
 
 // reviewHost is the engine as the review shape sees it.
 type reviewHost struct{ e *Engine }
@@ -100,15 +92,16 @@ func (h reviewHost) Render(phase, objective, src string) (string, error) {
 // protectRules are the loop's protection rules for the next run. In the
 // review shape the files under review (the diff from the base to the
 // working tree) are the deliverable: a check that runs one of them does not
-// make it a gate program, and the fixer may edit it.
-func (e *Engine) protectRules() (*guard.ProtectRules, error) {
-	rules, err := guard.NewProtectRules(e.dir, e.spec)
-	if err != nil || e.spec.Shape != spec.ShapeReview || e.st.Review == nil || e.st.Review.BaseSHA == "" {
+// make it a gate program, and the fixer may edit it (rs: the review's
+// state, nil before the review started).
+func protectRules(dir string, l *spec.Loop, rs *review.State) (*guard.ProtectRules, error) {
+	rules, err := guard.NewProtectRules(dir, l)
+	if err != nil || l.Shape != spec.ShapeReview || rs == nil || rs.BaseSHA == "" {
 		return rules, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	paths, err := review.UnderReview(ctx, e.dir, e.st.Review.BaseSHA)
+	paths, err := review.UnderReview(ctx, dir, rs.BaseSHA)
 	if err != nil {
 		return nil, fmt.Errorf("cannot list the files under review: %w", err)
 	}

@@ -66,11 +66,11 @@ func RunStep(ctx context.Context, l *spec.Loop, opts StepOptions) (*Outcome, err
 	}
 	e.noteRecreated()
 	e.store.noteDeadWall()
-	e.refreshVacuous()
+	e.gates.refreshVacuous()
 	if err := e.recover(); err != nil {
 		return end(e.outcome(ReasonBlocked, err.Error()))
 	}
-	if err := e.holdoutStart(); err != nil {
+	if err := e.gates.holdoutStart(); err != nil {
 		return end(e.outcome(ReasonBlocked, err.Error()))
 	}
 	if st.Phase == PhaseDone {
@@ -125,9 +125,9 @@ func (e *Engine) step(ctx context.Context) *Outcome {
 	var err error
 	switch e.st.Phase {
 	case "", PhaseSetup:
-		err = e.stepSetup(ctx)
+		err = e.gates.setup(ctx)
 	case PhaseBaseline:
-		err = e.stepBaseline(ctx)
+		err = e.gates.baseline(ctx)
 	case PhasePlan, PhaseBuild:
 		if e.spec.Shape == spec.ShapeRalph {
 			e.st.Phase = PhaseRalph
@@ -138,7 +138,7 @@ func (e *Engine) step(ctx context.Context) *Outcome {
 	case PhaseRalph:
 		err = e.stepRalph(ctx)
 	case PhaseReview:
-		err = e.reviewShape().Step(ctx)
+		err = e.review.Step(ctx)
 	case PhaseCycleGate:
 		err = e.stepCycleGate(ctx)
 	case PhaseObjective:
