@@ -2,13 +2,10 @@ package loop
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"github.com/bmatcuk/doublestar/v4"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/looprinter/looprinter/confine"
@@ -56,7 +53,7 @@ func (e *Engine) judge() *judge.Judge {
 			},
 			WriteFile: WriteFileAtomic,
 			Flaky:     func() judge.FlakyTests { return e.st.Flaky },
-			NoteFlaky: func(cmd string, tests []string) { e.st.noteFlaky(cmd, tests) },
+			NoteFlaky: func(cmd string, tests []string) { e.st.Flaky = judge.NoteFlaky(e.st.Flaky, cmd, tests) },
 			Auditor: judge.Auditor{
 				Agent: func() string { return review.AgentName(e.gates.auditor()) },
 				Tells: func() []string { return e.st.Tells },
@@ -96,40 +93,13 @@ type verdicts struct {
 	roll  *rollback                          // the baseline's checks are the first checkpoint's
 }
 
-// noteFlaky keeps a check seen flaky, with the tests that flipped, in the
-// state: status and the report show it.
-func (st *State) noteFlaky(cmd string, tests []string) {
-	if st.Flaky == nil {
-		st.Flaky = map[string][]string{}
-	}
-	have := st.Flaky[cmd]
-	for _, t := range tests {
-		if !slices.Contains(have, t) {
-			have = append(have, t)
-		}
-	}
-	sort.Strings(have)
-	st.Flaky[cmd] = have
-}
-
 // FlakyLines are the flaky checks of a state, one line each, for status
-// and the report.
+// and the report (judge.FlakyLines).
 func FlakyLines(st *State) []string {
 	if st == nil {
 		return nil
 	}
-	var out []string
-	for cmd, tests := range st.Flaky {
-		line := "`" + cmd + "`"
-		if len(tests) > 0 {
-			line += " (tests that flipped: " + strings.Join(tests, ", ") + ")"
-		} else {
-			line += " (no test named in its output)"
-		}
-		out = append(out, line)
-	}
-	sort.Strings(out)
-	return out
+	return judge.FlakyLines(st.Flaky)
 }
 
 // gateKey names the tree the gates judge: it changes with every agent run
@@ -221,54 +191,12 @@ func (v *verdicts) judgeBaseline(ctx context.Context, results []CheckResult) (ho
 	return "", nil
 }
 
-// runnerStart is what the clean room keeps: the runner files and top-level
-// names the loop folder held at the start. A loop that started before the
-// engine kept it uses the files protected at the start.
-func runnerStart(priv string) (guard.RunnerFiles, error) {
-	var rf guard.RunnerFiles
-	p := loopdir.Private(priv)
-	data, err := os.ReadFile(p.RunnerFilesAtStart())
-	if err == nil {
-		if json.Unmarshal(data, &rf) != nil {
-			return rf, fmt.Errorf("the engine's list of the files the loop started with is corrupt (%s)", p.RunnerFilesAtStart())
-		}
-		return rf, nil
-	}
-	data, err = os.ReadFile(p.ProtectedAtStart())
-	if err != nil {
-		return rf, fmt.Errorf("the engine has no list of the files the loop started with: %w", err)
-	}
-	if json.Unmarshal(data, &rf.Files) != nil {
-		return rf, fmt.Errorf("the engine's list of protected files is corrupt (%s)", p.ProtectedAtStart())
-	}
-	return rf, nil
-}
-
-// setAside lists the files a test runner loads that the loop did not start
-// with, sorted: for the judge's clean room (the protection rules know them).
-func setAside(dir, priv string, l *spec.Loop, isHoldout func(string) bool) ([]string, error) {
-	start, err := runnerStart(priv)
-	if err != nil {
-		return nil, err
-	}
-	rules, err := guard.NewProtectRules(dir, l)
-	if err != nil {
-		return nil, err
-	}
-	rules.SetTopAtStart(start.Top)
-	had := map[string]bool{}
-	for _, f := range start.Files {
-		had[f] = true
-	}
-	var out []string
-	for _, f := range rules.Walked() {
-		if !had[f] && !isHoldout(f) && rules.RunnerFile(f) {
-			out = append(out, f)
-		}
-	}
-	sort.Strings(out)
-	return out, nil
-}
+// runnerStart is what the clean room keeps (judge.RunnerStart); setAside
+// the runner files the loop did not start with (judge.SetAside).
+var (
+	runnerStart = judge.RunnerStart
+	setAside    = judge.SetAside
+)
 
 // done decides whether a gate whose checks passed in the loop
 // folder ends the loop DONE: its checks again in the clean room, then the
@@ -339,48 +267,10 @@ func ProbeChecksTo(ctx context.Context, l *spec.Loop, logDir, prefix string) []C
 }
 
 // LandChecksTo runs the loop's gate checks on a merged tree (l.Dir) as the
-// clean room does: in the judge's sandbox, with the runner files the loop
-// did not start with set aside (known from the engine's folder of the loop
-// that ran in runDir; nothing is set aside when runDir is "" or the engine
-// kept no list), only those fromBranch names when it is not nil (the paths
-// the loop's branch changed: what reached the base meanwhile is the
-// user's). aside is what was set aside; err says why the runner
-// files could not be known (the gates then did not run: fail closed).
+// clean room does (judge.Land: runDir is where the loop ran, fromBranch
+// the paths its branch changed).
 func LandChecksTo(ctx context.Context, l *spec.Loop, runDir, logDir, prefix string, fromBranch func(rel string) bool) (results []CheckResult, aside []string, err error) {
-	if err := os.MkdirAll(logDir, 0o700); err != nil {
-		return nil, nil, err
-	}
-	if runDir != "" {
-		isHoldout := func(rel string) bool {
-			for _, g := range l.Holdout {
-				if ok, _ := doublestar.Match(strings.TrimPrefix(g, "./"), rel); ok {
-					return true
-				}
-			}
-			return false
-		}
-		// Without the list of the files the loop started with, the runner
-		// files it added cannot be set aside: the gates would run the
-		// agent's runner files as trusted. Fail closed.
-		all, err := setAside(l.Dir, string(loopdir.PrivateOf(runDir)), l, isHoldout)
-		if err != nil {
-			return nil, nil, fmt.Errorf("the gates cannot run as in the clean room: %w", err)
-		}
-		for _, f := range all {
-			if fromBranch == nil || fromBranch(f) {
-				aside = append(aside, f)
-			}
-		}
-	}
-	env := append(os.Environ(), "LOOPRINTER_DIR="+l.Dir, "LOOPRINTER_CYCLE=0")
-	var rf guard.RunnerFiles
-	if runDir != "" {
-		rf, _ = runnerStart(string(loopdir.PrivateOf(runDir)))
-	}
-	env = append(env, judge.GuardEnv(l.Dir, rf.Top, rf.Files)...)
-	return judge.Check(ctx, judge.CheckRequest{Loop: l, Cmds: l.GateChecks(), Remove: aside, Env: env, Redactor: Redactor(l), LogPath: func(i int) string {
-		return filepath.Join(logDir, fmt.Sprintf("%s-%d.log", prefix, i+1))
-	}}), aside, nil
+	return judge.Land{Loop: l, RunDir: runDir, LogDir: logDir, Prefix: prefix, FromBranch: fromBranch, Redactor: Redactor(l)}.Checks(ctx)
 }
 
 // maxTouched bounds the files the audit is shown.

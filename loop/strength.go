@@ -3,7 +3,6 @@ package loop
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/looprinter/looprinter/confine"
 	"github.com/looprinter/looprinter/judge"
@@ -82,7 +81,7 @@ func (v *verdicts) strength(ctx context.Context, cmds []string) (string, error) 
 	if !better {
 		why = "the last attempt to strengthen them did not catch more"
 	}
-	return "", v.stop(ReasonNotVerified, fmt.Sprintf("%s; %s. Survivors: %s", line, why, survivorList(s, 5)))
+	return "", v.stop(ReasonNotVerified, fmt.Sprintf("%s; %s. Survivors: %s", line, why, judge.SurvivorList(s, 5)))
 }
 
 // Strength is the verify_strength pass of the review shape's final
@@ -114,34 +113,14 @@ func (h reviewHost) Strength(ctx context.Context, base string) (line string, hol
 	case len(s.Survivors) == 0:
 		return line, false, line + ": no mutant of the changed lines was judged, so verify_strength.min cannot be shown to hold"
 	}
-	return line, false, fmt.Sprintf("%s. Survivors: %s", line, survivorList(s, 5))
-}
-
-func survivorList(s *record.Strength, most int) string {
-	var out []string
-	for i, sv := range s.Survivors {
-		if i == most {
-			out = append(out, fmt.Sprintf("… and %d more", len(s.Survivors)-most))
-			break
-		}
-		out = append(out, sv.String())
-	}
-	return strings.Join(out, "; ")
+	return line, false, fmt.Sprintf("%s. Survivors: %s", line, judge.SurvivorList(s, 5))
 }
 
 // StrengthLines are the last verify_strength pass of a state for status
-// and the report: its line, then one line per survivor (at most most).
+// and the report (judge.StrengthLines).
 func StrengthLines(st *State, most int) []string {
-	if st == nil || st.Strength == nil {
+	if st == nil {
 		return nil
 	}
-	out := []string{record.StrengthLine(st.Strength)}
-	for i, sv := range st.Strength.Survivors {
-		if i == most {
-			out = append(out, fmt.Sprintf("… and %d more survivors", len(st.Strength.Survivors)-most))
-			break
-		}
-		out = append(out, "survived: "+sv.String())
-	}
-	return out
+	return judge.StrengthLines(st.Strength, most)
 }
