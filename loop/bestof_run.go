@@ -1,19 +1,14 @@
 package loop
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 
 	"github.com/looprinter/looprinter/agent"
 	"github.com/looprinter/looprinter/confine"
-	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/sandbox"
@@ -211,7 +206,13 @@ func (h *bestOfHost) Judge(ctx context.Context, rn *waveRun) (wave.Attempt, stri
 	emit := func(ev record.Event) { h.ws.tags.emitAs(runOf(rn), ev) }
 	res := wave.Attempt{Index: rn.slot, Agent: rn.ran}
 	rn.after, rn.afterTaken = takeLayerPlan(rn.layer), true
-	tamper := r.refuseInLayer(rn, emit)
+	// What an apply would refuse, out of the layer; its tells are written
+	// with the attempt's own emit (attempts are judged at once).
+	ap := r.apply
+	ap.Emit = emit
+	tamper := ap.RefuseInLayer(rn.layer.Upper, rn.files, rn.rules, func(rel, p string) (string, string) {
+		return confine.ProtectedEdit(r.dir, rel, p, r.keepEdit)
+	})
 	var paths []string
 	if entries, err := sandbox.LayerEntries(rn.layer.Upper); err == nil {
 		for _, en := range entries {
@@ -294,145 +295,6 @@ func (h *bestOfHost) Judge(ctx context.Context, rn *waveRun) (wave.Attempt, stri
 		}
 	}
 	return res, stopWhy
-}
-
-// refuseInLayer takes out of an attempt's layer what applying it would
-// refuse, so that neither its checks, nor its ref, nor its apply sees it:
-// a change to the engine's records, a file holding a secret, a new tell, a
-// change where a holdout file is (applyLayer's rules), and a change to a
-// protected file that the guard would put back (the loop file judged
-// field by field, a test configuration edit that weakens nothing, stay).
-// Each is a violation of the attempt. The repository's paths the engine
-// discards at any apply stay for it to discard.
-func (r *runner) refuseInLayer(rn *waveRun, emit func(record.Event)) []guard.Tamper {
-	l := rn.layer
-	entries, err := sandbox.LayerEntries(l.Upper)
-	if err != nil {
-		return []guard.Tamper{{File: ".", What: "its layer cannot be read: " + err.Error(), Rule: "the engine judges every path of a layer"}}
-	}
-	commits := confine.GitDir(r.spec()) != ""
-	protected := map[string]string{}
-	for _, f := range rn.files {
-		protected[f.Path] = f.Rule
-	}
-	var out []guard.Tamper
-	scope := r.judge().NewTellScope(confine.TreeOf(r.dir, l.Upper))
-	// The attempt's tells are written with its own emit: attempts are
-	// judged at once (bestof_judging.go).
-	ap := r.apply
-	ap.Emit = emit
-	refuse := func(rel string, t guard.Tamper) {
-		if err := os.RemoveAll(filepath.Join(l.Upper, filepath.FromSlash(rel))); err != nil {
-			t.What += " (it could not be taken out of the attempt's layer)"
-		}
-		out = append(out, t)
-	}
-	for _, en := range entries {
-		rel := en.Rel
-		p := filepath.Join(l.Upper, filepath.FromSlash(rel))
-		if _, err := os.Lstat(p); err != nil || en.What == "folder" {
-			continue // a plain folder, or gone with a folder refused above it
-		}
-		if r.judge().HoldoutPath(l.Upper, rel) || r.judge().TouchesHoldout(rel) {
-			if en.What == "removed" && slices.Contains(r.judge().Holdouts(), rel) {
-				// The engine's own whiteout, which hid the holdout file from
-				// the run: out of the layer, so that no ref shows the file
-				// removed (no apply takes it, and no check sees the file).
-				os.Remove(p)
-				continue
-			}
-			refuse(rel, guard.Tamper{File: rel, What: en.What + " where a holdout file is", Rule: "holdout: the user's hidden tests, never the agent's to see or change"})
-			continue
-		}
-		if gh := r.judge().HiddenGit(); confine.GitHidden(gh, rel) {
-			if en.What == "written" && confine.OwnGitNote(gh, l.Upper, rel) || en.What == "removed" && slices.Contains(gh.InTree[1:], rel) {
-				os.Remove(p) // the engine's own: the repository was hidden from the run
-			}
-			continue // the rest is discarded at any apply
-		}
-		if why, owned := confine.EngineOwned(rel, commits); owned {
-			if !strings.HasPrefix(rel, ".git") {
-				refuse(rel, guard.Tamper{File: rel, What: "written in the agent's layer", Rule: why})
-			}
-			continue
-		}
-		switch en.What {
-		case "written", "link":
-			cur, ok := confine.ReadChange(p) // one read for secrets and tells
-			if kinds := confine.SecretsInChange(rel, cur, r.red()); ok && kinds != "" {
-				refuse(rel, guard.Tamper{File: rel, What: "refused: it holds " + kinds, Rule: confine.SecretRule})
-				continue
-			}
-			if note := ap.LayerTells(scope, rel, cur, ok); note != "" {
-				refuse(rel, guard.Tamper{Kind: guard.TestAware, File: rel, What: note, Rule: confine.TestAwareRule})
-				continue
-			}
-			if rule, ok := protected[rel]; ok {
-				if what, why := r.protectedEdit(rel, p); what != "" {
-					refuse(rel, guard.Tamper{File: rel, What: what, Why: why, Rule: rule})
-				}
-				continue
-			}
-			if _, err := os.Lstat(filepath.Join(r.dir, filepath.FromSlash(rel))); err != nil && rn.rules != nil {
-				if pr, ok := rn.rules.ProtectNew(rel); ok {
-					refuse(rel, guard.Tamper{File: rel, What: "created", Rule: pr.Rule})
-				}
-			}
-		case "removed", "replaced folder":
-			for f, rule := range protected {
-				if f == rel || strings.HasPrefix(f, rel+"/") {
-					what := "deleted"
-					if en.What == "replaced folder" {
-						what = "deleted with its folder " + rel
-					}
-					refuse(rel, guard.Tamper{File: f, What: what, Rule: rule})
-					break
-				}
-			}
-		default:
-			refuse(rel, guard.Tamper{File: rel, What: "a " + en.What + " in the agent's layer", Rule: "only files, folders and links reach the loop folder"})
-		}
-	}
-	return out
-}
-
-// protectedEdit judges the layer's version p of the protected file rel
-// against the folder's: "" when it changes nothing or keeps an edit that
-// weakens nothing (the guard's keep), else what changed and why it may not.
-func (r *runner) protectedEdit(rel, p string) (what, why string) {
-	cur := filepath.Join(r.dir, filepath.FromSlash(rel))
-	ci, err := os.Lstat(cur)
-	pi, perr := os.Lstat(p)
-	switch {
-	case err != nil || perr != nil:
-		return "modified", ""
-	case ci.Mode().Type() != pi.Mode().Type():
-		return "replaced by a " + guard.TypeName(pi.Mode()), ""
-	case pi.Mode()&os.ModeSymlink != 0:
-		a, _ := os.Readlink(cur)
-		b, _ := os.Readlink(p)
-		if a == b {
-			return "", ""
-		}
-		return "modified", ""
-	case ci.Mode().Perm() != pi.Mode().Perm():
-		return fmt.Sprintf("changed from mode %04o to %04o", ci.Mode().Perm(), pi.Mode().Perm()), ""
-	}
-	old, err := guard.ReadBounded(cur, 64<<20)
-	if err != nil {
-		return "modified", ""
-	}
-	now, err := guard.ReadBounded(p, 64<<20)
-	if err != nil {
-		return "modified", ""
-	}
-	if bytes.Equal(old, now) {
-		return "", ""
-	}
-	if ok, why := r.keepEdit(rel, old, now); !ok {
-		return "modified", why
-	}
-	return "", ""
 }
 
 // Measure runs the strength pass of every passing attempt when
