@@ -10,7 +10,8 @@ import (
 )
 
 // What status and the report say of the flaky checks and of the last
-// verify_strength pass, and the flaky checks noted as they are seen.
+// verify_strength pass, the flaky checks noted as they are seen, and a
+// gate's evidence lines.
 
 // NoteFlaky keeps cmd seen flaky in f, with the tests that flipped (each
 // once, sorted), and returns f (made when nil).
@@ -73,4 +74,22 @@ func SurvivorList(s *record.Strength, most int) string {
 		out = append(out, sv.String())
 	}
 	return strings.Join(out, "; ")
+}
+
+// GateEvidence is a gate's evidence lines (Evidence). When the gate
+// failed although every check passed in the work tree (the clean room or
+// a holdout check refused it), no check is listed as a pass: the first
+// line says the gate failed and why, and each check says where it passed.
+func GateEvidence(gate string, rs []CheckResult, errs []string, pass bool, why string) []string {
+	if pass || !AllPass(rs) || len(errs) > 0 {
+		return Evidence(gate, rs, errs)
+	}
+	if why == "" {
+		why = "the done verdict refused it"
+	}
+	out := []string{fmt.Sprintf("%s gate: FAIL: %s", gate, why)}
+	for _, r := range rs {
+		out = append(out, fmt.Sprintf("%s gate: `%s` exit %d in the agent's work tree only, not a pass: the gate FAILED (%dms)", gate, r.Command, r.ExitCode, r.DurationMS))
+	}
+	return out
 }

@@ -323,21 +323,8 @@ func auditFindings(path, bar string) (int, []judge.Finding) {
 	return len(findings), over
 }
 
-// gateEvidence is a gate's evidence lines (judge.Evidence). When the gate
-// failed although every check passed in the work tree (the clean room or a
-// holdout check refused it), no check is listed as a pass: the first line
-// says the gate failed and why, and each check says where it passed.
+// gateEvidence is a gate's evidence lines (judge.GateEvidence), its
+// failure named by the first line of its signal that says what failed.
 func gateEvidence(gate string, rs []CheckResult, errs []string, pass bool, signal string) []string {
-	if pass || !judge.AllPass(rs) || len(errs) > 0 {
-		return judge.Evidence(gate, rs, errs)
-	}
-	why := firstSignalLine(signal)
-	if why == "" {
-		why = "the done verdict refused it"
-	}
-	out := []string{fmt.Sprintf("%s gate: FAIL: %s", gate, why)}
-	for _, r := range rs {
-		out = append(out, fmt.Sprintf("%s gate: `%s` exit %d in the agent's work tree only, not a pass: the gate FAILED (%dms)", gate, r.Command, r.ExitCode, r.DurationMS))
-	}
-	return out
+	return judge.GateEvidence(gate, rs, errs, pass, firstSignalLine(signal))
 }
