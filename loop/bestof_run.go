@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"runtime"
@@ -230,17 +231,12 @@ func (h *bestOfHost) Judge(ctx context.Context, rn *waveRun) (wave.Attempt, stri
 	var problems []string
 	stopWhy := ""
 	switch rs := rn.res; {
-	case rs.Status == agent.StatusBlocked, rs.Status == agent.StatusFailed, rs.Status == agent.StatusInterrupted:
-		stopWhy = rs.Error
-		if stopWhy == "" {
-			stopWhy = fmt.Sprintf("the agent run ended %s (exit %d)", rs.Status, rs.ExitCode)
-		}
-		if rs.Blocked != "" {
-			stopWhy = "the agent asked for a human: " + rs.Blocked
-		}
-		problems = append(problems, "the attempt's agent run: "+stopWhy)
 	case rs.Blocked != "":
 		stopWhy = "the agent asked for a human: " + rs.Blocked
+	case rs.Status == agent.StatusBlocked, rs.Status == agent.StatusFailed, rs.Status == agent.StatusInterrupted:
+		stopWhy = cmp.Or(rs.Error, fmt.Sprintf("the agent run ended %s (exit %d)", rs.Status, rs.ExitCode))
+	}
+	if stopWhy != "" {
 		problems = append(problems, "the attempt's agent run: "+stopWhy)
 	}
 	if note := killedNote(l.AgentFor("build", false), rn.res); note != "" {
