@@ -20,6 +20,7 @@ import (
 	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/operator"
+	"github.com/looprinter/looprinter/prompt"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/redact"
 	"github.com/looprinter/looprinter/review"
@@ -139,6 +140,9 @@ type Engine struct {
 	// approval holds the first plan for the operator's OK (operator.PlanGate;
 	// loop/approve.go).
 	approval *operator.PlanGate
+	// prompts puts each run's prompt together (prompt.Builder;
+	// loop/prompts.go).
+	prompts *prompt.Builder[Task]
 
 	hookMu  sync.Mutex
 	hookErr error
@@ -304,7 +308,7 @@ func openEngine(l *spec.Loop, opts Options, runID string, fresh bool) (e *Engine
 	e.run = &runner{dir: dir, priv: priv, st: st, spec: inForce, red: func() *redact.Redactor { return e.red },
 		backoff: opts.Backoff, emit: e.emit, stop: e.stop, checkBudgets: e.checkBudgets, store: e.store, judge: e.judge,
 		enforceJudgedPlan: e.judged.enforceJudgedPlan, net: confine.Network{Emit: e.emit}}
-	e.nop, e.approval = newNoProgress(e), newPlanGate(e)
+	e.nop, e.approval, e.prompts = newNoProgress(e), newPlanGate(e), newPrompts(e)
 	e.run.agents, e.run.ops = newSwitch(e.run), newChannel(e.run)
 	e.guard = guard.New(guard.Config{Dir: dir, Priv: priv, Rules: e.protectRules, Keep: e.run.keepEdit, Emit: e.emit})
 	e.run.guard = e.guard
