@@ -315,7 +315,7 @@ func (e *Engine) stepCycleGate(ctx context.Context) error {
 	}
 	e.st.CycleGate = "fail"
 	e.st.CycleFailed = true
-	if err := e.nop.GateFailure(signal, planSummary(e.st.Cycle, plan)); err != nil {
+	if err := e.nop.GateFailure(signal, e.prompts.PlanSummary(plan)); err != nil {
 		e.archive(fmt.Sprintf("plan_cycle_%d.json", e.st.Cycle), "cycle gate failed")
 		return err
 	}

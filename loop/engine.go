@@ -142,7 +142,7 @@ type Engine struct {
 	approval *operator.PlanGate
 	// prompts puts each run's prompt together (prompt.Builder;
 	// loop/prompts.go).
-	prompts *prompt.Builder[Task]
+	prompts *prompt.Builder
 
 	hookMu  sync.Mutex
 	hookErr error

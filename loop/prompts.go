@@ -10,7 +10,7 @@ import (
 // (prompt.Builder). The engine composes the builder over its state.
 
 // PromptData is what every prompt template can use (prompt.Data).
-type PromptData = prompt.Data[Task]
+type PromptData = prompt.Data
 
 // Paths are the files a prompt refers to (prompt.Paths).
 type Paths = prompt.Paths
@@ -28,24 +28,11 @@ func Render(src string, d PromptData) (string, error) { return prompt.Render(src
 func fence(label, body string) string { return prompt.Fence(label, body) }
 
 // newPrompts is the engine's prompt builder, over its state.
-func newPrompts(e *Engine) *prompt.Builder[Task] {
+func newPrompts(e *Engine) *prompt.Builder {
 	st := e.st
-	return &prompt.Builder[Task]{Dir: e.dir, Spec: func() *spec.Loop { return e.spec },
+	return &prompt.Builder{Dir: e.dir, Spec: func() *spec.Loop { return e.spec },
 		State: prompt.State{Cycle: &st.Cycle, Iterations: &st.Iterations, LastFailure: &st.LastFailure, SameCount: &st.SameCount, Tried: &st.Tried,
 			PendingErrors: &st.PendingErrors, PendingGap: &st.PendingGap, GateSame: &st.GateSame, GapSame: &st.GapSame, GateTried: &st.GateTried,
 			BaselineSignal: &st.BaselineSignal, BaselineChecks: &st.BaselineChecks, Baseline: &st.Baseline},
 		Stop: func(summary string) error { return e.stop(ReasonBlocked, summary) }}
-}
-
-// planSummary is plan in one line, for what its cycle tried
-// (prompt.PlanSummary); nil is no valid plan.
-func planSummary(cycle int, p *Plan) string {
-	var tasks []string
-	if p != nil {
-		tasks = make([]string, 0, len(p.Tasks))
-		for _, t := range p.Tasks {
-			tasks = append(tasks, t.ID+" "+t.Title)
-		}
-	}
-	return prompt.PlanSummary(cycle, tasks)
 }

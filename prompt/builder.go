@@ -6,6 +6,7 @@ import (
 
 	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/loopdir"
+	"github.com/looprinter/looprinter/plan"
 	"github.com/looprinter/looprinter/spec"
 	"github.com/looprinter/looprinter/textcut"
 )
@@ -35,8 +36,8 @@ type State struct {
 }
 
 // Builder puts together the prompt of each phase from the loop file in
-// force, the loop's folder and its state; T is the plan's task.
-type Builder[T any] struct {
+// force, the loop's folder and its state.
+type Builder struct {
 	Dir   string
 	Spec  func() *spec.Loop // the loop file in force
 	State State
@@ -46,9 +47,9 @@ type Builder[T any] struct {
 }
 
 // Data is what every prompt of phase shows.
-func (b *Builder[T]) Data(phase string) Data[T] {
+func (b *Builder) Data(phase string) Data {
 	l, s := b.Spec(), b.State
-	return Data[T]{
+	return Data{
 		Objective: l.Objective, Phase: phase, Cycle: *s.Cycle, Iteration: *s.Iterations,
 		Paths:  Paths{Dir: b.Dir, Plan: loopdir.OutputDir + "/plan.json", Progress: loopdir.OutputDir + "/progress.txt", Records: loopdir.RecordsDir},
 		Schema: PlanSchema, Vars: l.Vars, Repeated: *s.SameCount >= 2, Tried: *s.Tried,
@@ -59,7 +60,7 @@ func (b *Builder[T]) Data(phase string) Data[T] {
 // Render renders phase's prompt from the loop file's template user, or
 // the built-in one when it has none; a template that cannot be rendered
 // stops the loop.
-func (b *Builder[T]) Render(phase, user string, d Data[T]) (string, error) {
+func (b *Builder) Render(phase, user string, d Data) (string, error) {
 	src := user
 	if src == "" {
 		src = Builtin(phase)
@@ -73,7 +74,7 @@ func (b *Builder[T]) Render(phase, user string, d Data[T]) (string, error) {
 
 // Plan is the prompt of a plan run, or of a re-plan when the last cycle's
 // gates left errors or a gap, and which of the two it is.
-func (b *Builder[T]) Plan() (phase, prompt string, err error) {
+func (b *Builder) Plan() (phase, prompt string, err error) {
 	l, s := b.Spec(), b.State
 	phase, user := "plan", l.Prompts.Plan
 	d := b.Data("plan")
@@ -93,7 +94,7 @@ func (b *Builder[T]) Plan() (phase, prompt string, err error) {
 }
 
 // Build is the prompt of the next build run, on task of the plan's tasks.
-func (b *Builder[T]) Build(task T, tasks []T) (string, error) {
+func (b *Builder) Build(task plan.Task, tasks []plan.Task) (string, error) {
 	d := b.Data("build")
 	d.Iteration = *b.State.Iterations + 1
 	d.Task, d.Tasks = task, tasks
@@ -103,7 +104,7 @@ func (b *Builder[T]) Build(task T, tasks []T) (string, error) {
 
 // Ralph is the prompt of the next ralph attempt: ralph's template, or
 // build's when the loop file has no ralph one.
-func (b *Builder[T]) Ralph() (string, error) {
+func (b *Builder) Ralph() (string, error) {
 	d := b.Data("ralph")
 	d.Iteration = *b.State.Iterations + 1
 	d.Failure = b.lastFailure()
@@ -117,7 +118,7 @@ func (b *Builder[T]) Ralph() (string, error) {
 
 // Post is the prompt of a step of post phase p. One that does not show
 // its done signal gets the line that asks for it.
-func (b *Builder[T]) Post(p spec.PostPhase) (string, error) {
+func (b *Builder) Post(p spec.PostPhase) (string, error) {
 	d := b.Data(p.Name)
 	d.Done = p.Done
 	prompt, err := b.Render(p.Name, p.Prompt, d)
@@ -134,7 +135,7 @@ func (b *Builder[T]) Post(p spec.PostPhase) (string, error) {
 
 // lastFailure is the last attempt's failure signal, fenced; "" when there
 // is none.
-func (b *Builder[T]) lastFailure() string {
+func (b *Builder) lastFailure() string {
 	if f := *b.State.LastFailure; f != "" {
 		return Fence("output of the checks on the last attempt", f)
 	}
@@ -146,7 +147,7 @@ func (b *Builder[T]) lastFailure() string {
 // failures a gate tolerates are apart, labelled as not part of the
 // objective. A state saved before the signal was kept has only the failure
 // lines, normalized, per check.
-func (b *Builder[T]) Baseline() string {
+func (b *Builder) Baseline() string {
 	l, s := b.Spec(), b.State
 	signal := *s.BaselineSignal
 	before := ""
@@ -175,12 +176,15 @@ func (b *Builder[T]) Baseline() string {
 	return strings.Join(parts, "\n\n")
 }
 
-// PlanSummary is a cycle's plan in one line, for what the cycle tried:
-// its tasks, each "T-001 title", cut to 300 characters. A cycle with no
-// valid plan has no tasks (nil).
-func PlanSummary(cycle int, tasks []string) string {
-	if tasks == nil {
-		return fmt.Sprintf("cycle %d: no valid plan", cycle)
+// PlanSummary is plan in one line, for what this cycle tried: its tasks,
+// each "T-001 title", cut to 300 characters; nil is no valid plan.
+func (b *Builder) PlanSummary(p *plan.Plan) string {
+	if p == nil {
+		return fmt.Sprintf("cycle %d: no valid plan", *b.State.Cycle)
 	}
-	return fmt.Sprintf("cycle %d plan: %s", cycle, textcut.Cut(strings.Join(tasks, "; "), 300))
+	var titles []string
+	for _, t := range p.Tasks {
+		titles = append(titles, t.ID+" "+t.Title)
+	}
+	return fmt.Sprintf("cycle %d plan: %s", *b.State.Cycle, textcut.Cut(strings.Join(titles, "; "), 300))
 }

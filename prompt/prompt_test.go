@@ -6,21 +6,14 @@ import (
 	"testing"
 
 	"github.com/looprinter/looprinter/judge"
+	"github.com/looprinter/looprinter/plan"
 	"github.com/looprinter/looprinter/spec"
 )
-
-// task stands for the plan's task: the room knows it only as T.
-type task struct {
-	ID, Title, Description, TargetFile string
-	DependsOn                          []string
-}
-
-type data = Data[task]
 
 // The failure block names the run that failed, not the run being prompted.
 func TestRenderNamesTheFailedRun(t *testing.T) {
 	for _, phase := range []string{"build", "ralph"} {
-		out, err := Render(Builtin(phase), data{Objective: "x", Phase: phase, Iteration: 3, Failure: "~~~text\nboom\n~~~"})
+		out, err := Render(Builtin(phase), Data{Objective: "x", Phase: phase, Iteration: 3, Failure: "~~~text\nboom\n~~~"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -28,15 +21,15 @@ func TestRenderNamesTheFailedRun(t *testing.T) {
 			t.Errorf("%s prompt:\n%s", phase, out)
 		}
 	}
-	if n := (data{Iteration: 1}).FailedRun(); n != 1 {
+	if n := (Data{Iteration: 1}).FailedRun(); n != 1 {
 		t.Errorf("FailedRun of the first run = %d, want 1", n)
 	}
 }
 
-// The build prompt shows the task it is given, of any task type, and the
-// tasks it comes after.
+// The build prompt shows the task it is given and the tasks it comes
+// after.
 func TestRenderShowsTheTask(t *testing.T) {
-	d := data{Phase: "build", Objective: "o", Task: task{ID: "T-003", Title: "c", TargetFile: "c.txt", DependsOn: []string{"T-001", "T-002"}}}
+	d := Data{Phase: "build", Objective: "o", Task: plan.Task{ID: "T-003", Title: "c", TargetFile: "c.txt", DependsOn: []string{"T-001", "T-002"}}}
 	out, err := Render(Builtin("build"), d)
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +44,7 @@ func TestRenderShowsTheTask(t *testing.T) {
 // Whatever the template, the objective is in the prompt and the checks'
 // feedback is appended, fenced, when the template does not show it.
 func TestRenderKeepsObjectiveAndFeedback(t *testing.T) {
-	out, err := Render("Do the work.", data{Phase: "replan", Objective: "make it so", Failure: Fence("last", "boom"), Errors: "E1", Gap: "G1"})
+	out, err := Render("Do the work.", Data{Phase: "replan", Objective: "make it so", Failure: Fence("last", "boom"), Errors: "E1", Gap: "G1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +56,7 @@ func TestRenderKeepsObjectiveAndFeedback(t *testing.T) {
 		t.Errorf("prompt:\n%q\nwant:\n%q", out, want)
 	}
 	// Shown by the template: nothing is added.
-	out, _ = Render("{{.Objective}}: {{.Errors}}", data{Phase: "replan", Objective: "o", Errors: "E1"})
+	out, _ = Render("{{.Objective}}: {{.Errors}}", Data{Phase: "replan", Objective: "o", Errors: "E1"})
 	if out != "o: E1" {
 		t.Errorf("prompt %q, want %q", out, "o: E1")
 	}
@@ -84,15 +77,19 @@ func TestFenceDefangs(t *testing.T) {
 // A template that does not parse or does not execute says which phase's
 // it is and where it failed.
 func TestRenderTemplateErrors(t *testing.T) {
-	_, err := Render("ok {{.Objective", data{Phase: "plan"})
+	_, err := Render("ok {{.Objective", Data{Phase: "plan"})
 	if err == nil || !strings.HasPrefix(err.Error(), "prompt template for plan: template: plan:1:") {
 		t.Errorf("parse error %v, want it named for plan with its line", err)
 	}
-	_, err = Render("{{.Task.Nope}}", data{Phase: "build"})
+	_, err = Render("{{.Task.Nope}}", Data{Phase: "build"})
 	if err == nil || !strings.HasPrefix(err.Error(), `prompt template for build: template: build:1:7: executing "build" at <.Task.Nope>: can't evaluate field Nope`) {
 		t.Errorf("execution error %v", err)
 	}
-	_, err = Render(`{{index .Vars "x"}}{{.Vars.missing}}`, data{Phase: "docs", Vars: map[string]string{"x": "1"}})
+	_, err = Render("{{.Nope}}", Data{Phase: "plan"})
+	if err == nil || err.Error() != `prompt template for plan: template: plan:1:2: executing "plan" at <.Nope>: can't evaluate field Nope in type prompt.Data` {
+		t.Errorf("an unknown field: %v", err)
+	}
+	_, err = Render(`{{index .Vars "x"}}{{.Vars.missing}}`, Data{Phase: "docs", Vars: map[string]string{"x": "1"}})
 	if err == nil || !strings.Contains(err.Error(), `map has no entry for key "missing"`) {
 		t.Errorf("a missing var: %v, want missingkey=error", err)
 	}
@@ -100,7 +97,7 @@ func TestRenderTemplateErrors(t *testing.T) {
 
 // builder is a Builder over a state of the test's.
 type builder struct {
-	*Builder[task]
+	*Builder
 	st struct {
 		cycle, iterations, same, gateSame, gapSame int
 		last, gap, signal                          string
@@ -114,7 +111,7 @@ type builder struct {
 func newBuilder(l *spec.Loop) *builder {
 	b := &builder{}
 	s := &b.st
-	b.Builder = &Builder[task]{Dir: "/loop", Spec: func() *spec.Loop { return l },
+	b.Builder = &Builder{Dir: "/loop", Spec: func() *spec.Loop { return l },
 		State: State{Cycle: &s.cycle, Iterations: &s.iterations, LastFailure: &s.last, SameCount: &s.same, Tried: &s.tried,
 			PendingErrors: &s.errs, PendingGap: &s.gap, GateSame: &s.gateSame, GapSame: &s.gapSame, GateTried: &s.gateTried,
 			BaselineSignal: &s.signal, BaselineChecks: &s.checks, Baseline: &s.lines},
@@ -133,7 +130,7 @@ func TestBuilderFollowsTheState(t *testing.T) {
 		t.Errorf("data %+v", d)
 	}
 	b.st.last, b.st.same, b.st.tried = "FAIL ~~~ x", 2, []string{"run 3: tried y"}
-	out, err := b.Build(task{ID: "T-002", Title: "two", TargetFile: "two.go"}, nil)
+	out, err := b.Build(plan.Task{ID: "T-002", Title: "two", TargetFile: "two.go"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,14 +208,18 @@ func TestBuilderBaseline(t *testing.T) {
 	}
 }
 
-func TestPlanSummary(t *testing.T) {
-	if got := PlanSummary(3, nil); got != "cycle 3: no valid plan" {
+// What a cycle tried is its plan in one line, cut.
+func TestBuilderPlanSummary(t *testing.T) {
+	b := newBuilder(&spec.Loop{})
+	b.st.cycle = 3
+	if got := b.PlanSummary(nil); got != "cycle 3: no valid plan" {
 		t.Error(got)
 	}
-	if got := PlanSummary(2, []string{"T-001 a", "T-002 b"}); got != "cycle 2 plan: T-001 a; T-002 b" {
+	p := &plan.Plan{Tasks: []plan.Task{{ID: "T-001", Title: "a"}, {ID: "T-002", Title: "b"}}}
+	if got := b.PlanSummary(p); got != "cycle 3 plan: T-001 a; T-002 b" {
 		t.Error(got)
 	}
-	if got := PlanSummary(1, []string{strings.Repeat("x", 400)}); len(got) > len("cycle 1 plan: ")+303 {
-		t.Errorf("not cut: %d characters", len(got))
+	if got := b.PlanSummary(&plan.Plan{Tasks: []plan.Task{{ID: "T-001", Title: strings.Repeat("x", 400)}}}); got != "cycle 3 plan: T-001 "+strings.Repeat("x", 294)+"…" {
+		t.Errorf("not cut at 300: %q", got)
 	}
 }

@@ -13,11 +13,13 @@ import (
 	"strings"
 	"sync"
 	"text/template"
+
+	"github.com/looprinter/looprinter/plan"
 )
 
-// Data is what every prompt template can use; T is the plan's task.
-// docs/prompts.md lists each field.
-type Data[T any] struct {
+// Data is what every prompt template can use. docs/prompts.md lists each
+// field.
+type Data struct {
 	Objective string // the key objective, one sentence
 	Phase     string // plan, replan, build, ralph or a post phase's name
 	Cycle     int
@@ -27,8 +29,8 @@ type Data[T any] struct {
 	Failure   string // the last failure signal (build, ralph), fenced by the engine
 	Repeated  bool   // the same failure came back: the diagnosis must be rebuilt
 	Tried     []string
-	Task      T   // build: the task to execute
-	Tasks     []T // the current plan's tasks
+	Task      plan.Task   // build: the task to execute
+	Tasks     []plan.Task // the current plan's tasks
 	Paths     Paths
 	Schema    string // the exact plan.json schema
 	Done      string // a post phase's done signal word
@@ -44,7 +46,7 @@ type Data[T any] struct {
 
 // FailedRun is the number of the run whose failure .Failure shows: the run
 // before this one (.Iteration is the run being prompted).
-func (d Data[T]) FailedRun() int {
+func (d Data) FailedRun() int {
 	if d.Iteration > 1 {
 		return d.Iteration - 1
 	}
@@ -62,7 +64,7 @@ type Paths struct {
 // Render executes a prompt template. The key objective is guaranteed to be
 // in the result: a user template that does not show it gets it prepended,
 // and a failure signal the template did not show is appended, fenced.
-func Render[T any](src string, d Data[T]) (string, error) {
+func Render(src string, d Data) (string, error) {
 	t, err := parsedTemplate(d.Phase, src)
 	if err != nil {
 		return "", fmt.Errorf("prompt template for %s: %w", d.Phase, err)
