@@ -126,7 +126,9 @@ func (b *Builder) Post(p spec.PostPhase) (string, error) {
 		return "", err
 	}
 	if !strings.Contains(prompt, "<promise>"+p.Done+"</promise>") {
-		if add, err := Render(postTpl, d); err == nil {
+		// The line alone: Render would add the objective and the failure
+		// blocks again, in the middle of the prompt.
+		if add, err := Render(postTpl, Data{Phase: d.Phase, Done: d.Done}); err == nil {
 			prompt = strings.TrimRight(prompt, "\n") + "\n" + add
 		}
 	}
