@@ -15,6 +15,7 @@ import (
 // where their records carry it (cpu_ms).
 type wallSplit struct {
 	Agent, Checks, CPU time.Duration
+	MutantsCPU         time.Duration // the part of CPU of the strength passes
 }
 
 // splitWall adds up, over every record file of the loop, the time its agent
@@ -40,22 +41,29 @@ func splitWall(evs []record.Event) wallSplit {
 		}
 		if ev.Strength != nil {
 			s.CPU += ms(ev.Strength.CPUMS)
+			s.MutantsCPU += ms(ev.Strength.CPUMS)
 		}
 	}
 	return s
 }
 
-// cpuPhrase is "; the checks used N of CPU" for the checks' CPU, "" when
-// the records carry none.
+// cpuPhrase is "; the checks used N of CPU" for the checks' CPU (and the
+// strength passes' part of it), "" when the records carry none.
 func (s wallSplit) cpuPhrase(round func(time.Duration) time.Duration) string {
 	if s.CPU <= 0 {
 		return ""
 	}
-	d := round(s.CPU)
-	if d == 0 {
-		d = s.CPU.Round(time.Millisecond)
+	r := func(d time.Duration) time.Duration {
+		if v := round(d); v > 0 {
+			return v
+		}
+		return d.Round(time.Millisecond)
 	}
-	return fmt.Sprintf("; the checks used %s of CPU (the strength passes' mutants included)", d)
+	p := fmt.Sprintf("; the checks used %s of CPU", r(s.CPU))
+	if s.MutantsCPU > 0 {
+		p += fmt.Sprintf(" (%s of it on the strength passes' mutants)", r(s.MutantsCPU))
+	}
+	return p
 }
 
 // WallNextSteps is the advice of a loop stopped by its wall budget: when

@@ -19,14 +19,14 @@ func TestSplitWallCPU(t *testing.T) {
 		{Event: record.AgentEnd, DurationMS: 700},
 	}
 	s := splitWall(evs)
-	if s.CPU != 9300*time.Millisecond || s.Checks != 2500*time.Millisecond || s.Agent != 700*time.Millisecond {
+	if s.CPU != 9300*time.Millisecond || s.MutantsCPU != 7*time.Second || s.Checks != 2500*time.Millisecond || s.Agent != 700*time.Millisecond {
 		t.Fatalf("split %+v", s)
 	}
 	round := func(d time.Duration) time.Duration { return d.Round(100 * time.Millisecond) }
-	if p := s.cpuPhrase(round); !strings.Contains(p, "the checks used 9.3s of CPU") {
+	if p := s.cpuPhrase(round); !strings.Contains(p, "the checks used 9.3s of CPU (7s of it on the strength passes' mutants)") {
 		t.Fatalf("phrase %q", p)
 	}
-	if p := (wallSplit{CPU: 40 * time.Millisecond}).cpuPhrase(round); !strings.Contains(p, "40ms of CPU") {
+	if p := (wallSplit{CPU: 40 * time.Millisecond}).cpuPhrase(round); !strings.HasSuffix(p, "40ms of CPU") {
 		t.Fatalf("a small figure reads %q", p)
 	}
 	if p := (wallSplit{Checks: time.Second}).cpuPhrase(round); p != "" {
