@@ -121,3 +121,31 @@ func TestBoxServerCPUOfDaemon(t *testing.T) {
 		t.Fatalf("the next check was charged %s (%q), the daemon burnt %s in the check before", next.CPU, next.From, daemon)
 	}
 }
+
+// Where a check has no cgroup (sandbox: off; the same holds on a machine
+// without a delegated cgroup v2), its figure is its process tree's and
+// says so: the CPU a foreground loop burnt, the daemon's not.
+func TestCheckBoxCPUWithoutCgroup(t *testing.T) {
+	f := newBoxFixture(t)
+	b := f.box(t, Off, CheckBoxOptions{})
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	line := `i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; read -r st < /proc/self/stat; set -- ${st##*") "}; echo "burnt $((${12} + ${13}))"`
+	cmd, cleanup, err := b.Command(ctx, f.tree, line, f.env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err = cmd.Run()
+	cleanup()
+	if err != nil {
+		t.Fatalf("the check failed: %v\n%s", err, out.String())
+	}
+	own := burnt(t, out.String())
+	u := b.Usage(cmd)
+	t.Logf("the check burnt %s; its figure %s (%s)", own, u.CPU, u.From)
+	if u.From != UsageTree || u.CPU+20*time.Millisecond < own {
+		t.Fatalf("the check's figure %s (%q), it burnt %s", u.CPU, u.From, own)
+	}
+}
