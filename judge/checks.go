@@ -20,6 +20,7 @@ import (
 	"github.com/looprinter/looprinter/proc"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/redact"
+	"github.com/looprinter/looprinter/sandbox"
 	"github.com/looprinter/looprinter/testcount"
 )
 
@@ -60,6 +61,12 @@ func runCheck(ctx context.Context, start Starter, r *CheckRequest, command, outP
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var cmd *exec.Cmd
+	var cleanup func()
+	defer func() {
+		if cleanup != nil {
+			cleanup()
+		}
+	}()
 	if start != nil && r.served != nil {
 		// The box runs its checks in its server (sandbox.CheckBox.Run):
 		// no process of the check's own here.
@@ -69,7 +76,7 @@ func runCheck(ctx context.Context, start Starter, r *CheckRequest, command, outP
 		cmd.Env = env
 		cmd.SysProcAttr = proc.GroupAttr()
 	} else {
-		c, cleanup, err := start(cctx, dir, command, env)
+		c, done, err := start(cctx, dir, command, env)
 		if err != nil {
 			// Fails closed: a check that cannot be confined does not run.
 			res.ExitCode = 127
@@ -78,8 +85,7 @@ func runCheck(ctx context.Context, start Starter, r *CheckRequest, command, outP
 			res.DurationMS = time.Since(began).Milliseconds()
 			return res
 		}
-		defer cleanup()
-		cmd = c
+		cmd, cleanup = c, done
 		if cmd.SysProcAttr == nil {
 			cmd.SysProcAttr = proc.GroupAttr()
 		}
@@ -125,11 +131,20 @@ func runCheck(ctx context.Context, start Starter, r *CheckRequest, command, outP
 		io.Copy(io.Discard, pr)
 	}()
 	var err error
+	var use sandbox.Usage
 	if cmd != nil {
 		err = cmd.Run()
+		if cleanup != nil {
+			// Its processes ended (its cgroup's CPU read), before the
+			// figure is taken.
+			cleanup()
+			cleanup = nil
+		}
+		use = r.box.Usage(cmd)
 	} else {
-		err = r.runServed(ctx, cctx, command, rw)
+		use, err = r.runServed(ctx, cctx, command, rw)
 	}
+	res.CPUMS, res.CPUFrom = use.CPU.Milliseconds(), use.From
 	rw.Close()
 	pw.Close()
 	<-done
@@ -217,20 +232,21 @@ func (e servedExit) Error() string { return "exit status " + itoa(e.code) }
 
 // runServed runs command in r's box's server (accounted as the box's
 // other checks are), its output to w, until cctx ends: nil when it exited
-// 0, a servedExit for another status, another error when it did not run.
-func (r *CheckRequest) runServed(ctx, cctx context.Context, command string, w io.Writer) error {
-	code, err := r.served.Run(cctx, r.Tree, accountedLine(ctx, command), r.Env, w)
+// 0, a servedExit for another status, another error when it did not run;
+// and its CPU (the box's cgroup's across it).
+func (r *CheckRequest) runServed(ctx, cctx context.Context, command string, w io.Writer) (sandbox.Usage, error) {
+	code, use, err := r.served.RunUsage(cctx, r.Tree, accountedLine(ctx, command), r.Env, w)
 	if cctx.Err() != nil {
-		return cctx.Err() // killed: timed out, or the run ended
+		return use, cctx.Err() // killed: timed out, or the run ended
 	}
 	if err != nil {
 		fmt.Fprintf(w, "the check's sandbox: %v\n", err)
-		return err
+		return use, err
 	}
 	if code != 0 {
-		return servedExit{code}
+		return use, servedExit{code}
 	}
-	return nil
+	return use, nil
 }
 
 // testFailureLines is the failure signal of a check whose output names its

@@ -79,6 +79,9 @@ type CheckRequest struct {
 	// served is the box whose server runs the checks (one bubblewrap
 	// for all of them), nil when each is a process of its own.
 	served *sandbox.CheckBox
+	// box is the box the checks run in, for their CPU (Usage); nil
+	// unconfined.
+	box *sandbox.CheckBox
 }
 
 // Check runs the checks of r and returns their results, in order, until
@@ -240,6 +243,7 @@ func (r *CheckRequest) inBox(ctx context.Context, kind string) []CheckResult {
 		return failAll(r.Cmds, r.LogPath, "the checks' sandbox cannot be made: "+err.Error())
 	}
 	defer box.Close()
+	r.box = box
 	for i, c := range r.Setup {
 		res := WithViewHint(box, r.Env, runCheck(ctx, box.SetupCommand, r, c, r.LogPath(-1-i)))
 		if !res.Pass {

@@ -254,13 +254,18 @@ func (j *Judge) Strength(ctx context.Context, o StrengthOptions) *record.Strengt
 	if view {
 		rec.Mode = "view"
 	}
+	cpu := &cpuTally{}
+	defer func() {
+		u := cpu.total()
+		rec.CPUMS, rec.CPUFrom = u.CPU.Milliseconds(), u.From
+	}()
 	if len(ms) > 0 && len(o.Cmds) > 0 {
 		j.flush()
 		// Caught only by a named test of the loop's or the holdout's, a
 		// Go one accounted by the engine's test main (strength_named.go).
 		acct, known := j.strengthAccount()
 		defer acct.done()
-		bctx = context.WithValue(bctx, strengthKey{}, strengthCtx{acct: acct, known: known})
+		bctx = context.WithValue(bctx, strengthKey{}, strengthCtx{acct: acct, known: known, cpu: cpu})
 		if acct != nil && len(acct.dirs) > 0 {
 			bctx = context.WithValue(bctx, goAccountCtx{}, acct)
 		}
@@ -469,7 +474,8 @@ func (j *Judge) checkMutant(ctx context.Context, box *sandbox.CheckBox, dir stri
 func (j *Judge) runMutantCheck(ctx, cctx context.Context, box *sandbox.CheckBox, dir, c string, out *capped) error {
 	env := j.checkEnv()
 	if box.Serves(env) {
-		code, err := box.Run(cctx, dir, accountedLine(ctx, c), env, out)
+		code, use, err := box.RunUsage(cctx, dir, accountedLine(ctx, c), env, out)
+		strengthOf(ctx).cpu.add(use)
 		switch {
 		case err != nil:
 			return err
@@ -482,14 +488,37 @@ func (j *Judge) runMutantCheck(ctx, cctx context.Context, box *sandbox.CheckBox,
 	if err != nil {
 		return err
 	}
-	defer done()
 	cmd.Stdout, cmd.Stderr = out, out
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = proc.GroupAttr()
 	}
 	cmd.Cancel = func() error { return proc.KillGroup(cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second
-	return cmd.Run()
+	err = cmd.Run()
+	done() // its processes ended, its cgroup's CPU read
+	strengthOf(ctx).cpu.add(box.Usage(cmd))
+	return err
+}
+
+// cpuTally sums the CPU of a pass's checks, run by its workers at once.
+type cpuTally struct {
+	mu  sync.Mutex
+	sum sandbox.Usage
+}
+
+func (t *cpuTally) add(u sandbox.Usage) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.sum = t.sum.Add(u)
+}
+
+func (t *cpuTally) total() sandbox.Usage {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.sum
 }
 
 // capped keeps the first 1 MiB written to it.

@@ -109,6 +109,7 @@ func placeAccount(a *goAccount, room string) {
 type strengthCtx struct {
 	acct  *goAccount
 	known map[string]bool
+	cpu   *cpuTally // the CPU of the pass's checks
 }
 
 type strengthKey struct{}

@@ -70,6 +70,7 @@ func BenchmarkStrengthPass20Lines(b *testing.B) {
 	j := &Judge{Dir: dir, Priv: b.TempDir(), Spec: func() *spec.Loop { return l },
 		Emit:  func(ev record.Event) { last = ev.Strength },
 		Stamp: func() (int, int) { return 1, 1 }}
+	tree0 := childrenCPU()
 	b.ResetTimer()
 	for b.Loop() {
 		s := j.Strength(ctx, StrengthOptions{Base: start, Cmds: []string{check}, Kind: kind, Paths: []string{"calc.py"}})
@@ -78,10 +79,12 @@ func BenchmarkStrengthPass20Lines(b *testing.B) {
 		}
 	}
 	b.StopTimer()
+	tree := childrenCPU() - tree0
 	if last != nil && last.Mutants > 0 {
 		b.ReportMetric(float64(last.Mutants), "mutants")
 		b.ReportMetric(float64(last.Caught), "caught")
 		b.ReportMetric(float64(last.DurationMS)/float64(last.Mutants), "ms/mutant")
+		reportMutantCPU(b, last, tree)
 	}
 	b.Logf("sandbox %s, mode %s", kind, last.Mode)
 }

@@ -16,27 +16,6 @@ import (
 	"github.com/looprinter/looprinter/textcut"
 )
 
-func (e *Engine) promptData(phase string) PromptData {
-	return PromptData{
-		Objective: e.spec.Objective, Phase: phase, Cycle: e.st.Cycle, Iteration: e.st.Iterations,
-		Paths:  Paths{Dir: e.dir, Plan: loopdir.OutputDir + "/plan.json", Progress: loopdir.OutputDir + "/progress.txt", Records: loopdir.RecordsDir},
-		Schema: PlanSchema, Vars: e.spec.Vars, Repeated: e.st.SameCount >= 2, Tried: e.st.Tried,
-		Verify: e.spec.Verify, ObjectiveVerify: e.spec.ObjectiveVerify, Baseline: e.baselinePrompt(),
-	}
-}
-
-func (e *Engine) render(phase, user string, d PromptData) (string, error) {
-	src := user
-	if src == "" {
-		src = Builtin(phase)
-	}
-	out, err := Render(src, d)
-	if err != nil {
-		return "", e.stop(ReasonBlocked, err.Error())
-	}
-	return out, nil
-}
-
 // archivePending finishes an archive that a crash interrupted.
 func (e *Engine) archivePending() {
 	if e.st.PendingArchive == "" {
@@ -108,20 +87,7 @@ func (e *Engine) stepPlanOrBuild(ctx context.Context) error {
 func (e *Engine) plan(ctx context.Context) error {
 	e.st.Phase = PhasePlan
 	e.st.Judged, e.st.TaskBase = nil, nil
-	phase, user := "plan", e.spec.Prompts.Plan
-	d := e.promptData("plan")
-	if len(e.st.PendingErrors) > 0 || e.st.PendingGap != "" {
-		phase, user = "replan", e.spec.Prompts.Replan
-		d.Phase = phase
-		// Check output is data: it must not be able to close the fence.
-		d.Errors = defang(strings.Join(e.st.PendingErrors, "\n"))
-		d.Gap = defang(e.st.PendingGap)
-		d.Repeated, d.Tried = e.st.GateSame >= 2, e.st.GateTried
-		if d.Gap != "" {
-			d.Repeated, d.Tried = e.st.GapSame >= 2, nil
-		}
-	}
-	prompt, err := e.render(phase, user, d)
+	phase, prompt, err := e.prompts.Plan()
 	if err != nil {
 		return err
 	}
@@ -203,13 +169,7 @@ func (e *Engine) buildPrompt(plan *Plan, task Task) (string, error) {
 		// killed run did correctly can still pass on the next, live, run.
 		e.st.TaskBase[task.ID] = guard.FileSum(target)
 	}
-	d := e.promptData("build")
-	d.Iteration = e.st.Iterations + 1
-	d.Task, d.Tasks = task, plan.Tasks
-	if e.st.LastFailure != "" {
-		d.Failure = fence("output of the checks on the last attempt", e.st.LastFailure)
-	}
-	return e.render("build", e.spec.Prompts.Build, d)
+	return e.prompts.Build(task, plan.Tasks)
 }
 
 // judgeBuild judges a build run on task that ended: seen is the judged
@@ -355,7 +315,7 @@ func (e *Engine) stepCycleGate(ctx context.Context) error {
 	}
 	e.st.CycleGate = "fail"
 	e.st.CycleFailed = true
-	if err := e.nop.GateFailure(signal, e.planSummary(plan)); err != nil {
+	if err := e.nop.GateFailure(signal, e.prompts.PlanSummary(plan)); err != nil {
 		e.archive(fmt.Sprintf("plan_cycle_%d.json", e.st.Cycle), "cycle gate failed")
 		return err
 	}
@@ -461,16 +421,9 @@ func (e *Engine) stepPost(ctx context.Context) error {
 			e.st.PostSteps = 0
 			return nil
 		}
-		d := e.promptData(p.Name)
-		d.Done = p.Done
-		prompt, err := e.render(p.Name, p.Prompt, d)
+		prompt, err := e.prompts.Post(p)
 		if err != nil {
 			return err
-		}
-		if !strings.Contains(prompt, "<promise>"+p.Done+"</promise>") {
-			if add, err := Render(postTpl, d); err == nil {
-				prompt = strings.TrimRight(prompt, "\n") + "\n" + add
-			}
 		}
 		e.st.PostSteps++
 		run, err := e.run.runAgent(ctx, p.Name, true, "", prompt)
@@ -494,16 +447,7 @@ func (e *Engine) stepRalph(ctx context.Context) error {
 	if e.st.Iterations >= e.spec.Budget.Iterations {
 		return e.stop(ReasonBudget, fmt.Sprintf("attempt budget spent: %d attempts without passing the verify checks", e.st.Iterations))
 	}
-	d := e.promptData("ralph")
-	d.Iteration = e.st.Iterations + 1
-	if e.st.LastFailure != "" {
-		d.Failure = fence("output of the checks on the last attempt", e.st.LastFailure)
-	}
-	user := e.spec.Prompts.Ralph
-	if user == "" {
-		user = e.spec.Prompts.Build
-	}
-	prompt, err := e.render("ralph", user, d)
+	prompt, err := e.prompts.Ralph()
 	if err != nil {
 		return err
 	}
@@ -571,17 +515,6 @@ func (st *State) dropNotVerified(s string) {
 			return
 		}
 	}
-}
-
-func (e *Engine) planSummary(p *Plan) string {
-	if p == nil {
-		return fmt.Sprintf("cycle %d: no valid plan", e.st.Cycle)
-	}
-	var titles []string
-	for _, t := range p.Tasks {
-		titles = append(titles, t.ID+" "+t.Title)
-	}
-	return fmt.Sprintf("cycle %d plan: %s", e.st.Cycle, truncate(strings.Join(titles, "; "), 300))
 }
 
 func sigIf(ok bool, signal string) string {

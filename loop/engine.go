@@ -20,6 +20,7 @@ import (
 	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/operator"
+	"github.com/looprinter/looprinter/prompt"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/redact"
 	"github.com/looprinter/looprinter/review"
@@ -138,6 +139,9 @@ type Engine struct {
 	// approval holds the first plan for the operator's OK (operator.PlanGate;
 	// loop/approve.go).
 	approval *operator.PlanGate
+	// prompts puts each run's prompt together (prompt.Builder;
+	// loop/prompts.go).
+	prompts *prompt.Builder
 
 	hookMu  sync.Mutex
 	hookErr error
@@ -308,7 +312,7 @@ func openEngine(l *spec.Loop, opts Options, runID string, fresh bool) (e *Engine
 	e.tags.emit, e.review = e.emit, review.New(dir, reviewHost{e})
 	e.waves = &waves{run: e.run, tags: &e.tags, prompt: e.buildPrompt, judgeBuild: e.judgeBuild, noteFailure: e.noteFailure,
 		commits: e.roll.engineCommits, writeJudged: e.judged.writeJudged}
-	e.nop, e.approval = newNoProgress(e), newPlanGate(e)
+	e.nop, e.approval, e.prompts = newNoProgress(e), newPlanGate(e), newPrompts(e)
 	e.run.agents, e.run.ops = newSwitch(e.run), newChannel(e.run)
 	rules := func() (*guard.ProtectRules, error) { return protectRules(e.dir, e.spec, e.st.Review) }
 	e.guard = guard.New(guard.Config{Dir: dir, Priv: priv, Rules: rules, Keep: e.run.keepEdit, Emit: e.emit})

@@ -1,144 +1,55 @@
 package loop
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
-	"os"
-	"path"
 	"path/filepath"
-	"regexp"
-	"strings"
 
-	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/loopdir"
+	"github.com/looprinter/looprinter/plan"
 	"github.com/looprinter/looprinter/textcut"
 )
 
-// Task is one entry of output/plan.json.
-type Task struct {
-	ID          string `json:"id"`
-	Title       string `json:"title"`
-	Description string `json:"description"`
-	TargetFile  string `json:"targetFile"`
-	Passes      bool   `json:"passes"`
-	Notes       string `json:"notes"`
-	// DependsOn names the tasks that must pass before this one may run
-	// (depends.go); fixed when the task is planned, like its target.
-	DependsOn []string `json:"depends_on,omitempty"`
-	// Attempts is how many build runs of this task run at once from its
-	// first run, each on a layer of its own, the best passing one kept
-	// (bestof.go); 0 (left out) and 1 are one run. Fixed when planned.
-	Attempts int `json:"attempts,omitempty"`
-	// Touches are the files this task's run may change, as globs
-	// (wave/touches.go): two tasks whose globs overlap never run in the
-	// same wave. None: it may run beside any task. Fixed when planned.
-	Touches []string `json:"touches,omitempty"`
-}
+// The plan's format and its task graph are plan/'s: these names keep the
+// engine's code and the packages above it reading as they did.
 
-// Plan is output/plan.json.
-type Plan struct {
-	Tasks []Task `json:"tasks"`
-}
+// Task is one entry of output/plan.json (plan.Task).
+type Task = plan.Task
 
-var taskID = regexp.MustCompile(`^T-[0-9]{3,}$`)
+// Plan is output/plan.json (plan.Plan).
+type Plan = plan.Plan
 
-// CheckPlan runs the built-in plan checks on raw plan.json contents and
-// returns the plan (as far as it could be read) and every error, each naming
-// its task.
-func CheckPlan(data []byte) (*Plan, []string) {
-	var errs []string
-	var raw map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&raw); err != nil {
-		return nil, []string{fmt.Sprintf("plan.json is not a valid JSON object: %v", err)}
-	}
-	tasksRaw, ok := raw["tasks"]
-	if !ok {
-		return nil, []string{`plan.json has no "tasks" array`}
-	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(tasksRaw, &items); err != nil {
-		return nil, []string{`plan.json: "tasks" is not an array`}
-	}
-	if len(items) == 0 {
-		return nil, []string{`plan.json: "tasks" is empty; a plan needs at least one task`}
-	}
-	if len(items) > MaxPlanTasks {
-		return nil, []string{fmt.Sprintf(`plan.json: %d tasks; a plan may hold at most %d`, len(items), MaxPlanTasks)}
-	}
-	plan := &Plan{}
-	seen := map[string]int{}
-	for i, item := range items {
-		name := fmt.Sprintf("task %d", i+1)
-		var fields map[string]json.RawMessage
-		if err := json.Unmarshal(item, &fields); err != nil || fields == nil {
-			errs = append(errs, fmt.Sprintf("%s is not an object", name))
-			plan.Tasks = append(plan.Tasks, Task{})
-			continue
-		}
-		var t Task
-		str := func(key string, dst *string, required bool) {
-			v, ok := fields[key]
-			if !ok {
-				errs = append(errs, fmt.Sprintf("%s: missing %q", name, key))
-				return
-			}
-			if err := json.Unmarshal(v, dst); err != nil {
-				errs = append(errs, fmt.Sprintf("%s: %q must be a string", name, key))
-				return
-			}
-			if required && strings.TrimSpace(*dst) == "" {
-				errs = append(errs, fmt.Sprintf("%s: %q is empty", name, key))
-			}
-		}
-		str("id", &t.ID, true)
-		if t.ID != "" {
-			name = fmt.Sprintf("task %d (%s)", i+1, t.ID)
-			if !taskID.MatchString(t.ID) {
-				errs = append(errs, fmt.Sprintf("%s: id %q must look like T-001 (T- and three or more digits)", name, t.ID))
-			}
-			if prev, dup := seen[t.ID]; dup {
-				errs = append(errs, fmt.Sprintf("%s: id %q is used by task %d too; ids must be unique", name, t.ID, prev))
-			} else {
-				seen[t.ID] = i + 1
-			}
-		}
-		str("title", &t.Title, true)
-		str("description", &t.Description, true)
-		str("targetFile", &t.TargetFile, true)
-		if t.TargetFile != "" {
-			if why := targetProblem(t.TargetFile); why != "" {
-				errs = append(errs, fmt.Sprintf("%s: targetFile %q %s", name, t.TargetFile, why))
-			}
-		}
-		str("notes", &t.Notes, false)
-		if v, ok := fields["passes"]; !ok {
-			errs = append(errs, fmt.Sprintf("%s: missing %q", name, "passes"))
-		} else if err := json.Unmarshal(v, &t.Passes); err != nil {
-			errs = append(errs, fmt.Sprintf("%s: %q must be true or false, got %s", name, "passes", truncate(string(v), 40)))
-		}
-		if v, ok := fields["depends_on"]; ok {
-			t.DependsOn, errs = readDependsOn(name, v, errs)
-		}
-		if v, ok := fields["attempts"]; ok {
-			t.Attempts, errs = readAttempts(name, v, errs)
-		}
-		if v, ok := fields["touches"]; ok {
-			t.Touches, errs = readTouches(name, v, errs)
-		}
-		plan.Tasks = append(plan.Tasks, t)
-	}
-	errs = append(errs, checkDepends(plan)...)
-	return plan, errs
-}
-
-// Bounds of a plan: past them the plan is refused (plan_invalid), never
-// read whole into memory.
+// Bounds of a plan (plan.MaxBytes, plan.MaxTasks).
 const (
-	MaxPlanBytes = 2 << 20
-	MaxPlanTasks = 500
+	MaxPlanBytes = plan.MaxBytes
+	MaxPlanTasks = plan.MaxTasks
 )
+
+// CheckPlan runs the built-in plan checks on raw plan.json contents
+// (plan.Check).
+func CheckPlan(data []byte) (*Plan, []string) { return plan.Check(data) }
+
+// ReadPlan reads and checks a plan file (plan.Read).
+func ReadPlan(path string) (*Plan, []string, error) { return plan.Read(path) }
+
+// targetProblem says why a targetFile can never be a task's target
+// (plan.TargetProblem).
+func targetProblem(target string) string { return plan.TargetProblem(target) }
+
+// sameDepends and dependsText: plan.SameDepends, plan.DependsText.
+func sameDepends(a, b []string) bool  { return plan.SameDepends(a, b) }
+func dependsText(ids []string) string { return plan.DependsText(ids) }
+
+// planCache is the last plan.json the engine parsed (plan.Cache).
+type planCache = plan.Cache
+
+// readPlan is ReadPlan for the engine's own plan.json, parsed again only
+// when the file changed (plan.Cache). A copy is returned: callers may
+// change it.
+func (e *Engine) readPlan() (*Plan, []string, error) {
+	if e.planCache == nil {
+		e.planCache = &planCache{}
+	}
+	return e.planCache.Read(loopdir.Dir(e.dir).Plan())
+}
 
 // CurrentPlan is the plan every view of a loop shows (the run's final
 // report, status, report, the dashboard): output/plan.json when it is a
@@ -162,95 +73,6 @@ func CurrentPlan(dir string, st *State) *Plan {
 		}
 	}
 	return nil
-}
-
-// ReadPlan reads and checks a plan file. A missing file returns
-// os.ErrNotExist. Only a regular file is read (a fifo or a link put in its
-// place is an error, never a hang), and at most MaxPlanBytes of it.
-func ReadPlan(path string) (*Plan, []string, error) {
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, []string{fmt.Sprintf("plan.json is a %s, not a file", guard.TypeName(fi.Mode()))}, nil
-	}
-	if fi.Size() > MaxPlanBytes {
-		return nil, []string{fmt.Sprintf("plan.json is %d bytes; a plan may hold at most %d bytes (%d tasks): plan fewer, larger tasks", fi.Size(), MaxPlanBytes, MaxPlanTasks)}, nil
-	}
-	data, err := guard.ReadBounded(path, MaxPlanBytes)
-	if err != nil {
-		return nil, []string{"plan.json cannot be read: " + err.Error()}, nil
-	}
-	p, errs := CheckPlan(data)
-	return p, errs, nil
-}
-
-// targetProblem says why a targetFile can never be a task's target, from
-// the path alone: it must be a relative path inside the loop folder, and not
-// one of the engine's own files.
-func targetProblem(target string) string {
-	slash := strings.ReplaceAll(target, "\\", "/")
-	clean := path.Clean(slash)
-	switch {
-	case strings.ContainsRune(target, 0) || strings.ContainsAny(target, "\n\r"):
-		return "holds a control character"
-	case path.IsAbs(slash):
-		return "is an absolute path; write it relative to the loop folder"
-	case clean == ".." || strings.HasPrefix(clean, "../"):
-		return "leaves the loop folder"
-	case clean == "." || strings.HasSuffix(slash, "/"):
-		return "names a folder, not a file"
-	case clean == loopdir.RecordsDir || strings.HasPrefix(clean, loopdir.RecordsDir+"/"), clean == ".git" || strings.HasPrefix(clean, ".git/"):
-		return "is inside the engine's own files (" + strings.SplitN(clean, "/", 2)[0] + "/)"
-	case clean == loopdir.OutputDir+"/plan.json" || clean == loopdir.OutputDir+"/progress.txt":
-		return "is the plan's own bookkeeping, not a deliverable"
-	}
-	return ""
-}
-
-// Next returns the first task whose passes is false and whose
-// dependencies (depends_on) all pass. In a plan without depends_on that is
-// the first task whose passes is false; in a checked plan (no unknown id, no
-// cycle) there is always one while any task is open.
-func (p *Plan) Next() (Task, bool) {
-	if ready := p.Ready(); len(ready) > 0 {
-		return ready[0], true
-	}
-	// Never "every task passes" while one is open: a plan the checks would
-	// refuse (a cycle) still names its first open task.
-	for _, t := range planTasks(p) {
-		if !t.Passes {
-			return t, true
-		}
-	}
-	return Task{}, false
-}
-
-// Find returns the task with id.
-func (p *Plan) Find(id string) (Task, bool) {
-	if p == nil {
-		return Task{}, false
-	}
-	for _, t := range p.Tasks {
-		if t.ID == id {
-			return t, true
-		}
-	}
-	return Task{}, false
-}
-
-// Done counts the tasks that pass.
-func (p *Plan) Done() int {
-	n := 0
-	if p != nil {
-		for _, t := range p.Tasks {
-			if t.Passes {
-				n++
-			}
-		}
-	}
-	return n
 }
 
 func truncate(s string, n int) string { return textcut.Cut(s, n) }

@@ -84,7 +84,7 @@ func (h reviewHost) ProtectedFiles() ([]review.ProtectedFile, error) {
 }
 
 func (h reviewHost) Render(phase, objective, src string) (string, error) {
-	d := h.e.promptData(phase)
+	d := h.e.prompts.Data(phase)
 	d.Objective = objective
 	return Render(src, d)
 }

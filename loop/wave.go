@@ -21,10 +21,6 @@ func runReserve(maxBudgetUSD, buildCostUSD float64, builds int) float64 {
 	return wave.RunReserve(maxBudgetUSD, buildCostUSD, builds)
 }
 
-// TaskID and TaskTouches are what wave.Pick reads of a task.
-func (t Task) TaskID() string        { return t.ID }
-func (t Task) TaskTouches() []string { return t.Touches }
-
 // pickWave lists, in plan order, the ready tasks of p to start now
 // (wave.Pick).
 func pickWave(p *Plan, inFlight map[string]bool, slots int, b waveBudget) []Task {

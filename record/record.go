@@ -128,6 +128,11 @@ type Strength struct {
 	Mode       string `json:"mode,omitempty"` // view | copy: how each mutant's tree was made
 	DurationMS int64  `json:"duration_ms"`
 	Error      string `json:"error,omitempty"` // the pass could not be made
+	// CPUMS is the CPU the pass's checks used (the control's run and every
+	// mutant's), CPUFrom where it came from (as a Check's, the sources
+	// joined by "+" when they differ).
+	CPUMS   int64  `json:"cpu_ms,omitempty"`
+	CPUFrom string `json:"cpu_from,omitempty"`
 }
 
 // Survivor is a mutant the checks did not catch.
@@ -156,6 +161,13 @@ type Check struct {
 	// Tests are the test results the output showed (a runner the engine
 	// can read): the passing count may never drop below the baseline's.
 	Tests *TestCounts `json:"tests,omitempty"`
+	// CPUMS is the CPU (user and system) the check's processes used, every
+	// one it started where it ran in a cgroup; CPUFrom says where the
+	// figure came from: cgroup (its own), box (its gate box's, across the
+	// check) or rusage (its process tree as the engine reaped it: no
+	// cgroup here, a process that left the tree is missed).
+	CPUMS   int64  `json:"cpu_ms,omitempty"`
+	CPUFrom string `json:"cpu_from,omitempty"`
 }
 
 // CleanRoom is the clean room's verdict: the gate's checks run again on

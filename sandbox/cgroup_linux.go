@@ -31,6 +31,8 @@ const CgroupPrefix = "looprinter-"
 type Cgroup struct {
 	Path string
 	dir  *os.File
+	cpu  time.Duration // what End read of cpu.stat before removing it
+	read bool
 }
 
 var cgroupBase struct {
@@ -189,7 +191,39 @@ func (g *Cgroup) End() ([]int, error) {
 		g.dir.Close()
 		g.dir = nil
 	}
-	return EndCgroup(g.Path)
+	return endCgroup(g.Path, func() { g.cpu, g.read = cgroupCPU(g.Path) })
+}
+
+// CPU is the CPU (user and system) every process of the cgroup used so
+// far, from its cpu.stat (usage_usec; kept by cgroup v2 itself, with or
+// without the cpu controller); once End ran, what it read just before it
+// removed the cgroup. false when it cannot be read.
+func (g *Cgroup) CPU() (time.Duration, bool) {
+	if g == nil {
+		return 0, false
+	}
+	if g.read {
+		return g.cpu, true
+	}
+	return cgroupCPU(g.Path)
+}
+
+// cgroupCPU reads usage_usec of the cpu.stat of the cgroup at path.
+func cgroupCPU(path string) (time.Duration, bool) {
+	b, err := os.ReadFile(filepath.Join(path, "cpu.stat"))
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "usage_usec "); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil || n < 0 {
+				return 0, false
+			}
+			return time.Duration(n) * time.Microsecond, true
+		}
+	}
+	return 0, false
 }
 
 // onCgroupEnd, when set (a benchmark), is told of each cgroup EndCgroup
@@ -205,7 +239,11 @@ const cgroupDrain = 10 * time.Second
 // made: its name starts with CgroupPrefix, and it lies in a cgroup v2
 // hierarchy), waits until it is empty and removes it. A path that does
 // not exist is nothing to do. It returns the processes that were in it.
-func EndCgroup(path string) ([]int, error) {
+func EndCgroup(path string) ([]int, error) { return endCgroup(path, nil) }
+
+// endCgroup is EndCgroup; emptied, when set, is called once the cgroup
+// has no process left, before it is removed.
+func endCgroup(path string, emptied func()) ([]int, error) {
 	if !strings.HasPrefix(filepath.Base(path), CgroupPrefix) {
 		return nil, fmt.Errorf("%s is not a cgroup of looprinter's", path)
 	}
@@ -242,6 +280,9 @@ func EndCgroup(path string) ([]int, error) {
 	}
 	// A killed process leaves the cgroup's list when it is reaped; rmdir
 	// is refused until then (EBUSY) even with no live process.
+	if emptied != nil {
+		emptied()
+	}
 	if onCgroupEnd != nil {
 		onCgroupEnd(path)
 	}

@@ -2,7 +2,10 @@
 
 package sandbox
 
-import "errors"
+import (
+	"errors"
+	"time"
+)
 
 // CgroupPrefix starts the name of every cgroup the engine makes.
 const CgroupPrefix = "looprinter-"
@@ -18,6 +21,9 @@ func NewCgroup(name string) (*Cgroup, error) { return nil, CgroupProbe() }
 
 // FD is -1.
 func (g *Cgroup) FD() int { return -1 }
+
+// CPU is not known here.
+func (g *Cgroup) CPU() (time.Duration, bool) { return 0, false }
 
 // End does nothing.
 func (g *Cgroup) End() ([]int, error) { return nil, nil }

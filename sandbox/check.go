@@ -126,6 +126,7 @@ type CheckBox struct {
 	inTree  []string    // masked paths inside tree (TreeMasked), existing
 	env     []string
 	pending sync.WaitGroup // the housekeeping of ended checks
+	usage   usageOf        // the CPU of ended commands, by their cgroups (Usage)
 	base    Layer          // bwrap: what setups wrote in the tree, under every check's layer
 	// cacheSeed copies, once, the cache layer's Go build cache into a
 	// Landlock box's own (checkcache_linux.go).

@@ -226,6 +226,12 @@ func (b *CheckBox) command(ctx context.Context, dir, shellLine string, env []str
 				// No cgroup: what stayed in the check's process group at least.
 				syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 			}
+			if ended && g != nil {
+				// Every process of the check is gone: its CPU is all counted.
+				if d, ok := g.CPU(); ok && cmd != nil {
+					b.usage.put(cmd, Usage{CPU: d, From: UsageCgroup})
+				}
+			}
 			b.pending.Add(1)
 			later := func() {
 				defer b.pending.Done()
@@ -238,6 +244,9 @@ func (b *CheckBox) command(ctx context.Context, dir, shellLine string, env []str
 				go later()
 			} else {
 				later()
+				if d, ok := g.CPU(); ok && cmd != nil {
+					b.usage.put(cmd, Usage{CPU: d, From: UsageCgroup})
+				}
 			}
 		})
 	}

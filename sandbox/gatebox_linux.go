@@ -61,18 +61,50 @@ func (b *CheckBox) Serves(env []string) bool {
 // or ctx does (then it is killed). It returns the shell's exit status
 // (128+signal when killed).
 func (b *CheckBox) Run(ctx context.Context, dir, shellLine string, env []string, out io.Writer) (int, error) {
+	code, _, err := b.RunUsage(ctx, dir, shellLine, env, out)
+	return code, err
+}
+
+// RunUsage is Run that also says what CPU the check used: the difference
+// of the box's cgroup's figure across it (UsageBox; the box's start is
+// the first check's), nothing where the box has no cgroup (its
+// processes are not the engine's children: no process tree to read). A
+// box's checks run one at a time: do not call Run or RunUsage of one box
+// at once.
+func (b *CheckBox) RunUsage(ctx context.Context, dir, shellLine string, env []string, out io.Writer) (int, Usage, error) {
 	if !b.Serves(env) {
-		return -1, errors.New("sandbox: this box runs each check as a process of its own")
+		return -1, Usage{}, errors.New("sandbox: this box runs each check as a process of its own")
 	}
 	cdir, err := canonical(dir)
 	if err != nil || !Within(cdir, b.tree) {
-		return -1, fmt.Errorf("sandbox: the check's folder %s is outside the checks' tree %s", dir, b.tree)
+		return -1, Usage{}, fmt.Errorf("sandbox: the check's folder %s is outside the checks' tree %s", dir, b.tree)
 	}
+	var before time.Duration
 	if b.server == nil {
 		if err := b.startServer(env); err != nil {
-			return -1, err
+			return -1, Usage{}, err
 		}
+	} else {
+		before, _ = b.server.cpu()
 	}
+	code, err := b.runServed(ctx, cdir, shellLine, env, out)
+	var u Usage
+	if after, ok := b.server.cpu(); ok && after >= before {
+		u = Usage{CPU: after - before, From: UsageBox}
+	}
+	return code, u, err
+}
+
+// cpu is the box's cgroup's CPU so far (false: no cgroup, or ended).
+func (s *boxServer) cpu() (time.Duration, bool) {
+	if s == nil || s.g == nil {
+		return 0, false
+	}
+	return s.g.CPU()
+}
+
+// runServed sends one check to the box's server and waits for its end.
+func (b *CheckBox) runServed(ctx context.Context, cdir, shellLine string, env []string, out io.Writer) (int, error) {
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return -1, err

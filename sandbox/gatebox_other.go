@@ -20,3 +20,9 @@ func (b *CheckBox) Run(ctx context.Context, dir, shellLine string, env []string,
 }
 
 func (b *CheckBox) closeServer() {}
+
+// RunUsage is Linux only.
+func (b *CheckBox) RunUsage(ctx context.Context, dir, shellLine string, env []string, out io.Writer) (int, Usage, error) {
+	code, err := b.Run(ctx, dir, shellLine, env, out)
+	return code, Usage{}, err
+}

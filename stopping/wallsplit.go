@@ -11,8 +11,11 @@ import (
 
 // wallSplit is where a loop's wall time went, from its records: agent runs
 // (agent_end) and checks (setup, baseline, the gates, the clean room).
+// CPU is the checks' CPU (theirs and the strength passes' mutants'),
+// where their records carry it (cpu_ms).
 type wallSplit struct {
-	Agent, Checks time.Duration
+	Agent, Checks, CPU time.Duration
+	MutantsCPU         time.Duration // the part of CPU of the strength passes
 }
 
 // splitWall adds up, over every record file of the loop, the time its agent
@@ -27,13 +30,40 @@ func splitWall(evs []record.Event) wallSplit {
 		case record.Setup, record.Baseline, record.Verify:
 			for _, c := range ev.Checks {
 				s.Checks += ms(c.DurationMS)
+				s.CPU += ms(c.CPUMS)
 			}
 		}
 		if ev.CleanRoom != nil {
 			s.Checks += ms(ev.CleanRoom.DurationMS)
+			for _, c := range ev.CleanRoom.Checks {
+				s.CPU += ms(c.CPUMS)
+			}
+		}
+		if ev.Strength != nil {
+			s.CPU += ms(ev.Strength.CPUMS)
+			s.MutantsCPU += ms(ev.Strength.CPUMS)
 		}
 	}
 	return s
+}
+
+// cpuPhrase is "; the checks used N of CPU" for the checks' CPU (and the
+// strength passes' part of it), "" when the records carry none.
+func (s wallSplit) cpuPhrase(round func(time.Duration) time.Duration) string {
+	if s.CPU <= 0 {
+		return ""
+	}
+	r := func(d time.Duration) time.Duration {
+		if v := round(d); v > 0 {
+			return v
+		}
+		return d.Round(time.Millisecond)
+	}
+	p := fmt.Sprintf("; the checks used %s of CPU", r(s.CPU))
+	if s.MutantsCPU > 0 {
+		p += fmt.Sprintf(" (%s of it on the strength passes' mutants)", r(s.MutantsCPU))
+	}
+	return p
 }
 
 // WallNextSteps is the advice of a loop stopped by its wall budget: when
@@ -50,12 +80,12 @@ func WallNextSteps(dir, loopFile string) []string {
 	}
 	if s.Checks > s.Agent {
 		return []string{
-			fmt.Sprintf("the checks (setup, baseline and gates) took %s of the time spent; the agent runs took %s", round(s.Checks), round(s.Agent)),
+			fmt.Sprintf("the checks (setup, baseline and gates) took %s of the time spent; the agent runs took %s%s", round(s.Checks), round(s.Agent), s.cpuPhrase(round)),
 			"make the checks faster (a narrower verify, a faster test command) or raise budget.wall in " + filepath.Base(loopFile),
 		}
 	}
 	return []string{
-		fmt.Sprintf("the agent runs took %s of the time spent; the checks took %s", round(s.Agent), round(s.Checks)),
+		fmt.Sprintf("the agent runs took %s of the time spent; the checks took %s%s", round(s.Agent), round(s.Checks), s.cpuPhrase(round)),
 		"raise budget.wall in " + filepath.Base(loopFile) + " if the loop was close, or make each run shorter: a smaller model for plan runs, lower agent.max_turns",
 	}
 }

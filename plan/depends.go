@@ -1,4 +1,4 @@
-package loop
+package plan
 
 import (
 	"encoding/json"
@@ -156,9 +156,9 @@ func planTasks(p *Plan) []Task {
 	return p.Tasks
 }
 
-// sameDepends says whether two depends_on lists name the same tasks in the
+// SameDepends says whether two depends_on lists name the same tasks in the
 // same order.
-func sameDepends(a, b []string) bool {
+func SameDepends(a, b []string) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -170,8 +170,8 @@ func sameDepends(a, b []string) bool {
 	return true
 }
 
-// dependsText shows a depends_on list in a message.
-func dependsText(ids []string) string {
+// DependsText shows a depends_on list in a message.
+func DependsText(ids []string) string {
 	if len(ids) == 0 {
 		return "[]"
 	}

@@ -1,4 +1,4 @@
-package loop
+package plan
 
 import (
 	"encoding/json"
