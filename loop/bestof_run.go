@@ -223,7 +223,7 @@ func (h *bestOfHost) Judge(ctx context.Context, rn *waveRun) (wave.Attempt, stri
 		}
 	}
 	// endRecord, its network's records written before the attempts were
-	// judged (BeforeJudge).
+	// judged (beforeJudge).
 	r.locked(func() { r.countEnd("build", rn.res) })
 	emit(r.endEvent("build", task.ID, rn.ran, rn.res, paths))
 	rn.ended = true
