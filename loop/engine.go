@@ -25,6 +25,7 @@ import (
 	"github.com/looprinter/looprinter/review"
 	"github.com/looprinter/looprinter/sandbox"
 	"github.com/looprinter/looprinter/spec"
+	"github.com/looprinter/looprinter/statefile"
 	"github.com/looprinter/looprinter/stopping"
 )
 
@@ -266,14 +267,14 @@ func openEngine(l *spec.Loop, opts Options, runID string, fresh bool) (e *Engine
 		if t := loopdir.Dir(dir).Transcripts(); dirExists(t) {
 			os.Rename(t, t+stamp)
 		}
-		removeJournal(priv)
+		statefile.RemoveJournal(priv)
 	}
 	os.Chmod(loopdir.Dir(dir).Records(), 0o700)
 	st, untrusted, err := loadTrusted(dir)
 	if err != nil {
 		return fail(err)
 	}
-	jr, err := openJournal(priv)
+	jr, err := statefile.OpenJournal(priv)
 	if err != nil {
 		return fail(fmt.Errorf("cannot open the engine's state journal: %w", err))
 	}
@@ -287,7 +288,7 @@ func openEngine(l *spec.Loop, opts Options, runID string, fresh bool) (e *Engine
 	}
 	rec, err := loopdir.Dir(dir).CreateRecords(runID, l.Agent.Backend, start)
 	if err != nil {
-		jr.close()
+		jr.Close()
 		return fail(err)
 	}
 	for _, s := range opts.Subscribers {
@@ -358,7 +359,7 @@ func (e *Engine) close() {
 	e.run.putHoldoutsBack()
 	judge.CloseChecksNetwork(e.dir)
 	e.rec.Close()
-	e.store.jr.close()
+	e.store.jr.Close()
 	e.lock.Release()
 }
 

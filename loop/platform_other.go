@@ -2,44 +2,11 @@
 
 package loop
 
-import (
-	"os"
-	"path/filepath"
-
-	"github.com/looprinter/looprinter/loopdir"
-)
+import "github.com/looprinter/looprinter/loopdir"
 
 // readPlan is ReadPlan for the engine's own plan.json, parsed every time
 // (the Linux version keeps it while the file's stat does not change).
 func (e *Engine) readPlan() (*Plan, []string, error) {
 	e.planCache = nil
 	return ReadPlan(loopdir.Dir(e.dir).Plan())
-}
-
-// fdatasync writes f's data to disk.
-func fdatasync(f *os.File) error { return f.Sync() }
-
-// writeCopy replaces path with data for readers: written beside it, then
-// renamed over it (the Linux version exchanges it with a spare instead).
-func writeCopy(path string, data []byte) error {
-	next := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".next")
-	os.Remove(next) // whatever is there (a link planted in its place) is never written through
-	if err := os.MkdirAll(filepath.Dir(next), 0o700); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(next, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	_, werr := f.Write(data)
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(next, path)
-	}
-	if werr != nil {
-		os.Remove(next)
-	}
-	return werr
 }
