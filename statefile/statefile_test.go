@@ -156,8 +156,16 @@ func TestUntrustedStateIsRebuilt(t *testing.T) {
 	if _, err := Load(dir, toyCodec); err == nil || !strings.Contains(err.Error(), "is corrupt") {
 		t.Fatalf("Load of an unreadable public copy: %v", err)
 	}
+	// A public copy that cannot be read at all is no fresh start either.
+	os.Remove(loopdir.Dir(dir).State())
+	os.Mkdir(loopdir.Dir(dir).State(), 0o700)
+	if st, issues := trusted(t, dir); len(issues) != 1 || !st.Rebuilt {
+		t.Fatalf("a public copy that cannot be read: %+v %v", st, issues)
+	}
+	os.Remove(loopdir.Dir(dir).State())
 	// An impossible engine copy, and an unreadable one.
-	for payload, why := range map[string]string{`{"n":-1}`: "impossible: n is negative", `{"n":`: "unreadable"} {
+	for _, c := range []struct{ payload, why string }{{`{"n":-1}`, "impossible: n is negative"}, {`{"n":`, "unreadable"}} {
+		payload, why := c.payload, c.why
 		RemoveJournal(priv)
 		j := openJ(t, priv)
 		j.Write([]byte(payload), nil, true)
@@ -200,6 +208,16 @@ func TestSaveWritesTheCopyWhenAsked(t *testing.T) {
 	}
 	if s, _, _ := ReadJournal(priv); string(s.Payload) != `{"n":2}` || !s.PublicMatches(pub) {
 		t.Fatalf("the journal after a save with copy: %q", s.Payload)
+	}
+	// Saves without a copy (a note, a run in flight) leave the digests of
+	// the copies as they were: the copy on disk is still the engine's.
+	for _, p := range []string{`{"n":3}`, `{"n":4}`, `{"n":5}`} {
+		if _, err := Save(dir, j, []byte(p), false, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st, issues := trusted(t, dir); len(issues) != 0 || st.N != 5 {
+		t.Fatalf("the copy of the last save that wrote one: %+v %v", st, issues)
 	}
 	if err := WritePrivate(dir, []byte(`{"n":2}`)); err != nil {
 		t.Fatal(err)
