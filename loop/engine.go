@@ -26,6 +26,7 @@ import (
 	"github.com/looprinter/looprinter/review"
 	"github.com/looprinter/looprinter/sandbox"
 	"github.com/looprinter/looprinter/spec"
+	"github.com/looprinter/looprinter/statefile"
 	"github.com/looprinter/looprinter/stopping"
 )
 
@@ -270,14 +271,14 @@ func openEngine(l *spec.Loop, opts Options, runID string, fresh bool) (e *Engine
 		if t := loopdir.Dir(dir).Transcripts(); dirExists(t) {
 			os.Rename(t, t+stamp)
 		}
-		removeJournal(priv)
+		statefile.RemoveJournal(priv)
 	}
 	os.Chmod(loopdir.Dir(dir).Records(), 0o700)
 	st, untrusted, err := loadTrusted(dir)
 	if err != nil {
 		return fail(err)
 	}
-	jr, err := openJournal(priv)
+	jr, err := statefile.OpenJournal(priv)
 	if err != nil {
 		return fail(fmt.Errorf("cannot open the engine's state journal: %w", err))
 	}
@@ -291,7 +292,7 @@ func openEngine(l *spec.Loop, opts Options, runID string, fresh bool) (e *Engine
 	}
 	rec, err := loopdir.Dir(dir).CreateRecords(runID, l.Agent.Backend, start)
 	if err != nil {
-		jr.close()
+		jr.Close()
 		return fail(err)
 	}
 	for _, s := range opts.Subscribers {
@@ -367,7 +368,7 @@ func (e *Engine) close() {
 	e.run.putHoldoutsBack()
 	judge.CloseChecksNetwork(e.dir)
 	e.rec.Close()
-	e.store.jr.close()
+	e.store.jr.Close()
 	e.lock.Release()
 }
 
