@@ -499,24 +499,6 @@ func (e *Engine) stepRalph(ctx context.Context) error {
 	return e.noteFailure(signal, fmt.Sprintf("attempt %d: %s", e.st.Iterations, oneLine(run.Result.FinalMessage)))
 }
 
-func (st *State) addNotVerified(s string) {
-	for _, x := range st.NotVerified {
-		if x == s {
-			return
-		}
-	}
-	st.NotVerified = append(st.NotVerified, s)
-}
-
-func (st *State) dropNotVerified(s string) {
-	for i, x := range st.NotVerified {
-		if x == s {
-			st.NotVerified = append(st.NotVerified[:i:i], st.NotVerified[i+1:]...)
-			return
-		}
-	}
-}
-
 func sigIf(ok bool, signal string) string {
 	if !ok {
 		return ""

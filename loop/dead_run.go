@@ -87,13 +87,3 @@ func (r *runner) judgeDead() error {
 	}
 	return r.judgeDeadRun()
 }
-
-// beat touches the engine's heartbeat file (loopdir.Private.Alive), every
-// second while agents run (checkpointEvery).
-func (s *store) beat() {
-	p := loopdir.Private(s.priv).Alive()
-	now := time.Now()
-	if os.Chtimes(p, now, now) != nil {
-		os.WriteFile(p, nil, 0o600)
-	}
-}

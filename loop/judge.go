@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/looprinter/looprinter/confine"
 	"github.com/looprinter/looprinter/guard"
@@ -16,67 +14,15 @@ import (
 	"github.com/looprinter/looprinter/review"
 	"github.com/looprinter/looprinter/sandbox"
 	"github.com/looprinter/looprinter/spec"
+	"github.com/looprinter/looprinter/stopping"
 )
 
 // The engine's side of the judge (package judge): the Judge it runs its
 // checks with, and what of a verdict is the engine's (the state, the stops,
 // the audit after the clean room).
 
-// CheckResult is one check command's outcome, with its failure signal.
-type CheckResult = judge.CheckResult
-
 // Signature is a short stable hash of a failure signal, normalized.
 func Signature(signal string) string { return judge.Signature(signal) }
-
-// judge is the engine's judge, made on first use.
-func (e *Engine) judge() *judge.Judge {
-	if e.jd == nil {
-		e.jd = &judge.Judge{
-			Dir:             e.dir,
-			Priv:            e.priv,
-			Spec:            func() *spec.Loop { return e.spec },
-			Redactor:        Redactor,
-			Emit:            e.emit,
-			Flush:           func() { e.store.flush() },
-			Stamp:           func() (int, int) { return e.st.Cycle, e.st.Iterations },
-			AddNotVerified:  func(s string) { e.store.with(func() { e.st.addNotVerified(s) }) }, // locked: attempts are judged at once
-			DropNotVerified: func(s string) { e.store.with(func() { e.st.dropNotVerified(s) }) },
-			AddEvidence:     func(s string) { e.st.Evidence = append(e.st.Evidence, s) },
-			SetAside:        func() ([]string, error) { return setAside(e.dir, e.priv, e.spec, e.judge().IsHoldout) },
-			StartFiles: func() []string {
-				rf, _ := runnerStart(e.priv)
-				return rf.Files
-			},
-			StartTop: func() []string {
-				rf, _ := runnerStart(e.priv)
-				return rf.Top
-			},
-			WriteFile: WriteFileAtomic,
-			Flaky:     func() judge.FlakyTests { return e.st.Flaky },
-			NoteFlaky: func(cmd string, tests []string) { e.st.Flaky = judge.NoteFlaky(e.st.Flaky, cmd, tests) },
-			Auditor: judge.Auditor{
-				Agent: func() string { return review.AgentName(e.gates.auditor()) },
-				Tells: func() []string { return e.st.Tells },
-				Next: func() (string, string) {
-					e.st.AuditRuns++
-					keep := review.RecordPath(fmt.Sprintf("audit-%d-findings.json", e.st.AuditRuns))
-					return keep, review.AgentOutput(keep)
-				},
-				Ask: func(ctx context.Context, prompt, keep string) (bool, []string, error) {
-					return e.review.AskJSON(ctx, "auditor", "audit", prompt, keep, func(data []byte) []string {
-						_, errs := review.ParseFindings(data)
-						return errs
-					})
-				},
-				Findings: func(keep, bar string) (int, []judge.Finding) { return auditFindings(filepath.Join(e.dir, keep), bar) },
-				Touched:  func() []string { return e.st.Touched },
-				LeftOut:  func() int { return e.st.TouchedLeftOut },
-				Schema:   review.FindingsSchema,
-			},
-		}
-	}
-	return e.jd
-}
 
 // verdicts is what the judge's verdicts mean for the loop, given what it
 // needs of the engine: the setup and the baseline (setup_baseline.go),
@@ -100,13 +46,6 @@ func FlakyLines(st *State) []string {
 		return nil
 	}
 	return judge.FlakyLines(st.Flaky)
-}
-
-// gateKey names the tree the gates judge: it changes with every agent run
-// (and cycle), so the objective gate takes the cycle gate's results of a
-// shared check only when no agent ran between them.
-func (st *State) gateKey() string {
-	return fmt.Sprintf("c%d-a%d-i%d", st.Cycle, st.AgentRuns, st.Iterations)
 }
 
 // sharedNote says how many checks one run answered for both verify and
@@ -276,24 +215,6 @@ func LandChecksTo(ctx context.Context, l *spec.Loop, runDir, logDir, prefix stri
 // maxTouched bounds the files the audit is shown.
 const maxTouched = judge.MaxAuditFiles
 
-// touched adds what a run changed to the loop's list, for the audit: when
-// the list is full, code, tests and configuration stay before data files,
-// and what is left out is counted.
-func (st *State) touched(changed []string) {
-	var add []string
-	for _, f := range changed {
-		if first, _, _ := strings.Cut(f, "/"); first != loopdir.OutputDir && first != loopdir.RecordsDir {
-			add = append(add, f)
-		}
-	}
-	if len(add) == 0 {
-		return
-	}
-	var dropped int
-	st.Touched, dropped = judge.KeepTouched(st.Touched, add, maxTouched)
-	st.TouchedLeftOut += dropped
-}
-
 // auditor is the agent of the audit: agents.auditor, else another model of
 // the builder's backend where it has one (a warning when they are the same).
 func (v *verdicts) auditor() spec.Agent {
@@ -328,3 +249,7 @@ func auditFindings(path, bar string) (int, []judge.Finding) {
 func gateEvidence(gate string, rs []CheckResult, errs []string, pass bool, signal string) []string {
 	return judge.GateEvidence(gate, rs, errs, pass, firstSignalLine(signal))
 }
+
+// firstSignalLine is the first line of a failure signal that says what
+// failed (stopping.FirstSignalLine).
+func firstSignalLine(signal string) string { return stopping.FirstSignalLine(signal) }

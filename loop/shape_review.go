@@ -11,6 +11,7 @@ import (
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/redact"
 	"github.com/looprinter/looprinter/review"
+	"github.com/looprinter/looprinter/sandbox"
 	"github.com/looprinter/looprinter/spec"
 )
 
@@ -107,4 +108,36 @@ func protectRules(dir string, l *spec.Loop, rs *review.State) (*guard.ProtectRul
 	}
 	rules.FreeDeliverables(paths)
 	return rules, nil
+}
+
+// Strength is the verify_strength pass of the review shape's final
+// checks, over the lines changed since the review's base commit: the
+// review has no next prompt, so a pass below verify_strength.min ends it
+// NOT VERIFIED with the survivors named.
+func (h reviewHost) Strength(ctx context.Context, base string) (line string, hold bool, why string) {
+	e := h.e
+	vs := e.spec.VerifyStrength
+	if !vs.On {
+		return "", true, ""
+	}
+	kind, _ := sandbox.Resolve(e.spec.Sandbox)
+	s := e.judge().Strength(ctx, judge.StrengthOptions{
+		Base: base, Cmds: e.spec.GateChecks(), Kind: kind, Min: vs.Min, Budget: vs.Budget.D(), MaxMutants: vs.MaxMutants,
+		Skip: e.judge().IsHoldout,
+	})
+	e.st.Strength = s
+	line = record.StrengthLine(s)
+	switch {
+	case s.Error != "":
+		e.st.addNotVerified(line)
+		if vs.Min > 0 {
+			return line, false, line + ": verify_strength.min cannot be checked"
+		}
+		return line, true, ""
+	case s.Pass:
+		return line, true, ""
+	case len(s.Survivors) == 0:
+		return line, false, line + ": no mutant of the changed lines was judged, so verify_strength.min cannot be shown to hold"
+	}
+	return line, false, fmt.Sprintf("%s. Survivors: %s", line, judge.SurvivorList(s, 5))
 }

@@ -6,9 +6,11 @@ import (
 	"math"
 	"os"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/looprinter/looprinter/guard"
+	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/review"
@@ -357,4 +359,47 @@ func WriteFileAtomic(path string, data []byte) error {
 // writeFile replaces path atomically with data and mode (guard.WriteFile).
 func writeFile(path string, data []byte, mode os.FileMode, durable bool) error {
 	return guard.WriteFile(path, data, mode, durable)
+}
+
+func (st *State) addNotVerified(s string) {
+	for _, x := range st.NotVerified {
+		if x == s {
+			return
+		}
+	}
+	st.NotVerified = append(st.NotVerified, s)
+}
+
+func (st *State) dropNotVerified(s string) {
+	for i, x := range st.NotVerified {
+		if x == s {
+			st.NotVerified = append(st.NotVerified[:i:i], st.NotVerified[i+1:]...)
+			return
+		}
+	}
+}
+
+// gateKey names the tree the gates judge: it changes with every agent run
+// (and cycle), so the objective gate takes the cycle gate's results of a
+// shared check only when no agent ran between them.
+func (st *State) gateKey() string {
+	return fmt.Sprintf("c%d-a%d-i%d", st.Cycle, st.AgentRuns, st.Iterations)
+}
+
+// touched adds what a run changed to the loop's list, for the audit: when
+// the list is full, code, tests and configuration stay before data files,
+// and what is left out is counted.
+func (st *State) touched(changed []string) {
+	var add []string
+	for _, f := range changed {
+		if first, _, _ := strings.Cut(f, "/"); first != loopdir.OutputDir && first != loopdir.RecordsDir {
+			add = append(add, f)
+		}
+	}
+	if len(add) == 0 {
+		return
+	}
+	var dropped int
+	st.Touched, dropped = judge.KeepTouched(st.Touched, add, maxTouched)
+	st.TouchedLeftOut += dropped
 }

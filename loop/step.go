@@ -188,3 +188,27 @@ func InFlightCost(l *spec.Loop, st *State) float64 {
 	req := agent.Request{Phase: f.Phase, Task: f.Task, Dir: l.Dir, Backend: a.Backend, Model: a.Model, Prices: prices(l.Prices), Transcript: f.Transcript}
 	return agent.ParseTranscript(req, ad).CostUSD
 }
+
+// loop drives the state machine until a step returns an outcome: between
+// steps it holds while paused, then runs one step (oneStep, which a fleet
+// worker also calls on its own).
+func (e *Engine) loop(ctx context.Context) *Outcome {
+	for {
+		if ctx.Err() != nil {
+			return e.outcome(ReasonInterrupted, "interrupted; state and records were written")
+		}
+		if err := e.waitWhilePaused(ctx); err != nil {
+			var s *errStop
+			if errors.As(err, &s) {
+				return s.o
+			}
+		}
+		if e.st.Phase == PhaseDone {
+			return e.doneOutcome()
+		}
+		if o := e.oneStep(ctx); o != nil {
+			return o
+		}
+		e.store.keepSummary()
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/redact"
 	"github.com/looprinter/looprinter/statefile"
@@ -217,4 +218,14 @@ func (s *store) wall() time.Duration {
 	s.ckMu.Lock()
 	defer s.ckMu.Unlock()
 	return time.Duration(s.st.WallMS)*time.Millisecond + time.Since(s.mark)
+}
+
+// beat touches the engine's heartbeat file (loopdir.Private.Alive), every
+// second while agents run (checkpointEvery).
+func (s *store) beat() {
+	p := loopdir.Private(s.priv).Alive()
+	now := time.Now()
+	if os.Chtimes(p, now, now) != nil {
+		os.WriteFile(p, nil, 0o600)
+	}
 }
