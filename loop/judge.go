@@ -137,35 +137,6 @@ var (
 	setAside    = judge.SetAside
 )
 
-// done decides whether a gate whose checks passed in the loop
-// folder ends the loop DONE: its checks again in the clean room, then the
-// audit. It returns the clean room's record and the failure signal ("":
-// DONE); an error when the loop stops (interrupted, a budget spent by the
-// audit).
-func (v *verdicts) done(ctx context.Context, gate string, cmds []string) (*record.CleanRoom, string, error) {
-	room, signal := v.judge().JudgeCleanRoom(ctx, gate, cmds)
-	if ctx.Err() != nil {
-		return room, "", v.stop(ReasonInterrupted, "interrupted during the "+gate+" gate's clean room")
-	}
-	if !room.Pass {
-		if signal == "" {
-			signal = "clean room: the checks fail there"
-		}
-		return room, signal, nil
-	}
-	sig, err := v.judge().Audit(ctx, gate)
-	if err != nil {
-		return room, "", err
-	}
-	if ctx.Err() != nil {
-		return room, "", v.stop(ReasonInterrupted, "interrupted during the audit")
-	}
-	if sig == "" {
-		sig, err = v.strength(ctx, cmds)
-	}
-	return room, sig, err
-}
-
 // holdoutStart finds the holdout files before any check runs and says why
 // they cannot be kept from the agent here, if they cannot.
 func (v *verdicts) holdoutStart() error {
@@ -211,9 +182,6 @@ func ProbeChecksTo(ctx context.Context, l *spec.Loop, logDir, prefix string) []C
 func LandChecksTo(ctx context.Context, l *spec.Loop, runDir, logDir, prefix string, fromBranch func(rel string) bool) (results []CheckResult, aside []string, err error) {
 	return judge.Land{Loop: l, RunDir: runDir, LogDir: logDir, Prefix: prefix, FromBranch: fromBranch, Redactor: Redactor(l)}.Checks(ctx)
 }
-
-// maxTouched bounds the files the audit is shown.
-const maxTouched = judge.MaxAuditFiles
 
 // auditor is the agent of the audit: agents.auditor, else another model of
 // the builder's backend where it has one (a warning when they are the same).

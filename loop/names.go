@@ -9,6 +9,7 @@ import (
 	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/operator"
 	"github.com/looprinter/looprinter/plan"
+	rollbacks "github.com/looprinter/looprinter/rollback"
 	"github.com/looprinter/looprinter/stopping"
 )
 
@@ -39,3 +40,10 @@ type Plan = plan.Plan
 
 // CheckResult is one check command's outcome, with its failure signal.
 type CheckResult = judge.CheckResult
+
+// Checkpoint, KeptRef and Ledger are rollback's.
+type (
+	Checkpoint = rollbacks.Checkpoint
+	KeptRef    = rollbacks.KeptRef
+	Ledger     = rollbacks.Ledger
+)

@@ -15,13 +15,6 @@ import (
 // checkpoint is taken, whether a loop's commits can be checkpoints, what a
 // move back means for the plan the engine judged.
 
-// Checkpoint, KeptRef and Ledger are rollback's.
-type (
-	Checkpoint = rollbacks.Checkpoint
-	KeptRef    = rollbacks.KeptRef
-	Ledger     = rollbacks.Ledger
-)
-
 // rollback is the engine's keeper of checkpoints. What it needs of the
 // engine comes in at construction (openEngine).
 type rollback struct {

@@ -403,3 +403,6 @@ func (st *State) touched(changed []string) {
 	st.Touched, dropped = judge.KeepTouched(st.Touched, add, maxTouched)
 	st.TouchedLeftOut += dropped
 }
+
+// maxTouched bounds the files the audit is shown.
+const maxTouched = judge.MaxAuditFiles

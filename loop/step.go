@@ -3,10 +3,8 @@ package loop
 import (
 	"context"
 	"errors"
-	"os"
 
 	"github.com/looprinter/looprinter/agent"
-	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
 )
 
@@ -18,68 +16,6 @@ type StepOptions struct {
 	// Notes are recorded as warnings before the step (a previous attempt of
 	// the step that died on another machine, a branch that moved).
 	Notes []string
-}
-
-// RunStep runs exactly one step of the loop in l.Dir — the next step of the
-// state machine, from the engine's own copy of the state — and saves the
-// state, as Run does between two steps. It returns the outcome when the
-// step stopped the loop, and nil when the loop goes on. A durable workflow
-// engine calls it once per activity: the state and the private folder are
-// put in place before the call and read back after it.
-//
-// The first step of a loop writes loop_start, the last one loop_stop; the
-// steps between write only their own records, so the records read as one
-// run. An in-flight run found in the state (an engine that died mid-step)
-// is judged first, as Run judges it.
-func RunStep(ctx context.Context, l *spec.Loop, opts StepOptions) (*Outcome, error) {
-	e, untrusted, resumed, err := openEngine(l, opts.Options, opts.Run, false)
-	if err != nil {
-		return nil, err
-	}
-	defer e.close()
-	st := e.st
-	if st.Outcome != "" && st.Phase != PhaseDone {
-		// A stopped loop runs on: the previous stop is history.
-		st.Outcome, st.Summary, st.PlanArchive = "", "", ""
-	}
-	if err := e.store.checkpoint(); err != nil {
-		return nil, err
-	}
-	if !resumed {
-		e.emit(record.Event{Event: record.LoopStart, Loop: l.Name, Shape: l.Shape, LoopFile: l.Path, Dir: e.dir, PID: os.Getpid(), Phase: st.Phase})
-		for _, w := range l.Warnings() {
-			e.emit(record.Event{Event: record.Warning, Message: w})
-		}
-	}
-	e.recordUntrusted(untrusted)
-	if l.Redact.Off {
-		e.st.addNotVerified(redactionNote)
-	}
-	for _, n := range opts.Notes {
-		e.emit(record.Event{Event: record.Warning, Message: n})
-	}
-	end := func(o *Outcome) (*Outcome, error) {
-		e.run.net.Close() // every connection's record before the final state
-		out := e.finish(o)
-		e.store.tallySpend()
-		return out, nil
-	}
-	e.noteRecreated()
-	e.store.noteDeadWall()
-	e.gates.refreshVacuous()
-	if err := e.recover(); err != nil {
-		return end(e.outcome(ReasonBlocked, err.Error()))
-	}
-	if err := e.gates.holdoutStart(); err != nil {
-		return end(e.outcome(ReasonBlocked, err.Error()))
-	}
-	if st.Phase == PhaseDone {
-		return end(e.doneOutcome())
-	}
-	if o := e.oneStep(ctx); o != nil {
-		return end(o)
-	}
-	return nil, nil
 }
 
 // oneStep is one turn of Engine.loop: it runs the step of the current phase

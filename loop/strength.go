@@ -92,3 +92,32 @@ func StrengthLines(st *State, most int) []string {
 	}
 	return judge.StrengthLines(st.Strength, most)
 }
+
+// done decides whether a gate whose checks passed in the loop
+// folder ends the loop DONE: its checks again in the clean room, then the
+// audit. It returns the clean room's record and the failure signal ("":
+// DONE); an error when the loop stops (interrupted, a budget spent by the
+// audit).
+func (v *verdicts) done(ctx context.Context, gate string, cmds []string) (*record.CleanRoom, string, error) {
+	room, signal := v.judge().JudgeCleanRoom(ctx, gate, cmds)
+	if ctx.Err() != nil {
+		return room, "", v.stop(ReasonInterrupted, "interrupted during the "+gate+" gate's clean room")
+	}
+	if !room.Pass {
+		if signal == "" {
+			signal = "clean room: the checks fail there"
+		}
+		return room, signal, nil
+	}
+	sig, err := v.judge().Audit(ctx, gate)
+	if err != nil {
+		return room, "", err
+	}
+	if ctx.Err() != nil {
+		return room, "", v.stop(ReasonInterrupted, "interrupted during the audit")
+	}
+	if sig == "" {
+		sig, err = v.strength(ctx, cmds)
+	}
+	return room, sig, err
+}
