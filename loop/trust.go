@@ -2,10 +2,8 @@ package loop
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"github.com/looprinter/looprinter/agent"
 	"github.com/looprinter/looprinter/confine"
@@ -60,68 +58,40 @@ func (r *runner) confined(what string) {
 	}
 }
 
-// KillOrphans kills what is left of a crashed run's agent: every process
-// of the run's cgroup, where it had one (the kernel's list: nothing in it
-// could leave), and the processes of its process group that carry this
-// loop's LOOPRINTER_DIR. It returns the pids it killed.
+// KillOrphans kills what is left of a crashed run's agent
+// (confine.KillOrphans: its cgroup, its process group's processes that
+// carry this loop's LOOPRINTER_DIR). It returns the pids it killed.
 func KillOrphans(dir string, st *State) []int {
 	if st == nil {
 		return nil
 	}
-	var killed []int
-	if st.AgentCgroup != "" {
-		pids, _ := sandbox.EndCgroup(st.AgentCgroup)
-		killed = append(killed, pids...)
-	}
-	if st.AgentPGID != 0 {
-		killed = append(killed, killOrphans(st.AgentPGID, dir)...)
-	}
-	return killed
+	return confine.KillOrphans(dir, st.AgentCgroup, st.AgentPGID)
 }
 
-// pruneCgroups removes, once per process, the empty cgroups that killed
-// engines left.
-var pruneCgroups sync.Once
-
-// runCgroup makes the cgroup of the next agent run, where the machine
-// gives one; nil where it does not (doctor says what is then not
-// guaranteed).
+// runCgroup makes the cgroup of the next agent run (confine.RunCgroup),
+// nil where the machine gives none.
 func (r *runner) runCgroup(seq int) *sandbox.Cgroup {
-	pruneCgroups.Do(func() { sandbox.PruneCgroups() })
-	g, err := sandbox.NewCgroup(fmt.Sprintf("%d-%d", os.Getpid(), seq))
-	if err != nil {
+	g := confine.RunCgroup(seq)
+	if g == nil {
 		return nil
 	}
 	r.st.AgentCgroup = g.Path
 	return g
 }
 
-// endCgroup ends what is left in the last run's cgroup (after the sweep,
-// only what had left this process's tree) and removes it.
+// endCgroup ends what is left in the last run's cgroup and removes it
+// (confine.EndCgroup).
 func (r *runner) endCgroup(g *sandbox.Cgroup) {
 	if g == nil {
 		return
 	}
-	pids, err := g.End()
-	if len(pids) > 0 && r.sandbox != sandbox.Bwrap {
-		r.emit(record.Event{Event: record.Warning, Message: fmt.Sprintf("stopped %s of the agent run's cgroup that had left its process tree", plural(len(pids), "process"))})
-	}
-	if err != nil {
-		r.emit(record.Event{Event: record.Warning, Message: "the agent run's cgroup: " + err.Error()})
-	}
+	confine.EndCgroup(g, r.sandbox, r.emit)
 	r.st.AgentCgroup = ""
 }
 
-// sweep ends every process the last agent run left behind (a daemon it
-// started with setsid, a double fork): none may touch the files while they
-// are judged. Under bwrap the run's PID namespace already ended them.
-func (r *runner) sweep() {
-	// Under bwrap the sweep only reaps what the sandbox's own teardown left
-	// to this process (a subreaper); elsewhere what it kills was escaping.
-	if n := sandbox.Sweep(); len(n) > 0 && r.sandbox != sandbox.Bwrap {
-		r.emit(record.Event{Event: record.Warning, Message: fmt.Sprintf("stopped %d processes the agent run left behind", len(n))})
-	}
-}
+// sweep ends every process the last agent run left behind
+// (confine.Sweep).
+func (r *runner) sweep() { confine.Sweep(r.sandbox, r.emit) }
 
 // keepEdit decides about an edited protected file that may keep a change:
 // the loop file (judged field by field) and test-runner configuration that
