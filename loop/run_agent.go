@@ -332,35 +332,16 @@ func (r *runner) recordTamper(phase, task string, ts []guard.Tamper) {
 	r.recordTamperTo(r.emit, phase, task, ts)
 }
 
-// recordTamperTo is recordTamper writing its records with emit: an
-// attempt judged beside others writes them tagged with its run
-// (bestof_judging.go); what it keeps in the state is taken under the
-// state's save lock.
+// recordTamperTo is recordTamper writing its records (confine.Violation)
+// with emit: an attempt judged beside others writes them tagged with its
+// run (bestof_judging.go); what it keeps in the state (a tell, for the
+// audit) is taken under the state's save lock.
 func (r *runner) recordTamperTo(emit func(record.Event), phase, task string, ts []guard.Tamper) {
 	for _, t := range ts {
-		if t.Rule == confine.SecretRule {
-			emit(record.Event{Event: record.Violation, Phase: phase, Task: task, Kind: "secret_in_change", File: t.File,
-				Message: fmt.Sprintf("%s was not applied to the loop folder: %s (the value is not repeated here); keep secrets out of the loop's files", t.File, t.What)})
-			continue
-		}
-		if t.Kind == guard.TestAware {
+		if t.Kind == guard.TestAware && t.Rule != confine.SecretRule {
 			r.noteTell(t.File + ": " + t.What)
-			emit(record.Event{Event: record.Violation, Phase: phase, Task: task, Kind: guard.TestAware, File: t.File,
-				Message: fmt.Sprintf("%s: the change was refused: its code asks whether it runs under a test or forges a test runner's output (%s); %s", t.File, t.What, t.Rule)})
-			continue
 		}
-		msg := fmt.Sprintf("%s: a protected file was %s; it was restored", t.File, t.What)
-		if t.What == "created" {
-			// Nothing was there to restore: the new file was removed.
-			msg = fmt.Sprintf("%s: a new protected file was created; it was removed", t.File)
-		}
-		if t.Rule != "" {
-			msg += " (protected by " + t.Rule + ")"
-		}
-		if t.Why != "" {
-			msg = fmt.Sprintf("%s was changed during the %s run in a way that weakens the loop (%s); it was restored. To loosen a running loop, pause it (looprinter pause), edit, resume", t.File, phase, t.Why)
-		}
-		emit(record.Event{Event: record.Violation, Phase: phase, Task: task, Kind: "protected_file", File: t.File, Message: msg})
+		emit(confine.Violation(phase, task, t))
 	}
 }
 
