@@ -10,9 +10,6 @@ import (
 // plan waits for the operator's OK before any build run. The wait stays in
 // the state.
 
-// PlanWait is the first plan's wait for an OK (operator.PlanWait).
-type PlanWait = operator.PlanWait
-
 // ErrNotWaitingApproval: the loop is not waiting for plan approval.
 var ErrNotWaitingApproval = operator.ErrNotWaitingApproval
 

@@ -23,13 +23,13 @@ import (
 // that did not pass keeps the rule's pick, with a warning saying why. Its
 // prompt and the reading of its answer are wave's (choose_prompt.go).
 
-// chooseByReview runs the chooser over a best-of's judged attempts when
-// the loop asks for it and more than one passed (wave.Review). An error is
-// a stop (interrupted); every other failure falls back to the rule.
-func (e *Engine) chooseByReview(ctx context.Context, task Task, runs []*waveRun, results []wave.Attempt) (wave.Choice, error) {
-	r := e.run
+// Choose runs the chooser over a best-of's judged attempts when the loop
+// asks for it and more than one passed (wave.Review). An error is a stop
+// (interrupted); every other failure falls back to the rule.
+func (h *bestOfHost) Choose(ctx context.Context, runs []*waveRun, results []wave.Attempt) (wave.Choice, error) {
+	r, task := h.ws.run, h.task
 	return wave.Review{
-		Asked:    e.spec.Retry.ChoosesByReview(),
+		Asked:    r.spec().Retry.ChoosesByReview(),
 		Viewable: r.layersInForce,
 		Dir:      r.dir,
 		Upper:    func(i int) string { return runs[i].layer.Upper },
@@ -49,7 +49,7 @@ func (e *Engine) chooseByReview(ctx context.Context, task Task, runs []*waveRun,
 			}
 			return run.Result.FinalMessage, "", nil
 		},
-		Emit: e.emit,
+		Emit: r.emit,
 	}.Choose(ctx, wave.TaskText{ID: task.ID, Title: task.Title, Description: task.Description}, results)
 }
 

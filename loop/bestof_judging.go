@@ -1,15 +1,19 @@
 package loop
 
-import "github.com/looprinter/looprinter/record"
+import (
+	"sync"
+
+	"github.com/looprinter/looprinter/record"
+)
 
 // judging is one run of a wave, or one attempt of a best-of, as it is
 // judged: what tags the records written for it (its agent_run, its slot
 // from 1, its build run's iteration) and the task its failures count
 // against. The attempts of a best-of are judged at once (wave.BestOf),
 // each on a goroutine of its own: each carries its judging explicitly
-// (emitAs, recordTamperTo), never through the engine's fields. The runs
-// applied on the engine's goroutine, one at a time, set it as the
-// engine's tag for the time of their apply (setTag).
+// (tagger.emitAs, recordTamperTo), never through the engine's tag. The
+// runs applied on the engine's goroutine, one at a time, set it as the
+// engine's tag for the time of their apply (tagger.set).
 type judging struct {
 	run  string // the records' agent_run ("": not a run of a wave)
 	slot int    // from 1
@@ -36,32 +40,48 @@ func (j judging) mark(ev *record.Event) {
 	}
 }
 
-// emitAs writes ev tagged with j, whatever the engine's tag.
-func (e *Engine) emitAs(j judging, ev record.Event) {
-	j.mark(&ev)
-	e.emit(ev)
+// tagger is the tag of the records the engine writes: the run of a wave
+// (or the attempt of a best-of) applied or judged on the engine's
+// goroutine, whose run, slot and iteration every record written meanwhile
+// carries, and whose task its failures count against (noteFailure,
+// noprogress.go). Its lock orders the records written at once (the
+// attempts judged at once, the checks' proxy) and guards the tag.
+type tagger struct {
+	mu   sync.Mutex
+	cur  judging
+	emit func(record.Event) // the engine's emit, which marks with cur
 }
 
-// setTag tags every record the engine writes with j until the returned
+// emitAs writes ev tagged with j, whatever the engine's tag.
+func (t *tagger) emitAs(j judging, ev record.Event) {
+	j.mark(&ev)
+	t.emit(ev)
+}
+
+// set tags every record the engine writes with j until the returned
 // func runs, and counts its failures against j's task: for a run applied
 // or judged on the engine's goroutine, never for ones judged at once.
-func (e *Engine) setTag(j judging) func() {
-	e.emitMu.Lock()
-	e.tag = j
-	e.emitMu.Unlock()
+func (t *tagger) set(j judging) func() {
+	t.mu.Lock()
+	t.cur = j
+	t.mu.Unlock()
 	return func() {
-		e.emitMu.Lock()
-		e.tag = judging{}
-		e.emitMu.Unlock()
+		t.mu.Lock()
+		t.cur = judging{}
+		t.mu.Unlock()
 	}
 }
 
-// tagTask is the task the failures noted now count against ("": the
+// wave tags every record written until the returned func runs with rn's
+// run id, slot, task and iteration (set).
+func (t *tagger) wave(rn *waveRun) func() { return t.set(judgingOf(rn)) }
+
+// task is the task the failures noted now count against ("": the
 // loop's).
-func (e *Engine) tagTask() string {
-	e.emitMu.Lock()
-	defer e.emitMu.Unlock()
-	return e.tag.task
+func (t *tagger) task() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.cur.task
 }
 
 // locked runs f under the state's save lock (store.with): what a run

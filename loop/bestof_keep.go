@@ -24,27 +24,27 @@ import (
 // tree. kept says it passed there and stays applied: run and after are
 // then what its task's verdict (judgeBuild) reads. Not kept, the folder is
 // as before and res says why it failed.
-func (e *Engine) keepAttempt(ctx context.Context, rn *waveRun, seen *Plan, res *wave.Attempt) (run *AgentRun, after *Plan, kept bool, err error) {
-	r := e.run
+func (h *bestOfHost) keepAttempt(ctx context.Context, rn *waveRun, res *wave.Attempt) (run *AgentRun, after *Plan, kept bool, err error) {
+	r, seen := h.ws.run, h.seenPlan()
 	undo, err := wave.Backup(r.dir, rn.layer.Upper, filepath.Join(r.priv, "undo"), engineOwnedPath)
 	if err != nil {
 		return nil, nil, false, r.stop(ReasonBlocked, "cannot keep what the apply of an attempt replaces: "+err.Error())
 	}
 	defer undo.Drop()
-	untag := e.tagWave(rn)
+	untag := h.ws.tags.wave(rn)
 	defer untag()
 	run, after, err = r.finishWaveRun(ctx, rn, &waveApply{Merger: wave.NewMerger(), seen: seen})
 	if err != nil || run == nil {
 		return run, after, false, err
 	}
-	cmds := e.spec.GateChecks()
-	results := e.judge().RunChecks(ctx, "task", cmds)
+	cmds := r.spec().GateChecks()
+	results := r.judge().RunChecks(ctx, "task", cmds)
 	if ctx.Err() != nil {
 		return run, after, false, r.stop(ReasonInterrupted, "interrupted while the kept attempt of "+rn.task.ID+" was judged on the applied tree")
 	}
-	e.judge().ApplyBaseline(results, e.st.Baseline)
+	r.judge().ApplyBaseline(results, r.st.Baseline)
 	pass := len(results) == len(cmds) && judge.AllPass(results)
-	e.emit(record.Event{Event: record.Verify, Gate: "task", Task: rn.task.ID, Pass: record.Bool(pass), Checks: judge.ChecksOf(results)})
+	r.emit(record.Event{Event: record.Verify, Gate: "task", Task: rn.task.ID, Pass: record.Bool(pass), Checks: judge.ChecksOf(results)})
 	if pass {
 		return run, after, true, nil
 	}
@@ -56,7 +56,7 @@ func (e *Engine) keepAttempt(ctx context.Context, rn *waveRun, seen *Plan, res *
 	r.appliedSaved(rn)
 	rn.dropped = true
 	msg := fmt.Sprintf("attempt %d of %s passed on its own layer but its checks fail on the applied tree: its apply was taken back", rn.slot+1, rn.task.ID)
-	e.emit(record.Event{Event: record.Violation, Task: rn.task.ID, Kind: "passed_only_judged", Message: msg})
+	r.emit(record.Event{Event: record.Violation, Task: rn.task.ID, Kind: "passed_only_judged", Message: msg})
 	res.Pass = false
 	res.Signal = "VIOLATION: " + msg + "\n" + judge.FailureSignal(nil, results)
 	return nil, nil, false, nil
@@ -68,7 +68,3 @@ func engineOwnedPath(rel string) bool {
 	first, _, _ := strings.Cut(rel, "/")
 	return first == loopdir.RecordsDir || first == ".git" || rel == loopdir.OutputDir+"/plan.json"
 }
-
-// tagWave tags every record written until the returned func runs with
-// rn's run id, slot, task and iteration (setTag).
-func (e *Engine) tagWave(rn *waveRun) func() { return e.setTag(judgingOf(rn)) }

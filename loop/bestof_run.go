@@ -1,19 +1,15 @@
 package loop
 
 import (
-	"bytes"
+	"cmp"
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 
 	"github.com/looprinter/looprinter/agent"
 	"github.com/looprinter/looprinter/confine"
-	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/sandbox"
@@ -25,7 +21,7 @@ import (
 // more than one attempt (attemptsFor) is a wave of its own whose slots all
 // carry it, each attempt on spec.Loop.AttemptAgent(k) in slotLayer(dir, k)
 // with the same prompt. Once every attempt ended, each is judged on its
-// own layer without applying it (judgeAttempt; the attempts at once, up to
+// own layer without applying it (bestOfHost.Judge; the attempts at once, up to
 // the machine's cores, each in a check box of its own): what an apply would refuse
 // is taken out of its layer as a violation, its own plan mark and target
 // are read from its layer, and the task's checks run on the folder with
@@ -88,12 +84,12 @@ func (s *State) spent() wave.Spent {
 // layer (as many at once as the machine has cores), applies the best
 // passing one, or notes one failed try (wave.BestOf; the engine's side is
 // bestOfHost).
-func (e *Engine) buildBestOf(ctx context.Context, plan *Plan, task Task, n int) error {
-	prompt, err := e.buildPrompt(plan, task)
+func (w *waves) buildBestOf(ctx context.Context, plan *Plan, task Task, n int) error {
+	prompt, err := w.prompt(plan, task)
 	if err != nil {
 		return err
 	}
-	return wave.BestOf[*waveRun]{Host: &bestOfHost{waveRuns: waveRuns{e: e}, task: task, prompt: prompt}, Task: task.ID, N: n, Workers: runtime.NumCPU()}.Run(ctx)
+	return wave.BestOf[*waveRun]{Host: &bestOfHost{waveRuns: waveRuns{ws: w}, task: task, prompt: prompt}, Task: task.ID, N: n, Workers: runtime.NumCPU()}.Run(ctx)
 }
 
 // bestOfHost is the engine's side of a best-of (wave.BestOfHost).
@@ -113,39 +109,40 @@ type bestOfHost struct {
 }
 
 func (h *bestOfHost) Start(k int) (*waveRun, error) {
-	rn, err := h.e.run.startWaveRun(k, h.task, h.prompt, h.e.spec.AttemptAgent(k), k+1)
+	r := h.ws.run
+	rn, err := r.startWaveRun(k, h.task, h.prompt, r.spec().AttemptAgent(k), k+1)
 	if err == nil && k == 0 {
 		h.iteration = rn.req.Iteration
 	}
 	return rn, err
 }
 
-func (h *bestOfHost) Drop(rn *waveRun)          { h.e.run.dropAttempt(rn) }
+func (h *bestOfHost) Drop(rn *waveRun)          { h.ws.run.dropAttempt(rn) }
 func (h *bestOfHost) Stopped(rn *waveRun) error { return rn.stop }
 func (h *bestOfHost) Iteration(rn *waveRun) int { return rn.req.Iteration }
-func (h *bestOfHost) Emit(ev record.Event)      { h.e.emit(ev) }
+func (h *bestOfHost) Emit(ev record.Event)      { h.ws.run.emit(ev) }
 
 func (h *bestOfHost) Unstart(rn *waveRun) {
-	h.e.run.endCgroup(rn.cgroup)
-	h.e.run.dropAttempt(rn)
-	h.e.st.Iterations--
+	h.ws.run.endCgroup(rn.cgroup)
+	h.ws.run.dropAttempt(rn)
+	h.ws.run.st.Iterations--
 }
 
 func (h *bestOfHost) Abandon(rn *waveRun) {
-	defer h.e.setTag(runOf(rn))()
-	h.e.run.endRecord("build", h.task.ID, rn.ran, rn.res, nil)
-	h.e.run.dropAttempt(rn)
+	defer h.ws.tags.set(runOf(rn))()
+	h.ws.run.endRecord("build", h.task.ID, rn.ran, rn.res, nil)
+	h.ws.run.dropAttempt(rn)
 }
 
-func (h *bestOfHost) EmitFor(rn *waveRun, ev record.Event) { h.e.emitAs(runOf(rn), ev) }
+func (h *bestOfHost) EmitFor(rn *waveRun, ev record.Event) { h.ws.tags.emitAs(runOf(rn), ev) }
 
-func (h *bestOfHost) Interrupted(summary string) error { return h.e.stop(ReasonInterrupted, summary) }
-func (h *bestOfHost) Blocked(summary string) error     { return h.e.stop(ReasonBlocked, summary) }
+func (h *bestOfHost) Interrupted(why string) error { return h.ws.run.stop(ReasonInterrupted, why) }
+func (h *bestOfHost) Blocked(why string) error     { return h.ws.run.stop(ReasonBlocked, why) }
 
 // seenPlan is the judged plan every attempt started from.
 func (h *bestOfHost) seenPlan() *Plan {
 	if !h.seenTaken {
-		h.seen, h.seenTaken = clonePlan(h.e.st.Judged), true
+		h.seen, h.seenTaken = clonePlan(h.ws.run.st.Judged), true
 	}
 	return h.seen
 }
@@ -156,41 +153,26 @@ func (h *bestOfHost) seenPlan() *Plan {
 func (h *bestOfHost) beforeJudge() {
 	h.prep.Do(func() {
 		h.seenPlan()
-		h.e.judge()
-		h.e.run.net.Flush()
+		h.ws.run.judge()
+		h.ws.run.net.Flush()
 	})
-}
-
-// Judge judges one attempt; wave.BestOf calls it for several attempts at
-// once.
-func (h *bestOfHost) Judge(ctx context.Context, rn *waveRun) (wave.Attempt, string) {
-	h.beforeJudge()
-	return h.e.judgeAttempt(ctx, rn, h.seen, h.iteration)
-}
-
-func (h *bestOfHost) Measure(ctx context.Context, runs []*waveRun, results []wave.Attempt) {
-	h.e.measureAttempts(ctx, h.task, runs, results)
-}
-
-func (h *bestOfHost) Choose(ctx context.Context, runs []*waveRun, results []wave.Attempt) (wave.Choice, error) {
-	return h.e.chooseByReview(ctx, h.task, runs, results)
 }
 
 func (h *bestOfHost) Keep(ctx context.Context, rn *waveRun, a *wave.Attempt) (bool, error) {
 	var kept bool
 	var err error
-	h.run, h.after, kept, err = h.e.keepAttempt(ctx, rn, h.seenPlan(), a)
+	h.run, h.after, kept, err = h.keepAttempt(ctx, rn, a)
 	return kept, err
 }
 
 func (h *bestOfHost) Failed(signal, summary string) error {
-	h.e.st.taskFailed(h.task.ID)
-	return h.e.noteFailure(signal, summary)
+	h.ws.run.st.taskFailed(h.task.ID)
+	return h.ws.noteFailure(signal, summary)
 }
 
 func (h *bestOfHost) JudgeKept(ctx context.Context, rn *waveRun) error {
-	defer h.e.tagWave(rn)()
-	return h.e.judgeBuild(ctx, h.task, h.run, h.seenPlan(), h.after)
+	defer h.ws.tags.wave(rn)()
+	return h.ws.judgeBuild(ctx, h.task, h.run, h.seenPlan(), h.after)
 }
 
 // dropAttempt clears an attempt's layers and takes it out of flight:
@@ -207,23 +189,31 @@ func (r *runner) dropAttempt(rn *waveRun) {
 	r.dropInFlight(rn.fl)
 }
 
-// judgeAttempt judges one attempt of a best-of on its own layer, which
+// Judge judges one attempt of a best-of on its own layer, which
 // stays unapplied: its agent_end, what an apply would refuse taken out of
 // the layer (violations), its own mark and target read from the layer,
 // then the task's checks with the layer laid over the folder. It returns
 // the attempt's result and, when its agent run itself ended without
 // working (failed, blocked, asked for a human), why. The attempts of a
 // best-of are judged at once (wave.BestOf), each on a goroutine of its
-// own, after BeforeJudge: an attempt's records carry its run explicitly
+// own, after beforeJudge: an attempt's records carry its run explicitly
 // (emit below), what it counts in the state is taken under the state's
 // save lock, and nothing of the engine's or the runner's is set for it.
-func (e *Engine) judgeAttempt(ctx context.Context, rn *waveRun, seen *Plan, iteration int) (wave.Attempt, string) {
-	r := e.run
+func (h *bestOfHost) Judge(ctx context.Context, rn *waveRun) (wave.Attempt, string) {
+	h.beforeJudge()
+	r, seen, iteration := h.ws.run, h.seen, h.iteration
+	l := r.spec()
 	task := rn.task
-	emit := func(ev record.Event) { e.emitAs(runOf(rn), ev) }
+	emit := func(ev record.Event) { h.ws.tags.emitAs(runOf(rn), ev) }
 	res := wave.Attempt{Index: rn.slot, Agent: rn.ran}
 	rn.after, rn.afterTaken = takeLayerPlan(rn.layer), true
-	tamper := r.refuseInLayer(rn, emit)
+	// What an apply would refuse, out of the layer; its tells are written
+	// with the attempt's own emit (attempts are judged at once).
+	ap := r.apply
+	ap.Emit = emit
+	tamper := ap.RefuseInLayer(rn.layer.Upper, rn.files, rn.rules, func(rel, p string) (string, string) {
+		return confine.ProtectedEdit(r.dir, rel, p, r.keepEdit)
+	})
 	var paths []string
 	if entries, err := sandbox.LayerEntries(rn.layer.Upper); err == nil {
 		for _, en := range entries {
@@ -233,7 +223,7 @@ func (e *Engine) judgeAttempt(ctx context.Context, rn *waveRun, seen *Plan, iter
 		}
 	}
 	// endRecord, its network's records written before the attempts were
-	// judged (BeforeJudge).
+	// judged (beforeJudge).
 	r.locked(func() { r.countEnd("build", rn.res) })
 	emit(r.endEvent("build", task.ID, rn.ran, rn.res, paths))
 	rn.ended = true
@@ -241,20 +231,15 @@ func (e *Engine) judgeAttempt(ctx context.Context, rn *waveRun, seen *Plan, iter
 	var problems []string
 	stopWhy := ""
 	switch rs := rn.res; {
-	case rs.Status == agent.StatusBlocked, rs.Status == agent.StatusFailed, rs.Status == agent.StatusInterrupted:
-		stopWhy = rs.Error
-		if stopWhy == "" {
-			stopWhy = fmt.Sprintf("the agent run ended %s (exit %d)", rs.Status, rs.ExitCode)
-		}
-		if rs.Blocked != "" {
-			stopWhy = "the agent asked for a human: " + rs.Blocked
-		}
-		problems = append(problems, "the attempt's agent run: "+stopWhy)
 	case rs.Blocked != "":
 		stopWhy = "the agent asked for a human: " + rs.Blocked
+	case rs.Status == agent.StatusBlocked, rs.Status == agent.StatusFailed, rs.Status == agent.StatusInterrupted:
+		stopWhy = cmp.Or(rs.Error, fmt.Sprintf("the agent run ended %s (exit %d)", rs.Status, rs.ExitCode))
+	}
+	if stopWhy != "" {
 		problems = append(problems, "the attempt's agent run: "+stopWhy)
 	}
-	if note := killedNote(e.spec.AgentFor("build", false), rn.res); note != "" {
+	if note := killedNote(l.AgentFor("build", false), rn.res); note != "" {
 		problems = append(problems, note)
 	}
 	if len(tamper) > 0 {
@@ -282,13 +267,13 @@ func (e *Engine) judgeAttempt(ctx context.Context, rn *waveRun, seen *Plan, iter
 	switch {
 	case !done:
 		problems = append(problems, fmt.Sprintf("attempt %d for %s ended without marking it passes: true", rn.slot+1, task.ID))
-	case wave.LayerFileSum(rn.layer, task.TargetFile) == e.st.TaskBase[task.ID]:
+	case wave.LayerFileSum(rn.layer, task.TargetFile) == r.st.TaskBase[task.ID]:
 		msg := fmt.Sprintf("attempt %d of %s marked it done without changing its target %s", rn.slot+1, task.ID, task.TargetFile)
 		emit(record.Event{Event: record.Violation, Task: task.ID, Kind: "marked_done_without_change", File: task.TargetFile, Message: msg})
 		problems = append(problems, "VIOLATION: "+msg)
 	}
 	if len(problems) == 0 {
-		v := e.judge().JudgeAttempt(ctx, judge.AttemptOptions{Task: task.ID, Index: rn.slot, Upper: rn.layer.Upper, Cmds: e.spec.GateChecks(), Baseline: e.st.Baseline})
+		v := r.judge().JudgeAttempt(ctx, judge.AttemptOptions{Task: task.ID, Index: rn.slot, Upper: rn.layer.Upper, Cmds: l.GateChecks(), Baseline: r.st.Baseline})
 		res.Pass, res.Signal = v.Pass, v.Signal
 	} else {
 		res.Signal = strings.Join(problems, "\n")
@@ -296,8 +281,8 @@ func (e *Engine) judgeAttempt(ctx context.Context, rn *waveRun, seen *Plan, iter
 	if size, err := wave.LayerChange(ctx, r.dir, rn.layer.Upper); err == nil {
 		res.Change = size
 	}
-	if e.roll.engineCommits() {
-		ref := bestOfRef(e.spec.Name, task.ID, iteration, rn.slot)
+	if h.ws.commits() {
+		ref := bestOfRef(l.Name, task.ID, iteration, rn.slot)
 		msg := fmt.Sprintf("looprinter: attempt %d of %s (%s)\n\nA best-of attempt, kept for inspection; not applied unless the loop kept it.", rn.slot+1, task.ID, agentKey(rn.ran))
 		if _, err := wave.CommitRef(ctx, r.dir, rn.layer.Upper, ref, msg); err == nil {
 			res.Ref = ref
@@ -308,148 +293,9 @@ func (e *Engine) judgeAttempt(ctx context.Context, rn *waveRun, seen *Plan, iter
 	return res, stopWhy
 }
 
-// refuseInLayer takes out of an attempt's layer what applying it would
-// refuse, so that neither its checks, nor its ref, nor its apply sees it:
-// a change to the engine's records, a file holding a secret, a new tell, a
-// change where a holdout file is (applyLayer's rules), and a change to a
-// protected file that the guard would put back (the loop file judged
-// field by field, a test configuration edit that weakens nothing, stay).
-// Each is a violation of the attempt. The repository's paths the engine
-// discards at any apply stay for it to discard.
-func (r *runner) refuseInLayer(rn *waveRun, emit func(record.Event)) []guard.Tamper {
-	l := rn.layer
-	entries, err := sandbox.LayerEntries(l.Upper)
-	if err != nil {
-		return []guard.Tamper{{File: ".", What: "its layer cannot be read: " + err.Error(), Rule: "the engine judges every path of a layer"}}
-	}
-	commits := confine.GitDir(r.spec()) != ""
-	protected := map[string]string{}
-	for _, f := range rn.files {
-		protected[f.Path] = f.Rule
-	}
-	var out []guard.Tamper
-	scope := r.judge().NewTellScope(confine.TreeOf(r.dir, l.Upper))
-	// The attempt's tells are written with its own emit: attempts are
-	// judged at once (bestof_judging.go).
-	ap := r.apply
-	ap.Emit = emit
-	refuse := func(rel string, t guard.Tamper) {
-		if err := os.RemoveAll(filepath.Join(l.Upper, filepath.FromSlash(rel))); err != nil {
-			t.What += " (it could not be taken out of the attempt's layer)"
-		}
-		out = append(out, t)
-	}
-	for _, en := range entries {
-		rel := en.Rel
-		p := filepath.Join(l.Upper, filepath.FromSlash(rel))
-		if _, err := os.Lstat(p); err != nil || en.What == "folder" {
-			continue // a plain folder, or gone with a folder refused above it
-		}
-		if r.judge().HoldoutPath(l.Upper, rel) || r.judge().TouchesHoldout(rel) {
-			if en.What == "removed" && slices.Contains(r.judge().Holdouts(), rel) {
-				// The engine's own whiteout, which hid the holdout file from
-				// the run: out of the layer, so that no ref shows the file
-				// removed (no apply takes it, and no check sees the file).
-				os.Remove(p)
-				continue
-			}
-			refuse(rel, guard.Tamper{File: rel, What: en.What + " where a holdout file is", Rule: "holdout: the user's hidden tests, never the agent's to see or change"})
-			continue
-		}
-		if gh := r.judge().HiddenGit(); confine.GitHidden(gh, rel) {
-			if en.What == "written" && confine.OwnGitNote(gh, l.Upper, rel) || en.What == "removed" && slices.Contains(gh.InTree[1:], rel) {
-				os.Remove(p) // the engine's own: the repository was hidden from the run
-			}
-			continue // the rest is discarded at any apply
-		}
-		if why, owned := confine.EngineOwned(rel, commits); owned {
-			if !strings.HasPrefix(rel, ".git") {
-				refuse(rel, guard.Tamper{File: rel, What: "written in the agent's layer", Rule: why})
-			}
-			continue
-		}
-		switch en.What {
-		case "written", "link":
-			cur, ok := confine.ReadChange(p) // one read for secrets and tells
-			if kinds := confine.SecretsInChange(rel, cur, r.red()); ok && kinds != "" {
-				refuse(rel, guard.Tamper{File: rel, What: "refused: it holds " + kinds, Rule: confine.SecretRule})
-				continue
-			}
-			if note := ap.LayerTells(scope, rel, cur, ok); note != "" {
-				refuse(rel, guard.Tamper{Kind: guard.TestAware, File: rel, What: note, Rule: confine.TestAwareRule})
-				continue
-			}
-			if rule, ok := protected[rel]; ok {
-				if what, why := r.protectedEdit(rel, p); what != "" {
-					refuse(rel, guard.Tamper{File: rel, What: what, Why: why, Rule: rule})
-				}
-				continue
-			}
-			if _, err := os.Lstat(filepath.Join(r.dir, filepath.FromSlash(rel))); err != nil && rn.rules != nil {
-				if pr, ok := rn.rules.ProtectNew(rel); ok {
-					refuse(rel, guard.Tamper{File: rel, What: "created", Rule: pr.Rule})
-				}
-			}
-		case "removed", "replaced folder":
-			for f, rule := range protected {
-				if f == rel || strings.HasPrefix(f, rel+"/") {
-					what := "deleted"
-					if en.What == "replaced folder" {
-						what = "deleted with its folder " + rel
-					}
-					refuse(rel, guard.Tamper{File: f, What: what, Rule: rule})
-					break
-				}
-			}
-		default:
-			refuse(rel, guard.Tamper{File: rel, What: "a " + en.What + " in the agent's layer", Rule: "only files, folders and links reach the loop folder"})
-		}
-	}
-	return out
-}
-
-// protectedEdit judges the layer's version p of the protected file rel
-// against the folder's: "" when it changes nothing or keeps an edit that
-// weakens nothing (the guard's keep), else what changed and why it may not.
-func (r *runner) protectedEdit(rel, p string) (what, why string) {
-	cur := filepath.Join(r.dir, filepath.FromSlash(rel))
-	ci, err := os.Lstat(cur)
-	pi, perr := os.Lstat(p)
-	switch {
-	case err != nil || perr != nil:
-		return "modified", ""
-	case ci.Mode().Type() != pi.Mode().Type():
-		return "replaced by a " + guard.TypeName(pi.Mode()), ""
-	case pi.Mode()&os.ModeSymlink != 0:
-		a, _ := os.Readlink(cur)
-		b, _ := os.Readlink(p)
-		if a == b {
-			return "", ""
-		}
-		return "modified", ""
-	case ci.Mode().Perm() != pi.Mode().Perm():
-		return fmt.Sprintf("changed from mode %04o to %04o", ci.Mode().Perm(), pi.Mode().Perm()), ""
-	}
-	old, err := guard.ReadBounded(cur, 64<<20)
-	if err != nil {
-		return "modified", ""
-	}
-	now, err := guard.ReadBounded(p, 64<<20)
-	if err != nil {
-		return "modified", ""
-	}
-	if bytes.Equal(old, now) {
-		return "", ""
-	}
-	if ok, why := r.keepEdit(rel, old, now); !ok {
-		return "modified", why
-	}
-	return "", ""
-}
-
-// measureAttempts runs the strength pass of every passing attempt when
+// Measure runs the strength pass of every passing attempt when
 // more than one passed (wave/strength.go ranks them by it).
-func (e *Engine) measureAttempts(ctx context.Context, task Task, runs []*waveRun, results []wave.Attempt) {
+func (h *bestOfHost) Measure(ctx context.Context, runs []*waveRun, results []wave.Attempt) {
 	passing := 0
 	for _, a := range results {
 		if a.Pass {
@@ -463,7 +309,7 @@ func (e *Engine) measureAttempts(ctx context.Context, task Task, runs []*waveRun
 		if !results[i].Pass || ctx.Err() != nil {
 			continue
 		}
-		caught, judged := e.judge().AttemptStrength(ctx, judge.AttemptOptions{Task: task.ID, Index: rn.slot, Upper: rn.layer.Upper, Cmds: e.spec.GateChecks()}, wave.AttemptMutants)
+		caught, judged := h.ws.run.judge().AttemptStrength(ctx, judge.AttemptOptions{Task: h.task.ID, Index: rn.slot, Upper: rn.layer.Upper, Cmds: h.ws.run.spec().GateChecks()}, wave.AttemptMutants)
 		results[i].Caught, results[i].Judged = caught, judged
 	}
 }

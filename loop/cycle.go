@@ -65,11 +65,11 @@ func (e *Engine) stepPlanOrBuild(ctx context.Context) error {
 						e.emit(record.Event{Event: record.Warning, Task: next.ID, Kind: "best_of_narrowed",
 							Message: fmt.Sprintf("%s gets %d of its %d attempts at once: the budgets left cover no more", next.ID, w, n)})
 					}
-					return e.buildBestOf(ctx, plan, next, w)
+					return e.waves.buildBestOf(ctx, plan, next, w)
 				}
 			}
 			if wave := e.run.waveTasks(plan); wave != nil {
-				return e.buildWave(ctx, plan, wave)
+				return e.waves.buildWave(ctx, plan, wave)
 			}
 			return e.build(ctx, plan, next)
 		}
@@ -289,7 +289,7 @@ func (e *Engine) stepCycleGate(ctx context.Context) error {
 	}
 	// The objective gate comes next on the same tree: a check in both
 	// lists runs once.
-	e.judge().KeepForNextGate(e.gateKey(), results)
+	e.judge().KeepForNextGate(e.st.gateKey(), results)
 	errs = append(errs, e.judge().Ratchet("cycle", results)...)
 	e.judge().ApplyBaseline(results, e.st.Baseline)
 	pass := len(errs) == 0 && judge.AllPass(results)
@@ -332,7 +332,7 @@ func (e *Engine) stepObjectiveGate(ctx context.Context) error {
 		e.st.Phase = PhasePost
 		return nil
 	}
-	results := e.judge().RunGate(ctx, "objective", e.gateKey(), e.spec.ObjectiveVerify)
+	results := e.judge().RunGate(ctx, "objective", e.st.gateKey(), e.spec.ObjectiveVerify)
 	if ctx.Err() != nil {
 		return e.stop(ReasonInterrupted, "interrupted during the objective gate")
 	}
@@ -345,7 +345,7 @@ func (e *Engine) stepObjectiveGate(ctx context.Context) error {
 	if pass && (e.st.ObjectiveFailed || e.spec.AllowPassing) {
 		var signal string
 		var err error
-		if room, signal, err = e.doneVerdict(ctx, "objective", e.spec.ObjectiveVerify); err != nil {
+		if room, signal, err = e.gates.done(ctx, "objective", e.spec.ObjectiveVerify); err != nil {
 			return err
 		}
 		if signal != "" {
@@ -473,7 +473,7 @@ func (e *Engine) stepRalph(ctx context.Context) error {
 	if pass && (e.st.ObjectiveFailed || e.spec.AllowPassing) {
 		var rs string
 		var err error
-		if room, rs, err = e.doneVerdict(ctx, "verify", e.spec.Verify); err != nil {
+		if room, rs, err = e.gates.done(ctx, "verify", e.spec.Verify); err != nil {
 			return err
 		}
 		if rs != "" {
@@ -497,24 +497,6 @@ func (e *Engine) stepRalph(ctx context.Context) error {
 	e.st.ObjectiveFailed = true
 	e.st.CycleGate = "fail" // ralph's verify: what status shows
 	return e.noteFailure(signal, fmt.Sprintf("attempt %d: %s", e.st.Iterations, oneLine(run.Result.FinalMessage)))
-}
-
-func (st *State) addNotVerified(s string) {
-	for _, x := range st.NotVerified {
-		if x == s {
-			return
-		}
-	}
-	st.NotVerified = append(st.NotVerified, s)
-}
-
-func (st *State) dropNotVerified(s string) {
-	for i, x := range st.NotVerified {
-		if x == s {
-			st.NotVerified = append(st.NotVerified[:i:i], st.NotVerified[i+1:]...)
-			return
-		}
-	}
 }
 
 func sigIf(ok bool, signal string) string {

@@ -81,19 +81,9 @@ func (r *runner) deadRunTimes(f *InFlight, res *agent.Result) {
 
 // judgeDead judges the run in flight the engine died in (judgeDeadRun),
 // its records carrying its run id and slot when it was a run of a wave.
-func (e *Engine) judgeDead() error {
-	if f := e.st.InFlight; f != nil && f.Run != "" {
-		defer e.setTag(judging{run: f.Run, slot: f.Slot + 1})()
+func (r *runner) judgeDead() error {
+	if f := r.st.InFlight; f != nil && f.Run != "" {
+		defer r.tags.set(judging{run: f.Run, slot: f.Slot + 1})()
 	}
-	return e.run.judgeDeadRun()
-}
-
-// beat touches the engine's heartbeat file (loopdir.Private.Alive), every
-// second while agents run (checkpointEvery).
-func (s *store) beat() {
-	p := loopdir.Private(s.priv).Alive()
-	now := time.Now()
-	if os.Chtimes(p, now, now) != nil {
-		os.WriteFile(p, nil, 0o600)
-	}
+	return r.judgeDeadRun()
 }

@@ -6,16 +6,12 @@ package loop
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/looprinter/looprinter/confine"
-	"github.com/looprinter/looprinter/failover"
 	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/loopdir"
@@ -24,64 +20,9 @@ import (
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/redact"
 	"github.com/looprinter/looprinter/review"
-	"github.com/looprinter/looprinter/sandbox"
 	"github.com/looprinter/looprinter/spec"
 	"github.com/looprinter/looprinter/stopping"
 )
-
-// Outcome reasons, with their exit codes (docs/stopping.md).
-const (
-	ReasonDone        = "done"
-	ReasonBudget      = "budget_spent"
-	ReasonNoProgress  = "no_progress"
-	ReasonTimeCost    = "time_or_cost"
-	ReasonBlocked     = "blocked"
-	ReasonInterrupted = "interrupted"
-	// ReasonAlreadyPassing: every check passed before any agent run.
-	ReasonAlreadyPassing = "already_passing"
-	// ReasonNotVerified: the gates passed, but a gate that decides DONE
-	// never failed, so nothing shows it judged the agent's work.
-	ReasonNotVerified = "not_verified"
-)
-
-// ExitCodes maps each reason to the exit code of `run`.
-var ExitCodes = map[string]int{
-	ReasonDone: 0, ReasonBudget: 1, ReasonNoProgress: 2, ReasonTimeCost: 3,
-	ReasonBlocked: 4, ReasonAlreadyPassing: 5, ReasonNotVerified: 6, ReasonInterrupted: 130,
-}
-
-// titles name each reason as the final report does.
-var titles = map[string]string{
-	ReasonDone: "DONE", ReasonBudget: "BUDGET SPENT", ReasonNoProgress: "NO PROGRESS",
-	ReasonTimeCost: "TIME OR COST BUDGET", ReasonBlocked: "BLOCKED", ReasonInterrupted: "INTERRUPTED",
-	ReasonAlreadyPassing: "ALREADY PASSING", ReasonNotVerified: "NOT VERIFIED",
-}
-
-// Title is a reason as the final report names it.
-func Title(reason string) string {
-	if t, ok := titles[reason]; ok {
-		return t
-	}
-	return strings.ToUpper(reason)
-}
-
-// Outcome is how a run of the loop ended, with its evidence.
-type Outcome struct {
-	Reason      string   `json:"reason"`
-	ExitCode    int      `json:"exit_code"`
-	Summary     string   `json:"summary"`
-	Evidence    []string `json:"evidence,omitempty"`
-	NotVerified []string `json:"not_verified,omitempty"`
-	RuledOut    []string `json:"ruled_out,omitempty"`
-	Next        []string `json:"next,omitempty"`
-	State       *State   `json:"state"`
-	Records     string   `json:"records"`
-	Plan        *Plan    `json:"plan,omitempty"`
-
-	// Kept is the work the engine took off the branch (rollbacks, the
-	// attempts after the best state), each on its ref.
-	Kept []KeptRef `json:"kept,omitempty"`
-}
 
 // Options tune a run. The zero value is ready to use.
 type Options struct {
@@ -114,8 +55,7 @@ type Engine struct {
 	// recreated is where the state of a loop whose folder was removed and
 	// made again at this path was set aside ("" when it was not).
 	recreated string
-	// review runs the review shape (loop/shape_review.go); nil until its
-	// first step.
+	// review runs the review shape (loop/shape_review.go).
 	review *review.Shape
 
 	spec      *spec.Loop
@@ -147,187 +87,16 @@ type Engine struct {
 	hookMu  sync.Mutex
 	hookErr error
 
-	// tag is the run of a wave (or the attempt of a best-of) applied or
-	// judged on the engine's goroutine: every record written meanwhile
-	// carries its run, slot and iteration, and its failures are counted
-	// per task (noteFailure, noprogress.go). Set with setTag; the attempts
-	// judged at once carry theirs explicitly (emitAs, bestof_judging.go).
-	tag judging
-	// emitMu orders the records written at once (the attempts judged at
-	// once, the checks' proxy) and guards tag.
-	emitMu sync.Mutex
-}
-
-// errStop carries an outcome out of a step.
-type errStop struct{ o *Outcome }
-
-func (e *errStop) Error() string { return e.o.Reason }
-
-// Run runs the loop in l.Dir until it stops. The only errors returned are
-// those that prevent the loop from starting (the lock, unreadable state);
-// everything else is an Outcome.
-func Run(ctx context.Context, l *spec.Loop, opts Options) (*Outcome, error) {
-	e, untrusted, resumed, err := openEngine(l, opts, "", opts.Fresh)
-	if err != nil {
-		return nil, err
-	}
-	defer e.close()
-	st := e.st
-	if opts.Fresh && !resumed {
-		// A fresh start makes its own plan: the old one goes to the records.
-		if _, err := os.Lstat(loopdir.Dir(e.dir).Plan()); err == nil {
-			st.PendingArchive, st.PendingReason = "plan_before_fresh_start.json", "a fresh start"
-		}
-	}
-	previous := st.Outcome
-	st.Outcome, st.Summary, st.PlanArchive = "", "", ""
-	if err := e.store.checkpoint(); err != nil { // the run is visible to status at once
-		return nil, err
-	}
-	e.emit(record.Event{Event: record.LoopStart, Loop: l.Name, Shape: l.Shape, LoopFile: l.Path, Dir: e.dir, PID: os.Getpid(), Resumed: resumed, Phase: st.Phase, Message: previousNote(previous)})
-	e.recordUntrusted(untrusted)
-	e.noteRecreated()
-	e.store.noteDeadWall()
-	e.refreshVacuous() // the loop file may have changed since the last run
-	if err := e.recover(); err != nil {
-		return e.finish(e.outcome(ReasonBlocked, err.Error())), nil
-	}
-	if err := e.holdoutStart(); err != nil {
-		return e.finish(e.outcome(ReasonBlocked, err.Error())), nil
-	}
-	e.roll.noteOutside(ctx)
-	for _, w := range l.Warnings() {
-		e.emit(record.Event{Event: record.Warning, Message: w})
-	}
-	if l.Redact.Off {
-		e.st.addNotVerified(redactionNote)
-	}
-	if opts.Reopen != nil && st.Phase == PhaseDone {
-		if o := e.reopen(*opts.Reopen); o != nil {
-			return e.finish(o), nil
-		}
-	}
-	if st.Phase == PhaseDone {
-		o := e.outcome(ReasonDone, "the loop was already DONE; nothing to run (use --fresh to start again)")
-		o.Evidence, o.NotVerified = st.Evidence, st.NotVerified
-		return e.finish(o), nil
-	}
-	if err := e.store.checkpoint(); err != nil {
-		return nil, err
-	}
-	o := e.loop(ctx)
-	e.run.net.Close() // every connection's record (and refused host) before the final state
-	out := e.finish(o)
-	e.store.tallySpend()
-	return out, nil
-}
-
-// openEngine is the start Run and RunStep share: the loop's lock, the
-// engine's private folder, the trusted state (what did not check out is
-// returned, each a violation to record), a new record file for run runID
-// (made up when empty), and the state journal. resumed says the state had
-// run before. fresh moves an old state aside first. Close the engine with
-// close.
-func openEngine(l *spec.Loop, opts Options, runID string, fresh bool) (e *Engine, untrusted []string, resumed bool, err error) {
-	dir := l.Dir
-	lock, err := loopdir.AcquireLock(dir)
-	if err != nil {
-		return nil, nil, false, err
-	}
-	fail := func(err error) (*Engine, []string, bool, error) {
-		lock.Release()
-		return nil, nil, false, err
-	}
-	if err := loopdir.StateInside(dir); err != nil {
-		return fail(err)
-	}
-	priv, err := loopdir.PrivateOf(dir).Ensure()
-	if err != nil {
-		return fail(fmt.Errorf("cannot create the engine's private folder: %w", err))
-	}
-	// A folder removed and made again at the same path is a new loop: the
-	// old one's state is set aside, never resumed.
-	recreated, err := loopdir.Dir(dir).Recreated()
-	if err != nil {
-		return fail(fmt.Errorf("cannot tell whether the loop folder is the one its state belongs to: %w", err))
-	}
-	// A second loop file with another name in the same folder is another
-	// loop: it never resumes this one's counters and evidence.
-	if err := loopdir.Dir(dir).Claim(l.Name, fresh); err != nil {
-		return fail(err)
-	}
-	if fresh {
-		stamp := "." + time.Now().UTC().Format("20060102T150405") + ".old"
-		os.Remove(loopdir.PrivateOf(dir).LastCommit())
-		for _, p := range []string{loopdir.PrivateOf(dir).State(), loopdir.Dir(dir).State()} {
-			if _, err := os.Stat(p); err == nil {
-				os.Rename(p, p+stamp)
-			}
-		}
-		// The old runs' transcripts go aside too: a new run's names would
-		// overwrite some of them and leave the others (a .stderr) beside
-		// its own, as if they were its.
-		if t := loopdir.Dir(dir).Transcripts(); dirExists(t) {
-			os.Rename(t, t+stamp)
-		}
-		removeJournal(priv)
-	}
-	os.Chmod(loopdir.Dir(dir).Records(), 0o700)
-	st, untrusted, err := loadTrusted(dir)
-	if err != nil {
-		return fail(err)
-	}
-	jr, err := openJournal(priv)
-	if err != nil {
-		return fail(fmt.Errorf("cannot open the engine's state journal: %w", err))
-	}
-	resumed = !st.StartedAt.IsZero()
-	if opts.Backoff == nil {
-		opts.Backoff = failover.Backoff
-	}
-	start := time.Now()
-	if runID == "" {
-		runID = fmt.Sprintf("%s-%d", start.UTC().Format("20060102T150405"), os.Getpid())
-	}
-	rec, err := loopdir.Dir(dir).CreateRecords(runID, l.Agent.Backend, start)
-	if err != nil {
-		jr.close()
-		return fail(err)
-	}
-	for _, s := range opts.Subscribers {
-		rec.Subscribe(s)
-	}
-	e = &Engine{spec: l, dir: dir, st: st, rec: rec, opts: opts, priv: priv, lock: lock, recreated: recreated}
-	e.store = &store{st: st, dir: dir, priv: priv, rec: rec, jr: jr, mark: start, emit: e.emit}
-	inForce := func() *spec.Loop { return e.spec } // the loop file in force: reloadSpec replaces it
-	e.judged = &judgedPlan{dir: dir, st: st, emit: e.emit, readPlan: e.readPlan, noteWriteErr: e.store.noteWriteErr,
-		protectedFiles: func() ([]guard.File, *guard.ProtectRules, error) { return e.guard.Files(e.spec) }}
-	e.roll = &rollback{dir: dir, priv: priv, st: st, spec: inForce, emit: e.emit, judge: e.judge,
-		aside:       func() ([]string, error) { return setAside(e.dir, e.priv, e.spec, e.judge().IsHoldout) },
-		writeJudged: e.judged.writeJudged, noteWriteErr: e.store.noteWriteErr}
-	e.run = &runner{dir: dir, priv: priv, st: st, spec: inForce, red: func() *redact.Redactor { return e.red },
-		backoff: opts.Backoff, emit: e.emit, stop: e.stop, checkBudgets: e.checkBudgets, store: e.store, judge: e.judge,
-		enforceJudgedPlan: e.judged.enforceJudgedPlan, net: confine.Network{Emit: e.emit}}
-	e.nop, e.approval, e.prompts = newNoProgress(e), newPlanGate(e), newPrompts(e)
-	e.run.agents, e.run.ops = newSwitch(e.run), newChannel(e.run)
-	e.guard = guard.New(guard.Config{Dir: dir, Priv: priv, Rules: e.protectRules, Keep: e.run.keepEdit, Emit: e.emit})
-	e.run.guard = e.guard
-	e.run.apply = confine.Applier{Dir: dir, Spec: inForce, Red: e.run.red, Judge: e.judge, Emit: e.emit, NoteTell: e.run.noteTell}
-	e.setRedactor(Redactor(l))
-	if fi, err := os.Stat(l.Path); err == nil {
-		e.specTime = fi.ModTime()
-	}
-	// A run that died (SIGKILL, a power loss) saved its wall time last at
-	// st.UpdatedAt; it lived on until its last sign of life.
-	e.store.deadWall, e.store.deadPID = deadRunTail(st, start), st.PID
-	e.store.deadAt = lastSignOfLife(st, priv, start)
-	st.WallMS += e.store.deadWall.Milliseconds()
-	st.Loop, st.Shape, st.PID, st.Run, st.Records = l.Name, l.Shape, os.Getpid(), runID, rec.Path()
-	if !resumed {
-		st.StartedAt = start.UTC()
-	}
-	sandbox.BecomeSubreaper()
-	return e, untrusted, resumed, nil
+	// tags is the run of a wave (or the attempt of a best-of) every record
+	// written meanwhile carries, and the lock that orders the records
+	// written at once (bestof_judging.go).
+	tags tagger
+	// gates is what the judge's verdicts mean for the loop: the setup, the
+	// baseline, the done verdict (loop/judge.go, loop/strength.go).
+	gates *verdicts
+	// waves runs a wave's build runs and a best-of's attempts
+	// (loop/wave_run.go, loop/bestof_run.go).
+	waves *waves
 }
 
 // dirExists says whether p is a folder.
@@ -350,22 +119,6 @@ func (e *Engine) setRedactor(r *redact.Redactor) {
 	e.rec.SetRedactor(r)
 }
 
-// close ends what openEngine started, the lock last.
-func (e *Engine) close() {
-	e.store.flush()
-	e.store.writePrivateCopy()
-	if e.run.sandbox != sandbox.Off {
-		sandbox.RemoveTempDir(e.dir)
-	}
-	e.guard.Close()
-	e.run.net.Close()
-	e.run.putHoldoutsBack()
-	judge.CloseChecksNetwork(e.dir)
-	e.rec.Close()
-	e.store.jr.close()
-	e.lock.Release()
-}
-
 // recordUntrusted records a violation for each part of the saved state that
 // did not check out.
 func (e *Engine) recordUntrusted(untrusted []string) {
@@ -374,84 +127,11 @@ func (e *Engine) recordUntrusted(untrusted []string) {
 	}
 }
 
-// recover deals with an engine that died mid-run before anything else: what
-// is left of its agent is stopped and its run in flight is judged.
-func (e *Engine) recover() error {
-	st := e.st
-	if st.AgentPGID != 0 || st.AgentCgroup != "" {
-		if n := len(KillOrphans(e.dir, st)); n > 0 {
-			where := fmt.Sprintf("process group %d", st.AgentPGID)
-			if st.AgentCgroup != "" {
-				where = "its cgroup and " + where
-			}
-			e.emit(record.Event{Event: record.Warning, Message: fmt.Sprintf("stopped %s of a run that crashed (%s)", plural(n, "leftover agent process"), where)})
-		}
-		st.AgentPGID, st.AgentCgroup = 0, ""
-	}
-	landed := e.run.landedTasks() // before the applies are finished
-	if err := confine.ResumeApply(e.dir, slotLayer, e.emit); err != nil {
-		return err
-	}
-	if st.InFlight != nil || len(st.InFlightMore) > 0 {
-		e.run.killWave()
-		e.run.publishLeftTranscripts()
-	}
-	if ts := confine.RecoverGit(e.priv, e.emit); len(ts) > 0 {
-		task := ""
-		if st.InFlight != nil {
-			task = st.InFlight.Task
-		}
-		e.run.recordTamper("build", task, ts)
-	}
-	if st.InFlight != nil {
-		if err := e.judgeDead(); err != nil {
-			return err
-		}
-	}
-	// The other runs of a wave the engine died in: each judged as one
-	// that died (its layer, not applied, is dropped at its slot's next run).
-	for len(st.InFlightMore) > 0 {
-		st.InFlight, st.InFlightMore = st.InFlightMore[0], st.InFlightMore[1:]
-		slot := st.InFlight.Slot
-		if err := e.judgeDead(); err != nil {
-			return err
-		}
-		if l, _ := slotLayer(e.dir, slot); slot > 0 {
-			sandbox.ClearLayer(l) // what it wrote never reaches the folder
-		}
-	}
-	return e.judgeLanded(landed)
-}
-
 func previousNote(outcome string) string {
 	if outcome == "" {
 		return ""
 	}
 	return "previous run ended: " + outcome
-}
-
-// loop drives the state machine until a step returns an outcome: between
-// steps it holds while paused, then runs one step (oneStep, which a fleet
-// worker also calls on its own).
-func (e *Engine) loop(ctx context.Context) *Outcome {
-	for {
-		if ctx.Err() != nil {
-			return e.outcome(ReasonInterrupted, "interrupted; state and records were written")
-		}
-		if err := e.waitWhilePaused(ctx); err != nil {
-			var s *errStop
-			if errors.As(err, &s) {
-				return s.o
-			}
-		}
-		if e.st.Phase == PhaseDone {
-			return e.doneOutcome()
-		}
-		if o := e.oneStep(ctx); o != nil {
-			return o
-		}
-		e.store.keepSummary()
-	}
 }
 
 // doneOutcome is the DONE outcome with the state's evidence.
@@ -532,8 +212,8 @@ func nextSteps(reason string, l *spec.Loop) []string {
 }
 
 func (e *Engine) emit(ev record.Event) {
-	e.emitMu.Lock()
-	e.tag.mark(&ev)
+	e.tags.mu.Lock()
+	e.tags.cur.mark(&ev)
 	if ev.Cycle == 0 && e.spec.Shape == spec.ShapeCycle {
 		ev.Cycle = e.st.Cycle
 	}
@@ -546,7 +226,7 @@ func (e *Engine) emit(ev record.Event) {
 	}
 	// The hooks (notifications, a webhook) run outside the lock: a slow
 	// one holds up no other writer of records.
-	e.emitMu.Unlock()
+	e.tags.mu.Unlock()
 	for _, h := range e.opts.Hooks {
 		emit := func(x record.Event) {
 			if x.Cycle == 0 {
@@ -587,17 +267,6 @@ func (e *Engine) doneSummary() string {
 	return fmt.Sprintf("both gates passed in cycle %d after %s", e.st.Cycle, plural(e.st.Iterations, "build run"))
 }
 
-// plural is "1 build run", "2 build runs".
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	if strings.HasSuffix(what, "s") {
-		return fmt.Sprintf("%d %ses", n, what)
-	}
-	return fmt.Sprintf("%d %ss", n, what)
-}
-
 // checkBudgets stops the loop before an agent run when the wall or cost
 // budget is spent, and records an 80% warning once per budget.
 func (e *Engine) checkBudgets() error {
@@ -633,4 +302,102 @@ func (e *Engine) warn80(name string, frac float64) {
 	}
 	e.st.Warned80 = append(e.st.Warned80, name)
 	e.emit(record.Event{Event: record.BudgetWarning, Kind: name, Message: fmt.Sprintf("%s budget at %.0f%%", name, frac*100)})
+}
+
+// readPlan is ReadPlan for the engine's own plan.json, parsed again only
+// when the file changed (plan.Cache). A copy is returned: callers may
+// change it.
+func (e *Engine) readPlan() (*Plan, []string, error) {
+	if e.planCache == nil {
+		e.planCache = &planCache{}
+	}
+	return e.planCache.Read(loopdir.Dir(e.dir).Plan())
+}
+
+// CurrentPlan is the plan every view of a loop shows (the run's final
+// report, status, report, the dashboard): output/plan.json when it is a
+// valid plan; else the engine's own copy of the plan it judges; else, for a
+// loop that has stopped, the plan archived last in its final run (a gate
+// that failed right before the stop archives it for the next plan); else
+// nil.
+func CurrentPlan(dir string, st *State) *Plan {
+	if p, errs, err := ReadPlan(loopdir.Dir(dir).Plan()); err == nil && len(errs) == 0 {
+		return p
+	}
+	if st == nil {
+		return nil
+	}
+	if st.Judged != nil {
+		return clonePlan(st.Judged)
+	}
+	if st.Outcome != "" && st.PlanArchive != "" && filepath.Base(st.PlanArchive) == st.PlanArchive {
+		if p, errs, err := ReadPlan(loopdir.Dir(dir).InRecords(st.PlanArchive)); err == nil && len(errs) == 0 {
+			return p
+		}
+	}
+	return nil
+}
+
+// judge is the engine's judge, made on first use.
+func (e *Engine) judge() *judge.Judge {
+	if e.jd == nil {
+		e.jd = &judge.Judge{
+			Dir:             e.dir,
+			Priv:            e.priv,
+			Spec:            func() *spec.Loop { return e.spec },
+			Redactor:        Redactor,
+			Emit:            e.emit,
+			Flush:           func() { e.store.flush() },
+			Stamp:           func() (int, int) { return e.st.Cycle, e.st.Iterations },
+			AddNotVerified:  func(s string) { e.store.with(func() { e.st.addNotVerified(s) }) }, // locked: attempts are judged at once
+			DropNotVerified: func(s string) { e.store.with(func() { e.st.dropNotVerified(s) }) },
+			AddEvidence:     func(s string) { e.st.Evidence = append(e.st.Evidence, s) },
+			SetAside:        func() ([]string, error) { return setAside(e.dir, e.priv, e.spec, e.judge().IsHoldout) },
+			StartFiles: func() []string {
+				rf, _ := runnerStart(e.priv)
+				return rf.Files
+			},
+			StartTop: func() []string {
+				rf, _ := runnerStart(e.priv)
+				return rf.Top
+			},
+			WriteFile: WriteFileAtomic,
+			Flaky:     func() judge.FlakyTests { return e.st.Flaky },
+			NoteFlaky: func(cmd string, tests []string) { e.st.Flaky = judge.NoteFlaky(e.st.Flaky, cmd, tests) },
+			Auditor: judge.Auditor{
+				Agent: func() string { return review.AgentName(e.gates.auditor()) },
+				Tells: func() []string { return e.st.Tells },
+				Next: func() (string, string) {
+					e.st.AuditRuns++
+					keep := review.RecordPath(fmt.Sprintf("audit-%d-findings.json", e.st.AuditRuns))
+					return keep, review.AgentOutput(keep)
+				},
+				Ask: func(ctx context.Context, prompt, keep string) (bool, []string, error) {
+					return e.review.AskJSON(ctx, "auditor", "audit", prompt, keep, func(data []byte) []string {
+						_, errs := review.ParseFindings(data)
+						return errs
+					})
+				},
+				Findings: func(keep, bar string) (int, []judge.Finding) { return auditFindings(filepath.Join(e.dir, keep), bar) },
+				Touched:  func() []string { return e.st.Touched },
+				LeftOut:  func() int { return e.st.TouchedLeftOut },
+				Schema:   review.FindingsSchema,
+			},
+		}
+	}
+	return e.jd
+}
+
+// Reopen is a gate outside the loop that failed once the loop was DONE:
+// the forge's CI on the pushed commit, review comments on its pull
+// request. Its signal is the next failure signal, as an objective gap is:
+// the loop starts its next cycle with a re-plan that reads it.
+type Reopen struct {
+	// Gate names the gate ("ci", "pr-review"), for the records.
+	Gate string
+	// Signal is what the re-plan reads: the failing jobs and their log
+	// lines, the review comments. It is data, fenced by the prompt.
+	Signal string
+	// Message says in one line why, for the records and the report.
+	Message string
 }

@@ -12,12 +12,6 @@ import (
 // and escalation after repeated failures, is failover.Switch's; its records
 // stay in the state (FailoverState, EscalationState). The runner holds one.
 
-// FailoverState is what the engine knows about usage limits.
-type FailoverState = failover.State
-
-// EscalationState is what the engine knows of escalations.
-type EscalationState = failover.Escalation
-
 // newSwitch is the runner's failover.Switch, over the state's records.
 func newSwitch(r *runner) *failover.Switch {
 	return &failover.Switch{Spec: r.spec, Dir: r.dir, Emit: r.emit,

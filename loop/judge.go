@@ -2,14 +2,9 @@ package loop
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"github.com/bmatcuk/doublestar/v4"
 	"os"
-	"path/filepath"
 	"slices"
-	"sort"
-	"strings"
 
 	"github.com/looprinter/looprinter/confine"
 	"github.com/looprinter/looprinter/guard"
@@ -19,109 +14,38 @@ import (
 	"github.com/looprinter/looprinter/review"
 	"github.com/looprinter/looprinter/sandbox"
 	"github.com/looprinter/looprinter/spec"
+	"github.com/looprinter/looprinter/stopping"
 )
 
 // The engine's side of the judge (package judge): the Judge it runs its
 // checks with, and what of a verdict is the engine's (the state, the stops,
 // the audit after the clean room).
 
-// CheckResult is one check command's outcome, with its failure signal.
-type CheckResult = judge.CheckResult
-
 // Signature is a short stable hash of a failure signal, normalized.
 func Signature(signal string) string { return judge.Signature(signal) }
 
-// judge is the engine's judge, made on first use.
-func (e *Engine) judge() *judge.Judge {
-	if e.jd == nil {
-		e.jd = &judge.Judge{
-			Dir:             e.dir,
-			Priv:            e.priv,
-			Spec:            func() *spec.Loop { return e.spec },
-			Redactor:        Redactor,
-			Emit:            e.emit,
-			Flush:           func() { e.store.flush() },
-			Stamp:           func() (int, int) { return e.st.Cycle, e.st.Iterations },
-			AddNotVerified:  func(s string) { e.store.with(func() { e.st.addNotVerified(s) }) }, // locked: attempts are judged at once
-			DropNotVerified: func(s string) { e.store.with(func() { e.st.dropNotVerified(s) }) },
-			AddEvidence:     func(s string) { e.st.Evidence = append(e.st.Evidence, s) },
-			SetAside:        func() ([]string, error) { return setAside(e.dir, e.priv, e.spec, e.judge().IsHoldout) },
-			StartFiles: func() []string {
-				rf, _ := runnerStart(e.priv)
-				return rf.Files
-			},
-			StartTop: func() []string {
-				rf, _ := runnerStart(e.priv)
-				return rf.Top
-			},
-			WriteFile: WriteFileAtomic,
-			Flaky:     func() judge.FlakyTests { return e.st.Flaky },
-			NoteFlaky: e.noteFlaky,
-			Auditor: judge.Auditor{
-				Agent: func() string { return review.AgentName(e.auditor()) },
-				Tells: func() []string { return e.st.Tells },
-				Next: func() (string, string) {
-					e.st.AuditRuns++
-					keep := review.RecordPath(fmt.Sprintf("audit-%d-findings.json", e.st.AuditRuns))
-					return keep, review.AgentOutput(keep)
-				},
-				Ask: func(ctx context.Context, prompt, keep string) (bool, []string, error) {
-					return e.reviewShape().AskJSON(ctx, "auditor", "audit", prompt, keep, func(data []byte) []string {
-						_, errs := review.ParseFindings(data)
-						return errs
-					})
-				},
-				Findings: e.auditFindings,
-				Touched:  func() []string { return e.st.Touched },
-				LeftOut:  func() int { return e.st.TouchedLeftOut },
-				Schema:   review.FindingsSchema,
-			},
-		}
-	}
-	return e.jd
-}
-
-// noteFlaky keeps a check seen flaky, with the tests that flipped, in the
-// state: status and the report show it.
-func (e *Engine) noteFlaky(cmd string, tests []string) {
-	if e.st.Flaky == nil {
-		e.st.Flaky = map[string][]string{}
-	}
-	have := e.st.Flaky[cmd]
-	for _, t := range tests {
-		if !slices.Contains(have, t) {
-			have = append(have, t)
-		}
-	}
-	sort.Strings(have)
-	e.st.Flaky[cmd] = have
+// verdicts is what the judge's verdicts mean for the loop, given what it
+// needs of the engine: the setup and the baseline (setup_baseline.go),
+// the holdout files at the start, the done verdict (the clean room, the
+// audit, the strength pass: strength.go), the notes of checks that
+// cannot fail.
+type verdicts struct {
+	dir   string
+	st    *State
+	spec  func() *spec.Loop // the loop file in force
+	judge func() *judge.Judge
+	emit  func(record.Event)
+	stop  func(reason, summary string) error // the engine's stop
+	roll  *rollback                          // the baseline's checks are the first checkpoint's
 }
 
 // FlakyLines are the flaky checks of a state, one line each, for status
-// and the report.
+// and the report (judge.FlakyLines).
 func FlakyLines(st *State) []string {
 	if st == nil {
 		return nil
 	}
-	var out []string
-	for cmd, tests := range st.Flaky {
-		line := "`" + cmd + "`"
-		if len(tests) > 0 {
-			line += " (tests that flipped: " + strings.Join(tests, ", ") + ")"
-		} else {
-			line += " (no test named in its output)"
-		}
-		out = append(out, line)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// gateKey names the tree the gates judge: it changes with every agent run
-// (and cycle), so the objective gate takes the cycle gate's results of a
-// shared check only when no agent ran between them.
-func (e *Engine) gateKey() string {
-	return fmt.Sprintf("c%d-a%d-i%d", e.st.Cycle, e.st.AgentRuns, e.st.Iterations)
+	return judge.FlakyLines(st.Flaky)
 }
 
 // sharedNote says how many checks one run answered for both verify and
@@ -136,11 +60,11 @@ func sharedNote(results []CheckResult) string {
 // refreshVacuous brings the NOT VERIFIED notes about checks that cannot
 // fail up to the loop file in force: a check fixed or removed since is no
 // longer listed; one added since that cannot fail is.
-func (e *Engine) refreshVacuous() {
-	keep, add := e.judge().RefreshVacuous(e.st.NotVerified, e.st.BaselineDone)
-	e.st.NotVerified = keep
+func (v *verdicts) refreshVacuous() {
+	keep, add := v.judge().RefreshVacuous(v.st.NotVerified, v.st.BaselineDone)
+	v.st.NotVerified = keep
 	for _, n := range add {
-		e.st.addNotVerified(n)
+		v.st.addNotVerified(n)
 	}
 }
 
@@ -149,120 +73,79 @@ func (e *Engine) refreshVacuous() {
 // unless a holdout check fails, and checks that cannot fail are named. It
 // returns a stop, or nil to go on, with what the first prompt is to say of
 // failing holdout checks ("" when none).
-func (e *Engine) judgeBaseline(ctx context.Context, results []CheckResult) (holdoutSignal string, err error) {
-	if cannot := e.judge().CannotRun(results); cannot != "" {
-		return "", e.stop(ReasonBlocked, cannot)
+func (v *verdicts) judgeBaseline(ctx context.Context, results []CheckResult) (holdoutSignal string, err error) {
+	l := v.spec()
+	if cannot := v.judge().CannotRun(results); cannot != "" {
+		return "", v.stop(ReasonBlocked, cannot)
 	}
-	if cannot := e.judge().RunnerCannotStart(results); cannot != "" {
-		return "", e.stop(ReasonBlocked, cannot)
+	if cannot := v.judge().RunnerCannotStart(results); cannot != "" {
+		return "", v.stop(ReasonBlocked, cannot)
 	}
-	e.judge().NoteVacuous()
+	v.judge().NoteVacuous()
 	// The baseline ran verify, then objective_verify (a command in both
 	// once, for both).
 	for _, r := range results {
 		if r.Pass {
 			continue
 		}
-		inVerify := slices.Contains(e.spec.Verify, r.Command)
-		if !inVerify || e.spec.Shape == spec.ShapeRalph || slices.Contains(e.spec.ObjectiveVerify, r.Command) {
-			e.st.ObjectiveFailed = true
+		inVerify := slices.Contains(l.Verify, r.Command)
+		if !inVerify || l.Shape == spec.ShapeRalph || slices.Contains(l.ObjectiveVerify, r.Command) {
+			v.st.ObjectiveFailed = true
 		}
 		if inVerify {
-			e.st.CycleFailed = true
+			v.st.CycleFailed = true
 		}
 	}
 	holdoutNote := ""
-	if len(results) > 0 && judge.AllPass(results) && e.spec.Shape != spec.ShapeReview && len(e.spec.HoldoutVerify) > 0 {
+	if len(results) > 0 && judge.AllPass(results) && l.Shape != spec.ShapeReview && len(l.HoldoutVerify) > 0 {
 		// The visible checks pass: the objective is met only if the
 		// holdout checks pass too (a holdout file may hold the only test
 		// that fails), so they run before anything is decided.
-		passed, failed, _, herr := e.judge().BaselineHoldout(ctx)
+		passed, failed, _, herr := v.judge().BaselineHoldout(ctx)
 		if ctx.Err() != nil {
-			return "", e.stop(ReasonInterrupted, "interrupted during the baseline's holdout checks")
+			return "", v.stop(ReasonInterrupted, "interrupted during the baseline's holdout checks")
 		}
 		if herr != nil {
-			return "", e.stop(ReasonBlocked, "the holdout checks cannot run at the baseline: "+herr.Error())
+			return "", v.stop(ReasonBlocked, "the holdout checks cannot run at the baseline: "+herr.Error())
 		}
 		msg := fmt.Sprintf("the visible checks pass before any agent run; holdout checks: %d of %d fail", failed, passed+failed)
-		e.emit(record.Event{Event: record.Baseline, Kind: "holdout", Pass: record.Bool(failed == 0), Message: msg})
+		v.emit(record.Event{Event: record.Baseline, Kind: "holdout", Pass: record.Bool(failed == 0), Message: msg})
 		if failed > 0 {
 			// Not met: the objective gate fails until the holdout checks
 			// pass (they run in its clean room).
-			e.st.ObjectiveFailed = true
+			v.st.ObjectiveFailed = true
 			return fmt.Sprintf("%d of %d holdout checks fail before any agent run, although the visible checks pass: the objective is not met (those checks are not shown to you; make the work meet the objective, not only the visible tests).", failed, passed+failed), nil
 		}
 		holdoutNote = fmt.Sprintf(" (the holdout checks pass too: %d of %d)", passed, passed+failed)
 	}
-	if len(results) > 0 && judge.AllPass(results) && e.spec.Shape != spec.ShapeReview && e.spec.AllowPassing {
+	if len(results) > 0 && judge.AllPass(results) && l.Shape != spec.ShapeReview && l.AllowPassing {
 		// Keep it green: green is the expected answer, and nothing is to do.
-		e.st.Evidence = judge.Evidence("baseline", results, nil)
-		e.st.CycleGate, e.st.ObjectiveGate = "pass", "pass"
-		return "", e.stop(ReasonDone, "every check already passes before any agent run (allow_passing: true)"+holdoutNote+": the loop is green, no agent ran")
+		v.st.Evidence = judge.Evidence("baseline", results, nil)
+		v.st.CycleGate, v.st.ObjectiveGate = "pass", "pass"
+		return "", v.stop(ReasonDone, "every check already passes before any agent run (allow_passing: true)"+holdoutNote+": the loop is green, no agent ran")
 	}
-	if len(results) > 0 && judge.AllPass(results) && e.spec.Shape != spec.ShapeReview {
-		return "", e.stop(ReasonAlreadyPassing, "the checks already pass before any agent run"+holdoutNote+": either the objective is met or the checks cannot fail. No agent ran. Sharpen the checks so they fail until the work is done, or set allow_passing: true to keep a passing loop green")
+	if len(results) > 0 && judge.AllPass(results) && l.Shape != spec.ShapeReview {
+		return "", v.stop(ReasonAlreadyPassing, "the checks already pass before any agent run"+holdoutNote+": either the objective is met or the checks cannot fail. No agent ran. Sharpen the checks so they fail until the work is done, or set allow_passing: true to keep a passing loop green")
 	}
 	return "", nil
 }
 
-// runnerStart is what the clean room keeps: the runner files and top-level
-// names the loop folder held at the start. A loop that started before the
-// engine kept it uses the files protected at the start.
-func runnerStart(priv string) (guard.RunnerFiles, error) {
-	var rf guard.RunnerFiles
-	p := loopdir.Private(priv)
-	data, err := os.ReadFile(p.RunnerFilesAtStart())
-	if err == nil {
-		if json.Unmarshal(data, &rf) != nil {
-			return rf, fmt.Errorf("the engine's list of the files the loop started with is corrupt (%s)", p.RunnerFilesAtStart())
-		}
-		return rf, nil
-	}
-	data, err = os.ReadFile(p.ProtectedAtStart())
-	if err != nil {
-		return rf, fmt.Errorf("the engine has no list of the files the loop started with: %w", err)
-	}
-	if json.Unmarshal(data, &rf.Files) != nil {
-		return rf, fmt.Errorf("the engine's list of protected files is corrupt (%s)", p.ProtectedAtStart())
-	}
-	return rf, nil
-}
+// runnerStart is what the clean room keeps (judge.RunnerStart); setAside
+// the runner files the loop did not start with (judge.SetAside).
+var (
+	runnerStart = judge.RunnerStart
+	setAside    = judge.SetAside
+)
 
-// setAside lists the files a test runner loads that the loop did not start
-// with, sorted: for the judge's clean room (the protection rules know them).
-func setAside(dir, priv string, l *spec.Loop, isHoldout func(string) bool) ([]string, error) {
-	start, err := runnerStart(priv)
-	if err != nil {
-		return nil, err
-	}
-	rules, err := guard.NewProtectRules(dir, l)
-	if err != nil {
-		return nil, err
-	}
-	rules.SetTopAtStart(start.Top)
-	had := map[string]bool{}
-	for _, f := range start.Files {
-		had[f] = true
-	}
-	var out []string
-	for _, f := range rules.Walked() {
-		if !had[f] && !isHoldout(f) && rules.RunnerFile(f) {
-			out = append(out, f)
-		}
-	}
-	sort.Strings(out)
-	return out, nil
-}
-
-// doneVerdict decides whether a gate whose checks passed in the loop
+// done decides whether a gate whose checks passed in the loop
 // folder ends the loop DONE: its checks again in the clean room, then the
 // audit. It returns the clean room's record and the failure signal ("":
 // DONE); an error when the loop stops (interrupted, a budget spent by the
 // audit).
-func (e *Engine) doneVerdict(ctx context.Context, gate string, cmds []string) (*record.CleanRoom, string, error) {
-	room, signal := e.judge().JudgeCleanRoom(ctx, gate, cmds)
+func (v *verdicts) done(ctx context.Context, gate string, cmds []string) (*record.CleanRoom, string, error) {
+	room, signal := v.judge().JudgeCleanRoom(ctx, gate, cmds)
 	if ctx.Err() != nil {
-		return room, "", e.stop(ReasonInterrupted, "interrupted during the "+gate+" gate's clean room")
+		return room, "", v.stop(ReasonInterrupted, "interrupted during the "+gate+" gate's clean room")
 	}
 	if !room.Pass {
 		if signal == "" {
@@ -270,34 +153,34 @@ func (e *Engine) doneVerdict(ctx context.Context, gate string, cmds []string) (*
 		}
 		return room, signal, nil
 	}
-	sig, err := e.judge().Audit(ctx, gate)
+	sig, err := v.judge().Audit(ctx, gate)
 	if err != nil {
 		return room, "", err
 	}
 	if ctx.Err() != nil {
-		return room, "", e.stop(ReasonInterrupted, "interrupted during the audit")
+		return room, "", v.stop(ReasonInterrupted, "interrupted during the audit")
 	}
 	if sig == "" {
-		sig, err = e.strengthVerdict(ctx, cmds)
+		sig, err = v.strength(ctx, cmds)
 	}
 	return room, sig, err
 }
 
 // holdoutStart finds the holdout files before any check runs and says why
 // they cannot be kept from the agent here, if they cannot.
-func (e *Engine) holdoutStart() error {
+func (v *verdicts) holdoutStart() error {
 	// A crash left the holdout files in the engine's store: back first.
-	if err := judge.RestoreHoldouts(e.dir); err != nil {
-		return fmt.Errorf("cannot put the holdout files back in the loop folder from the engine's private folder (%s): %w", loopdir.PrivateOf(e.dir).HoldoutFiles(), err)
+	if err := judge.RestoreHoldouts(v.dir); err != nil {
+		return fmt.Errorf("cannot put the holdout files back in the loop folder from the engine's private folder (%s): %w", loopdir.PrivateOf(v.dir).HoldoutFiles(), err)
 	}
-	if len(e.spec.Holdout) == 0 {
+	if len(v.spec().Holdout) == 0 {
 		return nil
 	}
-	p, err := confine.Policy(e.spec, nil)
+	p, err := confine.Policy(v.spec(), nil)
 	if err != nil {
 		return err
 	}
-	return e.judge().HoldoutReady(p.Kind == sandbox.Bwrap && sandbox.LayerProbe() == nil)
+	return v.judge().HoldoutReady(p.Kind == sandbox.Bwrap && sandbox.LayerProbe() == nil)
 }
 
 // ProbeChecks runs a loop's verify and objective_verify checks once, as the
@@ -323,91 +206,36 @@ func ProbeChecksTo(ctx context.Context, l *spec.Loop, logDir, prefix string) []C
 }
 
 // LandChecksTo runs the loop's gate checks on a merged tree (l.Dir) as the
-// clean room does: in the judge's sandbox, with the runner files the loop
-// did not start with set aside (known from the engine's folder of the loop
-// that ran in runDir; nothing is set aside when runDir is "" or the engine
-// kept no list), only those fromBranch names when it is not nil (the paths
-// the loop's branch changed: what reached the base meanwhile is the
-// user's). aside is what was set aside; err says why the runner
-// files could not be known (the gates then did not run: fail closed).
+// clean room does (judge.Land: runDir is where the loop ran, fromBranch
+// the paths its branch changed).
 func LandChecksTo(ctx context.Context, l *spec.Loop, runDir, logDir, prefix string, fromBranch func(rel string) bool) (results []CheckResult, aside []string, err error) {
-	if err := os.MkdirAll(logDir, 0o700); err != nil {
-		return nil, nil, err
-	}
-	if runDir != "" {
-		isHoldout := func(rel string) bool {
-			for _, g := range l.Holdout {
-				if ok, _ := doublestar.Match(strings.TrimPrefix(g, "./"), rel); ok {
-					return true
-				}
-			}
-			return false
-		}
-		// Without the list of the files the loop started with, the runner
-		// files it added cannot be set aside: the gates would run the
-		// agent's runner files as trusted. Fail closed.
-		all, err := setAside(l.Dir, string(loopdir.PrivateOf(runDir)), l, isHoldout)
-		if err != nil {
-			return nil, nil, fmt.Errorf("the gates cannot run as in the clean room: %w", err)
-		}
-		for _, f := range all {
-			if fromBranch == nil || fromBranch(f) {
-				aside = append(aside, f)
-			}
-		}
-	}
-	env := append(os.Environ(), "LOOPRINTER_DIR="+l.Dir, "LOOPRINTER_CYCLE=0")
-	var rf guard.RunnerFiles
-	if runDir != "" {
-		rf, _ = runnerStart(string(loopdir.PrivateOf(runDir)))
-	}
-	env = append(env, judge.GuardEnv(l.Dir, rf.Top, rf.Files)...)
-	return judge.Check(ctx, judge.CheckRequest{Loop: l, Cmds: l.GateChecks(), Remove: aside, Env: env, Redactor: Redactor(l), LogPath: func(i int) string {
-		return filepath.Join(logDir, fmt.Sprintf("%s-%d.log", prefix, i+1))
-	}}), aside, nil
+	return judge.Land{Loop: l, RunDir: runDir, LogDir: logDir, Prefix: prefix, FromBranch: fromBranch, Redactor: Redactor(l)}.Checks(ctx)
 }
 
 // maxTouched bounds the files the audit is shown.
 const maxTouched = judge.MaxAuditFiles
 
-// touched adds what a run changed to the loop's list, for the audit: when
-// the list is full, code, tests and configuration stay before data files,
-// and what is left out is counted.
-func (st *State) touched(changed []string) {
-	var add []string
-	for _, f := range changed {
-		if first, _, _ := strings.Cut(f, "/"); first != loopdir.OutputDir && first != loopdir.RecordsDir {
-			add = append(add, f)
-		}
-	}
-	if len(add) == 0 {
-		return
-	}
-	var dropped int
-	st.Touched, dropped = judge.KeepTouched(st.Touched, add, maxTouched)
-	st.TouchedLeftOut += dropped
-}
-
 // auditor is the agent of the audit: agents.auditor, else another model of
 // the builder's backend where it has one (a warning when they are the same).
-func (e *Engine) auditor() spec.Agent {
-	builder := e.spec.AgentFor("build", false)
-	if e.spec.Shape == spec.ShapeRalph {
-		builder = e.spec.AgentFor("ralph", false)
+func (v *verdicts) auditor() spec.Agent {
+	l := v.spec()
+	builder := l.AgentFor("build", false)
+	if l.Shape == spec.ShapeRalph {
+		builder = l.AgentFor("ralph", false)
 	}
-	review.OtherModelFor(e.spec, "auditor", builder)
-	a := e.spec.AgentFor("auditor", false)
-	if review.SameAgent(a, builder) && !e.st.AuditWarned {
-		e.st.AuditWarned = true
-		e.emit(record.Event{Event: record.Warning, Phase: "auditor", Message: fmt.Sprintf("the auditor and the builder are the same model (%s): they share blind spots; set agents.auditor to another backend or model", review.AgentName(a))})
+	review.OtherModelFor(l, "auditor", builder)
+	a := l.AgentFor("auditor", false)
+	if review.SameAgent(a, builder) && !v.st.AuditWarned {
+		v.st.AuditWarned = true
+		v.emit(record.Event{Event: record.Warning, Phase: "auditor", Message: fmt.Sprintf("the auditor and the builder are the same model (%s): they share blind spots; set agents.auditor to another backend or model", review.AgentName(a))})
 	}
 	return a
 }
 
-// auditFindings reads the auditor's answer kept at keep: how many findings
-// it holds, and those at or above bar.
-func (e *Engine) auditFindings(keep, bar string) (int, []judge.Finding) {
-	data, _ := guard.ReadBounded(e.path(keep), 4<<20)
+// auditFindings reads the auditor's answer kept at path: how many
+// findings it holds, and those at or above bar.
+func auditFindings(path, bar string) (int, []judge.Finding) {
+	data, _ := guard.ReadBounded(path, 4<<20)
 	findings, _ := review.ParseFindings(data)
 	var over []judge.Finding
 	for _, f := range review.AtOrAbove(findings, bar) {
@@ -416,21 +244,12 @@ func (e *Engine) auditFindings(keep, bar string) (int, []judge.Finding) {
 	return len(findings), over
 }
 
-// gateEvidence is a gate's evidence lines (judge.Evidence). When the gate
-// failed although every check passed in the work tree (the clean room or a
-// holdout check refused it), no check is listed as a pass: the first line
-// says the gate failed and why, and each check says where it passed.
+// gateEvidence is a gate's evidence lines (judge.GateEvidence), its
+// failure named by the first line of its signal that says what failed.
 func gateEvidence(gate string, rs []CheckResult, errs []string, pass bool, signal string) []string {
-	if pass || !judge.AllPass(rs) || len(errs) > 0 {
-		return judge.Evidence(gate, rs, errs)
-	}
-	why := firstSignalLine(signal)
-	if why == "" {
-		why = "the done verdict refused it"
-	}
-	out := []string{fmt.Sprintf("%s gate: FAIL: %s", gate, why)}
-	for _, r := range rs {
-		out = append(out, fmt.Sprintf("%s gate: `%s` exit %d in the agent's work tree only, not a pass: the gate FAILED (%dms)", gate, r.Command, r.ExitCode, r.DurationMS))
-	}
-	return out
+	return judge.GateEvidence(gate, rs, errs, pass, firstSignalLine(signal))
 }
+
+// firstSignalLine is the first line of a failure signal that says what
+// failed (stopping.FirstSignalLine).
+func firstSignalLine(signal string) string { return stopping.FirstSignalLine(signal) }

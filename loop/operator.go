@@ -13,13 +13,6 @@ import (
 // answer and the guidance a prompt carries, the question a run asked and
 // the wait for its answer. The question and the answer stay in the state.
 
-// Question is an agent's question the loop waits on (operator.Question).
-type Question = operator.Question
-
-// Answered is what the next agent run's prompt carries about the last
-// question (operator.Answered).
-type Answered = operator.Answered
-
 // errAsked ends a step whose agent asked a question (operator.ErrAsked).
 var errAsked = operator.ErrAsked
 

@@ -8,20 +8,6 @@ import (
 	"github.com/looprinter/looprinter/record"
 )
 
-// Reopen is a gate outside the loop that failed once the loop was DONE:
-// the forge's CI on the pushed commit, review comments on its pull
-// request. Its signal is the next failure signal, as an objective gap is:
-// the loop starts its next cycle with a re-plan that reads it.
-type Reopen struct {
-	// Gate names the gate ("ci", "pr-review"), for the records.
-	Gate string
-	// Signal is what the re-plan reads: the failing jobs and their log
-	// lines, the review comments. It is data, fenced by the prompt.
-	Signal string
-	// Message says in one line why, for the records and the report.
-	Message string
-}
-
 // reopen turns a DONE loop back to a re-plan with r's signal: a failed
 // gate like any other (a verify record; the evidence is the next
 // verdict's, as after any failed gate), the next cycle

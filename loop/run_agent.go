@@ -470,7 +470,7 @@ func (e *Engine) reloadSpec() {
 	}
 	e.spec = l
 	e.setRedactor(Redactor(l))
-	e.refreshVacuous()
+	e.gates.refreshVacuous()
 	e.emit(record.Event{Event: record.SpecChanged, Changes: changes, Message: strings.Join(changes, "\n")})
 }
 

@@ -54,6 +54,8 @@ type runner struct {
 	agents *failover.Switch
 	// ops is the operator channel (operator.Channel; loop/operator.go).
 	ops *operator.Channel
+	// tags is the engine's tag of the records (bestof_judging.go).
+	tags *tagger
 
 	// slot is the slot of the run being prepared or judged (0 but in a
 	// wave of parallel build runs): its layer is slotLayer's.

@@ -9,42 +9,45 @@ import (
 	"github.com/looprinter/looprinter/spec"
 )
 
-// The loop's first two steps: the setup commands, run once per loop
-// folder, and the baseline, the checks run before any agent run.
+// The loop's first two steps (verdicts' part): the setup commands, run
+// once per loop folder, and the baseline, the checks run before any agent
+// run.
 
-// stepSetup runs the setup commands once per loop directory.
-func (e *Engine) stepSetup(ctx context.Context) error {
-	if !e.st.SetupDone && len(e.spec.Setup) > 0 {
-		results := e.judge().RunChecks(ctx, "setup", e.spec.Setup)
+// setup runs the setup commands once per loop directory.
+func (v *verdicts) setup(ctx context.Context) error {
+	l := v.spec()
+	if !v.st.SetupDone && len(l.Setup) > 0 {
+		results := v.judge().RunChecks(ctx, "setup", l.Setup)
 		pass := judge.AllPass(results)
-		e.emit(record.Event{Event: record.Setup, Pass: record.Bool(pass), Checks: judge.ChecksOf(results)})
+		v.emit(record.Event{Event: record.Setup, Pass: record.Bool(pass), Checks: judge.ChecksOf(results)})
 		if ctx.Err() != nil {
-			return e.stop(ReasonInterrupted, "interrupted during setup")
+			return v.stop(ReasonInterrupted, "interrupted during setup")
 		}
 		if !pass {
-			return e.stop(ReasonBlocked, "setup failed: "+judge.FirstFailure(results)+"; fix it and run again (setup runs again until it passes)")
+			return v.stop(ReasonBlocked, "setup failed: "+judge.FirstFailure(results)+"; fix it and run again (setup runs again until it passes)")
 		}
 	}
-	e.st.SetupDone = true
-	e.st.Phase = PhaseBaseline
+	v.st.SetupDone = true
+	v.st.Phase = PhaseBaseline
 	return nil
 }
 
-// stepBaseline runs the checks once before the first agent run and records
+// baseline runs the checks once before the first agent run and records
 // what already fails; it stops the loop when the checks cannot judge it.
-func (e *Engine) stepBaseline(ctx context.Context) error {
-	if !e.st.BaselineDone {
-		e.noteStrengthBase(ctx)
-		cmds := e.spec.GateChecks()
+func (v *verdicts) baseline(ctx context.Context) error {
+	l := v.spec()
+	if !v.st.BaselineDone {
+		v.strengthBase(ctx)
+		cmds := l.GateChecks()
 		base := map[string][]string{}
 		baselineSignal := ""
 		var baselineChecks map[string]string
 		if len(cmds) > 0 {
-			results := e.judge().RunChecks(ctx, "baseline", cmds)
+			results := v.judge().RunChecks(ctx, "baseline", cmds)
 			if ctx.Err() != nil {
-				return e.stop(ReasonInterrupted, "interrupted during the baseline checks")
+				return v.stop(ReasonInterrupted, "interrupted during the baseline checks")
 			}
-			e.judge().MarkShared(results)
+			v.judge().MarkShared(results)
 			for _, r := range results {
 				if !r.Pass {
 					base[r.Command] = normalizeAll(r.Lines)
@@ -52,30 +55,30 @@ func (e *Engine) stepBaseline(ctx context.Context) error {
 			}
 			baselineSignal = judge.FailureSignal(nil, results)
 			baselineChecks = judge.BaselineSignals(results)
-			e.emit(record.Event{Event: record.Baseline, Pass: record.Bool(judge.AllPass(results)), Checks: judge.ChecksOf(results),
+			v.emit(record.Event{Event: record.Baseline, Pass: record.Bool(judge.AllPass(results)), Checks: judge.ChecksOf(results),
 				Message: fmt.Sprintf("%d of %d checks already fail before any agent run", len(base), len(cmds)) + sharedNote(results)})
-			e.roll.noteCheckpoint(results, true, nil)
-			holdoutSignal, err := e.judgeBaseline(ctx, results)
+			v.roll.noteCheckpoint(results, true, nil)
+			holdoutSignal, err := v.judgeBaseline(ctx, results)
 			if err != nil {
 				return err // the baseline runs again next time
 			}
 			if baselineSignal == "" {
 				baselineSignal = holdoutSignal
 			}
-			e.judge().SaveTestBase(results, false)
+			v.judge().SaveTestBase(results, false)
 		}
-		e.st.Baseline = base
-		e.st.BaselineSignal = baselineSignal
-		e.st.BaselineChecks = baselineChecks
-		e.st.BaselineDone = true
+		v.st.Baseline = base
+		v.st.BaselineSignal = baselineSignal
+		v.st.BaselineChecks = baselineChecks
+		v.st.BaselineDone = true
 	}
-	switch e.spec.Shape {
+	switch l.Shape {
 	case spec.ShapeRalph:
-		e.st.Phase = PhaseRalph
+		v.st.Phase = PhaseRalph
 	case spec.ShapeReview:
-		e.st.Phase = PhaseReview
+		v.st.Phase = PhaseReview
 	default:
-		e.st.Phase = PhasePlan
+		v.st.Phase = PhasePlan
 	}
 	return nil
 }

@@ -11,19 +11,12 @@ import (
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/redact"
 	"github.com/looprinter/looprinter/review"
+	"github.com/looprinter/looprinter/sandbox"
 	"github.com/looprinter/looprinter/spec"
 )
 
-// The review shape lives in review/ (review.Shape); the engine runs it
-// through reviewHost, its side of review.Host.
-
-// reviewShape is the loop's review shape, made at its first step.
-func (e *Engine) reviewShape() *review.Shape {
-	if e.review == nil {
-		e.review = review.New(e.dir, reviewHost{e})
-	}
-	return e.review
-}
+// The review shape lives in review/ (review.Shape), made with the engine;
+// the engine runs it through reviewHost, its side of review.Host.
 
 // reviewHost is the engine as the review shape sees it.
 type reviewHost struct{ e *Engine }
@@ -100,18 +93,51 @@ func (h reviewHost) Render(phase, objective, src string) (string, error) {
 // protectRules are the loop's protection rules for the next run. In the
 // review shape the files under review (the diff from the base to the
 // working tree) are the deliverable: a check that runs one of them does not
-// make it a gate program, and the fixer may edit it.
-func (e *Engine) protectRules() (*guard.ProtectRules, error) {
-	rules, err := guard.NewProtectRules(e.dir, e.spec)
-	if err != nil || e.spec.Shape != spec.ShapeReview || e.st.Review == nil || e.st.Review.BaseSHA == "" {
+// make it a gate program, and the fixer may edit it (rs: the review's
+// state, nil before the review started).
+func protectRules(dir string, l *spec.Loop, rs *review.State) (*guard.ProtectRules, error) {
+	rules, err := guard.NewProtectRules(dir, l)
+	if err != nil || l.Shape != spec.ShapeReview || rs == nil || rs.BaseSHA == "" {
 		return rules, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	paths, err := review.UnderReview(ctx, e.dir, e.st.Review.BaseSHA)
+	paths, err := review.UnderReview(ctx, dir, rs.BaseSHA)
 	if err != nil {
 		return nil, fmt.Errorf("cannot list the files under review: %w", err)
 	}
 	rules.FreeDeliverables(paths)
 	return rules, nil
+}
+
+// Strength is the verify_strength pass of the review shape's final
+// checks, over the lines changed since the review's base commit: the
+// review has no next prompt, so a pass below verify_strength.min ends it
+// NOT VERIFIED with the survivors named.
+func (h reviewHost) Strength(ctx context.Context, base string) (line string, hold bool, why string) {
+	e := h.e
+	vs := e.spec.VerifyStrength
+	if !vs.On {
+		return "", true, ""
+	}
+	kind, _ := sandbox.Resolve(e.spec.Sandbox)
+	s := e.judge().Strength(ctx, judge.StrengthOptions{
+		Base: base, Cmds: e.spec.GateChecks(), Kind: kind, Min: vs.Min, Budget: vs.Budget.D(), MaxMutants: vs.MaxMutants,
+		Skip: e.judge().IsHoldout,
+	})
+	e.st.Strength = s
+	line = record.StrengthLine(s)
+	switch {
+	case s.Error != "":
+		e.st.addNotVerified(line)
+		if vs.Min > 0 {
+			return line, false, line + ": verify_strength.min cannot be checked"
+		}
+		return line, true, ""
+	case s.Pass:
+		return line, true, ""
+	case len(s.Survivors) == 0:
+		return line, false, line + ": no mutant of the changed lines was judged, so verify_strength.min cannot be shown to hold"
+	}
+	return line, false, fmt.Sprintf("%s. Survivors: %s", line, judge.SurvivorList(s, 5))
 }

@@ -1,7 +1,6 @@
 package loop
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -11,10 +10,12 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/guard"
+	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/review"
 	rollbacks "github.com/looprinter/looprinter/rollback"
+	"github.com/looprinter/looprinter/statefile"
 )
 
 // Phases of the state machine. The engine is a loop over step(state): each
@@ -232,55 +233,20 @@ func freshState() *State {
 	return &State{V: StateVersion, Cycle: 1, CycleGate: "pending", ObjectiveGate: "pending"}
 }
 
+// stateCodec is what statefile/, which keeps the state on disk, needs of
+// its meaning.
+var stateCodec = statefile.Codec[*State]{Decode: decodeState, Problems: (*State).problems, Fresh: freshState, Rebuild: rebuildState}
+
 // LoadState reads a loop's state for display: the engine's own copy when
 // there is one (its journal, else its state.json), else state.json; a loop
 // that never ran has a fresh state.
-func LoadState(dir string) (*State, error) {
-	st, err := ReadState(dir)
-	if err == nil || !os.IsNotExist(err) {
-		return st, err
-	}
-	data, err := os.ReadFile(loopdir.Dir(dir).State())
-	if os.IsNotExist(err) {
-		return freshState(), nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	st, err = decodeState(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s is corrupt (%v): move it away to start the loop's counters again", loopdir.Dir(dir).State(), err)
-	}
-	return st, nil
-}
+func LoadState(dir string) (*State, error) { return statefile.Load(dir, stateCodec) }
 
 // ReadState reads the engine's own copy of a loop's state: the newest save
 // in its journal (which a run in flight is saved to before its agent
 // starts), else the private state.json; an error satisfying os.IsNotExist
 // when the engine has none.
-func ReadState(dir string) (*State, error) {
-	data, _, path, err := readEngineCopy(dir)
-	if err != nil {
-		return nil, err
-	}
-	st, err := decodeState(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s is corrupt (%v): move it away to start the loop's counters again", path, err)
-	}
-	return st, nil
-}
-
-// readEngineCopy is the engine's copy of the state as saved: the journal's
-// newest slot (j, nil when there is none), else the private state.json;
-// path names it.
-func readEngineCopy(dir string) (data []byte, j *slot, path string, err error) {
-	priv := string(loopdir.PrivateOf(dir))
-	if s, _, ok := readJournal(priv); ok {
-		return s.payload, &s, loopdir.Private(priv).Journal(0), nil
-	}
-	data, err = os.ReadFile(loopdir.PrivateOf(dir).State())
-	return data, nil, loopdir.PrivateOf(dir).State(), err
-}
+func ReadState(dir string) (*State, error) { return statefile.Read(dir, stateCodec) }
 
 func decodeState(data []byte) (*State, error) {
 	var st State
@@ -312,40 +278,10 @@ func (st *State) problems() []string {
 }
 
 // loadTrusted is the engine's start: the state comes from the engine's own
-// copy, never from the public file an agent could have written. It returns
-// the state and what did not check out (each a violation): a public copy
-// that differs from the engine's, or a state that has no engine copy or is
-// impossible, which is not trusted and is rebuilt from the records.
-func loadTrusted(dir string) (*State, []string, error) {
-	priv, js, _, perr := readEngineCopy(dir)
-	pub, uerr := os.ReadFile(loopdir.Dir(dir).State())
-	if perr != nil && !os.IsNotExist(perr) {
-		return nil, nil, perr
-	}
-	if perr == nil {
-		st, err := decodeState(priv)
-		if err == nil && len(st.problems()) == 0 {
-			var issues []string
-			if uerr == nil && (js == nil && !bytes.Equal(pub, priv) || js != nil && !js.publicMatches(pub)) {
-				issues = append(issues, "working-records/state.json was changed by something other than the engine; it was replaced by the engine's own copy")
-			}
-			return st, issues, nil
-		}
-		why := "the engine's copy of the state is unreadable"
-		if err == nil {
-			why = "the engine's copy of the state is impossible: " + strings.Join(st.problems(), ", ")
-		}
-		return rebuildState(dir, nil), []string{why + "; the state was rebuilt from the records"}, nil
-	}
-	if os.IsNotExist(uerr) {
-		return freshState(), nil, nil
-	}
-	var claimed *State
-	if uerr == nil {
-		claimed, _ = decodeState(pub)
-	}
-	return rebuildState(dir, claimed), []string{"working-records/state.json has no engine copy to check it against (it was written elsewhere, or by hand): it is not trusted; the loop's counters were rebuilt from the records and its work is judged again from the start"}, nil
-}
+// copy, never from the public file an agent could have written
+// (statefile.LoadTrusted); what did not check out is rebuilt from the
+// records.
+func loadTrusted(dir string) (*State, []string, error) { return statefile.LoadTrusted(dir, stateCodec) }
 
 // rebuildState is the state of a loop whose state cannot be trusted: the
 // budgets' counters as the records show them (or as the untrusted state
@@ -390,51 +326,28 @@ func rebuildState(dir string, claimed *State) *State {
 // Save writes the state when no engine runs (a fleet worker putting a step's
 // state in place, tests): the engine's journal, synced, then the copies.
 func (st *State) Save(dir string) error {
-	priv, err := loopdir.PrivateOf(dir).Ensure()
+	data, err := st.encode()
 	if err != nil {
 		return err
 	}
-	j, err := openJournal(priv)
-	if err != nil {
-		return err
-	}
-	defer j.close()
-	view, err := st.save(dir, j, true, true)
-	if err != nil {
-		return err
-	}
-	return writeCopy(loopdir.PrivateOf(dir).State(), view)
+	return statefile.SaveAlone(dir, data)
 }
 
 // save writes the state to the journal j (durable: synced before save
 // returns) and, withCopy, the public state.json, whose contents it returns.
-func (st *State) save(dir string, j *journal, durable, withCopy bool) ([]byte, error) {
-	st.V = StateVersion
-	st.UpdatedAt = time.Now().UTC()
-	data, err := json.Marshal(st)
+func (st *State) save(dir string, j *statefile.Journal, durable, withCopy bool) ([]byte, error) {
+	data, err := st.encode()
 	if err != nil {
 		return nil, err
 	}
-	var view []byte
-	if withCopy {
-		view = indented(data)
-	}
-	if err := j.write(data, view, durable); err != nil {
-		return nil, err
-	}
-	if !withCopy {
-		return nil, nil
-	}
-	return view, writeCopy(loopdir.Dir(dir).State(), view)
+	return statefile.Save(dir, j, data, durable, withCopy)
 }
 
-// indented is the state as people read it (and as state.json always was).
-func indented(data []byte) []byte {
-	var b bytes.Buffer
-	b.Grow(len(data) * 5 / 4)
-	json.Indent(&b, data, "", "  ")
-	b.WriteByte('\n')
-	return b.Bytes()
+// encode is the state as saved, stamped with its version and time.
+func (st *State) encode() ([]byte, error) {
+	st.V = StateVersion
+	st.UpdatedAt = time.Now().UTC()
+	return json.Marshal(st)
 }
 
 // WriteFileAtomic replaces a file so that readers see the old or the new
@@ -448,4 +361,45 @@ func writeFile(path string, data []byte, mode os.FileMode, durable bool) error {
 	return guard.WriteFile(path, data, mode, durable)
 }
 
-func syncDir(dir string) error { return guard.SyncDir(dir) }
+func (st *State) addNotVerified(s string) {
+	for _, x := range st.NotVerified {
+		if x == s {
+			return
+		}
+	}
+	st.NotVerified = append(st.NotVerified, s)
+}
+
+func (st *State) dropNotVerified(s string) {
+	for i, x := range st.NotVerified {
+		if x == s {
+			st.NotVerified = append(st.NotVerified[:i:i], st.NotVerified[i+1:]...)
+			return
+		}
+	}
+}
+
+// gateKey names the tree the gates judge: it changes with every agent run
+// (and cycle), so the objective gate takes the cycle gate's results of a
+// shared check only when no agent ran between them.
+func (st *State) gateKey() string {
+	return fmt.Sprintf("c%d-a%d-i%d", st.Cycle, st.AgentRuns, st.Iterations)
+}
+
+// touched adds what a run changed to the loop's list, for the audit: when
+// the list is full, code, tests and configuration stay before data files,
+// and what is left out is counted.
+func (st *State) touched(changed []string) {
+	var add []string
+	for _, f := range changed {
+		if first, _, _ := strings.Cut(f, "/"); first != loopdir.OutputDir && first != loopdir.RecordsDir {
+			add = append(add, f)
+		}
+	}
+	if len(add) == 0 {
+		return
+	}
+	var dropped int
+	st.Touched, dropped = judge.KeepTouched(st.Touched, add, maxTouched)
+	st.TouchedLeftOut += dropped
+}

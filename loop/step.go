@@ -66,11 +66,11 @@ func RunStep(ctx context.Context, l *spec.Loop, opts StepOptions) (*Outcome, err
 	}
 	e.noteRecreated()
 	e.store.noteDeadWall()
-	e.refreshVacuous()
+	e.gates.refreshVacuous()
 	if err := e.recover(); err != nil {
 		return end(e.outcome(ReasonBlocked, err.Error()))
 	}
-	if err := e.holdoutStart(); err != nil {
+	if err := e.gates.holdoutStart(); err != nil {
 		return end(e.outcome(ReasonBlocked, err.Error()))
 	}
 	if st.Phase == PhaseDone {
@@ -125,9 +125,9 @@ func (e *Engine) step(ctx context.Context) *Outcome {
 	var err error
 	switch e.st.Phase {
 	case "", PhaseSetup:
-		err = e.stepSetup(ctx)
+		err = e.gates.setup(ctx)
 	case PhaseBaseline:
-		err = e.stepBaseline(ctx)
+		err = e.gates.baseline(ctx)
 	case PhasePlan, PhaseBuild:
 		if e.spec.Shape == spec.ShapeRalph {
 			e.st.Phase = PhaseRalph
@@ -138,7 +138,7 @@ func (e *Engine) step(ctx context.Context) *Outcome {
 	case PhaseRalph:
 		err = e.stepRalph(ctx)
 	case PhaseReview:
-		err = e.reviewShape().Step(ctx)
+		err = e.review.Step(ctx)
 	case PhaseCycleGate:
 		err = e.stepCycleGate(ctx)
 	case PhaseObjective:
@@ -187,4 +187,28 @@ func InFlightCost(l *spec.Loop, st *State) float64 {
 	}
 	req := agent.Request{Phase: f.Phase, Task: f.Task, Dir: l.Dir, Backend: a.Backend, Model: a.Model, Prices: prices(l.Prices), Transcript: f.Transcript}
 	return agent.ParseTranscript(req, ad).CostUSD
+}
+
+// loop drives the state machine until a step returns an outcome: between
+// steps it holds while paused, then runs one step (oneStep, which a fleet
+// worker also calls on its own).
+func (e *Engine) loop(ctx context.Context) *Outcome {
+	for {
+		if ctx.Err() != nil {
+			return e.outcome(ReasonInterrupted, "interrupted; state and records were written")
+		}
+		if err := e.waitWhilePaused(ctx); err != nil {
+			var s *errStop
+			if errors.As(err, &s) {
+				return s.o
+			}
+		}
+		if e.st.Phase == PhaseDone {
+			return e.doneOutcome()
+		}
+		if o := e.oneStep(ctx); o != nil {
+			return o
+		}
+		e.store.keepSummary()
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/redact"
+	"github.com/looprinter/looprinter/statefile"
 )
 
 // store is the engine's state on disk and its wall clock: the state (the
@@ -21,10 +22,10 @@ import (
 // is the engine's.
 type store struct {
 	st   *State
-	dir  string         // the loop folder
-	priv string         // the engine's private folder for this loop
-	rec  *record.Writer // synced with the state by a durable save
-	jr   *journal       // the engine's copy of the state (loop/journal.go)
+	dir  string             // the loop folder
+	priv string             // the engine's private folder for this loop
+	rec  *record.Writer     // synced with the state by a durable save
+	jr   *statefile.Journal // the engine's copy of the state
 	emit func(record.Event)
 
 	ckMu     sync.Mutex       // checkpoints come from the step and from the wall-time ticker
@@ -36,8 +37,7 @@ type store struct {
 	deadPID  int              // that run's pid
 	deadAt   time.Time        // that run's last sign of life, when it died with agent runs in flight (dead_run.go)
 
-	spaceMu  sync.Mutex
-	spaceErr error // the first write of the engine's own that failed for want of space (loop/diskspace.go)
+	space statefile.Full // the first write of the engine's own that failed for want of space
 
 	// summarized is when the history's summary was last brought up to
 	// date (tally.go).
@@ -173,7 +173,7 @@ func (s *store) writePrivateCopy() {
 	defer s.ckMu.Unlock()
 	st := redact.Value(s.stateRed, s.st)
 	if data, err := json.Marshal(st); err == nil {
-		writeCopy(loopdir.PrivateOf(s.dir).State(), indented(data))
+		statefile.WritePrivate(s.dir, data)
 	}
 }
 
@@ -202,8 +202,30 @@ func (s *store) checkpointEvery(d time.Duration) func() {
 	return func() { once.Do(func() { close(done) }) }
 }
 
+// freeSpace measures a folder's free space (statefile.Free); a variable,
+// for the tests.
+var freeSpace = statefile.Free
+
+// noSpace is why the loop must stop for want of disk space, or "": a full
+// disk (statefile/diskfull.go) under the loop folder or the private one.
+func (s *store) noSpace() string { return s.space.Why(freeSpace, s.dir, s.priv) }
+
+// noteWriteErr keeps the first write of the engine's own that failed for
+// want of space.
+func (s *store) noteWriteErr(err error) { s.space.Note(err) }
+
 func (s *store) wall() time.Duration {
 	s.ckMu.Lock()
 	defer s.ckMu.Unlock()
 	return time.Duration(s.st.WallMS)*time.Millisecond + time.Since(s.mark)
+}
+
+// beat touches the engine's heartbeat file (loopdir.Private.Alive), every
+// second while agents run (checkpointEvery).
+func (s *store) beat() {
+	p := loopdir.Private(s.priv).Alive()
+	now := time.Now()
+	if os.Chtimes(p, now, now) != nil {
+		os.WriteFile(p, nil, 0o600)
+	}
 }

@@ -3,7 +3,6 @@ package loop
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/looprinter/looprinter/confine"
 	"github.com/looprinter/looprinter/judge"
@@ -16,130 +15,80 @@ import (
 // starting tree, written once before the first agent run, and what a pass
 // below the minimum means for the loop.
 
-// noteStrengthBase writes the loop folder's tree as a git tree object
+// strengthBase writes the loop folder's tree as a git tree object
 // before any agent run, when verify_strength is on: the lines changed
 // since are the ones a pass mutates. Outside a git repository there is
 // none, and the pass says so.
-func (e *Engine) noteStrengthBase(ctx context.Context) {
-	if !e.spec.VerifyStrength.On || e.st.StrengthBase != "" || confine.GitDir(e.spec) == "" {
+func (v *verdicts) strengthBase(ctx context.Context) {
+	l := v.spec()
+	if !l.VerifyStrength.On || v.st.StrengthBase != "" || confine.GitDir(l) == "" {
 		return
 	}
-	if tree, err := safegit.SnapshotTree(ctx, e.dir); err == nil {
-		e.st.StrengthBase = tree
+	if tree, err := safegit.SnapshotTree(ctx, v.dir); err == nil {
+		v.st.StrengthBase = tree
 	}
 }
 
-// strengthVerdict runs the strength pass after the clean room and the audit
+// strength runs the strength pass after the clean room and the audit
 // passed. It returns a failure signal for the next prompt ("" when the
 // pass does not keep the loop from DONE), or a stop: NOT VERIFIED when the
 // checks catch fewer mutants than verify_strength.min and the loop cannot
 // go on (no build run left, or no better than the pass before).
-func (e *Engine) strengthVerdict(ctx context.Context, cmds []string) (string, error) {
-	vs := e.spec.VerifyStrength
+func (v *verdicts) strength(ctx context.Context, cmds []string) (string, error) {
+	l := v.spec()
+	vs := l.VerifyStrength
 	if !vs.On {
 		return "", nil
 	}
-	kind, _ := sandbox.Resolve(e.spec.Sandbox)
+	kind, _ := sandbox.Resolve(l.Sandbox)
 	// The files the agent runs changed, when the list holds them all: only
 	// they are compared with the starting tree (O(change)).
 	var paths []string
-	if e.st.TouchedLeftOut == 0 && len(e.st.Touched) > 0 {
-		paths = append(paths, e.st.Touched...)
+	if v.st.TouchedLeftOut == 0 && len(v.st.Touched) > 0 {
+		paths = append(paths, v.st.Touched...)
 	}
-	s := e.judge().Strength(ctx, judge.StrengthOptions{
-		Base: e.st.StrengthBase, Cmds: cmds, Kind: kind, Min: vs.Min, Budget: vs.Budget.D(), MaxMutants: vs.MaxMutants,
-		Skip: e.judge().IsHoldout, Paths: paths,
+	s := v.judge().Strength(ctx, judge.StrengthOptions{
+		Base: v.st.StrengthBase, Cmds: cmds, Kind: kind, Min: vs.Min, Budget: vs.Budget.D(), MaxMutants: vs.MaxMutants,
+		Skip: v.judge().IsHoldout, Paths: paths,
 	})
 	if ctx.Err() != nil {
-		return "", e.stop(ReasonInterrupted, "interrupted during the verify_strength pass")
+		return "", v.stop(ReasonInterrupted, "interrupted during the verify_strength pass")
 	}
-	prev := e.st.Strength
-	e.st.Strength = s
+	prev := v.st.Strength
+	v.st.Strength = s
 	line := record.StrengthLine(s)
 	if s.Error != "" {
-		e.st.addNotVerified(line)
+		v.st.addNotVerified(line)
 		if vs.Min > 0 {
-			return "", e.stop(ReasonNotVerified, line+": verify_strength.min cannot be checked")
+			return "", v.stop(ReasonNotVerified, line+": verify_strength.min cannot be checked")
 		}
 		return "", nil
 	}
-	e.st.Evidence = append(e.st.Evidence, line)
+	v.st.Evidence = append(v.st.Evidence, line)
 	if s.Pass {
 		return "", nil
 	}
 	if len(s.Survivors) == 0 {
 		// Nothing judged (no mutant of the changed lines, or none the
 		// checks could run on): min cannot be shown to hold.
-		return "", e.stop(ReasonNotVerified, line+": no mutant of the changed lines was judged, so verify_strength.min cannot be shown to hold (a change in a language without mutation operators, or mutants that did not build or were not run)")
+		return "", v.stop(ReasonNotVerified, line+": no mutant of the changed lines was judged, so verify_strength.min cannot be shown to hold (a change in a language without mutation operators, or mutants that did not build or were not run)")
 	}
 	better := prev == nil || prev.Error != "" || s.Score > prev.Score
-	if e.st.Iterations < e.spec.Budget.Iterations && better {
+	if v.st.Iterations < l.Budget.Iterations && better {
 		return judge.StrengthPrompt(s, 20), nil
 	}
 	why := "no build run is left to strengthen them"
 	if !better {
 		why = "the last attempt to strengthen them did not catch more"
 	}
-	return "", e.stop(ReasonNotVerified, fmt.Sprintf("%s; %s. Survivors: %s", line, why, survivorList(s, 5)))
-}
-
-// Strength is the verify_strength pass of the review shape's final
-// checks, over the lines changed since the review's base commit: the
-// review has no next prompt, so a pass below verify_strength.min ends it
-// NOT VERIFIED with the survivors named.
-func (h reviewHost) Strength(ctx context.Context, base string) (line string, hold bool, why string) {
-	e := h.e
-	vs := e.spec.VerifyStrength
-	if !vs.On {
-		return "", true, ""
-	}
-	kind, _ := sandbox.Resolve(e.spec.Sandbox)
-	s := e.judge().Strength(ctx, judge.StrengthOptions{
-		Base: base, Cmds: e.spec.GateChecks(), Kind: kind, Min: vs.Min, Budget: vs.Budget.D(), MaxMutants: vs.MaxMutants,
-		Skip: e.judge().IsHoldout,
-	})
-	e.st.Strength = s
-	line = record.StrengthLine(s)
-	switch {
-	case s.Error != "":
-		e.st.addNotVerified(line)
-		if vs.Min > 0 {
-			return line, false, line + ": verify_strength.min cannot be checked"
-		}
-		return line, true, ""
-	case s.Pass:
-		return line, true, ""
-	case len(s.Survivors) == 0:
-		return line, false, line + ": no mutant of the changed lines was judged, so verify_strength.min cannot be shown to hold"
-	}
-	return line, false, fmt.Sprintf("%s. Survivors: %s", line, survivorList(s, 5))
-}
-
-func survivorList(s *record.Strength, most int) string {
-	var out []string
-	for i, sv := range s.Survivors {
-		if i == most {
-			out = append(out, fmt.Sprintf("… and %d more", len(s.Survivors)-most))
-			break
-		}
-		out = append(out, sv.String())
-	}
-	return strings.Join(out, "; ")
+	return "", v.stop(ReasonNotVerified, fmt.Sprintf("%s; %s. Survivors: %s", line, why, judge.SurvivorList(s, 5)))
 }
 
 // StrengthLines are the last verify_strength pass of a state for status
-// and the report: its line, then one line per survivor (at most most).
+// and the report (judge.StrengthLines).
 func StrengthLines(st *State, most int) []string {
-	if st == nil || st.Strength == nil {
+	if st == nil {
 		return nil
 	}
-	out := []string{record.StrengthLine(st.Strength)}
-	for i, sv := range st.Strength.Survivors {
-		if i == most {
-			out = append(out, fmt.Sprintf("… and %d more survivors", len(st.Strength.Survivors)-most))
-			break
-		}
-		out = append(out, "survived: "+sv.String())
-	}
-	return out
+	return judge.StrengthLines(st.Strength, most)
 }

@@ -2,6 +2,7 @@ package loop
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 
 	"github.com/looprinter/looprinter/guard"
@@ -68,33 +69,35 @@ func (r *runner) landedTasks() []wave.Applied {
 // run marked done, whose target changed, and of which nothing was refused
 // passes: the cycle gate judges the work with the rest; it is not run
 // again. Any other such task fails as its live verdict would have, and
-// runs again on the tree its run left.
-func (e *Engine) judgeLanded(landed []wave.Applied) error {
-	if len(landed) == 0 || e.st.Judged == nil {
+// runs again on the tree its run left. last is the engine's last plan,
+// the judged one after.
+func (w *waves) judgeLanded(landed []wave.Applied, last **Plan) error {
+	r := w.run
+	if len(landed) == 0 || r.st.Judged == nil {
 		return nil
 	}
 	for _, n := range landed {
-		task, ok := e.st.Judged.Find(n.Task)
+		task, ok := r.st.Judged.Find(n.Task)
 		if !ok || task.Passes {
 			continue
 		}
-		changed := guard.FileSum(e.path(task.TargetFile)) != e.st.TaskBase[task.ID]
-		if !n.Marked || !changed || n.Refused || slices.Contains(e.run.deadFailed, task.ID) {
+		changed := guard.FileSum(filepath.Join(r.dir, task.TargetFile)) != r.st.TaskBase[task.ID]
+		if !n.Marked || !changed || n.Refused || slices.Contains(r.deadFailed, task.ID) {
 			continue
 		}
-		for i := range e.st.Judged.Tasks {
-			if e.st.Judged.Tasks[i].ID == task.ID {
-				e.st.Judged.Tasks[i].Passes = true
+		for i := range r.st.Judged.Tasks {
+			if r.st.Judged.Tasks[i].ID == task.ID {
+				r.st.Judged.Tasks[i].Passes = true
 			}
 		}
-		e.st.TasksPassed++
+		r.st.TasksPassed++
 		msg := fmt.Sprintf("%s: the run %s was applied before the engine died; its task is judged now and not run again (the cycle gate judges its work)", task.Title, n.Run)
 		if !n.Judged {
 			msg += "; the apply was finished at the restart, and what it refused was not recorded"
 		}
-		e.emit(record.Event{Event: record.TaskPassed, Task: task.ID, File: task.TargetFile, AgentRun: n.Run, Message: msg})
+		r.emit(record.Event{Event: record.TaskPassed, Task: task.ID, File: task.TargetFile, AgentRun: n.Run, Message: msg})
 	}
-	e.store.noteWriteErr(e.judged.writeJudged())
-	e.lastPlan = clonePlan(e.st.Judged)
-	return e.store.checkpoint()
+	r.store.noteWriteErr(w.writeJudged())
+	*last = clonePlan(r.st.Judged)
+	return r.store.checkpoint()
 }

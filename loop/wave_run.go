@@ -90,11 +90,31 @@ func (r *runner) layersInForce() bool {
 	return err == nil && p.Kind == sandbox.Bwrap && sandbox.LayerProbe() == nil
 }
 
+// waves runs the build runs of a wave and the attempts of a best-of
+// (wave.Wave, wave.BestOf), given what it needs of the engine: the runner
+// that starts, judges and applies the runs, the records' tag, and the
+// engine's verdict of a task (cycle.go).
+type waves struct {
+	run  *runner
+	tags *tagger
+	// prompt is a task's build prompt.
+	prompt func(*Plan, Task) (string, error)
+	// judgeBuild judges a task after its run was applied.
+	judgeBuild func(ctx context.Context, task Task, run *AgentRun, seen, after *Plan) error
+	// noteFailure feeds no-progress detection.
+	noteFailure func(signal, tried string) error
+	// commits says whether the engine commits (a best-of's attempts are
+	// then kept on refs).
+	commits func() bool
+	// writeJudged writes the judged plan to the folder.
+	writeJudged func() error
+}
+
 // buildWave runs a wave's build runs at once, then judges and applies
 // them one by one in plan order (wave.Wave; the engine's side is
 // waveHost).
-func (e *Engine) buildWave(ctx context.Context, plan *Plan, tasks []Task) error {
-	return wave.Wave[*waveRun]{Host: &waveHost{waveRuns: waveRuns{e: e}, plan: plan, tasks: tasks}, N: len(tasks)}.Run(ctx)
+func (w *waves) buildWave(ctx context.Context, plan *Plan, tasks []Task) error {
+	return wave.Wave[*waveRun]{Host: &waveHost{waveRuns: waveRuns{ws: w}, plan: plan, tasks: tasks}, N: len(tasks)}.Run(ctx)
 }
 
 // waveHost is the engine's side of a wave (wave.Host).
@@ -106,18 +126,19 @@ type waveHost struct {
 }
 
 func (h *waveHost) Start(k int) (*waveRun, error) {
-	prompt, err := h.e.buildPrompt(h.plan, h.tasks[k])
+	prompt, err := h.ws.prompt(h.plan, h.tasks[k])
 	if err != nil {
 		return nil, err
 	}
-	return h.e.run.startWaveRun(k, h.tasks[k], prompt, h.e.run.spec().AgentFor("build", false), 0)
+	r := h.ws.run
+	return r.startWaveRun(k, h.tasks[k], prompt, r.spec().AgentFor("build", false), 0)
 }
 
 func (h *waveHost) Finish(ctx context.Context, rn *waveRun) error {
 	if h.w == nil {
-		h.w = &waveApply{Merger: wave.NewMerger(), seen: clonePlan(h.e.st.Judged)}
+		h.w = &waveApply{Merger: wave.NewMerger(), seen: clonePlan(h.ws.run.st.Judged)}
 	}
-	return finishAndJudge(ctx, h.e, rn, h.w)
+	return h.ws.finishAndJudge(ctx, rn, h.w)
 }
 
 // waveRuns is the engine's side of running the started runs of a wave or
@@ -125,12 +146,12 @@ func (h *waveHost) Finish(ctx context.Context, rn *waveRun) error {
 // run in flight, an agent_start each, the state saved every few seconds
 // while they run; then nothing any run started outlives them.
 type waveRuns struct {
-	e          *Engine
+	ws         *waves
 	stopTicker func()
 }
 
 func (h *waveRuns) Begin(runs []*waveRun) error {
-	r := h.e.run
+	r := h.ws.run
 	r.st.CurrentTask = runs[0].task.ID
 	if err := r.store.checkpointInFlight(); err != nil {
 		return r.stop(ReasonBlocked, "cannot save state: "+err.Error())
@@ -143,10 +164,10 @@ func (h *waveRuns) Begin(runs []*waveRun) error {
 	return nil
 }
 
-func (h *waveRuns) Try(ctx context.Context, rn *waveRun) { h.e.run.waveTries(ctx, rn) }
+func (h *waveRuns) Try(ctx context.Context, rn *waveRun) { h.ws.run.waveTries(ctx, rn) }
 
 func (h *waveRuns) End(runs []*waveRun) {
-	r := h.e.run
+	r := h.ws.run
 	h.stopTicker()
 	// Nothing any run started outlives the wave; only then are files judged.
 	r.sweep()
@@ -156,8 +177,8 @@ func (h *waveRuns) End(runs []*waveRun) {
 	}
 }
 
-func (h *waveRuns) Save() error       { return h.e.run.store.note() }
-func (h *waveRuns) Saved(rn *waveRun) { h.e.run.appliedSaved(rn) }
+func (h *waveRuns) Save() error       { return h.ws.run.store.note() }
+func (h *waveRuns) Saved(rn *waveRun) { h.ws.run.appliedSaved(rn) }
 
 // startWaveRun prepares the run of task in slot k, as runAgent does
 // before its agent starts: the budgets asked, counted, its layer and
@@ -355,11 +376,11 @@ func (r *runner) waveTries(ctx context.Context, rn *waveRun) {
 // finishAndJudge applies one ended run of a wave (finishWaveRun) and
 // judges its task (judgeBuild), every record written meanwhile carrying
 // the run's id.
-func finishAndJudge(ctx context.Context, e *Engine, rn *waveRun, w *waveApply) error {
-	defer e.tagWave(rn)()
-	run, after, err := e.run.finishWaveRun(ctx, rn, w)
+func (w *waves) finishAndJudge(ctx context.Context, rn *waveRun, a *waveApply) error {
+	defer w.tags.wave(rn)()
+	run, after, err := w.run.finishWaveRun(ctx, rn, a)
 	if err == nil && run != nil {
-		err = e.judgeBuild(ctx, rn.task, run, w.seen, after)
+		err = w.judgeBuild(ctx, rn.task, run, a.seen, after)
 	}
 	return err
 }

@@ -3,8 +3,6 @@ package plan
 import (
 	"encoding/json"
 	"fmt"
-
-	"github.com/looprinter/looprinter/wave"
 )
 
 // readTouches reads a task's touches: an array of globs of the files its
@@ -18,12 +16,12 @@ func readTouches(name string, v json.RawMessage, errs []string) ([]string, []str
 	if err := json.Unmarshal(v, &globs); err != nil {
 		return nil, append(errs, fmt.Sprintf(`%s: "touches" must be an array of file globs like ["src/api/**", "docs/api.md"], got %s`, name, truncate(string(v), 40)))
 	}
-	if len(globs) > wave.MaxTouches {
-		return nil, append(errs, fmt.Sprintf(`%s: "touches" holds %d globs; a task may declare at most %d`, name, len(globs), wave.MaxTouches))
+	if len(globs) > MaxTouches {
+		return nil, append(errs, fmt.Sprintf(`%s: "touches" holds %d globs; a task may declare at most %d`, name, len(globs), MaxTouches))
 	}
 	ok := true
 	for _, g := range globs {
-		if why := wave.GlobProblem(g); why != "" {
+		if why := GlobProblem(g); why != "" {
 			errs, ok = append(errs, fmt.Sprintf(`%s: "touches" glob %q %s`, name, truncate(g, 60), why)), false
 		}
 	}

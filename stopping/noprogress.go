@@ -58,7 +58,7 @@ type NoProgress struct {
 // budget.same_failure times in a row.
 func (n *NoProgress) Failure(signal, tried string) error {
 	*n.LastFailure = signal
-	return n.repeat(n.FailureSig, n.SameCount, n.Tried, "", "", signal, tried)
+	return n.repeat(counter{n.FailureSig, n.SameCount, n.Tried}, "", "", signal, tried)
 }
 
 // TaskFailure is Failure for a run of a wave: the runs of a wave work on
@@ -80,7 +80,7 @@ func (n *NoProgress) TaskFailure(task, signal, tried string) error {
 	}
 	*n.FailureSig, *n.SameCount, *n.Tried = rep.Sig, rep.Count, rep.Tried
 	defer func() { rep.Sig, rep.Count, rep.Tried = *n.FailureSig, *n.SameCount, *n.Tried }()
-	return n.repeat(n.FailureSig, n.SameCount, n.Tried, "", task, signal, tried)
+	return n.repeat(counter{n.FailureSig, n.SameCount, n.Tried}, "", task, signal, tried)
 }
 
 // GateFailure is Failure for the cycle gate. It keeps its own count, so
@@ -88,10 +88,19 @@ func (n *NoProgress) TaskFailure(task, signal, tried string) error {
 // every cycle.
 func (n *NoProgress) GateFailure(signal, tried string) error {
 	*n.LastFailure = signal
-	return n.repeat(n.GateSig, n.GateSame, n.GateTried, "cycle", "", signal, tried)
+	return n.repeat(counter{n.GateSig, n.GateSame, n.GateTried}, "cycle", "", signal, tried)
 }
 
-func (n *NoProgress) repeat(last *string, count *int, triedList *[]string, gate, task, signal, tried string) error {
+// counter is one of the counts repeat keeps: the last failure's signature,
+// how many times in a row it came, what was tried against it.
+type counter struct {
+	last      *string
+	n         *int
+	triedList *[]string
+}
+
+func (n *NoProgress) repeat(c counter, gate, task, signal, tried string) error {
+	last, count, triedList := c.last, c.n, c.triedList
 	sig := judge.Signature(signal)
 	if sig == *last {
 		*count++

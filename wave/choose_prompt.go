@@ -39,8 +39,6 @@ type Choice struct {
 	Refused string
 }
 
-// chooseByReview runs the chooser over a best-of's judged attempts when
-
 // ChooserPrompt is the chooser's prompt: the task, each passing attempt's
 // figures, and its diff between two fence lines holding nonce, every line
 // quoted with "| " (forge.IssueBlock's way), so no line of it closes the

@@ -16,6 +16,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/looprinter/looprinter/plan"
 	"github.com/looprinter/looprinter/spec"
 )
 
@@ -90,7 +91,7 @@ func Pick[T Task](ready []T, inFlight map[string]bool, slots int, b Budget) []T 
 // declares too.
 func overlapsAny[T Task](t T, picked []T) bool {
 	for _, o := range picked {
-		if Overlap(t.TaskTouches(), o.TaskTouches()) {
+		if plan.Overlap(t.TaskTouches(), o.TaskTouches()) {
 			return true
 		}
 	}

@@ -1,4 +1,4 @@
-package loop
+package statefile
 
 import (
 	"errors"
@@ -11,7 +11,7 @@ import (
 // fdatasync writes f's data to disk.
 func fdatasync(f *os.File) error { return unix.Fdatasync(int(f.Fd())) }
 
-// writeCopy replaces path with data for readers (people, tools, a fleet
+// WriteCopy replaces path with data for readers (people, tools, a fleet
 // carrying the private folder), so that a reader sees the old or the new
 // contents: the data is written in place into a spare file beside it,
 // .NAME.next, which is then exchanged with path in one step (renameat2 with
@@ -19,7 +19,7 @@ func fdatasync(f *os.File) error { return unix.Fdatasync(int(f.Fd())) }
 // or removed, and ext4 starts no write-out as it does for a file renamed
 // over another. The copy is not synced (the journal is what a restart
 // reads).
-func writeCopy(path string, data []byte) error {
+func WriteCopy(path string, data []byte) error {
 	next := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".next")
 	fd, err := spareFile(next)
 	if err != nil {

@@ -1,4 +1,4 @@
-package loop
+package statefile
 
 import (
 	"bytes"
@@ -37,22 +37,23 @@ import (
 
 const journalMagic = "looprinter-state"
 
-// journalSyncs counts the journal's syncs in this process (the benchmarks
-// report it per iteration; the tests hold it to one a step).
-var journalSyncs atomic.Int64
+// Syncs counts the journal's syncs in this process (the engine's
+// benchmarks report it per iteration; its tests hold it to one a step).
+var Syncs atomic.Int64
 
-// journal is an open state journal: one writer, the engine that holds the
-// loop's lock (or Save, when no engine runs).
-type journal struct {
+// Journal is an open state journal: one writer, the engine that holds the
+// loop's lock (or SaveAlone, when no engine runs).
+type Journal struct {
 	f    [2]*os.File
 	seq  uint64
 	last int       // the slot of the last synced save (or the newest found at open)
 	pubs [2]string // digests of the last two public copies written
 }
 
-// openJournal opens (making them when missing) the two slots in priv.
-func openJournal(priv string) (*journal, error) {
-	j := &journal{last: 1}
+// OpenJournal opens (making them when missing) the two slots in priv, the
+// engine's private folder of a loop.
+func OpenJournal(priv string) (*Journal, error) {
+	j := &Journal{last: 1}
 	made := false
 	for i := range j.f {
 		p := loopdir.Private(priv).Journal(i)
@@ -61,20 +62,20 @@ func openJournal(priv string) (*journal, error) {
 		}
 		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|guard.ONoFollow, 0o600)
 		if err != nil {
-			j.close()
+			j.Close()
 			return nil, err
 		}
 		j.f[i] = f
 	}
 	if made {
 		// The slots' names reach the disk once; later saves change no name.
-		if err := syncDir(priv); err != nil {
-			j.close()
+		if err := guard.SyncDir(priv); err != nil {
+			j.Close()
 			return nil, err
 		}
 	}
-	if s, i, ok := readJournal(priv); ok {
-		j.seq, j.last, j.pubs = s.seq, i, s.pubs
+	if s, i, ok := ReadJournal(priv); ok {
+		j.seq, j.last, j.pubs = s.Seq, i, s.pubs
 		// The newest slot may have been written without a sync by an
 		// engine that died: sync it before the other slot is overwritten.
 		fdatasync(j.f[i])
@@ -82,7 +83,8 @@ func openJournal(priv string) (*journal, error) {
 	return j, nil
 }
 
-func (j *journal) close() {
+// Close closes the slots' files.
+func (j *Journal) Close() {
 	for i, f := range j.f {
 		if f != nil {
 			f.Close()
@@ -91,10 +93,14 @@ func (j *journal) close() {
 	}
 }
 
-// write saves payload as the newest state. pub is the public copy about to
+// Last is the slot (0 or 1) of the last synced save, or of the newest
+// found when the journal was opened.
+func (j *Journal) Last() int { return j.last }
+
+// Write saves payload as the newest state. pub is the public copy about to
 // be written after it (nil when this save writes none); durable syncs the
-// slot's data before write returns.
-func (j *journal) write(payload, pub []byte, durable bool) error {
+// slot's data before Write returns.
+func (j *Journal) Write(payload, pub []byte, durable bool) error {
 	pubs := j.pubs
 	if pub != nil {
 		sum := sha256.Sum256(pub)
@@ -109,7 +115,7 @@ func (j *journal) write(payload, pub []byte, durable bool) error {
 		if err := fdatasync(j.f[i]); err != nil {
 			return err
 		}
-		journalSyncs.Add(1)
+		Syncs.Add(1)
 		j.last = i
 	}
 	j.seq++
@@ -117,11 +123,12 @@ func (j *journal) write(payload, pub []byte, durable bool) error {
 	return nil
 }
 
-// slot is one decoded slot of the journal.
-type slot struct {
-	seq     uint64
+// Slot is one decoded slot of the journal: its sequence number and the
+// state saved in it.
+type Slot struct {
+	Seq     uint64
+	Payload []byte
 	pubs    [2]string
-	payload []byte
 }
 
 func encodeSlot(seq uint64, pubs [2]string, payload []byte) []byte {
@@ -144,7 +151,7 @@ func orDash(s string) string {
 
 // decodeSlot reads a slot's contents; ok is false for anything but a whole
 // slot whose CRC matches (a torn or stale write, a file never written).
-func decodeSlot(b []byte) (s slot, ok bool) {
+func decodeSlot(b []byte) (s Slot, ok bool) {
 	nl := bytes.IndexByte(b, '\n')
 	if nl < 0 || nl > 512 {
 		return s, false
@@ -166,7 +173,7 @@ func decodeSlot(b []byte) (s slot, ok bool) {
 	if uint64(sum.Sum32()) != want {
 		return s, false
 	}
-	s.seq, s.payload = seq, payload
+	s.Seq, s.Payload = seq, payload
 	for k := range s.pubs {
 		if f[4+k] != "-" {
 			s.pubs[k] = f[4+k]
@@ -175,32 +182,32 @@ func decodeSlot(b []byte) (s slot, ok bool) {
 	return s, true
 }
 
-// readJournal returns the newest whole slot of priv's journal and its index;
-// ok is false when neither slot holds one.
-func readJournal(priv string) (best slot, idx int, ok bool) {
+// ReadJournal returns the newest whole slot of priv's journal and its
+// index; ok is false when neither slot holds one.
+func ReadJournal(priv string) (best Slot, idx int, ok bool) {
 	for i := 0; i < 2; i++ {
 		data, err := os.ReadFile(loopdir.Private(priv).Journal(i))
 		if err != nil {
 			continue
 		}
-		if s, good := decodeSlot(data); good && (!ok || s.seq > best.seq) {
+		if s, good := decodeSlot(data); good && (!ok || s.Seq > best.Seq) {
 			best, idx, ok = s, i, true
 		}
 	}
 	return best, idx, ok
 }
 
-// removeJournal deletes priv's journal (a fresh start).
-func removeJournal(priv string) {
+// RemoveJournal deletes priv's journal (a fresh start).
+func RemoveJournal(priv string) {
 	for i := 0; i < 2; i++ {
 		os.Remove(loopdir.Private(priv).Journal(i))
 	}
 }
 
-// publicMatches says whether the public state.json is one the engine wrote:
-// one of the last two whose digests the journal keeps (the newer may not
-// have reached the file when the engine stopped).
-func (s slot) publicMatches(pub []byte) bool {
+// PublicMatches says whether pub, the public state.json, is one the engine
+// wrote: one of the last two whose digests the journal keeps (the newer may
+// not have reached the file when the engine stopped).
+func (s Slot) PublicMatches(pub []byte) bool {
 	sum := sha256.Sum256(pub)
 	h := hex.EncodeToString(sum[:])
 	return h == s.pubs[0] || h == s.pubs[1]

@@ -1,6 +1,6 @@
 //go:build linux || darwin
 
-package loop
+package statefile
 
 import (
 	"os"
@@ -8,7 +8,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func diskFree(path string) (uint64, bool) {
+// Free says how many bytes the engine (and the agents it runs, as the same
+// user) can still write on the filesystem of path; ok is false when it
+// cannot tell.
+func Free(path string) (uint64, bool) {
 	var st unix.Statfs_t
 	if err := unix.Statfs(path, &st); err != nil || st.Blocks == 0 {
 		return 0, false

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package loop
+package statefile
 
 import (
 	"os"
@@ -10,9 +10,9 @@ import (
 // fdatasync writes f's data to disk.
 func fdatasync(f *os.File) error { return f.Sync() }
 
-// writeCopy replaces path with data for readers: written beside it, then
+// WriteCopy replaces path with data for readers: written beside it, then
 // renamed over it (the Linux version exchanges it with a spare instead).
-func writeCopy(path string, data []byte) error {
+func WriteCopy(path string, data []byte) error {
 	next := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".next")
 	os.Remove(next) // whatever is there (a link planted in its place) is never written through
 	if err := os.MkdirAll(filepath.Dir(next), 0o700); err != nil {
