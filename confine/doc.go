@@ -7,6 +7,9 @@
 // control files around a Landlock run (gitguard.go), the loop's network
 // (network.go), the secrets in a change and other loops' secrets in reach
 // (secrets.go), the special files an apply leaves out (special.go) and the
-// paths a failed run could not see (outside_view.go). The engine composes
-// it (loop/trust.go, loop/layer.go).
+// paths a failed run could not see (outside_view.go); a run's confinement
+// put together from these parts (run.go: ForRun), the violation record of
+// a refused change (violation.go), and what a run leaves behind: its
+// cgroup, the sweep, a crashed engine's orphans (procs.go). The engine
+// composes it (loop/trust.go, loop/layer.go).
 package confine

@@ -332,35 +332,16 @@ func (r *runner) recordTamper(phase, task string, ts []guard.Tamper) {
 	r.recordTamperTo(r.emit, phase, task, ts)
 }
 
-// recordTamperTo is recordTamper writing its records with emit: an
-// attempt judged beside others writes them tagged with its run
-// (bestof_judging.go); what it keeps in the state is taken under the
-// state's save lock.
+// recordTamperTo is recordTamper writing its records (confine.Violation)
+// with emit: an attempt judged beside others writes them tagged with its
+// run (bestof_judging.go); what it keeps in the state (a tell, for the
+// audit) is taken under the state's save lock.
 func (r *runner) recordTamperTo(emit func(record.Event), phase, task string, ts []guard.Tamper) {
 	for _, t := range ts {
-		if t.Rule == confine.SecretRule {
-			emit(record.Event{Event: record.Violation, Phase: phase, Task: task, Kind: "secret_in_change", File: t.File,
-				Message: fmt.Sprintf("%s was not applied to the loop folder: %s (the value is not repeated here); keep secrets out of the loop's files", t.File, t.What)})
-			continue
-		}
-		if t.Kind == guard.TestAware {
+		if t.Kind == guard.TestAware && t.Rule != confine.SecretRule {
 			r.noteTell(t.File + ": " + t.What)
-			emit(record.Event{Event: record.Violation, Phase: phase, Task: task, Kind: guard.TestAware, File: t.File,
-				Message: fmt.Sprintf("%s: the change was refused: its code asks whether it runs under a test or forges a test runner's output (%s); %s", t.File, t.What, t.Rule)})
-			continue
 		}
-		msg := fmt.Sprintf("%s: a protected file was %s; it was restored", t.File, t.What)
-		if t.What == "created" {
-			// Nothing was there to restore: the new file was removed.
-			msg = fmt.Sprintf("%s: a new protected file was created; it was removed", t.File)
-		}
-		if t.Rule != "" {
-			msg += " (protected by " + t.Rule + ")"
-		}
-		if t.Why != "" {
-			msg = fmt.Sprintf("%s was changed during the %s run in a way that weakens the loop (%s); it was restored. To loosen a running loop, pause it (looprinter pause), edit, resume", t.File, phase, t.Why)
-		}
-		emit(record.Event{Event: record.Violation, Phase: phase, Task: task, Kind: "protected_file", File: t.File, Message: msg})
+		emit(confine.Violation(phase, task, t))
 	}
 }
 
@@ -419,62 +400,21 @@ func (r *runner) endEvent(phase, task string, a spec.Agent, res agent.Result, ch
 		Promise: res.Promise, Blocked: res.Blocked, Error: res.Error, Message: firstLines(res.FinalMessage, 3)}
 }
 
-// killedNote describes a run the engine had to kill, as a failure signal.
+// killedNote describes a run the engine had to kill, as a failure signal
+// (agent.KilledNote).
 func killedNote(a spec.Agent, res agent.Result) string {
-	switch res.Status {
-	case agent.StatusTimeout:
-		if a.Timeout.D() > 0 && res.Duration > 0 && res.Duration < a.Timeout.D()*9/10 {
-			// The run's timeout was cut to what was left of budget.wall.
-			return fmt.Sprintf("the agent run was killed after %s without finishing: the loop's wall budget ran out", res.Duration.Round(100*time.Millisecond))
-		}
-		return fmt.Sprintf("the agent run was killed after the %s timeout without finishing", a.Timeout)
-	case agent.StatusIdle:
-		return fmt.Sprintf("the agent run was killed: no output for %s (idle timeout)", a.IdleTimeout)
-	}
-	return ""
+	return agent.KilledNote(res, a.Timeout.D(), a.IdleTimeout.D())
 }
 
-func tamperNote(ts []guard.Tamper) string {
-	var b strings.Builder
-	for _, t := range ts {
-		if t.Kind == guard.TestAware {
-			fmt.Fprintf(&b, "VIOLATION: your change to %s was refused: code that asks whether it runs under a test, prints a test runner's output or exits before the tests do never decides a check (%s). The folder keeps the file as it was. Make the code work for every caller.\n", t.File, t.What)
-			continue
-		}
-		rule := ""
-		if t.Rule != "" {
-			rule = " by " + t.Rule
-		}
-		if t.What == "created" {
-			fmt.Fprintf(&b, "VIOLATION: %s is protected%s and must not be created (the engine removed it). Change the code, not the checks.\n", t.File, rule)
-		} else {
-			fmt.Fprintf(&b, "VIOLATION: %s is protected%s and must not be edited (it was %s; the engine restored it). Change the code, not the checks.\n", t.File, rule, t.What)
-		}
-		if t.Why != "" {
-			fmt.Fprintf(&b, "  The change weakened the loop: %s\n", t.Why)
-		}
-	}
-	return strings.TrimRight(b.String(), "\n")
-}
-
-func rel(dir, p string) string {
-	if r, err := filepath.Rel(dir, p); err == nil && !strings.HasPrefix(r, "..") {
-		return r
-	}
-	return p
-}
-
-func firstLines(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	out := strings.Join(lines, "\n")
-	if len(out) > 500 {
-		out = out[:500] + "…"
-	}
-	return out
-}
+// tamperNote tells the agent of the changes refused in its run
+// (guard.Note); rel names a path as the records do (loopdir.Rel);
+// firstLines are the last lines of an agent's final message
+// (textcut.LastLines).
+var (
+	tamperNote = guard.Note
+	rel        = loopdir.Rel
+	firstLines = textcut.LastLines
+)
 
 func prices(p map[string]spec.Price) map[string]agent.Price {
 	if len(p) == 0 {

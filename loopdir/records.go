@@ -88,6 +88,15 @@ func (d Dir) FollowAt(offsets map[string]int64) *record.Follower {
 	return record.FollowAt(d.lister(), offsets)
 }
 
+// Rel is p as the records name it: relative to the loop folder dir when
+// it is inside, else as it is.
+func Rel(dir, p string) string {
+	if r, err := filepath.Rel(dir, p); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return p
+}
+
 // UniquePath is p, or p with a number before its extension (x.2.log,
 // x.3.log …) when p exists: a file of the records is never overwritten.
 func UniquePath(p string) string {

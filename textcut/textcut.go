@@ -37,3 +37,13 @@ func SHA(s string) string {
 	}
 	return s
 }
+
+// LastLines are the last n lines of s, trimmed, cut to 500 bytes: an
+// agent's final message in its agent_end record.
+func LastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return Cut(strings.Join(lines, "\n"), 500)
+}

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package loop
+package confine
 
 import (
 	"os"
