@@ -2,6 +2,7 @@ package loop
 
 import (
 	"os"
+	"strings"
 	"time"
 
 	"github.com/looprinter/looprinter/agent"
@@ -17,19 +18,6 @@ import (
 // record, which stop --now writes as it kills; or the run's last output); or, for a run whose process had ended before
 // the engine died, when that was, with no exit status (none was
 // collected). Never "exit -1 … 0.0s".
-
-// exitUnknown is the exit code of a run whose exit status was never
-// collected: its agent_end carries none.
-const exitUnknown = -1 << 31
-
-// exitOf is the exit code an agent_end records: none when a signal ended
-// the run (Signal says which) or its status is not known.
-func exitOf(res agent.Result) *int {
-	if res.Signal != "" || res.ExitCode == exitUnknown {
-		return nil
-	}
-	return record.Int(res.ExitCode)
-}
 
 // lastSignOfLife is the latest of the state's last save, the last record
 // of its record file and the engine's heartbeat while agents run (beat):
@@ -86,4 +74,41 @@ func (r *runner) judgeDead() error {
 		defer r.tags.set(judging{run: f.Run, slot: f.Slot + 1})()
 	}
 	return r.judgeDeadRun()
+}
+
+// judgeDeadRun judges an agent run that was under way when the engine died
+// (killed, out of memory, power loss), exactly as a live run is judged:
+// what it reported is counted, the protected files are compared with the
+// on-disk snapshot and restored, and plan marks no live engine judged are
+// taken back, so the task runs again.
+func (r *runner) judgeDeadRun() error {
+	f := r.st.InFlight
+	a := r.spec().AgentFor(f.Phase, f.Post)
+	if ad, err := agent.Lookup(a.Backend); err == nil && f.Transcript != "" {
+		req := agent.Request{Phase: f.Phase, Task: f.Task, Dir: r.dir, Backend: a.Backend, Model: a.Model, Prices: prices(r.spec().Prices), Transcript: f.Transcript}
+		res := agent.ParseTranscript(req, ad)
+		r.deadRunTimes(f, &res)
+		r.st.CostUSD += res.CostUSD
+		r.endRecord(f.Phase, f.Task, a, res, nil)
+	}
+	var problems []string
+	// The protected files against the snapshot on disk; what the run
+	// created is not known: every protected file the snapshot lacks counts.
+	tamper, err := r.guard.RestoreSaved()
+	r.recordTamper(f.Phase, f.Task, tamper)
+	if err != nil {
+		return err
+	}
+	if len(tamper) > 0 {
+		problems = append(problems, tamperNote(tamper))
+	}
+	if r.spec().Shape == "cycle" {
+		problems = append(problems, r.enforceJudgedPlan(f.Task, "the "+f.Phase+" run that died with the engine")...)
+	}
+	if len(problems) > 0 {
+		r.st.LastFailure = strings.Join(problems, "\n")
+		r.deadFailed = append(r.deadFailed, f.Task)
+	}
+	r.st.InFlight = nil
+	return r.store.checkpoint()
 }

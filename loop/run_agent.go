@@ -14,20 +14,12 @@ import (
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
-	"github.com/looprinter/looprinter/textcut"
 )
 
 // maxTries bounds the tries of one agent run (rate-limit waits and API
 // error retries together); the wall budget normally ends them long before.
 // A variable only so that a test can lower it.
 var maxTries = 100
-
-// AgentRun is what one agent run produced, after the engine's own checks.
-type AgentRun struct {
-	Result  agent.Result
-	Tamper  []guard.Tamper
-	Changed []string
-}
 
 // runAgent runs one agent for a phase, with everything around it: the budget
 // check first, pause and loop-file changes, the prompt file, protected files,
@@ -327,24 +319,6 @@ func (r *runner) failedRun(res agent.Result) string {
 	return msg
 }
 
-// recordTamper writes a violation for each protected file a run changed.
-func (r *runner) recordTamper(phase, task string, ts []guard.Tamper) {
-	r.recordTamperTo(r.emit, phase, task, ts)
-}
-
-// recordTamperTo is recordTamper writing its records (confine.Violation)
-// with emit: an attempt judged beside others writes them tagged with its
-// run (bestof_judging.go); what it keeps in the state (a tell, for the
-// audit) is taken under the state's save lock.
-func (r *runner) recordTamperTo(emit func(record.Event), phase, task string, ts []guard.Tamper) {
-	for _, t := range ts {
-		if t.Kind == guard.TestAware && t.Rule != confine.SecretRule {
-			r.noteTell(t.File + ": " + t.What)
-		}
-		emit(confine.Violation(phase, task, t))
-	}
-}
-
 // keepLoopFileEdit decides about a loop file that changed during an agent
 // run. Nobody can tell whether the agent or the user edited it, so the rule
 // is the supervisor's: a change that weakens nothing (prompts, added checks,
@@ -360,118 +334,3 @@ func (r *runner) keepLoopFileEdit(rel string, old, cur []byte) (bool, string) {
 	}
 	return false, strings.Join(v.Refused, "; ")
 }
-
-// retryRecord writes the agent_retry of a try that will be retried after
-// wait (0: at once, on another agent), naming the agent that ran it.
-func (r *runner) retryRecord(phase, task string, ran spec.Agent, res agent.Result, try int, wait time.Duration) {
-	r.emit(r.retryEvent(phase, task, ran, res, try, wait))
-}
-
-// retryEvent is the agent_retry record of a try.
-func (r *runner) retryEvent(phase, task string, ran spec.Agent, res agent.Result, try int, wait time.Duration) record.Event {
-	return record.Event{Event: record.AgentRetry, Phase: phase, Task: task, Backend: ran.Backend, Model: ran.Model,
-		Status: string(res.Status), Attempt: try, WaitMS: wait.Milliseconds(), Error: res.Error, Transcript: res.Transcript,
-		InputTokens: res.InputTokens, OutputTokens: res.OutputTokens, CachedTokens: res.CachedTokens,
-		CostUSD: res.CostUSD, CostEstimated: res.CostEstimated}
-}
-
-func (r *runner) endRecord(phase, task string, a spec.Agent, res agent.Result, changed []string) {
-	r.net.Flush()
-	r.countEnd(phase, res)
-	r.emit(r.endEvent(phase, task, a, res, changed))
-}
-
-// countEnd counts an ended agent run in the state.
-func (r *runner) countEnd(phase string, res agent.Result) {
-	r.st.AgentMS += res.Duration.Milliseconds()
-	if phase == "build" {
-		r.st.BuildCostUSD += res.CostUSD
-		r.st.BuildRuns++
-	}
-}
-
-// endEvent is the agent_end record of an ended agent run.
-func (r *runner) endEvent(phase, task string, a spec.Agent, res agent.Result, changed []string) record.Event {
-	return record.Event{Event: record.AgentEnd, Phase: phase, Task: task, Backend: a.Backend, Model: a.Model,
-		Status: string(res.Status), ExitCode: exitOf(res), Signal: res.Signal, Ended: res.Ended, Turns: res.Turns,
-		InputTokens: res.InputTokens, OutputTokens: res.OutputTokens, CachedTokens: res.CachedTokens,
-		CostUSD: res.CostUSD, CostEstimated: res.CostEstimated, DurationMS: res.Duration.Milliseconds(),
-		Transcript: rel(r.dir, res.Transcript), FilesChanged: changed, SessionID: res.SessionID, Tools: res.Tools,
-		Promise: res.Promise, Blocked: res.Blocked, Error: res.Error, Message: firstLines(res.FinalMessage, 3)}
-}
-
-// killedNote describes a run the engine had to kill, as a failure signal
-// (agent.KilledNote).
-func killedNote(a spec.Agent, res agent.Result) string {
-	return agent.KilledNote(res, a.Timeout.D(), a.IdleTimeout.D())
-}
-
-// tamperNote tells the agent of the changes refused in its run
-// (guard.Note); rel names a path as the records do (loopdir.Rel);
-// firstLines are the last lines of an agent's final message
-// (textcut.LastLines).
-var (
-	tamperNote = guard.Note
-	rel        = loopdir.Rel
-	firstLines = textcut.LastLines
-)
-
-func prices(p map[string]spec.Price) map[string]agent.Price {
-	if len(p) == 0 {
-		return nil
-	}
-	out := map[string]agent.Price{}
-	for k, v := range p {
-		out[k] = agent.Price(v)
-	}
-	return out
-}
-
-// waitWhilePaused holds the loop between agent runs while the pause file exists.
-func (e *Engine) waitWhilePaused(ctx context.Context) error {
-	if _, err := os.Stat(loopdir.Dir(e.dir).Pause()); err != nil {
-		return nil
-	}
-	e.emit(record.Event{Event: record.Paused, Message: "paused before the next agent run; `looprinter resume` goes on"})
-	e.store.flush() // a pause can last hours: what the last step did reaches the disk now
-	for {
-		select {
-		case <-ctx.Done():
-			return e.stop(ReasonInterrupted, "interrupted while paused")
-		case <-time.After(250 * time.Millisecond):
-		}
-		e.store.mark = time.Now() // time spent paused is not loop time
-		if _, err := os.Stat(loopdir.Dir(e.dir).Pause()); err != nil {
-			e.emit(record.Event{Event: record.Resumed})
-			return nil
-		}
-	}
-}
-
-// reloadSpec picks up changes to the loop file before each agent run.
-func (e *Engine) reloadSpec() {
-	fi, err := os.Stat(e.spec.Path)
-	if err != nil || fi.ModTime().Equal(e.specTime) {
-		return
-	}
-	e.specTime = fi.ModTime()
-	l, err := spec.Load(e.spec.Path)
-	if err != nil {
-		e.emit(record.Event{Event: record.Warning, Message: "the loop file changed but is invalid; keeping the previous one: " + err.Error()})
-		return
-	}
-	changes := spec.Diff(e.spec, l)
-	if len(changes) == 0 {
-		return
-	}
-	if l.Shape != e.spec.Shape {
-		e.emit(record.Event{Event: record.Warning, Message: "the loop file's shape changed; a running loop keeps its shape"})
-		l.Shape = e.spec.Shape
-	}
-	e.spec = l
-	e.setRedactor(Redactor(l))
-	e.gates.refreshVacuous()
-	e.emit(record.Event{Event: record.SpecChanged, Changes: changes, Message: strings.Join(changes, "\n")})
-}
-
-func short(v any) string { return textcut.Short(v) }

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/looprinter/looprinter/agent"
 	"github.com/looprinter/looprinter/confine"
 	"github.com/looprinter/looprinter/failover"
 	"github.com/looprinter/looprinter/guard"
@@ -84,4 +85,11 @@ type runner struct {
 	// attemptsWarned are the tasks (c<cycle>/<task>) told that their
 	// attempts run once here (no layers).
 	attemptsWarned map[string]bool
+}
+
+// AgentRun is what one agent run produced, after the engine's own checks.
+type AgentRun struct {
+	Result  agent.Result
+	Tamper  []guard.Tamper
+	Changed []string
 }

@@ -3,8 +3,13 @@ package loop
 import (
 	"context"
 	"errors"
+	"os"
+	"strings"
+	"time"
 
 	"github.com/looprinter/looprinter/agent"
+	"github.com/looprinter/looprinter/loopdir"
+	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/spec"
 )
 
@@ -147,4 +152,51 @@ func (e *Engine) loop(ctx context.Context) *Outcome {
 		}
 		e.store.keepSummary()
 	}
+}
+
+// waitWhilePaused holds the loop between agent runs while the pause file exists.
+func (e *Engine) waitWhilePaused(ctx context.Context) error {
+	if _, err := os.Stat(loopdir.Dir(e.dir).Pause()); err != nil {
+		return nil
+	}
+	e.emit(record.Event{Event: record.Paused, Message: "paused before the next agent run; `looprinter resume` goes on"})
+	e.store.flush() // a pause can last hours: what the last step did reaches the disk now
+	for {
+		select {
+		case <-ctx.Done():
+			return e.stop(ReasonInterrupted, "interrupted while paused")
+		case <-time.After(250 * time.Millisecond):
+		}
+		e.store.mark = time.Now() // time spent paused is not loop time
+		if _, err := os.Stat(loopdir.Dir(e.dir).Pause()); err != nil {
+			e.emit(record.Event{Event: record.Resumed})
+			return nil
+		}
+	}
+}
+
+// reloadSpec picks up changes to the loop file before each agent run.
+func (e *Engine) reloadSpec() {
+	fi, err := os.Stat(e.spec.Path)
+	if err != nil || fi.ModTime().Equal(e.specTime) {
+		return
+	}
+	e.specTime = fi.ModTime()
+	l, err := spec.Load(e.spec.Path)
+	if err != nil {
+		e.emit(record.Event{Event: record.Warning, Message: "the loop file changed but is invalid; keeping the previous one: " + err.Error()})
+		return
+	}
+	changes := spec.Diff(e.spec, l)
+	if len(changes) == 0 {
+		return
+	}
+	if l.Shape != e.spec.Shape {
+		e.emit(record.Event{Event: record.Warning, Message: "the loop file's shape changed; a running loop keeps its shape"})
+		l.Shape = e.spec.Shape
+	}
+	e.spec = l
+	e.setRedactor(Redactor(l))
+	e.gates.refreshVacuous()
+	e.emit(record.Event{Event: record.SpecChanged, Changes: changes, Message: strings.Join(changes, "\n")})
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/looprinter/looprinter/guard"
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/textcut"
 )
 
@@ -21,3 +23,13 @@ func plural(n int, what string) string {
 }
 
 func truncate(s string, n int) string { return textcut.Cut(s, n) }
+
+// tamperNote tells the agent of the changes refused in its run
+// (guard.Note); rel names a path as the records do (loopdir.Rel);
+// firstLines are the last lines of an agent's final message
+// (textcut.LastLines).
+var (
+	tamperNote = guard.Note
+	rel        = loopdir.Rel
+	firstLines = textcut.LastLines
+)
