@@ -40,8 +40,8 @@ import (
 
 // prefixJudged is one run's checks run on its prefix's tree.
 type prefixJudged struct {
-	want    map[string]wantFile // what the folder must hold when the run is judged
-	dirs    map[string]bool     // the folders the tree laid
+	want    map[string]wantFile    // what the folder must hold when the run is judged
+	dirs    map[string]os.FileMode // the folders the tree laid, with their modes
 	cmds    []string
 	results []CheckResult
 	trusted bool // every run before it finished as assumed
@@ -205,7 +205,7 @@ func (h *waveHost) prefixTree(ctx context.Context, runs []*waveRun, scratch stri
 	}
 	sim[planRel] = simFile{plan, planPerm}
 	up := filepath.Join(scratch, "u")
-	p := &prefixJudged{want: map[string]wantFile{}, dirs: map[string]bool{}}
+	p := &prefixJudged{want: map[string]wantFile{}, dirs: map[string]os.FileMode{}}
 	rels := make([]string, 0, len(dirs))
 	for rel := range dirs {
 		rels = append(rels, rel)
@@ -215,7 +215,7 @@ func (h *waveHost) prefixTree(ctx context.Context, runs []*waveRun, scratch stri
 		if err := os.MkdirAll(filepath.Join(up, filepath.FromSlash(rel)), 0o700); err != nil {
 			return nil, false
 		}
-		p.dirs[rel] = true
+		p.dirs[rel] = dirs[rel]
 	}
 	for rel, f := range sim {
 		to := filepath.Join(up, filepath.FromSlash(rel))
@@ -303,7 +303,8 @@ func (w *waves) usePrefix(rn *waveRun, a *waveApply) {
 	}
 	planRel := loopdir.OutputDir + "/plan.json"
 	covers := func(rel string) bool {
-		if _, ok := p.want[rel]; ok || p.dirs[rel] || rel == planRel {
+		_, laid := p.dirs[rel]
+		if _, ok := p.want[rel]; ok || laid || rel == planRel {
 			return true
 		}
 		for f := range p.want {
@@ -327,6 +328,12 @@ func (w *waves) usePrefix(rn *waveRun, a *waveApply) {
 		path := filepath.Join(w.run.dir, filepath.FromSlash(rel))
 		fi, err := os.Lstat(path)
 		if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != f.perm || guard.FileSum(path) != f.sum {
+			return
+		}
+	}
+	for rel, perm := range p.dirs {
+		fi, err := os.Lstat(filepath.Join(w.run.dir, filepath.FromSlash(rel)))
+		if err != nil || !fi.IsDir() || fi.Mode().Perm() != perm {
 			return
 		}
 	}
