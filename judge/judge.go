@@ -170,6 +170,14 @@ func (j *Judge) checkEnv() []string {
 // RunChecks runs commands in order and saves each output under
 // working-records/checks/.
 func (j *Judge) RunChecks(ctx context.Context, gate string, cmds []string) []CheckResult {
+	return j.RunChecksFrom(ctx, gate, cmds, nil)
+}
+
+// RunChecksFrom is RunChecks with the checks' own runs already made
+// (pre, one result per command: PrefixChecks' on the same tree); nil runs
+// them. What follows the runs (the flaky and quarantined checks run again,
+// the judge's notes) is RunChecks' own, on the tree as it is.
+func (j *Judge) RunChecksFrom(ctx context.Context, gate string, cmds []string, pre []CheckResult) []CheckResult {
 	// The step before reaches the disk first: checks can run for minutes.
 	// (A save that fails here fails again, reported, at the step's end.)
 	j.flush()
@@ -194,7 +202,10 @@ func (j *Judge) RunChecks(ctx context.Context, gate string, cmds []string) []Che
 		ctx, done = j.warmUp(ctx, j.spec(), j.checkEnv())
 		defer done()
 	}
-	results := j.runVisibleChecks(ctx, cmds, logPath)
+	results := pre
+	if len(pre) != len(cmds) || gate == "setup" || gate == "baseline" {
+		results = j.runVisibleChecks(ctx, cmds, logPath)
+	}
 	if ctx.Err() == nil {
 		j.rerunFlaky(ctx, gate, results, j.rerunLog(stamp, gate))
 		j.rerunQuarantine(ctx, gate, results, j.rerunLog(stamp, gate))

@@ -172,7 +172,7 @@ func openEngine(l *spec.Loop, opts Options, runID string, fresh bool) (e *Engine
 		enforceJudgedPlan: e.judged.enforceJudgedPlan, net: confine.Network{Emit: e.emit}, tags: &e.tags}
 	e.gates = &verdicts{dir: dir, st: st, spec: inForce, judge: e.judge, emit: e.emit, stop: e.stop, roll: e.roll}
 	e.tags.emit, e.review = e.emit, review.New(dir, reviewHost{e})
-	e.waves = &waves{run: e.run, tags: &e.tags, prompt: e.buildPrompt, judgeBuild: e.judgeBuild, noteFailure: e.noteFailure,
+	e.waves = &waves{run: e.run, roll: e.roll, tags: &e.tags, prompt: e.buildPrompt, judgeBuild: e.judgeBuild, noteFailure: e.noteFailure,
 		commits: e.roll.engineCommits, writeJudged: e.judged.writeJudged}
 	e.nop, e.approval, e.prompts = newNoProgress(e), newPlanGate(e), newPrompts(e)
 	e.run.agents, e.run.ops = newSwitch(e.run), newChannel(e.run)

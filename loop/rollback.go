@@ -30,6 +30,10 @@ type rollback struct {
 	// writeJudged writes plan.json from the judged plan (judgedPlan.writeJudged).
 	writeJudged  func() error
 	noteWriteErr func(error)
+	// pre is the next task gate's checks already run (a wave's run judged
+	// at once with the others, on the same tree: wave_prefix.go); taken
+	// once.
+	pre prejudged
 }
 
 // keeper is the rollback room's keeper over the engine's state.
@@ -85,7 +89,7 @@ func (rb *rollback) rollbackTask(ctx context.Context, task Task) (string, []Chec
 	if len(cmds) == 0 {
 		return "", nil
 	}
-	results := rb.judge().RunChecks(ctx, "task", cmds)
+	results := rb.judge().RunChecksFrom(ctx, "task", cmds, rb.pre.take(task.ID, cmds))
 	if ctx.Err() != nil {
 		return "", nil
 	}

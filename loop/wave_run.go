@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/looprinter/looprinter/agent"
@@ -54,6 +55,12 @@ type waveRun struct {
 	after                      *Plan
 	afterTaken, ended, dropped bool
 
+	// A wave's run judged at once with the others, before the applies
+	// (wave_prefix.go): its verdict on its prefix's tree, and whether it
+	// finished as the runs after it assumed.
+	pre       *prefixJudged
+	asAssumed bool
+
 	// Set by the run's goroutine.
 	res        agent.Result
 	onlyLimits bool
@@ -96,6 +103,7 @@ func (r *runner) layersInForce() bool {
 // engine's verdict of a task (cycle.go).
 type waves struct {
 	run  *runner
+	roll *rollback // its task gate takes a run's checks run at once (wave_prefix.go)
 	tags *tagger
 	// prompt is a task's build prompt.
 	prompt func(*Plan, Task) (string, error)
@@ -114,7 +122,7 @@ type waves struct {
 // them one by one in plan order (wave.Wave; the engine's side is
 // waveHost).
 func (w *waves) buildWave(ctx context.Context, plan *Plan, tasks []Task) error {
-	return wave.Wave[*waveRun]{Host: &waveHost{waveRuns: waveRuns{ws: w}, plan: plan, tasks: tasks}, N: len(tasks)}.Run(ctx)
+	return wave.Wave[*waveRun]{Host: &waveHost{waveRuns: waveRuns{ws: w}, plan: plan, tasks: tasks}, N: len(tasks), Workers: runtime.NumCPU()}.Run(ctx)
 }
 
 // waveHost is the engine's side of a wave (wave.Host).
@@ -123,6 +131,7 @@ type waveHost struct {
 	plan  *Plan
 	tasks []Task
 	w     *waveApply // the wave's applies, from the first run finished
+	pre   prefixWave // what the runs judged at once only read
 }
 
 func (h *waveHost) Start(k int) (*waveRun, error) {
@@ -380,7 +389,11 @@ func (w *waves) finishAndJudge(ctx context.Context, rn *waveRun, a *waveApply) e
 	defer w.tags.wave(rn)()
 	run, after, err := w.run.finishWaveRun(ctx, rn, a)
 	if err == nil && run != nil {
+		a.applied = append(a.applied, a.Paths...)
+		w.usePrefix(rn, a)
 		err = w.judgeBuild(ctx, rn.task, run, a.seen, after)
+		w.roll.pre = prejudged{} // taken, or never another run's
+		rn.asAssumed = err == nil && len(run.Tamper) == 0 && w.passed(rn.task.ID)
 	}
 	return err
 }
@@ -446,6 +459,7 @@ func (r *runner) finishWaveRun(ctx context.Context, rn *waveRun, w *waveApply) (
 	run := &AgentRun{Result: rn.res}
 	changed, created, layerTamper, werr := r.endRun("build", task, changes)
 	w.Log.Add(w.Paths, w.Replaced...)
+	w.changed = append(append(w.changed, changed...), created...)
 	run.Changed = changed
 	r.st.touched(changed)
 	tamper, gerr := r.guard.Check(changes, created, rn.rules)
@@ -547,4 +561,7 @@ func layerPlan(l sandbox.Layer) *Plan {
 type waveApply struct {
 	*wave.Merger
 	seen *Plan
+	// applied are the paths of the wave's applied runs' layers, changed
+	// what their applies changed in the folder (wave_prefix.go).
+	applied, changed []string
 }

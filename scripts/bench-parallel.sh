@@ -7,9 +7,13 @@
 # records), the speed-up, and the engine's overhead per build run (wall
 # time less the agent's sleeps that could not overlap, over the runs). Writes only in its
 # own temporary folder. SLEEP=2s sets the agent's sleep per build.
+# CHECK_SLEEP=2 (seconds; 0, the default: none) makes the verify check
+# sleep that long and judges each task with it (git.rollback: task, in a
+# repository of the loop's own), so that judging a wave's runs counts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SLEEP=${SLEEP:-2s}
+CHECK_SLEEP=${CHECK_SLEEP:-0}
 OUT=$(mktemp -d "${TMPDIR:-/tmp}/looprinter-bench-parallel.XXXXXX")
 trap 'rm -rf "$OUT"' EXIT
 go build -o "$OUT/looprinter" ./cmd/looprinter
@@ -25,6 +29,12 @@ parallel: $n
 budget: {iterations: 12}
 verify: ["test -s out/1.txt -a -s out/2.txt -a -s out/3.txt -a -s out/4.txt -a -s out/5.txt -a -s out/6.txt"]
 YAML
+	if [[ $CHECK_SLEEP != 0 ]]; then
+		sed -i 's|^verify: .*|verify: [sh check.sh]\ngit: {rollback: task}|' "$dir/loop.yaml"
+		printf 'sleep %s\ntest -s out/1.txt -a -s out/2.txt -a -s out/3.txt -a -s out/4.txt -a -s out/5.txt -a -s out/6.txt\n' "$CHECK_SLEEP" >"$dir/check.sh"
+		printf 'working-records/\nagent.txt\nloop.yaml\n' >"$dir/.gitignore"
+		(cd "$dir" && git init -q && git add -A && git -c user.name=bench -c user.email=bench@example.com commit -qm start)
+	fi
 	cat > "$dir/agent.txt" <<AGENT
 == plan
 plan T-001:out/1.txt T-002:out/2.txt:after=T-001 T-003:out/3.txt T-004:out/4.txt:after=T-003 T-005:out/5.txt T-006:out/6.txt:after=T-005
@@ -48,7 +58,7 @@ AGENT
 
 one=$(run 1)
 three=$(run 3)
-echo "== Parallel build runs: 6 tasks in 3 pairs, the agent sleeps $SLEEP per build (load $(cut -d' ' -f1-3 /proc/loadavg))"
+echo "== Parallel build runs: 6 tasks in 3 pairs, the agent sleeps $SLEEP per build, the check ${CHECK_SLEEP}s (load $(cut -d' ' -f1-3 /proc/loadavg))"
 printf '%-9s %10s %14s %6s\n' parallel wall-ms build-runs-ms runs
 for r in "$one" "$three"; do
 	case $r in

@@ -45,6 +45,27 @@ type Host[R any] interface {
 	Finish(ctx context.Context, r R) error
 }
 
+// Speculator is a Host that judges a wave's runs at once before any is
+// applied (speculative prefix judging): run k on the tree the applies of
+// runs 0..k in plan order leave when each lands as assumed (applied
+// whole, merged cleanly, passed, nothing refused or put back). The
+// applies and verdicts still follow one by one in plan order; a run's
+// speculative verdict is used only while every run before it finished as
+// assumed (Trust), and Finish checks the tree itself before using it.
+// From the first run that did not, the rest are judged on the tree as
+// today.
+type Speculator[R any] interface {
+	// Speculate judges runs[k] on its prefix's tree, unapplied; several
+	// at once (Wave.Workers), each on a goroutine of its own, after End.
+	Speculate(ctx context.Context, runs []R, k int)
+	// Trust says, before Finish(r), whether every run before r finished
+	// as assumed: only then may r's speculative verdict stand.
+	Trust(r R, ok bool)
+	// AsAssumed says, after Finish(r), whether r finished as its prefix
+	// assumed.
+	AsAssumed(r R) bool
+}
+
 // Wave runs the build runs of N ready tasks at once (slots 0..N-1), then
 // finishes them one by one in plan order. A run that cannot start stops
 // the starts: the ones started run and are finished, then its error is
@@ -53,6 +74,10 @@ type Host[R any] interface {
 type Wave[R any] struct {
 	Host Host[R]
 	N    int
+	// Workers bounds the runs judged at once before the applies when the
+	// Host is a Speculator (below 2: none; each is judged after its
+	// apply); the engine gives its cores.
+	Workers int
 }
 
 // Run runs the wave.
@@ -74,9 +99,22 @@ func (w Wave[R]) Run(ctx context.Context) error {
 	if err := runAll(ctx, h, runs); err != nil {
 		return err
 	}
+	sp, speculate := h.(Speculator[R])
+	speculate = speculate && w.Workers > 1 && len(runs) > 1 && ctx.Err() == nil
+	if speculate {
+		Each(ctx, len(runs), w.Workers, func(i int) { sp.Speculate(ctx, runs, i) })
+	}
+	exact := speculate // every run finished so far as assumed
 	for _, rn := range runs {
-		if err := h.Finish(ctx, rn); err != nil && pending == nil {
+		if speculate {
+			sp.Trust(rn, exact)
+		}
+		err := h.Finish(ctx, rn)
+		if err != nil && pending == nil {
 			pending = err
+		}
+		if speculate {
+			exact = exact && err == nil && sp.AsAssumed(rn)
 		}
 		if err := h.Save(); err != nil {
 			if pending == nil {
