@@ -21,15 +21,6 @@ type judging struct {
 	iter int    // its build run's iteration (0: the loop's last)
 }
 
-// judgingOf is rn's judging with its task and iteration.
-func judgingOf(rn *waveRun) judging {
-	return judging{run: rn.id, slot: rn.slot + 1, task: rn.task.ID, iter: rn.req.Iteration}
-}
-
-// runOf tags records with rn's run and slot only (their iteration is the
-// loop's last, as for the records of a best-of's attempts).
-func runOf(rn *waveRun) judging { return judging{run: rn.id, slot: rn.slot + 1} }
-
 // mark tags ev with j where ev names no run or iteration of its own.
 func (j judging) mark(ev *record.Event) {
 	if ev.AgentRun == "" && j.run != "" {
@@ -72,24 +63,10 @@ func (t *tagger) set(j judging) func() {
 	}
 }
 
-// wave tags every record written until the returned func runs with rn's
-// run id, slot, task and iteration (set).
-func (t *tagger) wave(rn *waveRun) func() { return t.set(judgingOf(rn)) }
-
 // task is the task the failures noted now count against ("": the
 // loop's).
 func (t *tagger) task() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.cur.task
-}
-
-// locked runs f under the state's save lock (store.with): what a run
-// judged beside others changes in the state.
-func (r *runner) locked(f func()) {
-	if r.store == nil {
-		f()
-		return
-	}
-	r.store.with(f)
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"github.com/looprinter/looprinter/agent"
 	"github.com/looprinter/looprinter/confine"
 	"github.com/looprinter/looprinter/judge"
+	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/sandbox"
 	"github.com/looprinter/looprinter/spec"
@@ -31,9 +33,6 @@ import (
 // cleared. No attempt passing is one failed try whose failure is every
 // attempt's (bestOfFailure).
 
-// taskKey names a task's runs in this cycle.
-func (s *State) taskKey(task string) string { return fmt.Sprintf("c%d/%s", s.Cycle, task) }
-
 // taskFailed counts a failed try of task in this cycle.
 func (s *State) taskFailed(task string) {
 	if s.TaskFails == nil {
@@ -42,42 +41,10 @@ func (s *State) taskFailed(task string) {
 	s.TaskFails[s.taskKey(task)]++
 }
 
-// attemptsOf is how many attempts task's next run gets here: attemptsFor,
-// where build runs get a copy-on-write layer each (bubblewrap with layers);
-// elsewhere 1 (validate says why).
-func (r *runner) attemptsOf(t Task) int {
-	l := r.spec()
-	if l.Shape != spec.ShapeCycle {
-		return 1
-	}
-	failed := r.st.TaskFails[r.st.taskKey(t.ID)]
-	n := attemptsFor(l, t, failed, min(r.st.SameCount, failed))
-	if n < 2 {
-		return 1
-	}
-	if !r.layersInForce() {
-		if key := r.st.taskKey(t.ID); !r.attemptsWarned[key] {
-			if r.attemptsWarned == nil {
-				r.attemptsWarned = map[string]bool{}
-			}
-			r.attemptsWarned[key] = true
-			r.emit(record.Event{Event: record.Warning, Task: t.ID, Kind: "best_of_once",
-				Message: fmt.Sprintf("%s asks for %d attempts at once; it runs once: only bubblewrap with copy-on-write layers gives each attempt a layer of its own", t.ID, n)})
-		}
-		return 1
-	}
-	return n
-}
-
 // bestOfWidth is how many of n attempts the budgets let start
 // (wave.Width).
 func bestOfWidth(l *spec.Loop, st *State, n int) int {
 	return wave.Width(l, st.spent(), n)
-}
-
-// spent is what the loop spent so far, as the waves read it.
-func (s *State) spent() wave.Spent {
-	return wave.Spent{Iterations: s.Iterations, AgentRuns: s.AgentRuns, BuildRuns: s.BuildRuns, CostUSD: s.CostUSD, BuildCostUSD: s.BuildCostUSD}
 }
 
 // buildBestOf runs n attempts of task at once, judges each on its own
@@ -318,4 +285,61 @@ func (h *bestOfHost) Measure(ctx context.Context, runs []*waveRun, results []wav
 // under the loop's refs).
 func bestOfRef(name, task string, iteration, k int) string {
 	return wave.Ref(RefPrefix(name), task, iteration, k)
+}
+
+// The kept attempt of a best-of on the applied tree (wave/keep.go): an
+// attempt passed on its own layer, laid under the check box, which code
+// can tell from the applied tree (its mounts). Before any other passing
+// attempt is dropped, the best one is applied as one run of a wave and the
+// task's checks run again on the folder as the apply left it. When they
+// fail there, the apply is taken back (wave.Undo), the attempt counts as
+// failed with a violation, and the next passing attempt is tried.
+
+// keepAttempt applies rn (a passing attempt) and judges it on the applied
+// tree. kept says it passed there and stays applied: run and after are
+// then what its task's verdict (judgeBuild) reads. Not kept, the folder is
+// as before and res says why it failed.
+func (h *bestOfHost) keepAttempt(ctx context.Context, rn *waveRun, res *wave.Attempt) (run *AgentRun, after *Plan, kept bool, err error) {
+	r, seen := h.ws.run, h.seenPlan()
+	undo, err := wave.Backup(r.dir, rn.layer.Upper, filepath.Join(r.priv, "undo"), engineOwnedPath)
+	if err != nil {
+		return nil, nil, false, r.stop(ReasonBlocked, "cannot keep what the apply of an attempt replaces: "+err.Error())
+	}
+	defer undo.Drop()
+	untag := h.ws.tags.wave(rn)
+	defer untag()
+	run, after, err = r.finishWaveRun(ctx, rn, &waveApply{Merger: wave.NewMerger(), seen: seen})
+	if err != nil || run == nil {
+		return run, after, false, err
+	}
+	cmds := r.spec().GateChecks()
+	results := r.judge().RunChecks(ctx, "task", cmds)
+	if ctx.Err() != nil {
+		return run, after, false, r.stop(ReasonInterrupted, "interrupted while the kept attempt of "+rn.task.ID+" was judged on the applied tree")
+	}
+	r.judge().ApplyBaseline(results, r.st.Baseline)
+	pass := len(results) == len(cmds) && judge.AllPass(results)
+	r.emit(record.Event{Event: record.Verify, Gate: "task", Task: rn.task.ID, Pass: record.Bool(pass), Checks: judge.ChecksOf(results)})
+	if pass {
+		return run, after, true, nil
+	}
+	// Taken back: the folder as before the apply, the note of the apply
+	// gone, the attempt out of the running.
+	if rerr := undo.Restore(); rerr != nil {
+		return nil, nil, false, r.stop(ReasonBlocked, "cannot take back the apply of an attempt that failed on the applied tree: "+rerr.Error())
+	}
+	r.appliedSaved(rn)
+	rn.dropped = true
+	msg := fmt.Sprintf("attempt %d of %s passed on its own layer but its checks fail on the applied tree: its apply was taken back", rn.slot+1, rn.task.ID)
+	r.emit(record.Event{Event: record.Violation, Task: rn.task.ID, Kind: "passed_only_judged", Message: msg})
+	res.Pass = false
+	res.Signal = "VIOLATION: " + msg + "\n" + judge.FailureSignal(nil, results)
+	return nil, nil, false, nil
+}
+
+// engineOwnedPath says whether an apply never writes rel: the engine's
+// records, the repository, the judged plan.
+func engineOwnedPath(rel string) bool {
+	first, _, _ := strings.Cut(rel, "/")
+	return first == loopdir.RecordsDir || first == ".git" || rel == loopdir.OutputDir+"/plan.json"
 }

@@ -1,11 +1,16 @@
 package loop
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+
 	"github.com/looprinter/looprinter/confine"
 	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/sandbox"
+	"github.com/looprinter/looprinter/wave"
 )
 
 // The layer. Under bubblewrap an agent never writes the loop folder, its
@@ -69,4 +74,77 @@ func (r *runner) noteTell(line string) {
 			r.st.Tells = r.st.Tells[n-50:]
 		}
 	})
+}
+
+// singleApply says whether runAgent's run notes its apply: a build run on
+// a task whose layer is applied.
+func (r *runner) singleApply(phase, task string, counts bool) bool {
+	return phase == "build" && task != "" && counts && r.layer != nil
+}
+
+// noteSingleApply writes the note of a single build run's apply (seq: its
+// number among the loop's agent runs), marked as the plan in its layer
+// (or, where it left none, the folder's) marks its task.
+func (r *runner) noteSingleApply(seq int, task string, judged, refused bool) error {
+	after := layerPlan(*r.layer)
+	return r.writeApplied(0, wave.Applied{Run: fmt.Sprintf("r%d", seq), Task: task, Judged: judged, Refused: refused}, after)
+}
+
+// singleSaved drops the note of a single run's apply: its verdict is saved.
+func (r *runner) singleSaved() {
+	wave.AppliedSaved(r.priv, 0)
+}
+
+// takeLayerPlan reads the plan a run left in its layer (nil when it left
+// none that reads: then its task is not marked) and takes it out of the
+// layer: the folder's plan stays the engine's.
+func takeLayerPlan(l sandbox.Layer) *Plan {
+	plan := layerPlan(l)
+	p := filepath.Join(l.Upper, loopdir.OutputDir, "plan.json")
+	if _, err := os.Lstat(p); err == nil {
+		os.RemoveAll(p)
+	}
+	return plan
+}
+
+// layerPlan is the plan a run left, read from its layer before the apply
+// (where the layer holds none, the folder's): nil when none reads.
+func layerPlan(l sandbox.Layer) *Plan {
+	p := filepath.Join(l.Upper, loopdir.OutputDir, "plan.json")
+	fi, err := os.Lstat(p)
+	if err != nil {
+		if parent, perr := os.Lstat(filepath.Dir(p)); perr == nil && parent.IsDir() && sandbox.Opaque(filepath.Dir(p)) {
+			return nil // output/ replaced whole, without a plan
+		}
+		// Not in the layer: the run left the folder's plan as it was.
+		p = filepath.Join(l.Target, loopdir.OutputDir, "plan.json")
+	} else if !fi.Mode().IsRegular() {
+		return nil
+	}
+	plan, errs, err := ReadPlan(p)
+	if err != nil || len(errs) > 0 {
+		return nil
+	}
+	return plan
+}
+
+// slotLayerName is the name of the loop folder's layer of a run in slot k.
+func slotLayerName(k int) string { return wave.SlotLayerName(k) }
+
+// slotLayer is the layer over the loop folder of the run in slot k, and
+// the journal of its apply.
+func slotLayer(dir string, k int) (sandbox.Layer, string) {
+	name := slotLayerName(k)
+	return confine.LayerOf(dir, name, dir), loopdir.PrivateOf(dir).LayerJournal(name)
+}
+
+// writeApplied writes the note n of the apply at slot, marked as the plan
+// after (the plan the run left: nil when none reads) marks n.Task.
+func (r *runner) writeApplied(slot int, n wave.Applied, after *Plan) error {
+	if after != nil {
+		if t, ok := after.Find(n.Task); ok {
+			n.Marked = t.Passes
+		}
+	}
+	return wave.WriteApplied(r.priv, slot, n)
 }

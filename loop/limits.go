@@ -24,20 +24,6 @@ func (r *runner) limitStop(phase, task string, ran spec.Agent, res agent.Result,
 	return r.stop(ReasonBlocked, msg)
 }
 
-// waveLimitStop is limitStop for a run of a wave (waveTries, on the run's
-// own goroutine): the same policy and the same stop, set on the run; its
-// agent_end is written when the wave's runs are judged (finishWaveRun).
-// It says whether the run stops.
-func (r *runner) waveLimitStop(rn *waveRun, try int, wait time.Duration) bool {
-	msg := r.limitSummary(rn.ran, wait)
-	if msg == "" {
-		return false
-	}
-	r.waveEmit(rn, r.retryEvent("build", rn.task.ID, rn.ran, costless(rn.res), try, wait))
-	rn.stop = r.stop(ReasonBlocked, msg)
-	return true
-}
-
 // limitSummary is the stop's summary when the loop's limits policy refuses
 // to wait for a usage limit of ran that resets in wait ("" when it waits).
 func (r *runner) limitSummary(ran spec.Agent, wait time.Duration) string {

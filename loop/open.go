@@ -33,7 +33,7 @@ func Run(ctx context.Context, l *spec.Loop, opts Options) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer e.close()
+	defer e.shutdown()
 	st := e.st
 	if opts.Fresh && !resumed {
 		// A fresh start makes its own plan: the old one goes to the records.
@@ -89,7 +89,7 @@ func Run(ctx context.Context, l *spec.Loop, opts Options) (*Outcome, error) {
 // returned, each a violation to record), a new record file for run runID
 // (made up when empty), and the state journal. resumed says the state had
 // run before. fresh moves an old state aside first. Close the engine with
-// close.
+// shutdown.
 func openEngine(l *spec.Loop, opts Options, runID string, fresh bool) (e *Engine, untrusted []string, resumed bool, err error) {
 	dir := l.Dir
 	lock, err := loopdir.AcquireLock(dir)
@@ -197,8 +197,8 @@ func openEngine(l *spec.Loop, opts Options, runID string, fresh bool) (e *Engine
 	return e, untrusted, resumed, nil
 }
 
-// close ends what openEngine started, the lock last.
-func (e *Engine) close() {
+// shutdown ends what openEngine started, the lock last.
+func (e *Engine) shutdown() {
 	e.store.flush()
 	e.store.writePrivateCopy()
 	if e.run.sandbox != sandbox.Off {
@@ -304,7 +304,7 @@ func RunStep(ctx context.Context, l *spec.Loop, opts StepOptions) (*Outcome, err
 	if err != nil {
 		return nil, err
 	}
-	defer e.close()
+	defer e.shutdown()
 	st := e.st
 	if st.Outcome != "" && st.Phase != PhaseDone {
 		// A stopped loop runs on: the previous stop is history.

@@ -2,6 +2,7 @@ package loop
 
 import (
 	"context"
+	"slices"
 
 	"github.com/looprinter/looprinter/confine"
 	"github.com/looprinter/looprinter/judge"
@@ -150,3 +151,22 @@ func loadLedger(priv string) *Ledger { return rollbacks.Load(priv) }
 
 // RefPrefix is where a loop's undone work is kept (rollback.RefPrefix).
 func RefPrefix(name string) string { return rollbacks.RefPrefix(name) }
+
+// prejudged is the next task gate's checks already run on the tree they
+// judge (a run of a wave judged at once with the others).
+type prejudged struct {
+	task    string
+	cmds    []string
+	results []CheckResult
+}
+
+// take returns the results for task's gate of cmds, once; nil: run them.
+func (p *prejudged) take(task string, cmds []string) []CheckResult {
+	rs := p.results
+	ok := p.task == task && slices.Equal(p.cmds, cmds)
+	*p = prejudged{}
+	if !ok {
+		return nil
+	}
+	return rs
+}

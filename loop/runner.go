@@ -93,3 +93,13 @@ type AgentRun struct {
 	Tamper  []guard.Tamper
 	Changed []string
 }
+
+// locked runs f under the state's save lock (store.with): what a run
+// judged beside others changes in the state.
+func (r *runner) locked(f func()) {
+	if r.store == nil {
+		f()
+		return
+	}
+	r.store.with(f)
+}

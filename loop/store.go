@@ -229,3 +229,11 @@ func (s *store) beat() {
 		os.WriteFile(p, nil, 0o600)
 	}
 }
+
+// with runs f holding the state's save lock: what a run of a wave changes
+// in the state while the others run and the ticker saves it.
+func (s *store) with(f func()) {
+	s.ckMu.Lock()
+	defer s.ckMu.Unlock()
+	f()
+}

@@ -19,17 +19,6 @@ func (r *runner) noteApplying(rn *waveRun, after *Plan, judged, refused bool) er
 	return r.writeApplied(rn.slot, wave.Applied{Run: rn.id, Task: rn.task.ID, Judged: judged, Refused: refused}, after)
 }
 
-// writeApplied writes the note n of the apply at slot, marked as the plan
-// after (the plan the run left: nil when none reads) marks n.Task.
-func (r *runner) writeApplied(slot int, n wave.Applied, after *Plan) error {
-	if after != nil {
-		if t, ok := after.Find(n.Task); ok {
-			n.Marked = t.Passes
-		}
-	}
-	return wave.WriteApplied(r.priv, slot, n)
-}
-
 // appliedSaved drops the note of rn's apply: its verdict is saved.
 func (r *runner) appliedSaved(rn *waveRun) {
 	wave.AppliedSaved(r.priv, rn.slot)
@@ -38,25 +27,6 @@ func (r *runner) appliedSaved(rn *waveRun) {
 // A single build run (parallel: 1) is noted the same way at slot 0: before
 // its layer is applied, and again once the apply and the guard are done;
 // the note goes once the step that judged its task is saved (build).
-
-// singleApply says whether runAgent's run notes its apply: a build run on
-// a task whose layer is applied.
-func (r *runner) singleApply(phase, task string, counts bool) bool {
-	return phase == "build" && task != "" && counts && r.layer != nil
-}
-
-// noteSingleApply writes the note of a single build run's apply (seq: its
-// number among the loop's agent runs), marked as the plan in its layer
-// (or, where it left none, the folder's) marks its task.
-func (r *runner) noteSingleApply(seq int, task string, judged, refused bool) error {
-	after := layerPlan(*r.layer)
-	return r.writeApplied(0, wave.Applied{Run: fmt.Sprintf("r%d", seq), Task: task, Judged: judged, Refused: refused}, after)
-}
-
-// singleSaved drops the note of a single run's apply: its verdict is saved.
-func (r *runner) singleSaved() {
-	wave.AppliedSaved(r.priv, 0)
-}
 
 // landedTasks reads the notes of the applies whose work is in the folder
 // (wave.Landed), before the applies a kill interrupted are finished.

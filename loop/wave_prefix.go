@@ -7,14 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
-	"sync"
 
 	"github.com/looprinter/looprinter/confine"
 	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/loopdir"
-	"github.com/looprinter/looprinter/sandbox"
 	"github.com/looprinter/looprinter/wave"
 )
 
@@ -37,31 +34,6 @@ import (
 // before. Nothing of an agent's is judged while it can still write: the
 // runs ended, their layers are the engine's; the upper folder is the
 // engine's copy.
-
-// prefixJudged is one run's checks run on its prefix's tree.
-type prefixJudged struct {
-	want    map[string]wantFile    // what the folder must hold when the run is judged
-	dirs    map[string]os.FileMode // the folders the tree laid, with their modes
-	cmds    []string
-	results []CheckResult
-	trusted bool // every run before it finished as assumed
-	used    bool // its results stood
-}
-
-// wantFile is a file the prefix's tree holds: its sum and its mode.
-type wantFile struct {
-	sum  string
-	perm os.FileMode
-}
-
-// prefixWave is what the runs judged at once read, readied once.
-type prefixWave struct {
-	once   sync.Once
-	on     bool
-	cmds   []string
-	plan   []byte // the folder's plan.json as the wave found it
-	judged *Plan
-}
 
 func (h *waveHost) ready() {
 	h.pre.once.Do(func() {
@@ -113,81 +85,20 @@ func (h *waveHost) Trust(rn *waveRun, ok bool) {
 func (h *waveHost) AsAssumed(rn *waveRun) bool { return rn.asAssumed }
 
 // prefixTree lays, in scratch/u, the change the applies of runs (in plan
-// order) make to the loop folder when each lands as assumed: each layer's
-// files, a file two of them wrote merged as Prepare merges it, and the
-// plan the engine writes once every task before the last passed. false:
-// no such tree is laid (a removal, a replaced folder, a link, a file too
-// large to merge, a conflict): the last run is judged after its apply.
+// order) make to the loop folder when each lands as assumed
+// (wave.SimulatePrefix), with the plan the engine writes once every task
+// before the last passed. false: no such tree is laid; the last run is
+// judged after its apply.
 func (h *waveHost) prefixTree(ctx context.Context, runs []*waveRun, scratch string) (*prefixJudged, bool) {
 	r := h.ws.run
-	type simFile struct {
-		data []byte
-		perm os.FileMode
+	uppers := make([]string, len(runs))
+	for i, rn := range runs {
+		uppers[i] = rn.layer.Upper
 	}
-	sim := map[string]simFile{}
-	dirs := map[string]os.FileMode{}
-	tmp := filepath.Join(scratch, "merge")
-	if os.MkdirAll(tmp, 0o700) != nil {
+	tree, ok := wave.SimulatePrefix(ctx, r.dir, uppers, h.notApplied, filepath.Join(scratch, "merge"))
+	if !ok {
 		return nil, false
 	}
-	for _, rn := range runs {
-		entries, err := sandbox.LayerEntries(rn.layer.Upper)
-		if err != nil {
-			return nil, false
-		}
-		for _, en := range entries {
-			rel := en.Rel
-			if h.notApplied(rn.layer.Upper, rel) {
-				continue
-			}
-			switch en.What {
-			case "folder":
-				if _, f := sim[rel]; f {
-					return nil, false
-				}
-				if _, ok := dirs[rel]; !ok {
-					dirs[rel] = en.Mode.Perm()
-				}
-				continue
-			case "written":
-			default:
-				return nil, false
-			}
-			if _, d := dirs[rel]; d {
-				return nil, false
-			}
-			mine := wave.ReadBase(filepath.Join(rn.layer.Upper, filepath.FromSlash(rel)))
-			if mine.Other || mine.Absent {
-				return nil, false
-			}
-			cur, seen := sim[rel]
-			if !seen {
-				sim[rel] = simFile{mine.Data, en.Mode.Perm()}
-				continue
-			}
-			// An earlier run of the prefix changed it: Prepare's merge.
-			base := wave.ReadBase(filepath.Join(r.dir, filepath.FromSlash(rel)))
-			c := wave.BaseFile{Data: cur.data}
-			switch {
-			case c.Equal(base), mine.Equal(c):
-				sim[rel] = simFile{mine.Data, en.Mode.Perm()}
-				continue
-			case base.Other:
-				return nil, false
-			}
-			var merged []byte
-			var conflict bool
-			if (base.Absent || len(base.Data) == 0) && rel == loopdir.OutputDir+"/progress.txt" {
-				merged = append(append([]byte(nil), c.Data...), mine.Data...)
-			} else if merged, conflict, err = wave.MergeText(ctx, tmp, base.Data, c.Data, mine.Data); err != nil || conflict {
-				return nil, false
-			}
-			sim[rel] = simFile{merged, en.Mode.Perm()}
-		}
-	}
-	// The plan as the engine writes it once every task before the last
-	// passed.
-	planRel := loopdir.OutputDir + "/plan.json"
 	var passed []string
 	for _, rn := range runs[:len(runs)-1] {
 		passed = append(passed, rn.task.ID)
@@ -200,37 +111,14 @@ func (h *waveHost) prefixTree(ctx context.Context, runs []*waveRun, scratch stri
 	if fi, err := os.Lstat(loopdir.Dir(r.dir).Plan()); err == nil {
 		planPerm = fi.Mode().Perm()
 	}
-	if _, f := sim[planRel]; f {
+	if !tree.Put(loopdir.OutputDir+"/plan.json", plan, planPerm) {
 		return nil, false
 	}
-	sim[planRel] = simFile{plan, planPerm}
-	up := filepath.Join(scratch, "u")
-	p := &prefixJudged{want: map[string]wantFile{}, dirs: map[string]os.FileMode{}}
-	rels := make([]string, 0, len(dirs))
-	for rel := range dirs {
-		rels = append(rels, rel)
+	laid, ok := tree.Lay(filepath.Join(scratch, "u"))
+	if !ok {
+		return nil, false
 	}
-	slices.Sort(rels) // parents first
-	for _, rel := range rels {
-		if err := os.MkdirAll(filepath.Join(up, filepath.FromSlash(rel)), 0o700); err != nil {
-			return nil, false
-		}
-		p.dirs[rel] = dirs[rel]
-	}
-	for rel, f := range sim {
-		to := filepath.Join(up, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
-			return nil, false
-		}
-		if err := os.WriteFile(to, f.data, f.perm); err != nil || os.Chmod(to, f.perm) != nil {
-			return nil, false
-		}
-		p.want[rel] = wantFile{sum: guard.FileSum(to), perm: f.perm}
-	}
-	for _, rel := range rels { // the folders' own modes, once filled
-		os.Chmod(filepath.Join(up, filepath.FromSlash(rel)), dirs[rel])
-	}
-	return p, true
+	return &prefixJudged{laid: laid}, true
 }
 
 // notApplied says whether rel of a run's layer is one no apply takes: the
@@ -302,40 +190,13 @@ func (w *waves) usePrefix(rn *waveRun, a *waveApply) {
 		return
 	}
 	planRel := loopdir.OutputDir + "/plan.json"
-	covers := func(rel string) bool {
-		_, laid := p.dirs[rel]
-		if _, ok := p.want[rel]; ok || laid || rel == planRel {
-			return true
-		}
-		for f := range p.want {
-			if strings.HasPrefix(f, rel+"/") {
-				return true // a folder above a laid file
-			}
-		}
-		return false
-	}
-	for _, rel := range a.changed {
-		if !covers(rel) {
+	for _, rel := range append(append([]string(nil), a.changed...), a.applied...) {
+		if rel != planRel && !p.laid.Covers(rel) {
 			return
 		}
 	}
-	for _, rel := range a.applied {
-		if !covers(rel) {
-			return
-		}
-	}
-	for rel, f := range p.want {
-		path := filepath.Join(w.run.dir, filepath.FromSlash(rel))
-		fi, err := os.Lstat(path)
-		if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != f.perm || guard.FileSum(path) != f.sum {
-			return
-		}
-	}
-	for rel, perm := range p.dirs {
-		fi, err := os.Lstat(filepath.Join(w.run.dir, filepath.FromSlash(rel)))
-		if err != nil || !fi.IsDir() || fi.Mode().Perm() != perm {
-			return
-		}
+	if !p.laid.Holds(w.run.dir) {
+		return
 	}
 	w.roll.pre = prejudged{task: rn.task.ID, cmds: p.cmds, results: p.results}
 	p.used = true
@@ -348,23 +209,4 @@ func (w *waves) passed(task string) bool {
 	}
 	t, ok := w.run.st.Judged.Find(task)
 	return ok && t.Passes
-}
-
-// prejudged is the next task gate's checks already run on the tree they
-// judge (a run of a wave judged at once with the others).
-type prejudged struct {
-	task    string
-	cmds    []string
-	results []CheckResult
-}
-
-// take returns the results for task's gate of cmds, once; nil: run them.
-func (p *prejudged) take(task string, cmds []string) []CheckResult {
-	rs := p.results
-	ok := p.task == task && slices.Equal(p.cmds, cmds)
-	*p = prejudged{}
-	if !ok {
-		return nil
-	}
-	return rs
 }

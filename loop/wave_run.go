@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/looprinter/looprinter/agent"
-	"github.com/looprinter/looprinter/confine"
-	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
 	"github.com/looprinter/looprinter/sandbox"
@@ -28,44 +26,6 @@ import (
 // is judged (judgeBuild) on the tree as the applies left it. A merge that
 // conflicts applies nothing of that run: a task_conflict record, and the
 // task runs again in a later wave.
-
-// waveRun is one build run of a wave.
-type waveRun struct {
-	slot   int
-	task   Task
-	id     string // the records' agent_run
-	first  spec.Agent
-	a, ran spec.Agent
-	ad     agent.Adapter
-	req    agent.Request
-	cgroup *sandbox.Cgroup
-	layer  sandbox.Layer
-	trees  []sandbox.Layer
-	files  []guard.File
-	rules  *guard.ProtectRules
-	told   []string
-	prompt string
-	seq    int
-	fl     *InFlight
-	base   string      // the transcripts' name
-	live   [][2]string // its transcripts while the wave runs, and where they go once it ended
-
-	// A best-of's attempt, once judged (bestof_run.go): the plan it left
-	// (taken out of its layer), its agent_end written, its layer cleared.
-	after                      *Plan
-	afterTaken, ended, dropped bool
-
-	// A wave's run judged at once with the others, before the applies
-	// (wave_prefix.go): its verdict on its prefix's tree, and whether it
-	// finished as the runs after it assumed.
-	pre       *prefixJudged
-	asAssumed bool
-
-	// Set by the run's goroutine.
-	res        agent.Result
-	onlyLimits bool
-	stop       error // the wall budget cannot cover a wait: the loop stops
-}
 
 // waveTasks is the wave the engine starts now: nil when builds run one at
 // a time (parallel: 1, no copy-on-write layer here, one ready task).
@@ -90,48 +50,11 @@ func (r *runner) waveTasks(plan *Plan) []Task {
 	return w
 }
 
-// layersInForce says whether agent runs get a copy-on-write layer here
-// (bubblewrap with layers): only then can runs work at once.
-func (r *runner) layersInForce() bool {
-	p, err := confine.Policy(r.spec(), nil)
-	return err == nil && p.Kind == sandbox.Bwrap && sandbox.LayerProbe() == nil
-}
-
-// waves runs the build runs of a wave and the attempts of a best-of
-// (wave.Wave, wave.BestOf), given what it needs of the engine: the runner
-// that starts, judges and applies the runs, the records' tag, and the
-// engine's verdict of a task (cycle.go).
-type waves struct {
-	run  *runner
-	roll *rollback // its task gate takes a run's checks run at once (wave_prefix.go)
-	tags *tagger
-	// prompt is a task's build prompt.
-	prompt func(*Plan, Task) (string, error)
-	// judgeBuild judges a task after its run was applied.
-	judgeBuild func(ctx context.Context, task Task, run *AgentRun, seen, after *Plan) error
-	// noteFailure feeds no-progress detection.
-	noteFailure func(signal, tried string) error
-	// commits says whether the engine commits (a best-of's attempts are
-	// then kept on refs).
-	commits func() bool
-	// writeJudged writes the judged plan to the folder.
-	writeJudged func() error
-}
-
 // buildWave runs a wave's build runs at once, then judges and applies
 // them one by one in plan order (wave.Wave; the engine's side is
 // waveHost).
 func (w *waves) buildWave(ctx context.Context, plan *Plan, tasks []Task) error {
 	return wave.Wave[*waveRun]{Host: &waveHost{waveRuns: waveRuns{ws: w}, plan: plan, tasks: tasks}, N: len(tasks), Workers: runtime.NumCPU()}.Run(ctx)
-}
-
-// waveHost is the engine's side of a wave (wave.Host).
-type waveHost struct {
-	waveRuns
-	plan  *Plan
-	tasks []Task
-	w     *waveApply // the wave's applies, from the first run finished
-	pre   prefixWave // what the runs judged at once only read
 }
 
 func (h *waveHost) Start(k int) (*waveRun, error) {
@@ -148,15 +71,6 @@ func (h *waveHost) Finish(ctx context.Context, rn *waveRun) error {
 		h.w = &waveApply{Merger: wave.NewMerger(), seen: clonePlan(h.ws.run.st.Judged)}
 	}
 	return h.ws.finishAndJudge(ctx, rn, h.w)
-}
-
-// waveRuns is the engine's side of running the started runs of a wave or
-// a best-of at once (wave.Runs, but for Start): one synced save with every
-// run in flight, an agent_start each, the state saved every few seconds
-// while they run; then nothing any run started outlives them.
-type waveRuns struct {
-	ws         *waves
-	stopTicker func()
 }
 
 func (h *waveRuns) Begin(runs []*waveRun) error {
@@ -269,14 +183,6 @@ func (r *runner) startWaveRun(k int, task Task, prompt string, first spec.Agent,
 	}
 	r.recordGuidance("build", task.ID, rn.told)
 	return rn, nil
-}
-
-// with runs f holding the state's save lock: what a run of a wave changes
-// in the state while the others run and the ticker saves it.
-func (s *store) with(f func()) {
-	s.ckMu.Lock()
-	defer s.ckMu.Unlock()
-	f()
 }
 
 // waveEmit writes a record of a wave's run, one at a time.
@@ -523,45 +429,16 @@ func (r *runner) dropInFlight(f *InFlight) {
 	}
 }
 
-// takeLayerPlan reads the plan a run left in its layer (nil when it left
-// none that reads: then its task is not marked) and takes it out of the
-// layer: the folder's plan stays the engine's.
-func takeLayerPlan(l sandbox.Layer) *Plan {
-	plan := layerPlan(l)
-	p := filepath.Join(l.Upper, loopdir.OutputDir, "plan.json")
-	if _, err := os.Lstat(p); err == nil {
-		os.RemoveAll(p)
+// waveLimitStop is limitStop for a run of a wave (waveTries, on the run's
+// own goroutine): the same policy and the same stop, set on the run; its
+// agent_end is written when the wave's runs are judged (finishWaveRun).
+// It says whether the run stops.
+func (r *runner) waveLimitStop(rn *waveRun, try int, wait time.Duration) bool {
+	msg := r.limitSummary(rn.ran, wait)
+	if msg == "" {
+		return false
 	}
-	return plan
-}
-
-// layerPlan is the plan a run left, read from its layer before the apply
-// (where the layer holds none, the folder's): nil when none reads.
-func layerPlan(l sandbox.Layer) *Plan {
-	p := filepath.Join(l.Upper, loopdir.OutputDir, "plan.json")
-	fi, err := os.Lstat(p)
-	if err != nil {
-		if parent, perr := os.Lstat(filepath.Dir(p)); perr == nil && parent.IsDir() && sandbox.Opaque(filepath.Dir(p)) {
-			return nil // output/ replaced whole, without a plan
-		}
-		// Not in the layer: the run left the folder's plan as it was.
-		p = filepath.Join(l.Target, loopdir.OutputDir, "plan.json")
-	} else if !fi.Mode().IsRegular() {
-		return nil
-	}
-	plan, errs, err := ReadPlan(p)
-	if err != nil || len(errs) > 0 {
-		return nil
-	}
-	return plan
-}
-
-// waveApply is what the applies of one wave need: the merger of its runs'
-// layers (wave.Merger) and the judged plan every run started from.
-type waveApply struct {
-	*wave.Merger
-	seen *Plan
-	// applied are the paths of the wave's applied runs' layers, changed
-	// what their applies changed in the folder (wave_prefix.go).
-	applied, changed []string
+	r.waveEmit(rn, r.retryEvent("build", rn.task.ID, rn.ran, costless(rn.res), try, wait))
+	rn.stop = r.stop(ReasonBlocked, msg)
+	return true
 }
