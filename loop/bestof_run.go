@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 
+	rollbacks "github.com/looprinter/looprinter/rollback"
+
 	"github.com/looprinter/looprinter/agent"
 	"github.com/looprinter/looprinter/confine"
 	"github.com/looprinter/looprinter/judge"
@@ -173,7 +175,7 @@ func (h *bestOfHost) Judge(ctx context.Context, rn *waveRun) (wave.Attempt, stri
 	task := rn.task
 	emit := func(ev record.Event) { h.ws.tags.emitAs(runOf(rn), ev) }
 	res := wave.Attempt{Index: rn.slot, Agent: rn.ran}
-	rn.after, rn.afterTaken = takeLayerPlan(rn.layer), true
+	rn.after, rn.afterTaken = wave.TakeLayerPlan(rn.layer), true
 	// What an apply would refuse, out of the layer; its tells are written
 	// with the attempt's own emit (attempts are judged at once).
 	ap := r.apply
@@ -284,7 +286,7 @@ func (h *bestOfHost) Measure(ctx context.Context, runs []*waveRun, results []wav
 // bestOfRef is where attempt k of a best-of of task is kept (wave.Ref,
 // under the loop's refs).
 func bestOfRef(name, task string, iteration, k int) string {
-	return wave.Ref(RefPrefix(name), task, iteration, k)
+	return wave.Ref(rollbacks.RefPrefix(name), task, iteration, k)
 }
 
 // The kept attempt of a best-of on the applied tree (wave/keep.go): an

@@ -240,7 +240,7 @@ func (e *Engine) judgeBuild(ctx context.Context, task Task, run *AgentRun, seen,
 	}
 	if len(problems) > 0 {
 		signal := strings.Join(problems, "\n")
-		return e.noteFailure(signal, fmt.Sprintf("run %d on %s: %s", e.st.Iterations, task.ID, oneLine(run.Result.FinalMessage)))
+		return e.noteFailure(signal, fmt.Sprintf("run %d on %s: %s", e.st.Iterations, task.ID, textcut.LastLine(run.Result.FinalMessage)))
 	}
 	return nil
 }
@@ -368,7 +368,7 @@ func (e *Engine) stepObjectiveGate(ctx context.Context) error {
 	}
 	e.st.ObjectiveGate = "fail"
 	e.st.ObjectiveFailed = true
-	sig := Signature(gap)
+	sig := judge.Signature(gap)
 	if sig == e.st.GapSig {
 		e.st.GapSame++
 	} else {
@@ -496,17 +496,15 @@ func (e *Engine) stepRalph(ctx context.Context) error {
 	}
 	e.st.ObjectiveFailed = true
 	e.st.CycleGate = "fail" // ralph's verify: what status shows
-	return e.noteFailure(signal, fmt.Sprintf("attempt %d: %s", e.st.Iterations, oneLine(run.Result.FinalMessage)))
+	return e.noteFailure(signal, fmt.Sprintf("attempt %d: %s", e.st.Iterations, textcut.LastLine(run.Result.FinalMessage)))
 }
 
 func sigIf(ok bool, signal string) string {
 	if !ok {
 		return ""
 	}
-	return Signature(signal)
+	return judge.Signature(signal)
 }
-
-func oneLine(s string) string { return textcut.LastLine(s) }
 
 func isBlank(path string) bool {
 	b, err := os.ReadFile(path)

@@ -99,9 +99,6 @@ type Engine struct {
 	waves *waves
 }
 
-// dirExists says whether p is a folder.
-func dirExists(p string) bool { return guard.IsDir(p) }
-
 // noteRecreated records that the loop folder is not the one the engine
 // last ran in: a new loop, whatever the old one's outcome was.
 func (e *Engine) noteRecreated() {
@@ -191,24 +188,6 @@ func outcomePlan(current, last *Plan) *Plan {
 		return current
 	}
 	return last
-}
-
-func nextSteps(reason string, l *spec.Loop) []string {
-	switch reason {
-	case ReasonBudget:
-		return []string{"read output/progress.txt and the last verify records for what failed",
-			"sharpen the prompts or split the objective, then raise budget.iterations or budget.cycles in " + filepath.Base(l.Path) + " and run again (counters are kept)"}
-	case ReasonNoProgress:
-		return []string{"the same failure repeated: the diagnosis is wrong, not the effort",
-			"read the failure signal in the last verify record, fix the cause or the check by hand, or change the prompt's approach, then run again"}
-	case ReasonTimeCost:
-		return []string{"raise budget.wall or budget.cost_usd if the loop was close", "or make each run cheaper: a smaller model for plan runs, lower agent.max_turns"}
-	case ReasonBlocked:
-		return []string{"fix what the message above names, then run again: the loop resumes where it stopped"}
-	case ReasonInterrupted:
-		return []string{"run again to resume where it stopped"}
-	}
-	return nil
 }
 
 func (e *Engine) emit(ev record.Event) {

@@ -21,9 +21,6 @@ import (
 // checks with, and what of a verdict is the engine's (the state, the stops,
 // the audit after the clean room).
 
-// Signature is a short stable hash of a failure signal, normalized.
-func Signature(signal string) string { return judge.Signature(signal) }
-
 // verdicts is what the judge's verdicts mean for the loop, given what it
 // needs of the engine: the setup and the baseline (setup_baseline.go),
 // the holdout files at the start, the done verdict (the clean room, the
@@ -215,9 +212,5 @@ func auditFindings(path, bar string) (int, []judge.Finding) {
 // gateEvidence is a gate's evidence lines (judge.GateEvidence), its
 // failure named by the first line of its signal that says what failed.
 func gateEvidence(gate string, rs []CheckResult, errs []string, pass bool, signal string) []string {
-	return judge.GateEvidence(gate, rs, errs, pass, firstSignalLine(signal))
+	return judge.GateEvidence(gate, rs, errs, pass, stopping.FirstSignalLine(signal))
 }
-
-// firstSignalLine is the first line of a failure signal that says what
-// failed (stopping.FirstSignalLine).
-func firstSignalLine(signal string) string { return stopping.FirstSignalLine(signal) }

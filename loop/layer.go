@@ -2,8 +2,6 @@ package loop
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/looprinter/looprinter/confine"
 	"github.com/looprinter/looprinter/guard"
@@ -86,46 +84,13 @@ func (r *runner) singleApply(phase, task string, counts bool) bool {
 // number among the loop's agent runs), marked as the plan in its layer
 // (or, where it left none, the folder's) marks its task.
 func (r *runner) noteSingleApply(seq int, task string, judged, refused bool) error {
-	after := layerPlan(*r.layer)
+	after := wave.LayerPlan(*r.layer)
 	return r.writeApplied(0, wave.Applied{Run: fmt.Sprintf("r%d", seq), Task: task, Judged: judged, Refused: refused}, after)
 }
 
 // singleSaved drops the note of a single run's apply: its verdict is saved.
 func (r *runner) singleSaved() {
 	wave.AppliedSaved(r.priv, 0)
-}
-
-// takeLayerPlan reads the plan a run left in its layer (nil when it left
-// none that reads: then its task is not marked) and takes it out of the
-// layer: the folder's plan stays the engine's.
-func takeLayerPlan(l sandbox.Layer) *Plan {
-	plan := layerPlan(l)
-	p := filepath.Join(l.Upper, loopdir.OutputDir, "plan.json")
-	if _, err := os.Lstat(p); err == nil {
-		os.RemoveAll(p)
-	}
-	return plan
-}
-
-// layerPlan is the plan a run left, read from its layer before the apply
-// (where the layer holds none, the folder's): nil when none reads.
-func layerPlan(l sandbox.Layer) *Plan {
-	p := filepath.Join(l.Upper, loopdir.OutputDir, "plan.json")
-	fi, err := os.Lstat(p)
-	if err != nil {
-		if parent, perr := os.Lstat(filepath.Dir(p)); perr == nil && parent.IsDir() && sandbox.Opaque(filepath.Dir(p)) {
-			return nil // output/ replaced whole, without a plan
-		}
-		// Not in the layer: the run left the folder's plan as it was.
-		p = filepath.Join(l.Target, loopdir.OutputDir, "plan.json")
-	} else if !fi.Mode().IsRegular() {
-		return nil
-	}
-	plan, errs, err := ReadPlan(p)
-	if err != nil || len(errs) > 0 {
-		return nil
-	}
-	return plan
 }
 
 // slotLayerName is the name of the loop folder's layer of a run in slot k.

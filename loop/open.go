@@ -129,7 +129,7 @@ func openEngine(l *spec.Loop, opts Options, runID string, fresh bool) (e *Engine
 		// The old runs' transcripts go aside too: a new run's names would
 		// overwrite some of them and leave the others (a .stderr) beside
 		// its own, as if they were its.
-		if t := loopdir.Dir(dir).Transcripts(); dirExists(t) {
+		if t := loopdir.Dir(dir).Transcripts(); guard.IsDir(t) {
 			os.Rename(t, t+stamp)
 		}
 		statefile.RemoveJournal(priv)

@@ -3,43 +3,29 @@
 
 package loop
 
-import "strings"
-
-// Outcome reasons, with their exit codes (docs/stopping.md).
-const (
-	ReasonDone        = "done"
-	ReasonBudget      = "budget_spent"
-	ReasonNoProgress  = "no_progress"
-	ReasonTimeCost    = "time_or_cost"
-	ReasonBlocked     = "blocked"
-	ReasonInterrupted = "interrupted"
-	// ReasonAlreadyPassing: every check passed before any agent run.
-	ReasonAlreadyPassing = "already_passing"
-	// ReasonNotVerified: the gates passed, but a gate that decides DONE
-	// never failed, so nothing shows it judged the agent's work.
-	ReasonNotVerified = "not_verified"
+import (
+	"github.com/looprinter/looprinter/spec"
+	"github.com/looprinter/looprinter/stopping"
 )
 
-// ExitCodes maps each reason to the exit code of `run`.
-var ExitCodes = map[string]int{
-	ReasonDone: 0, ReasonBudget: 1, ReasonNoProgress: 2, ReasonTimeCost: 3,
-	ReasonBlocked: 4, ReasonAlreadyPassing: 5, ReasonNotVerified: 6, ReasonInterrupted: 130,
-}
+// Outcome reasons, with their exit codes (docs/stopping.md): stopping's.
+const (
+	ReasonDone           = stopping.ReasonDone
+	ReasonBudget         = stopping.ReasonBudget
+	ReasonNoProgress     = stopping.ReasonNoProgress
+	ReasonTimeCost       = stopping.ReasonTimeCost
+	ReasonBlocked        = stopping.ReasonBlocked
+	ReasonInterrupted    = stopping.ReasonInterrupted
+	ReasonAlreadyPassing = stopping.ReasonAlreadyPassing
+	ReasonNotVerified    = stopping.ReasonNotVerified
+)
 
-// titles name each reason as the final report does.
-var titles = map[string]string{
-	ReasonDone: "DONE", ReasonBudget: "BUDGET SPENT", ReasonNoProgress: "NO PROGRESS",
-	ReasonTimeCost: "TIME OR COST BUDGET", ReasonBlocked: "BLOCKED", ReasonInterrupted: "INTERRUPTED",
-	ReasonAlreadyPassing: "ALREADY PASSING", ReasonNotVerified: "NOT VERIFIED",
-}
+// ExitCodes maps each reason to the exit code of `run`; Title names a
+// reason as the final report does.
+var ExitCodes, Title = stopping.ExitCodes, stopping.Title
 
-// Title is a reason as the final report names it.
-func Title(reason string) string {
-	if t, ok := titles[reason]; ok {
-		return t
-	}
-	return strings.ToUpper(reason)
-}
+// nextSteps is the advice of a loop that stopped for reason.
+func nextSteps(reason string, l *spec.Loop) []string { return stopping.NextSteps(reason, l.Path) }
 
 // Outcome is how a run of the loop ended, with its evidence.
 type Outcome struct {

@@ -1,7 +1,9 @@
 package loop
 
 import (
+	"maps"
 	"os"
+	"slices"
 
 	"github.com/looprinter/looprinter/redact"
 	"github.com/looprinter/looprinter/spec"
@@ -20,7 +22,7 @@ func Redactor(l *spec.Loop) *redact.Redactor {
 		return nil
 	}
 	env := os.Environ()
-	for _, a := range append([]spec.Agent{l.Agent}, agentsOf(l)...) {
+	for _, a := range append([]spec.Agent{l.Agent}, slices.Collect(maps.Values(l.Agents))...) {
 		for k, v := range a.Env {
 			env = append(env, k+"="+v)
 		}
@@ -31,14 +33,6 @@ func Redactor(l *spec.Loop) *redact.Redactor {
 		r.AddURL("notify_command", u)
 	}
 	return r
-}
-
-func agentsOf(l *spec.Loop) []spec.Agent {
-	var out []spec.Agent
-	for _, a := range l.Agents {
-		out = append(out, a)
-	}
-	return out
 }
 
 // redactionNote is the NOT VERIFIED line of a loop with `redact: off`.

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/textcut"
 )
 
 // reopen turns a DONE loop back to a re-plan with r's signal: a failed
@@ -19,9 +21,9 @@ func (e *Engine) reopen(r Reopen) *Outcome {
 		gate = "external"
 	}
 	signal := e.red.String(r.Signal)
-	msg := e.red.String(oneLine(r.Message))
+	msg := e.red.String(textcut.LastLine(r.Message))
 	e.emit(record.Event{Event: record.Verify, Gate: gate, Pass: record.Bool(false), FailureSignal: signal,
-		Signature: Signature(signal), Message: msg})
+		Signature: judge.Signature(signal), Message: msg})
 	e.st.PostIndex, e.st.PostSteps = 0, 0
 	err := e.nextCycle(fmt.Sprintf("plan_cycle_%d_%s.json", e.st.Cycle, gate), gate+" gate failed", nil, signal)
 	var s *errStop

@@ -149,9 +149,6 @@ func (rb *rollback) noteOutside(ctx context.Context) {
 
 func loadLedger(priv string) *Ledger { return rollbacks.Load(priv) }
 
-// RefPrefix is where a loop's undone work is kept (rollback.RefPrefix).
-func RefPrefix(name string) string { return rollbacks.RefPrefix(name) }
-
 // prejudged is the next task gate's checks already run on the tree they
 // judge (a run of a wave judged at once with the others).
 type prejudged struct {

@@ -33,7 +33,7 @@ func (h reviewHost) CostUSD() float64               { return h.e.st.CostUSD }
 func (h reviewHost) Emit(ev record.Event)           { h.e.emit(ev) }
 func (h reviewHost) Stop(reason, sum string) error  { return h.e.stop(reason, sum) }
 func (h reviewHost) NotVerified(note string)        { h.e.st.addNotVerified(note) }
-func (h reviewHost) Signature(signal string) string { return Signature(signal) }
+func (h reviewHost) Signature(signal string) string { return judge.Signature(signal) }
 
 func (h reviewHost) RunAgent(ctx context.Context, phase, task, prompt string) (review.AgentRun, error) {
 	run, err := h.e.run.runAgent(ctx, phase, false, task, prompt)

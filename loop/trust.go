@@ -11,7 +11,8 @@ import (
 // verdict's inputs where no agent can write (its private folder), runs every
 // agent confined (sandbox), ends every process a run started before it looks
 // at the files, and judges a run that died with the engine exactly like a
-// live one. docs/design.md explains the whole of it.
+// live one (confinement.go, dead_run.go; docs/design.md explains the whole
+// of it). Here: what an edit of a protected file may keep.
 
 // keepEdit decides about an edited protected file that may keep a change:
 // the loop file (judged field by field) and test-runner configuration that

@@ -12,9 +12,13 @@ import (
 	"github.com/looprinter/looprinter/wave"
 )
 
-// Parallel build runs (wave_run.go): which ready tasks a wave starts,
-// within the free slots, the budgets and the tasks' declared files, is
-// wave.Pick's; the layer of each slot is the engine's.
+// Parallel build runs and best of N, the engine's side: the types the wave
+// files share (waveRun, one run of a wave or one attempt of a best-of;
+// waves, built from the runner, the tagger and the engine's verdict of a
+// task; the hosts wave.Wave and wave.BestOf drive; an apply's notes; a
+// run's checks judged on its prefix's tree), and the names of wave's the
+// engine uses. Which ready tasks a wave starts, within the free slots, the
+// budgets and the tasks' declared files, is wave.Pick's.
 
 // waveBudget is what the budgets leave for the runs of a wave.
 type waveBudget = wave.Budget

@@ -2,7 +2,6 @@ package loop
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"github.com/looprinter/looprinter/guard"
 	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/loopdir"
+	"github.com/looprinter/looprinter/plan"
 	"github.com/looprinter/looprinter/wave"
 )
 
@@ -157,26 +157,11 @@ func judgedPlanData(data []byte, judged *Plan, passed []string) ([]byte, bool) {
 	case len(marks) == 0:
 		return data, true
 	}
-	var doc map[string]any
-	if json.Unmarshal(data, &doc) != nil {
-		return nil, false
+	passes := make([]bool, len(want.Tasks))
+	for i, t := range want.Tasks {
+		passes[i] = t.Passes
 	}
-	tasks, ok := doc["tasks"].([]any)
-	if !ok || len(tasks) != len(want.Tasks) {
-		return nil, false
-	}
-	for i, t := range tasks {
-		m, ok := t.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		m["passes"] = want.Tasks[i].Passes
-	}
-	out, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		return nil, false
-	}
-	return append(out, '\n'), true
+	return plan.MarkPassed(data, passes)
 }
 
 // usePrefix hands rn's checks run at once to its task gate when they

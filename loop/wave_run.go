@@ -319,7 +319,7 @@ func (r *runner) finishWaveRun(ctx context.Context, rn *waveRun, w *waveApply) (
 	// never applied (the folder's is the engine's judged plan).
 	after := rn.after
 	if !rn.afterTaken {
-		after = takeLayerPlan(rn.layer)
+		after = wave.TakeLayerPlan(rn.layer)
 	}
 	var conflict string
 	if rn.stop == nil && ctx.Err() == nil {

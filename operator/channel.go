@@ -9,6 +9,7 @@ import (
 
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/textcut"
 )
 
 // The engine's side of the channel: what a prompt carries of it, what an
@@ -124,7 +125,7 @@ func (c *Channel) WithOperator(prompt string) (string, []string) {
 	for _, g := range Queued(c.Dir) {
 		intro := "The operator sent this guidance while the loop runs. Follow it. " + fenceWords
 		if n := (*c.GuidanceTold)[g.ID]; n > 0 {
-			intro = fmt.Sprintf("The operator sent this guidance and %s did not acknowledge it: you are told again. Follow it. %s", plural(n, "earlier run"), fenceWords)
+			intro = fmt.Sprintf("The operator sent this guidance and %s did not acknowledge it: you are told again. Follow it. %s", textcut.Plural(n, "earlier run"), fenceWords)
 		}
 		b.WriteString("\n" + Block("Operator guidance "+g.ID, intro, g.Text, nonce))
 		told = append(told, g.ID)
@@ -133,14 +134,6 @@ func (c *Channel) WithOperator(prompt string) (string, []string) {
 		b.WriteString("\nWhen you have read the operator guidance above and acted on it, put <ack/> on a line of its own in your final message.\n")
 	}
 	return b.String(), told
-}
-
-// plural is "1 earlier run", "2 earlier runs".
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }
 
 func oneLineText(s string) string {

@@ -47,3 +47,15 @@ func LastLines(s string, n int) string {
 	}
 	return Cut(strings.Join(lines, "\n"), 500)
 }
+
+// Plural is n of what, as the records say it: "1 build run", "2 build
+// runs", "3 processes".
+func Plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	if strings.HasSuffix(what, "s") {
+		return fmt.Sprintf("%d %ses", n, what)
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
