@@ -27,7 +27,12 @@ import (
 // SignalLines is the most lines a check contributes to the failure signal.
 const SignalLines = 40
 
-var failLine = regexp.MustCompile(`FAIL|Error|not ok`)
+// failLine says whether line holds FAIL, Error or not ok (the regular
+// expression `FAIL|Error|not ok`, without one: it reads every line a check
+// prints).
+func failLine(line string) bool {
+	return strings.Contains(line, "FAIL") || strings.Contains(line, "Error") || strings.Contains(line, "not ok")
+}
 
 // CheckResult is one check command's outcome, with its failure signal.
 type CheckResult struct {
@@ -107,26 +112,39 @@ func runCheck(ctx context.Context, start Starter, r *CheckRequest, command, outP
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		sc := bufio.NewScanner(pr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		// The log is written through a buffer, flushed each time the
+		// scanner reads the pipe again: as current as a write per line,
+		// without a write per line.
+		var log *bufio.Writer
+		src := io.Reader(pr)
+		if out != nil {
+			log = bufio.NewWriter(out)
+			src = flushBefore{pr, log}
+		}
+		sc := bufio.NewScanner(src)
+		sc.Buffer(nil, 1<<20) // grows from 4 KiB as long lines need
 		for sc.Scan() {
 			if tests != nil {
 				tests.Line(sc.Bytes())
 			}
 			line := sc.Text()
-			if out != nil {
-				out.WriteString(line + "\n")
+			if log != nil {
+				log.WriteString(line)
+				log.WriteByte('\n')
 			}
 			if len(line) > 500 {
 				line = line[:500] + "…"
 			}
-			if failLine.MatchString(line) && len(matched) < SignalLines {
+			if failLine(line) && len(matched) < SignalLines {
 				matched = append(matched, line)
 			}
 			tail = append(tail, line)
 			if len(tail) > SignalLines {
 				tail = tail[1:]
 			}
+		}
+		if log != nil {
+			log.Flush()
 		}
 		io.Copy(io.Discard, pr)
 	}()
@@ -223,6 +241,18 @@ func runCheck(ctx context.Context, start Starter, r *CheckRequest, command, outP
 		res.Signal = strings.Join(lines, "\n")
 	}
 	return res
+}
+
+// flushBefore is a check's output, its log's buffer flushed before each
+// read of it.
+type flushBefore struct {
+	r   io.Reader
+	log *bufio.Writer
+}
+
+func (f flushBefore) Read(p []byte) (int, error) {
+	f.log.Flush()
+	return f.r.Read(p)
 }
 
 // servedExit is a check's exit status from a box's server.
@@ -433,4 +463,4 @@ func itoa(n int) string { return strconv.Itoa(n) }
 
 // FailLine says whether a line of a check's output says what failed: it
 // names FAIL, Error or not ok.
-func FailLine(line string) bool { return failLine.MatchString(line) }
+func FailLine(line string) bool { return failLine(line) }

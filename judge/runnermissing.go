@@ -114,9 +114,8 @@ func readLog(path string) string {
 		return ""
 	}
 	defer f.Close()
-	buf := make([]byte, 1<<20)
-	n, _ := io.ReadFull(f, buf)
-	return string(buf[:n])
+	b, _ := io.ReadAll(io.LimitReader(f, 1<<20)) // no MiB allocated for a short log
+	return string(b)
 }
 
 // missingModuleLog is checkcmd.MissingModule on a check's saved output.
