@@ -5,6 +5,15 @@
 # projects, then runs every Go test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each phase's time is printed to stderr as it ends ("test.sh: PHASE Ns"),
+# so that a slow CI run says where its time went.
+phase_name="" phase_start=$SECONDS
+phase() {
+  [ -z "$phase_name" ] || echo "test.sh: $phase_name $((SECONDS - phase_start))s" >&2
+  phase_name=${1:-} phase_start=$SECONDS
+}
+trap 'phase' EXIT
+phase install
 export LOOPRINTER_AGENT_CLIS="${LOOPRINTER_AGENT_CLIS:-$PWD/.cache/agent-clis}"
 if [ -x scripts/install-agent-clis.sh ]; then
   scripts/install-agent-clis.sh
@@ -13,6 +22,7 @@ export LOOPRINTER_JS_RUNNERS="${LOOPRINTER_JS_RUNNERS:-$PWD/.cache/js-runners}"
 if [ -x scripts/install-js-runners.sh ]; then
   scripts/install-js-runners.sh
 fi
+phase vet
 go vet ./...
 # macOS and Windows are built, not tested, here (no machine of the project
 # runs them): each must at least compile and vet (vet builds, tests too).
@@ -29,6 +39,7 @@ unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' 
 if [ -n "$unformatted" ]; then
   echo "gofmt would change:"; echo "$unformatted"; exit 1
 fi
+phase "go test"
 go test -count=1 -timeout 30m ./... "$@"
 # The attacks on the trust boundary that run as nobody too (one a line, so
 # that adding one is a line of its own).
@@ -102,9 +113,10 @@ nobody_scripts=(
 )
 # The sandbox as an ordinary user too (user namespaces, no root): when the
 # tests run as root (CI), its tests run again as nobody.
+phase nobody
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
   nr=$(mktemp -d "${TMPDIR:-/tmp}/looprinter-nonroot.XXXXXX")
-  trap 'rm -rf "$nr"' EXIT
+  trap 'rm -rf "$nr"; phase' EXIT
   chmod 755 "$nr"
   mkdir "$nr/home" && chown 65534:65534 "$nr/home"
   go test -c -o "$nr/sandbox.test" ./sandbox
@@ -125,6 +137,7 @@ fi
 # processes, git remotes on disk) live in their own module, internal/fleetdev:
 # the server needs Go 1.26.10 (the go command fetches it) and takes minutes
 # to compile the first time. LOOPRINTER_SKIP_FLEET_SERVER_TESTS=1 skips them.
+phase fleetdev
 if [ -z "${LOOPRINTER_SKIP_FLEET_SERVER_TESTS:-}" ]; then
   (
     cd internal/fleetdev
