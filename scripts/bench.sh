@@ -50,6 +50,10 @@ echo "load $(load)" >> "$OUT/floor.txt"
 step "build iterations under the default sandbox: empty, 10,000 and 100,000 files, a 50,000-file git checkout"
 go test ./loop -run '^$' -bench 'BuildIterationSandbox' -benchtime "${ITER}x" -count 1 -timeout 60m | tee "$OUT/iter-sandbox.txt"
 echo "load $(load)" >> "$OUT/iter-sandbox.txt"
+step "the engine against the template's loop: CPU of the whole process tree per build iteration, default sandbox (the small helper beside the binary, as go install ./cmd/... leaves it), empty, 10,000 and 100,000 files (goal: 8x)"
+go test -c -o "$OUT/bin/loop.test" ./loop
+(cd loop && "$OUT/bin/loop.test" -test.run '^$' -test.bench 'TemplateCPU' -test.benchtime "${TEMPLATE_ITER:-50}x" -test.count 1 -test.timeout 60m) | tee "$OUT/template.txt"
+echo "load $(load)" >> "$OUT/template.txt"
 step "many changed files in one run: K = 1, 100, 1,000, 10,000 of 100,000 files, under the default sandbox, Landlock and off"
 go test ./loop -run '^$' -bench 'IterationChanged' -benchtime "${CHANGED_ITER:-3}x" -count 1 -timeout 90m | tee "$OUT/changed.txt"
 echo "load $(load)" >> "$OUT/changed.txt"
@@ -119,6 +123,12 @@ echo "== A build iteration under the default sandbox (median ms; load $(tail -1 
 grep -E '^BenchmarkBuildIterationSandbox/' "$OUT/iter-sandbox.txt" | while read -r line; do
 	name=$(awk '{n=$1; sub(/^BenchmarkBuildIterationSandbox\//, "", n); sub(/-[0-9]+$/, "", n); print n}' <<<"$line")
 	printf '  %-20s iteration %8s  engine-CPU %6s  setup %8s\n' "$name" "$(metric 'iter-ms(median)' "$line")" "$(metric engine-cpu-ms/iter "$line")" "$(metric setup-ms "$line")"
+done
+echo
+echo "== The engine against the template's loop, default sandbox (CPU of the whole process tree per build iteration, ms; goal: template/engine >= 8; load $(tail -1 "$OUT/template.txt" | cut -d' ' -f2-))"
+grep -E '^BenchmarkTemplateCPU/' "$OUT/template.txt" | while read -r line; do
+	name=$(awk '{n=$1; sub(/^BenchmarkTemplateCPU\//, "", n); sub(/-[0-9]+$/, "", n); print n}' <<<"$line")
+	printf '  %-14s engine %8s (of it the engine process %6s)  template %8s  template/engine %5s\n' "$name" "$(metric engine-tree-cpu-ms/iter "$line")" "$(metric engine-self-cpu-ms/iter "$line")" "$(metric tmpl-tree-cpu-ms/iter "$line")" "$(metric tmpl/engine "$line")"
 done
 echo
 echo "== An iteration whose agent changed K files of 100,000 (engine CPU and overhead above the agent's run, ms per iteration; runs judged by a walk; load $(tail -1 "$OUT/changed.txt" | cut -d' ' -f2-))"
