@@ -86,6 +86,7 @@ func ScriptParams() testscript.Params {
 			// no loop in $WORK sees it as its own files), removed with it,
 			// laid out as under an XDG_STATE_HOME ($WORK.xdg/state/looprinter).
 			env.Setenv("LOOPRINTER_STATE_DIR", filepath.Join(env.WorkDir+".xdg", "state", "looprinter"))
+			keepRecordsOnFailure(env)
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
