@@ -8,7 +8,9 @@ package plan
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"regexp"
@@ -55,7 +57,7 @@ func Check(data []byte) (*Plan, []string) {
 	var raw map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&raw); err != nil {
-		return nil, []string{fmt.Sprintf("plan.json is not a valid JSON object: %v", err)}
+		return nil, []string{fmt.Sprintf("plan.json%s: plan.json is not a valid JSON object: %v", where(data, err), err)}
 	}
 	tasksRaw, ok := raw["tasks"]
 	if !ok {
@@ -273,4 +275,35 @@ func MarkPassed(data []byte, passes []bool) ([]byte, bool) {
 		return nil, false
 	}
 	return append(out, '\n'), true
+}
+
+// where is ":line:column" of the byte a JSON error names in data (the
+// first byte past what was read, for a syntax error), "" when it names
+// none.
+func where(data []byte, err error) string {
+	var off int64
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		off = syn.Offset
+	case errors.As(err, &typ):
+		off = typ.Offset
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		off = int64(len(data))
+	default:
+		return ""
+	}
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	line, col := 1, 1
+	for _, c := range data[:max(off-1, 0)] {
+		if c == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	return fmt.Sprintf(":%d:%d", line, col)
 }

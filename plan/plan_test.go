@@ -385,3 +385,17 @@ func TestCacheSeesChanges(t *testing.T) {
 		t.Fatalf("a removed plan: %v", err)
 	}
 }
+
+func TestCheckInvalidJSONSaysWhere(t *testing.T) {
+	for in, want := range map[string]string{
+		"{\n  \"tasks\": [\n    {\"id\": \"T-001\",}\n  ]\n}": "plan.json:3:20: plan.json is not a valid JSON object: invalid character '}'",
+		"":            "plan.json:1:1: plan.json is not a valid JSON object: EOF",
+		"{\"tasks\":": "plan.json:1:9: plan.json is not a valid JSON object: unexpected EOF",
+		"[]":          "plan.json:1:1: plan.json is not a valid JSON object: json: cannot unmarshal array",
+	} {
+		_, errs := Check([]byte(in))
+		if len(errs) != 1 || !strings.HasPrefix(errs[0], want) {
+			t.Errorf("Check(%q) = %q, want one error starting %q", in, errs, want)
+		}
+	}
+}
