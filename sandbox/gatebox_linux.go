@@ -40,6 +40,7 @@ type boxServer struct {
 	g     *Cgroup
 	env   []string // the environment the view was built for
 	files []*os.File
+	reply []byte // the buffer a check's reply is read into (one at a time)
 }
 
 // Serves says whether the box runs a check with env in its server (Run),
@@ -138,7 +139,10 @@ func (b *CheckBox) runServed(ctx context.Context, cdir, shellLine string, env []
 		unix.Sendmsg(int(srv.conn.Fd()), k, nil, nil, 0)
 		gone = time.AfterFunc(serverGrace, srv.kill)
 	})
-	buf := make([]byte, 64<<10)
+	if srv.reply == nil {
+		srv.reply = make([]byte, 64<<10)
+	}
+	buf := srv.reply
 	n, _, _, _, rerr := unix.Recvmsg(int(srv.conn.Fd()), buf, nil, 0)
 	stop()
 	mu.Lock()

@@ -96,10 +96,13 @@ func serveMain(v string) int {
 	for _, fd := range s.Keep {
 		unix.CloseOnExec(fd)
 	}
-	// The runtime tries its way to start a process once, with a process
-	// of its own: here, not as the first process of a check's PID
-	// namespace (whose end would end the namespace).
-	exec.Command("/bin/sh", "-c", ":").Run()
+	// The runtime tries its way to start a process once (a clone that
+	// exits at once, os.checkPidfd): here, not as the first process of a
+	// check's PID namespace (whose end would end the namespace). Finding
+	// a process makes that try without starting a program (a shell
+	// started for it cost a few milliseconds of CPU per box).
+	probePidfd()
+	lastCap = capLastCap()
 	// HOME's base (the folders on the way to what it keeps, the copies of
 	// its small files) is the same for every check, and none writes it
 	// (it lies under the check's layer): made once, in this namespace,
@@ -162,6 +165,15 @@ func serveMain(v string) int {
 	}
 	mu.Unlock()
 	return 0
+}
+
+// probePidfd makes the runtime's one try of pidfds and clone(CLONE_PIDFD)
+// (os.FindProcess asks for it as os/exec's start does) in this process's
+// namespaces.
+func probePidfd() {
+	if p, err := os.FindProcess(os.Getpid()); err == nil {
+		p.Release()
+	}
 }
 
 func reply(r ServeReply) {
@@ -413,15 +425,28 @@ func (s Serve) mountpoint(op Op, clone int) error {
 	return nil
 }
 
+// lastCap is the kernel's last capability, read once by the server
+// (capLastCap); -1: not read yet.
+var lastCap = -1
+
+// capLastCap is /proc/sys/kernel/cap_last_cap, 40 where it cannot be
+// read.
+func capLastCap() int {
+	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+			return n
+		}
+	}
+	return 40
+}
+
 // dropCaps gives up, on this thread, every capability, for good (the
 // bounding set empty: not even root gets one back by exec), with no new
 // privileges.
 func dropCaps() error {
-	last := 40
-	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
-		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-			last = n
-		}
+	last := lastCap
+	if last < 0 {
+		last = capLastCap()
 	}
 	for c := 0; c <= last; c++ {
 		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
