@@ -304,6 +304,7 @@ type Slot struct {
 	// Dropped says what of the newer saves did not check out and was
 	// left out, or "".
 	Dropped string
+	dropSeq uint64 // the save that did not check out
 }
 
 // encodeRecord is a record of the journal (format 2): a base when base is
@@ -400,7 +401,7 @@ func decodeSlot(b []byte) (s Slot, ok bool) {
 	var obj *members
 	for off := r.size; off < len(b) && !r.v1; {
 		d, why := decodeRecord(b[off:])
-		if d.base != r.base || d.seq != s.Seq+1 {
+		if d.base != r.base || d.seq <= s.Seq {
 			break // the end of the chain, or an older one's bytes
 		}
 		if why == recOK && obj == nil {
@@ -414,7 +415,8 @@ func decodeSlot(b []byte) (s Slot, ok bool) {
 		}
 		if why != recOK {
 			if why == recCorrupt {
-				s.Dropped = fmt.Sprintf("save %d (byte %d of the file) did not check out (its CRC or its contents): it and anything after it were left out, and the state is save %d's", d.seq, off, s.Seq)
+				s.Dropped = fmt.Sprintf("save %d (byte %d of the file) did not check out (its CRC or its contents: the file was damaged, or a power loss cut its write short): it and anything after it were left out, and the state is save %d's", d.seq, off, s.Seq)
+				s.dropSeq = d.seq
 			}
 			break
 		}
@@ -498,7 +500,7 @@ func ReadJournal(priv string) (best Slot, idx int, ok bool) {
 	}
 	best.Dropped = ""
 	for _, d := range dropped {
-		if d.Seq >= best.Seq {
+		if d.dropSeq > best.Seq {
 			best.Dropped = d.Dropped
 		}
 	}
