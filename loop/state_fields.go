@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"hash/maphash"
 	"math"
@@ -166,13 +167,7 @@ func hashValue(h *maphash.Hash, seed maphash.Seed, v reflect.Value, depth int) b
 	if depth > 32 {
 		return false
 	}
-	word := func(x uint64) {
-		var b [8]byte
-		for i := range b {
-			b[i] = byte(x >> (8 * i))
-		}
-		h.Write(b[:])
-	}
+	word := func(x uint64) { h.Write(binary.LittleEndian.AppendUint64(make([]byte, 0, 8), x)) }
 	switch v.Kind() {
 	case reflect.Bool:
 		if v.Bool() {
@@ -210,13 +205,26 @@ func hashValue(h *maphash.Hash, seed maphash.Seed, v reflect.Value, depth int) b
 		}
 		word(uint64(v.Len()) + 1)
 		var sum uint64 // the entries in any order
+		var k, val reflect.Value
+		if v.CanInterface() { // one key and one value reused, not one made an entry
+			k, val = reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
+		}
 		for it := v.MapRange(); it.Next(); {
+			if k.IsValid() {
+				k.SetIterKey(it)
+				val.SetIterValue(it)
+			} else {
+				k, val = it.Key(), it.Value()
+			}
 			var e maphash.Hash
 			e.SetSeed(seed)
-			if !hashValue(&e, seed, it.Key(), depth+1) || !hashValue(&e, seed, it.Value(), depth+1) {
+			if !hashValue(&e, seed, k, depth+1) || !hashValue(&e, seed, val, depth+1) {
 				return false
 			}
 			sum += e.Sum64()
+			if !v.CanInterface() {
+				k, val = reflect.Value{}, reflect.Value{}
+			}
 		}
 		word(sum)
 	case reflect.Pointer, reflect.Interface:
