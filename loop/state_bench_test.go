@@ -71,7 +71,8 @@ func longState() *State {
 	return st
 }
 
-// BenchmarkStoreSave measures store.save on a long loop's state, as a build
+// BenchmarkStoreSave measures store.save on a long loop's state (and on a
+// short one's, as BenchmarkBuildIteration's loop has it), as a build
 // iteration calls it: a step's end (journal and public copy, not synced),
 // a run about to start (journal, synced) and a note (journal only); a
 // counter and the wall time change between saves, as they do in a loop.
@@ -83,48 +84,68 @@ func BenchmarkStoreSave(b *testing.B) {
 		name            string
 		durable, copies bool
 	}{{"stepEnd", false, true}, {"inFlight", true, false}, {"note", false, false}} {
-		b.Run(c.name, func(b *testing.B) {
-			b.Setenv("LOOPRINTER_STATE_DIR", b.TempDir())
-			dir := b.TempDir()
-			priv, err := loopdir.PrivateOf(dir).Ensure()
-			if err != nil {
-				b.Fatal(err)
-			}
-			jr, err := statefile.OpenJournal(priv)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer jr.Close()
-			rec, err := loopdir.Dir(dir).CreateRecords("bench", "command", time.Now())
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer rec.Close()
-			st := longState()
-			s := &store{st: st, dir: dir, priv: priv, rec: rec, jr: jr, mark: time.Now(), emit: func(record.Event) {}}
-			s.setStateRed(Redactor(nil)) // the engine's, memoized as the engine has it
-			if err := s.save(true, true); err != nil {
-				b.Fatal(err)
-			}
-			w0, c0 := wchar(), cpuTime()
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				st.AgentRuns++
-				if i%2 == 0 {
-					st.Phase = PhaseCycleGate
-				} else {
-					st.Phase = PhaseBuild
-				}
-				if err := s.save(c.durable, c.copies); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.StopTimer()
-			b.ReportMetric(float64(cpuTime()-c0)/float64(time.Microsecond)/float64(b.N), "cpu-us/save")
-			b.ReportMetric(float64(wchar()-w0)/float64(b.N), "written-bytes/save")
-		})
+		for _, size := range []string{"long", "short"} {
+			b.Run(c.name+"/"+size, func(b *testing.B) { benchStoreSave(b, size == "long", c.durable, c.copies) })
+		}
 	}
+}
+
+// shortState is a loop's state a few iterations in, as BenchmarkBuildIteration
+// saves it.
+func shortState() *State {
+	st := freshState()
+	st.Loop, st.Shape, st.Phase, st.Iterations, st.AgentRuns = "short", "ralph", PhaseRalph, 5, 5
+	st.SetupDone, st.BaselineDone, st.PID, st.Run = true, true, 4242, "20261205T030000-4242"
+	st.StartedAt = time.Date(2026, 12, 5, 1, 2, 3, 0, time.UTC)
+	st.Records = "/home/user/project/working-records/records/20261205T030000-4242.jsonl"
+	st.InFlight = &InFlight{Phase: PhaseRalph, Seq: 6, Transcript: "/home/user/project/working-records/transcripts/6.jsonl",
+		PromptFile: "/home/user/project/working-records/prompts/6.md", Started: time.Now().UTC()}
+	return st
+}
+
+func benchStoreSave(b *testing.B, long, durable, copies bool) {
+	b.Setenv("LOOPRINTER_STATE_DIR", b.TempDir())
+	dir := b.TempDir()
+	priv, err := loopdir.PrivateOf(dir).Ensure()
+	if err != nil {
+		b.Fatal(err)
+	}
+	jr, err := statefile.OpenJournal(priv)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer jr.Close()
+	rec, err := loopdir.Dir(dir).CreateRecords("bench", "command", time.Now())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rec.Close()
+	st := shortState()
+	if long {
+		st = longState()
+	}
+	s := &store{st: st, dir: dir, priv: priv, rec: rec, jr: jr, mark: time.Now(), emit: func(record.Event) {}}
+	s.setStateRed(Redactor(nil)) // the engine's, memoized as the engine has it
+	if err := s.save(true, true); err != nil {
+		b.Fatal(err)
+	}
+	w0, c0 := wchar(), cpuTime()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		st.AgentRuns++
+		if i%2 == 0 {
+			st.Phase = PhaseCycleGate
+		} else {
+			st.Phase = PhaseBuild
+		}
+		if err := s.save(durable, copies); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(cpuTime()-c0)/float64(time.Microsecond)/float64(b.N), "cpu-us/save")
+	b.ReportMetric(float64(wchar()-w0)/float64(b.N), "written-bytes/save")
 }
 
 // wchar is the bytes this process has written (/proc/self/io; 0 where

@@ -287,12 +287,26 @@ func indented(fields []Field) []byte {
 
 // appendKey appends key as a JSON string and a colon.
 func appendKey(buf []byte, key string) []byte {
-	return append(append(buf, keyJSON(key)...), ':')
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return append(append(buf, keyJSON(key)...), ':')
+		}
+	}
+	buf = append(buf, '"')
+	buf = append(buf, key...)
+	return append(buf, '"', ':')
 }
 
+// keyJSON is key as a JSON string: quoted as it is when nothing in it
+// needs escaping (a state's keys), else as json.Marshal writes it.
 func keyJSON(key string) []byte {
-	b, _ := json.Marshal(key)
-	return b
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, _ := json.Marshal(key)
+			return b
+		}
+	}
+	return []byte(`"` + key + `"`)
 }
 
 // Slot is the newest state of one of the journal's files: the sequence
