@@ -13,6 +13,7 @@ import (
 	"github.com/looprinter/looprinter/judge"
 	"github.com/looprinter/looprinter/loopdir"
 	"github.com/looprinter/looprinter/record"
+	"github.com/looprinter/looprinter/redact"
 	"github.com/looprinter/looprinter/review"
 	rollbacks "github.com/looprinter/looprinter/rollback"
 	"github.com/looprinter/looprinter/statefile"
@@ -334,13 +335,23 @@ func (st *State) Save(dir string) error {
 }
 
 // save writes the state to the journal j (durable: synced before save
-// returns) and, withCopy, the public state.json, whose contents it returns.
-func (st *State) save(dir string, j *statefile.Journal, durable, withCopy bool) ([]byte, error) {
-	data, err := st.encode()
+// returns) and, withCopy, the public state.json, whose contents it
+// returns: the state redacted by red, its members encoded again only where
+// they changed since enc's last save.
+func (st *State) save(dir string, j *statefile.Journal, enc *stateEncoder, red *redact.Redactor, durable, withCopy bool) ([]byte, error) {
+	st.V, st.UpdatedAt = StateVersion, time.Now().UTC()
+	if !stateFieldsOK {
+		data, err := json.Marshal(redact.Value(red, st))
+		if err != nil {
+			return nil, err
+		}
+		return statefile.Save(dir, j, data, durable, withCopy)
+	}
+	fields, err := enc.encode(st, red)
 	if err != nil {
 		return nil, err
 	}
-	return statefile.Save(dir, j, data, durable, withCopy)
+	return statefile.SaveFields(dir, j, fields, durable, withCopy)
 }
 
 // encode is the state as saved, stamped with its version and time.

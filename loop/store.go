@@ -31,6 +31,7 @@ type store struct {
 	ckMu     sync.Mutex       // checkpoints come from the step and from the wall-time ticker
 	unsynced bool             // the last save has not been synced (stepEnd, note, tick)
 	stateRed *redact.Redactor // the engine's redactor with its results remembered, for the state saved several times a step
+	enc      stateEncoder     // the state's members as last saved, encoded again only when changed
 	mark     time.Time        // wall time is counted from here since the last checkpoint
 	markRem  time.Duration    // wall time below a millisecond, carried to the next checkpoint
 	deadWall time.Duration    // wall time the previous run spent after its last save, when it died
@@ -83,9 +84,18 @@ func deadRunTail(st *State, now time.Time) time.Duration {
 // noteDeadWall says how much wall time of a run that died was counted
 // after its last save.
 func (s *store) noteDeadWall() {
+	s.noteJournalDropped()
 	if s.deadWall > 0 {
 		s.emit(record.Event{Event: record.Warning, Kind: "wall_after_crash", DurationMS: s.deadWall.Milliseconds(),
 			Message: fmt.Sprintf("the previous run (pid %d) died without a final record: %s of wall time after its last save, up to its last record or its agent's last output, was counted", s.deadPID, s.deadWall.Round(time.Millisecond))})
+	}
+}
+
+// noteJournalDropped says what of the state's journal did not check out
+// when the engine opened it and was left out (statefile.Journal.Dropped).
+func (s *store) noteJournalDropped() {
+	if d := s.jr.Dropped(); d != "" {
+		s.emit(record.Event{Event: record.Warning, Kind: "state_journal_dropped", Message: "the engine's state journal: " + d})
 	}
 }
 
@@ -152,9 +162,7 @@ func (s *store) save(durable, copies bool) error {
 		synced = make(chan struct{})
 		go func() { s.rec.Sync(); close(synced) }()
 	}
-	st := redact.Value(s.stateRed, s.st) // a copy, when it holds a secret
-	_, err := st.save(s.dir, s.jr, durable, copies)
-	s.st.V, s.st.UpdatedAt = st.V, st.UpdatedAt
+	_, err := s.st.save(s.dir, s.jr, &s.enc, s.stateRed, durable, copies)
 	if synced != nil {
 		<-synced
 	}

@@ -155,13 +155,14 @@ func TestUnsyncedWritesSpareTheSyncedSlot(t *testing.T) {
 	}
 }
 
-// The format on disk is the one the last release wrote: a slot it wrote
-// is read, and a slot written now is byte for byte the same.
+// A slot the last release wrote (format 1: one whole state) is read; a
+// base written now is format 2, byte for byte as pinned here.
 func TestSlotFormatUnchanged(t *testing.T) {
 	const pub = "{\n  \"n\": 3\n}\n"
-	const golden = "looprinter-state 1 12 7 de006bca99219bf37cecc4bc9f96fdc2189965764765fe883d7fe458227310f3 - 4cf9875a\n{\"n\":3}"
+	const old = "looprinter-state 1 12 7 de006bca99219bf37cecc4bc9f96fdc2189965764765fe883d7fe458227310f3 - 4cf9875a\n{\"n\":3}"
+	const golden = "looprinter-state 2 12 12 7 de006bca99219bf37cecc4bc9f96fdc2189965764765fe883d7fe458227310f3 - faecfa7c\n{\"n\":3}"
 	_, priv := newPriv(t)
-	os.WriteFile(loopdir.Private(priv).Journal(0), []byte(golden), 0o600)
+	os.WriteFile(loopdir.Private(priv).Journal(0), []byte(old), 0o600)
 	s, _, ok := ReadJournal(priv)
 	if !ok || s.Seq != 12 || string(s.Payload) != `{"n":3}` || !s.PublicMatches([]byte(pub)) || s.PublicMatches([]byte(pub+" ")) {
 		t.Fatalf("a slot of the last release: %+v %v", s, ok)
@@ -174,7 +175,7 @@ func TestSlotFormatUnchanged(t *testing.T) {
 	}
 	got, _ := os.ReadFile(loopdir.Private(priv).Journal(j.Last()))
 	if string(got) != golden {
-		t.Fatalf("a slot written now:\n%q\nthe last release's:\n%q", got, golden)
+		t.Fatalf("a base written now:\n%q\nwant:\n%q", got, golden)
 	}
 	if string(Indented([]byte(`{"n":3}`))) != pub {
 		t.Fatalf("the public copy's form changed: %q", Indented([]byte(`{"n":3}`)))

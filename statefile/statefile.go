@@ -1,6 +1,7 @@
 // Package statefile is where a loop's state is kept on disk: the engine's
-// own copy, a journal of two slots in its private folder written in place
-// with one data sync per save (journal.go), the copies for people and tools
+// own copy, a journal of two files of records in its private folder, a
+// save appended to one with one data sync when it must survive a power
+// loss (journal.go), the copies for people and tools
 // (working-records/state.json and the private state.json, written into a
 // spare and exchanged: copy_linux.go), the reads that trust the engine's
 // copy over the public one (LoadTrusted), and a full disk (diskfull.go).
@@ -142,6 +143,25 @@ func Save(dir string, j *Journal, data []byte, durable, public bool) ([]byte, er
 		view = Indented(data)
 	}
 	if err := j.Write(data, view, durable); err != nil {
+		return nil, err
+	}
+	if !public {
+		return nil, nil
+	}
+	return view, WriteCopy(loopdir.Dir(dir).State(), view)
+}
+
+// SaveFields is Save with the state given as its fields, in order
+// (Journal.SaveFields): the journal gets what changed, and the public
+// copy, when written, is made of each field's indented value, made once
+// (and kept in fields) for a field whose value is new. It returns the
+// public copy's contents.
+func SaveFields(dir string, j *Journal, fields []Field, durable, public bool) ([]byte, error) {
+	var view []byte
+	if public {
+		view = indented(fields)
+	}
+	if err := j.SaveFields(fields, view, durable); err != nil {
 		return nil, err
 	}
 	if !public {
