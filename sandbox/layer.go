@@ -109,7 +109,13 @@ func ClearLayer(l Layer) error {
 }
 
 // ClearWork empties a layer's work folder only, after its mount is gone.
+// What an unmounted overlay leaves there is its own empty folder "work" of
+// mode 000: one rmdir and a look that nothing else is left spare removing
+// and making the work folder again; anything else there is removed whole.
 func ClearWork(l Layer) error {
+	if err := syscall.Rmdir(filepath.Join(l.Work, "work")); (err == nil || errors.Is(err, os.ErrNotExist)) && emptyDir(l.Work) {
+		return nil
+	}
 	if err := removeAllWritable(l.Work); err != nil {
 		return err
 	}
