@@ -49,11 +49,23 @@ func EndCgroup(g *sandbox.Cgroup, kind string, emit func(record.Event)) {
 
 // Sweep ends every process the last agent run left behind (a daemon it
 // started with setsid, a double fork): none may touch the files while they
-// are judged.
-func Sweep(kind string, emit func(record.Event)) {
+// are judged. groups are the cgroups of the runs since the last sweep,
+// when each had one: the sweep then reads their lists of processes
+// (sandbox.SweepCgroups), not the process table. Under the sandbox off the
+// agent runs as the engine's user, who may move a process out of its
+// cgroup: there, and where a run had no cgroup (nil groups), the process
+// tree is walked from this process (sandbox.Sweep), as a child subreaper
+// finds what left it.
+func Sweep(kind string, emit func(record.Event), groups ...*sandbox.Cgroup) {
+	var n []int
+	if len(groups) > 0 && (kind == sandbox.Bwrap || kind == sandbox.Landlock) {
+		n = sandbox.SweepCgroups(groups)
+	} else {
+		n = sandbox.Sweep()
+	}
 	// Under bwrap the sweep only reaps what the sandbox's own teardown left
 	// to this process (a subreaper); elsewhere what it kills was escaping.
-	if n := sandbox.Sweep(); len(n) > 0 && kind != sandbox.Bwrap {
+	if len(n) > 0 && kind != sandbox.Bwrap {
 		emit(record.Event{Event: record.Warning, Message: fmt.Sprintf("stopped %d processes the agent run left behind", len(n))})
 	}
 }

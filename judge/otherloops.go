@@ -113,7 +113,7 @@ func (t *treeList) around(tree, own string) []sandbox.OtherLoop {
 // untracked files are its work too). None outside a git work tree.
 func OtherLoopSecretsIn(dir string) []string {
 	dir = canonicalOr(dir)
-	top := gitTop(dir)
+	top := cachedGitTop(dir)
 	if top == "" {
 		return nil
 	}

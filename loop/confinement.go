@@ -7,6 +7,7 @@ package loop
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/looprinter/looprinter/confine"
@@ -68,6 +69,13 @@ func KillOrphans(dir string, st *State) []int {
 // nil where the machine gives none.
 func (r *runner) runCgroup(seq int) *sandbox.Cgroup {
 	g := confine.RunCgroup(seq)
+	r.groups.Lock()
+	if g == nil {
+		r.groups.ungrouped = true
+	} else {
+		r.groups.live = append(r.groups.live, g)
+	}
+	r.groups.Unlock()
 	if g == nil {
 		return nil
 	}
@@ -81,13 +89,26 @@ func (r *runner) endCgroup(g *sandbox.Cgroup) {
 	if g == nil {
 		return
 	}
+	r.groups.Lock()
+	r.groups.live = slices.DeleteFunc(r.groups.live, func(l *sandbox.Cgroup) bool { return l == g })
+	r.groups.Unlock()
 	confine.EndCgroup(g, r.sandbox, r.emit)
 	r.st.AgentCgroup = ""
 }
 
-// sweep ends every process the last agent run left behind
-// (confine.Sweep).
-func (r *runner) sweep() { confine.Sweep(r.sandbox, r.emit) }
+// sweep ends every process the last agent runs left behind
+// (confine.Sweep): from their cgroups' lists when each had one, else by a
+// walk of the process tree.
+func (r *runner) sweep() {
+	r.groups.Lock()
+	groups := slices.Clone(r.groups.live)
+	if r.groups.ungrouped {
+		groups = nil
+	}
+	r.groups.ungrouped = false
+	r.groups.Unlock()
+	confine.Sweep(r.sandbox, r.emit, groups...)
+}
 
 // putHoldoutsBack returns the holdout files the engine kept out of the
 // loop folder while it ran.

@@ -30,8 +30,9 @@ func (r *runner) endRun(phase, task string, rc *guard.RunChanges) (changed, crea
 	tamper, lerr := r.applyLayer(phase, task)
 	for _, l := range r.trees {
 		// overlayfs leaves a folder of mode 000 in its work folder; nothing
-		// is mounted any more.
-		if cerr := sandbox.ClearWork(l); cerr != nil && lerr == nil {
+		// is mounted any more (HOME's built view keeps its folders for the
+		// next run: sandbox.ClearRunWork).
+		if cerr := sandbox.ClearRunWork(l); cerr != nil && lerr == nil {
 			lerr = cerr
 		}
 	}

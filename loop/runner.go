@@ -69,9 +69,17 @@ type runner struct {
 	// failover); a single run never waits on it.
 	mu sync.Mutex
 
-	sandbox string          // the sandbox kind in force
-	layer   *sandbox.Layer  // the copy-on-write layer over the loop folder, when in force
-	trees   []sandbox.Layer // the layers over HOME and caches, never applied
+	sandbox string // the sandbox kind in force
+	// groups are the cgroups of the agent runs not yet ended (runCgroup,
+	// endCgroup), for the sweep; ungrouped says a run since the last sweep
+	// had none, and the sweep walks the process tree.
+	groups struct {
+		sync.Mutex
+		live      []*sandbox.Cgroup
+		ungrouped bool
+	}
+	layer *sandbox.Layer  // the copy-on-write layer over the loop folder, when in force
+	trees []sandbox.Layer // the layers over HOME and caches, never applied
 	// net is the loop's network (confine.Network): its proxy, started at
 	// the first agent run and closed with the engine, and the hosts it
 	// refused, which a failed run's message names.

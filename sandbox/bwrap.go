@@ -87,8 +87,7 @@ func (p Policy) wrapBwrap(path string, args []string) (string, []string, []strin
 	// system (programs and tools installed there must run); the agent's
 	// temporary files go to a private folder, emptied for every run.
 	tmp := TempDirOf(p.Dir, p.Slot)
-	os.RemoveAll(tmp)
-	if err := os.MkdirAll(tmp, 0o700); err != nil {
+	if err := freshPrivateDir(tmp); err != nil {
 		return "", nil, nil, fmt.Errorf("sandbox: private temporary folder: %w", err)
 	}
 	return bwrapOnce.path, p.bwrapArgs(tmp, path, args), []string{"TMPDIR=" + tmp}, nil
@@ -112,7 +111,10 @@ func (p Policy) bwrapArgs(tmp, path string, args []string) []string {
 	// loops, the rest of HOME, the host's sockets).
 	writable := append([]string{p.Dir, tmp}, p.Writable...)
 	sortByDepth(writable)
-	a = append(a, viewArgs(p.manifest(path).beside(writable))...)
+	// One manifest for the view and its sockets: each is a look at every
+	// path it names.
+	view := p.manifest(path)
+	a = append(a, viewArgs(view.beside(writable))...)
 	seen := map[string]bool{}
 	for _, w := range writable {
 		if !seen[w] {
@@ -154,7 +156,7 @@ func (p Policy) bwrapArgs(tmp, path string, args []string) []string {
 		}
 	}
 	a = append(a, maskArgs(masked)...)
-	a = append(a, socketArgs(p.manifest(path))...)
+	a = append(a, socketArgs(view)...)
 	a = append(a, "--chdir", p.Dir, "--", path)
 	return append(a, args...)
 }

@@ -258,25 +258,10 @@ func endCgroup(path string, emptied func()) ([]int, error) {
 	if st.Type != cgroup2Magic {
 		return nil, fmt.Errorf("%s is not in a cgroup v2 hierarchy", path)
 	}
-	n := cgroupPids(path)
 	deadline := time.Now().Add(cgroupDrain)
-	for {
-		if err := os.WriteFile(filepath.Join(path, "cgroup.kill"), []byte("1"), 0); err != nil {
-			// Before Linux 5.14 there is no cgroup.kill: freeze, then kill
-			// each (a frozen process cannot fork away from the list).
-			os.WriteFile(filepath.Join(path, "cgroup.freeze"), []byte("1"), 0)
-			for _, pid := range cgroupPids(path) {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
-			os.WriteFile(filepath.Join(path, "cgroup.freeze"), []byte("0"), 0)
-		}
-		if !cgroupPopulated(path) {
-			break
-		}
-		if time.Now().After(deadline) {
-			return n, fmt.Errorf("cgroup %s still has processes %v after %s", path, cgroupPids(path), cgroupDrain)
-		}
-		time.Sleep(5 * time.Millisecond)
+	n, err := drainCgroup(path, deadline, nil)
+	if err != nil {
+		return n, err
 	}
 	// A killed process leaves the cgroup's list when it is reaped; rmdir
 	// is refused until then (EBUSY) even with no live process.
@@ -293,6 +278,40 @@ func endCgroup(path string, emptied func()) ([]int, error) {
 		}
 		if !errors.Is(err, syscall.EBUSY) || time.Now().After(deadline) {
 			return n, fmt.Errorf("remove cgroup %s: %v", path, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// drainCgroup kills every process of the cgroup at path and waits until
+// none is left (cgroup.events), until deadline; between, when set, runs
+// between two looks (a reap of what was killed). It returns the processes
+// that were in it. A cgroup with no process is one read: nothing can enter
+// it (the engine alone starts processes in it, and no run can move one
+// there).
+func drainCgroup(path string, deadline time.Time, between func()) ([]int, error) {
+	if !cgroupPopulated(path) {
+		return nil, nil
+	}
+	n := cgroupPids(path)
+	for {
+		if err := os.WriteFile(filepath.Join(path, "cgroup.kill"), []byte("1"), 0); err != nil {
+			// Before Linux 5.14 there is no cgroup.kill: freeze, then kill
+			// each (a frozen process cannot fork away from the list).
+			os.WriteFile(filepath.Join(path, "cgroup.freeze"), []byte("1"), 0)
+			for _, pid := range cgroupPids(path) {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			os.WriteFile(filepath.Join(path, "cgroup.freeze"), []byte("0"), 0)
+		}
+		if between != nil {
+			between()
+		}
+		if !cgroupPopulated(path) {
+			return n, nil
+		}
+		if time.Now().After(deadline) {
+			return n, fmt.Errorf("cgroup %s still has processes %v after %s", path, cgroupPids(path), cgroupDrain)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

@@ -162,8 +162,7 @@ func (p Policy) wrapLandlock(path string, args []string) (string, []string, []st
 		return "", nil, nil, fmt.Errorf("sandbox: %w", errNoExe)
 	}
 	tmp := TempDirOf(p.Dir, p.Slot)
-	os.RemoveAll(tmp)
-	if err := os.MkdirAll(tmp, 0o700); err != nil {
+	if err := freshPrivateDir(tmp); err != nil {
 		return "", nil, nil, fmt.Errorf("sandbox: private temporary folder: %w", err)
 	}
 	s := helperSpec{Exec: path, Dirs: []string{p.Dir, tmp}}

@@ -109,11 +109,42 @@ func ClearLayer(l Layer) error {
 }
 
 // ClearWork empties a layer's work folder only, after its mount is gone.
+// What an unmounted overlay leaves there is its own empty folder "work" of
+// mode 000: one rmdir and a look that nothing else is left spare removing
+// and making the work folder again; anything else there is removed whole.
 func ClearWork(l Layer) error {
+	if err := syscall.Rmdir(filepath.Join(l.Work, "work")); (err == nil || errors.Is(err, os.ErrNotExist)) && emptyDir(l.Work) {
+		return nil
+	}
 	if err := removeAllWritable(l.Work); err != nil {
 		return err
 	}
 	return os.MkdirAll(l.Work, 0o700)
+}
+
+// ClearRunWork is ClearWork for the layer of a tree an agent run saw
+// (HOME, the caches) once its mounts are gone, but the folder "keep" of a
+// view built by construction (HOME's base and its kept folders' mounts) is
+// left for the layer helper's next start, which keeps what it can use of
+// it and removes the rest (nshelper's reuseKeep): not removed after each
+// run and made again before the next.
+func ClearRunWork(l Layer) error {
+	if err := syscall.Rmdir(filepath.Join(l.Work, "work")); err == nil || errors.Is(err, os.ErrNotExist) {
+		if names, err := readNames(l.Work); err == nil && (len(names) == 0 || len(names) == 1 && names[0] == "keep") {
+			return nil
+		}
+	}
+	return ClearWork(l)
+}
+
+// readNames lists the folder dir's entries.
+func readNames(dir string) ([]string, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Readdirnames(-1)
 }
 
 // removeAllWritable is os.RemoveAll that first makes folders writable to

@@ -89,3 +89,6 @@ type LayerEntry struct {
 func LayerEntries(string) ([]LayerEntry, error) { return nil, errNoLayers }
 
 func (q *Policy) buildHomeLayers([]Layer, string) {}
+
+// ClearRunWork fails: there are no layers here.
+func ClearRunWork(Layer) error { return errNoLayers }

@@ -131,7 +131,7 @@ func inOther(l Layer, rel string, layers []Layer) bool {
 // It runs before any layer is laid.
 func prepareBuilt(l Layer, layers []Layer, userNS bool) (*built, error) {
 	b := &built{keep: filepath.Join(l.Work, "keep")}
-	if err := RemoveAllWritable(b.keep); err != nil {
+	if err := reuseKeep(b.keep); err != nil {
 		return nil, err
 	}
 	b.base = filepath.Join(b.keep, "base")
@@ -238,7 +238,7 @@ func (b *built) mountAside(l Layer, rel string, fi os.FileInfo, userNS bool) err
 	}
 	work, at := filepath.Join(b.keep, "w"+strconv.Itoa(i)), b.aside(i)
 	for _, d := range []string{work, at} {
-		if err := os.Mkdir(d, 0o700); err != nil {
+		if err := mkdirKept(d); err != nil {
 			return err
 		}
 	}

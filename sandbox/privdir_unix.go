@@ -1,0 +1,36 @@
+//go:build unix
+
+package sandbox
+
+import (
+	"io"
+	"os"
+	"syscall"
+)
+
+// freshPrivateDir makes dir an empty folder of mode 0700 of this process's
+// user, for one run: an existing one that is already that (the last run
+// left it empty) is kept, a look instead of a removal and a mkdir (the
+// rmdir dominates: about 0.1 ms of CPU each on ext4); anything else there
+// (a file, a link, a folder of another owner or mode, one with something
+// in it) is removed and the folder made again.
+func freshPrivateDir(dir string) error {
+	if fi, err := os.Lstat(dir); err == nil && fi.Mode() == os.ModeDir|0o700 {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) == os.Getuid() && emptyDir(dir) {
+			return nil
+		}
+	}
+	os.RemoveAll(dir)
+	return os.MkdirAll(dir, 0o700)
+}
+
+// emptyDir says whether the folder dir can be read and holds nothing.
+func emptyDir(dir string) bool {
+	f, err := os.Open(dir)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	_, err = f.Readdirnames(1)
+	return err == io.EOF
+}
