@@ -5,6 +5,7 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/looprinter/looprinter/sandbox/gocacheprog"
 )
@@ -50,7 +51,7 @@ func (b *CheckBox) userGoCache() string {
 	if fi, err := os.Stat(c); err != nil || !fi.IsDir() {
 		return ""
 	}
-	bad := append([]string{b.tree, b.around, b.scratch, b.opts.Scratch, os.TempDir(), "/tmp", "/var/tmp", "/dev/shm"}, b.hide...)
+	bad := append([]string{b.tree, b.around, b.scratch, b.opts.Scratch}, b.hide...)
 	if b.opts.Cache != nil {
 		bad = append(bad, b.opts.Cache.Dir)
 	}
@@ -63,6 +64,28 @@ func (b *CheckBox) userGoCache() string {
 				return ""
 			}
 		}
+	}
+	// The temporary folders: an agent writes its own there
+	// (TempDirOf), a box its checks' (looprinter-check-*); /dev/shm is
+	// everyone's.
+	for _, t := range []string{os.TempDir(), "/tmp", "/var/tmp", b.opts.Scratch} {
+		if !filepath.IsAbs(t) {
+			continue
+		}
+		for _, q := range []string{filepath.Clean(t), canonicalLoose(filepath.Clean(t))} {
+			if Within(q, c) {
+				return ""
+			}
+			if r, err := filepath.Rel(q, c); err == nil && Within(c, q) {
+				first := strings.SplitN(filepath.ToSlash(r), "/", 2)[0]
+				if strings.HasPrefix(first, "looprinter-sandbox-") || strings.HasPrefix(first, "looprinter-check-") {
+					return ""
+				}
+			}
+		}
+	}
+	if Within(c, "/dev/shm") || Within("/dev/shm", c) {
+		return ""
 	}
 	return c
 }
