@@ -23,6 +23,7 @@ func userGoCacheWarm(t *testing.T, tree string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	os.MkdirAll(strings.TrimSpace(string(out)), 0o755)
 	g, err := canonical(strings.TrimSpace(string(out)))
 	if err != nil {
 		t.Fatal(err)
