@@ -94,7 +94,8 @@ func (b *CheckBox) userGoCache() string {
 // environment entries it has so far (the last GOCACHE is the box's own
 // cache, or the layer's in a warm box): the environment entries to add,
 // and the read-only grants, the user's cache and the program (the
-// engine's executable, outside every folder a check writes). Without a
+// engine's executable, outside every folder a check or an agent writes:
+// the tree, the box's folders, the cache layer; else nothing). Without a
 // user's cache, nothing: the go command uses GOCACHE alone, as Go before
 // 1.24 does anyway (it ignores GOCACHEPROG).
 func (b *CheckBox) goCacheProg(env []string) (add, roDirs, roFiles []string) {
@@ -113,8 +114,12 @@ func (b *CheckBox) goCacheProg(env []string) (add, roDirs, roFiles []string) {
 	if exe, err = canonical(exe); err != nil {
 		return nil, nil, nil
 	}
-	for _, w := range []string{b.tree, b.scratch, own} {
-		if Within(exe, w) {
+	writable := []string{b.tree, b.scratch, own}
+	if b.opts.Cache != nil {
+		writable = append(writable, b.opts.Cache.Dir)
+	}
+	for _, w := range writable {
+		if w != "" && Within(exe, w) {
 			return nil, nil, nil
 		}
 	}
