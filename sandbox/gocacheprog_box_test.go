@@ -97,3 +97,37 @@ echo "progs=$(env | grep -c '^GOCACHEPROG=')"; true`
 		t.Errorf("a check's go should get the cache program: %s", out)
 	}
 }
+
+// A user's build cache an agent or a check can write (in the tree, an
+// agent's temporary folder, the cache layer) is not read through the
+// cache program.
+func TestCheckBoxLandlockUserGoCacheRefused(t *testing.T) {
+	f := newBoxFixture(t)
+	need(t, Landlock)
+	layer := CheckCache{Dir: filepath.Join(f.priv, "engine", "cache")}
+	for _, g := range []string{
+		filepath.Join(f.tree, ".cache", "go-build"),
+		filepath.Join(os.TempDir(), "looprinter-sandbox-0123456789abcdef", "go-build"),
+		filepath.Join(layer.Dir, "go-build"),
+		filepath.Join(f.priv, "engine", "home", "go-build"),
+	} {
+		if err := os.MkdirAll(g, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		env := append(withoutEnv(f.env, "GOCACHE"), "GOCACHE="+g)
+		o := CheckBoxOptions{Kind: Landlock, Tree: f.tree, Env: env, Cache: &layer, Hide: []string{filepath.Join(f.priv, "engine")}}
+		b, err := NewCheckBox(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u := b.userGoCache(); u != "" {
+			t.Errorf("GOCACHE=%s: read through the cache program", g)
+		}
+		out, _ := runBox(t, b, f.tree, `echo "progs=$(env | grep -c '^GOCACHEPROG=')"`, env)
+		b.Close()
+		if !strings.Contains(out, "progs=0\n") {
+			t.Errorf("GOCACHE=%s: a check got a cache program: %s", g, out)
+		}
+	}
+	os.RemoveAll(filepath.Join(os.TempDir(), "looprinter-sandbox-0123456789abcdef"))
+}
