@@ -293,7 +293,7 @@ func CheckGaps(kind, network string) []string {
 		out = append(out,
 			"Landlock: the tree is read-only to a check (no throw-away layer): a runner that writes into it (caches, reports) fails",
 			"Landlock: "+landlockUnixGap(),
-			"Landlock: HOME, the temporary folder and the caches are fresh empty folders for every check; the module cache is the user's, read-only (a module not downloaded yet cannot be); Go's build cache is the box's own, shared by its checks (a copy of the loop's cache layer's, else cold; what one check's code writes there, a later check of the same box reads)",
+			"Landlock: HOME, the temporary folder and the caches are fresh empty folders for every check; the module cache is the user's, read-only (a module not downloaded yet cannot be); Go's build cache is the box's own, shared by its checks (a copy of the loop's cache layer's; with Go 1.24 or later it reads the user's build cache too, read-only, through the engine's cache program; what one check's code writes there, a later check of the same box reads)",
 			"Landlock: no PID namespace: a check sees the host's processes in /proc",
 			"Landlock: the folders on the way to a hidden one (/, HOME…) cannot be listed by a check, and entries made in them after the check starts cannot be read",
 		)

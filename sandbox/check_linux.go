@@ -463,6 +463,8 @@ func (b *CheckBox) landlockCommand(ctx context.Context, c, dir, shellLine string
 	if err != nil {
 		return nil, err
 	}
+	penv, pro, pfiles := b.goCacheProg(append(append([]string(nil), extra...), cenv...))
+	cenv = append(cenv, penv...)
 	s := checkSpec{Exec: "/bin/sh", RWDirs: append([]string{c, goCache}, crw...), RODirs: cro, NoNet: b.network(setup) != CheckNetworkHost}
 	if setup {
 		s.RWDirs = append(s.RWDirs, b.tree)
@@ -472,6 +474,7 @@ func (b *CheckBox) landlockCommand(ctx context.Context, c, dir, shellLine string
 	// of HOME).
 	m := b.manifest(env)
 	s.RODirs, s.ROFiles = readRules(m, append(append(grantsAvoiding(b.tree, b.inTree, 0), GoModCache(get, realHome)), b.aroundReads()...)...)
+	s.RODirs, s.ROFiles = append(s.RODirs, pro...), append(s.ROFiles, pfiles...)
 	s.Sockets = m.sockets()
 	views := b.views
 	if setup {
