@@ -465,7 +465,7 @@ func (b *CheckBox) landlockCommand(ctx context.Context, c, dir, shellLine string
 	}
 	penv, pro, pfiles := b.goCacheProg(append(append([]string(nil), extra...), cenv...))
 	cenv = append(cenv, penv...)
-	s := checkSpec{Exec: "/bin/sh", RWDirs: append([]string{c, goCache}, crw...), RODirs: cro, NoNet: b.network(setup) != CheckNetworkHost}
+	s := checkSpec{Exec: "/bin/sh", RWDirs: append([]string{c, goCache}, crw...), NoNet: b.network(setup) != CheckNetworkHost}
 	if setup {
 		s.RWDirs = append(s.RWDirs, b.tree)
 	}
@@ -474,7 +474,9 @@ func (b *CheckBox) landlockCommand(ctx context.Context, c, dir, shellLine string
 	// of HOME).
 	m := b.manifest(env)
 	s.RODirs, s.ROFiles = readRules(m, append(append(grantsAvoiding(b.tree, b.inTree, 0), GoModCache(get, realHome)), b.aroundReads()...)...)
-	s.RODirs, s.ROFiles = append(s.RODirs, pro...), append(s.ROFiles, pfiles...)
+	// The cache layer's read-only folders (its bytecode) were read rules
+	// of their own: kept past the box's.
+	s.RODirs, s.ROFiles = append(append(s.RODirs, cro...), pro...), append(s.ROFiles, pfiles...)
 	s.Sockets = m.sockets()
 	views := b.views
 	if setup {
