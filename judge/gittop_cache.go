@@ -28,18 +28,15 @@ type cachedTop struct {
 	way []gitMark
 }
 
-// gitMark is what the .git entry of one folder on the way up is.
-type gitMark struct {
-	fi    os.FileInfo // nil: none
-	mode  os.FileMode
-	owner int
-}
+// gitMark is what the .git entry of one folder on the way up is, as an
+// lstat saw it (fi nil: none).
+type gitMark struct{ fi os.FileInfo }
 
 func (a gitMark) same(b gitMark) bool {
 	if a.fi == nil || b.fi == nil {
 		return a.fi == nil && b.fi == nil
 	}
-	return os.SameFile(a.fi, b.fi) && a.mode == b.mode && a.owner == b.owner
+	return os.SameFile(a.fi, b.fi) && a.fi.Mode() == b.fi.Mode() && fileOwner(a.fi) == fileOwner(b.fi)
 }
 
 // gitWay is the .git entries of dir and of each folder above it.
@@ -48,7 +45,7 @@ func gitWay(dir string) []gitMark {
 	for d := dir; ; d = filepath.Dir(d) {
 		var m gitMark
 		if fi, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			m = gitMark{fi: fi, mode: fi.Mode(), owner: fileOwner(fi)}
+			m = gitMark{fi: fi}
 		}
 		way = append(way, m)
 		if filepath.Dir(d) == d {

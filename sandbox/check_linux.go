@@ -91,6 +91,10 @@ func landlockABI() int {
 	return landlockOnce.abi
 }
 
+// checkDirPrefix begins the name of a check box's own folder (prepare),
+// in its scratch folder.
+const checkDirPrefix = "looprinter-check-"
+
 // prepare makes the box's folder and works out, once, what every check
 // of the box gets.
 func (b *CheckBox) prepare() error {
@@ -110,7 +114,7 @@ func (b *CheckBox) prepare() error {
 	if _, err := os.Executable(); err != nil {
 		return fmt.Errorf("sandbox: %w", errNoExe)
 	}
-	dir, err := os.MkdirTemp(b.opts.Scratch, "looprinter-check-")
+	dir, err := os.MkdirTemp(b.opts.Scratch, checkDirPrefix)
 	if err != nil {
 		return fmt.Errorf("sandbox: the checks' scratch folder: %w", err)
 	}

@@ -66,7 +66,7 @@ func (b *CheckBox) userGoCache() string {
 		}
 	}
 	// The temporary folders: an agent writes its own there
-	// (TempDirOf), a box its checks' (looprinter-check-*); /dev/shm is
+	// (TempDirOf), a box its checks' (checkDirPrefix); /dev/shm is
 	// everyone's.
 	for _, t := range []string{os.TempDir(), "/tmp", "/var/tmp", b.opts.Scratch} {
 		if !filepath.IsAbs(t) {
@@ -78,7 +78,7 @@ func (b *CheckBox) userGoCache() string {
 			}
 			if r, err := filepath.Rel(q, c); err == nil && Within(c, q) {
 				first := strings.SplitN(filepath.ToSlash(r), "/", 2)[0]
-				if strings.HasPrefix(first, "looprinter-sandbox-") || strings.HasPrefix(first, "looprinter-check-") {
+				if strings.HasPrefix(first, tempDirPrefix) || strings.HasPrefix(first, checkDirPrefix) {
 					return ""
 				}
 			}

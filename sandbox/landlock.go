@@ -120,11 +120,15 @@ func landlockWhat() string {
 	return fmt.Sprintf("Landlock ABI %d", landlockOnce.abi)
 }
 
+// tempDirPrefix begins the name of every run's private temporary folder
+// (TempDir), in the system's temporary folder.
+const tempDirPrefix = "looprinter-sandbox-"
+
 // TempDir is the private temporary folder of landlock runs in dir (TMPDIR);
 // Wrap empties it for every run.
 func TempDir(dir string) string {
 	h := sha256.Sum256([]byte(filepath.Clean(dir)))
-	return filepath.Join(os.TempDir(), "looprinter-sandbox-"+hex.EncodeToString(h[:8]))
+	return filepath.Join(os.TempDir(), tempDirPrefix+hex.EncodeToString(h[:8]))
 }
 
 // TempDirOf is the private temporary folder of the runs in dir in slot

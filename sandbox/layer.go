@@ -112,15 +112,7 @@ func ClearLayer(l Layer) error {
 // What an unmounted overlay leaves there is its own empty folder "work" of
 // mode 000: one rmdir and a look that nothing else is left spare removing
 // and making the work folder again; anything else there is removed whole.
-func ClearWork(l Layer) error {
-	if err := syscall.Rmdir(filepath.Join(l.Work, "work")); (err == nil || errors.Is(err, os.ErrNotExist)) && emptyDir(l.Work) {
-		return nil
-	}
-	if err := removeAllWritable(l.Work); err != nil {
-		return err
-	}
-	return os.MkdirAll(l.Work, 0o700)
-}
+func ClearWork(l Layer) error { return clearWork(l, "") }
 
 // ClearRunWork is ClearWork for the layer of a tree an agent run saw
 // (HOME, the caches) once its mounts are gone, but the folder "keep" of a
@@ -128,13 +120,21 @@ func ClearWork(l Layer) error {
 // left for the layer helper's next start, which keeps what it can use of
 // it and removes the rest (nshelper's reuseKeep): not removed after each
 // run and made again before the next.
-func ClearRunWork(l Layer) error {
+func ClearRunWork(l Layer) error { return clearWork(l, "keep") }
+
+// clearWork empties l's work folder but its entry spare ("": none), which
+// stays when it is the only one left once overlayfs's "work" is gone;
+// anything else there and the whole folder is removed and made again.
+func clearWork(l Layer, spare string) error {
 	if err := syscall.Rmdir(filepath.Join(l.Work, "work")); err == nil || errors.Is(err, os.ErrNotExist) {
-		if names, err := readNames(l.Work); err == nil && (len(names) == 0 || len(names) == 1 && names[0] == "keep") {
+		if names, err := readNames(l.Work); err == nil && (len(names) == 0 || spare != "" && len(names) == 1 && names[0] == spare) {
 			return nil
 		}
 	}
-	return ClearWork(l)
+	if err := removeAllWritable(l.Work); err != nil {
+		return err
+	}
+	return os.MkdirAll(l.Work, 0o700)
 }
 
 // readNames lists the folder dir's entries.

@@ -3,9 +3,10 @@
 package sandbox
 
 import (
-	"io"
 	"os"
 	"syscall"
+
+	"github.com/looprinter/looprinter/sandbox/nshelper"
 )
 
 // freshPrivateDir makes dir an empty folder of mode 0700 of this process's
@@ -25,12 +26,4 @@ func freshPrivateDir(dir string) error {
 }
 
 // emptyDir says whether the folder dir can be read and holds nothing.
-func emptyDir(dir string) bool {
-	f, err := os.Open(dir)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	_, err = f.Readdirnames(1)
-	return err == io.EOF
-}
+func emptyDir(dir string) bool { return nshelper.EmptyDir(dir) }

@@ -2,7 +2,6 @@ package nshelper
 
 import (
 	"errors"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -45,12 +44,12 @@ func reuseKeep(keep string) error {
 func reusable(p, name string) bool {
 	switch {
 	case name == "base" || indexed(name, "m"):
-		return emptyFolder(p)
+		return EmptyDir(p)
 	case indexed(name, "w"):
 		if err := syscall.Rmdir(filepath.Join(p, "work")); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return false
 		}
-		return emptyFolder(p)
+		return EmptyDir(p)
 	}
 	return false
 }
@@ -63,17 +62,6 @@ func indexed(name, prefix string) bool {
 	}
 	_, err := strconv.Atoi(n)
 	return err == nil
-}
-
-// emptyFolder says whether the folder p can be read and holds nothing.
-func emptyFolder(p string) bool {
-	f, err := os.Open(p)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	_, err = f.Readdirnames(1)
-	return err == io.EOF
 }
 
 // mkdirKept makes the folder d of keep, or keeps it where reuseKeep left

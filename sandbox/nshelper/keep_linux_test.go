@@ -26,7 +26,7 @@ func TestReuseKeep(t *testing.T) {
 	var names []string
 	for _, e := range ents {
 		names = append(names, e.Name())
-		if !emptyFolder(filepath.Join(keep, e.Name())) {
+		if !EmptyDir(filepath.Join(keep, e.Name())) {
 			t.Errorf("%s is not empty", e.Name())
 		}
 	}

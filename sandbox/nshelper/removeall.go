@@ -1,6 +1,7 @@
 package nshelper
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 )
@@ -18,4 +19,15 @@ func RemoveAllWritable(p string) error {
 		return nil
 	})
 	return os.RemoveAll(p)
+}
+
+// EmptyDir says whether the folder dir can be read and holds nothing.
+func EmptyDir(dir string) bool {
+	f, err := os.Open(dir)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	_, err = f.Readdirnames(1)
+	return err == io.EOF
 }
