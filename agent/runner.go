@@ -125,10 +125,16 @@ func Run(ctx context.Context, req Request, ad Adapter, onTool func(ToolEvent)) R
 	if err != nil {
 		return finish(Exit{Code: -1, StartErr: err}, 0)
 	}
+	var box *sandbox.BoxedRun
 	if req.Wrap != nil {
 		path, args, env, err := req.Wrap(inv.Path, inv.Args)
 		if err != nil {
 			return finish(Exit{Code: -1, StartErr: fmt.Errorf("sandbox: %w", err)}, 0)
+		}
+		if box = sandbox.TakeBoxedRun(path); box != nil {
+			// The loop's run box starts it; cmd is the classic start, for
+			// where the box cannot.
+			path, _ = box.Classic()
 		}
 		inv.Path, inv.Args, inv.Env = path, args, append(inv.Env, env...)
 	}
@@ -179,7 +185,8 @@ func Run(ctx context.Context, req Request, ad Adapter, onTool func(ToolEvent)) R
 	// The stdin copy goroutine must not outlive the process by much.
 	cmd.WaitDelay = pipeDrain
 	keepOnlyStdio()
-	if err := cmd.Start(); err != nil {
+	boxed, err := startCmd(cmd, box, req.CgroupFD)
+	if err != nil {
 		outR.Close()
 		outW.Close()
 		errR.Close()
@@ -188,7 +195,7 @@ func Run(ctx context.Context, req Request, ad Adapter, onTool func(ToolEvent)) R
 	}
 	outW.Close()
 	errW.Close()
-	pgid := cmd.Process.Pid
+	pgid := boxed.pid(cmd)
 	if req.OnStart != nil {
 		req.OnStart(pgid)
 	}
@@ -274,7 +281,8 @@ func Run(ctx context.Context, req Request, ad Adapter, onTool func(ToolEvent)) R
 	}()
 
 	waitErr := make(chan error, 1)
-	go func() { waitErr <- cmd.Wait() }()
+	go func() { waitErr <- boxed.wait(cmd) }()
+	kill := boxed.killer(pgid)
 
 	var killed Status
 	var deadline <-chan time.Time
@@ -293,22 +301,22 @@ loop:
 			break loop
 		case <-ctx.Done():
 			killed = StatusInterrupted
-			werr = stopGroup(pgid, req.Grace, waitErr)
+			werr = stopGroup(kill, req.Grace, waitErr)
 			break loop
 		case <-deadline:
 			killed = StatusTimeout
-			werr = stopGroup(pgid, req.Grace, waitErr)
+			werr = stopGroup(kill, req.Grace, waitErr)
 			break loop
 		case <-tick.C:
 			if req.IdleTimeout > 0 && time.Since(time.Unix(0, lastOutput.Load())) >= req.IdleTimeout {
 				killed = StatusIdle
-				werr = stopGroup(pgid, req.Grace, waitErr)
+				werr = stopGroup(kill, req.Grace, waitErr)
 				break loop
 			}
 		}
 	}
 	// The leader is gone; nothing it started may outlive the run.
-	killGroup(pgid)
+	killGroup(kill)
 
 	drained := make(chan struct{})
 	go func() { wg.Wait(); close(drained) }()
@@ -323,8 +331,8 @@ loop:
 	outR.Close()
 	errR.Close()
 
-	code := exitCode(werr, cmd)
-	signal = signalOf(cmd)
+	var code int
+	code, signal = boxed.exit(werr, cmd)
 	return finish(Exit{Code: code, Killed: killed, StderrTail: errTail.String()}, outBytes.Load())
 }
 
@@ -357,17 +365,17 @@ func idleTick(idle time.Duration) time.Duration {
 }
 
 // stopGroup asks the group to stop, waits up to grace, then kills it.
-func stopGroup(pgid int, grace time.Duration, waitErr <-chan error) error {
+func stopGroup(kill func(syscall.Signal) error, grace time.Duration, waitErr <-chan error) error {
 	if grace <= 0 {
 		grace = 5 * time.Second
 	}
-	proc.KillGroup(pgid, syscall.SIGTERM)
+	kill(syscall.SIGTERM)
 	select {
 	case err := <-waitErr:
 		return err
 	case <-time.After(grace):
 	}
-	proc.KillGroup(pgid, syscall.SIGKILL)
+	kill(syscall.SIGKILL)
 	select {
 	case err := <-waitErr:
 		return err
@@ -377,17 +385,17 @@ func stopGroup(pgid int, grace time.Duration, waitErr <-chan error) error {
 }
 
 // killGroup kills whatever is left in the group (grandchildren).
-func killGroup(pgid int) {
-	if err := proc.KillGroup(pgid, syscall.SIGTERM); err != nil {
+func killGroup(kill func(syscall.Signal) error) {
+	if err := kill(syscall.SIGTERM); err != nil {
 		return // no one left
 	}
 	for i := 0; i < 20; i++ {
 		time.Sleep(10 * time.Millisecond)
-		if proc.KillGroup(pgid, 0) != nil {
+		if kill(0) != nil {
 			return
 		}
 	}
-	proc.KillGroup(pgid, syscall.SIGKILL)
+	kill(syscall.SIGKILL)
 }
 
 func exitCode(err error, cmd *exec.Cmd) int {

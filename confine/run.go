@@ -91,6 +91,9 @@ func ForRun(req Request) (*Run, error) {
 	if p.Kind == sandbox.Bwrap && sandbox.LayerProbe() == nil {
 		// HOME's layer shows only the CLIs' folders and the toolchains.
 		p.HomeMask = true
+		// The agent starts in the loop's run box (one bubblewrap and
+		// helper per loop and view, not per run).
+		p.Box = true
 		// One mount over the loop folder, whatever the number of protected
 		// files: they are judged when the layer is applied.
 		lay := req.Layer

@@ -202,6 +202,7 @@ func (e *Engine) shutdown() {
 	e.store.flush()
 	e.store.writePrivateCopy()
 	if e.run.sandbox != sandbox.Off {
+		sandbox.CloseRunBoxesOf(e.dir) // before its folders go
 		sandbox.RemoveTempDir(e.dir)
 	}
 	e.guard.Close()

@@ -364,7 +364,13 @@ func serverOps(args []string, targets []string) []nshelper.Op {
 				ops = append(ops, nshelper.Op{Kind: "symlink", Path: args[i+2], Target: args[i+1]})
 			}
 			i += 2
-		case "--dir", "--dev", "--proc", "--chdir", "--remount-ro":
+		case "--remount-ro":
+			// A fresh tmpfs made read-only (a hidden folder): laid so.
+			if n := len(ops); n > 0 && ops[n-1].Kind == "tmpfs" && ops[n-1].Path == args[i+1] {
+				ops[n-1].RO = true
+			}
+			i++
+		case "--dir", "--dev", "--proc", "--chdir":
 			i++
 		}
 	}

@@ -112,6 +112,10 @@ type Policy struct {
 	// writable trees and the loop folder, each from the real HOME, over an
 	// empty base; nothing else of the real HOME is in the view.
 	HomeMask bool
+	// Box: the run may be served by the loop's run box (bwrap with
+	// layers): Wrap then returns a path only agent.Run starts
+	// (TakeBoxedRun). Off, Wrap's command is one to execute.
+	Box bool
 
 	maskedHome string   // HOME, when its layer is built (buildHomeLayers)
 	keptHome   []string // what the mask keeps of it
@@ -336,7 +340,15 @@ func (p Policy) wrapLayered(dir, path string, args []string) (string, []string, 
 		return "", nil, nil, err
 	}
 	extra = append(extra, p.Net.Env()...)
-	return exe, nil, append(extra, EnvLayers+"="+string(spec)), nil
+	helper := EnvLayers + "=" + string(spec)
+	if p.Box && len(layers) > 0 && runBoxesOn() {
+		// The loop's run box serves it (agent.Run), or, where it cannot,
+		// this helper.
+		if b := boxRun(layers, targets, bargs, path, args, p.Net, exe, []string{helper}); b != "" {
+			return b, nil, extra, nil
+		}
+	}
+	return exe, nil, append(extra, helper), nil
 }
 
 // Unenforced lists the read-only paths of p that its kind cannot keep

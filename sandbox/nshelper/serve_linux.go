@@ -43,6 +43,7 @@ type Op struct {
 	Kind   string `json:"kind"`
 	Path   string `json:"path"`
 	Target string `json:"target,omitempty"`
+	RO     bool   `json:"ro,omitempty"` // a tmpfs laid read-only (bubblewrap's --remount-ro after it)
 }
 
 // Serve is what the box's server needs: the layers each check gets (their
@@ -61,6 +62,11 @@ type Serve struct {
 	Stage  string     `json:"stage,omitempty"`   // a folder the layers' folders are made in, on a tmpfs of the check's
 	Aside  string     `json:"aside,omitempty"`
 	Bases  string     `json:"bases,omitempty"` // where the Built layers' bases are made, once (inside Aside)   // the folder holding Stage and the lower folders, covered last
+	// Run: the box serves a loop's agent runs (RunRequest), not checks.
+	Run bool `json:"run,omitempty"`
+	// Relay, for a run box: each run's network namespace gets a relay to
+	// the loop's proxy.
+	Relay *RelayNet `json:"relay,omitempty"`
 }
 
 // ServeRequest is one check: /bin/sh -c Line in Dir with Env.
@@ -74,8 +80,9 @@ type ServeRequest struct {
 // ServeReply is a check's end: its exit status (128+signal when killed),
 // or why it could not run.
 type ServeReply struct {
-	Exit int    `json:"exit"`
-	Err  string `json:"err,omitempty"`
+	Exit   int    `json:"exit"`
+	Signal int    `json:"signal,omitempty"` // a run's agent: the signal that ended it
+	Err    string `json:"err,omitempty"`
 }
 
 func init() {
@@ -119,11 +126,15 @@ func serveMain(v string) int {
 	}
 	var mu sync.Mutex
 	var running *os.Process
-	buf, oob := make([]byte, 1<<20), make([]byte, unix.CmsgSpace(4*4))
+	buf, oob := make([]byte, 1<<20), make([]byte, unix.CmsgSpace(4*maxRunFDs))
 	for {
 		n, oobn, _, _, err := unix.Recvmsg(ServeFD, buf, oob, unix.MSG_CMSG_CLOEXEC)
 		if err != nil || n == 0 {
 			break // the engine is gone: so is the box
+		}
+		if s.Run {
+			s.acceptRun(buf[:n], receivedFiles(oob[:oobn]))
+			continue
 		}
 		var req ServeRequest
 		if json.Unmarshal(buf[:n], &req) != nil {
@@ -184,25 +195,33 @@ func reply(r ServeReply) {
 // receivedFile is the descriptor a message carried (the check's output),
 // nil for none; any more are closed.
 func receivedFile(oob []byte) *os.File {
+	files := receivedFiles(oob)
+	if len(files) == 0 {
+		return nil
+	}
+	for _, f := range files[1:] {
+		f.Close()
+	}
+	return files[0]
+}
+
+// receivedFiles are the descriptors a message carried, in order.
+func receivedFiles(oob []byte) []*os.File {
 	msgs, err := unix.ParseSocketControlMessage(oob)
 	if err != nil {
 		return nil
 	}
-	var out *os.File
+	var files []*os.File
 	for _, m := range msgs {
 		fds, err := unix.ParseUnixRights(&m)
 		if err != nil {
 			continue
 		}
 		for _, fd := range fds {
-			if out == nil {
-				out = os.NewFile(uintptr(fd), "check-output")
-			} else {
-				unix.Close(fd)
-			}
+			files = append(files, os.NewFile(uintptr(fd), "received"))
 		}
 	}
-	return out
+	return files
 }
 
 // serveCheck runs one check on a thread of its own, which ends with it
@@ -277,6 +296,19 @@ func (s Serve) checkOnThread(req ServeRequest, out *os.File, started func(*os.Pr
 // tmpfs; then each op in bubblewrap's order; /dev/shm fresh; the files
 // removed and placed in the tree.
 func (s Serve) layView() error {
+	layers := make([]Layer, len(s.Layers))
+	for i, l := range s.Layers {
+		l.Upper = filepath.Join(s.Stage, strconv.Itoa(i), "u")
+		l.Work = filepath.Join(s.Stage, strconv.Itoa(i), "w")
+		l.Volatile = true
+		layers[i] = l
+	}
+	return s.layViewOf(layers, false)
+}
+
+// layViewOf is layView with the layers given: a check's (fresh, their
+// folders made on the stage) or a run's (its own, kept: run).
+func (s Serve) layViewOf(layers []Layer, run bool) error {
 	clones := map[int]int{}
 	for i, op := range s.Ops {
 		if op.Kind != "bind" {
@@ -306,11 +338,10 @@ func (s Serve) layView() error {
 	if err := unix.Mount("tmpfs", s.Stage, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700"); err != nil {
 		return fmt.Errorf("the layers' folder: %w", err)
 	}
-	layers := make([]Layer, len(s.Layers))
-	for i, l := range s.Layers {
-		l.Upper = filepath.Join(s.Stage, strconv.Itoa(i), "u")
-		l.Work = filepath.Join(s.Stage, strconv.Itoa(i), "w")
-		l.Volatile = true
+	for _, l := range layers {
+		if run {
+			break
+		}
 		for _, d := range []string{l.Upper, l.Work} {
 			if err := os.MkdirAll(d, 0o700); err != nil {
 				return err
@@ -320,7 +351,6 @@ func (s Serve) layView() error {
 			chownLike(l.Upper, fi)
 			os.Chmod(l.Upper, fi.Mode().Perm())
 		}
-		layers[i] = l
 	}
 	p, err := prepareLayers(layers, s.UserNS)
 	if err != nil {
@@ -348,7 +378,11 @@ func (s Serve) layView() error {
 		var err error
 		switch op.Kind {
 		case "tmpfs":
-			err = unix.Mount("tmpfs", op.Path, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755")
+			flags := uintptr(unix.MS_NOSUID | unix.MS_NODEV)
+			if op.RO {
+				flags |= unix.MS_RDONLY
+			}
+			err = unix.Mount("tmpfs", op.Path, "tmpfs", flags, "mode=0755")
 		case "bind":
 			err = unix.MoveMount(clones[i], "", unix.AT_FDCWD, op.Path, unix.MOVE_MOUNT_F_EMPTY_PATH)
 			if err == nil {

@@ -1,0 +1,245 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// boxedRun runs script through the loop's run box as agent.Run does: the
+// path Wrap returns names the BoxedRun, whose Start runs it in the box.
+// It returns the output (stdout and stderr), the exit code and the signal
+// that ended it.
+func boxedRun(t *testing.T, p Policy, script string, env []string) (string, int, syscall.Signal) {
+	t.Helper()
+	p.Box = true
+	path, _, extra, err := p.Wrap("/bin/sh", []string{"-c", script})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := TakeBoxedRun(path)
+	if b == nil {
+		t.Fatalf("Wrap did not offer the run to a box: %s", path)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	cmd := exec.Command("/nonexistent-classic")
+	cmd.Dir = p.Dir
+	cmd.Env = append(append(os.Environ(), env...), extra...)
+	cmd.Stdout, cmd.Stderr = w, w
+	bp, err := b.Start(cmd, -1)
+	w.Close()
+	if err != nil {
+		t.Fatalf("the box did not start the run: %v", err)
+	}
+	out, _ := io.ReadAll(r)
+	code, sig, err := bp.Wait()
+	if err != nil {
+		t.Fatalf("the run: %v: %s", err, out)
+	}
+	return string(out), code, sig
+}
+
+// boxLayout is a layout with a layer over the loop folder and HOME's
+// layer built (as the engine lays them for an agent run).
+func boxLayout(t *testing.T) (layout, Policy, Layer) {
+	t.Helper()
+	need(t, Bwrap)
+	if err := LayerProbe(); err != nil {
+		t.Skipf("no copy-on-write layer here: %v", err)
+	}
+	t.Cleanup(CloseRunBoxes)
+	l := newLayout(t)
+	lay := Layer{Target: l.dir, Upper: filepath.Join(l.state, "layers", "loop", "upper"), Work: filepath.Join(l.state, "layers", "loop", "work")}
+	home := Layer{Target: l.home, Upper: filepath.Join(l.state, "layers", "home", "upper"), Work: filepath.Join(l.state, "layers", "home", "work")}
+	for _, x := range []Layer{lay, home} {
+		if _, err := PrepareLayer(x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := l.policy(Bwrap)
+	p.Layers = []Layer{lay, home}
+	p.HomeMask = true
+	p.View = ViewSpec{Env: []string{"HOME=" + l.home, "PATH=/usr/bin:/bin"}}
+	p.ReadOnly = nil
+	t.Cleanup(func() { os.RemoveAll(TempDir(l.dir)) })
+	return l, p, lay
+}
+
+func boxCount() int {
+	boxes.Lock()
+	defer boxes.Unlock()
+	return len(boxes.all)
+}
+
+// An agent run in the loop's box is confined as one in bubblewrap of its
+// own: the same user with no capability (none to get back by exec), no
+// new privileges, a /proc of its own PID namespace (itself its first
+// process), the kernel's settings read-only, / read-only, only the
+// loopback, and what it writes in the loop folder lands in the layer.
+// Two runs share one box, and nothing of the first but the layer and the
+// host's writable folders reaches the second: not its /tmp, not a process.
+func TestRunBoxConfines(t *testing.T) {
+	l, p, lay := boxLayout(t)
+	script := `
+echo "uid=$(id -u)"
+grep -E '^(CapEff|CapPrm|CapBnd|CapAmb|NoNewPrivs):' /proc/self/status
+echo "pid=$$"
+echo "procs=$(ls /proc | grep -c '^[0-9]')"
+[ -w /proc/sys/kernel/hostname ] && echo "WROTE-SYSCTL"
+[ -w /proc/sysrq-trigger ] && echo "WROTE-SYSRQ"
+if mkdir /escape 2>/dev/null; then echo "WROTE-ROOT"; fi
+if mount -t tmpfs x /tmp 2>/dev/null; then echo "MOUNTED"; fi
+echo "ifaces=$(ls /sys/class/net 2>/dev/null | tr '\n' ' ')"
+echo "net=$(cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' ' | tr '\n' ' ')"
+[ -e /tmp/left-by-first ] && echo "SAW-FIRST-TMP"
+echo left > /tmp/left-by-first
+echo new > new.txt
+(sleep 300 &) ; echo daemon
+echo done`
+	if boxCount() != 0 {
+		t.Fatalf("%d boxes before the first run", boxCount())
+	}
+	var outs []string
+	for i := 0; i < 2; i++ {
+		out, code, sig := boxedRun(t, p, script, []string{"SBX_TOKEN=" + l.token})
+		if code != 0 || sig != 0 || !strings.Contains(out, "done") {
+			t.Fatalf("run %d: exit %d, signal %v: %s", i+1, code, sig, out)
+		}
+		outs = append(outs, out)
+		if n := boxCount(); n != 1 {
+			t.Fatalf("after run %d: %d boxes, want 1 (one box for the loop's runs)", i+1, n)
+		}
+	}
+	for i, out := range outs {
+		for _, want := range []string{"uid=" + strconv.Itoa(os.Getuid()), "CapEff:\t0000000000000000", "CapPrm:\t0000000000000000",
+			"CapBnd:\t0000000000000000", "CapAmb:\t0000000000000000", "NoNewPrivs:\t1", "pid=1", "net=lo "} {
+			if !strings.Contains(out, want) {
+				t.Errorf("run %d: no %q in:\n%s", i+1, want, out)
+			}
+		}
+		for _, bad := range []string{"WROTE-SYSCTL", "WROTE-SYSRQ", "WROTE-ROOT", "MOUNTED", "SAW-FIRST-TMP"} {
+			if strings.Contains(out, bad) {
+				t.Errorf("run %d: %s:\n%s", i+1, bad, out)
+			}
+		}
+		// Its shell, the sleep, and the listing's ls and grep at most.
+		if !strings.Contains(out, "procs=") || strings.Contains(out, "procs=0") {
+			t.Errorf("run %d: no processes of its own in its /proc:\n%s", i+1, out)
+		}
+		for _, line := range strings.Split(out, "\n") {
+			if n, ok := strings.CutPrefix(line, "procs="); ok {
+				if v, _ := strconv.Atoi(n); v > 4 {
+					t.Errorf("run %d: %d processes in its /proc, more than its own:\n%s", i+1, v, out)
+				}
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(l.dir, "new.txt")); err == nil {
+		t.Error("the run wrote the loop folder itself, not its layer")
+	}
+	if b, err := os.ReadFile(filepath.Join(lay.Upper, "new.txt")); err != nil || string(b) != "new\n" {
+		t.Errorf("the run's write is not in its layer: %q %v", b, err)
+	}
+	if _, err := os.Stat("/escape"); err == nil {
+		os.Remove("/escape")
+		t.Error("a run made a folder in the host's /")
+	}
+	// The daemons the runs left ended with their PID namespaces.
+	if pids := tokenProcs(l.token); len(pids) > 0 {
+		t.Errorf("processes the runs left are still running: %v", pids)
+	}
+}
+
+// The box's view is the run's: HOME built (a file of the real HOME the
+// manifest does not keep is not there), the engine's state hidden.
+func TestRunBoxView(t *testing.T) {
+	l, p, _ := boxLayout(t)
+	os.WriteFile(filepath.Join(l.home, "secret.txt"), []byte("s\n"), 0o600)
+	p.Hidden = []string{l.state}
+	out, code, _ := boxedRun(t, p, `
+[ -e "$HOME/secret.txt" ] && echo "SAW-SECRET"
+ls "`+l.state+`" 2>/dev/null | grep -q . && echo "SAW-STATE"
+touch "`+l.state+`/x" 2>/dev/null && echo "WROTE-STATE"
+[ -e "$HOME/.claude/settings.json" ] && echo kept
+echo done`, nil)
+	if code != 0 || !strings.Contains(out, "done") {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	for _, bad := range []string{"SAW-SECRET", "SAW-STATE", "WROTE-STATE"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("%s:\n%s", bad, out)
+		}
+	}
+}
+
+// The engine ends a run by its process group: a SIGTERM ends an agent
+// without a handler for it at once (the first process of a PID namespace
+// would not get it), one with a handler gets it.
+func TestRunBoxSignal(t *testing.T) {
+	_, p, _ := boxLayout(t)
+	for _, c := range []struct {
+		name, script string
+		want         syscall.Signal
+	}{
+		{"no handler", "echo up; exec sleep 300", syscall.SIGKILL},
+		{"handler", "trap 'echo got; exit 7' TERM; echo up; while :; do sleep 0.05; done", 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p.Box = true
+			path, _, extra, err := p.Wrap("/bin/sh", []string{"-c", c.script})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := TakeBoxedRun(path)
+			r, w, _ := os.Pipe()
+			defer r.Close()
+			cmd := exec.Command("/nonexistent-classic")
+			cmd.Dir = p.Dir
+			cmd.Env = append(os.Environ(), extra...)
+			cmd.Stdout, cmd.Stderr = w, w
+			bp, err := b.Start(cmd, -1)
+			w.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			buf := make([]byte, 3)
+			io.ReadFull(r, buf)
+			start := time.Now()
+			bp.Signal(syscall.SIGTERM)
+			rest, _ := io.ReadAll(r)
+			code, sig, _ := bp.Wait()
+			if time.Since(start) > 3*time.Second {
+				t.Errorf("the run took %v to end after SIGTERM", time.Since(start))
+			}
+			if sig != c.want || (c.want == 0 && (code != 7 || !strings.Contains(string(rest), "got"))) {
+				t.Errorf("exit %d, signal %v, output %q; want signal %v", code, sig, rest, c.want)
+			}
+		})
+	}
+}
+
+// Off, the run starts the classic way (Wrap gives a command to execute).
+func TestRunBoxOff(t *testing.T) {
+	_, p, _ := boxLayout(t)
+	t.Setenv(EnvRunBox, "off")
+	p.Box = true
+	path, _, _, err := p.Wrap("/bin/true", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if TakeBoxedRun(path) != nil || strings.HasPrefix(path, boxedPrefix) {
+		t.Fatalf("%s=off, and Wrap offered the run to a box", EnvRunBox)
+	}
+}
