@@ -231,10 +231,15 @@ func TestForRunLayers(t *testing.T) {
 		if note, err := os.ReadFile(filepath.Join(req.Layer.Upper, ".git")); err != nil || string(note) != judge.GitHiddenNote {
 			t.Errorf("%s slot %d: the repository was not hidden in the layer: %v", c.phase, c.slot, err)
 		}
-		// The layer helper gets bubblewrap's arguments in its environment.
-		_, args, env, err := run.Wrap("/bin/true", nil)
+		// The layer helper gets bubblewrap's arguments in its environment
+		// (the run box the same view: the classic start's).
+		path, args, env, err := run.Wrap("/bin/true", nil)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if b := sandbox.TakeBoxedRun(path); b != nil {
+			_, extra := b.Classic()
+			env = append(env, extra...)
 		}
 		if all := strings.Join(append(args, env...), " "); !strings.Contains(all, gitDir) {
 			t.Errorf("%s slot %d: the hidden repository's folder %s is not masked: %q", c.phase, c.slot, gitDir, all)

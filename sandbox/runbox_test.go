@@ -105,6 +105,11 @@ echo "ifaces=$(ls /sys/class/net 2>/dev/null | tr '\n' ' ')"
 echo "net=$(cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' ' | tr '\n' ' ')"
 [ -e /tmp/left-by-first ] && echo "SAW-FIRST-TMP"
 echo left > /tmp/left-by-first
+[ -e /dev/shm/left-by-first ] && echo "SAW-FIRST-SHM"
+echo left > /dev/shm/left-by-first
+touch /dev/x 2>/dev/null && echo "WROTE-DEV"
+ls -A /.looprinter-layers 2>/dev/null | grep -q . && echo "SAW-BOX-FOLDERS"
+touch /.looprinter-layers/x 2>/dev/null && echo "WROTE-BOX-FOLDERS"
 echo new > new.txt
 (sleep 300 &) ; echo daemon
 echo done`
@@ -129,7 +134,7 @@ echo done`
 				t.Errorf("run %d: no %q in:\n%s", i+1, want, out)
 			}
 		}
-		for _, bad := range []string{"WROTE-SYSCTL", "WROTE-SYSRQ", "WROTE-ROOT", "MOUNTED", "SAW-FIRST-TMP"} {
+		for _, bad := range []string{"WROTE-SYSCTL", "WROTE-SYSRQ", "WROTE-ROOT", "MOUNTED", "SAW-FIRST-TMP", "SAW-FIRST-SHM", "WROTE-DEV", "SAW-BOX-FOLDERS", "WROTE-BOX-FOLDERS"} {
 			if strings.Contains(out, bad) {
 				t.Errorf("run %d: %s:\n%s", i+1, bad, out)
 			}
