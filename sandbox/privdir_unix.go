@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"os"
+	"path/filepath"
 	"syscall"
 
 	"github.com/looprinter/looprinter/sandbox/nshelper"
@@ -17,12 +18,25 @@ import (
 // in it) is removed and the folder made again.
 func freshPrivateDir(dir string) error {
 	if fi, err := os.Lstat(dir); err == nil && fi.Mode() == os.ModeDir|0o700 {
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) == os.Getuid() && emptyDir(dir) {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) == os.Getuid() && (emptyDir(dir) || emptyIn(dir)) {
 			return nil
 		}
 	}
 	os.RemoveAll(dir)
 	return os.MkdirAll(dir, 0o700)
+}
+
+// emptyIn removes what the folder dir holds, keeping the folder (the run
+// box that binds it binds it still); false when something is left.
+func emptyIn(dir string) bool {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		os.RemoveAll(filepath.Join(dir, e.Name())) // never through a link: RemoveAll removes the link
+	}
+	return emptyDir(dir)
 }
 
 // emptyDir says whether the folder dir can be read and holds nothing.

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -129,16 +130,22 @@ func boxRun(layers []Layer, targets []string, bargs []string, path string, args 
 
 // keyOf is what a box serves: the view, the layers' targets and what
 // they keep, the proxy, and each bound path's identity (a folder removed
-// and made again, a file replaced, is not the one the box bound).
+// and made again, a file replaced, is not the one the box bound; one
+// changed in place is, and the bind shows the change). A small kept file
+// of HOME is copied into the box's base once: its content is in the key.
 func (b *BoxedRun) keyOf() string {
 	var k strings.Builder
 	k.WriteString(strconv.Itoa(os.Getuid()))
-	stat := func(p string) {
+	stat := func(p string, content bool) {
 		k.WriteByte(0)
 		k.WriteString(p)
 		var st unix.Stat_t
-		if unix.Lstat(p, &st) == nil {
-			fmt.Fprintf(&k, "\x01%d:%d:%d:%d", st.Dev, st.Ino, st.Mtim.Nano(), st.Size)
+		if unix.Lstat(p, &st) != nil {
+			return
+		}
+		fmt.Fprintf(&k, "\x01%d:%d", st.Dev, st.Ino)
+		if content && st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			fmt.Fprintf(&k, ":%d:%d", st.Mtim.Nano(), st.Size)
 		}
 	}
 	for i := 0; i < len(b.view); i++ {
@@ -147,25 +154,25 @@ func (b *BoxedRun) keyOf() string {
 		switch b.view[i] {
 		case "--bind", "--ro-bind", "--dev-bind":
 			if i+1 < len(b.view) {
-				stat(b.view[i+1])
+				stat(b.view[i+1], false)
 			}
 		}
 	}
 	for _, d := range b.folders() {
-		stat(d)
+		stat(d, false)
 	}
 	for _, l := range b.layers {
-		stat(l.Target)
+		stat(l.Target, false)
 		if l.Built {
 			k.WriteString("\x02built")
 			for _, x := range l.Keep {
-				stat(x)
+				stat(x, true)
 			}
 		}
 	}
 	if b.net != nil {
 		fmt.Fprintf(&k, "\x03%s:%d", b.net.Socket, b.net.Port)
-		stat(b.net.Socket)
+		stat(b.net.Socket, false)
 	}
 	return k.String()
 }
@@ -199,6 +206,9 @@ type agentBox struct {
 	busy  bool
 	last  time.Time
 }
+
+// boxStarts counts the boxes this process started.
+var boxStarts atomic.Int64
 
 var boxes struct {
 	sync.Mutex
@@ -437,6 +447,7 @@ func (b *BoxedRun) start() (*agentBox, error) {
 	}
 	x.cmd = cmd
 	x.spare = Spare(cmd.Process.Pid)
+	boxStarts.Add(1)
 	return x, nil
 }
 
@@ -575,10 +586,16 @@ func (b *BoxedRun) Start(cmd *exec.Cmd, cgroupFD int) (*BoxedProcess, error) {
 		unix.Close(f)
 	}
 	if p.Pid <= 0 {
-		// No pid to signal the agent by: end the run.
+		// No pid to signal the agent by: the server ends it (no answer).
 		mine.Close()
 		x.put(true)
 		return nil, errors.New("sandbox: the run box did not say which process the agent is")
+	}
+	// The agent is held at its start until the engine knows it.
+	if _, err := unix.Write(int(mine.Fd()), []byte{1}); err != nil {
+		mine.Close()
+		x.put(true)
+		return nil, fmt.Errorf("sandbox: the run box: %w", err)
 	}
 	go p.wait(buf)
 	return p, nil

@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -117,14 +118,20 @@ echo done`
 		t.Fatalf("%d boxes before the first run", boxCount())
 	}
 	var outs []string
+	started := boxStarts.Load()
 	for i := 0; i < 2; i++ {
+		// What the engine does between runs (a file applied to the loop
+		// folder, one left in the private temporary folder) changes
+		// folders the box binds, not the folders: the same box.
+		os.WriteFile(filepath.Join(l.dir, "applied-"+strconv.Itoa(i)), nil, 0o644)
+		os.WriteFile(filepath.Join(TempDirOf(p.Dir, p.Slot), "left"), nil, 0o644)
 		out, code, sig := boxedRun(t, p, script, []string{"SBX_TOKEN=" + l.token})
 		if code != 0 || sig != 0 || !strings.Contains(out, "done") {
 			t.Fatalf("run %d: exit %d, signal %v: %s", i+1, code, sig, out)
 		}
 		outs = append(outs, out)
-		if n := boxCount(); n != 1 {
-			t.Fatalf("after run %d: %d boxes, want 1 (one box for the loop's runs)", i+1, n)
+		if n, s := boxCount(), boxStarts.Load()-started; n != 1 || s != 1 {
+			t.Fatalf("after run %d: %d boxes, %d started, want 1 (one box for the loop's runs)", i+1, n, s)
 		}
 	}
 	for i, out := range outs {
@@ -246,5 +253,80 @@ func TestRunBoxOff(t *testing.T) {
 	}
 	if TakeBoxedRun(path) != nil || strings.HasPrefix(path, boxedPrefix) {
 		t.Fatalf("%s=off, and Wrap offered the run to a box", EnvRunBox)
+	}
+}
+
+// BenchmarkRunBox starts /bin/true as the engine starts an agent under
+// the default sandbox (layers over the loop folder and a built HOME, the
+// network's relay): through the loop's run box, or the classic way (the
+// helper and bubblewrap started for the run). The box's processes are
+// not the benchmark's children until it closes: measure the CPU of the
+// whole tree from outside (perf stat), e.g.
+//
+//	go test -c -o /tmp/sb.test ./sandbox
+//	perf stat -e task-clock /tmp/sb.test -test.run '^$' -test.bench 'RunBox/box' -test.benchtime 200x
+func BenchmarkRunBox(b *testing.B) {
+	for _, mode := range []string{"box", "classic"} {
+		b.Run(mode, func(b *testing.B) {
+			need(b, Bwrap)
+			if err := LayerProbe(); err != nil {
+				b.Skip(err)
+			}
+			defer CloseRunBoxes()
+			root, _ := filepath.EvalSymlinks(b.TempDir())
+			dir, home, state := filepath.Join(root, "loop"), filepath.Join(root, "home"), filepath.Join(root, "state")
+			for _, d := range []string{dir, filepath.Join(home, ".claude"), state} {
+				os.MkdirAll(d, 0o755)
+			}
+			defer os.RemoveAll(TempDir(dir))
+			defer removeAllWritable(state)
+			sock := filepath.Join(state, "proxy.sock")
+			ln, err := net.Listen("unix", sock)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer ln.Close()
+			lay := func(name, target string) Layer {
+				l := Layer{Target: target, Upper: filepath.Join(state, "layers", name, "upper"), Work: filepath.Join(state, "layers", name, "work")}
+				if _, err := PrepareLayer(l); err != nil {
+					b.Fatal(err)
+				}
+				return l
+			}
+			p := Policy{Kind: Bwrap, Dir: dir, Writable: []string{home}, Layers: []Layer{lay("loop", dir), lay("home", home)},
+				HomeMask: true, Net: &Network{Socket: sock, Port: 3128}, Box: mode == "box",
+				View: ViewSpec{Env: []string{"HOME=" + home, "PATH=/usr/bin:/bin"}}}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				path, args, extra, err := p.Wrap("/bin/true", nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				cmd := exec.Command("/bin/true")
+				cmd.Dir = dir
+				cmd.Env = append([]string{"PATH=/usr/bin:/bin", "HOME=" + home}, extra...)
+				null, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+				cmd.Stdout, cmd.Stderr = null, null
+				if bx := TakeBoxedRun(path); bx != nil {
+					bp, err := bx.Start(cmd, -1)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if code, _, err := bp.Wait(); err != nil || code != 0 {
+						b.Fatalf("exit %d: %v", code, err)
+					}
+				} else {
+					cmd = exec.Command(path, args...)
+					cmd.Dir = dir
+					cmd.Env = append([]string{"PATH=/usr/bin:/bin", "HOME=" + home}, extra...)
+					cmd.Stdout, cmd.Stderr = null, null
+					cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+					if err := cmd.Run(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				null.Close()
+			}
+		})
 	}
 }

@@ -96,8 +96,14 @@ func (s Serve) acceptRun(msg []byte, files []*os.File) {
 				f.Close()
 			}
 		}()
-		code, sig, err := s.serveRun(req, files, func(pid, pidfd int) {
+		code, sig, err := s.serveRun(req, files, func(pid, pidfd int) bool {
 			send(RunStarted{Started: true, Pid: pid}, pidfd)
+			// The engine's answer once it knows the agent's process
+			// (until then the agent is held at its start: it cannot
+			// end, and its pid cannot be another's).
+			var b [1]byte
+			n, _, _, _, err := unix.Recvmsg(conn, b[:], nil, 0)
+			return err == nil && n == 1
 		})
 		r := ServeReply{Exit: code, Signal: sig}
 		if err != nil {
@@ -108,7 +114,7 @@ func (s Serve) acceptRun(msg []byte, files []*os.File) {
 }
 
 // serveRun runs one agent on a thread of its own, which ends with it.
-func (s Serve) serveRun(req RunRequest, files []*os.File, started func(pid int, pidfd int)) (code, sig int, err error) {
+func (s Serve) serveRun(req RunRequest, files []*os.File, started func(pid int, pidfd int) bool) (code, sig int, err error) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -119,7 +125,7 @@ func (s Serve) serveRun(req RunRequest, files []*os.File, started func(pid int, 
 	return code, sig, err
 }
 
-func (s Serve) runOnThread(req RunRequest, files []*os.File, started func(pid int, pidfd int)) (int, int, error) {
+func (s Serve) runOnThread(req RunRequest, files []*os.File, started func(pid int, pidfd int) bool) (int, int, error) {
 	if len(req.Argv) == 0 {
 		return 126, 0, errors.New("the run's request has no command")
 	}
@@ -191,18 +197,24 @@ func (s Serve) runOnThread(req RunRequest, files []*os.File, started func(pid in
 		cmd.Wait()
 		return 126, 0, fmt.Errorf("cannot lay the run's /proc: %w", err)
 	}
-	if err := syscall.PtraceDetach(pid); err != nil {
-		cmd.Process.Kill()
-		cmd.Wait()
-		return 126, 0, fmt.Errorf("cannot let the agent go: %w", err)
-	}
 	pidfd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
 		pidfd = -1
 	}
-	started(pid, pidfd)
+	acked := started(pid, pidfd)
 	if pidfd >= 0 {
 		unix.Close(pidfd)
+	}
+	if !acked {
+		cmd.Process.Kill()
+		syscall.PtraceDetach(pid)
+		cmd.Wait()
+		return 126, 0, errors.New("the engine did not take the run")
+	}
+	if err := syscall.PtraceDetach(pid); err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		return 126, 0, fmt.Errorf("cannot let the agent go: %w", err)
 	}
 	return runExit(cmd.Wait())
 }
