@@ -23,48 +23,96 @@ import (
 // an honest fix does not, so the engine ranks passing attempts by this
 // first. It needs the layered sandbox (a view with a layer under the
 // mutant): elsewhere, and when no mutant could be judged, judged is 0.
+// It judges the mutants one after another; the engine runs the passes of
+// a best-of's attempts at once through NewAttemptPass.
 func (j *Judge) AttemptStrength(ctx context.Context, o AttemptOptions, max int) (caught, judged int) {
-	l := j.spec()
-	if kind, _ := checkKind(l); kind != sandbox.Bwrap || len(o.Cmds) == 0 {
-		return 0, 0
-	}
-	ms := attemptMutants(j.Dir, o.Upper, func(rel string) bool { return tells.IsTestFile(rel) || j.IsHoldout(rel) }, max)
-	if len(ms) == 0 {
-		return 0, 0
-	}
-	scratch, err := os.MkdirTemp(j.scratchBase(), "attempt-strength-")
-	if err != nil {
-		return 0, 0
-	}
-	defer os.RemoveAll(scratch)
-	known := j.goTestNames()
-	for i, m := range ms {
+	p := j.NewAttemptPass(o, max)
+	defer p.Close()
+	for i := range p.Mutants() {
 		if ctx.Err() != nil {
 			break
 		}
-		from := filepath.Join(scratch, fmt.Sprintf("m%d", i))
-		if os.WriteFile(from, m.Source, 0o600) != nil {
+		p.Judge(ctx, i)
+	}
+	return p.Result()
+}
+
+// AttemptPass is one attempt's strength pass (AttemptStrength) made
+// ready: its mutants made and a scratch folder of its own, so that its
+// mutants can be judged in any order, several at once and at the same
+// time as other attempts' passes. Each mutant's checks run in a check box
+// of their own (Check), its files and logs named by the mutant in the
+// pass's scratch folder, its verdict kept at its index: two passes, or
+// two mutants of one pass, share nothing they write.
+type AttemptPass struct {
+	j       *Judge
+	o       AttemptOptions
+	ms      []mutate.Mutant
+	scratch string
+	known   map[string]bool
+	verdict []mutantResult // by mutant; mutantNotRun until judged
+}
+
+// NewAttemptPass readies the strength pass of the attempt o (at most max
+// mutants). A pass that cannot run (no layered sandbox, no checks, no
+// mutant, no scratch folder) has no mutant, and its Result is 0 of 0.
+// Close removes its scratch folder.
+func (j *Judge) NewAttemptPass(o AttemptOptions, max int) *AttemptPass {
+	p := &AttemptPass{j: j, o: o}
+	l := j.spec()
+	if kind, _ := checkKind(l); kind != sandbox.Bwrap || len(o.Cmds) == 0 {
+		return p
+	}
+	ms := attemptMutants(j.Dir, o.Upper, func(rel string) bool { return tells.IsTestFile(rel) || j.IsHoldout(rel) }, max)
+	if len(ms) == 0 {
+		return p
+	}
+	scratch, err := os.MkdirTemp(j.scratchBase(), "attempt-strength-")
+	if err != nil {
+		return p
+	}
+	p.ms, p.scratch, p.known = ms, scratch, j.goTestNames()
+	p.verdict = make([]mutantResult, len(ms))
+	return p
+}
+
+// Mutants is how many mutants the pass judges.
+func (p *AttemptPass) Mutants() int { return len(p.ms) }
+
+// Judge runs the checks on mutant i (0 ≤ i < Mutants()) and keeps its
+// verdict. Calls for different mutants may run at once.
+func (p *AttemptPass) Judge(ctx context.Context, i int) {
+	j, m := p.j, p.ms[i]
+	from := filepath.Join(p.scratch, fmt.Sprintf("m%d", i))
+	if os.WriteFile(from, m.Source, 0o600) != nil {
+		return
+	}
+	logPath := func(k int) string { return filepath.Join(p.scratch, fmt.Sprintf("m%d-%d.log", i, k+1)) }
+	put := []sandbox.ViewFile{{From: from, To: m.Path, Mode: 0o644}}
+	r := j.request(j.holdouts, p.o.Cmds, logPath)
+	r.Put, r.Lower, r.Note = put, p.o.Upper, nil
+	rs := Check(ctx, r)
+	verdict := mutantSurvived
+	for _, r := range rs {
+		if r.Pass {
 			continue
 		}
-		logPath := func(k int) string { return filepath.Join(scratch, fmt.Sprintf("m%d-%d.log", i, k+1)) }
-		put := []sandbox.ViewFile{{From: from, To: m.Path, Mode: 0o644}}
-		r := j.request(j.holdouts, o.Cmds, logPath)
-		r.Put, r.Lower, r.Note = put, o.Upper, nil
-		rs := Check(ctx, r)
-		verdict := mutantSurvived
-		for _, r := range rs {
-			if r.Pass {
-				continue
-			}
-			if r.TimedOut {
-				verdict = mutantNotRun
-				break
-			}
-			out, _ := readHead(r.Output, 1<<20)
-			verdict = j.mutantFailure(out, known, nil)
+		if r.TimedOut {
+			verdict = mutantNotRun
 			break
 		}
-		switch verdict {
+		out, _ := readHead(r.Output, 1<<20)
+		verdict = j.mutantFailure(out, p.known, nil)
+		break
+	}
+	p.verdict[i] = verdict
+}
+
+// Result is how many of the mutants judged so far the checks caught, and
+// how many were judged (caught or survived).
+func (p *AttemptPass) Result() (caught, judged int) {
+	for _, v := range p.verdict {
+		switch v {
 		case mutantCaught:
 			caught++
 			judged++
@@ -73,6 +121,13 @@ func (j *Judge) AttemptStrength(ctx context.Context, o AttemptOptions, max int) 
 		}
 	}
 	return caught, judged
+}
+
+// Close removes the pass's scratch folder.
+func (p *AttemptPass) Close() {
+	if p.scratch != "" {
+		os.RemoveAll(p.scratch)
+	}
 }
 
 // scratchBase is the engine's private scratch folder for checks ("" : the

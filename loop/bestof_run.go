@@ -58,14 +58,22 @@ func (w *waves) buildBestOf(ctx context.Context, plan *Plan, task Task, n int) e
 	if err != nil {
 		return err
 	}
-	return wave.BestOf[*waveRun]{Host: &bestOfHost{waveRuns: waveRuns{ws: w}, task: task, prompt: prompt}, Task: task.ID, N: n, Workers: runtime.NumCPU()}.Run(ctx)
+	workers := checkWorkers()
+	return wave.BestOf[*waveRun]{Host: &bestOfHost{waveRuns: waveRuns{ws: w}, task: task, prompt: prompt, workers: workers}, Task: task.ID, N: n, Workers: workers}.Run(ctx)
 }
+
+// checkWorkers is how many checks of a best-of run at once: its attempts
+// judged, then the mutants of their strength passes (the machine's
+// cores, at least 1).
+var checkWorkers = func() int { return max(runtime.NumCPU(), 1) }
 
 // bestOfHost is the engine's side of a best-of (wave.BestOfHost).
 type bestOfHost struct {
 	waveRuns
 	task   Task
 	prompt string
+	// workers bounds the checks run at once (checkWorkers).
+	workers int
 	// seen is the judged plan every attempt started from, taken once the
 	// attempts ended; iteration the first attempt's build run number.
 	seen      *Plan
@@ -262,8 +270,14 @@ func (h *bestOfHost) Judge(ctx context.Context, rn *waveRun) (wave.Attempt, stri
 	return res, stopWhy
 }
 
-// Measure runs the strength pass of every passing attempt when
-// more than one passed (wave/strength.go ranks them by it).
+// Measure runs the strength pass of every passing attempt when more than
+// one passed (wave/strength.go ranks them by it). The passes run at once:
+// their mutants, taken a pass at a time in turn (the first mutant of every
+// pass before any pass's second), are judged up to checkWorkers at once
+// (as the attempts were), each in a check box of its own over its
+// attempt's layer. Each pass keeps its verdicts apart and is read in slot
+// order once every mutant was judged: the counts, the pick and the records
+// are the passes' one after another.
 func (h *bestOfHost) Measure(ctx context.Context, runs []*waveRun, results []wave.Attempt) {
 	passing := 0
 	for _, a := range results {
@@ -271,15 +285,33 @@ func (h *bestOfHost) Measure(ctx context.Context, runs []*waveRun, results []wav
 			passing++
 		}
 	}
-	if passing < 2 {
+	if passing < 2 || ctx.Err() != nil {
 		return
 	}
+	jd, cmds := h.ws.run.judge(), h.ws.run.spec().GateChecks()
+	passes := make([]*judge.AttemptPass, len(runs))
 	for i, rn := range runs {
-		if !results[i].Pass || ctx.Err() != nil {
-			continue
+		if results[i].Pass {
+			passes[i] = jd.NewAttemptPass(judge.AttemptOptions{Task: h.task.ID, Index: rn.slot, Upper: rn.layer.Upper, Cmds: cmds}, wave.AttemptMutants)
+			defer passes[i].Close()
 		}
-		caught, judged := h.ws.run.judge().AttemptStrength(ctx, judge.AttemptOptions{Task: h.task.ID, Index: rn.slot, Upper: rn.layer.Upper, Cmds: h.ws.run.spec().GateChecks()}, wave.AttemptMutants)
-		results[i].Caught, results[i].Judged = caught, judged
+	}
+	type mutant struct{ pass, i int }
+	var all []mutant
+	for k, more := 0, true; more; k++ {
+		more = false
+		for p, ps := range passes {
+			if ps != nil && k < ps.Mutants() {
+				all = append(all, mutant{p, k})
+				more = true
+			}
+		}
+	}
+	wave.Each(ctx, len(all), h.workers, func(n int) { passes[all[n].pass].Judge(ctx, all[n].i) })
+	for i, ps := range passes {
+		if ps != nil {
+			results[i].Caught, results[i].Judged = ps.Result()
+		}
 	}
 }
 

@@ -165,7 +165,8 @@ type BestOfHost[R any] interface {
 	// (BestOf.Workers): what Judge changes of the engine's is the
 	// engine's to guard, and each attempt's records carry its run.
 	Judge(ctx context.Context, r R) (Attempt, string)
-	// Measure runs the strength pass of the passing attempts.
+	// Measure runs the strength pass of the passing attempts (at once,
+	// each writing only its own attempt's Caught and Judged).
 	Measure(ctx context.Context, runs []R, results []Attempt)
 	// Choose runs the reviewer over the judged attempts (retry.choose:
 	// review); an error is a stop.

@@ -7,9 +7,9 @@ import "fmt"
 // special case of the tests' inputs (`if a == 2 && b == 3 { return 5 }`),
 // which survives a mutant of its constants where an honest fix does not.
 // When more than one attempt passed, each passing one gets a strength
-// pass of its own over its layer (the judge's AttemptStrength, run by
-// the engine); an attempt no mutant of which could be judged ranks below
-// one measured.
+// pass of its own over its layer (the judge's AttemptPass, the passes
+// run at once by the engine); an attempt no mutant of which could be
+// judged ranks below one measured.
 
 // AttemptMutants bounds the mutants of one attempt's strength pass.
 const AttemptMutants = 12
