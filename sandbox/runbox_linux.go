@@ -409,7 +409,11 @@ func (b *BoxedRun) start() (*agentBox, error) {
 	if !root {
 		a = append(a, "--unshare-user", "--uid", strconv.Itoa(os.Getuid()), "--gid", strconv.Itoa(os.Getgid()))
 	}
-	a = append(a, "--unshare-net")
+	if b.net == nil {
+		spec.HostNet = true // network: open
+	} else {
+		a = append(a, "--unshare-net")
+	}
 	a = append(a, b.view...)
 	a = append(append(a, aside...), "--dir", filepath.Join(serverStage, "s"))
 	spec.Bases = filepath.Join(serverStage, "b")
@@ -562,11 +566,19 @@ func (b *BoxedRun) Start(cmd *exec.Cmd, cgroupFD int) (*BoxedProcess, error) {
 	n, oobn, _, _, rerr := unix.Recvmsg(int(mine.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
 	var st nshelper.RunStarted
 	if rerr != nil || n == 0 {
+		// The box ended before it answered (bubblewrap could not start
+		// it, or it failed): this process starts its runs the classic way.
 		mine.Close()
 		x.put(true)
+		boxed.Lock()
+		boxed.off = true
+		boxed.Unlock()
 		return nil, fmt.Errorf("%w: the box ended", errBoxOff)
 	}
 	if json.Unmarshal(buf[:n], &st) != nil || !st.Started {
+		// Nothing of the agent ran: the classic start does what the box
+		// could not, or fails in its own words (a layer overlayfs refuses,
+		// a program not found).
 		var r nshelper.ServeReply
 		json.Unmarshal(buf[:n], &r)
 		mine.Close()
@@ -575,9 +587,8 @@ func (b *BoxedRun) Start(cmd *exec.Cmd, cgroupFD int) (*BoxedProcess, error) {
 			boxed.Lock()
 			boxed.off = true
 			boxed.Unlock()
-			return nil, fmt.Errorf("%w: %s", errBoxOff, r.Err)
 		}
-		return nil, errors.New("sandbox: " + r.Err)
+		return nil, fmt.Errorf("%w: %s", errBoxOff, r.Err)
 	}
 	for _, f := range receivedPidfds(oob[:oobn]) {
 		if pid := pidOfPidfd(f); pid > 0 {

@@ -3,11 +3,13 @@
 package sandbox
 
 import (
+	"errors"
 	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -93,6 +95,7 @@ func boxCount() int {
 // host's writable folders reaches the second: not its /tmp, not a process.
 func TestRunBoxConfines(t *testing.T) {
 	l, p, lay := boxLayout(t)
+	p.Net = &Network{} // the network confined: the loopback only
 	script := `
 echo "uid=$(id -u)"
 grep -E '^(CapEff|CapPrm|CapBnd|CapAmb|NoNewPrivs):' /proc/self/status
@@ -136,7 +139,7 @@ echo done`
 	}
 	for i, out := range outs {
 		for _, want := range []string{"uid=" + strconv.Itoa(os.Getuid()), "CapEff:\t0000000000000000", "CapPrm:\t0000000000000000",
-			"CapBnd:\t0000000000000000", "CapAmb:\t0000000000000000", "NoNewPrivs:\t1", "pid=1", "net=lo "} {
+			"CapBnd:\t0000000000000000", "CapAmb:\t0000000000000000", "NoNewPrivs:\t1", "pid=1", "\nnet=lo \n"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("run %d: no %q in:\n%s", i+1, want, out)
 			}
@@ -328,5 +331,69 @@ func BenchmarkRunBox(b *testing.B) {
 				null.Close()
 			}
 		})
+	}
+}
+
+// A run the box cannot start (here: its program is not in the view) is
+// left to the classic start, which fails in its own words: nothing of the
+// agent ran in the box.
+func TestRunBoxLeavesWhatItCannotStart(t *testing.T) {
+	_, p, _ := boxLayout(t)
+	p.Box = true
+	path, _, extra, err := p.Wrap("/nonexistent/agent", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := TakeBoxedRun(path)
+	if b == nil {
+		t.Fatal("Wrap did not offer the run to a box")
+	}
+	cmd := exec.Command("/nonexistent-classic")
+	cmd.Dir = p.Dir
+	cmd.Env = append(os.Environ(), extra...)
+	null, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	defer null.Close()
+	cmd.Stdout, cmd.Stderr = null, null
+	if _, err := b.Start(cmd, -1); !errors.Is(err, ErrBoxOff) {
+		t.Fatalf("Start: %v, want ErrBoxOff", err)
+	}
+	if classic, env := b.Classic(); classic == "" || len(env) == 0 || !strings.HasPrefix(env[0], EnvLayers+"=") {
+		t.Errorf("no classic start to fall back to: %q %q", classic, env)
+	}
+}
+
+// The loop's network decides the runs' in the box as in a run's own
+// bubblewrap: open (no Net), the host's interfaces; confined (a Net), the
+// loopback only.
+func TestRunBoxNetwork(t *testing.T) {
+	_, p, _ := boxLayout(t)
+	host, err := os.ReadFile("/proc/net/dev")
+	if err != nil || strings.Count(string(host), ":") < 2 {
+		t.Skip("the host has one network interface or none")
+	}
+	script := `echo "net=$(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | sort | tr '\n' ' ')"`
+	want := func(out string) string {
+		for _, line := range strings.Split(out, "\n") {
+			if v, ok := strings.CutPrefix(line, "net="); ok {
+				return v
+			}
+		}
+		return ""
+	}
+	var names []string
+	for _, line := range strings.Split(string(host), "\n")[2:] {
+		if n, _, ok := strings.Cut(line, ":"); ok {
+			names = append(names, strings.TrimSpace(n))
+		}
+	}
+	sort.Strings(names)
+	out, code, _ := boxedRun(t, p, script, nil)
+	if got := want(out); code != 0 || got != strings.Join(names, " ")+" " {
+		t.Errorf("network open: the run's interfaces are %q, want the host's %q", got, strings.Join(names, " ")+" ")
+	}
+	p.Net = &Network{}
+	out, code, _ = boxedRun(t, p, script, nil)
+	if got := want(out); code != 0 || got != "lo " {
+		t.Errorf("network confined: the run's interfaces are %q, want the loopback's only", got)
 	}
 }

@@ -130,6 +130,11 @@ grep -E '^BenchmarkTemplateCPU/' "$OUT/template.txt" | while read -r line; do
 	name=$(awk '{n=$1; sub(/^BenchmarkTemplateCPU\//, "", n); sub(/-[0-9]+$/, "", n); print n}' <<<"$line")
 	printf '  %-14s engine %8s (of it the engine process %6s)  template %8s  template/engine %5s\n' "$name" "$(metric engine-tree-cpu-ms/iter "$line")" "$(metric engine-self-cpu-ms/iter "$line")" "$(metric tmpl-tree-cpu-ms/iter "$line")" "$(metric tmpl/engine "$line")"
 done
+echo "   the engine's whole tree counted by a cgroup (the loop's run box and its agents included):"
+grep -E '^BenchmarkTemplateCPUWhole/' "$OUT/template.txt" | while read -r line; do
+	name=$(awk '{n=$1; sub(/^BenchmarkTemplateCPUWhole\//, "", n); sub(/-[0-9]+$/, "", n); print n}' <<<"$line")
+	printf '  %-14s engine %8s  template %8s  template/engine %5s\n' "$name" "$(metric engine-whole-cpu-ms/iter "$line")" "$(metric tmpl-tree-cpu-ms/iter "$line")" "$(metric tmpl/engine "$line")"
+done
 echo
 echo "== An iteration whose agent changed K files of 100,000 (engine CPU and overhead above the agent's run, ms per iteration; runs judged by a walk; load $(tail -1 "$OUT/changed.txt" | cut -d' ' -f2-))"
 grep -E '^BenchmarkIterationChanged/' "$OUT/changed.txt" | while read -r line; do

@@ -144,7 +144,11 @@ func (s Serve) runOnThread(req RunRequest, files []*os.File, started func(pid in
 		l.Lower = append(append([]string(nil), r.Lower...), l.Lower...)
 		layers[i] = l
 	}
-	if err := unix.Unshare(unix.CLONE_NEWNS | unix.CLONE_NEWIPC | unix.CLONE_NEWNET); err != nil {
+	flags := unix.CLONE_NEWNS | unix.CLONE_NEWIPC
+	if !s.HostNet {
+		flags |= unix.CLONE_NEWNET
+	}
+	if err := unix.Unshare(flags); err != nil {
 		return 126, 0, fmt.Errorf("cannot make the run's namespaces: %w", err)
 	}
 	if err := unix.Mount("none", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
@@ -153,12 +157,14 @@ func (s Serve) runOnThread(req RunRequest, files []*os.File, started func(pid in
 	if err := s.layViewOf(layers, true); err != nil {
 		return 126, 0, err
 	}
-	ln, err := startRelayOf(s.Relay)
-	if err != nil {
-		return 126, 0, fmt.Errorf("cannot start the network relay: %w", err)
-	}
-	if ln != nil {
-		defer ln.Close() // the relay ends with the run
+	if !s.HostNet {
+		ln, err := startRelayOf(s.Relay)
+		if err != nil {
+			return 126, 0, fmt.Errorf("cannot start the network relay: %w", err)
+		}
+		if ln != nil {
+			defer ln.Close() // the relay ends with the run
+		}
 	}
 	// The agent gets no capability from this thread: an empty bounding
 	// set (not even root gets one back by exec), no ambient ones, no new

@@ -67,6 +67,9 @@ type Serve struct {
 	// Relay, for a run box: each run's network namespace gets a relay to
 	// the loop's proxy.
 	Relay *RelayNet `json:"relay,omitempty"`
+	// HostNet, for a run box: the runs have the host's network (the loop
+	// file's network: open), no namespace of their own.
+	HostNet bool `json:"host_net,omitempty"`
 }
 
 // ServeRequest is one check: /bin/sh -c Line in Dir with Env.
