@@ -110,6 +110,7 @@ nobody_scripts=(
   attack_test_fixture_python
   attack_pyshadow_installed
   attack_pyshadow_nosite
+  attack_run_box
 )
 # The sandbox as an ordinary user too (user namespaces, no root): when the
 # tests run as root (CI), its tests run again as nobody.
