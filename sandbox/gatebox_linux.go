@@ -295,38 +295,60 @@ func (b *CheckBox) startServer(env []string) error {
 		return fail(err)
 	}
 	a = append(a, "--remount-ro", "/dev", "--remount-ro", "/", "--chdir", "/", "--", self)
-	for i := range s.files {
+	cgroupFD := -1
+	if CgroupProbe() == nil {
+		if g, err := NewCgroup(strconv.Itoa(os.Getpid()) + "-box"); err == nil {
+			s.g = g
+			cgroupFD = g.FD()
+		}
+	}
+	conn, cmd, err := startServe(a, spec, s.files, cgroupFD, false)
+	if err != nil {
+		return fail(err)
+	}
+	s.conn, s.cmd = conn, cmd
+	b.server = s
+	return nil
+}
+
+// startServe starts bubblewrap with args a, which end in the layer
+// helper's start: the helper serves spec, its connection to the engine
+// (conn, a unix packet socket) its descriptor 3 and files the ones after
+// it (spec.Keep names them). cgroupFD, when not -1, is the cgroup the box
+// is born in; dieWith: the box ends with the thread that starts it (a
+// box that outlives a gate).
+func startServe(a []string, spec nshelper.Serve, files []*os.File, cgroupFD int, dieWith bool) (*os.File, *exec.Cmd, error) {
+	for i := range files {
 		spec.Keep = append(spec.Keep, nshelper.ServeFD+1+i)
 	}
 	js, err := json.Marshal(spec)
 	if err != nil {
-		return fail(err)
+		return nil, nil, err
 	}
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return fail(err)
+		return nil, nil, err
 	}
-	s.conn = os.NewFile(uintptr(pair[0]), "check-box")
-	theirs := os.NewFile(uintptr(pair[1]), "check-box-server")
+	conn := os.NewFile(uintptr(pair[0]), "box")
+	theirs := os.NewFile(uintptr(pair[1]), "box-server")
 	defer theirs.Close()
 	cmd := exec.Command(bwrapOnce.path, a...)
 	cmd.Env = []string{"PATH=/usr/bin:/bin", nshelper.EnvServe + "=" + string(js)}
-	cmd.ExtraFiles = append([]*os.File{theirs}, s.files...)
+	cmd.ExtraFiles = append([]*os.File{theirs}, files...)
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if CgroupProbe() == nil {
-		if g, err := NewCgroup(strconv.Itoa(os.Getpid()) + "-box"); err == nil {
-			s.g = g
-			cmd.SysProcAttr.UseCgroupFD = true
-			cmd.SysProcAttr.CgroupFD = g.FD()
-		}
+	if dieWith {
+		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	}
+	if cgroupFD >= 0 {
+		cmd.SysProcAttr.UseCgroupFD = true
+		cmd.SysProcAttr.CgroupFD = cgroupFD
 	}
 	if err := cmd.Start(); err != nil {
-		return fail(err)
+		conn.Close()
+		return nil, nil, err
 	}
-	s.cmd = cmd
-	b.server = s
-	return nil
+	return conn, cmd, nil
 }
 
 // serverOps are the mounts of bubblewrap's view args the server lays

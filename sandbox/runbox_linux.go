@@ -119,7 +119,9 @@ func boxRun(layers []Layer, targets []string, bargs []string, path string, args 
 	b.key = b.keyOf()
 	boxed.Lock()
 	defer boxed.Unlock()
-	if boxed.runs == nil {
+	if boxed.runs == nil || len(boxed.runs) >= 256 {
+		// A run Wrap prepared is taken at once (agent.Run): what is left
+		// this many runs later was never started.
 		boxed.runs = map[string]*BoxedRun{}
 	}
 	boxed.n++
@@ -427,28 +429,11 @@ func (b *BoxedRun) start() (*agentBox, error) {
 		return fail(err)
 	}
 	a = append(a, "--remount-ro", "/dev", "--remount-ro", "/", "--chdir", "/", "--", self)
-	for i := range x.files {
-		spec.Keep = append(spec.Keep, nshelper.ServeFD+1+i)
-	}
-	js, err := json.Marshal(spec)
+	conn, cmd, err := startServe(a, spec, x.files, -1, true)
 	if err != nil {
 		return fail(err)
 	}
-	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return fail(err)
-	}
-	x.conn = os.NewFile(uintptr(pair[0]), "run-box")
-	theirs := os.NewFile(uintptr(pair[1]), "run-box-server")
-	defer theirs.Close()
-	cmd := exec.Command(bwrapOnce.path, a...)
-	cmd.Env = []string{"PATH=/usr/bin:/bin", nshelper.EnvServe + "=" + string(js)}
-	cmd.ExtraFiles = append([]*os.File{theirs}, x.files...)
-	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return fail(err)
-	}
+	x.conn = conn
 	x.cmd = cmd
 	x.spare = Spare(cmd.Process.Pid)
 	boxStarts.Add(1)
