@@ -46,6 +46,9 @@ const boxedPrefix = "looprinter-run-box:"
 // runBoxIdle is how long a box no run used stays up.
 const runBoxIdle = 2 * time.Minute
 
+// runBoxAnswer is how long a box has to start a run.
+const runBoxAnswer = time.Minute
+
 // runBoxMax is how many boxes this process keeps at most (a wave's slots
 // each have one); the least recently used is closed past it.
 const runBoxMax = 6
@@ -548,7 +551,13 @@ func (b *BoxedRun) Start(cmd *exec.Cmd, cgroupFD int) (*BoxedProcess, error) {
 	opened = slices.DeleteFunc(opened, func(f *os.File) bool { return f == theirs })
 	p := &BoxedProcess{box: x, conn: mine, done: make(chan struct{})}
 	buf, oob := make([]byte, 64<<10), make([]byte, unix.CmsgSpace(4))
+	// Laying a run's view takes milliseconds; a box that does not answer
+	// in runBoxAnswer (a mount hung on a file system) is ended, and the
+	// run starts the classic way, under the run's timeout.
+	tv := unix.NsecToTimeval(runBoxAnswer.Nanoseconds())
+	unix.SetsockoptTimeval(int(mine.Fd()), unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
 	n, oobn, _, _, rerr := unix.Recvmsg(int(mine.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
+	unix.SetsockoptTimeval(int(mine.Fd()), unix.SOL_SOCKET, unix.SO_RCVTIMEO, &unix.Timeval{})
 	var st nshelper.RunStarted
 	if rerr != nil || n == 0 {
 		// The box ended before it answered (bubblewrap could not start
