@@ -31,7 +31,7 @@ import (
 // no cgroup can be made (an ordinary user without a delegated one) it is
 // skipped.
 func BenchmarkTemplateCPUWhole(b *testing.B) {
-	for _, n := range []int{0, 10000} {
+	for _, n := range []int{0, 10000, 100000} {
 		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) { benchTemplateCPUWhole(b, n) })
 	}
 }
