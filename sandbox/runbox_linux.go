@@ -642,6 +642,13 @@ func (p *BoxedProcess) Done() <-chan struct{} { return p.done }
 // SIGHUP by default), the agent gets SIGKILL, as if it had not been the
 // first.
 func (p *BoxedProcess) Signal(sig syscall.Signal) error {
+	select {
+	case <-p.done:
+		// The agent ended, and with it its PID namespace: nothing of the
+		// run is left, and its pid may be another's by now.
+		return syscall.ESRCH
+	default:
+	}
 	err := syscall.Kill(-p.Pid, sig)
 	switch sig {
 	case syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP:
