@@ -13,37 +13,25 @@ import (
 	"github.com/looprinter/looprinter/tells"
 )
 
-// AttemptStrength measures how well the task's checks pin one attempt of
-// a best-of: the lines the attempt's layer changed (test files and the
-// holdout left out) are mutated (at most max mutants) and the checks run
-// on each mutant, over the attempt's layer, with the mutated file placed
-// above it. A mutant is caught as in the strength pass (a named test
-// fails: strength_named.go). A special case of the tests' inputs (`if a
-// == 2 && b == 3 { return 5 }`) survives a mutant of its constants where
-// an honest fix does not, so the engine ranks passing attempts by this
-// first. It needs the layered sandbox (a view with a layer under the
-// mutant): elsewhere, and when no mutant could be judged, judged is 0.
-// It judges the mutants one after another; the engine runs the passes of
-// a best-of's attempts at once through NewAttemptPass.
-func (j *Judge) AttemptStrength(ctx context.Context, o AttemptOptions, max int) (caught, judged int) {
-	p := j.NewAttemptPass(o, max)
-	defer p.Close()
-	for i := range p.Mutants() {
-		if ctx.Err() != nil {
-			break
-		}
-		p.Judge(ctx, i)
-	}
-	return p.Result()
-}
-
-// AttemptPass is one attempt's strength pass (AttemptStrength) made
-// ready: its mutants made and a scratch folder of its own, so that its
-// mutants can be judged in any order, several at once and at the same
-// time as other attempts' passes. Each mutant's checks run in a check box
-// of their own (Check), its files and logs named by the mutant in the
-// pass's scratch folder, its verdict kept at its index: two passes, or
-// two mutants of one pass, share nothing they write.
+// AttemptPass is the strength pass of one attempt of a best-of: how well
+// the task's checks pin it. The lines the attempt's layer changed (test
+// files and the holdout left out) are mutated (at most max mutants) and
+// the checks run on each mutant, over the attempt's layer, with the
+// mutated file placed above it. A mutant is caught as in the strength
+// pass (a named test fails: strength_named.go). A special case of the
+// tests' inputs (`if a == 2 && b == 3 { return 5 }`) survives a mutant of
+// its constants where an honest fix does not, so the engine ranks passing
+// attempts by this first. It needs the layered sandbox (a view with a
+// layer under the mutant): elsewhere, and when no mutant could be judged,
+// judged is 0.
+//
+// A pass is made ready first (NewAttemptPass: its mutants made and a
+// scratch folder of its own), so that its mutants can be judged in any
+// order, several at once and at the same time as other attempts' passes.
+// Each mutant's checks run in a check box of their own (Check), its files
+// and logs named by the mutant in the pass's scratch folder, its verdict
+// kept at its index: two passes, or two mutants of one pass, share
+// nothing they write.
 type AttemptPass struct {
 	j       *Judge
 	o       AttemptOptions

@@ -215,38 +215,9 @@ func (b *CheckBox) startServer(env []string) error {
 	// The folders laid under the checks' layers are bound aside in the
 	// view (overlayfs takes a lower folder of its own mount namespace
 	// only); each check's view covers them.
-	var aside []string
-	asideOf := map[string]string{}
-	bindAside := func(x string) string {
-		if _, ok := asideOf[x]; !ok {
-			asideOf[x] = filepath.Join(serverStage, "l", strconv.Itoa(len(asideOf)))
-			aside = append(aside, "--ro-bind", x, asideOf[x])
-		}
-		return asideOf[x]
-	}
+	var aside asideBinds
 	for i := range layers {
-		for j, x := range layers[i].Lower {
-			layers[i].Lower[j] = bindAside(x)
-		}
-		// The real folders under the layers too (the target; a built
-		// layer's kept folders, each a layer of its own): as an ordinary
-		// user each check's mount namespace is made in a user namespace
-		// (bubblewrap's second) that does not own the view's mounts, so
-		// every mount it copies is locked, and overlayfs refuses a lower
-		// folder holding one (HOME or a cache bound inside the tree, a
-		// cache inside a kept folder). Bound aside, a folder holds none.
-		if !layers[i].Built {
-			layers[i].From = bindAside(layers[i].Target)
-			continue
-		}
-		for _, k := range layers[i].Keep {
-			if fi, err := os.Lstat(k); err == nil && fi.IsDir() {
-				if layers[i].KeepFrom == nil {
-					layers[i].KeepFrom = map[string]string{}
-				}
-				layers[i].KeepFrom[filepath.Clean(k)] = bindAside(k)
-			}
-		}
+		aside.layer(&layers[i])
 	}
 	// As root the server lays the layers as stage 2 does (trusted
 	// attributes, which the setups' and the runs' layers are written
@@ -282,7 +253,7 @@ func (b *CheckBox) startServer(env []string) error {
 		a = append(a, "--unshare-net")
 	}
 	a = append(a, view...)
-	a = append(append(a, aside...), "--dir", filepath.Join(serverStage, "s"))
+	a = append(append(a, aside.args...), "--dir", filepath.Join(serverStage, "s"))
 	spec.Bases = filepath.Join(serverStage, "b")
 	for i, l := range layers {
 		if l.Built {
@@ -349,6 +320,52 @@ func startServe(a []string, spec nshelper.Serve, files []*os.File, cgroupFD int,
 		return nil, nil, err
 	}
 	return conn, cmd, nil
+}
+
+// asideBinds are the folders a box's server reads under its layers,
+// each bound read-only aside in the box's view (serverStage/l/N, which
+// every check's or run's view covers): args are bubblewrap's binds.
+type asideBinds struct {
+	args []string
+	at   map[string]string
+}
+
+// bind is where the box's view holds the folder p.
+func (a *asideBinds) bind(p string) string {
+	if a.at == nil {
+		a.at = map[string]string{}
+	}
+	if _, ok := a.at[p]; !ok {
+		a.at[p] = filepath.Join(serverStage, "l", strconv.Itoa(len(a.at)))
+		a.args = append(a.args, "--ro-bind", p, a.at[p])
+	}
+	return a.at[p]
+}
+
+// layer reads l's lower folders and the real folders under it through
+// binds aside: the target, or for a built layer each kept folder (a
+// layer of its own). As an ordinary user each check's or run's mount
+// namespace is made in a user namespace (bubblewrap's second) that does
+// not own the view's mounts, so every mount it copies is locked, and
+// overlayfs refuses a lower folder holding one (HOME or a cache bound
+// inside the tree, a cache inside a kept folder). Bound aside, a folder
+// holds none.
+func (a *asideBinds) layer(l *Layer) {
+	for j, x := range l.Lower {
+		l.Lower[j] = a.bind(x)
+	}
+	if !l.Built {
+		l.From = a.bind(l.Target)
+		return
+	}
+	for _, k := range l.Keep {
+		if fi, err := os.Lstat(k); err == nil && fi.IsDir() {
+			if l.KeepFrom == nil {
+				l.KeepFrom = map[string]string{}
+			}
+			l.KeepFrom[filepath.Clean(k)] = a.bind(k)
+		}
+	}
 }
 
 // serverOps are the mounts of bubblewrap's view args the server lays

@@ -225,30 +225,17 @@ var errBoxOff = errors.New("the run box cannot serve this run")
 
 // take is an idle box for b (started if none), marked busy.
 func (b *BoxedRun) take() (*agentBox, error) {
+	closeIdle()
 	boxes.Lock()
-	now := time.Now()
-	var keep []*agentBox
 	var found *agentBox
-	var stale []*agentBox
 	for _, x := range boxes.all {
-		switch {
-		case found == nil && !x.busy && x.key == b.key:
+		if !x.busy && x.key == b.key {
 			found = x
-			keep = append(keep, x)
-		case !x.busy && now.Sub(x.last) > runBoxIdle:
-			stale = append(stale, x)
-		default:
-			keep = append(keep, x)
+			found.busy = true
+			break
 		}
 	}
-	boxes.all = keep
-	if found != nil {
-		found.busy = true
-	}
 	boxes.Unlock()
-	for _, x := range stale {
-		x.close()
-	}
 	if found != nil {
 		return found, nil
 	}
@@ -372,33 +359,15 @@ func (b *BoxedRun) start() (*agentBox, error) {
 		x.files = append(x.files, os.NewFile(uintptr(fd), p))
 		return "/proc/self/fd/" + strconv.Itoa(nshelper.ServeFD+len(x.files)), nil
 	}
-	var aside []string
-	asideOf := map[string]string{}
-	bindAside := func(p string) string {
-		if _, ok := asideOf[p]; !ok {
-			asideOf[p] = filepath.Join(serverStage, "l", strconv.Itoa(len(asideOf)))
-			aside = append(aside, "--ro-bind", p, asideOf[p])
-		}
-		return asideOf[p]
-	}
+	var aside asideBinds
 	layers := make([]Layer, len(b.layers))
 	for i, l := range b.layers {
-		s := Layer{Target: l.Target, Built: l.Built, Keep: l.Keep}
-		if !l.Built {
-			s.From = bindAside(l.Target)
-		}
-		for _, k := range l.Keep {
-			if fi, err := os.Lstat(k); err == nil && fi.IsDir() {
-				if s.KeepFrom == nil {
-					s.KeepFrom = map[string]string{}
-				}
-				s.KeepFrom[filepath.Clean(k)] = bindAside(k)
-			}
-		}
-		layers[i] = s
+		// The run's own folders (upper, work, lower) come with each run.
+		layers[i] = Layer{Target: l.Target, Built: l.Built, Keep: l.Keep}
+		aside.layer(&layers[i])
 	}
 	for i, d := range b.folders() {
-		aside = append(aside, "--bind", d, layersAside(i))
+		aside.args = append(aside.args, "--bind", d, layersAside(i))
 	}
 	root := os.Getuid() == 0
 	spec := nshelper.Serve{Layers: layers, UserNS: !root, Root: b.targets[0], Stage: filepath.Join(serverStage, "s"), Aside: serverStage, Run: true}
@@ -420,7 +389,7 @@ func (b *BoxedRun) start() (*agentBox, error) {
 		a = append(a, "--unshare-net")
 	}
 	a = append(a, b.view...)
-	a = append(append(a, aside...), "--dir", filepath.Join(serverStage, "s"))
+	a = append(append(a, aside.args...), "--dir", filepath.Join(serverStage, "s"))
 	spec.Bases = filepath.Join(serverStage, "b")
 	for i, l := range layers {
 		if l.Built {
@@ -584,7 +553,7 @@ func (b *BoxedRun) Start(cmd *exec.Cmd, cgroupFD int) (*BoxedProcess, error) {
 		}
 		return nil, fmt.Errorf("%w: %s", errBoxOff, r.Err)
 	}
-	for _, f := range receivedPidfds(oob[:oobn]) {
+	for _, f := range nshelper.ReceivedFDs(oob[:oobn]) {
 		if pid := pidOfPidfd(f); pid > 0 {
 			p.Pid = pid
 		}
@@ -633,9 +602,6 @@ func (p *BoxedProcess) Wait() (code int, sig syscall.Signal, err error) {
 	return p.code, p.sig, p.err
 }
 
-// Done is closed when the agent ended.
-func (p *BoxedProcess) Done() <-chan struct{} { return p.done }
-
 // Signal sends sig to the agent's process group. The agent is the first
 // process of its PID namespace, which the kernel spares a signal it has
 // no handler for: where it would have ended the agent (SIGTERM, SIGINT,
@@ -677,21 +643,6 @@ func catches(pid int, sig syscall.Signal) bool {
 		}
 	}
 	return false
-}
-
-// receivedPidfds are the descriptors a message carried.
-func receivedPidfds(oob []byte) []int {
-	msgs, err := unix.ParseSocketControlMessage(oob)
-	if err != nil {
-		return nil
-	}
-	var fds []int
-	for _, m := range msgs {
-		if f, err := unix.ParseUnixRights(&m); err == nil {
-			fds = append(fds, f...)
-		}
-	}
-	return fds
 }
 
 // pidOfPidfd is the process a pidfd refers to, in this process's PID

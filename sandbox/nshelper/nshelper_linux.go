@@ -155,18 +155,30 @@ func runChild(cmd *exec.Cmd, fail func(int, string, ...any) int) int {
 			cmd.Process.Signal(sig)
 		}
 	}()
-	err := cmd.Wait()
+	code, sig, err := waitExit(cmd.Wait())
+	switch {
+	case err != nil:
+		return fail(126, "%v", err)
+	case sig != 0:
+		return 128 + sig
+	}
+	return code
+}
+
+// waitExit is a process's end from its Wait: its exit code, or the
+// signal that ended it (code -1), or why it was not waited for.
+func waitExit(err error) (code, sig int, _ error) {
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
-		return 0
+		return 0, 0, nil
 	case errors.As(err, &ee):
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal())
+			return -1, int(ws.Signal()), nil
 		}
-		return ee.ExitCode()
+		return ee.ExitCode(), 0, nil
 	}
-	return fail(126, "%v", err)
+	return 126, 0, err
 }
 
 // mountLayers lays each layer over its target, shallowest first (a loop

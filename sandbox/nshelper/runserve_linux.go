@@ -52,13 +52,12 @@ type RunRequest struct {
 	Layers []RunLayer `json:"layers"`
 }
 
-// RunStarted is the server's first answer to a run: the agent's process
-// (in the server's PID namespace), with a pidfd of it as the message's
-// descriptor (the engine reads its own pid for it there). A run that
-// could not start gets a ServeReply instead (Err set).
+// RunStarted is the server's first answer to a run whose agent started,
+// with a pidfd of the agent as the message's descriptor (the engine
+// reads its own pid for it there). A run that could not start gets a
+// ServeReply instead (Err set).
 type RunStarted struct {
 	Started bool `json:"started"`
-	Pid     int  `json:"pid"`
 }
 
 // procCovered are the files of a run's /proc laid read-only over
@@ -91,13 +90,16 @@ func (s Serve) acceptRun(msg []byte, files []*os.File) {
 		unix.Sendmsg(conn, b, oob, nil, 0)
 	}
 	go func() {
+		// The run's thread of its own, never unlocked: it dies with the
+		// run's namespaces.
+		runtime.LockOSThread()
 		defer func() {
 			for _, f := range files {
 				f.Close()
 			}
 		}()
-		code, sig, err := s.serveRun(req, files, func(pid, pidfd int) bool {
-			send(RunStarted{Started: true, Pid: pid}, pidfd)
+		code, sig, err := s.runOnThread(req, files, func(pidfd int) bool {
+			send(RunStarted{Started: true}, pidfd)
 			// The engine's answer once it knows the agent's process
 			// (until then the agent is held at its start: it cannot
 			// end, and its pid cannot be another's).
@@ -113,19 +115,7 @@ func (s Serve) acceptRun(msg []byte, files []*os.File) {
 	}()
 }
 
-// serveRun runs one agent on a thread of its own, which ends with it.
-func (s Serve) serveRun(req RunRequest, files []*os.File, started func(pid int, pidfd int) bool) (code, sig int, err error) {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		runtime.LockOSThread() // never unlocked: the thread dies with the run's namespaces
-		code, sig, err = s.runOnThread(req, files, started)
-	}()
-	<-done
-	return code, sig, err
-}
-
-func (s Serve) runOnThread(req RunRequest, files []*os.File, started func(pid int, pidfd int) bool) (int, int, error) {
+func (s Serve) runOnThread(req RunRequest, files []*os.File, started func(pidfd int) bool) (int, int, error) {
 	if len(req.Argv) == 0 {
 		return 126, 0, errors.New("the run's request has no command")
 	}
@@ -207,7 +197,7 @@ func (s Serve) runOnThread(req RunRequest, files []*os.File, started func(pid in
 	if err != nil {
 		pidfd = -1
 	}
-	acked := started(pid, pidfd)
+	acked := started(pidfd)
 	if pidfd >= 0 {
 		unix.Close(pidfd)
 	}
@@ -222,7 +212,7 @@ func (s Serve) runOnThread(req RunRequest, files []*os.File, started func(pid in
 		cmd.Wait()
 		return 126, 0, fmt.Errorf("cannot let the agent go: %w", err)
 	}
-	return runExit(cmd.Wait())
+	return waitExit(cmd.Wait())
 }
 
 // lookPathIn finds name in the folders of env's PATH, as a shell would.
@@ -243,22 +233,6 @@ func lookPathIn(name string, env []string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%s: not found on the run's PATH", name)
-}
-
-// runExit is an agent's end from its Wait: its exit code, or the signal
-// that ended it (code -1).
-func runExit(err error) (code, sig int, _ error) {
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, 0, nil
-	case errors.As(err, &ee):
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return -1, int(ws.Signal()), nil
-		}
-		return ee.ExitCode(), 0, nil
-	}
-	return 126, 0, err
 }
 
 // layProc waits for the traced agent's stop at its exec, then lays a

@@ -210,21 +210,27 @@ func receivedFile(oob []byte) *os.File {
 
 // receivedFiles are the descriptors a message carried, in order.
 func receivedFiles(oob []byte) []*os.File {
+	var files []*os.File
+	for _, fd := range ReceivedFDs(oob) {
+		files = append(files, os.NewFile(uintptr(fd), "received"))
+	}
+	return files
+}
+
+// ReceivedFDs are the descriptors a message's control data (oob)
+// carried, in order.
+func ReceivedFDs(oob []byte) []int {
 	msgs, err := unix.ParseSocketControlMessage(oob)
 	if err != nil {
 		return nil
 	}
-	var files []*os.File
+	var fds []int
 	for _, m := range msgs {
-		fds, err := unix.ParseUnixRights(&m)
-		if err != nil {
-			continue
-		}
-		for _, fd := range fds {
-			files = append(files, os.NewFile(uintptr(fd), "received"))
+		if f, err := unix.ParseUnixRights(&m); err == nil {
+			fds = append(fds, f...)
 		}
 	}
-	return files
+	return fds
 }
 
 // serveCheck runs one check on a thread of its own, which ends with it
@@ -280,18 +286,11 @@ func (s Serve) checkOnThread(req ServeRequest, out *os.File, started func(*os.Pr
 		return 127, fmt.Errorf("cannot start the check: %w", err)
 	}
 	started(cmd.Process)
-	err := cmd.Wait()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, nil
-	case errors.As(err, &ee):
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal()), nil
-		}
-		return ee.ExitCode(), nil
+	code, sig, err := waitExit(cmd.Wait())
+	if sig != 0 {
+		return 128 + sig, nil
 	}
-	return 126, err
+	return code, err
 }
 
 // layView lays the check's view in this thread's mount namespace: copies
