@@ -184,6 +184,7 @@ func (b *CheckBox) Command(ctx context.Context, dir, shellLine string, env []str
 // runs (install scripts) never sees the holdout files. Run setups one at
 // a time, before the box's checks.
 func (b *CheckBox) SetupCommand(ctx context.Context, dir, shellLine string, env []string) (*exec.Cmd, func(), error) {
+	b.dropBaselessServer()
 	return b.command(ctx, dir, shellLine, env, true)
 }
 

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -41,6 +42,12 @@ type boxServer struct {
 	env   []string // the environment the view was built for
 	files []*os.File
 	reply []byte // the buffer a check's reply is read into (one at a time)
+	// key is what the server serves (serverKey; "" for a server no other
+	// box takes: one laying its box's base), tree the checks' tree.
+	key, tree string
+	broken    atomic.Bool // it did not answer a check: never kept
+	last      time.Time   // kept since
+	spare     func()      // its release from the sweeps (Spare)
 }
 
 // Serves says whether the box runs a check with env in its server (Run),
@@ -154,6 +161,7 @@ func (b *CheckBox) runServed(ctx context.Context, cdir, shellLine string, env []
 	<-copied
 	var r nshelper.ServeReply
 	if rerr != nil || n == 0 || json.Unmarshal(buf[:n], &r) != nil {
+		srv.broken.Store(true)
 		return -1, errors.New("sandbox: the check box's server ended")
 	}
 	if r.Err != "" {
@@ -199,11 +207,17 @@ func (b *CheckBox) startServer(env []string) error {
 		fds[p] = v
 		return v, nil
 	}
+	// A base no setup wrote is laid by no server: such a server serves
+	// the next box's checks as well (gatebox_keep_linux.go).
+	base := !emptyFolder(b.base.Upper)
 	var layers []Layer
 	for _, t := range b.targets {
 		l := Layer{Target: t}
 		if t == b.tree {
-			l.Lower = append([]string{b.base.Upper}, b.opts.Lower...)
+			l.Lower = slices.Clone(b.opts.Lower)
+			if base {
+				l.Lower = append([]string{b.base.Upper}, l.Lower...)
+			}
 		}
 		if err := b.cacheLayer(&l, t, false); err != nil {
 			return fail(err)
@@ -266,6 +280,19 @@ func (b *CheckBox) startServer(env []string) error {
 		return fail(err)
 	}
 	a = append(a, "--remount-ro", "/dev", "--remount-ro", "/", "--chdir", "/", "--", self)
+	if !base && !slices.ContainsFunc(a, func(x string) bool { return Within(x, b.scratch) }) {
+		passed := []string{exe}
+		for _, p := range b.opts.Put {
+			passed = append(passed, p.From)
+		}
+		s.key = serverKey(a, spec, env, passed)
+		if kept := takeServer(s.key); kept != nil {
+			s.close()
+			b.server = kept
+			return nil
+		}
+	}
+	s.tree = b.tree
 	cgroupFD := -1
 	if CgroupProbe() == nil {
 		if g, err := NewCgroup(strconv.Itoa(os.Getpid()) + "-box"); err == nil {
@@ -278,8 +305,21 @@ func (b *CheckBox) startServer(env []string) error {
 		return fail(err)
 	}
 	s.conn, s.cmd = conn, cmd
+	s.spare = Spare(cmd.Process.Pid)
 	b.server = s
 	return nil
+}
+
+// emptyFolder says whether the folder d holds nothing (true where it
+// cannot be read: nothing of it is laid).
+func emptyFolder(d string) bool {
+	f, err := os.Open(d)
+	if err != nil {
+		return true
+	}
+	defer f.Close()
+	names, _ := f.Readdirnames(1)
+	return len(names) == 0
 }
 
 // startServe starts bubblewrap with args a, which end in the layer
@@ -416,11 +456,21 @@ func serverOps(args []string, targets []string) []nshelper.Op {
 	return ops
 }
 
-// closeServer ends the box's server and every process in its cgroup.
+// closeServer gives the box's server back: kept for the next box that
+// would start the same one (keepServer), else ended with every process
+// in its cgroup.
 func (b *CheckBox) closeServer() {
 	if b.server != nil {
-		b.server.close()
+		keepServer(b.server)
 		b.server = nil
+	}
+}
+
+// dropBaselessServer gives back a server that lays no base before a
+// setup writes the base: the box's next check starts one that lays it.
+func (b *CheckBox) dropBaselessServer() {
+	if b.server != nil && b.server.key != "" {
+		b.closeServer()
 	}
 }
 
@@ -431,6 +481,7 @@ const serverGrace = 5 * time.Second
 // kill ends the server and every process of the box at once; the engine's
 // end of the socket reads its end.
 func (s *boxServer) kill() {
+	s.broken.Store(true)
 	if s.g != nil {
 		s.g.End()
 	}
@@ -461,6 +512,9 @@ func (s *boxServer) close() {
 	}
 	if s.g != nil {
 		s.g.End()
+	}
+	if s.spare != nil {
+		s.spare()
 	}
 	for _, f := range s.files {
 		f.Close()

@@ -133,51 +133,29 @@ func boxRun(layers []Layer, targets []string, bargs []string, path string, args 
 	return p
 }
 
-// keyOf is what a box serves: the view, the layers' targets and what
-// they keep, the proxy, and each bound path's identity (a folder removed
-// and made again, a file replaced, is not the one the box bound; one
-// changed in place is, and the bind shows the change). A small kept file
-// of HOME is copied into the box's base once: its content is in the key.
+// keyOf is what a box serves: the view with the identity of each path
+// it mounts from or on (viewIDs), the layers' targets and what they keep,
+// and the proxy. A small kept file of HOME is copied into the box's base
+// once: its content is in the key.
 func (b *BoxedRun) keyOf() string {
 	var k strings.Builder
 	k.WriteString(strconv.Itoa(os.Getuid()))
-	stat := func(p string, content bool) {
-		k.WriteByte(0)
-		k.WriteString(p)
-		var st unix.Stat_t
-		if unix.Lstat(p, &st) != nil {
-			return
-		}
-		fmt.Fprintf(&k, "\x01%d:%d", st.Dev, st.Ino)
-		if content && st.Mode&unix.S_IFMT != unix.S_IFDIR {
-			fmt.Fprintf(&k, ":%d:%d", st.Mtim.Nano(), st.Size)
-		}
-	}
-	for i := 0; i < len(b.view); i++ {
-		k.WriteByte(0)
-		k.WriteString(b.view[i])
-		switch b.view[i] {
-		case "--bind", "--ro-bind", "--dev-bind":
-			if i+1 < len(b.view) {
-				stat(b.view[i+1], false)
-			}
-		}
-	}
+	viewIDs(&k, b.view)
 	for _, d := range b.folders() {
-		stat(d, false)
+		pathID(&k, d, false)
 	}
 	for _, l := range b.layers {
-		stat(l.Target, false)
+		pathID(&k, l.Target, false)
 		if l.Built {
 			k.WriteString("\x02built")
 			for _, x := range l.Keep {
-				stat(x, true)
+				pathID(&k, x, true)
 			}
 		}
 	}
 	if b.net != nil {
 		fmt.Fprintf(&k, "\x03%s:%d", b.net.Socket, b.net.Port)
-		stat(b.net.Socket, false)
+		pathID(&k, b.net.Socket, false)
 	}
 	return k.String()
 }
@@ -280,16 +258,21 @@ func (x *agentBox) put(broken bool) {
 	}
 }
 
-// CloseRunBoxes ends every box this process started.
-func CloseRunBoxes() { closeBoxes(func(*agentBox) bool { return true }) }
+// CloseRunBoxes ends every box this process started, and the check
+// boxes' servers kept for a next gate.
+func CloseRunBoxes() {
+	closeBoxes(func(*agentBox) bool { return true })
+	closeKeptServers(func(*boxServer) bool { return true })
+}
 
 // CloseRunBoxesOf ends the boxes of the loop folder dir that no run uses
-// (the loop's end).
+// (the loop's end), and the check boxes' servers kept for checks there.
 func CloseRunBoxesOf(dir string) {
 	if d, err := canonical(dir); err == nil {
 		dir = d
 	}
 	closeBoxes(func(x *agentBox) bool { return x.dir == dir && !x.busy })
+	closeKeptServers(func(s *boxServer) bool { return Within(s.tree, dir) })
 }
 
 // closeIdle ends the boxes no run used for runBoxIdle.

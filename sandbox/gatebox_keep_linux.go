@@ -1,0 +1,194 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/looprinter/looprinter/sandbox/nshelper"
+	"golang.org/x/sys/unix"
+)
+
+// A gate's box outlives the gate: Close keeps its server for the next box
+// that would start the same one (the loop's next gate, its next holdout
+// run), so a loop starts bubblewrap and the server once per kind of box,
+// not once per gate. What the server serves is its key (serverKey): the
+// view, the layers and what they keep, the files placed, the environment,
+// and the identity of every path bound in; a box whose view differs in
+// any of them starts its own. Nothing of a check is in the server: each
+// check is laid afresh in namespaces of its own that end with it.
+//
+// A box's setups write a layer of the box's own under its checks (its
+// base): a server is kept, and taken, only by a box whose base is empty
+// (no setup ran), and it lays no base; a setup run after such a server
+// was taken gives it back first, so the box's next check starts a server
+// that lays it.
+
+// keptServerIdle is how long a kept server waits for a box.
+const keptServerIdle = 2 * time.Minute
+
+// keptServerMax is how many servers are kept at most (the longest idle
+// is ended first).
+const keptServerMax = 4
+
+var keptServers struct {
+	sync.Mutex
+	all  []*boxServer
+	off  bool // tests: every box starts its own server
+	took int  // servers a box took from here (tests)
+}
+
+// serverKey is what a box's server serves: the user, the environment,
+// the server's spec, bubblewrap's arguments with each bound path's
+// identity (a folder removed and made again, a file replaced, is not the
+// one the server bound; one changed in place is, and the bind shows it),
+// the files given by descriptor by theirs, and the content of HOME's
+// small kept files, which the server copies once.
+func serverKey(a []string, spec nshelper.Serve, env []string, passed []string) string {
+	var k strings.Builder
+	k.WriteString(strconv.Itoa(os.Getuid()))
+	for _, e := range env {
+		k.WriteString("\x02" + e)
+	}
+	js, _ := json.Marshal(spec)
+	k.WriteString("\x03")
+	k.Write(js)
+	viewIDs(&k, a)
+	for _, p := range passed {
+		pathID(&k, p, false)
+	}
+	for _, l := range spec.Layers {
+		if l.Built {
+			for _, x := range l.Keep {
+				pathID(&k, x, true)
+			}
+		}
+	}
+	return k.String()
+}
+
+// pathID writes p and its identity to k: its mount, device, inode and
+// birth time (an inode's number is given again to the next file made;
+// its birth time is not); with content, a file's change time and size
+// too.
+func pathID(k *strings.Builder, p string, content bool) {
+	k.WriteByte(0)
+	k.WriteString(p)
+	var st unix.Statx_t
+	if unix.Statx(unix.AT_FDCWD, p, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_BASIC_STATS|unix.STATX_BTIME|unix.STATX_MNT_ID, &st) != nil {
+		return
+	}
+	fmt.Fprintf(k, "\x01%d:%d:%d:%d:%d:%d.%d", st.Mnt_id, st.Dev_major, st.Dev_minor, st.Ino, st.Mask&unix.STATX_BTIME, st.Btime.Sec, st.Btime.Nsec)
+	if content && st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		fmt.Fprintf(k, ":%d.%d:%d", st.Ctime.Sec, st.Ctime.Nsec, st.Size)
+	}
+}
+
+// viewIDs writes bubblewrap's arguments a to k, with the identity of
+// every path a mount is taken from or laid on. A box's view outlives the
+// paths it was built from: a folder bound in and made again is not the
+// one the box shows, and a folder a tmpfs or a bind covers, removed on
+// the host, takes its cover with it (the kernel detaches a mount whose
+// mount point is removed in another namespace): made again, it would show
+// uncovered.
+func viewIDs(k *strings.Builder, a []string) {
+	for i := 0; i < len(a); i++ {
+		k.WriteString("\x04" + a[i])
+		switch a[i] {
+		case "--bind", "--ro-bind", "--dev-bind", "--bind-try", "--ro-bind-try":
+			if i+2 < len(a) {
+				pathID(k, a[i+1], false)
+				pathID(k, a[i+2], false)
+			}
+		case "--tmpfs", "--dir", "--remount-ro":
+			if i+1 < len(a) {
+				pathID(k, a[i+1], false)
+			}
+		}
+	}
+}
+
+// takeServer is a kept server with key, out of the kept ones; nil for
+// none. A kept server that ended meanwhile is closed.
+func takeServer(key string) *boxServer {
+	closeIdleServers()
+	keptServers.Lock()
+	var found *boxServer
+	for i, s := range keptServers.all {
+		if s.key == key {
+			found = s
+			keptServers.all = slices.Delete(keptServers.all, i, i+1)
+			break
+		}
+	}
+	if found != nil {
+		keptServers.took++
+	}
+	keptServers.Unlock()
+	if found != nil && !found.alive() {
+		found.close()
+		return nil
+	}
+	return found
+}
+
+// alive says whether the server still reads its connection: an idle
+// server never writes, so anything to read is its end.
+func (s *boxServer) alive() bool {
+	fds := []unix.PollFd{{Fd: int32(s.conn.Fd()), Events: unix.POLLIN | unix.POLLRDHUP}}
+	n, err := unix.Poll(fds, 0)
+	return err == nil && n == 0
+}
+
+// keepServer keeps s for the next box with its key, or ends it (no key,
+// broken, kept off).
+func keepServer(s *boxServer) {
+	keptServers.Lock()
+	if s.key == "" || s.broken.Load() || keptServers.off {
+		keptServers.Unlock()
+		s.close()
+		return
+	}
+	s.last = time.Now()
+	keptServers.all = append(keptServers.all, s)
+	var old *boxServer
+	if len(keptServers.all) > keptServerMax {
+		old = keptServers.all[0]
+		keptServers.all = keptServers.all[1:]
+	}
+	keptServers.Unlock()
+	time.AfterFunc(keptServerIdle+time.Second, closeIdleServers)
+	if old != nil {
+		old.close()
+	}
+}
+
+// closeIdleServers ends the kept servers no box took for keptServerIdle.
+func closeIdleServers() {
+	now := time.Now()
+	closeKeptServers(func(s *boxServer) bool { return now.Sub(s.last) >= keptServerIdle })
+}
+
+// closeKeptServers ends the kept servers which says to.
+func closeKeptServers(which func(*boxServer) bool) {
+	keptServers.Lock()
+	var gone []*boxServer
+	keptServers.all = slices.DeleteFunc(keptServers.all, func(s *boxServer) bool {
+		if which(s) {
+			gone = append(gone, s)
+			return true
+		}
+		return false
+	})
+	keptServers.Unlock()
+	for _, s := range gone {
+		s.close()
+	}
+}
