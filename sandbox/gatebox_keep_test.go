@@ -271,3 +271,37 @@ func TestKeptServerHiddenMadeAgain(t *testing.T) {
 		t.Fatal("the box took the server whose cover of the hidden folder is gone")
 	}
 }
+
+// The first check of a box that took a kept server is charged its own
+// CPU, not what the server spent for the gates before it.
+func TestKeptServerUsageIsTheCheck(t *testing.T) {
+	if _, err := Resolve(Bwrap); err != nil || LayerProbe() != nil {
+		t.Skip("no bubblewrap with layers here")
+	}
+	if CgroupProbe() != nil {
+		t.Skip("no cgroup here: a box's CPU is not read")
+	}
+	keepServers(t)
+	tree, priv := t.TempDir(), t.TempDir()
+	o := CheckBoxOptions{Kind: Bwrap, Tree: tree, Hide: []string{priv}, Scratch: priv}
+	usage := func(line string) time.Duration {
+		box, err := NewCheckBox(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer box.Close()
+		var out bytes.Buffer
+		code, u, err := box.RunUsage(context.Background(), tree, line, os.Environ(), &out)
+		if err != nil || code != 0 || u.From != UsageBox {
+			t.Fatalf("exit %d, %v, %+v: %s", code, err, u, out.String())
+		}
+		return u.CPU
+	}
+	busy := usage(`i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done`)
+	if busy < 200*time.Millisecond {
+		t.Skipf("the busy check used only %v: too little to tell apart", busy)
+	}
+	if idle := usage("true"); idle >= busy/2 || tookServers() != 1 {
+		t.Fatalf("the next gate's `true` is charged %v after a check of %v (took %d kept)", idle, busy, tookServers())
+	}
+}

@@ -45,9 +45,10 @@ type boxServer struct {
 	// key is what the server serves (serverKey; "" for a server no other
 	// box takes: one laying its box's base), tree the checks' tree.
 	key, tree string
-	broken    atomic.Bool // it did not answer a check: never kept
-	last      time.Time   // kept since
-	spare     func()      // its release from the sweeps (Spare)
+	broken    atomic.Bool   // it did not answer a check: never kept
+	last      time.Time     // kept since
+	mark      time.Duration // its cgroup's CPU at its last check's end
+	spare     func()        // its release from the sweeps (Spare)
 }
 
 // Serves says whether the box runs a check with env in its server (Run),
@@ -75,7 +76,8 @@ func (b *CheckBox) Run(ctx context.Context, dir, shellLine string, env []string,
 
 // RunUsage is Run that also says what CPU the check used: the difference
 // of the box's cgroup's figure across it (UsageBox; the box's start is
-// the first check's), nothing where the box has no cgroup (its
+// the first check's; a server kept from an earlier box counts from its
+// last check), nothing where the box has no cgroup (its
 // processes are not the engine's children: no process tree to read). A
 // box's checks run one at a time: do not call Run or RunUsage of one box
 // at once.
@@ -87,18 +89,21 @@ func (b *CheckBox) RunUsage(ctx context.Context, dir, shellLine string, env []st
 	if err != nil || !Within(cdir, b.tree) {
 		return -1, Usage{}, fmt.Errorf("sandbox: the check's folder %s is outside the checks' tree %s", dir, b.tree)
 	}
-	var before time.Duration
 	if b.server == nil {
 		if err := b.startServer(env); err != nil {
 			return -1, Usage{}, err
 		}
-	} else {
-		before, _ = b.server.cpu()
 	}
+	// The cgroup's figure at the end of the server's last check (0 for a
+	// new one: its start is its first check's); what the server spent
+	// between checks is the next one's.
+	s := b.server
+	before := s.mark
 	code, err := b.runServed(ctx, cdir, shellLine, env, out)
 	var u Usage
-	if after, ok := b.server.cpu(); ok && after >= before {
+	if after, ok := s.cpu(); ok && after >= before {
 		u = Usage{CPU: after - before, From: UsageBox}
+		s.mark = after
 	}
 	return code, u, err
 }
