@@ -66,6 +66,8 @@ go test ./sandbox -run '^$' -bench 'CheckBox' -benchtime 20x -count 1 -timeout 3
 echo "load $(load)" >> "$OUT/checkbox.txt"
 step "a gate of 6 checks in one check box: CPU per check (the engine's and its children's), in the box and under sandbox: off, interleaved"
 go test ./sandbox -run '^$' -bench 'GateCPU' -benchtime 20x -count 3 -timeout 30m | tee "$OUT/gate.txt"
+step "a loop of 5 gates of 6 checks, the check box's server kept between gates: CPU per check, in the box and under sandbox: off, interleaved"
+go test ./sandbox -run '^$' -bench 'LoopGatesCPU' -benchtime 20x -count 3 -timeout 30m | tee -a "$OUT/gate.txt"
 echo "load $(load)" >> "$OUT/gate.txt"
 step "checks that start warm: go test with the user's Go build cache empty, without and with the loop's cache layer, against a warm user cache (a cold check compiles the standard library: minutes under load)"
 go test ./sandbox -run '^$' -bench 'CheckCache' -benchtime "${CACHE_ITER:-3}x" -count 1 -timeout 60m | tee "$OUT/checkcache.txt"
