@@ -178,17 +178,23 @@ func closeIdleServers() {
 
 // closeKeptServers ends the kept servers which says to.
 func closeKeptServers(which func(*boxServer) bool) {
-	keptServers.Lock()
-	var gone []*boxServer
-	keptServers.all = slices.DeleteFunc(keptServers.all, func(s *boxServer) bool {
-		if which(s) {
-			gone = append(gone, s)
+	for _, s := range takeOut(&keptServers.Mutex, &keptServers.all, which) {
+		s.close()
+	}
+}
+
+// takeOut removes from *all, holding mu, the elements which says to, and
+// returns them.
+func takeOut[T any](mu *sync.Mutex, all *[]T, which func(T) bool) []T {
+	mu.Lock()
+	defer mu.Unlock()
+	var out []T
+	*all = slices.DeleteFunc(*all, func(x T) bool {
+		if which(x) {
+			out = append(out, x)
 			return true
 		}
 		return false
 	})
-	keptServers.Unlock()
-	for _, s := range gone {
-		s.close()
-	}
+	return out
 }

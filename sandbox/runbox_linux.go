@@ -282,17 +282,7 @@ func closeIdle() {
 }
 
 func closeBoxes(which func(*agentBox) bool) {
-	boxes.Lock()
-	var gone []*agentBox
-	boxes.all = slices.DeleteFunc(boxes.all, func(x *agentBox) bool {
-		if which(x) {
-			gone = append(gone, x)
-			return true
-		}
-		return false
-	})
-	boxes.Unlock()
-	for _, x := range gone {
+	for _, x := range takeOut(&boxes.Mutex, &boxes.all, which) {
 		x.close()
 	}
 }

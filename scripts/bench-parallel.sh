@@ -10,10 +10,14 @@
 # CHECK_SLEEP=2 (seconds; 0, the default: none) makes the verify check
 # sleep that long and judges each task with it (git.rollback: task, in a
 # repository of the loop's own), so that judging a wave's runs counts.
+# RESERVE=1 (USD) sets the agent's max_budget_usd: each run's reserve of
+# the cost budget is known from the start, and the first wave is full
+# (without it, the first wave is one run: docs/loop-file.md, "parallel").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SLEEP=${SLEEP:-2s}
 CHECK_SLEEP=${CHECK_SLEEP:-0}
+RESERVE=${RESERVE:-}
 OUT=$(mktemp -d "${TMPDIR:-/tmp}/looprinter-bench-parallel.XXXXXX")
 trap 'rm -rf "$OUT"' EXIT
 go build -o "$OUT/looprinter" ./cmd/looprinter
@@ -29,6 +33,9 @@ parallel: $n
 budget: {iterations: 12}
 verify: ["test -s out/1.txt -a -s out/2.txt -a -s out/3.txt -a -s out/4.txt -a -s out/5.txt -a -s out/6.txt"]
 YAML
+	if [[ -n $RESERVE ]]; then
+		sed -i "s|timeout: 60s}|timeout: 60s, max_budget_usd: $RESERVE}|" "$dir/loop.yaml"
+	fi
 	if [[ $CHECK_SLEEP != 0 ]]; then
 		sed -i 's|^verify: .*|verify: [sh check.sh]\ngit: {rollback: task}|' "$dir/loop.yaml"
 		printf 'sleep %s\ntest -s out/1.txt -a -s out/2.txt -a -s out/3.txt -a -s out/4.txt -a -s out/5.txt -a -s out/6.txt\n' "$CHECK_SLEEP" >"$dir/check.sh"
@@ -58,7 +65,7 @@ AGENT
 
 one=$(run 1)
 three=$(run 3)
-echo "== Parallel build runs: 6 tasks in 3 pairs, the agent sleeps $SLEEP per build, the check ${CHECK_SLEEP}s (load $(cut -d' ' -f1-3 /proc/loadavg))"
+echo "== Parallel build runs: 6 tasks in 3 pairs, the agent sleeps $SLEEP per build, the check ${CHECK_SLEEP}s, max_budget_usd ${RESERVE:-unset} (load $(cut -d' ' -f1-3 /proc/loadavg))"
 printf '%-9s %10s %14s %6s\n' parallel wall-ms build-runs-ms runs
 for r in "$one" "$three"; do
 	case $r in
