@@ -31,6 +31,8 @@ var claudeBackend = Backend{
 	// A subscription's rate_limit_event gives the reset time too; the
 	// parser reads it from the stream before it falls back to the text.
 	LimitReset: retryAfterIn,
+	// --max-budget-usd: the run ends once it has spent that much.
+	HoldsCostCap: true,
 }
 
 // claudeAdapter runs Claude Code headless:

@@ -50,6 +50,11 @@ type Backend struct {
 	// one of another family than the fixer's (see OtherModel).
 	Families []ModelFamily
 
+	// HoldsCostCap says the CLI stops a run at the cost cap it is given
+	// (agent.max_budget_usd, lowered to what the loop has left) itself: the
+	// engine can share what is left among runs at once without a guess.
+	HoldsCostCap bool
+
 	// LimitReset reads from the CLI's error text when a usage limit resets
 	// ("try again in 3h"), zero when it does not say; the parser uses it for
 	// a rate-limited run. nil: the backend reports it another way (command's
@@ -132,6 +137,13 @@ func Find(name string) (Backend, bool) {
 	defer registryMu.Unlock()
 	b, ok := registry[name]
 	return b, ok
+}
+
+// HoldsCostCap says whether backend's CLI stops a run at the cost cap it
+// is given (Backend.HoldsCostCap).
+func HoldsCostCap(backend string) bool {
+	b, ok := Find(backend)
+	return ok && b.HoldsCostCap
 }
 
 // Lookup returns the adapter for a backend name.

@@ -59,7 +59,7 @@ func (w *waves) buildBestOf(ctx context.Context, plan *Plan, task Task, n int) e
 		return err
 	}
 	workers := checkWorkers()
-	return wave.BestOf[*waveRun]{Host: &bestOfHost{waveRuns: waveRuns{ws: w}, task: task, prompt: prompt, workers: workers}, Task: task.ID, N: n, Workers: workers}.Run(ctx)
+	return wave.BestOf[*waveRun]{Host: &bestOfHost{waveRuns: waveRuns{ws: w}, task: task, prompt: prompt, workers: workers, n: n}, Task: task.ID, N: n, Workers: workers}.Run(ctx)
 }
 
 // checkWorkers is how many checks of a best-of run at once: its attempts
@@ -72,8 +72,9 @@ type bestOfHost struct {
 	waveRuns
 	task   Task
 	prompt string
-	// workers bounds the checks run at once (checkWorkers).
-	workers int
+	// workers bounds the checks run at once (checkWorkers); n is how many
+	// attempts start at once (each capped at its share: wave.RunCap).
+	workers, n int
 	// seen is the judged plan every attempt started from, taken once the
 	// attempts ended; iteration the first attempt's build run number.
 	seen      *Plan
@@ -87,7 +88,7 @@ type bestOfHost struct {
 
 func (h *bestOfHost) Start(k int) (*waveRun, error) {
 	r := h.ws.run
-	rn, err := r.startWaveRun(k, h.task, h.prompt, r.spec().AttemptAgent(k), k+1)
+	rn, err := r.startWaveRun(k, h.task, h.prompt, r.spec().AttemptAgent(k), k+1, h.n)
 	if err == nil && k == 0 {
 		h.iteration = rn.req.Iteration
 	}

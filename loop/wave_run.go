@@ -63,7 +63,7 @@ func (h *waveHost) Start(k int) (*waveRun, error) {
 		return nil, err
 	}
 	r := h.ws.run
-	return r.startWaveRun(k, h.tasks[k], prompt, r.spec().AgentFor("build", false), 0)
+	return r.startWaveRun(k, h.tasks[k], prompt, r.spec().AgentFor("build", false), 0, len(h.tasks))
 }
 
 func (h *waveHost) Finish(ctx context.Context, rn *waveRun) error {
@@ -107,8 +107,10 @@ func (h *waveRuns) Saved(rn *waveRun) { h.ws.run.appliedSaved(rn) }
 // before its agent starts: the budgets asked, counted, its layer and
 // confinement, its prompt file, its cgroup, in flight in the state. first
 // is the agent the run starts from (failover and escalation applied to
-// it); attempt is its number in a best-of (from 1; 0 in a wave of tasks).
-func (r *runner) startWaveRun(k int, task Task, prompt string, first spec.Agent, attempt int) (*waveRun, error) {
+// it); attempt is its number in a best-of (from 1; 0 in a wave of tasks);
+// n is how many runs start at once (each capped at its share of the cost
+// budget where its CLI holds the cap: wave.RunCap).
+func (r *runner) startWaveRun(k int, task Task, prompt string, first spec.Agent, attempt, n int) (*waveRun, error) {
 	if err := r.checkBudgets(); err != nil {
 		return nil, err
 	}
@@ -168,9 +170,7 @@ func (r *runner) startWaveRun(k int, task Task, prompt string, first spec.Agent,
 	if left := r.spec().Budget.Wall.D() - r.store.wall(); rn.req.Timeout == 0 || left < rn.req.Timeout {
 		rn.req.Timeout = max(left, time.Millisecond)
 	}
-	if left := r.spec().Budget.CostUSD - r.st.CostUSD; rn.req.MaxBudgetUSD == 0 || left < rn.req.MaxBudgetUSD {
-		rn.req.MaxBudgetUSD = left
-	}
+	rn.req.MaxBudgetUSD = wave.RunCap(a.Backend, a.MaxBudgetUSD, r.spec().Budget.CostUSD-r.st.CostUSD, n)
 	rn.cgroup = r.runCgroup(rn.seq)
 	rn.req.CgroupFD = rn.cgroup.FD()
 	rn.fl = &InFlight{Phase: "build", Task: task.ID, Seq: rn.seq, Transcript: filepath.Join(tdir, rn.base+".log"), PromptFile: promptFile,
