@@ -112,12 +112,43 @@ nobody_scripts=(
   attack_pyshadow_nosite
   attack_run_box
 )
+# The fleet's server-backed tests (an embedded Temporal server, workers as
+# processes, git remotes on disk) live in their own module, internal/fleetdev:
+# the server needs Go 1.26.10 (the go command fetches it) and takes minutes
+# to compile the first time. LOOPRINTER_SKIP_FLEET_SERVER_TESTS=1 skips them.
+# They run beside the sandbox's tests as nobody (both wait on processes
+# much of their time); their output is printed when they end.
+fleet_pid="" fleet_log=""
+if [ -z "${LOOPRINTER_SKIP_FLEET_SERVER_TESTS:-}" ]; then
+  fleet_log=$(mktemp "${TMPDIR:-/tmp}/looprinter-fleetdev.XXXXXX")
+  (
+    SECONDS=0
+    cd internal/fleetdev
+    export GOTOOLCHAIN=go1.26.10+auto TEMPORAL_VERSION_CHECK_DISABLED=1
+    go vet ./...
+    if ! tidy_diff=$(go mod tidy -diff 2>&1); then
+      echo "go mod tidy would change internal/fleetdev/go.mod/go.sum:"; echo "$tidy_diff"; exit 1
+    fi
+    go test -count=1 -timeout 30m ./...
+    echo "test.sh: fleetdev (beside nobody) ${SECONDS}s" >&2
+  ) >"$fleet_log" 2>&1 &
+  fleet_pid=$!
+fi
+cleanup() {
+  [ -z "${nr:-}" ] || rm -rf "$nr"
+  if [ -n "$fleet_pid" ] && kill -0 "$fleet_pid" 2>/dev/null; then
+    pkill -TERM -P "$fleet_pid" 2>/dev/null || true
+    kill "$fleet_pid" 2>/dev/null || true
+  fi
+  [ -z "$fleet_log" ] || rm -f "$fleet_log"
+  phase
+}
+trap cleanup EXIT
 # The sandbox as an ordinary user too (user namespaces, no root): when the
 # tests run as root (CI), its tests run again as nobody.
 phase nobody
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
   nr=$(mktemp -d "${TMPDIR:-/tmp}/looprinter-nonroot.XXXXXX")
-  trap 'rm -rf "$nr"; phase' EXIT
   chmod 755 "$nr"
   mkdir "$nr/home" && chown 65534:65534 "$nr/home"
   go test -c -o "$nr/sandbox.test" ./sandbox
@@ -149,19 +180,14 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
   (cd "$nr/home/internal/cli" && setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$nr/home" TMPDIR="$nr/home" GOCACHE="$nr/home/.gocache" GOPATH="$nr/home/go" CI="${CI:-}" \
     ../../../cli.test -test.count=1 -test.run "TestScript/($(IFS='|'; echo "${nobody_scripts[*]}"))\$")
 fi
-# The fleet's server-backed tests (an embedded Temporal server, workers as
-# processes, git remotes on disk) live in their own module, internal/fleetdev:
-# the server needs Go 1.26.10 (the go command fetches it) and takes minutes
-# to compile the first time. LOOPRINTER_SKIP_FLEET_SERVER_TESTS=1 skips them.
 phase fleetdev
-if [ -z "${LOOPRINTER_SKIP_FLEET_SERVER_TESTS:-}" ]; then
-  (
-    cd internal/fleetdev
-    export GOTOOLCHAIN=go1.26.10+auto TEMPORAL_VERSION_CHECK_DISABLED=1
-    go vet ./...
-    if ! tidy_diff=$(go mod tidy -diff 2>&1); then
-      echo "go mod tidy would change internal/fleetdev/go.mod/go.sum:"; echo "$tidy_diff"; exit 1
-    fi
-    go test -count=1 -timeout 30m ./...
-  )
+if [ -n "$fleet_pid" ]; then
+  fleet_rc=0
+  wait "$fleet_pid" || fleet_rc=$?
+  fleet_pid=""
+  cat "$fleet_log"
+  if [ "$fleet_rc" != 0 ]; then
+    echo "test.sh: the fleet's server-backed tests failed (exit $fleet_rc)" >&2
+    exit "$fleet_rc"
+  fi
 fi
