@@ -148,10 +148,11 @@ func (s *boxServer) alive() bool {
 }
 
 // keepServer keeps s for the next box with its key, or ends it (no key,
-// broken, kept off).
+// broken, kept off: LOOPRINTER_CHECK_BOX_SERVER=gate keeps none, a box
+// per gate as before).
 func keepServer(s *boxServer) {
 	keptServers.Lock()
-	if s.key == "" || s.broken.Load() || keptServers.off {
+	if s.key == "" || s.broken.Load() || keptServers.off || os.Getenv("LOOPRINTER_CHECK_BOX_SERVER") == "gate" {
 		keptServers.Unlock()
 		s.close()
 		return
