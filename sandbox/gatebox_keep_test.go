@@ -305,3 +305,20 @@ func TestKeptServerUsageIsTheCheck(t *testing.T) {
 		t.Fatalf("the next gate's `true` is charged %v after a check of %v (took %d kept)", idle, busy, tookServers())
 	}
 }
+
+// LOOPRINTER_CHECK_BOX_SERVER=gate keeps no server: each gate's box
+// starts its own.
+func TestKeptServerGateOnly(t *testing.T) {
+	if _, err := Resolve(Bwrap); err != nil || LayerProbe() != nil {
+		t.Skip("no bubblewrap with layers here")
+	}
+	keepServers(t)
+	t.Setenv("LOOPRINTER_CHECK_BOX_SERVER", "gate")
+	tree, priv := t.TempDir(), t.TempDir()
+	o := CheckBoxOptions{Kind: Bwrap, Tree: tree, Hide: []string{priv}, Scratch: priv}
+	runIn(t, o, tree, "true")
+	runIn(t, o, tree, "true")
+	if n := tookServers(); n != 0 {
+		t.Fatalf("took %d kept servers, want none", n)
+	}
+}
