@@ -322,3 +322,34 @@ func TestKeptServerGateOnly(t *testing.T) {
 		t.Fatalf("took %d kept servers, want none", n)
 	}
 }
+
+// A server started before any setup lays no base, kept or not: a setup
+// after it gives it back, so the next check sees the setup's output.
+func TestServerWithoutBaseGivenBackForASetup(t *testing.T) {
+	if _, err := Resolve(Bwrap); err != nil || LayerProbe() != nil {
+		t.Skip("no bubblewrap with layers here")
+	}
+	tree, priv := t.TempDir(), t.TempDir()
+	box, err := NewCheckBox(CheckBoxOptions{Kind: Bwrap, Tree: tree, Hide: []string{priv}, Scratch: priv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer box.Close()
+	var out bytes.Buffer
+	if code, err := box.Run(context.Background(), tree, "true", os.Environ(), &out); err != nil || code != 0 {
+		t.Fatalf("exit %d, %v: %s", code, err, out.String())
+	}
+	box.server.key = "" // a server no other box would take
+	cmd, done, err := box.SetupCommand(context.Background(), tree, "echo built > built", os.Environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("setup: %v: %s", err, b)
+	}
+	done()
+	out.Reset()
+	if code, err := box.Run(context.Background(), tree, "cat built", os.Environ(), &out); err != nil || code != 0 || !strings.Contains(out.String(), "built") {
+		t.Fatalf("the setup's output is not under the box's checks (exit %d, %v): %s", code, err, out.String())
+	}
+}

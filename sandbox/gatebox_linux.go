@@ -43,8 +43,10 @@ type boxServer struct {
 	files []*os.File
 	reply []byte // the buffer a check's reply is read into (one at a time)
 	// key is what the server serves (serverKey; "" for a server no other
-	// box takes: one laying its box's base), tree the checks' tree.
+	// box takes: one laying its box's base), tree the checks' tree; noBase:
+	// it lays no base (none was written when it started).
 	key, tree string
+	noBase    bool
 	broken    atomic.Bool   // it did not answer a check: never kept
 	last      time.Time     // kept since
 	mark      time.Duration // its cgroup's CPU at its last check's end
@@ -297,7 +299,7 @@ func (b *CheckBox) startServer(env []string) error {
 			return nil
 		}
 	}
-	s.tree = b.tree
+	s.tree, s.noBase = b.tree, !base
 	cgroupFD := -1
 	if CgroupProbe() == nil {
 		if g, err := NewCgroup(strconv.Itoa(os.Getpid()) + "-box"); err == nil {
@@ -474,7 +476,7 @@ func (b *CheckBox) closeServer() {
 // dropBaselessServer gives back a server that lays no base before a
 // setup writes the base: the box's next check starts one that lays it.
 func (b *CheckBox) dropBaselessServer() {
-	if b.server != nil && b.server.key != "" {
+	if b.server != nil && b.server.noBase {
 		b.closeServer()
 	}
 }
