@@ -27,9 +27,8 @@ import (
 //
 // A box's setups write a layer of the box's own under its checks (its
 // base): a server is kept, and taken, only by a box whose base is empty
-// (no setup ran), and it lays no base; a setup run after such a server
-// was taken gives it back first, so the box's next check starts a server
-// that lays it.
+// (no setup ran), and it lays no base; a setup gives any server that lays
+// no base back first, so the box's next check starts one that lays it.
 
 // keptServerIdle is how long a kept server waits for a box.
 const keptServerIdle = 2 * time.Minute
@@ -46,11 +45,12 @@ var keptServers struct {
 }
 
 // serverKey is what a box's server serves: the user, the environment,
-// the server's spec, bubblewrap's arguments with each bound path's
-// identity (a folder removed and made again, a file replaced, is not the
-// one the server bound; one changed in place is, and the bind shows it),
-// the files given by descriptor by theirs, and the content of HOME's
-// small kept files, which the server copies once.
+// the server's spec, bubblewrap's arguments with the identity of each
+// path a mount is taken from or laid on (viewIDs: a folder removed and
+// made again, a file replaced, is not the one the server bound; one
+// changed in place is, and the bind shows it), the files given by
+// descriptor by theirs, and the content of HOME's small kept files,
+// which the server copies once.
 func serverKey(a []string, spec nshelper.Serve, env []string, passed []string) string {
 	var k strings.Builder
 	k.WriteString(strconv.Itoa(os.Getuid()))
