@@ -69,7 +69,7 @@ go test ./sandbox -run '^$' -bench 'GateCPU' -benchtime 20x -count 3 -timeout 30
 step "a loop of 5 gates of 6 checks, the check box's server kept between gates: CPU per check, in the box and under sandbox: off, interleaved"
 go test ./sandbox -run '^$' -bench 'LoopGatesCPU' -benchtime 20x -count 3 -timeout 30m | tee -a "$OUT/gate.txt"
 echo "load $(load)" >> "$OUT/gate.txt"
-step "checks that start warm: go test with the user's Go build cache empty, without and with the loop's cache layer, against a warm user cache (a cold check compiles the standard library: minutes under load)"
+step "checks that start warm: go test with the user's Go build cache empty, without and with the loop's cache layer, against a warm user cache (a cold check compiles the standard library: minutes under load); then a Python, a jest and a Rust check, cold, with the layer and bare"
 go test ./sandbox -run '^$' -bench 'CheckCache' -benchtime "${CACHE_ITER:-3}x" -count 1 -timeout 60m | tee "$OUT/checkcache.txt"
 echo "load $(load)" >> "$OUT/checkcache.txt"
 step "a verify_strength pass on a 20-line Python change: 40 mutants under the default sandbox, then the same pass under sandbox: off"
@@ -149,6 +149,12 @@ grep -E '^BenchmarkCheckCache/' "$OUT/checkcache.txt" | while read -r line; do
 	name=$(awk '{n=$1; sub(/^BenchmarkCheckCache\//, "", n); sub(/-[0-9]+$/, "", n); print n}' <<<"$line")
 	printf '  %-10s cold %9s  layer %8s  warm-user %8s  bare %8s  warm-up %9s  layer/warm-user %5s  layer/bare %5s\n' "$name" "$(metric cold-ms "$line")" "$(metric layer-ms "$line")" \
 		"$(metric warmuser-ms "$line")" "$(metric bare-ms "$line")" "$(metric warmup-ms "$line")" "$(metric layer/warm-user "$line")" "$(metric layer/bare "$line")"
+done
+echo "   Python, jest, Rust under bubblewrap (median ms; cold: no cache layer; layer: the loop's; bare: unconfined, warm, after a change to the sources; goal: layer/bare <= 1.2)"
+grep -E '^BenchmarkCheckCacheLangs/' "$OUT/checkcache.txt" | while read -r line; do
+	name=$(awk '{n=$1; sub(/^BenchmarkCheckCacheLangs\//, "", n); sub(/-[0-9]+$/, "", n); print n}' <<<"$line")
+	printf '  %-10s cold %9s  layer %8s  bare %8s  warm-up %9s  layer/bare %5s  cold/layer %5s\n' "$name" "$(metric cold-ms "$line")" "$(metric layer-ms "$line")" \
+		"$(metric bare-ms "$line")" "$(metric warmup-ms "$line")" "$(metric layer/bare "$line")" "$(metric cold/layer "$line")"
 done
 echo
 echo "== The clean room and commits (ns per op; load $(tail -1 "$OUT/commit.txt" | cut -d' ' -f2-))"
