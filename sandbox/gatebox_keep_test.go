@@ -41,6 +41,24 @@ func tookServers() int {
 	return keptServers.took
 }
 
+// setupSeen runs a setup in box that writes the file built in tree,
+// then a check that must read it.
+func setupSeen(t *testing.T, box *CheckBox, tree string) {
+	t.Helper()
+	cmd, done, err := box.SetupCommand(context.Background(), tree, "echo built > built", os.Environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("setup: %v: %s", err, b)
+	}
+	done()
+	var out bytes.Buffer
+	if code, err := box.Run(context.Background(), tree, "cat built", os.Environ(), &out); err != nil || code != 0 || !strings.Contains(out.String(), "built") {
+		t.Fatalf("the setup's output is not under the box's checks (exit %d, %v): %s", code, err, out.String())
+	}
+}
+
 // runIn runs line in a new box of o's and closes it, failing t on any
 // error; it returns the check's exit and output.
 func runIn(t *testing.T, o CheckBoxOptions, dir, line string) (int, string) {
@@ -136,18 +154,7 @@ func TestKeptServerOnlyForTheSameView(t *testing.T) {
 	if tookServers() != 1 {
 		t.Fatalf("the same view did not take the kept server (took %d)", tookServers())
 	}
-	cmd, done, err := box.SetupCommand(context.Background(), tree, "echo built > built", os.Environ())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("setup: %v: %s", err, b)
-	}
-	done()
-	out.Reset()
-	if code, err := box.Run(context.Background(), tree, "cat built", os.Environ(), &out); err != nil || code != 0 || !strings.Contains(out.String(), "built") {
-		t.Fatalf("the setup's output is not under the box's checks (exit %d, %v): %s", code, err, out.String())
-	}
+	setupSeen(t, box, tree)
 	if _, err := os.Stat(filepath.Join(tree, "built")); err == nil {
 		t.Fatal("the setup wrote the host's tree")
 	}
@@ -340,16 +347,5 @@ func TestServerWithoutBaseGivenBackForASetup(t *testing.T) {
 		t.Fatalf("exit %d, %v: %s", code, err, out.String())
 	}
 	box.server.key = "" // a server no other box would take
-	cmd, done, err := box.SetupCommand(context.Background(), tree, "echo built > built", os.Environ())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("setup: %v: %s", err, b)
-	}
-	done()
-	out.Reset()
-	if code, err := box.Run(context.Background(), tree, "cat built", os.Environ(), &out); err != nil || code != 0 || !strings.Contains(out.String(), "built") {
-		t.Fatalf("the setup's output is not under the box's checks (exit %d, %v): %s", code, err, out.String())
-	}
+	setupSeen(t, box, tree)
 }
