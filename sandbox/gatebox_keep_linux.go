@@ -76,8 +76,8 @@ func serverKey(a []string, spec nshelper.Serve, env []string, passed []string) s
 
 // pathID writes p and its identity to k: its mount, device, inode and
 // birth time (an inode's number is given again to the next file made;
-// its birth time is not); with content, a file's change time and size
-// too.
+// its birth time is not; a file system that keeps none adds the change
+// time); with content, a file's change time and size too.
 func pathID(k *strings.Builder, p string, content bool) {
 	k.WriteByte(0)
 	k.WriteString(p)
@@ -86,7 +86,9 @@ func pathID(k *strings.Builder, p string, content bool) {
 		return
 	}
 	fmt.Fprintf(k, "\x01%d:%d:%d:%d:%d:%d.%d", st.Mnt_id, st.Dev_major, st.Dev_minor, st.Ino, st.Mask&unix.STATX_BTIME, st.Btime.Sec, st.Btime.Nsec)
-	if content && st.Mode&unix.S_IFMT != unix.S_IFDIR {
+	if st.Mask&unix.STATX_BTIME == 0 || content && st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		// Without a birth time, the change time tells a path made again
+		// (and any change to it: a box is then started more often).
 		fmt.Fprintf(k, ":%d.%d:%d", st.Ctime.Sec, st.Ctime.Nsec, st.Size)
 	}
 }
