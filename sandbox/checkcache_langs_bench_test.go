@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"strings"
 	"testing"
 	"time"
 )
@@ -17,9 +16,9 @@ import (
 // tree it runs in, its command, and the folders its view must read.
 type cacheLang struct {
 	name  string
-	need  []string                        // programs on PATH, else skipped
-	setup func(b *testing.B, tree string) // writes the tree
-	line  func(b *testing.B) string
+	need  []string          // programs on PATH, else skipped
+	setup func(tree string) // writes the tree
+	line  func() string
 	read  func() []string // more folders the checks read (the runners)
 	// sources are the tree's files an agent's change touches: a warm
 	// machine's run after a change (bare) builds them again, as a check
@@ -49,11 +48,11 @@ var cacheLangs = []cacheLang{
 		// unless the cache layer holds it.
 		name: "python",
 		need: []string{"python3"},
-		setup: func(b *testing.B, tree string) {
+		setup: func(tree string) {
 			os.WriteFile(filepath.Join(tree, "m.py"), []byte("import json, decimal, email.mime.text, http.client, xml.etree.ElementTree, argparse, asyncio, csv, statistics\n\ndef name(s):\n    return json.dumps(' '.join(s.split()))\n"), 0o644)
 			os.WriteFile(filepath.Join(tree, "test_m.py"), []byte("import unittest\nimport m\n\nclass T(unittest.TestCase):\n    def test_name(self):\n        self.assertEqual(m.name('a  b'), '\"a b\"')\n"), 0o644)
 		},
-		line:    func(*testing.B) string { return "python3 -m unittest -q" },
+		line:    func() string { return "python3 -m unittest -q" },
 		sources: []string{"m.py", "test_m.py"},
 	},
 	{
@@ -61,14 +60,14 @@ var cacheLangs = []cacheLang{
 		// default is the temporary folder, a check's own).
 		name: "jest",
 		need: []string{"node"},
-		setup: func(b *testing.B, tree string) {
+		setup: func(tree string) {
 			os.WriteFile(filepath.Join(tree, "package.json"), []byte(`{"name": "m", "version": "1.0.0"}`+"\n"), 0o644)
 			os.WriteFile(filepath.Join(tree, "jest.config.js"), []byte("module.exports = { cacheDirectory: '<rootDir>/node_modules/.cache/jest', testEnvironment: 'node' };\n"), 0o644)
 			os.MkdirAll(filepath.Join(tree, "node_modules", ".cache"), 0o755)
 			os.WriteFile(filepath.Join(tree, "sum.js"), []byte("const sum = (a, b) => a + b;\nmodule.exports = { sum };\n"), 0o644)
 			os.WriteFile(filepath.Join(tree, "sum.test.js"), []byte("const { sum } = require('./sum');\ntest('adds', () => { expect(sum(1, 2)).toBe(3); });\n"), 0o644)
 		},
-		line: func(b *testing.B) string {
+		line: func() string {
 			return shellQuote(filepath.Join(jsRunners(), "node_modules", ".bin", "jest")) + " --ci --silent --config jest.config.js"
 		},
 		read:    func() []string { return []string{jsRunners()} },
@@ -79,12 +78,12 @@ var cacheLangs = []cacheLang{
 		// again in every check: their freshness is a file's time).
 		name: "rust",
 		need: []string{"cargo"},
-		setup: func(b *testing.B, tree string) {
+		setup: func(tree string) {
 			os.WriteFile(filepath.Join(tree, "Cargo.toml"), []byte("[package]\nname = \"m\"\nversion = \"0.1.0\"\nedition = \"2021\"\n"), 0o644)
 			os.MkdirAll(filepath.Join(tree, "src"), 0o755)
 			os.WriteFile(filepath.Join(tree, "src", "lib.rs"), []byte("pub fn name(s: &str) -> String {\n    s.split_whitespace().collect::<Vec<_>>().join(\" \")\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn name() {\n        assert_eq!(super::name(\"a  b\"), \"a b\");\n    }\n}\n"), 0o644)
 		},
-		line:    func(*testing.B) string { return "cargo test --offline -q" },
+		line:    func() string { return "cargo test --offline -q" },
 		sources: []string{filepath.Join("src", "lib.rs")},
 	},
 }
@@ -99,9 +98,8 @@ var cacheLangs = []cacheLang{
 // medians in ms, layer/bare (target: at most 1.2) and cold/layer. A
 // language whose tools are not here is skipped. Run with -benchtime Nx.
 func BenchmarkCheckCacheLangs(b *testing.B) {
-	if _, err := Resolve(Bwrap); err != nil || LayerProbe() != nil {
-		b.Skip("no bubblewrap with layers here")
-	}
+	need(b, Bwrap)
+	needLayers(b)
 	for _, lang := range cacheLangs {
 		b.Run(lang.name, func(b *testing.B) {
 			for _, p := range lang.need {
@@ -115,8 +113,8 @@ func BenchmarkCheckCacheLangs(b *testing.B) {
 			root, _ := filepath.EvalSymlinks(b.TempDir())
 			tree := filepath.Join(root, "tree")
 			os.MkdirAll(tree, 0o755)
-			lang.setup(b, tree)
-			line := lang.line(b)
+			lang.setup(tree)
+			line := lang.line()
 			env := os.Environ()
 			var view ViewSpec
 			if lang.read != nil {
@@ -156,11 +154,14 @@ func BenchmarkCheckCacheLangs(b *testing.B) {
 				b.Fatal(err)
 			}
 			warmUp := time.Since(start)
-			// What the runs left in the tree is not the next run's: the
-			// boxes wrote their layers, a bare run the tree itself.
-			for _, d := range []string{"target", filepath.Join("node_modules", ".cache", "jest"), "__pycache__"} {
-				os.RemoveAll(filepath.Join(tree, d))
+			// What a bare run left in the tree (the boxes wrote their
+			// layers) is not the next run's.
+			clean := func() {
+				for _, d := range []string{"target", filepath.Join("node_modules", ".cache", "jest"), "__pycache__"} {
+					os.RemoveAll(filepath.Join(tree, d))
+				}
 			}
+			clean()
 			times := map[string][]time.Duration{}
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -172,9 +173,7 @@ func BenchmarkCheckCacheLangs(b *testing.B) {
 					os.Chtimes(filepath.Join(tree, f), now, now)
 				}
 				times["bare"] = append(times["bare"], bare())
-				for _, d := range []string{"target", filepath.Join("node_modules", ".cache", "jest"), "__pycache__"} {
-					os.RemoveAll(filepath.Join(tree, d))
-				}
+				clean()
 			}
 			b.StopTimer()
 			ms := func(k string) float64 {
@@ -183,7 +182,7 @@ func BenchmarkCheckCacheLangs(b *testing.B) {
 				return float64(d[len(d)/2].Microseconds()) / 1000
 			}
 			for _, k := range []string{"cold", "layer", "bare"} {
-				b.ReportMetric(ms(k), strings.ReplaceAll(k, "-", "")+"-ms")
+				b.ReportMetric(ms(k), k+"-ms")
 			}
 			b.ReportMetric(float64(warmUp.Microseconds())/1000, "warmup-ms")
 			b.ReportMetric(ms("layer")/ms("bare"), "layer/bare")

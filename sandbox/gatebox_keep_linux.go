@@ -130,14 +130,17 @@ func takeServer(key string) *boxServer {
 			break
 		}
 	}
-	if found != nil {
-		keptServers.took++
-	}
 	keptServers.Unlock()
-	if found != nil && !found.alive() {
+	if found == nil {
+		return nil
+	}
+	if !found.alive() {
 		found.close()
 		return nil
 	}
+	keptServers.Lock()
+	keptServers.took++
+	keptServers.Unlock()
 	return found
 }
 

@@ -80,9 +80,8 @@ func runIn(t *testing.T, o CheckBoxOptions, dir, line string) (int, string) {
 // gate's check wrote (the tree, HOME, /tmp, /dev/shm) or left running
 // reaches the next gate's; a changed tree is seen at once.
 func TestKeptServerCarriesNothing(t *testing.T) {
-	if _, err := Resolve(Bwrap); err != nil || LayerProbe() != nil {
-		t.Skip("no bubblewrap with layers here")
-	}
+	need(t, Bwrap)
+	needLayers(t)
 	keepServers(t)
 	tree, priv := t.TempDir(), t.TempDir()
 	writeTinyModule(t, tree)
@@ -116,9 +115,8 @@ echo ok`
 // own server; a setup's output reaches the checks of its box even after
 // the box took a kept server.
 func TestKeptServerOnlyForTheSameView(t *testing.T) {
-	if _, err := Resolve(Bwrap); err != nil || LayerProbe() != nil {
-		t.Skip("no bubblewrap with layers here")
-	}
+	need(t, Bwrap)
+	needLayers(t)
 	keepServers(t)
 	tree, priv, other := t.TempDir(), t.TempDir(), t.TempDir()
 	writeTinyModule(t, tree)
@@ -163,9 +161,8 @@ func TestKeptServerOnlyForTheSameView(t *testing.T) {
 // A kept server that ended meanwhile (killed) is not taken: the next box
 // starts its own and its check runs.
 func TestKeptServerEnded(t *testing.T) {
-	if _, err := Resolve(Bwrap); err != nil || LayerProbe() != nil {
-		t.Skip("no bubblewrap with layers here")
-	}
+	need(t, Bwrap)
+	needLayers(t)
 	keepServers(t)
 	tree, priv := t.TempDir(), t.TempDir()
 	writeTinyModule(t, tree)
@@ -189,9 +186,8 @@ func TestKeptServerEnded(t *testing.T) {
 // server's cgroup's whole figure, read when the loop's end ends it (the
 // first gate's start and the last one's end in it).
 func BenchmarkLoopGatesCPU(b *testing.B) {
-	if _, err := Resolve(Bwrap); err != nil || LayerProbe() != nil {
-		b.Skip("no bubblewrap with layers here")
-	}
+	need(b, Bwrap)
+	needLayers(b)
 	if CgroupProbe() != nil {
 		b.Skip("no cgroup here: the box's CPU cannot be counted")
 	}
@@ -256,9 +252,8 @@ func BenchmarkLoopGatesCPU(b *testing.B) {
 // after a gate (the kernel then detaches the kept server's cover of it),
 // is not shown to the next gate's checks: that box starts its own server.
 func TestKeptServerHiddenMadeAgain(t *testing.T) {
-	if _, err := Resolve(Bwrap); err != nil || LayerProbe() != nil {
-		t.Skip("no bubblewrap with layers here")
-	}
+	need(t, Bwrap)
+	needLayers(t)
 	keepServers(t)
 	tree, priv := t.TempDir(), t.TempDir()
 	writeTinyModule(t, tree)
@@ -282,9 +277,8 @@ func TestKeptServerHiddenMadeAgain(t *testing.T) {
 // The first check of a box that took a kept server is charged its own
 // CPU, not what the server spent for the gates before it.
 func TestKeptServerUsageIsTheCheck(t *testing.T) {
-	if _, err := Resolve(Bwrap); err != nil || LayerProbe() != nil {
-		t.Skip("no bubblewrap with layers here")
-	}
+	need(t, Bwrap)
+	needLayers(t)
 	if CgroupProbe() != nil {
 		t.Skip("no cgroup here: a box's CPU is not read")
 	}
@@ -316,9 +310,8 @@ func TestKeptServerUsageIsTheCheck(t *testing.T) {
 // LOOPRINTER_CHECK_BOX_SERVER=gate keeps no server: each gate's box
 // starts its own.
 func TestKeptServerGateOnly(t *testing.T) {
-	if _, err := Resolve(Bwrap); err != nil || LayerProbe() != nil {
-		t.Skip("no bubblewrap with layers here")
-	}
+	need(t, Bwrap)
+	needLayers(t)
 	keepServers(t)
 	t.Setenv("LOOPRINTER_CHECK_BOX_SERVER", "gate")
 	tree, priv := t.TempDir(), t.TempDir()
@@ -333,9 +326,8 @@ func TestKeptServerGateOnly(t *testing.T) {
 // A server started before any setup lays no base, kept or not: a setup
 // after it gives it back, so the next check sees the setup's output.
 func TestServerWithoutBaseGivenBackForASetup(t *testing.T) {
-	if _, err := Resolve(Bwrap); err != nil || LayerProbe() != nil {
-		t.Skip("no bubblewrap with layers here")
-	}
+	need(t, Bwrap)
+	needLayers(t)
 	tree, priv := t.TempDir(), t.TempDir()
 	box, err := NewCheckBox(CheckBoxOptions{Kind: Bwrap, Tree: tree, Hide: []string{priv}, Scratch: priv})
 	if err != nil {

@@ -216,7 +216,7 @@ func (b *CheckBox) startServer(env []string) error {
 	}
 	// A base no setup wrote is laid by no server: such a server serves
 	// the next box's checks as well (gatebox_keep_linux.go).
-	base := !emptyFolder(b.base.Upper)
+	base := !emptyDir(b.base.Upper)
 	var layers []Layer
 	for _, t := range b.targets {
 		l := Layer{Target: t}
@@ -315,18 +315,6 @@ func (b *CheckBox) startServer(env []string) error {
 	s.spare = Spare(cmd.Process.Pid)
 	b.server = s
 	return nil
-}
-
-// emptyFolder says whether the folder d holds nothing (true where it
-// cannot be read: nothing of it is laid).
-func emptyFolder(d string) bool {
-	f, err := os.Open(d)
-	if err != nil {
-		return true
-	}
-	defer f.Close()
-	names, _ := f.Readdirnames(1)
-	return len(names) == 0
 }
 
 // startServe starts bubblewrap with args a, which end in the layer
