@@ -317,11 +317,18 @@ func drainCgroup(path string, deadline time.Time, between func()) ([]int, error)
 	}
 }
 
-// PruneCgroups removes the empty cgroups of engines that are gone (named
-// CgroupPrefix+PID+"-…" below this process's cgroup, PID no longer alive):
-// a killed engine leaves its run's cgroup behind. One that still has
-// processes is kept: it is a crashed loop's, ended by that loop's next
-// start or `looprinter stop`. It returns how many it removed.
+// PruneCgroups tidies the cgroups of engines that are gone (named
+// CgroupPrefix+PID+"-…" below this process's cgroup, PID no longer
+// alive): a killed engine leaves its cgroups behind. An empty one is
+// removed. One of a check or of a box (PID+"-check-…", PID+"-box-…") is
+// ended whole (EndCgroup): no loop's state names it, and what is in it
+// judges for an engine that is gone (bubblewrap, killed between its
+// start and its command's, can even be left waiting for ever as the
+// first process of a PID namespace of its own); it is killed without
+// waiting, and removed here once its processes are reaped (by this
+// prune or the next). A run's that still has processes is kept: it is a
+// crashed loop's, ended by that loop's next start or `looprinter stop`,
+// which say what they ended. It returns how many it removed.
 func PruneCgroups() int {
 	home, err := cgroupHome()
 	if err != nil {
@@ -334,7 +341,7 @@ func PruneCgroups() int {
 		if !ok || !d.IsDir() {
 			continue
 		}
-		pidText, _, _ := strings.Cut(rest, "-")
+		pidText, kind, _ := strings.Cut(rest, "-")
 		pid, err := strconv.Atoi(pidText)
 		if err != nil || pid <= 0 {
 			continue
@@ -343,11 +350,28 @@ func PruneCgroups() int {
 			continue // its engine lives
 		}
 		path := filepath.Join(home, d.Name())
+		if strings.HasPrefix(kind, "check-") || strings.HasPrefix(kind, "box-") {
+			killCgroup(path)
+		}
 		if !cgroupPopulated(path) && syscall.Rmdir(path) == nil {
 			n++
 		}
 	}
 	return n
+}
+
+// killCgroup kills every process of the cgroup at path and does not
+// wait for them: cgroup.kill, or before Linux 5.14 each process it lists
+// (twice: one forked in between is listed the second time).
+func killCgroup(path string) {
+	if os.WriteFile(filepath.Join(path, "cgroup.kill"), []byte("1"), 0) == nil {
+		return
+	}
+	for range 2 {
+		for _, pid := range cgroupPids(path) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
 }
 
 // cgroupPopulated reads cgroup.events: "populated 1" while a process of

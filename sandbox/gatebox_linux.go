@@ -300,14 +300,8 @@ func (b *CheckBox) startServer(env []string) error {
 		}
 	}
 	s.tree, s.noBase = b.tree, !base
-	cgroupFD := -1
-	if CgroupProbe() == nil {
-		if g, err := NewCgroup(strconv.Itoa(os.Getpid()) + "-box"); err == nil {
-			s.g = g
-			cgroupFD = g.FD()
-		}
-	}
-	conn, cmd, err := startServe(a, spec, s.files, cgroupFD, false)
+	s.g = boxCgroup()
+	conn, cmd, err := startServe(a, spec, s.files, s.g.FD(), false)
 	if err != nil {
 		return fail(err)
 	}
@@ -315,6 +309,21 @@ func (b *CheckBox) startServer(env []string) error {
 	s.spare = Spare(cmd.Process.Pid)
 	b.server = s
 	return nil
+}
+
+// boxCgroup is the cgroup a box is born in, named for this engine
+// (CgroupPrefix+PID+"-box-…"): nil where the machine gives none. Its
+// End ends the box whole; a box a killed engine left is ended by the
+// next engine's PruneCgroups.
+func boxCgroup() *Cgroup {
+	if CgroupProbe() != nil {
+		return nil
+	}
+	g, err := NewCgroup(strconv.Itoa(os.Getpid()) + "-box")
+	if err != nil {
+		return nil
+	}
+	return g
 }
 
 // startServe starts bubblewrap with args a, which end in the layer

@@ -188,6 +188,10 @@ type agentBox struct {
 	spare func()
 	busy  bool
 	last  time.Time
+	// g is the box's own cgroup (bubblewrap and the server; each run's
+	// agent is moved to its run's): a killed engine's box is ended by the
+	// next engine's PruneCgroups. nil where the machine gives none.
+	g *Cgroup
 }
 
 // boxStarts counts the boxes this process started.
@@ -304,6 +308,9 @@ func (x *agentBox) close() {
 			<-done
 		}
 	}
+	if x.g != nil {
+		x.g.End()
+	}
 	if x.spare != nil {
 		x.spare()
 	}
@@ -374,7 +381,8 @@ func (b *BoxedRun) start() (*agentBox, error) {
 		return fail(err)
 	}
 	a = append(a, "--remount-ro", "/dev", "--remount-ro", "/", "--chdir", "/", "--", self)
-	conn, cmd, err := startServe(a, spec, x.files, -1, true)
+	x.g = boxCgroup()
+	conn, cmd, err := startServe(a, spec, x.files, x.g.FD(), true)
 	if err != nil {
 		return fail(err)
 	}
