@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/looprinter/looprinter/sandbox/nshelper"
@@ -100,21 +101,60 @@ func pathID(k *strings.Builder, p string, content bool) {
 // the host, takes its cover with it (the kernel detaches a mount whose
 // mount point is removed in another namespace): made again, it would show
 // uncovered.
+//
+// Each option is read by bwrapOptions, which says which of its arguments
+// are such paths. An option it does not know (or an argument where an
+// option should be) makes the key one of its own: the box is never
+// reused, rather than reused for a path nobody looked at. The command
+// after "--" is the server's, by descriptor (the caller's passed files).
 func viewIDs(k *strings.Builder, a []string) {
 	for i := 0; i < len(a); i++ {
 		k.WriteString("\x04" + a[i])
-		switch a[i] {
-		case "--bind", "--ro-bind", "--dev-bind", "--bind-try", "--ro-bind-try":
-			if i+2 < len(a) {
-				pathID(k, a[i+1], false)
-				pathID(k, a[i+2], false)
-			}
-		case "--tmpfs", "--dir", "--remount-ro":
-			if i+1 < len(a) {
-				pathID(k, a[i+1], false)
+		if a[i] == "--" {
+			return
+		}
+		paths, known := bwrapOptions[a[i]]
+		if !known || i+len(paths) >= len(a) {
+			fmt.Fprintf(k, "\x05unread:%d", uniqueKeys.Add(1))
+			return
+		}
+		for _, isPath := range paths {
+			i++
+			k.WriteString("\x04" + a[i])
+			if isPath {
+				pathID(k, a[i], false)
 			}
 		}
 	}
+}
+
+// uniqueKeys makes the key of a view viewIDs cannot read one of its own.
+var uniqueKeys atomic.Int64
+
+// bwrapOptions are bubblewrap's options a view may hold, each with its
+// arguments: true for a path of the host's a mount is taken from or laid
+// on. A --symlink's is laid in a folder an earlier option of the view
+// made (a --tmpfs or --dir, read here) and holds text, not a host path;
+// --chdir names a folder of the box's own view.
+var bwrapOptions = map[string][]bool{
+	"--die-with-parent": nil, "--unshare-pid": nil, "--new-session": nil,
+	"--unshare-user": nil, "--unshare-user-try": nil, "--unshare-net": nil,
+	"--unshare-ipc": nil, "--unshare-uts": nil, "--unshare-cgroup": nil,
+	"--unshare-cgroup-try": nil, "--unshare-all": nil, "--share-net": nil,
+	"--as-pid-1": nil, "--clearenv": nil, "--disable-userns": nil,
+	"--assert-userns-disabled": nil,
+
+	"--cap-drop": {false}, "--cap-add": {false}, "--info-fd": {false},
+	"--uid": {false}, "--gid": {false}, "--unsetenv": {false},
+	"--hostname": {false}, "--perms": {false}, "--size": {false},
+	"--chdir": {false}, "--argv0": {false},
+
+	"--tmpfs": {true}, "--dir": {true}, "--remount-ro": {true},
+	"--dev": {true}, "--proc": {true}, "--mqueue": {true},
+
+	"--bind": {true, true}, "--ro-bind": {true, true}, "--dev-bind": {true, true},
+	"--bind-try": {true, true}, "--ro-bind-try": {true, true}, "--dev-bind-try": {true, true},
+	"--symlink": {false, false}, "--setenv": {false, false}, "--chmod": {false, true},
 }
 
 // takeServer is a kept server with key, out of the kept ones; nil for
