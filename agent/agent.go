@@ -146,7 +146,7 @@ type Invocation struct {
 // Exit describes how the process ended, for the parser's final verdict.
 type Exit struct {
 	Code       int    // exit code; -1 when killed by a signal
-	Killed     Status // StatusTimeout, StatusIdle or StatusInterrupted when the runner killed it; "" otherwise
+	Killed     Status // StatusTimeout, StatusIdle, StatusInterrupted or StatusCapped (past its cost cap) when the runner killed it; "" otherwise
 	StderrTail string // the last few KiB of standard error
 	StartErr   error  // the process could not be started at all
 }

@@ -18,7 +18,8 @@ func init() { RegisterBackend(commandBackend) }
 // ::looprinter rate_limited lines (see report), so no LimitReset.
 var commandBackend = Backend{
 	Name: "command", Label: "command",
-	New: func() Adapter { return commandAdapter{} },
+	New:        func() Adapter { return commandAdapter{} },
+	MetersCost: true,
 }
 
 // commandAdapter runs any program: the prompt on stdin (and in
@@ -126,6 +127,9 @@ func (p *commandParser) lastLines() string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// Spent is what the run reported it spent so far (its cost_usd lines).
+func (p *commandParser) Spent() float64 { return p.usage.CostUSD }
 
 func (p *commandParser) Finish(exit Exit) Result {
 	res := p.usage

@@ -55,6 +55,12 @@ type Backend struct {
 	// engine can share what is left among runs at once without a guess.
 	HoldsCostCap bool
 
+	// MetersCost says the CLI's output tells what the run has spent as it
+	// runs (command's ::looprinter cost_usd lines), so the engine stops a
+	// run at its cost cap itself: once what it reported passes the cap,
+	// the run is stopped as at its timeout, its status capped (Run).
+	MetersCost bool
+
 	// LimitReset reads from the CLI's error text when a usage limit resets
 	// ("try again in 3h"), zero when it does not say; the parser uses it for
 	// a rate-limited run. nil: the backend reports it another way (command's
@@ -139,11 +145,13 @@ func Find(name string) (Backend, bool) {
 	return b, ok
 }
 
-// HoldsCostCap says whether backend's CLI stops a run at the cost cap it
-// is given (Backend.HoldsCostCap).
-func HoldsCostCap(backend string) bool {
+// CapHeld says whether a run of backend is stopped at the cost cap it is
+// given: by its CLI (Backend.HoldsCostCap) or by the engine, which reads
+// what the run spent as it runs (Backend.MetersCost). A run may pass its
+// cap by what it spent between two reports (a turn, a line).
+func CapHeld(backend string) bool {
 	b, ok := Find(backend)
-	return ok && b.HoldsCostCap
+	return ok && (b.HoldsCostCap || b.MetersCost)
 }
 
 // Lookup returns the adapter for a backend name.

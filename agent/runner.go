@@ -203,6 +203,14 @@ func Run(ctx context.Context, req Request, ad Adapter, onTool func(ToolEvent)) R
 	var lastOutput atomic.Int64
 	lastOutput.Store(time.Now().UnixNano())
 	var outBytes atomic.Int64
+	// A run whose output tells what it spent (a spendMeter: the backend's
+	// MetersCost) is stopped once that passes its cost cap.
+	meter, _ := parser.(spendMeter)
+	if req.MaxBudgetUSD <= 0 {
+		meter = nil
+	}
+	overCap := make(chan struct{})
+	var spent float64
 
 	var wg sync.WaitGroup
 	wg.Add(2)
@@ -242,6 +250,10 @@ func Run(ctx context.Context, req Request, ad Adapter, onTool func(ToolEvent)) R
 				if onTool != nil {
 					onTool(ev)
 				}
+			}
+			if meter != nil && meter.Spent() > req.MaxBudgetUSD {
+				spent, meter = meter.Spent(), nil
+				close(overCap)
 			}
 		})
 	}()
@@ -307,6 +319,10 @@ loop:
 			killed = StatusTimeout
 			werr = stopGroup(kill, req.Grace, waitErr)
 			break loop
+		case <-overCap:
+			killed = StatusCapped
+			werr = stopGroup(kill, req.Grace, waitErr)
+			break loop
 		case <-tick.C:
 			if req.IdleTimeout > 0 && time.Since(time.Unix(0, lastOutput.Load())) >= req.IdleTimeout {
 				killed = StatusIdle
@@ -333,7 +349,19 @@ loop:
 
 	var code int
 	code, signal = boxed.exit(werr, cmd)
-	return finish(Exit{Code: code, Killed: killed, StderrTail: errTail.String()}, outBytes.Load())
+	res := finish(Exit{Code: code, Killed: killed, StderrTail: errTail.String()}, outBytes.Load())
+	if killed == StatusCapped {
+		// Read once the output is drained: spent was set before overCap
+		// was closed.
+		res.Error = fmt.Sprintf("stopped at its cost cap: the run reported $%.4f spent, past its cap of $%.4f (agent.max_budget_usd, or its share of what the loop's cost budget left)", spent, req.MaxBudgetUSD)
+	}
+	return res
+}
+
+// A spendMeter is a parser that knows what its run has spent so far, as
+// the run's output says it (Backend.MetersCost).
+type spendMeter interface {
+	Spent() float64
 }
 
 // ParseTranscript reads back a transcript the way Run reads the live output,

@@ -10,9 +10,10 @@
 # CHECK_SLEEP=2 (seconds; 0, the default: none) makes the verify check
 # sleep that long and judges each task with it (git.rollback: task, in a
 # repository of the loop's own), so that judging a wave's runs counts.
-# RESERVE=1 (USD) sets the agent's max_budget_usd: each run's reserve of
-# the cost budget is known from the start, and the first wave is full
-# (without it, the first wave is one run: docs/loop-file.md, "parallel").
+# RESERVE=1 (USD) sets the agent's max_budget_usd. Either way the first
+# wave is full: the agent is a command agent, whose runs the engine stops
+# at their cost cap (each at its share of the cost budget), so no reserve
+# is wagered (docs/loop-file.md, "parallel").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SLEEP=${SLEEP:-2s}

@@ -16,10 +16,11 @@ type Spent struct {
 // BudgetFor is what the budgets of l leave for the runs of a wave, s
 // spent: a run's reserve is the build agent's cap where set, else the mean
 // cost of the loop's build runs so far (a plan run's cost says nothing of
-// a build's). A build agent whose CLI holds its cost cap itself
-// (agent.HoldsCostCap) wagers nothing on a guess: each run of a wave is
-// capped at its share of what is left (RunCap), so the reserve is known
-// from the first wave on.
+// a build's). A build agent whose runs are stopped at their cost cap
+// (agent.CapHeld: by its CLI, or by the engine reading what a run spent
+// as it runs) wagers nothing on a guess: each run of a wave is capped at
+// its share of what is left (RunCap), so the reserve is known from the
+// first wave on.
 func BudgetFor(l *spec.Loop, s Spent) Budget {
 	b := Budget{IterationsLeft: l.Budget.Iterations - s.Iterations, CostLeft: math.Inf(1)}
 	if l.Budget.CostUSD > 0 {
@@ -27,21 +28,21 @@ func BudgetFor(l *spec.Loop, s Spent) Budget {
 	}
 	build := l.AgentFor("build", false)
 	b.PerRun = RunReserve(build.MaxBudgetUSD, s.BuildCostUSD, s.BuildRuns)
-	b.Unknown = !(build.MaxBudgetUSD > 0 || s.BuildRuns > 0 || agent.HoldsCostCap(build.Backend))
+	b.Unknown = !(build.MaxBudgetUSD > 0 || s.BuildRuns > 0 || agent.CapHeld(build.Backend))
 	return b
 }
 
 // RunCap is the cost cap a run of one of n runs started at once gets: its
 // agent's max_budget_usd (0: none), lowered to what the cost budget
-// leaves (left; +Inf: no cost budget) and, where its CLI holds the cap
-// itself (agent.HoldsCostCap) and n > 1, to its share of that (left/n):
+// leaves (left; +Inf: no cost budget) and, where its runs are stopped at
+// their cap (agent.CapHeld) and n > 1, to its share of that (left/n):
 // the runs of a wave together never spend past the budget. 0 is no cap.
 func RunCap(backend string, maxBudgetUSD, left float64, n int) float64 {
 	c := maxBudgetUSD
 	if !math.IsInf(left, 1) && (c == 0 || left < c) {
 		c = left
 	}
-	if n > 1 && agent.HoldsCostCap(backend) && !math.IsInf(left, 1) && c > left/float64(n) {
+	if n > 1 && agent.CapHeld(backend) && !math.IsInf(left, 1) && c > left/float64(n) {
 		c = left / float64(n)
 	}
 	return c
