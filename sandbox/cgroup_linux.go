@@ -88,7 +88,7 @@ func findCgroupHome() (string, error) {
 	// A process can be started in it (clone3 with CLONE_INTO_CGROUP:
 	// Linux 5.7 or later), or no run could start at all.
 	startErr := startIn(probe)
-	if err := syscall.Rmdir(probe); err != nil {
+	if err := rmdirCgroup(probe); err != nil {
 		return "", fmt.Errorf("cannot remove the probe cgroup %s: %v", probe, err)
 	}
 	if startErr != nil {
@@ -96,6 +96,23 @@ func findCgroupHome() (string, error) {
 	}
 	return home, nil
 }
+
+// rmdirCgroup removes the empty cgroup at path: the kernel can refuse it
+// (EBUSY) for a moment after its last process was reaped.
+func rmdirCgroup(path string) error {
+	deadline := time.Now().Add(time.Second)
+	for {
+		err := syscall.Rmdir(path)
+		if err == nil || !errors.Is(err, syscall.EBUSY) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// probeLeft is how old an empty probe cgroup must be for PruneCgroups to
+// take it for one a killed engine left (a probe lasts a moment).
+const probeLeft = time.Minute
 
 // startIn runs /bin/sh -c 'exit 0' born in the cgroup at path.
 func startIn(path string) error {
@@ -328,7 +345,9 @@ func drainCgroup(path string, deadline time.Time, between func()) ([]int, error)
 // waiting, and removed here once its processes are reaped (by this
 // prune or the next). A run's that still has processes is kept: it is a
 // crashed loop's, ended by that loop's next start or `looprinter stop`,
-// which say what they ended. It returns how many it removed.
+// which say what they ended. An empty probe cgroup a minute old (an
+// engine killed while it probed) is removed. It returns how many it
+// removed.
 func PruneCgroups() int {
 	home, err := cgroupHome()
 	if err != nil {
@@ -339,6 +358,14 @@ func PruneCgroups() int {
 	for _, d := range ents {
 		rest, ok := strings.CutPrefix(d.Name(), CgroupPrefix)
 		if !ok || !d.IsDir() {
+			continue
+		}
+		if strings.HasPrefix(rest, "probe-") {
+			// An engine killed while it probed left its probe.
+			path := filepath.Join(home, d.Name())
+			if info, err := d.Info(); err == nil && time.Since(info.ModTime()) > probeLeft && !cgroupPopulated(path) && syscall.Rmdir(path) == nil {
+				n++
+			}
 			continue
 		}
 		pidText, kind, _ := strings.Cut(rest, "-")

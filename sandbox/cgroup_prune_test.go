@@ -122,3 +122,32 @@ func TestRunBoxInACgroupOfItsOwn(t *testing.T) {
 		t.Errorf("the box's cgroup stayed once the box was closed: %v", err)
 	}
 }
+
+// An empty probe cgroup a minute old is one an engine killed while it
+// probed left: the prune removes it. A fresh one may be a live engine's
+// probe and stays.
+func TestPruneCgroupsRemovesOldProbes(t *testing.T) {
+	needCgroup(t)
+	home, _ := cgroupHome()
+	old, err := os.MkdirTemp(home, CgroupPrefix+"probe-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Rmdir(old) })
+	fresh, err := os.MkdirTemp(home, CgroupPrefix+"probe-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Rmdir(fresh) })
+	then := time.Now().Add(-2 * probeLeft)
+	if err := os.Chtimes(old, then, then); err != nil {
+		t.Skipf("the cgroup file system keeps no time set here: %v", err)
+	}
+	PruneCgroups()
+	if _, err := os.Stat(old); !os.IsNotExist(err) {
+		t.Errorf("an old probe cgroup stayed: %v", err)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("a fresh probe cgroup was removed: %v", err)
+	}
+}
