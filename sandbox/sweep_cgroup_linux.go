@@ -5,6 +5,8 @@ package sandbox
 import (
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // SweepCgroups is Sweep for runs that each had a cgroup of their own
@@ -38,7 +40,8 @@ func SweepCgroups(groups []*Cgroup, keep ...int) []int {
 
 // reapExited reaps this process's children that have exited, but those in
 // keep (their starters wait for them). With nothing kept, wait4(-1) until
-// none is left: no read of /proc; otherwise the children files name them.
+// none is left: no read of /proc; otherwise, once waitid says a child has
+// exited, the children files name them.
 func reapExited(keep []int) {
 	if len(keep) == 0 {
 		for range sweepPasses * 10 {
@@ -51,6 +54,12 @@ func reapExited(keep []int) {
 				return // none exited (0) or no child at all (ECHILD)
 			}
 		}
+		return
+	}
+	// Most often no child has exited: one look says so (WNOWAIT leaves a
+	// child it finds to be reaped below), with no read of /proc.
+	var info unix.Siginfo
+	if err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil); err != nil || info.Signo == 0 {
 		return
 	}
 	kids, _ := children()
