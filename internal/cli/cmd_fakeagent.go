@@ -1,6 +1,10 @@
 package cli
 
 import (
+	"os"
+	"os/signal"
+	"syscall"
+
 	"github.com/spf13/cobra"
 
 	"github.com/looprinter/looprinter/internal/fakeagent"
@@ -17,6 +21,11 @@ func newFakeAgentCmd(io *IO) *cobra.Command {
 		Hidden:             true,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// A stand-in for an agent CLI ends on TERM and INT as one does
+			// (its script's ignore-term aside): the entry point catches
+			// them so that looprinter's own commands end cleanly, which
+			// an agent's stop must not wait for.
+			signal.Reset(os.Interrupt, syscall.SIGTERM)
 			if code := fakeagent.Main(args, io.In, io.Out, io.Err); code != 0 {
 				return &ExitError{Code: code}
 			}
