@@ -393,6 +393,30 @@ func (b *BoxedRun) start() (*agentBox, error) {
 	return x, nil
 }
 
+// recvWithin receives one message on the packet socket fd within d
+// (syscall.EAGAIN past it). A receive with a timeout set is not restarted
+// after a signal handler ran (EINTR, where one without is), and this
+// process takes signals all the time (a child's end, the Go runtime's
+// own): such a receive is made again with what is left of d, never taken
+// for the box's end.
+func recvWithin(fd int, buf, oob []byte, d time.Duration) (n, oobn int, err error) {
+	deadline := time.Now().Add(d)
+	defer unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &unix.Timeval{})
+	for {
+		// A timeout of zero is none: the last wait is a millisecond.
+		left := max(time.Until(deadline), time.Millisecond)
+		tv := unix.NsecToTimeval(left.Nanoseconds())
+		unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
+		n, oobn, _, _, err = unix.Recvmsg(fd, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if err != unix.EINTR {
+			return n, oobn, err
+		}
+		if time.Now().After(deadline) {
+			return 0, 0, syscall.EAGAIN
+		}
+	}
+}
+
 // A BoxedProcess is an agent a box started.
 type BoxedProcess struct {
 	// Pid is the agent's process in this process's PID namespace: the
@@ -504,10 +528,7 @@ func (b *BoxedRun) Start(cmd *exec.Cmd, cgroupFD int) (*BoxedProcess, error) {
 	// Laying a run's view takes milliseconds; a box that does not answer
 	// in runBoxAnswer (a mount hung on a file system) is ended, and the
 	// run starts the classic way, under the run's timeout.
-	tv := unix.NsecToTimeval(runBoxAnswer.Nanoseconds())
-	unix.SetsockoptTimeval(int(mine.Fd()), unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
-	n, oobn, _, _, rerr := unix.Recvmsg(int(mine.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
-	unix.SetsockoptTimeval(int(mine.Fd()), unix.SOL_SOCKET, unix.SO_RCVTIMEO, &unix.Timeval{})
+	n, oobn, rerr := recvWithin(int(mine.Fd()), buf, oob, runBoxAnswer)
 	var st nshelper.RunStarted
 	if rerr != nil || n == 0 {
 		// The box ended before it answered (bubblewrap could not start
