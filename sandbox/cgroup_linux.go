@@ -88,7 +88,7 @@ func findCgroupHome() (string, error) {
 	// A process can be started in it (clone3 with CLONE_INTO_CGROUP:
 	// Linux 5.7 or later), or no run could start at all.
 	startErr := startIn(probe)
-	if err := rmdirCgroup(probe); err != nil {
+	if err := rmdirCgroup(probe, time.Now().Add(time.Second)); err != nil {
 		return "", fmt.Errorf("cannot remove the probe cgroup %s: %v", probe, err)
 	}
 	if startErr != nil {
@@ -97,16 +97,16 @@ func findCgroupHome() (string, error) {
 	return home, nil
 }
 
-// rmdirCgroup removes the empty cgroup at path: the kernel can refuse it
-// (EBUSY) for a moment after its last process was reaped.
-func rmdirCgroup(path string) error {
-	deadline := time.Now().Add(time.Second)
+// rmdirCgroup removes the empty cgroup at path, until deadline: the
+// kernel refuses it (EBUSY) until its killed processes are reaped, and
+// for a moment after its last process was.
+func rmdirCgroup(path string, deadline time.Time) error {
 	for {
 		err := syscall.Rmdir(path)
 		if err == nil || !errors.Is(err, syscall.EBUSY) || time.Now().After(deadline) {
 			return err
 		}
-		time.Sleep(2 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -288,16 +288,10 @@ func endCgroup(path string, emptied func()) ([]int, error) {
 	if onCgroupEnd != nil {
 		onCgroupEnd(path)
 	}
-	for {
-		err := syscall.Rmdir(path)
-		if err == nil || errors.Is(err, os.ErrNotExist) {
-			return n, nil
-		}
-		if !errors.Is(err, syscall.EBUSY) || time.Now().After(deadline) {
-			return n, fmt.Errorf("remove cgroup %s: %v", path, err)
-		}
-		time.Sleep(5 * time.Millisecond)
+	if err := rmdirCgroup(path, deadline); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return n, fmt.Errorf("remove cgroup %s: %v", path, err)
 	}
+	return n, nil
 }
 
 // drainCgroup kills every process of the cgroup at path and waits until
@@ -312,15 +306,7 @@ func drainCgroup(path string, deadline time.Time, between func()) ([]int, error)
 	}
 	n := cgroupPids(path)
 	for {
-		if err := os.WriteFile(filepath.Join(path, "cgroup.kill"), []byte("1"), 0); err != nil {
-			// Before Linux 5.14 there is no cgroup.kill: freeze, then kill
-			// each (a frozen process cannot fork away from the list).
-			os.WriteFile(filepath.Join(path, "cgroup.freeze"), []byte("1"), 0)
-			for _, pid := range cgroupPids(path) {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
-			os.WriteFile(filepath.Join(path, "cgroup.freeze"), []byte("0"), 0)
-		}
+		killCgroup(path)
 		if between != nil {
 			between()
 		}
@@ -338,7 +324,7 @@ func drainCgroup(path string, deadline time.Time, between func()) ([]int, error)
 // CgroupPrefix+PID+"-…" below this process's cgroup, PID no longer
 // alive): a killed engine leaves its cgroups behind. An empty one is
 // removed. One of a check or of a box (PID+"-check-…", PID+"-box-…") is
-// ended whole (EndCgroup): no loop's state names it, and what is in it
+// ended whole (killCgroup): no loop's state names it, and what is in it
 // judges for an engine that is gone (bubblewrap, killed between its
 // start and its command's, can even be left waiting for ever as the
 // first process of a PID namespace of its own); it is killed without
@@ -388,17 +374,18 @@ func PruneCgroups() int {
 }
 
 // killCgroup kills every process of the cgroup at path and does not
-// wait for them: cgroup.kill, or before Linux 5.14 each process it lists
-// (twice: one forked in between is listed the second time).
+// wait for them: cgroup.kill, or before Linux 5.14 (no cgroup.kill)
+// freeze, then kill each (a frozen process cannot fork away from the
+// list).
 func killCgroup(path string) {
 	if os.WriteFile(filepath.Join(path, "cgroup.kill"), []byte("1"), 0) == nil {
 		return
 	}
-	for range 2 {
-		for _, pid := range cgroupPids(path) {
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
+	os.WriteFile(filepath.Join(path, "cgroup.freeze"), []byte("1"), 0)
+	for _, pid := range cgroupPids(path) {
+		syscall.Kill(pid, syscall.SIGKILL)
 	}
+	os.WriteFile(filepath.Join(path, "cgroup.freeze"), []byte("0"), 0)
 }
 
 // cgroupPopulated reads cgroup.events: "populated 1" while a process of
